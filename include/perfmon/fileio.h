@@ -1,0 +1,36 @@
+/* fileio.h - bounded reading and checked writing of files.
+ *
+ * Every byte read comes from one of these functions: they loop on short
+ * reads, retry on EINTR, always NUL-terminate, and never write past the
+ * buffer the caller owns.
+ */
+#ifndef PERFMON_FILEIO_H
+#define PERFMON_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "perfmon/error.h"
+
+/* Read at most cap-1 bytes of the file at path (relative to dirfd, or
+ * AT_FDCWD) into buf and NUL-terminate it.  Returns the byte count, or
+ * -errno.  *full (may be NULL) is set when the buffer filled, i.e. the file
+ * may be longer. */
+ssize_t pm_read_small(int dirfd, const char *path, char *buf, size_t cap, int *full);
+
+/* Read all of fd into buf (cap bytes incl. NUL).  Same contract. */
+ssize_t pm_read_fd(int fd, char *buf, size_t cap, int *full);
+
+/* Read a whole file into a freshly allocated, NUL-terminated buffer of at
+ * most max bytes.  On success *out is owned by the caller (free()). */
+int pm_read_whole(const char *path, size_t max, char **out, size_t *len,
+                  pm_error *err) PM_WUR;
+
+/* Write all len bytes, retrying on EINTR and short writes.  Returns 0 or
+ * -errno. */
+int pm_write_all(int fd, const void *buf, size_t len);
+
+/* Join dir and name into out (cap bytes).  Returns 0 or -ENAMETOOLONG. */
+int pm_path_join(char *out, size_t cap, const char *dir, const char *name);
+
+#endif

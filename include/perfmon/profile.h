@@ -1,0 +1,135 @@
+/* profile.h - the per-host profile: schema, samples, and the reader.
+ *
+ * A profile is what one sampler run on one host recorded: who/where/when
+ * (pm_profile_info), a fixed list of columns (pm_column), optional hardware
+ * metadata (JSON text), and a time series of samples.  The on-disk forms
+ * (binary and JSON Lines) are described in docs/format.md.
+ *
+ * Ownership: pm_profile_read() returns a profile the caller owns and frees
+ * with pm_profile_free(); all arrays inside belong to the profile.
+ */
+#ifndef PERFMON_PROFILE_H
+#define PERFMON_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfmon/error.h"
+
+#define PM_PROFILE_VERSION 1
+
+/* Bounds that every reader enforces (docs/format.md, "Limits"). */
+#define PM_MAX_COLUMNS 65536u
+#define PM_MAX_STRING 4096u
+#define PM_MAX_HEADER_BYTES (16u << 20)
+#define PM_MAX_RECORD_BYTES (64u << 20)
+
+enum pm_kind { PM_GAUGE = 0, PM_COUNTER = 1 };
+enum pm_vtype { PM_F64 = 0, PM_U64 = 1 };
+enum pm_format { PM_FMT_UNKNOWN = 0, PM_FMT_BIN = 1, PM_FMT_JSONL = 2 };
+
+/* Record types of the binary form. */
+enum pm_record_type {
+    PM_REC_HEADER = 1,
+    PM_REC_META = 2,
+    PM_REC_SAMPLE = 3,
+    PM_REC_NOTE = 4,
+    PM_REC_END = 5,
+};
+
+typedef struct pm_column {
+    char name[96];   /* dotted, e.g. "net.ext.bytes_sent" */
+    char unit[24];   /* "B", "%", "s", "uJ", "1" ... */
+    char group[32];  /* "cpu", "memory", "disk", "net", "ib", "rapl", "proc", "sampler" */
+    uint8_t kind;    /* enum pm_kind */
+    uint8_t type;    /* enum pm_vtype: how the value is stored */
+    uint64_t wrap;   /* counters only: the value wraps to 0 at this value; 0 = 2^64/none */
+} pm_column;
+
+typedef union pm_value {
+    uint64_t u;
+    double f;
+} pm_value;
+
+typedef struct pm_profile_info {
+    char host[256];
+    char job_id[128];
+    char scheduler[16];   /* "slurm", "pbs", "oar", "local" */
+    char node_rank[32];   /* SLURM_NODEID / PROCID etc., "" when unknown */
+    char user[64];
+    char command[1024];   /* monitored command line, "" when system-wide */
+    char sampler[64];     /* producing tool and version */
+    int64_t start_wall_ns;
+    int64_t start_mono_ns;
+    int64_t interval_ns;  /* requested sampling interval */
+    int64_t sampler_pid;
+} pm_profile_info;
+
+/* Written once at a clean exit (absent after kill -9). */
+typedef struct pm_profile_end {
+    int64_t end_wall_ns;
+    int64_t end_mono_ns;
+    uint64_t samples;       /* samples written */
+    uint64_t late;          /* samples taken more than 10% of an interval late */
+    uint64_t missed;        /* deadlines skipped entirely */
+    int64_t self_cpu_ns;    /* sampler CPU time over the run */
+    uint64_t self_maxrss_kb;
+    int32_t exit_status;    /* monitored command's exit status, -1 when none */
+    char reason[64];        /* why sampling stopped: "command exited", "SIGTERM", ... */
+} pm_profile_end;
+
+typedef struct pm_profile {
+    char *path;                 /* where it was read from */
+    int format;                 /* enum pm_format */
+    pm_profile_info info;
+    size_t ncols;
+    pm_column *cols;
+    char *meta_json;            /* hardware metadata (JSON object text) or NULL */
+    size_t n;                   /* number of samples */
+    int64_t *t_mono_ns;         /* [n] */
+    int64_t *t_wall_ns;         /* [n] */
+    double **values;            /* [ncols][n]; NaN = not recorded */
+    int has_end;
+    pm_profile_end end;
+    char **notes;               /* [nnotes] notes the sampler recorded */
+    size_t nnotes;
+    /* What the reader had to skip; each is also described in warnings. */
+    size_t bad_records;         /* records skipped for a bad checksum/length */
+    uint64_t skipped_bytes;     /* bytes skipped (torn tail, corruption) */
+    char **warnings;            /* [nwarnings] "file: offset N: ..." */
+    size_t nwarnings;
+} pm_profile;
+
+/* Sniff the first bytes of a file: enum pm_format or PM_FMT_UNKNOWN. */
+int pm_profile_sniff(const void *head, size_t len);
+
+/* Read a profile in either form (decided by content).  Damage after a
+ * valid header (torn tail, bad records) is skipped and described in
+ * p->warnings; only an unusable header is an error.  On error *out is NULL
+ * and err names the file and offset (binary) or line (JSON). */
+int pm_profile_read(const char *path, pm_profile **out, pm_error *err) PM_WUR;
+
+/* Decode a binary profile held in memory (path is used in messages). */
+int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len,
+                          pm_profile **out, pm_error *err) PM_WUR;
+/* Decode a JSON Lines profile held in memory (NUL-terminated text). */
+int pm_profile_decode_jsonl(const char *path, const char *text, size_t len,
+                            pm_profile **out, pm_error *err) PM_WUR;
+
+/* Index of the column named name, or -1. */
+int pm_profile_column(const pm_profile *p, const char *name);
+
+void pm_profile_free(pm_profile *p);
+
+/* --- helpers shared by readers (profile_model.c) --- */
+pm_profile *pm_profile_new(const char *path, int format);
+int pm_profile_set_columns(pm_profile *p, const pm_column *cols, size_t ncols);
+/* Make room for at least n samples. */
+int pm_profile_reserve(pm_profile *p, size_t n);
+int pm_profile_add_warning(pm_profile *p, const char *fmt, ...) PM_PRINTF(2, 3);
+int pm_profile_add_note(pm_profile *p, const char *text, size_t len);
+
+const char *pm_kind_name(int kind);
+const char *pm_vtype_name(int type);
+
+#endif

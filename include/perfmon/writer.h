@@ -1,0 +1,41 @@
+/* writer.h - append-only profile writers (binary and JSON Lines).
+ *
+ * A writer owns one open file.  Every sample goes out as one complete
+ * record in one write(2), so a crash loses at most the sample being
+ * written, and a reader detects that torn record by its length and CRC.
+ * pm_writer_sync() makes everything written so far durable (fdatasync).
+ */
+#ifndef PERFMON_WRITER_H
+#define PERFMON_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfmon/error.h"
+#include "perfmon/profile.h"
+
+typedef struct pm_writer pm_writer;
+
+/* Create path (must not exist: O_EXCL) and write the header and, when
+ * meta_json is not NULL, the metadata record.  cols is copied. */
+int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profile_info *info,
+                   const pm_column *cols, size_t ncols, const char *meta_json,
+                   pm_error *err) PM_WUR;
+
+/* Append one sample.  vals[ncols] are stored according to each column's
+ * type; present[] is a bitmap (bit c set = column c has a value). */
+int pm_writer_sample(pm_writer *w, int64_t mono_ns, int64_t wall_ns, const pm_value *vals,
+                     const uint8_t *present, pm_error *err) PM_WUR;
+
+int pm_writer_note(pm_writer *w, const char *text, pm_error *err) PM_WUR;
+int pm_writer_end(pm_writer *w, const pm_profile_end *end, pm_error *err) PM_WUR;
+int pm_writer_sync(pm_writer *w, pm_error *err) PM_WUR;
+const char *pm_writer_path(const pm_writer *w);
+
+/* Sync and close; frees w even on error.  NULL is a no-op. */
+int pm_writer_close(pm_writer *w, pm_error *err);
+
+/* Encoded size of one binary sample record for ncols columns. */
+size_t pm_bin_sample_size(size_t ncols);
+
+#endif

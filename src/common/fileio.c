@@ -1,0 +1,157 @@
+#include "perfmon/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+ssize_t pm_read_fd(int fd, char *buf, size_t cap, int *full)
+{
+    if (full)
+        *full = 0;
+    if (cap == 0)
+        return -EINVAL;
+    size_t got = 0;
+    while (got < cap - 1) { /* reserve one byte for the NUL */
+        ssize_t n = read(fd, buf + got, cap - 1 - got);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            buf[got] = '\0';
+            return -e;
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    if (full && got == cap - 1)
+        *full = 1;
+    return (ssize_t)got;
+}
+
+ssize_t pm_read_small(int dirfd, const char *path, char *buf, size_t cap, int *full)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        if (cap)
+            buf[0] = '\0';
+        return -errno;
+    }
+    ssize_t n = pm_read_fd(fd, buf, cap, full);
+    close(fd);
+    return n;
+}
+
+int pm_read_whole(const char *path, size_t max, char **out, size_t *len, pm_error *err)
+{
+    *out = NULL;
+    if (len)
+        *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot open", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return pm_error_sys(err, PM_EIO, e, "%s: cannot stat", path);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return pm_error_set(err, PM_EIO, "%s: is a directory", path);
+    }
+    /* Regular files: size known up front.  Others (pipes, /proc): grow. */
+    size_t cap = 65536;
+    if (S_ISREG(st.st_mode)) {
+        if ((unsigned long long)st.st_size > max) {
+            close(fd);
+            return pm_error_set(err, PM_ELIMIT, "%s: file is %lld bytes, limit is %zu",
+                                path, (long long)st.st_size, max);
+        }
+        cap = (size_t)st.st_size + 1;
+    }
+    char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+    }
+    size_t got = 0;
+    for (;;) {
+        if (got == cap - 1) {
+            if (cap - 1 >= max) {
+                /* Probe for one more byte to tell "exactly max" from "more". */
+                char extra;
+                ssize_t n = read(fd, &extra, 1);
+                if (n == 0)
+                    break;
+                free(buf);
+                close(fd);
+                return pm_error_set(err, PM_ELIMIT, "%s: larger than the limit of %zu bytes",
+                                    path, max);
+            }
+            size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t n = read(fd, buf + got, cap - 1 - got);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            close(fd);
+            return pm_error_sys(err, PM_EIO, e, "%s: read failed", path);
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *out = buf;
+    if (len)
+        *len = got;
+    return 0;
+}
+
+int pm_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int pm_path_join(char *out, size_t cap, const char *dir, const char *name)
+{
+    int n;
+    if (!dir || !*dir)
+        n = snprintf(out, cap, "%s", name);
+    else
+        n = snprintf(out, cap, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+    if (n < 0 || (size_t)n >= cap)
+        return -ENAMETOOLONG;
+    return 0;
+}

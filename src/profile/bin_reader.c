@@ -1,0 +1,312 @@
+/* Binary profile reader.  Every length is checked against what remains;
+ * a bad record is skipped by scanning for the next valid one, so a torn
+ * tail or a damaged block never costs the samples around it. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bin_format.h"
+#include "perfmon/crc32c.h"
+#include "perfmon/endian.h"
+#include "perfmon/mem.h"
+#include "perfmon/profile.h"
+#include "perfmon/writer.h"
+
+typedef struct cursor {
+    const unsigned char *p;
+    size_t len;
+    size_t off;
+} cursor;
+
+static void copy_str(char *dst, size_t cap, const unsigned char *src, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    /* Embedded NULs would silently shorten the string; make them visible. */
+    for (size_t i = 0; i < n; i++)
+        if (dst[i] == '\0')
+            dst[i] = '?';
+}
+
+static int parse_column(const char *path, size_t off, const unsigned char *d, size_t n,
+                        pm_column *col, pm_error *err)
+{
+    if (n < PM_COLUMN_FIXED)
+        return pm_error_set(err, PM_EFORMAT, "%s: offset %zu: column field too short (%zu bytes)",
+                            path, off, n);
+    memset(col, 0, sizeof *col);
+    col->kind = d[0];
+    col->type = d[1];
+    size_t nl = pm_get_u16(d + 2), ul = pm_get_u16(d + 4), gl = pm_get_u16(d + 6);
+    col->wrap = pm_get_u64(d + 8);
+    if (col->kind > PM_COUNTER || col->type > PM_U64)
+        return pm_error_set(err, PM_EFORMAT, "%s: offset %zu: column has kind %u type %u", path,
+                            off, d[0], d[1]);
+    if (PM_COLUMN_FIXED + nl + ul + gl != n)
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: offset %zu: column string lengths %zu+%zu+%zu do not fit its "
+                            "%zu bytes",
+                            path, off, nl, ul, gl, n);
+    if (nl == 0 || nl >= sizeof col->name || ul >= sizeof col->unit || gl >= sizeof col->group)
+        return pm_error_set(err, PM_EFORMAT, "%s: offset %zu: column name/unit/group length out "
+                            "of range", path, off);
+    copy_str(col->name, sizeof col->name, d + PM_COLUMN_FIXED, nl);
+    copy_str(col->unit, sizeof col->unit, d + PM_COLUMN_FIXED + nl, ul);
+    copy_str(col->group, sizeof col->group, d + PM_COLUMN_FIXED + nl + ul, gl);
+    return 0;
+}
+
+static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t base,
+                        pm_error *err)
+{
+    const char *path = p->path;
+    pm_column *cols = NULL;
+    size_t ncols = 0, cap = 0;
+    size_t off = 0;
+    int rc = 0;
+    while (off < n) {
+        if (n - off < 8) {
+            rc = pm_error_set(err, PM_EFORMAT, "%s: offset %zu: truncated header field", path,
+                              base + off);
+            goto out;
+        }
+        unsigned tag = pm_get_u16(d + off);
+        size_t len = pm_get_u32(d + off + 4);
+        size_t at = base + off;
+        off += 8;
+        if (len > n - off) {
+            rc = pm_error_set(err, PM_EFORMAT,
+                              "%s: offset %zu: header field %u claims %zu bytes, %zu remain",
+                              path, at, tag, len, n - off);
+            goto out;
+        }
+        const unsigned char *v = d + off;
+        pm_profile_info *in = &p->info;
+        switch (tag) {
+        case PM_TAG_HOST: copy_str(in->host, sizeof in->host, v, len); break;
+        case PM_TAG_JOB_ID: copy_str(in->job_id, sizeof in->job_id, v, len); break;
+        case PM_TAG_SCHEDULER: copy_str(in->scheduler, sizeof in->scheduler, v, len); break;
+        case PM_TAG_NODE_RANK: copy_str(in->node_rank, sizeof in->node_rank, v, len); break;
+        case PM_TAG_USER: copy_str(in->user, sizeof in->user, v, len); break;
+        case PM_TAG_COMMAND: copy_str(in->command, sizeof in->command, v, len); break;
+        case PM_TAG_SAMPLER: copy_str(in->sampler, sizeof in->sampler, v, len); break;
+        case PM_TAG_START_WALL:
+        case PM_TAG_START_MONO:
+        case PM_TAG_INTERVAL:
+        case PM_TAG_PID: {
+            if (len != 8) {
+                rc = pm_error_set(err, PM_EFORMAT, "%s: offset %zu: field %u has %zu bytes, "
+                                  "expected 8", path, at, tag, len);
+                goto out;
+            }
+            int64_t x = (int64_t)pm_get_u64(v);
+            if (tag == PM_TAG_START_WALL)
+                in->start_wall_ns = x;
+            else if (tag == PM_TAG_START_MONO)
+                in->start_mono_ns = x;
+            else if (tag == PM_TAG_INTERVAL)
+                in->interval_ns = x;
+            else
+                in->sampler_pid = x;
+            break;
+        }
+        case PM_TAG_COLUMN:
+            if (ncols >= PM_MAX_COLUMNS) {
+                rc = pm_error_set(err, PM_ELIMIT, "%s: offset %zu: more than %u columns", path,
+                                  at, PM_MAX_COLUMNS);
+                goto out;
+            }
+            if (ncols == cap) {
+                cap = cap ? cap * 2 : 64;
+                pm_column *nc = pm_realloc_array(cols, cap, sizeof *nc);
+                if (!nc) {
+                    rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+                    goto out;
+                }
+                cols = nc;
+            }
+            rc = parse_column(path, at, v, len, &cols[ncols], err);
+            if (rc)
+                goto out;
+            for (size_t c = 0; c < ncols; c++)
+                if (strcmp(cols[c].name, cols[ncols].name) == 0) {
+                    rc = pm_error_set(err, PM_EFORMAT, "%s: offset %zu: column '%s' appears "
+                                      "twice", path, at, cols[c].name);
+                    goto out;
+                }
+            ncols++;
+            break;
+        default:
+            break; /* unknown tags are skipped: newer writers may add fields */
+        }
+        off += len;
+    }
+    rc = pm_profile_set_columns(p, cols, ncols);
+    if (rc)
+        pm_error_set(err, rc, "%s: out of memory", path);
+out:
+    free(cols);
+    return rc;
+}
+
+/* Is there a valid record at off?  Returns its payload length or -1. */
+static long long record_at(const unsigned char *buf, size_t len, size_t off)
+{
+    if (len - off < PM_REC_HEAD + PM_REC_TAIL)
+        return -1;
+    size_t plen = pm_get_u32(buf + off);
+    unsigned type = buf[off + 4];
+    if (type < PM_REC_HEADER || type > PM_REC_END || buf[off + 5] || buf[off + 6] ||
+        buf[off + 7] || plen > PM_MAX_RECORD_BYTES)
+        return -1;
+    if (plen > len - off - PM_REC_HEAD - PM_REC_TAIL)
+        return -1;
+    uint32_t want = pm_get_u32(buf + off + PM_REC_HEAD + plen);
+    if (pm_crc32c(0, buf + off, PM_REC_HEAD + plen) != want)
+        return -1;
+    return (long long)plen;
+}
+
+static int decode_sample(pm_profile *p, const unsigned char *d, size_t cap_n)
+{
+    size_t i = p->n;
+    if (i >= cap_n)
+        return -1;
+    p->t_mono_ns[i] = (int64_t)pm_get_u64(d);
+    p->t_wall_ns[i] = (int64_t)pm_get_u64(d + 8);
+    const unsigned char *bm = d + 16;
+    const unsigned char *v = bm + (p->ncols + 7) / 8;
+    for (size_t c = 0; c < p->ncols; c++) {
+        double x;
+        if (!(bm[c / 8] >> (c % 8) & 1)) {
+            x = NAN;
+        } else {
+            uint64_t bits = pm_get_u64(v + 8 * c);
+            x = p->cols[c].type == PM_U64 ? (double)bits : pm_bits_f64(bits);
+        }
+        p->values[c][i] = x;
+    }
+    p->n = i + 1;
+    return 0;
+}
+
+static int decode_end(pm_profile *p, const unsigned char *d, size_t n)
+{
+    if (n < PM_END_FIXED)
+        return -1;
+    pm_profile_end *e = &p->end;
+    e->end_wall_ns = (int64_t)pm_get_u64(d);
+    e->end_mono_ns = (int64_t)pm_get_u64(d + 8);
+    e->samples = pm_get_u64(d + 16);
+    e->late = pm_get_u64(d + 24);
+    e->missed = pm_get_u64(d + 32);
+    e->self_cpu_ns = (int64_t)pm_get_u64(d + 40);
+    e->self_maxrss_kb = pm_get_u64(d + 48);
+    e->exit_status = (int32_t)pm_get_u32(d + 56);
+    size_t rl = pm_get_u32(d + 60);
+    if (rl > n - PM_END_FIXED)
+        return -1;
+    copy_str(e->reason, sizeof e->reason, d + PM_END_FIXED, rl);
+    p->has_end = 1;
+    return 0;
+}
+
+int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len,
+                          pm_profile **out, pm_error *err)
+{
+    *out = NULL;
+    if (len < PM_BIN_PREAMBLE || memcmp(buf, PM_BIN_MAGIC, PM_BIN_MAGIC_LEN) != 0)
+        return pm_error_set(err, PM_EFORMAT, "%s: offset 0: not a perfmon binary profile "
+                            "(bad magic)", path);
+    uint32_t version = pm_get_u32(buf + 8);
+    if (version != PM_PROFILE_VERSION)
+        return pm_error_set(err, PM_EFORMAT, "%s: offset 8: format version %" PRIu32
+                            " is not supported (this reader knows %d)", path, version,
+                            PM_PROFILE_VERSION);
+    size_t off = PM_BIN_PREAMBLE;
+    long long hl = record_at(buf, len, off);
+    if (hl < 0 || buf[off + 4] != PM_REC_HEADER) {
+        if (len - off < PM_REC_HEAD)
+            return pm_error_set(err, PM_ETRUNC, "%s: offset %zu: file ends before the header "
+                                "record", path, off);
+        return pm_error_set(err, PM_EFORMAT, "%s: offset %zu: header record is damaged "
+                            "(length %" PRIu32 ", bad type or checksum)", path, off,
+                            pm_get_u32(buf + off));
+    }
+    pm_profile *p = pm_profile_new(path, PM_FMT_BIN);
+    if (!p)
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+    int rc = parse_header(p, buf + off + PM_REC_HEAD, (size_t)hl, off + PM_REC_HEAD, err);
+    if (rc) {
+        pm_profile_free(p);
+        return rc;
+    }
+    off += PM_REC_HEAD + (size_t)hl + PM_REC_TAIL;
+
+    /* Size the arrays from the file size: an upper bound on the samples. */
+    size_t srec = pm_bin_sample_size(p->ncols);
+    size_t splen = srec - PM_REC_HEAD - PM_REC_TAIL;
+    size_t cap_n = (len - off) / srec + 1;
+    if (pm_profile_reserve(p, cap_n) != 0) {
+        pm_profile_free(p);
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory for %zu samples", path, cap_n);
+    }
+
+    size_t bad_start = 0, bad_len = 0;
+    while (off < len) {
+        long long pl = record_at(buf, len, off);
+        if (pl >= 0 && buf[off + 4] == PM_REC_SAMPLE && (size_t)pl != splen)
+            pl = -1; /* a sample of the wrong width is damage, not data */
+        if (pl < 0) {
+            if (bad_len == 0)
+                bad_start = off;
+            bad_len++;
+            off++;
+            continue;
+        }
+        if (bad_len) {
+            p->bad_records++;
+            p->skipped_bytes += bad_len;
+            pm_profile_add_warning(p, "%s: offset %zu: %zu damaged bytes skipped", path,
+                                   bad_start, bad_len);
+            bad_len = 0;
+        }
+        const unsigned char *d = buf + off + PM_REC_HEAD;
+        switch (buf[off + 4]) {
+        case PM_REC_SAMPLE:
+            decode_sample(p, d, cap_n);
+            break;
+        case PM_REC_META:
+            if (!p->meta_json) {
+                p->meta_json = malloc((size_t)pl + 1);
+                if (p->meta_json) {
+                    memcpy(p->meta_json, d, (size_t)pl);
+                    p->meta_json[pl] = '\0';
+                }
+            }
+            break;
+        case PM_REC_NOTE:
+            pm_profile_add_note(p, (const char *)d, (size_t)pl);
+            break;
+        case PM_REC_END:
+            if (decode_end(p, d, (size_t)pl) != 0)
+                pm_profile_add_warning(p, "%s: offset %zu: end record is malformed", path, off);
+            break;
+        default:
+            pm_profile_add_warning(p, "%s: offset %zu: unexpected record type %u", path, off,
+                                   buf[off + 4]);
+        }
+        off += PM_REC_HEAD + (size_t)pl + PM_REC_TAIL;
+    }
+    if (bad_len) {
+        p->bad_records++;
+        p->skipped_bytes += bad_len;
+        pm_profile_add_warning(p, "%s: offset %zu: torn tail of %zu bytes skipped "
+                               "(%zu complete samples kept)", path, bad_start, bad_len, p->n);
+    }
+    *out = p;
+    return 0;
+}

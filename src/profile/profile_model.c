@@ -1,0 +1,133 @@
+#include "perfmon/profile.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/mem.h"
+
+pm_profile *pm_profile_new(const char *path, int format)
+{
+    pm_profile *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->path = pm_strdup(path ? path : "");
+    if (!p->path) {
+        free(p);
+        return NULL;
+    }
+    p->format = format;
+    p->end.exit_status = -1;
+    return p;
+}
+
+int pm_profile_set_columns(pm_profile *p, const pm_column *cols, size_t ncols)
+{
+    if (ncols > PM_MAX_COLUMNS)
+        return PM_ELIMIT;
+    p->cols = pm_alloc_array(ncols, sizeof *cols);
+    p->values = calloc(ncols ? ncols : 1, sizeof *p->values);
+    if (!p->cols || !p->values)
+        return PM_ENOMEM;
+    if (ncols)
+        memcpy(p->cols, cols, ncols * sizeof *cols);
+    p->ncols = ncols;
+    return 0;
+}
+
+int pm_profile_reserve(pm_profile *p, size_t n)
+{
+    /* The capacity is not stored: arrays are always sized by the caller's
+     * request, and readers reserve in doubling steps. */
+    int64_t *tm = pm_realloc_array(p->t_mono_ns, n, sizeof *tm);
+    if (!tm)
+        return PM_ENOMEM;
+    p->t_mono_ns = tm;
+    int64_t *tw = pm_realloc_array(p->t_wall_ns, n, sizeof *tw);
+    if (!tw)
+        return PM_ENOMEM;
+    p->t_wall_ns = tw;
+    for (size_t c = 0; c < p->ncols; c++) {
+        double *v = pm_realloc_array(p->values[c], n, sizeof *v);
+        if (!v)
+            return PM_ENOMEM;
+        p->values[c] = v;
+    }
+    return 0;
+}
+
+static int push_string(char ***arr, size_t *n, const char *s, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return PM_ENOMEM;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    char **na = pm_realloc_array(*arr, *n + 1, sizeof *na);
+    if (!na) {
+        free(copy);
+        return PM_ENOMEM;
+    }
+    na[(*n)++] = copy;
+    *arr = na;
+    return 0;
+}
+
+int pm_profile_add_warning(pm_profile *p, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return PM_EFORMAT;
+    if ((size_t)len >= sizeof msg)
+        len = (int)sizeof msg - 1;
+    /* Bound the list: a file of garbage must not grow it without limit. */
+    if (p->nwarnings >= 1000)
+        return 0;
+    return push_string(&p->warnings, &p->nwarnings, msg, (size_t)len);
+}
+
+int pm_profile_add_note(pm_profile *p, const char *text, size_t len)
+{
+    if (p->nnotes >= 100000)
+        return 0;
+    return push_string(&p->notes, &p->nnotes, text, len);
+}
+
+int pm_profile_column(const pm_profile *p, const char *name)
+{
+    for (size_t c = 0; c < p->ncols; c++)
+        if (strcmp(p->cols[c].name, name) == 0)
+            return (int)c;
+    return -1;
+}
+
+void pm_profile_free(pm_profile *p)
+{
+    if (!p)
+        return;
+    free(p->path);
+    if (p->values)
+        for (size_t c = 0; c < p->ncols; c++)
+            free(p->values[c]);
+    free(p->values);
+    free(p->cols);
+    free(p->meta_json);
+    free(p->t_mono_ns);
+    free(p->t_wall_ns);
+    for (size_t i = 0; i < p->nnotes; i++)
+        free(p->notes[i]);
+    free(p->notes);
+    for (size_t i = 0; i < p->nwarnings; i++)
+        free(p->warnings[i]);
+    free(p->warnings);
+    free(p);
+}
+
+const char *pm_kind_name(int kind) { return kind == PM_COUNTER ? "counter" : "gauge"; }
+const char *pm_vtype_name(int type) { return type == PM_U64 ? "u64" : "f64"; }

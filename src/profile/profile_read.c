@@ -1,0 +1,71 @@
+/* Open a profile file and decode it by content. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bin_format.h"
+#include "perfmon/fileio.h"
+#include "perfmon/profile.h"
+
+int pm_profile_sniff(const void *head, size_t len)
+{
+    const char *h = head;
+    if (len >= PM_BIN_MAGIC_LEN && memcmp(h, PM_BIN_MAGIC, PM_BIN_MAGIC_LEN) == 0)
+        return PM_FMT_BIN;
+    static const char key[] = "\"format\":\"perfmon-profile\"";
+    size_t i = 0;
+    while (i < len && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n'))
+        i++;
+    if (i < len && h[i] == '{') {
+        /* The writer puts the format key first; accept it within the first
+         * line only. */
+        size_t lim = len < 4096 ? len : 4096;
+        const char *nl = memchr(h, '\n', lim);
+        size_t span = nl ? (size_t)(nl - h) : lim;
+        for (size_t k = i; k + sizeof key - 1 <= span; k++)
+            if (memcmp(h + k, key, sizeof key - 1) == 0)
+                return PM_FMT_JSONL;
+    }
+    return PM_FMT_UNKNOWN;
+}
+
+int pm_profile_read(const char *path, pm_profile **out, pm_error *err)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot open", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return pm_error_set(err, PM_EIO, "%s: not a regular file", path);
+    }
+    size_t len = (size_t)st.st_size;
+    if (len == 0) {
+        close(fd);
+        return pm_error_set(err, PM_EFORMAT, "%s: empty file", path);
+    }
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    int merr = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return pm_error_sys(err, PM_EIO, merr, "%s: cannot map", path);
+    madvise(map, len, MADV_SEQUENTIAL);
+    int rc;
+    switch (pm_profile_sniff(map, len)) {
+    case PM_FMT_BIN:
+        rc = pm_profile_decode_bin(path, map, len, out, err);
+        break;
+    case PM_FMT_JSONL:
+        rc = pm_profile_decode_jsonl(path, map, len, out, err);
+        break;
+    default:
+        rc = pm_error_set(err, PM_EFORMAT, "%s: not a perfmon profile", path);
+    }
+    munmap(map, len);
+    return rc;
+}
