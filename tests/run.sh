@@ -1,0 +1,47 @@
+#!/bin/sh
+# Run the unit test binaries given as arguments, then every tests/cli/*.sh.
+# Environment: BUILD (build directory), SAN=1 (sanitizer build),
+# VALGRIND=1 (run the programs under valgrind memcheck).
+set -u
+BUILD=${BUILD:-build/release}
+export PM_BIN="$(cd "$BUILD/bin" 2>/dev/null && pwd)"
+export PM_BUILD="$(cd "$BUILD" && pwd)"
+export PM_ROOT="$(pwd)"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+if [ "${VALGRIND:-0}" = 1 ]; then
+    export PM_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+else
+    export PM_WRAP=""
+fi
+pass=0
+fail=0
+failed=""
+for t in "$@"; do
+    name=$(basename "$t")
+    if $PM_WRAP "$t" >"$PM_BUILD/$name.log" 2>&1; then
+        pass=$((pass + 1))
+        echo "PASS  unit/$name"
+    else
+        fail=$((fail + 1))
+        failed="$failed unit/$name"
+        echo "FAIL  unit/$name"
+        tail -n 40 "$PM_BUILD/$name.log"
+    fi
+done
+for s in tests/cli/*.sh; do
+    [ -f "$s" ] || continue
+    name=$(basename "$s" .sh)
+    if sh "$s" >"$PM_BUILD/cli-$name.log" 2>&1; then
+        pass=$((pass + 1))
+        echo "PASS  cli/$name"
+        grep '^SKIP' "$PM_BUILD/cli-$name.log" || true
+    else
+        fail=$((fail + 1))
+        failed="$failed cli/$name"
+        echo "FAIL  cli/$name"
+        tail -n 40 "$PM_BUILD/cli-$name.log"
+    fi
+done
+echo "tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ] || { echo "failed:$failed"; exit 1; }

@@ -1,0 +1,15 @@
+/* testutil.h - helpers shared by the cmocka unit tests. */
+#ifndef PERFMON_TESTUTIL_H
+#define PERFMON_TESTUTIL_H
+
+#include <stddef.h>
+
+/* Directory of the source tree's fixtures/ (from $PM_ROOT, or ".").  */
+const char *pm_test_fixtures(void);
+/* Make a fresh temporary directory; returns a static path buffer owned by
+ * the caller until the next call (copy it). */
+char *pm_test_tmpdir(void);
+/* rm -rf path (test cleanup). */
+void pm_test_rmrf(const char *path);
+
+#endif
