@@ -18,6 +18,17 @@
  * may be longer. */
 ssize_t pm_read_small(int dirfd, const char *path, char *buf, size_t cap, int *full);
 
+/* Re-read a kernel-generated file (/proc, /sys) through a kept-open
+ * descriptor: opens path relative to dirfd on first use (storing the fd in
+ * *fd), then reads it from offset 0 with a single pread(2), which for
+ * these files returns the whole content when it fits.  Same return
+ * contract as pm_read_small.  On error the descriptor is closed and *fd
+ * reset, so the next call reopens. */
+ssize_t pm_pread_kept(int *fd, int dirfd, const char *path, char *buf, size_t cap, int *full);
+
+/* Close a kept descriptor (if open) and reset it to -1. */
+void pm_close_kept(int *fd);
+
 /* Read all of fd into buf (cap bytes incl. NUL).  Same contract. */
 ssize_t pm_read_fd(int fd, char *buf, size_t cap, int *full);
 

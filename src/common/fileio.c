@@ -48,6 +48,40 @@ ssize_t pm_read_small(int dirfd, const char *path, char *buf, size_t cap, int *f
     return n;
 }
 
+ssize_t pm_pread_kept(int *fd, int dirfd, const char *path, char *buf, size_t cap, int *full)
+{
+    if (full)
+        *full = 0;
+    if (cap == 0)
+        return -EINVAL;
+    buf[0] = '\0';
+    if (*fd < 0) {
+        *fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (*fd < 0)
+            return -errno;
+    }
+    ssize_t n;
+    do
+        n = pread(*fd, buf, cap - 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        int e = errno;
+        pm_close_kept(fd);
+        return -e;
+    }
+    buf[n] = '\0';
+    if (full && (size_t)n == cap - 1)
+        *full = 1;
+    return n;
+}
+
+void pm_close_kept(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
 int pm_read_whole(const char *path, size_t max, char **out, size_t *len, pm_error *err)
 {
     *out = NULL;

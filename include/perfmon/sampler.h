@@ -1,0 +1,50 @@
+/* sampler.h - perfmon-sample: options, job identity, and the run loop. */
+#ifndef PERFMON_SAMPLER_H
+#define PERFMON_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perfmon/error.h"
+#include "perfmon/profile.h"
+
+#define PM_MAX_PIDS 64
+
+typedef struct pm_sampler_opts {
+    const char *out_dir;
+    int64_t interval_ns;      /* default 1 s, at least 50 ms */
+    int64_t checkpoint_ns;    /* fdatasync period, default 60 s */
+    int64_t duration_ns;      /* 0 = unlimited */
+    int64_t pss_interval_ns;  /* PSS/USS refresh period, default 5 s */
+    const char *ipc_file;     /* stop when it contains FINISHED */
+    const char *job_id;       /* overrides the scheduler's */
+    const char *host;         /* overrides the host name */
+    int write_bin, write_json;
+    pid_t pids[PM_MAX_PIDS];  /* -p */
+    size_t npids;
+    char *const *cmd;         /* -- CMD ARGS (NULL-terminated), or NULL */
+    const char *proc_root;    /* "/proc" unless re-rooted */
+    const char *sys_root;     /* "/sys" unless re-rooted */
+    int verbose;
+} pm_sampler_opts;
+
+/* Fill in the scheduler, job id, node rank and user from the environment
+ * (SLURM, PBS, OAR; "local" otherwise).  host must already be set. */
+void pm_job_detect(pm_profile_info *info);
+
+/* Turn s into a file-name-safe token of at most cap-1 bytes: only
+ * [A-Za-z0-9._-], never starting with '.', never empty. */
+void pm_sanitize_name(const char *s, char *out, size_t cap);
+
+/* Parse the command line into opts.  Returns 0, 1 when --help/--version
+ * was printed (exit 0), or PM_EUSAGE with err filled (exit 2). */
+int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *opts, pm_error *err);
+
+/* Run the sampler; returns the process exit status (see the man page). */
+int pm_sampler_run(const pm_sampler_opts *opts);
+
+/* main() of perfmon-sample. */
+int pm_sample_main(int argc, char **argv);
+
+#endif

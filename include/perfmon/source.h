@@ -1,0 +1,120 @@
+/* source.h - the sampler's metric-source contract.
+ *
+ * Each source (cpu, memory, disk, net, infiniband, rapl, process tree) is
+ * one file under src/sampler/ exporting one const pm_source table.  At
+ * start the sampler calls open() on every source: the source discovers its
+ * hardware, adds its columns to the schema and keeps their indices in its
+ * private state.  Then, every sample, read() fills those columns.
+ *
+ * Paths under /proc and /sys are opened relative to the directory fds in
+ * pm_sctx, so tests run the real readers on captured trees in fixtures/.
+ *
+ * Ownership: open() allocates *state, close() frees it (close(NULL) is a
+ * no-op).  The context and schema are borrowed.
+ */
+#ifndef PERFMON_SOURCE_H
+#define PERFMON_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perfmon/buf.h"
+#include "perfmon/error.h"
+#include "perfmon/profile.h"
+
+/* Growing list of columns, built once at start. */
+typedef struct pm_schema {
+    pm_column *cols;
+    size_t n, cap;
+} pm_schema;
+
+void pm_schema_init(pm_schema *s);
+void pm_schema_free(pm_schema *s);
+/* Add a column; returns its index (>= 0) or a negative PM_E* code
+ * (duplicate name, too many columns, out of memory). */
+int pm_schema_add(pm_schema *s, const char *name, const char *unit, int kind, int type,
+                  const char *group, uint64_t wrap) PM_WUR;
+
+/* One sample under construction: values and a presence bitmap.  A column
+ * that a source does not set stays "not recorded". */
+typedef struct pm_sample {
+    int64_t mono_ns;
+    int64_t wall_ns;
+    size_t ncols;
+    pm_value *v;
+    uint8_t *present;
+} pm_sample;
+
+int pm_sample_init(pm_sample *s, size_t ncols) PM_WUR;
+void pm_sample_free(pm_sample *s);
+void pm_sample_clear(pm_sample *s);
+
+static inline void pm_sample_u64(pm_sample *s, int col, uint64_t v)
+{
+    if (col < 0 || (size_t)col >= s->ncols)
+        return;
+    s->v[col].u = v;
+    s->present[col / 8] |= (uint8_t)(1u << (col % 8));
+}
+
+static inline void pm_sample_f64(pm_sample *s, int col, double v)
+{
+    if (col < 0 || (size_t)col >= s->ncols || v != v)
+        return; /* NaN means "not recorded": leave the bit clear */
+    s->v[col].f = v;
+    s->present[col / 8] |= (uint8_t)(1u << (col % 8));
+}
+
+/* What every source may look at. */
+typedef struct pm_sctx {
+    int proc_fd;            /* directory fd of the /proc root */
+    int sys_fd;             /* directory fd of the /sys root */
+    const char *proc_root;  /* for messages */
+    const char *sys_root;
+    const char *out_dir;    /* profile directory (disk usage of its filesystem) */
+    const pid_t *roots;     /* process trees to follow (may be empty) */
+    size_t nroots;
+    uid_t uid;              /* only processes of this user are followed */
+    long clk_tck;           /* USER_HZ of /proc/[pid]/stat and /proc/stat */
+    long page_size;
+    int64_t now_mono_ns;    /* time of the sample being taken */
+    int64_t pss_interval_ns; /* refresh PSS/USS (smaps_rollup) at most this often */
+} pm_sctx;
+
+typedef struct pm_source {
+    const char *name;
+    /* 0: ready; PM_ENOENT: not on this machine (err says why, not fatal);
+     * other negative: failure (fatal only for essential sources). */
+    int (*open)(const pm_sctx *ctx, pm_schema *schema, void **state, pm_error *err);
+    /* 0, or negative when nothing could be read this time (the source's
+     * columns are then left unrecorded for this sample). */
+    int (*read)(void *state, const pm_sctx *ctx, pm_sample *s);
+    /* Optional: append `"key":value` members describing what was found
+     * (e.g. the Infiniband ports) to the hardware metadata object. */
+    void (*describe)(void *state, pm_buf *json);
+    void (*close)(void *state);
+    int essential;          /* open() failure is fatal */
+} pm_source;
+
+extern const pm_source pm_source_cpu;
+extern const pm_source pm_source_memory;
+extern const pm_source pm_source_disk;
+extern const pm_source pm_source_net;
+extern const pm_source pm_source_infiniband;
+extern const pm_source pm_source_rapl;
+extern const pm_source pm_source_proctree;
+
+/* NULL-terminated list of all sources, in column order. */
+extern const pm_source *const pm_sources[];
+
+/* Build a context for proc_root/sys_root ("/proc", "/sys" normally). */
+int pm_sctx_open(pm_sctx *ctx, const char *proc_root, const char *sys_root,
+                 pm_error *err) PM_WUR;
+void pm_sctx_close(pm_sctx *ctx);
+
+/* Hardware metadata as a JSON object (caller frees).  Reads cpuinfo,
+ * meminfo and sysfs under ctx's roots. */
+char *pm_hwinfo_json(const pm_sctx *ctx, const char *hostname);
+
+#endif

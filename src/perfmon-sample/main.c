@@ -1,0 +1,3 @@
+#include "perfmon/sampler.h"
+
+int main(int argc, char **argv) { return pm_sample_main(argc, argv); }

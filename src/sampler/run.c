@@ -1,0 +1,600 @@
+/* The sampling loop of perfmon-sample.
+ *
+ * Samples are taken on absolute deadlines start + k * interval, so the
+ * series does not drift; a deadline that has already passed is counted as
+ * missed instead of being taken late in a burst.  The loop sleeps in
+ * ppoll() with all handled signals blocked outside it, so no signal can
+ * slip in between the check and the sleep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfmon/buf.h"
+#include "perfmon/clock.h"
+#include "perfmon/fileio.h"
+#include "perfmon/log.h"
+#include "perfmon/sampler.h"
+#include "perfmon/source.h"
+#include "perfmon/writer.h"
+
+#define MAX_SOURCES 16
+
+static volatile sig_atomic_t g_stop_signal;
+static volatile sig_atomic_t g_child_event;
+
+static void on_signal(int sig)
+{
+    if (sig == SIGCHLD)
+        g_child_event = 1;
+    else
+        g_stop_signal = sig;
+}
+
+typedef struct run {
+    const pm_sampler_opts *o;
+    pm_sctx ctx;
+    pm_profile_info info;
+    pm_schema schema;
+    const pm_source *src[MAX_SOURCES];
+    void *state[MAX_SOURCES];
+    size_t nsrc;
+    int col_cpu, col_rss, col_late, col_missed, col_dur;
+    pm_sample sample;
+    pm_writer *w[2];
+    size_t nw;
+    int writing;          /* 0 after a write failure: recording stopped */
+    pid_t roots[PM_MAX_PIDS];
+    size_t nroots;
+    pid_t child;
+    pm_profile_end end;
+    int64_t late_ns;      /* a sample later than this counts as late */
+    int fd_statm;         /* /proc/self/statm, kept open */
+} run;
+
+static void log_sink(int level, const char *msg, void *user)
+{
+    const char *host = user;
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    fprintf(stderr, "perfmon-sample[%s]: %s: %s\n", host, names[level & 3], msg);
+}
+
+static int mkdir_p(const char *dir, pm_error *err)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return pm_error_set(err, PM_EUSAGE, "%s: path too long", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", path);
+        *p = '/';
+    }
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", path);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return pm_error_set(err, PM_EIO, "%s: not a directory", path);
+    if (access(path, W_OK | X_OK) != 0)
+        return pm_error_sys(err, PM_EIO, errno, "%s: not writable", path);
+    return 0;
+}
+
+static uint64_t self_rss(const pm_sctx *ctx, int *fd)
+{
+    char buf[128];
+    if (pm_pread_kept(fd, ctx->proc_fd, "self/statm", buf, sizeof buf, NULL) <= 0)
+        return 0;
+    unsigned long long size, res;
+    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2)
+        return 0;
+    return res * (uint64_t)ctx->page_size;
+}
+
+static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
+static void note(run *r, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pm_log(PM_LOG_INFO, "%s", msg);
+    for (size_t i = 0; i < r->nw && r->writing; i++) {
+        pm_error err;
+        if (pm_writer_note(r->w[i], msg, &err) != 0)
+            pm_log(PM_LOG_WARN, "%s", err.msg);
+    }
+}
+
+static void stop_writing(run *r, const pm_error *err)
+{
+    if (!r->writing)
+        return;
+    r->writing = 0;
+    fprintf(stderr, "perfmon-sample[%s]: error: %s; recording stopped, the profile stays "
+            "readable up to the last complete sample\n", r->info.host, err->msg);
+}
+
+/* Open sources; an essential one that fails is fatal. */
+static int open_sources(run *r, pm_buf *status, pm_error *err)
+{
+    pm_buf_puts(status, ",\"sources\":{");
+    int first = 1;
+    for (size_t i = 0; pm_sources[i] && r->nsrc < MAX_SOURCES; i++) {
+        const pm_source *s = pm_sources[i];
+        void *state = NULL;
+        pm_error e;
+        pm_error_clear(&e);
+        int rc = s->open(&r->ctx, &r->schema, &state, &e);
+        pm_buf_printf(status, "%s\"%s\":", first ? "" : ",", s->name);
+        first = 0;
+        if (rc == 0) {
+            pm_buf_puts(status, "\"ok\"");
+            r->src[r->nsrc] = s;
+            r->state[r->nsrc++] = state;
+            continue;
+        }
+        if (s->essential)
+            return pm_error_set(err, rc, "%s", e.msg);
+        pm_buf_json_str(status, e.msg);
+        pm_log(PM_LOG_INFO, "source %s absent: %s", s->name, e.msg);
+    }
+    pm_buf_puts(status, "}");
+    for (size_t i = 0; i < r->nsrc; i++)
+        if (r->src[i]->describe) {
+            pm_buf_puts(status, ",");
+            r->src[i]->describe(r->state[i], status);
+        }
+    r->col_cpu = pm_schema_add(&r->schema, "sampler.cpu_time", "s", PM_COUNTER, PM_F64,
+                               "sampler", 0);
+    r->col_rss = pm_schema_add(&r->schema, "sampler.rss", "B", PM_GAUGE, PM_U64, "sampler", 0);
+    r->col_late = pm_schema_add(&r->schema, "sampler.lateness", "s", PM_GAUGE, PM_F64,
+                                "sampler", 0);
+    r->col_missed = pm_schema_add(&r->schema, "sampler.missed", "1", PM_COUNTER, PM_U64,
+                                  "sampler", 0);
+    r->col_dur = pm_schema_add(&r->schema, "sampler.duration", "s", PM_GAUGE, PM_F64,
+                               "sampler", 0);
+    if (r->col_dur < 0)
+        return pm_error_set(err, PM_ENOMEM, "cannot build the column schema");
+    return 0;
+}
+
+/* Create DIR/<job>_<host>[.<n>].<ext> exclusively. */
+static int open_writer(run *r, int format, const char *meta, pm_error *err)
+{
+    char job[128], host[128], path[4096];
+    pm_sanitize_name(r->info.job_id, job, sizeof job);
+    pm_sanitize_name(r->info.host, host, sizeof host);
+    const char *ext = format == PM_FMT_BIN ? "pmp" : "pmp.jsonl";
+    for (int n = 1; n < 1000; n++) {
+        int len = n == 1 ? snprintf(path, sizeof path, "%s/%s_%s.%s", r->o->out_dir, job, host, ext)
+                         : snprintf(path, sizeof path, "%s/%s_%s.%d.%s", r->o->out_dir, job,
+                                    host, n, ext);
+        if (len < 0 || (size_t)len >= sizeof path)
+            return pm_error_set(err, PM_EUSAGE, "%s: output path too long", r->o->out_dir);
+        int rc = pm_writer_open(&r->w[r->nw], path, format, &r->info, r->schema.cols,
+                                r->schema.n, meta, err);
+        if (rc == 0) {
+            r->nw++;
+            pm_log(PM_LOG_INFO, "writing %s (%zu columns)", path, r->schema.n);
+            return 0;
+        }
+        if (err->sys != EEXIST)
+            return rc;
+    }
+    return pm_error_set(err, PM_EIO, "%s: too many profiles for job %s on %s", r->o->out_dir,
+                        job, host);
+}
+
+static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
+{
+    pm_sample *s = &r->sample;
+    pm_sample_clear(s);
+    int64_t t0 = pm_mono_ns();
+    s->mono_ns = t0;
+    s->wall_ns = pm_wall_ns();
+    r->ctx.now_mono_ns = t0;
+    for (size_t i = 0; i < r->nsrc; i++)
+        r->src[i]->read(r->state[i], &r->ctx, s);
+    int64_t late = t0 - deadline;
+    pm_sample_f64(s, r->col_late, late > 0 ? (double)late / 1e9 : 0.0);
+    if (late > r->late_ns)
+        r->end.late++;
+    pm_sample_u64(s, r->col_missed, missed_total);
+    pm_sample_f64(s, r->col_cpu, (double)pm_self_cpu_ns() / 1e9);
+    pm_sample_u64(s, r->col_rss, self_rss(&r->ctx, &r->fd_statm));
+    pm_sample_f64(s, r->col_dur, (double)(pm_mono_ns() - t0) / 1e9);
+    for (size_t i = 0; i < r->nw && r->writing; i++) {
+        pm_error err;
+        if (pm_writer_sample(r->w[i], s->mono_ns, s->wall_ns, s->v, s->present, &err) != 0)
+            stop_writing(r, &err);
+    }
+    if (r->writing)
+        r->end.samples++;
+}
+
+static int ipc_finished(const char *path)
+{
+    char buf[256];
+    if (!path || pm_read_small(AT_FDCWD, path, buf, sizeof buf, NULL) <= 0)
+        return 0;
+    return strstr(buf, "FINISHED") != NULL;
+}
+
+static int roots_alive(const run *r)
+{
+    for (size_t i = 0; i < r->nroots; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "%d/stat", (int)r->roots[i]);
+        char buf[512];
+        if (pm_read_small(r->ctx.proc_fd, path, buf, sizeof buf, NULL) > 0) {
+            const char *p = strrchr(buf, ')');
+            if (p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Has the child exited?  Peek without reaping, so that its counters are
+ * still readable for the last sample. */
+static int child_exited(run *r)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)r->child, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno == ECHILD;
+    return si.si_pid == r->child;
+}
+
+/* Reap orphans adopted as subreaper, leaving the monitored child alone. */
+static void reap_orphans(run *r)
+{
+    for (;;) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0)
+            return;
+        if (si.si_pid == r->child)
+            return;
+        waitpid(si.si_pid, NULL, WNOHANG);
+    }
+}
+
+static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0)
+        return pm_error_sys(err, PM_EIO, errno, "pipe");
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return pm_error_sys(err, PM_EIO, e, "fork");
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        sigaction(SIGCHLD, &sa, NULL);
+        sigprocmask(SIG_SETMASK, oldmask, NULL);
+        execvp(r->o->cmd[0], r->o->cmd);
+        int e = errno;
+        ssize_t w = write(pfd[1], &e, sizeof e);
+        (void)w;
+        _exit(127);
+    }
+    close(pfd[1]);
+    int e = 0;
+    ssize_t n;
+    do
+        n = read(pfd[0], &e, sizeof e);
+    while (n < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (n == (ssize_t)sizeof e) {
+        waitpid(pid, NULL, 0);
+        return pm_error_sys(err, PM_ENOENT, e, "cannot run '%s'", r->o->cmd[0]);
+    }
+    r->child = pid;
+    r->roots[0] = pid;
+    r->nroots = 1;
+    return 0;
+}
+
+static void join_cmdline(const pm_sampler_opts *o, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    if (o->cmd) {
+        for (size_t i = 0; o->cmd[i] && n + 1 < cap; i++) {
+            int w = snprintf(out + n, cap - n, "%s%s", i ? " " : "", o->cmd[i]);
+            if (w < 0)
+                break;
+            n += (size_t)w;
+        }
+    } else {
+        for (size_t i = 0; i < o->npids && n + 1 < cap; i++) {
+            int w = snprintf(out + n, cap - n, "%spid %d", i ? ", " : "", (int)o->pids[i]);
+            if (w < 0)
+                break;
+            n += (size_t)w;
+        }
+    }
+}
+
+static void cleanup(run *r)
+{
+    for (size_t i = 0; i < r->nsrc; i++)
+        r->src[i]->close(r->state[i]);
+    for (size_t i = 0; i < r->nw; i++) {
+        pm_error err;
+        if (pm_writer_close(r->w[i], &err) != 0 && r->writing)
+            fprintf(stderr, "perfmon-sample[%s]: error: %s\n", r->info.host, err.msg);
+    }
+    r->nw = 0;
+    pm_close_kept(&r->fd_statm);
+    pm_sample_free(&r->sample);
+    pm_schema_free(&r->schema);
+    pm_sctx_close(&r->ctx);
+}
+
+static int setup(run *r, const sigset_t *oldmask, pm_error *err)
+{
+    const pm_sampler_opts *o = r->o;
+    int rc = mkdir_p(o->out_dir, err);
+    if (rc)
+        return rc;
+    rc = pm_sctx_open(&r->ctx, o->proc_root, o->sys_root, err);
+    if (rc)
+        return rc;
+    r->ctx.out_dir = o->out_dir;
+    r->ctx.pss_interval_ns = o->pss_interval_ns;
+    for (size_t i = 0; i < o->npids; i++)
+        r->roots[r->nroots++] = o->pids[i];
+    if (o->cmd)
+        r->nroots = 1; /* the child's pid is filled in when it starts */
+    r->ctx.roots = r->roots;
+    r->ctx.nroots = r->nroots;
+    if (o->npids) {
+        /* Follow processes of the monitored user, which may not be ours. */
+        char path[32];
+        struct stat st;
+        snprintf(path, sizeof path, "%d", (int)o->pids[0]);
+        if (fstatat(r->ctx.proc_fd, path, &st, 0) == 0)
+            r->ctx.uid = st.st_uid;
+    }
+
+    if (o->host)
+        snprintf(r->info.host, sizeof r->info.host, "%s", o->host);
+    else if (getenv("SLURMD_NODENAME") && *getenv("SLURMD_NODENAME"))
+        snprintf(r->info.host, sizeof r->info.host, "%s", getenv("SLURMD_NODENAME"));
+    else if (gethostname(r->info.host, sizeof r->info.host - 1) != 0)
+        snprintf(r->info.host, sizeof r->info.host, "unknown");
+    pm_job_detect(&r->info);
+    if (o->job_id)
+        snprintf(r->info.job_id, sizeof r->info.job_id, "%s", o->job_id);
+    snprintf(r->info.sampler, sizeof r->info.sampler, "perfmon-sample %s", PM_VERSION);
+    join_cmdline(o, r->info.command, sizeof r->info.command);
+    r->info.interval_ns = o->interval_ns;
+    r->info.sampler_pid = getpid();
+
+    pm_buf meta;
+    pm_buf_init(&meta);
+    char *hw = pm_hwinfo_json(&r->ctx, r->info.host);
+    if (hw)
+        pm_buf_puts(&meta, hw);
+    else
+        pm_buf_puts(&meta, "{\"hostname\":\"?\"");
+    free(hw);
+    rc = open_sources(r, &meta, err);
+    pm_buf_puts(&meta, "}");
+    if (rc == 0 && meta.oom)
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = pm_sample_init(&r->sample, r->schema.n);
+    if (rc == 0) {
+        r->info.start_wall_ns = pm_wall_ns();
+        r->info.start_mono_ns = pm_mono_ns();
+        r->writing = 1;
+        if (o->write_bin)
+            rc = open_writer(r, PM_FMT_BIN, meta.data, err);
+        if (rc == 0 && o->write_json)
+            rc = open_writer(r, PM_FMT_JSONL, meta.data, err);
+    }
+    pm_buf_free(&meta);
+    if (rc == 0 && o->cmd) {
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        rc = start_child(r, err, oldmask);
+        if (rc != 0) {
+            /* Nothing ran: remove the empty profiles again. */
+            for (size_t i = 0; i < r->nw; i++) {
+                unlink(pm_writer_path(r->w[i]));
+                pm_writer_close(r->w[i], NULL);
+            }
+            r->nw = 0;
+        }
+    }
+    return rc;
+}
+
+int pm_sampler_run(const pm_sampler_opts *o)
+{
+    run *r = calloc(1, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "perfmon-sample: out of memory\n");
+        return 1;
+    }
+    r->o = o;
+    r->child = -1;
+    r->fd_statm = -1;
+    r->end.exit_status = -1;
+    r->late_ns = o->interval_ns / 10;
+    pm_log_set_sink(o->verbose ? log_sink : NULL, r->info.host, o->verbose > 1 ? PM_LOG_DEBUG
+                                                                                 : PM_LOG_INFO);
+
+    sigset_t block, oldmask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &oldmask);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGCHLD, &sa, NULL);
+    /* A broken pipe on stderr must not kill the sampler. */
+    signal(SIGPIPE, SIG_IGN);
+
+    pm_error err;
+    pm_error_clear(&err);
+    int rc = setup(r, &oldmask, &err);
+    if (rc != 0) {
+        fprintf(stderr, "perfmon-sample: %s\n", err.msg);
+        cleanup(r);
+        free(r);
+        return rc == PM_ENOENT && o->cmd ? 127 : 2;
+    }
+    for (size_t i = 0; i < r->nsrc; i++)
+        if (r->src[i] == &pm_source_proctree && r->nroots)
+            note(r, "following %zu process tree(s), root pid %d", r->nroots, (int)r->roots[0]);
+
+    const int64_t iv = o->interval_ns;
+    const int64_t start = r->info.start_mono_ns;
+    int64_t deadline = start, last_sync = start;
+    uint64_t missed = 0;
+    int forwarded = 0, child_done = 0, final = 0;
+    const char *reason = "stopped";
+    int status = 0;
+    sigset_t waitmask = oldmask;
+    sigdelset(&waitmask, SIGTERM);
+    sigdelset(&waitmask, SIGINT);
+    sigdelset(&waitmask, SIGHUP);
+    sigdelset(&waitmask, SIGCHLD);
+
+    for (;;) {
+        take_sample(r, deadline, missed);
+        if (final)
+            break;
+        int64_t now = pm_mono_ns();
+        if (r->writing && now - last_sync >= o->checkpoint_ns) {
+            for (size_t i = 0; i < r->nw; i++)
+                if (pm_writer_sync(r->w[i], &err) != 0)
+                    stop_writing(r, &err);
+            last_sync = now;
+        }
+        if (!o->cmd && ipc_finished(o->ipc_file)) {
+            reason = "IPC file says FINISHED";
+            break;
+        }
+        if (o->duration_ns && now - start >= o->duration_ns) {
+            reason = "duration reached";
+            break;
+        }
+        if (o->npids && !roots_alive(r)) {
+            reason = "monitored processes ended";
+            break;
+        }
+        /* Next deadline strictly in the future; skipped ones are missed. */
+        deadline += iv;
+        if (deadline <= now) {
+            int64_t skip = (now - deadline) / iv + 1;
+            missed += (uint64_t)skip;
+            deadline += skip * iv;
+        }
+        if (o->duration_ns && deadline > start + o->duration_ns)
+            deadline = start + o->duration_ns;
+        for (;;) {
+            now = pm_mono_ns();
+            if (g_child_event || g_stop_signal || now >= deadline)
+                break;
+            int64_t left = deadline - now;
+            struct timespec ts = {(time_t)(left / PM_NS_PER_S), (long)(left % PM_NS_PER_S)};
+            ppoll(NULL, 0, &ts, &waitmask);
+        }
+        if (g_child_event) {
+            g_child_event = 0;
+            if (r->child > 0) {
+                reap_orphans(r);
+                if (child_exited(r)) {
+                    child_done = 1;
+                    final = 1; /* one last sample while its counters are readable */
+                    reason = "command exited";
+                    deadline = pm_mono_ns();
+                }
+            } else {
+                while (waitpid(-1, NULL, WNOHANG) > 0) {
+                }
+            }
+        }
+        if (g_stop_signal) {
+            int sig = g_stop_signal;
+            g_stop_signal = 0;
+            if (r->child > 0 && !child_done) {
+                /* Transparent wrapper: pass the signal on and keep
+                 * sampling until the command has exited. */
+                kill(r->child, sig);
+                forwarded++;
+                note(r, "forwarded signal %d to the command", sig);
+            } else {
+                final = 1;
+                reason = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
+                deadline = pm_mono_ns();
+            }
+        }
+    }
+    (void)forwarded;
+
+    if (r->child > 0) {
+        int ws = 0;
+        while (waitpid(r->child, &ws, 0) < 0 && errno == EINTR) {
+        }
+        status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+        r->end.exit_status = status;
+    }
+    r->end.end_wall_ns = pm_wall_ns();
+    r->end.end_mono_ns = pm_mono_ns();
+    r->end.missed = missed;
+    r->end.self_cpu_ns = pm_self_cpu_ns();
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        r->end.self_maxrss_kb = (uint64_t)ru.ru_maxrss;
+    snprintf(r->end.reason, sizeof r->end.reason, "%s", reason);
+    int failed = !r->writing;
+    for (size_t i = 0; i < r->nw && r->writing; i++)
+        if (pm_writer_end(r->w[i], &r->end, &err) != 0) {
+            stop_writing(r, &err);
+            failed = 1;
+        }
+    pm_log(PM_LOG_INFO, "%llu samples, %llu late, %llu missed; stopped: %s",
+           (unsigned long long)r->end.samples, (unsigned long long)r->end.late,
+           (unsigned long long)missed, reason);
+    cleanup(r);
+    free(r);
+    if (o->cmd)
+        return status;
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,186 @@
+/* Disk source: /proc/diskstats (Documentation/admin-guide/iostats.rst)
+ * summed over whole physical devices, and the usage of the filesystems
+ * holding the output directory and "/".
+ *
+ * Whole devices are the entries of /sys/block; partitions are not listed
+ * there, so summing them never counts a byte twice.  Stacked or virtual
+ * devices (dm-*, md*, loop*, ram*, zram*, nbd*) are left out for the same
+ * reason: their I/O is also counted on the disks beneath them.
+ * Sectors in diskstats are always 512 bytes, whatever the device's size.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "perfmon/fileio.h"
+#include "perfmon/parse.h"
+#include "perfmon/source.h"
+
+#define MAX_DEVS 256
+
+typedef struct disk_state {
+    char devs[MAX_DEVS][32];
+    size_t ndevs;
+    int rb, wb, rops, wops, busy;
+    int out_pct, out_used, out_size, root_pct;
+    char *buf;
+    size_t cap;
+    int fd;
+} disk_state;
+
+static int skipped_name(const char *n)
+{
+    static const char *const skip[] = {"loop", "ram", "zram", "dm-", "md", "nbd", NULL};
+    for (int i = 0; skip[i]; i++)
+        if (strncmp(n, skip[i], strlen(skip[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
+{
+    disk_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
+    int fd = openat(ctx->sys_fd, "block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL && st->ndevs < MAX_DEVS) {
+            if (e->d_name[0] == '.' || skipped_name(e->d_name) ||
+                strlen(e->d_name) >= sizeof st->devs[0])
+                continue;
+            strcpy(st->devs[st->ndevs++], e->d_name);
+        }
+        closedir(d);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    st->fd = -1;
+    st->cap = 65536;
+    st->buf = malloc(st->cap);
+    if (!st->buf) {
+        free(st);
+        return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
+    }
+    int have_stats = st->ndevs > 0 &&
+                     pm_read_small(ctx->proc_fd, "diskstats", st->buf, st->cap, NULL) > 0;
+    if (have_stats) {
+        st->rb = pm_schema_add(s, "disk.read_bytes", "B", PM_COUNTER, PM_U64, "disk", 0);
+        st->wb = pm_schema_add(s, "disk.write_bytes", "B", PM_COUNTER, PM_U64, "disk", 0);
+        st->rops = pm_schema_add(s, "disk.read_ops", "1", PM_COUNTER, PM_U64, "disk", 0);
+        st->wops = pm_schema_add(s, "disk.write_ops", "1", PM_COUNTER, PM_U64, "disk", 0);
+        st->busy = pm_schema_add(s, "disk.busy_time", "s", PM_COUNTER, PM_F64, "disk", 0);
+    } else {
+        st->rb = st->wb = st->rops = st->wops = st->busy = -1;
+        st->ndevs = 0;
+    }
+    st->out_pct = pm_schema_add(s, "fs.out.usage_pct", "%", PM_GAUGE, PM_F64, "disk", 0);
+    st->out_used = pm_schema_add(s, "fs.out.used", "B", PM_GAUGE, PM_U64, "disk", 0);
+    st->out_size = pm_schema_add(s, "fs.out.size", "B", PM_GAUGE, PM_U64, "disk", 0);
+    st->root_pct = pm_schema_add(s, "fs.root.usage_pct", "%", PM_GAUGE, PM_F64, "disk", 0);
+    if (st->root_pct < 0) {
+        free(st->buf);
+        free(st);
+        return pm_error_set(err, PM_ENOMEM, "disk: cannot add columns");
+    }
+    *state = st;
+    return 0;
+}
+
+static int whole_device(const disk_state *st, const char *name)
+{
+    for (size_t i = 0; i < st->ndevs; i++)
+        if (strcmp(st->devs[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Usage as df(1) shows it: used / (used + available to users). */
+static void fs_usage(const char *path, pm_sample *s, int pct, int used_col, int size_col)
+{
+    struct statvfs v;
+    if (!path || statvfs(path, &v) != 0 || v.f_blocks == 0)
+        return;
+    double bs = (double)v.f_frsize;
+    double used = ((double)v.f_blocks - (double)v.f_bfree) * bs;
+    double avail = (double)v.f_bavail * bs;
+    if (used + avail > 0)
+        pm_sample_f64(s, pct, 100.0 * used / (used + avail));
+    if (used_col >= 0)
+        pm_sample_u64(s, used_col, (uint64_t)used);
+    if (size_col >= 0)
+        pm_sample_u64(s, size_col, (uint64_t)((double)v.f_blocks * bs));
+}
+
+static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
+{
+    disk_state *st = state;
+    if (st->ndevs) {
+        int full;
+        if (pm_pread_kept(&st->fd, ctx->proc_fd, "diskstats", st->buf, st->cap, &full) > 0 &&
+            !full) {
+            uint64_t rs = 0, ws = 0, ro = 0, wo = 0, ticks = 0;
+            char *cur = st->buf, *line;
+            while ((line = pm_next_line(&cur)) != NULL) {
+                /* major minor name, then 11, 15 or 17 numbers. */
+                char *f[20];
+                size_t n = pm_split_fields(line, f, 20);
+                if (n < 14 || !whole_device(st, f[2]))
+                    continue;
+                uint64_t v[11];
+                int ok = 1;
+                for (int i = 0; i < 11; i++)
+                    ok &= pm_parse_u64(f[3 + i], &v[i]) == 0;
+                if (!ok)
+                    continue;
+                ro += v[0]; /* reads completed */
+                rs += v[2]; /* sectors read */
+                wo += v[4]; /* writes completed */
+                ws += v[6]; /* sectors written */
+                ticks += v[9]; /* ms spent doing I/O */
+            }
+            pm_sample_u64(s, st->rb, rs * 512);
+            pm_sample_u64(s, st->wb, ws * 512);
+            pm_sample_u64(s, st->rops, ro);
+            pm_sample_u64(s, st->wops, wo);
+            pm_sample_f64(s, st->busy, (double)ticks / 1000.0);
+        }
+    }
+    fs_usage(ctx->out_dir, s, st->out_pct, st->out_used, st->out_size);
+    fs_usage("/", s, st->root_pct, -1, -1);
+    return 0;
+}
+
+static void disk_describe(void *state, pm_buf *j)
+{
+    disk_state *st = state;
+    pm_buf_puts(j, "\"disks\":[");
+    for (size_t i = 0; i < st->ndevs; i++) {
+        if (i)
+            pm_buf_puts(j, ",");
+        pm_buf_json_str(j, st->devs[i]);
+    }
+    pm_buf_puts(j, "]");
+}
+
+static void disk_close(void *state)
+{
+    disk_state *st = state;
+    if (!st)
+        return;
+    pm_close_kept(&st->fd);
+    free(st->buf);
+    free(st);
+}
+
+const pm_source pm_source_disk = {
+    .name = "disk",
+    .open = disk_open,
+    .read = disk_read,
+    .describe = disk_describe,
+    .close = disk_close,
+};

@@ -1,0 +1,117 @@
+/* Network source: /proc/net/dev (proc(5)), split into loopback and
+ * external interfaces as AzureML's perf.py reports them.  Every interface
+ * other than "lo" counts as external.  The counters are those of the
+ * sampler's network namespace. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/fileio.h"
+#include "perfmon/parse.h"
+#include "perfmon/source.h"
+
+enum { LO, EXT };
+
+typedef struct net_state {
+    int bs[2], br[2], ps[2], pr[2];
+    int errs, drops;
+    int fd;
+    char buf[65536];
+} net_state;
+
+static int net_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
+{
+    net_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return pm_error_set(err, PM_ENOMEM, "net: out of memory");
+    if (pm_read_small(ctx->proc_fd, "net/dev", st->buf, sizeof st->buf, NULL) <= 0) {
+        free(st);
+        return pm_error_set(err, PM_ENOENT, "%s/net/dev: not readable", ctx->proc_root);
+    }
+    st->fd = -1;
+    static const char *const pre[2] = {"net.lo.", "net.ext."};
+    char name[64];
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "%sbytes_sent", pre[k]);
+        st->bs[k] = pm_schema_add(s, name, "B", PM_COUNTER, PM_U64, "net", 0);
+        snprintf(name, sizeof name, "%sbytes_recv", pre[k]);
+        st->br[k] = pm_schema_add(s, name, "B", PM_COUNTER, PM_U64, "net", 0);
+        snprintf(name, sizeof name, "%spackets_sent", pre[k]);
+        st->ps[k] = pm_schema_add(s, name, "1", PM_COUNTER, PM_U64, "net", 0);
+        snprintf(name, sizeof name, "%spackets_recv", pre[k]);
+        st->pr[k] = pm_schema_add(s, name, "1", PM_COUNTER, PM_U64, "net", 0);
+    }
+    st->errs = pm_schema_add(s, "net.ext.errors", "1", PM_COUNTER, PM_U64, "net", 0);
+    st->drops = pm_schema_add(s, "net.ext.drops", "1", PM_COUNTER, PM_U64, "net", 0);
+    if (st->drops < 0) {
+        free(st);
+        return pm_error_set(err, PM_ENOMEM, "net: cannot add columns");
+    }
+    *state = st;
+    return 0;
+}
+
+static int net_read(void *state, const pm_sctx *ctx, pm_sample *s)
+{
+    net_state *st = state;
+    int full;
+    if (pm_pread_kept(&st->fd, ctx->proc_fd, "net/dev", st->buf, sizeof st->buf, &full) <= 0 ||
+        full)
+        return -1;
+    uint64_t bs[2] = {0}, br[2] = {0}, ps[2] = {0}, pr[2] = {0}, errs = 0, drops = 0;
+    char *cur = st->buf, *line;
+    while ((line = pm_next_line(&cur)) != NULL) {
+        /* "  name: rx_bytes rx_packets rx_errs rx_drop fifo frame compressed
+         *  multicast tx_bytes tx_packets tx_errs tx_drop ..." */
+        char *colon = strrchr(line, ':');
+        if (!colon)
+            continue; /* the two header lines */
+        *colon = '\0';
+        char *nm = line;
+        while (*nm == ' ')
+            nm++;
+        char *f[16];
+        if (pm_split_fields(colon + 1, f, 16) < 12)
+            continue;
+        uint64_t v[12];
+        int ok = 1;
+        for (int i = 0; i < 12; i++)
+            ok &= pm_parse_u64(f[i], &v[i]) == 0;
+        if (!ok)
+            continue;
+        int k = strcmp(nm, "lo") == 0 ? LO : EXT;
+        br[k] += v[0];
+        pr[k] += v[1];
+        bs[k] += v[8];
+        ps[k] += v[9];
+        if (k == EXT) {
+            errs += v[2] + v[10];
+            drops += v[3] + v[11];
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        pm_sample_u64(s, st->bs[k], bs[k]);
+        pm_sample_u64(s, st->br[k], br[k]);
+        pm_sample_u64(s, st->ps[k], ps[k]);
+        pm_sample_u64(s, st->pr[k], pr[k]);
+    }
+    pm_sample_u64(s, st->errs, errs);
+    pm_sample_u64(s, st->drops, drops);
+    return 0;
+}
+
+static void net_close(void *state)
+{
+    net_state *st = state;
+    if (!st)
+        return;
+    pm_close_kept(&st->fd);
+    free(st);
+}
+
+const pm_source pm_source_net = {
+    .name = "net",
+    .open = net_open,
+    .read = net_read,
+    .close = net_close,
+};

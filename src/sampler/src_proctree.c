@@ -1,0 +1,557 @@
+/* Process-tree source: the monitored processes and all their descendants
+ * of the same user, re-discovered every sample.
+ *
+ * Discovery reads the parent of each process once, when its pid first
+ * appears in /proc, and remembers whether it belongs to the tree: a
+ * process's parent only changes when it is orphaned, so the verdict holds
+ * for its lifetime.  A steady-state sample therefore costs one readdir of
+ * /proc plus the reads of the tree's own files, however many other
+ * processes the node runs.  (/proc/<pid>/task/<tid>/children would be
+ * cheaper still, but many kernels are built without it.)
+ *
+ * CPU time of the tree is the sum over live members of utime + stime +
+ * cutime + cstime (proc(5) fields 14-17): a child's time moves into its
+ * parent's cutime when the parent reaps it, so the sum stays continuous
+ * while processes come and go, and short-lived children are counted.
+ * /proc/<pid>/io accumulates reaped children the same way.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfmon/fileio.h"
+#include "perfmon/log.h"
+#include "perfmon/mem.h"
+#include "perfmon/parse.h"
+#include "perfmon/source.h"
+
+enum { UNKNOWN = 0, TREE = 1, OTHER = 2 };
+
+enum { F_STAT, F_STATM, F_IO, F_SMAPS, F_FDDIR, NFILES };
+static const char *const file_name[NFILES] = {"stat", "statm", "io", "smaps_rollup", "fd"};
+
+/* Descriptors of members' files stay open between samples (a re-read is
+ * one pread instead of open+read+read+close), for at most this many
+ * members, so a huge tree cannot exhaust the descriptor limit. */
+#define MAX_KEPT 256
+
+typedef struct pent {
+    int32_t pid;      /* 0 = empty slot */
+    int32_t ppid;
+    uint8_t state;
+    uint8_t carried;  /* copied into the next table */
+    int fd[NFILES];   /* kept descriptors, -1 when closed */
+} pent;
+
+typedef struct ptab {
+    pent *e;
+    size_t cap;       /* power of two */
+} ptab;
+
+typedef struct tree_state {
+    ptab tab, next;
+    int32_t *pending;
+    size_t npending, cap_pending;
+    DIR *proc;
+    int col_count, col_threads, col_fds, col_cpu, col_pct, col_rss, col_vms, col_shared;
+    int col_pss, col_uss, col_swap, col_mempct, col_rb, col_wb;
+    double prev_cpu;
+    int64_t prev_mono;
+    int have_prev;
+    uint64_t mem_total;
+    int warned_io, warned_smaps, warned_fd;
+    int smaps_ok, io_ok;
+    size_t kept;      /* members with kept descriptors */
+    int32_t *listing; /* pids of the last /proc listing */
+    size_t cap_listing;
+    int64_t pss_every_ns; /* smaps_rollup refresh period */
+    int64_t pss_last_ns;
+    int pss_now;      /* read smaps_rollup in this sample */
+    int fd_loadavg;   /* /proc/loadavg, for the last pid created */
+    int64_t last_pid; /* at the last listing; -1 = list next time */
+    int npending_unknown; /* pids left undecided: list again */
+} tree_state;
+
+static size_t hash_pid(int32_t pid, size_t cap) { return ((uint32_t)pid * 2654435761u) & (cap - 1); }
+
+static pent *tab_find(const ptab *t, int32_t pid)
+{
+    if (!t->cap)
+        return NULL;
+    for (size_t i = hash_pid(pid, t->cap);; i = (i + 1) & (t->cap - 1)) {
+        if (t->e[i].pid == pid)
+            return &t->e[i];
+        if (t->e[i].pid == 0)
+            return NULL;
+    }
+}
+
+static pent *tab_insert(ptab *t, int32_t pid)
+{
+    for (size_t i = hash_pid(pid, t->cap);; i = (i + 1) & (t->cap - 1)) {
+        if (t->e[i].pid == pid || t->e[i].pid == 0) {
+            if (t->e[i].pid == 0)
+                for (int k = 0; k < NFILES; k++)
+                    t->e[i].fd[k] = -1;
+            t->e[i].pid = pid;
+            return &t->e[i];
+        }
+    }
+}
+
+static void close_files(tree_state *st, pent *e)
+{
+    int had = 0;
+    for (int k = 0; k < NFILES; k++) {
+        had |= e->fd[k] >= 0;
+        pm_close_kept(&e->fd[k]);
+    }
+    if (had && st->kept)
+        st->kept--;
+}
+
+static int is_root(const pm_sctx *ctx, int32_t pid)
+{
+    for (size_t i = 0; i < ctx->nroots; i++)
+        if (ctx->roots[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* Field 4 (ppid) of /proc/<pid>/stat; the name in field 2 may contain
+ * spaces and parentheses, so parsing starts after the last ')'. */
+static int read_ppid(int procfd, int32_t pid, int32_t *ppid)
+{
+    char path[32], buf[1024];
+    snprintf(path, sizeof path, "%d/stat", (int)pid);
+    if (pm_read_small(procfd, path, buf, sizeof buf, NULL) <= 0)
+        return -1;
+    const char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ')
+        return -1;
+    p += 2;
+    if (!*p || p[1] != ' ') /* state letter */
+        return -1;
+    p += 2;
+    int64_t v;
+    if (pm_scan_i64(&p, &v) != 0 || v < 0 || v > INT32_MAX)
+        return -1;
+    *ppid = (int32_t)v;
+    return 0;
+}
+
+static int proc_uid_ok(const pm_sctx *ctx, int32_t pid)
+{
+    char path[32];
+    struct stat st;
+    snprintf(path, sizeof path, "%d", (int)pid);
+    if (fstatat(ctx->proc_fd, path, &st, 0) != 0)
+        return 0;
+    return st.st_uid == ctx->uid;
+}
+
+static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
+{
+    if (ctx->nroots == 0)
+        return pm_error_set(err, PM_ENOENT, "no process to follow (system-wide sampling)");
+    tree_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return pm_error_set(err, PM_ENOMEM, "proctree: out of memory");
+    int fd = openat(ctx->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    st->proc = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!st->proc) {
+        if (fd >= 0)
+            close(fd);
+        free(st);
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot list", ctx->proc_root);
+    }
+    char buf[4096];
+    if (pm_read_small(ctx->proc_fd, "meminfo", buf, sizeof buf, NULL) > 0 &&
+        pm_kv_u64(buf, "MemTotal", &st->mem_total) == 0)
+        st->mem_total *= 1024;
+    st->smaps_ok = st->io_ok = 1;
+    st->pss_every_ns = ctx->pss_interval_ns;
+    st->fd_loadavg = -1;
+    st->last_pid = -1;
+#define COL(var, name, unit, kind, type) \
+    st->var = pm_schema_add(s, name, unit, kind, type, "proc", 0)
+    COL(col_count, "proc.count", "1", PM_GAUGE, PM_U64);
+    COL(col_threads, "proc.threads", "1", PM_GAUGE, PM_U64);
+    COL(col_fds, "proc.fds", "1", PM_GAUGE, PM_U64);
+    COL(col_cpu, "proc.cpu_time", "s", PM_COUNTER, PM_F64);
+    COL(col_pct, "proc.cpu_percent", "%", PM_GAUGE, PM_F64);
+    COL(col_rss, "proc.rss", "B", PM_GAUGE, PM_U64);
+    COL(col_vms, "proc.vms", "B", PM_GAUGE, PM_U64);
+    COL(col_shared, "proc.shared", "B", PM_GAUGE, PM_U64);
+    COL(col_pss, "proc.pss", "B", PM_GAUGE, PM_U64);
+    COL(col_uss, "proc.uss", "B", PM_GAUGE, PM_U64);
+    COL(col_swap, "proc.swap", "B", PM_GAUGE, PM_U64);
+    COL(col_mempct, "proc.mem_percent", "%", PM_GAUGE, PM_F64);
+    COL(col_rb, "proc.read_bytes", "B", PM_COUNTER, PM_U64);
+    COL(col_wb, "proc.write_bytes", "B", PM_COUNTER, PM_U64);
+#undef COL
+    if (st->col_wb < 0) {
+        closedir(st->proc);
+        free(st);
+        return pm_error_set(err, PM_ENOMEM, "proctree: cannot add columns");
+    }
+    *state = st;
+    return 0;
+}
+
+static int grow_tab(ptab *t, size_t need)
+{
+    size_t cap = 256;
+    while (cap < need * 2)
+        cap *= 2;
+    if (cap != t->cap) {
+        pent *e = pm_realloc_array(t->e, cap, sizeof *e);
+        if (!e)
+            return -1;
+        t->e = e;
+        t->cap = cap;
+    }
+    memset(t->e, 0, t->cap * sizeof *t->e);
+    return 0;
+}
+
+static int push_pending(tree_state *st, int32_t pid)
+{
+    if (st->npending == st->cap_pending) {
+        size_t nc = st->cap_pending ? st->cap_pending * 2 : 256;
+        int32_t *p = pm_realloc_array(st->pending, nc, sizeof *p);
+        if (!p)
+            return -1;
+        st->pending = p;
+        st->cap_pending = nc;
+    }
+    st->pending[st->npending++] = pid;
+    return 0;
+}
+
+/* Rebuild the pid table from a fresh listing of /proc and classify the
+ * pids seen for the first time. */
+static int discover(tree_state *st, const pm_sctx *ctx)
+{
+    /* One pass over /proc collects the pids; then the table is sized. */
+    struct dirent *e;
+    size_t count = 0;
+    rewinddir(st->proc);
+    while ((e = readdir(st->proc)) != NULL) {
+        uint64_t v;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || pm_parse_u64(e->d_name, &v) != 0 ||
+            v > INT32_MAX)
+            continue;
+        if (count == st->cap_listing) {
+            size_t nc = st->cap_listing ? st->cap_listing * 2 : 1024;
+            int32_t *l = pm_realloc_array(st->listing, nc, sizeof *l);
+            if (!l)
+                return -ENOMEM;
+            st->listing = l;
+            st->cap_listing = nc;
+        }
+        st->listing[count++] = (int32_t)v;
+    }
+    if (grow_tab(&st->next, count + 16) != 0)
+        return -ENOMEM;
+    st->npending = 0;
+    for (size_t li = 0; li < count; li++) {
+        int32_t pid = st->listing[li];
+        pent *old = tab_find(&st->tab, pid);
+        pent *n = tab_insert(&st->next, pid);
+        if (old && old->state != UNKNOWN) {
+            *n = *old;
+            n->carried = 0;
+            old->carried = 1;
+            continue;
+        }
+        if (old)
+            close_files(st, old);
+        n->state = UNKNOWN;
+        if (read_ppid(ctx->proc_fd, pid, &n->ppid) != 0)
+            continue; /* vanished or unreadable: stays UNKNOWN, decided next time */
+        if (push_pending(st, pid) != 0)
+            return -ENOMEM;
+    }
+    /* Resolve parents before children; parents may be pending too. */
+    int changed = 1;
+    while (changed) {
+        changed = 0;
+        for (size_t i = 0; i < st->npending; i++) {
+            pent *n = tab_find(&st->next, st->pending[i]);
+            if (!n || n->state != UNKNOWN)
+                continue;
+            if (is_root(ctx, n->pid)) {
+                n->state = TREE;
+                changed = 1;
+                continue;
+            }
+            pent *par = n->ppid > 0 ? tab_find(&st->next, n->ppid) : NULL;
+            if (par && par->state == UNKNOWN)
+                continue;
+            if (par && par->state == TREE && proc_uid_ok(ctx, n->pid))
+                n->state = TREE;
+            else
+                n->state = OTHER;
+            changed = 1;
+        }
+    }
+    st->npending_unknown = 0;
+    for (size_t i = 0; i < st->next.cap; i++)
+        if (st->next.e[i].pid && st->next.e[i].state == UNKNOWN)
+            st->npending_unknown = 1;
+    /* Whatever is left waits on an unreadable parent: not ours. */
+    for (size_t i = 0; i < st->npending; i++) {
+        pent *n = tab_find(&st->next, st->pending[i]);
+        if (n && n->state == UNKNOWN)
+            n->state = OTHER;
+    }
+    /* Processes that are gone: release their descriptors. */
+    for (size_t i = 0; i < st->tab.cap; i++) {
+        pent *o = &st->tab.e[i];
+        if (o->pid && !o->carried)
+            close_files(st, o);
+    }
+    ptab tmp = st->tab;
+    st->tab = st->next;
+    st->next = tmp;
+    return 0;
+}
+
+typedef struct totals {
+    uint64_t count, threads, fds, rss, vms, shared, pss, uss, swap, rb, wb;
+    double cpu;
+    int have_pss, have_io, have_fds;
+} totals;
+
+/* Read one of a member's files, through a kept descriptor when allowed. */
+static ssize_t member_file(tree_state *st, const pm_sctx *ctx, pent *e, int k, char *buf,
+                           size_t cap)
+{
+    char path[48];
+    snprintf(path, sizeof path, "%d/%s", (int)e->pid, file_name[k]);
+    if (k == F_STAT && e->fd[F_STAT] < 0 && st->kept < MAX_KEPT) {
+        ssize_t r = pm_pread_kept(&e->fd[F_STAT], ctx->proc_fd, path, buf, cap, NULL);
+        if (e->fd[F_STAT] >= 0)
+            st->kept++;
+        return r;
+    }
+    /* A member whose stat is kept keeps its other files too. */
+    if (e->fd[F_STAT] >= 0)
+        return pm_pread_kept(&e->fd[k], ctx->proc_fd, path, buf, cap, NULL);
+    return pm_read_small(ctx->proc_fd, path, buf, cap, NULL);
+}
+
+/* Number of open descriptors: since Linux 6.2 the size of /proc/<pid>/fd
+ * says it; older kernels report 0 and the directory is counted. */
+static int count_fds(tree_state *st, const pm_sctx *ctx, pent *e, uint64_t *out)
+{
+    char path[48];
+    snprintf(path, sizeof path, "%d/fd", (int)e->pid);
+    struct stat sb;
+    if (e->fd[F_STAT] >= 0 && e->fd[F_FDDIR] < 0)
+        e->fd[F_FDDIR] = openat(ctx->proc_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int rc = e->fd[F_FDDIR] >= 0 ? fstat(e->fd[F_FDDIR], &sb)
+                                 : fstatat(ctx->proc_fd, path, &sb, 0);
+    if (rc != 0)
+        goto fail;
+    if (sb.st_size > 0) {
+        *out = (uint64_t)sb.st_size;
+        return 0;
+    }
+    int dfd = openat(ctx->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        goto fail;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        goto fail;
+    }
+    struct dirent *de;
+    uint64_t nfd = 0;
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.')
+            nfd++;
+    closedir(d);
+    *out = nfd;
+    return 0;
+fail:
+    if (errno != ENOENT && errno != ESRCH && !st->warned_fd) {
+        st->warned_fd = 1;
+        pm_log(PM_LOG_INFO, "proctree: %s/%s not readable (%s); open fds not recorded",
+               ctx->proc_root, path, strerror(errno));
+    }
+    return -1;
+}
+
+static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
+{
+    char buf[4096];
+    if (member_file(st, ctx, e, F_STAT, buf, sizeof buf) <= 0) {
+        /* Exited since the listing, or its pid was reused: forget it so
+         * the next listing classifies the pid afresh. */
+        close_files(st, e);
+        e->state = UNKNOWN;
+        return;
+    }
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return;
+    /* proc(5) fields from 3 (state) on: f[0] is field 3, so field N is
+     * f[N - 3]: utime 14, stime 15, cutime 16, cstime 17, num_threads 20,
+     * vsize 23 (bytes), rss 24 (pages). */
+    char *f[24];
+    size_t n = pm_split_fields(p + 1, f, 24);
+    if (n < 22)
+        return;
+    uint64_t ut, stt, threads, vsize, rss;
+    int64_t cut, cst;
+    if (pm_parse_u64(f[11], &ut) || pm_parse_u64(f[12], &stt) || pm_parse_i64(f[13], &cut) ||
+        pm_parse_i64(f[14], &cst) || pm_parse_u64(f[17], &threads) ||
+        pm_parse_u64(f[20], &vsize) || pm_parse_u64(f[21], &rss))
+        return;
+    t->count++;
+    t->threads += threads;
+    t->cpu += (double)(ut + stt + (uint64_t)(cut > 0 ? cut : 0) + (uint64_t)(cst > 0 ? cst : 0)) /
+              (double)ctx->clk_tck;
+    t->vms += vsize;
+    t->rss += rss * (uint64_t)ctx->page_size;
+
+    /* statm field 3: resident shared (file-backed + shmem) pages. */
+    if (member_file(st, ctx, e, F_STATM, buf, sizeof buf) > 0) {
+        const char *q = buf;
+        uint64_t sz, res, sh;
+        if (pm_scan_u64(&q, &sz) == 0 && pm_scan_u64(&q, &res) == 0 && pm_scan_u64(&q, &sh) == 0)
+            t->shared += sh * (uint64_t)ctx->page_size;
+    }
+    if (st->io_ok) {
+        ssize_t r = member_file(st, ctx, e, F_IO, buf, sizeof buf);
+        uint64_t rb, wb;
+        if (r > 0 && pm_kv_u64(buf, "read_bytes", &rb) == 0 &&
+            pm_kv_u64(buf, "write_bytes", &wb) == 0) {
+            t->rb += rb;
+            t->wb += wb;
+            t->have_io = 1;
+        } else if (r < 0 && r != -ENOENT && r != -ESRCH && !st->warned_io) {
+            st->warned_io = 1;
+            pm_log(PM_LOG_INFO, "proctree: %s/%d/io not readable (%s); process I/O not recorded",
+                   ctx->proc_root, (int)e->pid, strerror((int)-r));
+        }
+    }
+    if (st->smaps_ok && st->pss_now) {
+        ssize_t r = member_file(st, ctx, e, F_SMAPS, buf, sizeof buf);
+        uint64_t pss, pc = 0, pd = 0, sw = 0;
+        if (r > 0 && pm_kv_u64(buf, "Pss", &pss) == 0) {
+            pm_kv_u64(buf, "Private_Clean", &pc);
+            pm_kv_u64(buf, "Private_Dirty", &pd);
+            pm_kv_u64(buf, "Swap", &sw);
+            t->pss += pss * 1024;
+            t->uss += (pc + pd) * 1024;
+            t->swap += sw * 1024;
+            t->have_pss = 1;
+        } else if (r < 0 && r != -ENOENT && r != -ESRCH && !st->warned_smaps) {
+            st->warned_smaps = 1;
+            pm_log(PM_LOG_INFO, "proctree: %s/%d/smaps_rollup not readable (%s); PSS/USS not "
+                   "recorded", ctx->proc_root, (int)e->pid, strerror((int)-r));
+        }
+    }
+    uint64_t nfd;
+    if (count_fds(st, ctx, e, &nfd) == 0) {
+        t->fds += nfd;
+        t->have_fds = 1;
+    }
+}
+
+/* The pid most recently created on the node (proc(5): /proc/loadavg,
+ * fifth field), or -1.  While it does not change, no process was born and
+ * the tree can only have shrunk, which failing reads reveal: the listing
+ * of /proc, the costliest step, is skipped. */
+static int64_t last_pid(tree_state *st, const pm_sctx *ctx)
+{
+    char buf[128];
+    if (pm_pread_kept(&st->fd_loadavg, ctx->proc_fd, "loadavg", buf, sizeof buf, NULL) <= 0)
+        return -1;
+    char *f[5];
+    int64_t v;
+    if (pm_split_fields(buf, f, 5) != 5 || pm_parse_i64(f[4], &v) != 0)
+        return -1;
+    return v;
+}
+
+static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
+{
+    tree_state *st = state;
+    int64_t lp = last_pid(st, ctx);
+    if (lp < 0 || lp != st->last_pid || st->npending_unknown) {
+        if (discover(st, ctx) != 0)
+            return -1;
+        st->last_pid = lp;
+    }
+    totals t;
+    memset(&t, 0, sizeof t);
+    st->pss_now = st->pss_last_ns == 0 || ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns;
+    if (st->pss_now)
+        st->pss_last_ns = ctx->now_mono_ns;
+    for (size_t i = 0; i < st->tab.cap; i++)
+        if (st->tab.e[i].pid && st->tab.e[i].state == TREE)
+            read_member(st, ctx, &st->tab.e[i], &t);
+    pm_sample_u64(s, st->col_count, t.count);
+    if (t.count == 0)
+        return 0; /* the tree is gone: only the count is meaningful */
+    pm_sample_u64(s, st->col_threads, t.threads);
+    pm_sample_f64(s, st->col_cpu, t.cpu);
+    if (st->have_prev && ctx->now_mono_ns > st->prev_mono && t.cpu >= st->prev_cpu)
+        pm_sample_f64(s, st->col_pct,
+                      100.0 * (t.cpu - st->prev_cpu) /
+                          ((double)(ctx->now_mono_ns - st->prev_mono) / 1e9));
+    st->prev_cpu = t.cpu;
+    st->prev_mono = ctx->now_mono_ns;
+    st->have_prev = 1;
+    pm_sample_u64(s, st->col_rss, t.rss);
+    pm_sample_u64(s, st->col_vms, t.vms);
+    pm_sample_u64(s, st->col_shared, t.shared);
+    if (st->mem_total)
+        pm_sample_f64(s, st->col_mempct, 100.0 * (double)t.rss / (double)st->mem_total);
+    if (t.have_pss) {
+        pm_sample_u64(s, st->col_pss, t.pss);
+        pm_sample_u64(s, st->col_uss, t.uss);
+        pm_sample_u64(s, st->col_swap, t.swap);
+    }
+    if (t.have_io) {
+        pm_sample_u64(s, st->col_rb, t.rb);
+        pm_sample_u64(s, st->col_wb, t.wb);
+    }
+    if (t.have_fds)
+        pm_sample_u64(s, st->col_fds, t.fds);
+    return 0;
+}
+
+static void tree_close(void *state)
+{
+    tree_state *st = state;
+    if (!st)
+        return;
+    if (st->proc)
+        closedir(st->proc);
+    for (size_t i = 0; i < st->tab.cap; i++)
+        if (st->tab.e[i].pid)
+            close_files(st, &st->tab.e[i]);
+    free(st->tab.e);
+    free(st->next.e);
+    free(st->pending);
+    free(st->listing);
+    pm_close_kept(&st->fd_loadavg);
+    free(st);
+}
+
+const pm_source pm_source_proctree = {
+    .name = "proctree",
+    .open = tree_open,
+    .read = tree_read,
+    .close = tree_close,
+};
