@@ -26,7 +26,7 @@ endif
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
         -Wcast-qual -Wwrite-strings -Wundef -Wno-format-nonliteral -Wno-format-truncation
-CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPM_VERSION='"$(VERSION)"' \
+CPPFLAGS += -Iinclude -Itests/support -D_GNU_SOURCE -DPM_VERSION='"$(VERSION)"' \
             -DPM_TEMPLATE_DIR='"$(PREFIX)/share/perfmon/templates"'
 CFLAGS   ?=
 CFLAGS   += -std=gnu11 $(OPT) $(WARN) -fPIC -pthread

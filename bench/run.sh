@@ -1,0 +1,26 @@
+#!/bin/sh
+# make bench: benchmarks that generate their own inputs and print tables.
+# Not part of `make check`: they measure, they do not pass or fail.
+set -eu
+BUILD=${BUILD:-build/release}
+BIN="$BUILD/bin"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+echo "== perfmon-sample cost per sample (targets: <= 0.3 ms CPU, <= 2.4 MiB peak RSS)"
+echo "   10-process tree (sh + 9 children), -i 0.05 for 20 s, binary format"
+"$BIN/perfmon-sample" -o "$TMP/tree" -i 0.05 -d 20 -- \
+    sh -c 'for i in 1 2 3 4 5 6 7 8 9; do sleep 21 & done; wait'
+echo "   system-wide only, -i 0.05 for 10 s"
+"$BIN/perfmon-sample" -o "$TMP/sys" -i 0.05 -d 10
+echo "   10-process tree, JSON Lines format, -i 0.05 for 10 s"
+"$BIN/perfmon-sample" -o "$TMP/json" -f json -i 0.05 -d 10 -- \
+    sh -c 'for i in 1 2 3 4 5 6 7 8 9; do sleep 11 & done; wait'
+"$BUILD/bench/sampler_cost" "$TMP"/tree/*.pmp "$TMP"/sys/*.pmp "$TMP"/json/*.jsonl
+
+for b in "$BUILD"/bench/*; do
+    case "$(basename "$b")" in sampler_cost) continue ;; esac
+    [ -x "$b" ] || continue
+    echo "== $(basename "$b")"
+    "$b"
+done
