@@ -32,6 +32,11 @@ int pm_writer_end(pm_writer *w, const pm_profile_end *end, pm_error *err) PM_WUR
 int pm_writer_sync(pm_writer *w, pm_error *err) PM_WUR;
 const char *pm_writer_path(const pm_writer *w);
 
+/* 0 while the file still has a directory entry; PM_EIO (with a message)
+ * once it was removed or renamed away, so that writing on would lose
+ * everything. */
+int pm_writer_check_linked(pm_writer *w, pm_error *err) PM_WUR;
+
 /* Sync and close; frees w even on error.  NULL is a no-op. */
 int pm_writer_close(pm_writer *w, pm_error *err);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bin_format.h"
@@ -360,6 +361,16 @@ int pm_writer_sync(pm_writer *w, pm_error *err)
 }
 
 const char *pm_writer_path(const pm_writer *w) { return w->path; }
+
+int pm_writer_check_linked(pm_writer *w, pm_error *err)
+{
+    struct stat st;
+    if (fstat(w->fd, &st) != 0)
+        return pm_error_sys(err, PM_EIO, errno, "%s: fstat failed", w->path);
+    if (st.st_nlink == 0)
+        return pm_error_set(err, PM_EIO, "%s: the file was removed", w->path);
+    return 0;
+}
 
 int pm_writer_close(pm_writer *w, pm_error *err)
 {

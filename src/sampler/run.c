@@ -484,7 +484,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
 
     const int64_t iv = o->interval_ns;
     const int64_t start = r->info.start_mono_ns;
-    int64_t deadline = start, last_sync = start;
+    int64_t deadline = start, last_sync = start, last_link_check = start;
     uint64_t missed = 0;
     int forwarded = 0, child_done = 0, final = 0;
     const char *reason = "stopped";
@@ -505,6 +505,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
                 if (pm_writer_sync(r->w[i], &err) != 0)
                     stop_writing(r, &err);
             last_sync = now;
+        }
+        if (r->writing && now - last_link_check >= PM_NS_PER_S) {
+            /* A removed output file would swallow every later sample. */
+            for (size_t i = 0; i < r->nw && r->writing; i++)
+                if (pm_writer_check_linked(r->w[i], &err) != 0)
+                    stop_writing(r, &err);
+            last_link_check = now;
         }
         if (!o->cmd && ipc_finished(o->ipc_file)) {
             reason = "IPC file says FINISHED";
@@ -584,6 +591,12 @@ int pm_sampler_run(const pm_sampler_opts *o)
         r->end.self_maxrss_kb = (uint64_t)ru.ru_maxrss;
     snprintf(r->end.reason, sizeof r->end.reason, "%s", reason);
     int failed = !r->writing;
+    if (r->writing)
+        for (size_t i = 0; i < r->nw; i++)
+            if (pm_writer_check_linked(r->w[i], &err) != 0) {
+                stop_writing(r, &err);
+                failed = 1;
+            }
     for (size_t i = 0; i < r->nw && r->writing; i++)
         if (pm_writer_end(r->w[i], &r->end, &err) != 0) {
             stop_writing(r, &err);

@@ -32,8 +32,9 @@
 
 enum { UNKNOWN = 0, TREE = 1, OTHER = 2 };
 
-enum { F_STAT, F_STATM, F_IO, F_SMAPS, F_FDDIR, NFILES };
-static const char *const file_name[NFILES] = {"stat", "statm", "io", "smaps_rollup", "fd"};
+enum { F_STAT, F_SCHED, F_STATM, F_IO, F_SMAPS, F_FDDIR, NFILES };
+static const char *const file_name[NFILES] = {"stat", "schedstat", "statm", "io", "smaps_rollup",
+                                              "fd"};
 
 /* Descriptors of members' files stay open between samples (a re-read is
  * one pread instead of open+read+read+close), for at most this many
@@ -45,7 +46,14 @@ typedef struct pent {
     int32_t ppid;
     uint8_t state;
     uint8_t carried;  /* copied into the next table */
+    uint8_t cached;   /* the values below are valid */
     int fd[NFILES];   /* kept descriptors, -1 when closed */
+    /* What the last full read found.  A process that has not been on a
+     * CPU since (its schedstat timeslice count is unchanged) cannot have
+     * changed its descriptor table or I/O counters, so those are reused
+     * instead of re-read: a sleeping member costs two reads, not five. */
+    uint64_t slices, rss_pages, shared, rb, wb, nfd;
+    uint8_t have_shared, have_io, have_fds;
 } pent;
 
 typedef struct ptab {
@@ -107,6 +115,7 @@ static pent *tab_insert(ptab *t, int32_t pid)
 static void close_files(tree_state *st, pent *e)
 {
     int had = 0;
+    e->cached = 0;
     for (int k = 0; k < NFILES; k++) {
         had |= e->fd[k] >= 0;
         pm_close_kept(&e->fd[k]);
@@ -389,6 +398,18 @@ fail:
     return -1;
 }
 
+/* Timeslices run so far (proc(5): /proc/<pid>/schedstat, third field). */
+static int read_slices(tree_state *st, const pm_sctx *ctx, pent *e, uint64_t *out)
+{
+    char buf[128];
+    if (member_file(st, ctx, e, F_SCHED, buf, sizeof buf) <= 0)
+        return -1;
+    char *f[3];
+    if (pm_split_fields(buf, f, 3) != 3 || pm_parse_u64(f[2], out) != 0)
+        return -1;
+    return 0;
+}
+
 static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
 {
     char buf[4096];
@@ -422,26 +443,49 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
     t->vms += vsize;
     t->rss += rss * (uint64_t)ctx->page_size;
 
-    /* statm field 3: resident shared (file-backed + shmem) pages. */
-    if (member_file(st, ctx, e, F_STATM, buf, sizeof buf) > 0) {
-        const char *q = buf;
-        uint64_t sz, res, sh;
-        if (pm_scan_u64(&q, &sz) == 0 && pm_scan_u64(&q, &res) == 0 && pm_scan_u64(&q, &sh) == 0)
-            t->shared += sh * (uint64_t)ctx->page_size;
+    uint64_t slices;
+    int idle = 0;
+    if (read_slices(st, ctx, e, &slices) == 0) {
+        idle = e->cached && slices == e->slices && rss == e->rss_pages;
+        e->slices = slices;
     }
-    if (st->io_ok) {
-        ssize_t r = member_file(st, ctx, e, F_IO, buf, sizeof buf);
-        uint64_t rb, wb;
-        if (r > 0 && pm_kv_u64(buf, "read_bytes", &rb) == 0 &&
-            pm_kv_u64(buf, "write_bytes", &wb) == 0) {
-            t->rb += rb;
-            t->wb += wb;
-            t->have_io = 1;
-        } else if (r < 0 && r != -ENOENT && r != -ESRCH && !st->warned_io) {
-            st->warned_io = 1;
-            pm_log(PM_LOG_INFO, "proctree: %s/%d/io not readable (%s); process I/O not recorded",
-                   ctx->proc_root, (int)e->pid, strerror((int)-r));
+    e->rss_pages = rss;
+    if (!idle) {
+        e->have_shared = e->have_io = e->have_fds = 0;
+        /* statm field 3: resident shared (file-backed + shmem) pages. */
+        if (member_file(st, ctx, e, F_STATM, buf, sizeof buf) > 0) {
+            const char *q = buf;
+            uint64_t sz, res, sh;
+            if (pm_scan_u64(&q, &sz) == 0 && pm_scan_u64(&q, &res) == 0 &&
+                pm_scan_u64(&q, &sh) == 0) {
+                e->shared = sh * (uint64_t)ctx->page_size;
+                e->have_shared = 1;
+            }
         }
+        if (st->io_ok) {
+            ssize_t r = member_file(st, ctx, e, F_IO, buf, sizeof buf);
+            if (r > 0 && pm_kv_u64(buf, "read_bytes", &e->rb) == 0 &&
+                pm_kv_u64(buf, "write_bytes", &e->wb) == 0) {
+                e->have_io = 1;
+            } else if (r < 0 && r != -ENOENT && r != -ESRCH && !st->warned_io) {
+                st->warned_io = 1;
+                pm_log(PM_LOG_INFO, "proctree: %s/%d/io not readable (%s); process I/O not "
+                       "recorded", ctx->proc_root, (int)e->pid, strerror((int)-r));
+            }
+        }
+        e->have_fds = count_fds(st, ctx, e, &e->nfd) == 0;
+        e->cached = 1;
+    }
+    if (e->have_shared)
+        t->shared += e->shared;
+    if (e->have_io) {
+        t->rb += e->rb;
+        t->wb += e->wb;
+        t->have_io = 1;
+    }
+    if (e->have_fds) {
+        t->fds += e->nfd;
+        t->have_fds = 1;
     }
     if (st->smaps_ok && st->pss_now) {
         ssize_t r = member_file(st, ctx, e, F_SMAPS, buf, sizeof buf);
@@ -459,11 +503,6 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
             pm_log(PM_LOG_INFO, "proctree: %s/%d/smaps_rollup not readable (%s); PSS/USS not "
                    "recorded", ctx->proc_root, (int)e->pid, strerror((int)-r));
         }
-    }
-    uint64_t nfd;
-    if (count_fds(st, ctx, e, &nfd) == 0) {
-        t->fds += nfd;
-        t->have_fds = 1;
     }
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -301,6 +302,137 @@ static void test_bad_options(void **state)
     expect_usage(a8, "/dev/null");
 }
 
+/* The filesystem fills up: recording stops with a message, the profile
+ * stays readable, and the wrapped command's status is still returned. */
+static void test_disk_full(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip(); /* needs root to mount a small tmpfs */
+    char *dir = strdup(pm_test_tmpdir());
+    char mnt[512], cmd[1200], err[512], path[700];
+    snprintf(mnt, sizeof mnt, "%s/small", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    mkdir(mnt, 0755);
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=12k tmpfs '%s' 2>/dev/null", mnt);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "SKIP disk-full test: cannot mount a tmpfs here\n");
+        pm_test_rmrf(dir);
+        free(dir);
+        skip();
+    }
+    const char *args[] = {sampler, "-o", mnt, "-i", "0.05", "-f", "json", "--",
+                          "sh", "-c", "sleep 2; exit 5", NULL};
+    assert_int_equal(run(args, err), 5);
+    char *e = slurp(err);
+    assert_non_null(strstr(e, "No space left on device"));
+    free(e);
+    find_profile(mnt, ".pmp.jsonl", path, sizeof path);
+    pm_profile *p;
+    pm_error perr;
+    assert_int_equal(pm_profile_read(path, &p, &perr), 0);
+    assert_true(p->n >= 3);
+    for (size_t i = 1; i < p->n; i++)
+        assert_true(p->t_mono_ns[i] > p->t_mono_ns[i - 1]);
+    pm_profile_free(p);
+    snprintf(cmd, sizeof cmd, "umount '%s'", mnt);
+    assert_int_equal(system(cmd), 0);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* The output directory is removed mid-run: the sampler notices, says so
+ * and exits 1 instead of writing into a file nobody can reach. */
+static void test_dir_removed(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char out[512], err[512], cmd[700];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    const char *args[] = {sampler, "-o", out, "-i", "0.1", "-d", "3", NULL};
+    pid_t pid = spawn(args, err);
+    sleep_ms(700);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(wait_status(pid), 1);
+    char *e = slurp(err);
+    assert_non_null(strstr(e, "removed"));
+    free(e);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* SIGSTOP/SIGCONT: the deadlines slept through are counted as missed,
+ * not taken in a burst. */
+static void test_stop_cont(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char out[512], err[512], path[600];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    const char *args[] = {sampler, "-o", out, "-i", "0.1", "-d", "2.5", NULL};
+    pid_t pid = spawn(args, err);
+    sleep_ms(500);
+    kill(pid, SIGSTOP);
+    sleep_ms(1000);
+    kill(pid, SIGCONT);
+    assert_int_equal(wait_status(pid), 0);
+    find_profile(out, ".pmp", path, sizeof path);
+    pm_profile *p;
+    pm_error perr;
+    assert_int_equal(pm_profile_read(path, &p, &perr), 0);
+    assert_true(p->has_end);
+    assert_true(p->end.missed >= 7 && p->end.missed <= 11);
+    assert_true(p->n >= 12 && p->n <= 20);
+    pm_profile_free(p);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* The tree grows with forks and its CPU time includes children that lived
+ * shorter than one interval. */
+static void test_tree_accounting(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char out[512], err[512], path[600];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    struct rusage before, after;
+    getrusage(RUSAGE_CHILDREN, &before);
+    const char *script =
+        "sleep 1 & sleep 1 & sleep 1 & wait; "
+        "i=0; while [ $i -lt 40 ]; do "
+        "sh -c 'x=0; while [ $x -lt 4000 ]; do x=$((x+1)); done'; i=$((i+1)); done";
+    const char *args[] = {sampler, "-o", out, "-i", "0.2", "--", "sh", "-c", script, NULL};
+    assert_int_equal(run(args, err), 0);
+    getrusage(RUSAGE_CHILDREN, &after);
+    find_profile(out, ".pmp", path, sizeof path);
+    pm_profile *p;
+    pm_error perr;
+    assert_int_equal(pm_profile_read(path, &p, &perr), 0);
+    int cnt = pm_profile_column(p, "proc.count"), cpu = pm_profile_column(p, "proc.cpu_time");
+    double maxcount = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->values[cnt][i] > maxcount)
+            maxcount = p->values[cnt][i];
+    assert_true(maxcount >= 4.0); /* sh + three sleeps */
+    double children = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+                      (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec) +
+                      (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e6 +
+                      (double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6;
+    double tree = p->values[cpu][p->n - 1];
+    double self = (double)p->end.self_cpu_ns / 1e9;
+    /* children = the command's tree + the sampler itself. */
+    if (tree < 0.6 * (children - self) || tree > children + 0.05)
+        fail_msg("tree CPU %.3f s, children %.3f s, sampler %.3f s", tree, children, self);
+    pm_profile_free(p);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -323,6 +455,8 @@ int main(void)
         cmocka_unit_test(test_kill9),         cmocka_unit_test(test_ipc_file),
         cmocka_unit_test(test_sigterm),       cmocka_unit_test(test_pid_mode),
         cmocka_unit_test(test_bad_options),   cmocka_unit_test(test_help),
+        cmocka_unit_test(test_disk_full),     cmocka_unit_test(test_dir_removed),
+        cmocka_unit_test(test_stop_cont),     cmocka_unit_test(test_tree_accounting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
