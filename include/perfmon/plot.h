@@ -1,0 +1,91 @@
+/* plot.h - time-series plots drawn with Cairo.
+ *
+ * A pm_plot describes one chart: series of (time, value) points, an
+ * optional min-median-max band (for many hosts), shaded spans (repaired
+ * data, phases), an optional "nodes contributing" step line, and axis
+ * settings.  Rendering cost depends on the pixels, not the samples: each
+ * series is reduced to first/min/max/last per pixel column before drawing,
+ * so every peak stays visible however long the series is.
+ *
+ * Ownership: everything a pm_plot points to is borrowed; nothing is kept
+ * after a render call returns.
+ */
+#ifndef PERFMON_PLOT_H
+#define PERFMON_PLOT_H
+
+#include <cairo.h>
+#include <stddef.h>
+
+#include "perfmon/error.h"
+
+enum pm_time_axis { PM_AXIS_CLOCK = 0, PM_AXIS_ELAPSED = 1 };
+
+typedef struct pm_plot_series {
+    const char *label;   /* legend text, UTF-8 */
+    const double *t;     /* seconds since the epoch, increasing */
+    const double *v;     /* NaN = no value (a gap in the line) */
+    size_t n;
+} pm_plot_series;
+
+typedef struct pm_plot_band {
+    const double *t, *lo, *mid, *hi; /* min, median, max across hosts */
+    size_t n;
+    const char *label;               /* e.g. "median of 200 hosts" */
+} pm_plot_band;
+
+typedef struct pm_plot_span {
+    double t0, t1;
+    int kind;            /* 0 = repaired data (hatched grey), 1 = phase (tinted) */
+    const char *label;   /* phase name, or NULL */
+} pm_plot_span;
+
+typedef struct pm_plot {
+    const char *title;
+    const char *ylabel;          /* with unit, e.g. "Traffic (MB/s)" */
+    int logy;
+    int time_axis;               /* enum pm_time_axis */
+    double t_origin;             /* job start (elapsed axis) */
+    const pm_plot_series *series;
+    size_t nseries;
+    const pm_plot_band *band;    /* optional */
+    const pm_plot_span *spans;
+    size_t nspans;
+    const double *nodes_t;       /* optional: contributing-node count ... */
+    const double *nodes_n;
+    size_t nodes_len;
+    int nodes_total;             /* ... drawn where it falls below this */
+    int legend;                  /* draw a legend (series labels) */
+} pm_plot;
+
+/* A time x node colour map with the node average along the right edge
+ * and the time average along the bottom. */
+typedef struct pm_heatmap {
+    const char *title;
+    const char *unit;
+    int time_axis;
+    double t_origin;
+    const char *const *rows;     /* host names */
+    size_t nrows;
+    const double *t;             /* column times (common grid) */
+    size_t ncols;
+    const double *values;        /* [nrows * ncols], row-major; NaN = none */
+} pm_heatmap;
+
+/* Draw into the rectangle (x, y, w, h) of cr (units are points or pixels,
+ * whatever cr uses); fonts scale with font_size. */
+void pm_plot_draw(cairo_t *cr, double x, double y, double w, double h, double font_size,
+                  const pm_plot *p);
+void pm_heatmap_draw(cairo_t *cr, double x, double y, double w, double h, double font_size,
+                     const pm_heatmap *hm);
+
+/* Render to a PNG file width_cm wide at dpi (height = width * aspect).
+ * Returns 0 or PM_EIO with err naming the file. */
+int pm_plot_png(const char *path, const pm_plot *p, double width_cm, double aspect, int dpi,
+                pm_error *err) PM_WUR;
+int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, double aspect,
+                   int dpi, pm_error *err) PM_WUR;
+
+/* Colour and dash of series i (distinguishable in greyscale print). */
+void pm_plot_style(size_t i, double rgb[3], int *dash);
+
+#endif

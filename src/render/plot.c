@@ -1,0 +1,923 @@
+/* Time-series plots and colour maps with Cairo (see plot.h). */
+#include "perfmon/plot.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FONT "DejaVu Sans"
+
+/* Eight hues of clearly different lightness, combined with three dash
+ * patterns: 24 series stay apart even printed in grey. */
+static const double palette[8][3] = {
+    {0.000, 0.447, 0.698}, /* blue */
+    {0.835, 0.369, 0.000}, /* vermillion */
+    {0.000, 0.620, 0.451}, /* bluish green */
+    {0.800, 0.475, 0.655}, /* reddish purple */
+    {0.337, 0.706, 0.914}, /* sky blue */
+    {0.902, 0.624, 0.000}, /* orange */
+    {0.200, 0.200, 0.200}, /* near black */
+    {0.600, 0.600, 0.150}, /* olive */
+};
+
+void pm_plot_style(size_t i, double rgb[3], int *dash)
+{
+    memcpy(rgb, palette[i % 8], sizeof palette[0]);
+    *dash = (int)((i / 8) % 3);
+}
+
+static void set_dash(cairo_t *cr, int dash, double lw)
+{
+    static const double dashed[] = {6, 3}, dotted[] = {1.5, 2.5};
+    if (dash == 1) {
+        double d[2] = {dashed[0] * lw, dashed[1] * lw};
+        cairo_set_dash(cr, d, 2, 0);
+    } else if (dash == 2) {
+        double d[2] = {dotted[0] * lw, dotted[1] * lw};
+        cairo_set_dash(cr, d, 2, 0);
+    } else {
+        cairo_set_dash(cr, NULL, 0, 0);
+    }
+}
+
+static double text_width(cairo_t *cr, const char *s)
+{
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, s, &e);
+    return e.x_advance;
+}
+
+/* Draw s with its anchor at (x, y): ax 0 left, 0.5 centre, 1 right;
+ * ay 0 top, 0.5 middle, 1 baseline-ish bottom. */
+static void text_at(cairo_t *cr, double x, double y, double ax, double ay, const char *s)
+{
+    cairo_font_extents_t fe;
+    cairo_font_extents(cr, &fe);
+    double w = text_width(cr, s);
+    double h = fe.ascent;
+    cairo_move_to(cr, x - ax * w, y - ay * h + h);
+    cairo_show_text(cr, s);
+}
+
+/* Shorten s with an ellipsis until it fits max_w. */
+static void fit_text(cairo_t *cr, const char *s, double max_w, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", s);
+    if (text_width(cr, out) <= max_w + 0.5)
+        return;
+    size_t n = strlen(out);
+    while (n > 1) {
+        n--;
+        while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80)
+            n--; /* do not cut a UTF-8 sequence */
+        if (n + 4 > cap)
+            continue;
+        memcpy(out + n, "\xe2\x80\xa6", 4);
+        if (text_width(cr, out) <= max_w)
+            return;
+    }
+}
+
+/* A "nice" step (1, 2, 2.5, 5 x 10^k) giving about target intervals. */
+static double nice_step(double range, int target)
+{
+    if (!(range > 0))
+        return 1;
+    double raw = range / target;
+    double mag = pow(10, floor(log10(raw)));
+    double f = raw / mag;
+    double nice = f < 1.5 ? 1 : f < 2.25 ? 2 : f < 3.5 ? 2.5 : f < 7.5 ? 5 : 10;
+    return nice * mag;
+}
+
+/* Compact number for tick labels: 0, 0.25, 12.5, 1500, 2.5e+06 -> 2.5M. */
+static void fmt_num(double v, double step, char *out, size_t cap)
+{
+    double a = fabs(v);
+    if (a < 1e-12 * (step > 0 ? step : 1)) {
+        snprintf(out, cap, "0");
+        return;
+    }
+    static const struct {
+        double f;
+        const char *s;
+    } si[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e4, "k"}};
+    for (size_t i = 0; i < sizeof si / sizeof si[0]; i++)
+        if (a >= si[i].f) {
+            double d = si[i].f == 1e4 ? 1e3 : si[i].f;
+            const char *sfx = si[i].f == 1e4 ? "k" : si[i].s;
+            snprintf(out, cap, "%.4g%s", v / d, sfx);
+            return;
+        }
+    if (a < 1e-3)
+        snprintf(out, cap, "%.2g", v);
+    else
+        snprintf(out, cap, "%.4g", v);
+}
+
+/* Time ticks: steps a reader can count in. */
+static double time_step(double span, int target)
+{
+    static const double steps[] = {0.1,   0.2,   0.5,   1,     2,      5,      10,     15,
+                                   30,    60,    120,   300,   600,    900,    1800,   3600,
+                                   7200,  10800, 21600, 43200, 86400,  172800, 604800, 1209600};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (span / steps[i] <= target)
+            return steps[i];
+    return 2592000;
+}
+
+static void fmt_time(double t, double step, double span, int axis, double origin, char *out,
+                     size_t cap)
+{
+    if (axis == PM_AXIS_ELAPSED) {
+        double e = t - origin;
+        long s = lround(e);
+        if (step < 1)
+            snprintf(out, cap, "%.1fs", e);
+        else if (span < 120)
+            snprintf(out, cap, "%lds", s);
+        else if (s < 3600 * 100)
+            snprintf(out, cap, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+        else
+            snprintf(out, cap, "%ldh", s / 3600);
+        return;
+    }
+    time_t tt = (time_t)floor(t);
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    if (step >= 86400)
+        strftime(out, cap, "%m-%d", &tm);
+    else if (span > 86400)
+        strftime(out, cap, "%m-%d %H:%M", &tm);
+    else if (step < 60)
+        strftime(out, cap, "%H:%M:%S", &tm);
+    else
+        strftime(out, cap, "%H:%M", &tm);
+}
+
+typedef struct frame {
+    double x, y, w, h;       /* plot area */
+    double t0, t1, y0, y1;   /* data ranges */
+    int logy;
+} frame;
+
+static double fx(const frame *f, double t) { return f->x + (t - f->t0) / (f->t1 - f->t0) * f->w; }
+
+static double fy(const frame *f, double v)
+{
+    if (f->logy) {
+        if (!(v > 0))
+            return NAN;
+        return f->y + f->h - (log10(v) - f->y0) / (f->y1 - f->y0) * f->h;
+    }
+    return f->y + f->h - (v - f->y0) / (f->y1 - f->y0) * f->h;
+}
+
+static void range_of(const double *v, size_t n, int logy, double *lo, double *hi)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i];
+        if (!isfinite(x) || (logy && !(x > 0)))
+            continue;
+        if (x < *lo)
+            *lo = x;
+        if (x > *hi)
+            *hi = x;
+    }
+}
+
+static void time_range(const double *t, size_t n, double *lo, double *hi)
+{
+    if (n == 0)
+        return;
+    if (t[0] < *lo)
+        *lo = t[0];
+    if (t[n - 1] > *hi)
+        *hi = t[n - 1];
+}
+
+/* Draw one series reduced to first/min/max/last per pixel column, with
+ * gaps at NaN and at holes longer than ten average intervals. */
+static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const double *v,
+                           size_t n, double px)
+{
+    if (n == 0)
+        return;
+    double avg_dt = n > 1 ? (t[n - 1] - t[0]) / (double)(n - 1) : 0;
+    double gap = avg_dt > 0 ? 10 * avg_dt : INFINITY;
+    long cur = LONG_MIN;
+    double first = 0, last = 0, mn = 0, mx = 0;
+    size_t imn = 0, imx = 0;
+    int have = 0, pen_down = 0;
+    double prev_t = NAN;
+    for (size_t i = 0; i <= n; i++) {
+        int brk = 0;
+        long col = 0;
+        double y = NAN;
+        if (i < n) {
+            y = fy(f, v[i]);
+            brk = !isfinite(y) || (isfinite(prev_t) && t[i] - prev_t > gap);
+            col = (long)floor((fx(f, t[i]) - f->x) / px);
+        }
+        if (have && (i == n || brk || col != cur)) {
+            double x = f->x + ((double)cur + 0.5) * px;
+            if (pen_down)
+                cairo_line_to(cr, x, first);
+            else
+                cairo_move_to(cr, x, first);
+            double a = imn < imx ? mn : mx, b = imn < imx ? mx : mn;
+            cairo_line_to(cr, x, a);
+            cairo_line_to(cr, x, b);
+            cairo_line_to(cr, x, last);
+            pen_down = 1;
+            have = 0;
+        }
+        if (i == n)
+            break;
+        if (brk)
+            pen_down = 0;
+        if (!isfinite(y)) {
+            prev_t = NAN;
+            continue;
+        }
+        prev_t = t[i];
+        if (!have) {
+            cur = col;
+            first = last = mn = mx = y;
+            imn = imx = i;
+            have = 1;
+        } else {
+            last = y;
+            /* device y grows downwards: "min" is the smallest pixel y */
+            if (y < mn) {
+                mn = y;
+                imn = i;
+            }
+            if (y > mx) {
+                mx = y;
+                imx = i;
+            }
+        }
+    }
+}
+
+/* Band: fill between lo and hi (decimated to pixel columns by taking the
+ * extreme of each column). */
+static void draw_band(cairo_t *cr, const frame *f, const pm_plot_band *b, double px,
+                      const double rgb[3])
+{
+    size_t ncol = (size_t)(f->w / px) + 2;
+    double *top = malloc(ncol * sizeof *top), *bot = malloc(ncol * sizeof *bot);
+    if (!top || !bot) {
+        free(top);
+        free(bot);
+        return;
+    }
+    for (size_t c = 0; c < ncol; c++) {
+        top[c] = INFINITY;
+        bot[c] = -INFINITY;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        double yl = fy(f, b->lo[i]), yh = fy(f, b->hi[i]);
+        if (!isfinite(yl) || !isfinite(yh))
+            continue;
+        long c = (long)floor((fx(f, b->t[i]) - f->x) / px);
+        if (c < 0 || (size_t)c >= ncol)
+            continue;
+        if (yh < top[c])
+            top[c] = yh;
+        if (yl > bot[c])
+            bot[c] = yl;
+    }
+    /* Fill contiguous runs of columns. */
+    size_t c = 0;
+    while (c < ncol) {
+        while (c < ncol && !isfinite(top[c]))
+            c++;
+        size_t s = c;
+        while (c < ncol && isfinite(top[c]))
+            c++;
+        if (c == s)
+            continue;
+        cairo_move_to(cr, f->x + ((double)s + 0.5) * px, top[s]);
+        for (size_t k = s + 1; k < c; k++)
+            cairo_line_to(cr, f->x + ((double)k + 0.5) * px, top[k]);
+        for (size_t k = c; k-- > s;)
+            cairo_line_to(cr, f->x + ((double)k + 0.5) * px, bot[k]);
+        cairo_close_path(cr);
+    }
+    cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.22);
+    cairo_fill(cr);
+    free(top);
+    free(bot);
+}
+
+static void legend_layout(cairo_t *cr, const pm_plot *p, double w, double fs, int *cols,
+                          int *rows, double *colw)
+{
+    double maxw = 0;
+    size_t n = p->nseries + (p->band ? 1 : 0);
+    for (size_t i = 0; i < p->nseries; i++) {
+        double tw = text_width(cr, p->series[i].label ? p->series[i].label : "");
+        if (tw > maxw)
+            maxw = tw;
+    }
+    if (p->band && p->band->label) {
+        double tw = text_width(cr, p->band->label);
+        if (tw > maxw)
+            maxw = tw;
+    }
+    double cw = maxw + fs * 3.2;
+    if (cw > w)
+        cw = w;
+    int c = (int)(w / cw);
+    if (c < 1)
+        c = 1;
+    if ((size_t)c > n)
+        c = (int)n;
+    *cols = c;
+    *rows = n ? (int)((n + (size_t)c - 1) / (size_t)c) : 0;
+    *colw = c ? w / c : w;
+}
+
+void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
+                  const pm_plot *p)
+{
+    cairo_save(cr);
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, fs);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_rectangle(cr, X, Y, W, H);
+    cairo_fill(cr);
+
+    /* Device pixels per user unit, for decimation. */
+    double ux = 1, uy = 0;
+    cairo_user_to_device_distance(cr, &ux, &uy);
+    double px = ux > 0 ? 1.0 / ux : 1.0;
+
+    int lcols = 0, lrows = 0;
+    double lcolw = 0;
+    size_t nleg = p->legend ? p->nseries + (p->band ? 1 : 0) : 0;
+    if (nleg)
+        legend_layout(cr, p, W - fs * 6, fs * 0.9, &lcols, &lrows, &lcolw);
+    int show_nodes = 0;
+    if (p->nodes_len && p->nodes_total > 0)
+        for (size_t i = 0; i < p->nodes_len; i++)
+            if (p->nodes_n[i] < p->nodes_total)
+                show_nodes = 1;
+
+    frame f;
+    f.x = X + fs * 5.6;
+    f.y = Y + fs * 2.6;
+    f.w = W - (f.x - X) - fs * (show_nodes ? 3.2 : 1.2);
+    f.h = H - (f.y - Y) - fs * 3.4 - (lrows ? lrows * fs * 1.35 + fs * 0.4 : 0);
+    f.logy = p->logy;
+    if (f.w < 10 || f.h < 10) {
+        cairo_restore(cr);
+        return;
+    }
+
+    /* Data ranges. */
+    double t0 = INFINITY, t1 = -INFINITY, lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < p->nseries; i++) {
+        time_range(p->series[i].t, p->series[i].n, &t0, &t1);
+        range_of(p->series[i].v, p->series[i].n, p->logy, &lo, &hi);
+    }
+    if (p->band) {
+        time_range(p->band->t, p->band->n, &t0, &t1);
+        range_of(p->band->lo, p->band->n, p->logy, &lo, &hi);
+        range_of(p->band->hi, p->band->n, p->logy, &lo, &hi);
+    }
+    int empty = !(t1 >= t0) || !(hi >= lo);
+    if (empty) {
+        t0 = 0;
+        t1 = 1;
+        lo = 0;
+        hi = 1;
+    }
+    if (t1 <= t0)
+        t1 = t0 + 1;
+    f.t0 = t0;
+    f.t1 = t1;
+    double ystep;
+    if (p->logy) {
+        f.y0 = floor(log10(lo));
+        f.y1 = ceil(log10(hi));
+        if (f.y1 <= f.y0)
+            f.y1 = f.y0 + 1;
+        ystep = 1;
+    } else {
+        if (lo >= 0 && !empty)
+            lo = 0; /* rates and levels read against zero */
+        if (hi <= lo)
+            hi = lo + (lo == 0 ? 1 : fabs(lo) * 0.1);
+        ystep = nice_step(hi - lo, 5);
+        f.y0 = floor(lo / ystep) * ystep;
+        f.y1 = ceil(hi / ystep) * ystep;
+        if (f.y1 - hi < ystep * 0.05 && hi > 0)
+            f.y1 += ystep * 0.0; /* a line on the top edge is still visible */
+    }
+
+    /* Title. */
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    double tfs = fs * 1.05;
+    cairo_set_font_size(cr, tfs);
+    if (p->title) {
+        while (text_width(cr, p->title) > W - fs && tfs > fs * 0.7) {
+            tfs *= 0.95;
+            cairo_set_font_size(cr, tfs);
+        }
+        char t[512];
+        fit_text(cr, p->title, W - fs, t, sizeof t);
+        text_at(cr, X + W / 2, Y + fs * 0.5, 0.5, 0, t);
+    }
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, fs * 0.85);
+
+    /* Grid and y ticks. */
+    cairo_set_line_width(cr, px);
+    char lab[64];
+    if (p->logy) {
+        for (double e = f.y0; e <= f.y1 + 1e-9; e += 1) {
+            double yy = fy(&f, pow(10, e));
+            cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+            cairo_move_to(cr, f.x, yy);
+            cairo_line_to(cr, f.x + f.w, yy);
+            cairo_stroke(cr);
+            fmt_num(pow(10, e), pow(10, e), lab, sizeof lab);
+            cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+            text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
+        }
+    } else {
+        int nt = (int)lround((f.y1 - f.y0) / ystep);
+        for (int k = 0; k <= nt && k < 50; k++) {
+            double v = f.y0 + k * ystep;
+            double yy = fy(&f, v);
+            cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+            cairo_move_to(cr, f.x, yy);
+            cairo_line_to(cr, f.x + f.w, yy);
+            cairo_stroke(cr);
+            fmt_num(v, ystep, lab, sizeof lab);
+            cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+            text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
+        }
+    }
+    /* Time ticks. */
+    double span = f.t1 - f.t0;
+    int target = (int)(f.w / (fs * 7));
+    if (target < 2)
+        target = 2;
+    double tstep = time_step(span, target);
+    double origin = p->time_axis == PM_AXIS_ELAPSED ? p->t_origin : 0;
+    double first = origin + ceil((f.t0 - origin) / tstep - 1e-9) * tstep;
+    for (double tt = first; tt <= f.t1 + 1e-9 && tt < first + 60 * tstep; tt += tstep) {
+        double xx = fx(&f, tt);
+        cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+        cairo_move_to(cr, xx, f.y);
+        cairo_line_to(cr, xx, f.y + f.h);
+        cairo_stroke(cr);
+        fmt_time(tt, tstep, span, p->time_axis, p->t_origin, lab, sizeof lab);
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        text_at(cr, xx, f.y + f.h + fs * 0.35, 0.5, 0, lab);
+    }
+    /* Axis labels. */
+    cairo_set_font_size(cr, fs * 0.9);
+    text_at(cr, f.x + f.w / 2, f.y + f.h + fs * 1.65, 0.5, 0,
+            p->time_axis == PM_AXIS_ELAPSED ? "Elapsed time (h:mm:ss)" : "Time (UTC)");
+    if (p->ylabel) {
+        cairo_save(cr);
+        cairo_translate(cr, X + fs * 0.35, f.y + f.h / 2);
+        cairo_rotate(cr, -M_PI / 2);
+        char yl[256];
+        fit_text(cr, p->ylabel, f.h, yl, sizeof yl);
+        text_at(cr, 0, 0, 0.5, 0, yl);
+        cairo_restore(cr);
+    }
+
+    cairo_save(cr);
+    cairo_rectangle(cr, f.x, f.y, f.w, f.h);
+    cairo_clip(cr);
+    /* Spans: phases tinted, repaired data hatched. */
+    for (size_t i = 0; i < p->nspans; i++) {
+        const pm_plot_span *s = &p->spans[i];
+        double a = fx(&f, s->t0), b = fx(&f, s->t1);
+        if (b - a < px)
+            b = a + px;
+        if (s->kind == 1) {
+            double rgb[3];
+            int d;
+            pm_plot_style(i + 3, rgb, &d);
+            cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.10);
+            cairo_rectangle(cr, a, f.y, b - a, f.h);
+            cairo_fill(cr);
+            if (s->label) {
+                cairo_set_source_rgba(cr, 0.2, 0.2, 0.2, 0.9);
+                cairo_set_font_size(cr, fs * 0.7);
+                text_at(cr, a + fs * 0.2, f.y + fs * 0.2, 0, 0, s->label);
+            }
+        } else {
+            cairo_set_source_rgba(cr, 0.55, 0.55, 0.55, 0.25);
+            cairo_rectangle(cr, a, f.y, b - a, f.h);
+            cairo_fill(cr);
+        }
+    }
+    double rgb[3];
+    int dash;
+    double lw = fs * 0.09;
+    if (p->band) {
+        pm_plot_style(0, rgb, &dash);
+        draw_band(cr, &f, p->band, px, rgb);
+        if (p->band->mid) {
+            cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+            cairo_set_line_width(cr, lw * 1.2);
+            set_dash(cr, 0, lw);
+            draw_decimated(cr, &f, p->band->t, p->band->mid, p->band->n, px);
+            cairo_stroke(cr);
+        }
+    }
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    for (size_t i = 0; i < p->nseries; i++) {
+        pm_plot_style(i + (p->band ? 1 : 0), rgb, &dash);
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_set_line_width(cr, lw);
+        set_dash(cr, dash, lw);
+        draw_decimated(cr, &f, p->series[i].t, p->series[i].v, p->series[i].n, px);
+        cairo_stroke(cr);
+    }
+    set_dash(cr, 0, lw);
+    cairo_restore(cr);
+
+    /* Contributing nodes on a right-hand scale, where below the total. */
+    if (show_nodes) {
+        cairo_save(cr);
+        cairo_rectangle(cr, f.x, f.y, f.w, f.h);
+        cairo_clip(cr);
+        cairo_set_source_rgba(cr, 0.75, 0.1, 0.1, 0.8);
+        cairo_set_line_width(cr, lw * 0.8);
+        double d[2] = {lw * 2, lw * 2};
+        cairo_set_dash(cr, d, 2, 0);
+        /* A step line: the count holds until the next point. */
+        for (size_t i = 0; i < p->nodes_len; i++) {
+            double xx = fx(&f, p->nodes_t[i]);
+            double yy = f.y + f.h - p->nodes_n[i] / p->nodes_total * f.h * 0.95;
+            if (i == 0) {
+                cairo_move_to(cr, xx, yy);
+            } else {
+                double dx, dy;
+                cairo_get_current_point(cr, &dx, &dy);
+                cairo_line_to(cr, xx, dy);
+                cairo_line_to(cr, xx, yy);
+            }
+        }
+        cairo_stroke(cr);
+        cairo_restore(cr);
+        cairo_set_source_rgb(cr, 0.75, 0.1, 0.1);
+        cairo_set_font_size(cr, fs * 0.75);
+        snprintf(lab, sizeof lab, "%d", p->nodes_total);
+        text_at(cr, f.x + f.w + fs * 0.3, f.y + f.h - f.h * 0.95, 0, 0.5, lab);
+        text_at(cr, f.x + f.w + fs * 0.3, f.y + f.h, 0, 0.5, "0");
+        cairo_save(cr);
+        cairo_translate(cr, f.x + f.w + fs * 1.9, f.y + f.h / 2);
+        cairo_rotate(cr, M_PI / 2);
+        text_at(cr, 0, 0, 0.5, 0, "nodes reporting");
+        cairo_restore(cr);
+    }
+
+    /* Frame. */
+    cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+    cairo_set_line_width(cr, px * 1.2);
+    cairo_rectangle(cr, f.x, f.y, f.w, f.h);
+    cairo_stroke(cr);
+    if (empty) {
+        cairo_set_font_size(cr, fs);
+        text_at(cr, f.x + f.w / 2, f.y + f.h / 2, 0.5, 0.5, "no data");
+    }
+
+    /* Legend below the x axis label. */
+    if (nleg) {
+        double ly = f.y + f.h + fs * 3.2;
+        double lx0 = f.x;
+        cairo_set_font_size(cr, fs * 0.8);
+        size_t k = 0;
+        if (p->band) {
+            pm_plot_style(0, rgb, &dash);
+            double xx = lx0, yy = ly;
+            cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.3);
+            cairo_rectangle(cr, xx, yy + fs * 0.15, fs * 2.2, fs * 0.6);
+            cairo_fill(cr);
+            cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+            char t[256];
+            fit_text(cr, p->band->label ? p->band->label : "min-max", lcolw - fs * 3, t, sizeof t);
+            text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
+            k++;
+        }
+        for (size_t i = 0; i < p->nseries; i++, k++) {
+            int col = (int)(k % (size_t)lcols), row = (int)(k / (size_t)lcols);
+            double xx = lx0 + col * lcolw, yy = ly + row * fs * 1.35;
+            pm_plot_style(i + (p->band ? 1 : 0), rgb, &dash);
+            cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+            cairo_set_line_width(cr, lw * 1.3);
+            set_dash(cr, dash, lw);
+            cairo_move_to(cr, xx, yy + fs * 0.45);
+            cairo_line_to(cr, xx + fs * 2.2, yy + fs * 0.45);
+            cairo_stroke(cr);
+            set_dash(cr, 0, lw);
+            cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+            char t[256];
+            fit_text(cr, p->series[i].label ? p->series[i].label : "", lcolw - fs * 3, t,
+                     sizeof t);
+            text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
+        }
+    }
+    cairo_restore(cr);
+}
+
+/* Perceptually ordered colour map (dark blue -> green -> yellow), whose
+ * lightness rises monotonically, so it also reads in grey. */
+static void cmap(double x, double rgb[3])
+{
+    static const double stops[9][3] = {
+        {0.267, 0.005, 0.329}, {0.283, 0.141, 0.458}, {0.254, 0.265, 0.530},
+        {0.207, 0.372, 0.553}, {0.164, 0.471, 0.558}, {0.128, 0.567, 0.551},
+        {0.135, 0.659, 0.518}, {0.478, 0.821, 0.318}, {0.993, 0.906, 0.144},
+    };
+    if (!(x >= 0))
+        x = 0;
+    if (x > 1)
+        x = 1;
+    double s = x * 8;
+    int i = (int)floor(s);
+    if (i >= 8)
+        i = 7;
+    double u = s - i;
+    for (int k = 0; k < 3; k++)
+        rgb[k] = stops[i][k] * (1 - u) + stops[i + 1][k] * u;
+}
+
+void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
+                     const pm_heatmap *hm)
+{
+    cairo_save(cr);
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_rectangle(cr, X, Y, W, H);
+    cairo_fill(cr);
+    double ux = 1, uy = 0;
+    cairo_user_to_device_distance(cr, &ux, &uy);
+    double px = ux > 0 ? 1.0 / ux : 1.0;
+
+    /* Row label width: the longest host name, capped. */
+    cairo_set_font_size(cr, fs * 0.7);
+    double lw = 0;
+    for (size_t r = 0; r < hm->nrows; r++) {
+        double w = text_width(cr, hm->rows[r]);
+        if (w > lw)
+            lw = w;
+    }
+    if (lw > W * 0.2)
+        lw = W * 0.2;
+    double mx = X + lw + fs * 0.8, my = Y + fs * 2.4;
+    double side = fs * 4.5, bottom = fs * 4.2, cbar = fs * 3.6;
+    double mw = W - (mx - X) - side - cbar, mh = H - (my - Y) - bottom - fs * 2.6;
+    if (mw < 20 || mh < 20 || hm->nrows == 0 || hm->ncols == 0) {
+        cairo_restore(cr);
+        return;
+    }
+    double lo = INFINITY, hi = -INFINITY;
+    size_t total = hm->nrows * hm->ncols;
+    range_of(hm->values, total, 0, &lo, &hi);
+    if (!(hi >= lo)) {
+        lo = 0;
+        hi = 1;
+    }
+    if (hi == lo)
+        hi = lo + 1;
+
+    /* The cells: an image of ncols_px x nrows, scaled without smoothing. */
+    int iw = (int)ceil(mw / px);
+    if (iw < 1)
+        iw = 1;
+    if ((size_t)iw > hm->ncols)
+        iw = (int)hm->ncols;
+    int ih = (int)hm->nrows;
+    cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, iw, ih);
+    unsigned char *data = cairo_image_surface_get_data(img);
+    int stride = cairo_image_surface_get_stride(img);
+    double *rowavg = calloc(hm->nrows, sizeof *rowavg);
+    double *colavg = calloc((size_t)iw, sizeof *colavg);
+    size_t *colcnt = calloc((size_t)iw, sizeof *colcnt);
+    if (!data || !rowavg || !colavg || !colcnt) {
+        free(rowavg);
+        free(colavg);
+        free(colcnt);
+        cairo_surface_destroy(img);
+        cairo_restore(cr);
+        return;
+    }
+    cairo_surface_flush(img);
+    for (int r = 0; r < ih; r++) {
+        const double *row = hm->values + (size_t)r * hm->ncols;
+        double rs = 0;
+        size_t rn = 0;
+        for (int c = 0; c < iw; c++) {
+            size_t a = (size_t)c * hm->ncols / (size_t)iw, b = (size_t)(c + 1) * hm->ncols / (size_t)iw;
+            if (b <= a)
+                b = a + 1;
+            double s = 0;
+            size_t k = 0;
+            for (size_t j = a; j < b && j < hm->ncols; j++)
+                if (isfinite(row[j])) {
+                    s += row[j];
+                    k++;
+                }
+            uint32_t pix;
+            if (k) {
+                double v = s / (double)k, rgb[3];
+                cmap((v - lo) / (hi - lo), rgb);
+                pix = (uint32_t)lround(rgb[0] * 255) << 16 | (uint32_t)lround(rgb[1] * 255) << 8 |
+                      (uint32_t)lround(rgb[2] * 255);
+                colavg[c] += v;
+                colcnt[c]++;
+                rs += s;
+                rn += k;
+            } else {
+                pix = 0xF0F0F0; /* no data: light grey */
+            }
+            memcpy(data + (size_t)r * (size_t)stride + (size_t)c * 4, &pix, 4);
+        }
+        rowavg[r] = rn ? rs / (double)rn : NAN;
+    }
+    cairo_surface_mark_dirty(img);
+    cairo_save(cr);
+    cairo_translate(cr, mx, my);
+    cairo_scale(cr, mw / iw, mh / ih);
+    cairo_set_source_surface(cr, img, 0, 0);
+    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+    cairo_paint(cr);
+    cairo_restore(cr);
+    cairo_surface_destroy(img);
+
+    /* Title. */
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, fs * 1.05);
+    if (hm->title) {
+        char t[512];
+        fit_text(cr, hm->title, W - fs, t, sizeof t);
+        text_at(cr, X + W / 2, Y + fs * 0.5, 0.5, 0, t);
+    }
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    /* Row labels: as many as fit without overlapping. */
+    cairo_set_font_size(cr, fs * 0.7);
+    double rowh = mh / (double)hm->nrows;
+    size_t every = (size_t)ceil(fs * 0.85 / rowh);
+    if (every < 1)
+        every = 1;
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    for (size_t r = 0; r < hm->nrows; r += every) {
+        char t[256];
+        fit_text(cr, hm->rows[r], lw, t, sizeof t);
+        text_at(cr, mx - fs * 0.3, my + (r + 0.5) * rowh, 1, 0.5, t);
+    }
+    /* Node averages along the right edge. */
+    double sx = mx + mw + fs * 0.4, sw = side - fs * 1.0;
+    for (size_t r = 0; r < hm->nrows; r++) {
+        if (!isfinite(rowavg[r]))
+            continue;
+        double frac = (rowavg[r] - (lo < 0 ? lo : 0)) / (hi - (lo < 0 ? lo : 0));
+        cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
+        cairo_rectangle(cr, sx, my + r * rowh + rowh * 0.1, sw * (frac > 0 ? frac : 0),
+                        rowh * 0.8 > px ? rowh * 0.8 : px);
+        cairo_fill(cr);
+    }
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cairo_set_font_size(cr, fs * 0.7);
+    text_at(cr, sx + sw / 2, my - fs * 0.9, 0.5, 0, "node avg");
+    /* Time average along the bottom. */
+    double by = my + mh + fs * 0.4, bh = fs * 1.6;
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
+    cairo_set_line_width(cr, px * 1.5);
+    int pen = 0;
+    for (int c = 0; c < iw; c++) {
+        if (!colcnt[c]) {
+            pen = 0;
+            continue;
+        }
+        double v = colavg[c] / (double)colcnt[c];
+        double frac = (v - lo) / (hi - lo);
+        double xx = mx + (c + 0.5) * mw / iw, yy = by + bh - frac * bh;
+        if (pen)
+            cairo_line_to(cr, xx, yy);
+        else
+            cairo_move_to(cr, xx, yy);
+        pen = 1;
+    }
+    cairo_stroke(cr);
+    cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
+    cairo_set_line_width(cr, px);
+    cairo_rectangle(cr, mx, by, mw, bh);
+    cairo_stroke(cr);
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    text_at(cr, mx - fs * 0.3, by + bh / 2, 1, 0.5, "time avg");
+    /* Time ticks under the average strip. */
+    double t0 = hm->t[0], t1 = hm->t[hm->ncols - 1];
+    if (t1 <= t0)
+        t1 = t0 + 1;
+    double tstep = time_step(t1 - t0, (int)(mw / (fs * 7)) > 2 ? (int)(mw / (fs * 7)) : 2);
+    double origin = hm->time_axis == PM_AXIS_ELAPSED ? hm->t_origin : 0;
+    double first = origin + ceil((t0 - origin) / tstep - 1e-9) * tstep;
+    char lab[64];
+    cairo_set_font_size(cr, fs * 0.8);
+    for (double tt = first; tt <= t1 + 1e-9 && tt < first + 60 * tstep; tt += tstep) {
+        double xx = mx + (tt - t0) / (t1 - t0) * mw;
+        fmt_time(tt, tstep, t1 - t0, hm->time_axis, hm->t_origin, lab, sizeof lab);
+        text_at(cr, xx, by + bh + fs * 0.3, 0.5, 0, lab);
+    }
+    text_at(cr, mx + mw / 2, by + bh + fs * 1.5, 0.5, 0,
+            hm->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
+    /* Colour bar. */
+    double cx = X + W - cbar + fs * 0.6, cw = fs * 0.9;
+    for (int k = 0; k < 64; k++) {
+        double rgb[3];
+        cmap(k / 63.0, rgb);
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_rectangle(cr, cx, my + mh - (k + 1) * mh / 64, cw, mh / 64 + px);
+        cairo_fill(cr);
+    }
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cairo_set_font_size(cr, fs * 0.7);
+    fmt_num(hi, hi - lo, lab, sizeof lab);
+    text_at(cr, cx + cw / 2, my - fs * 0.9, 0.5, 0, lab);
+    fmt_num(lo, hi - lo, lab, sizeof lab);
+    text_at(cr, cx + cw / 2, my + mh + fs * 0.2, 0.5, 0, lab);
+    if (hm->unit)
+        text_at(cr, cx + cw / 2, my + mh + fs * 1.1, 0.5, 0, hm->unit);
+    free(rowavg);
+    free(colavg);
+    free(colcnt);
+    cairo_restore(cr);
+}
+
+typedef void (*draw_fn)(cairo_t *, double, double, double, double, double, const void *);
+
+static void draw_plot_cb(cairo_t *cr, double x, double y, double w, double h, double fs,
+                         const void *p)
+{
+    pm_plot_draw(cr, x, y, w, h, fs, p);
+}
+
+static void draw_heat_cb(cairo_t *cr, double x, double y, double w, double h, double fs,
+                         const void *p)
+{
+    pm_heatmap_draw(cr, x, y, w, h, fs, p);
+}
+
+static int render_png(const char *path, draw_fn fn, const void *obj, double width_cm,
+                      double aspect, int dpi, pm_error *err)
+{
+    if (width_cm <= 0 || aspect <= 0 || dpi <= 0 || dpi > 2400)
+        return pm_error_set(err, PM_EUSAGE, "%s: bad image size", path);
+    int w = (int)lround(width_cm / 2.54 * dpi);
+    int h = (int)lround(width_cm * aspect / 2.54 * dpi);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
+    if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(s);
+        return pm_error_set(err, PM_ENOMEM, "%s: cannot create a %dx%d image", path, w, h);
+    }
+    cairo_t *cr = cairo_create(s);
+    /* Draw in points (1/72 in), so sizes match the PDF report. */
+    double scale = dpi / 72.0;
+    cairo_scale(cr, scale, scale);
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    cairo_font_options_set_antialias(fo, CAIRO_ANTIALIAS_GRAY);
+    cairo_set_font_options(cr, fo);
+    cairo_font_options_destroy(fo);
+    fn(cr, 0, 0, w / scale, h / scale, 9.0, obj);
+    cairo_destroy(cr);
+    cairo_status_t st = cairo_surface_write_to_png(s, path);
+    cairo_surface_destroy(s);
+    if (st != CAIRO_STATUS_SUCCESS)
+        return pm_error_set(err, PM_EIO, "%s: cannot write PNG: %s", path,
+                            cairo_status_to_string(st));
+    return 0;
+}
+
+int pm_plot_png(const char *path, const pm_plot *p, double width_cm, double aspect, int dpi,
+                pm_error *err)
+{
+    return render_png(path, draw_plot_cb, p, width_cm, aspect, dpi, err);
+}
+
+int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, double aspect,
+                   int dpi, pm_error *err)
+{
+    return render_png(path, draw_heat_cb, hm, width_cm, aspect, dpi, err);
+}
