@@ -36,6 +36,9 @@ typedef struct pm_stats {
 void pm_stats_compute(const double *t, const double *v, size_t n, int weighting,
                       double *scratch, pm_stats *s);
 
+/* Sample standard deviation (n-1) of x[n] around its mean; NaN if n < 2. */
+double pm_sd(const double *x, size_t n, double mean);
+
 /* Linear-interpolated quantile f in [0,1] of x[n] (reordered in place). */
 double pm_quantile_select(double *x, size_t n, double f);
 

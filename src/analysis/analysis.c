@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "perfmon/fileio.h"
@@ -170,61 +171,126 @@ static void fix_clock(pm_profile *p, pm_clock *c)
         p->t_wall_ns[i] = w0 + (p->t_mono_ns[i] - m0);
 }
 
-static int read_one(pm_analysis *a, const char *path, plist *out, pm_clock **clocks,
-                    pm_error *err)
+/* What reading one input file produced; filled by a worker thread, merged
+ * in file order by the main thread so results do not depend on timing. */
+typedef struct slot {
+    const char *path;
+    pm_profile **got;      /* profiles read (SKA files hold several) */
+    size_t ngot;
+    pm_clock *clocks;      /* [ngot] */
+    char *ignored;         /* why the file is not a profile, or NULL */
+    int rc;
+    pm_error err;
+} slot;
+
+static void read_slot(slot *sl)
 {
     char head[4096];
-    ssize_t len = pm_read_small(AT_FDCWD, path, head, sizeof head, NULL);
-    if (len < 0)
-        return pm_error_sys(err, PM_EIO, (int)-len, "%s: cannot read", path);
+    pm_error *err = &sl->err;
+    pm_error_clear(err);
+    ssize_t len = pm_read_small(AT_FDCWD, sl->path, head, sizeof head, NULL);
+    if (len < 0) {
+        sl->rc = pm_error_sys(err, PM_EIO, (int)-len, "%s: cannot read", sl->path);
+        return;
+    }
     int fmt = pm_profile_sniff(head, (size_t)len);
-    pm_profile **got = NULL;
-    size_t ngot = 0;
-    pm_profile *one = NULL;
     int rc;
     if (fmt != PM_FMT_UNKNOWN) {
-        rc = pm_profile_read(path, &one, err);
-        if (rc)
-            return rc;
-        got = &one;
-        ngot = 1;
-    } else if (pm_ska_sniff(head, (size_t)len)) {
-        rc = pm_ska_read(path, &got, &ngot, err);
-        if (rc == PM_ENOENT) {
-            (void)add_str(&a->ignored, &a->nignored, "%s", err->msg);
-            pm_error_clear(err);
-            return 0;
-        }
-        if (rc)
-            return rc;
-    } else {
-        (void)add_str(&a->ignored, &a->nignored, "%s: not a profile, ignored", path);
-        return 0;
-    }
-    rc = 0;
-    for (size_t i = 0; i < ngot; i++) {
-        pm_profile *p = got[i];
-        got[i] = NULL;
-        for (size_t w = 0; w < p->nwarnings; w++)
-            (void)add_str(&a->warnings, &a->nwarnings, "%s", p->warnings[w]);
+        pm_profile *one = NULL;
+        rc = pm_profile_read(sl->path, &one, err);
         if (!rc) {
-            pm_clock *nc = pm_realloc_array(*clocks, out->n + 1, sizeof *nc);
-            if (!nc || plist_add(out, p)) {
-                if (nc)
-                    *clocks = nc;
-                pm_profile_free(p);
+            sl->got = malloc(sizeof *sl->got);
+            if (!sl->got) {
+                pm_profile_free(one);
                 rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-                continue;
+            } else {
+                sl->got[0] = one;
+                sl->ngot = 1;
             }
-            *clocks = nc;
-            fix_clock(p, &nc[out->n - 1]);
-        } else {
-            pm_profile_free(p);
         }
+    } else if (pm_ska_sniff(head, (size_t)len)) {
+        rc = pm_ska_read(sl->path, &sl->got, &sl->ngot, err);
+        if (rc == PM_ENOENT) {
+            sl->ignored = pm_strdup(err->msg);
+            pm_error_clear(err);
+            rc = 0;
+        }
+    } else {
+        if (asprintf(&sl->ignored, "%s: not a profile, ignored", sl->path) < 0)
+            sl->ignored = NULL;
+        rc = 0;
     }
-    if (got != &one)
-        free(got);
-    return rc;
+    sl->rc = rc;
+    if (rc || !sl->ngot)
+        return;
+    sl->clocks = calloc(sl->ngot, sizeof *sl->clocks);
+    if (!sl->clocks) {
+        sl->rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < sl->ngot; i++)
+        fix_clock(sl->got[i], &sl->clocks[i]);
+}
+
+typedef struct pool {
+    slot *slots;
+    size_t n;
+    size_t next;
+    size_t done;
+    pthread_mutex_t lock;
+    const pm_analyze_opts *opts;
+    /* For the metric stage. */
+    pm_analysis *a;
+    int *rcs;
+} pool;
+
+static void *read_worker(void *arg)
+{
+    pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n)
+            break;
+        read_slot(&p->slots[i]);
+        pthread_mutex_lock(&p->lock);
+        p->done++;
+        if (p->opts->progress)
+            p->opts->progress(p->done, p->n, p->opts->progress_user);
+        pthread_mutex_unlock(&p->lock);
+    }
+    return NULL;
+}
+
+/* Worker threads: one per online CPU, at most 8 (PM_THREADS overrides). */
+static size_t nthreads(size_t work)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("PM_THREADS");
+    if (env && *env)
+        n = strtol(env, NULL, 10);
+    if (n < 1)
+        n = 1;
+    if (n > 8)
+        n = 8;
+    if ((size_t)n > work)
+        n = (long)(work ? work : 1);
+    return (size_t)n;
+}
+
+/* Run fn over the pool with nthreads() threads (the caller is one). */
+static void run_pool(pool *p, void *(*fn)(void *), size_t work)
+{
+    size_t nt = nthreads(work);
+    pthread_t th[8];
+    size_t started = 0;
+    for (size_t i = 1; i < nt; i++)
+        if (pthread_create(&th[started], NULL, fn, p) == 0)
+            started++;
+    fn(p);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
 }
 
 /* Merge several profiles of one host into one, columns united by name,
@@ -564,15 +630,23 @@ static void derive_column(const pm_analysis *a, const pm_host *ho, const pm_metr
     }
 }
 
+/* Scratch arrays reused across the hosts of one metric, so that each
+ * series does not fault in fresh zeroed pages. */
+typedef struct work {
+    double *val, *tmp, *scratch;
+    uint8_t *q;
+} work;
+
 static int derive_series(const pm_analysis *a, const pm_host *ho, const pm_metric_def *def,
-                         pm_series **out, double *part_mean, double *part_max, size_t *nparts)
+                         work *wk, pm_series **out, double *part_mean, double *part_max,
+                         size_t *nparts)
 {
     *out = NULL;
     const pm_profile *p = ho->prof;
     size_t n = ho->n;
     pm_series *s = NULL;
-    double *val = NULL, *tmp = NULL, *scratch = NULL;
-    uint8_t *q = NULL;
+    double *val = wk->val, *tmp = wk->tmp, *scratch = wk->scratch;
+    uint8_t *q = wk->q;
     for (size_t c = 0; c < p->ncols; c++) {
         if (!pm_metric_matches(def, p->cols[c].name))
             continue;
@@ -584,12 +658,8 @@ static int derive_series(const pm_analysis *a, const pm_host *ho, const pm_metri
             continue;
         if (!s) {
             s = series_new(n, ho->t);
-            val = pm_alloc_array(n ? n : 1, sizeof *val);
-            tmp = pm_alloc_array(n ? n : 1, sizeof *tmp);
-            scratch = pm_alloc_array(n ? n : 1, sizeof *scratch);
-            q = malloc(n ? n : 1);
-            if (!s || !val || !tmp || !q || !scratch)
-                goto oom;
+            if (!s)
+                return PM_ENOMEM;
             for (size_t i = 0; i < n; i++)
                 s->v[i] = NAN;
             memset(s->q, PM_Q_GAP, n);
@@ -618,24 +688,13 @@ static int derive_series(const pm_analysis *a, const pm_host *ho, const pm_metri
         }
         s->ncolumns++;
     }
-    free(val);
-    free(tmp);
-    free(q);
     if (s) {
         pm_qcounts_add(&s->qc, s->q, n);
         int w = a->opts.compat_ska ? PM_W_NONE : def->rate ? PM_W_STEP : PM_W_TRAPEZOID;
         pm_stats_compute(ho->t, s->v, n, w, scratch, &s->st);
     }
-    free(scratch);
     *out = s;
     return 0;
-oom:
-    series_free(s);
-    free(val);
-    free(tmp);
-    free(q);
-    free(scratch);
-    return PM_ENOMEM;
 }
 
 /* --- alignment and aggregation ---------------------------------------------- */
@@ -853,7 +912,7 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
         if (a->opts.compat_ska)
             st->mean = st->amean;
         if (m > 1)
-            st->sd = gsl_stats_sd(all, 1, m);
+            st->sd = pm_sd(all, m, st->amean);
         st->p50 = pm_quantile_select(all, m, 0.5);
         st->p95 = pm_quantile_select(all, m, 0.95);
     }
@@ -864,57 +923,107 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
 
 /* --- the whole run ------------------------------------------------------------ */
 
+/* Derive, aggregate and summarise catalog entry r->def (one thread). */
+static int build_metric(const pm_analysis *a, pm_metric_result *r)
+{
+    r->host = calloc(a->nhosts ? a->nhosts : 1, sizeof *r->host);
+    if (!r->host)
+        return PM_ENOMEM;
+    size_t maxn = 1;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (a->hosts[h].n > maxn)
+            maxn = a->hosts[h].n;
+    work wk;
+    wk.val = pm_alloc_array(maxn, sizeof *wk.val);
+    wk.tmp = pm_alloc_array(maxn, sizeof *wk.tmp);
+    wk.scratch = pm_alloc_array(maxn, sizeof *wk.scratch);
+    wk.q = malloc(maxn);
+    int rc = 0;
+    double part_mean = 0, part_max = NAN;
+    size_t nparts = 0;
+    if (!wk.val || !wk.tmp || !wk.scratch || !wk.q)
+        rc = PM_ENOMEM;
+    for (size_t h = 0; h < a->nhosts && !rc; h++) {
+        rc = derive_series(a, &a->hosts[h], r->def, &wk, &r->host[h], &part_mean, &part_max,
+                           &nparts);
+        if (!rc && r->host[h])
+            r->nhosts_with_data++;
+    }
+    free(wk.val);
+    free(wk.tmp);
+    free(wk.scratch);
+    free(wk.q);
+    if (rc || r->nhosts_with_data == 0)
+        return rc;
+    rc = a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? aggregate_index(a, r)
+                                                                 : aggregate_time(a, r, NULL);
+    if (rc)
+        return rc;
+    pm_aggregate *g = &r->agg;
+    double *scratch = pm_alloc_array(g->n ? g->n : 1, sizeof *scratch);
+    if (!scratch)
+        return PM_ENOMEM;
+    int w = a->opts.compat_ska ? PM_W_NONE : r->def->rate ? PM_W_STEP : PM_W_TRAPEZOID;
+    pm_stats_compute(g->t, g->v, g->n, w, scratch, &g->st);
+    free(scratch);
+    g->min_count = UINT32_MAX;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->count[i] && g->count[i] < g->min_count)
+            g->min_count = g->count[i];
+    if (g->min_count == UINT32_MAX)
+        g->min_count = 0;
+    return metric_stats(a, r, part_mean, nparts, part_max);
+}
+
+static void *metric_worker(void *arg)
+{
+    pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n)
+            break;
+        p->rcs[i] = build_metric(p->a, &p->a->metrics[i]);
+    }
+    return NULL;
+}
+
 static int build_metrics(pm_analysis *a, pm_error *err)
 {
     const pm_catalog *cat = a->catalog;
     a->metrics = calloc(cat->n ? cat->n : 1, sizeof *a->metrics);
-    if (!a->metrics)
+    int *rcs = calloc(cat->n ? cat->n : 1, sizeof *rcs);
+    if (!a->metrics || !rcs) {
+        free(rcs);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
-    for (size_t d = 0; d < cat->n; d++) {
-        pm_metric_result *r = &a->metrics[a->nmetrics];
-        memset(r, 0, sizeof *r);
-        r->def = &cat->m[d];
-        r->host = calloc(a->nhosts ? a->nhosts : 1, sizeof *r->host);
-        if (!r->host)
-            return pm_error_set(err, PM_ENOMEM, "out of memory");
-        double part_mean = 0, part_max = NAN;
-        size_t nparts = 0;
-        for (size_t h = 0; h < a->nhosts; h++) {
-            if (derive_series(a, &a->hosts[h], r->def, &r->host[h], &part_mean, &part_max,
-                              &nparts))
-                return pm_error_set(err, PM_ENOMEM, "out of memory deriving %s", r->def->id);
-            if (r->host[h])
-                r->nhosts_with_data++;
-        }
-        a->nmetrics++;
-        if (r->nhosts_with_data == 0)
-            continue; /* kept so that free() sees it; dropped below */
-        int rc = a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? aggregate_index(a, r)
-                                                                         : aggregate_time(a, r, NULL);
-        if (rc)
-            return pm_error_set(err, rc, "%s: cannot aggregate (%s)", r->def->id,
-                                rc == PM_ELIMIT ? "time grid too large" : "out of memory");
-        pm_aggregate *g = &r->agg;
-        double *scratch = pm_alloc_array(g->n ? g->n : 1, sizeof *scratch);
-        if (!scratch)
-            return pm_error_set(err, PM_ENOMEM, "out of memory");
-        int w = a->opts.compat_ska ? PM_W_NONE : r->def->rate ? PM_W_STEP : PM_W_TRAPEZOID;
-        pm_stats_compute(g->t, g->v, g->n, w, scratch, &g->st);
-        free(scratch);
-        g->min_count = UINT32_MAX;
-        for (size_t i = 0; i < g->n; i++)
-            if (g->count[i] && g->count[i] < g->min_count)
-                g->min_count = g->count[i];
-        if (g->min_count == UINT32_MAX)
-            g->min_count = 0;
-        if (metric_stats(a, r, part_mean, nparts, part_max))
-            return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
+    for (size_t d = 0; d < cat->n; d++)
+        a->metrics[d].def = &cat->m[d];
+    a->nmetrics = cat->n;
+    pool mp = {.n = cat->n, .a = a, .rcs = rcs};
+    pthread_mutex_init(&mp.lock, NULL);
+    run_pool(&mp, metric_worker, cat->n);
+    pthread_mutex_destroy(&mp.lock);
+    for (size_t d = 0; d < cat->n; d++)
+        if (rcs[d]) {
+            int rc = rcs[d];
+            free(rcs);
+            return pm_error_set(err, rc, "%s: cannot derive or aggregate (%s)", cat->m[d].id,
+                                rc == PM_ELIMIT ? "time grid too large" : "out of memory");
+        }
+    free(rcs);
     /* Omit metrics that no host has. */
     size_t k = 0;
     for (size_t i = 0; i < a->nmetrics; i++) {
         if (a->metrics[i].nhosts_with_data == 0) {
-            free(a->metrics[i].host);
+            pm_metric_result *r = &a->metrics[i];
+            for (size_t h = 0; h < a->nhosts && r->host; h++)
+                series_free(r->host[h]);
+            free(r->host);
+            free(r->agg.t);
+            free(r->agg.v);
+            free(r->agg.count);
             continue;
         }
         a->metrics[k++] = a->metrics[i];
@@ -960,27 +1069,52 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
             goto fail;
         }
     }
-    for (size_t i = 0; i < nfiles; i++) {
-        pm_error e1;
-        pm_error_clear(&e1);
-        if (opts->progress)
-            opts->progress(i, nfiles, opts->progress_user);
-        rc = read_one(a, files[i], &pl, &clocks, &e1);
-        if (rc == PM_ENOMEM) {
-            *err = e1;
+    {
+        slot *slots = calloc(nfiles ? nfiles : 1, sizeof *slots);
+        if (!slots) {
+            rc = pm_error_set(err, PM_ENOMEM, "out of memory");
             goto fail;
         }
-        if (rc) {
-            if (opts->strict) {
-                *err = e1;
-                goto fail;
+        pool rp = {.slots = slots, .n = nfiles, .opts = opts};
+        pthread_mutex_init(&rp.lock, NULL);
+        for (size_t i = 0; i < nfiles; i++)
+            slots[i].path = files[i];
+        run_pool(&rp, read_worker, nfiles);
+        pthread_mutex_destroy(&rp.lock);
+        /* Merge in file order; on the first fatal problem keep freeing. */
+        for (size_t i = 0; i < nfiles; i++) {
+            slot *sl = &slots[i];
+            if (sl->ignored)
+                (void)add_str(&a->ignored, &a->nignored, "%s", sl->ignored);
+            free(sl->ignored);
+            if (!rc && sl->rc && (sl->rc == PM_ENOMEM || opts->strict)) {
+                *err = sl->err;
+                rc = sl->rc;
+            } else if (sl->rc) {
+                (void)add_str(&a->warnings, &a->nwarnings, "%s", sl->err.msg);
             }
-            (void)add_str(&a->warnings, &a->nwarnings, "%s", e1.msg);
-            rc = 0;
+            for (size_t k = 0; k < sl->ngot; k++) {
+                pm_profile *p = sl->got[k];
+                for (size_t w = 0; w < p->nwarnings && !rc; w++)
+                    (void)add_str(&a->warnings, &a->nwarnings, "%s", p->warnings[w]);
+                pm_clock *nc = rc ? NULL : pm_realloc_array(clocks, pl.n + 1, sizeof *nc);
+                if (nc)
+                    clocks = nc;
+                if (!nc || plist_add(&pl, p)) {
+                    pm_profile_free(p);
+                    if (!rc)
+                        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+                    continue;
+                }
+                clocks[pl.n - 1] = sl->clocks[k];
+            }
+            free(sl->got);
+            free(sl->clocks);
         }
+        free(slots);
+        if (rc)
+            goto fail;
     }
-    if (opts->progress)
-        opts->progress(nfiles, nfiles, opts->progress_user);
     if (pl.n == 0) {
         rc = pm_error_set(err, PM_ENOENT, "no readable profile among %zu file%s%s%s", nfiles,
                           nfiles == 1 ? "" : "s", a->nwarnings ? "; " : "",

@@ -8,6 +8,23 @@
 
 #include "perfmon/mem.h"
 
+/* Two passes in double: gsl_stats_sd accumulates in long double (x87),
+ * which made it the single largest cost of a big analysis; with the mean
+ * known, the second pass is as accurate for these magnitudes. */
+double pm_sd(const double *x, size_t n, double mean)
+{
+    if (n < 2)
+        return NAN;
+    double ss = 0, comp = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = x[i] - mean;
+        ss += d * d;
+        comp += d;
+    }
+    /* corrected two-pass formula (Chan, Golub, LeVeque) */
+    return sqrt((ss - comp * comp / (double)n) / (double)(n - 1));
+}
+
 double pm_quantile_select(double *x, size_t n, double f)
 {
     if (n == 0)
@@ -84,7 +101,7 @@ void pm_stats_compute(const double *t, const double *v, size_t n, int weighting,
     }
     s->duration = last_t - first_t;
     if (m > 1)
-        s->sd = gsl_stats_sd(scratch, 1, m);
+        s->sd = pm_sd(scratch, m, s->amean);
     s->p50 = pm_quantile_select(scratch, m, 0.50);
     s->p95 = pm_quantile_select(scratch, m, 0.95);
 }

@@ -27,7 +27,17 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     }
     if (!isfinite(v) || av >= 1e15 || av < 1e-4)
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
-    int e = (int)floor(log10(av));       /* av in [10^e, 10^(e+1)) */
+    /* e with av in [10^e, 10^(e+1)), by table instead of log10 */
+    int e;
+    if (av >= 1) {
+        e = 0;
+        while (e < 15 && av >= POW10[e + 1])
+            e++;
+    } else {
+        e = -1;
+        while (e > -4 && av < 1.0 / POW10[-e])
+            e--;
+    }
     int dec = digits - 1 - e;            /* decimals to keep */
     if (dec < 0)
         dec = 0;
@@ -36,7 +46,7 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     double scaled = av * POW10[dec];
     if (scaled >= 9e18)
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
-    uint64_t m = (uint64_t)llround(scaled);
+    uint64_t m = (uint64_t)(scaled + 0.5);
     char tmp[40];
     size_t n = 0;
     /* digits of m, least significant first */
