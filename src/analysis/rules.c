@@ -177,6 +177,8 @@ static int eval_rule(pm_analysis *a, const rule *r)
     } else if (!strcmp(r->type, "capacity")) {
         /* Peak process-tree RSS as a percentage of the node's memory. */
         for (size_t h = 0; h < a->nhosts && !rc; h++) {
+            if (a->nodes[h].wall_time_s < r->min_duration_s)
+                continue;
             double v = a->nodes[h].proc_peak_rss_bytes / a->hosts[h].mem_total * 100.0;
             if (isfinite(v) && compare(r->op, v, r->threshold))
                 rc = add_note(a, r, (int)h, v, "%");
