@@ -1,0 +1,214 @@
+/* analysis.h - the perfmon-analyze engine: profiles in, series, aggregates,
+ * statistics and efficiency notes out.
+ *
+ * pm_analysis_run() reads every input, groups profiles by host, derives one
+ * series per (catalog metric, host), places them on a common time grid,
+ * aggregates across hosts and computes statistics.  The result is a plain
+ * in-memory structure that the text/JSON/data-file exports and the plots
+ * and PDF report (issue 4) read; nothing in it refers back to the files.
+ *
+ * Ownership: the pm_analysis returned is owned by the caller and freed with
+ * pm_analysis_free(); every pointer inside belongs to it.  Host arrays are
+ * indexed by host number (hosts sorted by name); metric arrays by result
+ * number (catalog order, metrics without data on every host left out).
+ */
+#ifndef PERFMON_ANALYSIS_H
+#define PERFMON_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfmon/catalog.h"
+#include "perfmon/error.h"
+#include "perfmon/profile.h"
+#include "perfmon/series.h"
+#include "perfmon/stats.h"
+
+enum pm_align { PM_ALIGN_TIME = 0, PM_ALIGN_INDEX = 1 };
+
+typedef struct pm_analyze_opts {
+    int repair;            /* enum pm_repair (default hold) */
+    int align;             /* enum pm_align */
+    int compat_ska;        /* --compat=ska: reproduce SKA perfmon's numbers */
+    int strict;            /* a bad input file is fatal */
+    int verbose;           /* keep notes about ignored files */
+    /* Window; a relative bound is seconds from the job start (the earliest
+     * first sample over all hosts). */
+    int has_start, has_end;
+    int start_rel, end_rel;
+    double start, end;
+    const char *catalog_path;  /* templates/metrics.json */
+    const char *rules_path;    /* templates/rules.json, NULL = no notes */
+    /* Called now and then with (done, total) input files; may be NULL. */
+    void (*progress)(size_t done, size_t total, void *user);
+    void *progress_user;
+} pm_analyze_opts;
+
+void pm_analyze_opts_init(pm_analyze_opts *o);
+
+/* Clock assessment of one host (docs/analysis.md, "Clocks"). */
+typedef struct pm_clock {
+    int method;            /* 0 = start spread only, 1 = monotonic/wall pairs */
+    double offset_s;       /* first sample minus the median first sample over hosts */
+    double drift_ppm;      /* slope of (wall - monotonic) over the run */
+    double step_max_s;     /* largest jump of (wall - monotonic) between samples */
+} pm_clock;
+
+typedef struct pm_host {
+    char *name;
+    char **files;          /* [nfiles] profiles merged into this host */
+    size_t nfiles;
+    char format[16];       /* "binary", "jsonl", "ska", "mixed" */
+    pm_profile *prof;      /* merged raw profile (columns, end record, meta) */
+    size_t n;              /* samples kept (increasing time, inside the window) */
+    double *t;             /* [n] seconds since the epoch */
+    size_t *idx;           /* [n] index of each kept sample in prof */
+    size_t dropped_time;   /* samples dropped for a non-increasing timestamp */
+    size_t outside_window; /* samples outside --start/--end */
+    double interval;       /* median sampling interval (s) */
+    pm_clock clock;
+    double ncpus;          /* from cpu.ncpus or metadata, NaN when unknown */
+    double mem_total;      /* bytes, NaN when unknown */
+} pm_host;
+
+/* One catalog metric on one host. */
+typedef struct pm_series {
+    size_t n;              /* = host n */
+    const double *t;       /* the host's times (borrowed from pm_host) */
+    double *v;             /* [n] in display units; NaN = no value */
+    uint8_t *q;            /* [n] enum pm_quality */
+    pm_qcounts qc;
+    size_t repaired;       /* negative values repaired */
+    size_t wraps;          /* counter wraps corrected */
+    size_t ncolumns;       /* profile columns summed into it */
+    pm_stats st;
+} pm_series;
+
+/* The all-node series. */
+typedef struct pm_aggregate {
+    size_t n;
+    double *t;             /* [n] grid (or averaged) times */
+    double *v;             /* [n] Total or Average; NaN where no host has data */
+    uint32_t *count;       /* [n] hosts contributing to each point */
+    pm_stats st;
+    size_t interpolated;   /* host points interpolated onto the grid */
+    uint32_t min_count;    /* smallest count over points with data */
+} pm_aggregate;
+
+typedef struct pm_metric_result {
+    const pm_metric_def *def;  /* borrowed from the catalog */
+    pm_series **host;          /* [nhosts]; NULL where the host has no data */
+    size_t nhosts_with_data;
+    pm_aggregate agg;
+    pm_stats all;              /* over every host point: min/max carry host */
+    double avg_per_node;       /* mean of host means (SKA title "Average X/Node") */
+    double max_per_node;       /* max of host maxima ("Max X/Node") */
+    double imbalance;          /* max host mean / mean of host means */
+    pm_qcounts qc;             /* summed over hosts */
+    size_t repaired, wraps;
+} pm_metric_result;
+
+/* Per-node figures (seed 004's list and more); NaN when unknown. */
+typedef struct pm_node_summary {
+    double wall_time_s;
+    double cpu_avg_utilization_pct;
+    double cpu_avg_utilization_over20_pct, cpu_avg_utilization_over40_pct;
+    double cpu_avg_utilization_over80_pct, cpu_avg_utilization_at100_pct;
+    double max_t_cpu_pct_per_cpu_avg, max_t_cpu_pct_per_cpu_min, max_t_cpu_pct_per_cpu_max;
+    double node_cpu_hours, node_unused_cpu_hours;
+    double max_t_mem_percent, max_t_disk_usage_percent;
+    double total_disk_io_read_mb, total_disk_io_write_mb;
+    double total_net_io_lo_sent_mb, total_net_io_lo_recv_mb;
+    double total_net_io_ext_sent_mb, total_net_io_ext_recv_mb;
+    double energy_j, energy_kwh, avg_power_w;
+    double proc_cpu_hours, proc_peak_rss_bytes;
+    double sampler_cpu_pct;        /* sampler CPU time / wall time */
+    double sampler_peak_rss_bytes;
+    double sampler_lateness_mean_s, sampler_lateness_max_s;
+    double sampler_missed;
+    double samples;                /* samples analysed */
+    size_t repaired, dropped;      /* over all metrics of the node */
+} pm_node_summary;
+
+/* The named figures of pm_node_summary, in output order.  The same keys
+ * are used by --stats --json, the text table and the rules file. */
+enum pm_figure_job { PM_JOB_SUM = 0, PM_JOB_MEAN = 1, PM_JOB_MAX = 2, PM_JOB_SPAN = 3 };
+typedef struct pm_figure {
+    const char *key;       /* stable JSON key, e.g. "cpu_avg_utilization_pct" */
+    size_t offset;         /* offsetof(pm_node_summary, ...) (a double) */
+    const char *unit;      /* "%", "h", "MiB", "J", ... */
+    int job;               /* enum pm_figure_job: how the job figure is formed */
+    const char *label;     /* short column title for the text table */
+} pm_figure;
+
+extern const pm_figure PM_FIGURES[];
+extern const size_t PM_NFIGURES;
+double pm_figure_value(const pm_node_summary *s, const pm_figure *f);
+/* The figure with this key, or NULL. */
+const pm_figure *pm_figure_find(const char *key);
+
+enum pm_severity { PM_SEV_INFO = 0, PM_SEV_WARNING = 1, PM_SEV_CRITICAL = 2 };
+
+typedef struct pm_note {
+    char rule[64];
+    int severity;          /* enum pm_severity */
+    int host;              /* host index, -1 for the whole job */
+    double value;          /* the figure that triggered the rule */
+    char *message;
+} pm_note;
+
+typedef struct pm_analysis {
+    pm_analyze_opts opts;
+    pm_catalog *catalog;
+    size_t nhosts;
+    pm_host *hosts;              /* [nhosts] sorted by name */
+    size_t nmetrics;
+    pm_metric_result *metrics;   /* [nmetrics] */
+    pm_node_summary *nodes;      /* [nhosts] */
+    pm_node_summary job;         /* totals (sums) or maxima over nodes */
+    double t_start, t_end;       /* analysed span (s since the epoch) */
+    double grid_step;            /* common grid interval (s) */
+    size_t nnotes;
+    pm_note *notes;
+    size_t nwarnings;
+    char **warnings;             /* input problems, one line each */
+    size_t nignored;             /* files that are not profiles */
+    char **ignored;              /* their messages (verbose) */
+} pm_analysis;
+
+/* Analyse the given files and directories (a directory contributes every
+ * regular file in it, sorted, not recursing).  A file that cannot be read
+ * is a warning (fatal with opts->strict).  Returns PM_ENOENT (message set)
+ * when no profile was found, PM_EUSAGE for a bad window. */
+int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_opts *opts,
+                    pm_analysis **out, pm_error *err) PM_WUR;
+
+void pm_analysis_free(pm_analysis *a);
+
+/* Index of the result for catalog id, or -1. */
+int pm_analysis_metric(const pm_analysis *a, const char *id);
+
+/* Evaluate the rules file against a (fills a->notes). */
+int pm_rules_eval(pm_analysis *a, const char *rules_path, pm_error *err) PM_WUR;
+
+/* Fill a->nodes and a->job (summary.c). */
+int pm_summary_compute(pm_analysis *a, pm_error *err) PM_WUR;
+
+/* Place one host series on the grid t0 + k*step (k < n) by GSL linear
+ * interpolation between consecutive valid points, never past the host's
+ * first and last valid points: out gets NaN there.  Returns the number of
+ * grid points filled. */
+size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, double step,
+                      size_t ngrid, double *out);
+
+/* Parse a --start/--end value: "+DURATION" (relative), a plain number
+ * (seconds since the epoch if >= 1e9, else relative seconds), or
+ * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
+int pm_parse_time_bound(const char *s, double *value, int *relative);
+
+/* The program: perfmon-analyze's command line (cli.c).  Returns the exit
+ * status (0 ok, 1 warnings with --strict or partial output, 2 usage or
+ * unusable input, 3 output failed). */
+int pm_analyze_main(int argc, char **argv);
+
+#endif

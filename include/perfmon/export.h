@@ -1,0 +1,44 @@
+/* export.h - outputs of an analysis: the --stats text table and JSON
+ * summary, gnuplot data files and scripts, CSV and HDF5.
+ *
+ * Every function only reads the analysis.  Write failures (a full disk)
+ * are errors: each output is flushed and closed and checked.
+ * Formats and keys: docs/analysis.md, "Outputs".
+ */
+#ifndef PERFMON_EXPORT_H
+#define PERFMON_EXPORT_H
+
+#include <stdio.h>
+
+#include "perfmon/analysis.h"
+#include "perfmon/error.h"
+
+/* Schema version of the --stats --json document (bumped on any key change). */
+#define PM_STATS_JSON_SCHEMA 1
+
+/* Write the aligned text tables to f (not closed). */
+int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err) PM_WUR;
+
+/* The --stats --json document as a NUL-terminated string the caller frees
+ * (also what the PDF report embeds).  NULL when out of memory. */
+char *pm_stats_json_string(const pm_analysis *a);
+int pm_stats_json(const pm_analysis *a, FILE *f, pm_error *err) PM_WUR;
+
+/* Per metric: <id>_per_node.dat, <id>_all_nodes.dat, <id>.gp in dir
+ * (created if absent). */
+int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err) PM_WUR;
+
+/* One row per host and timestamp; one column per metric with its unit. */
+int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
+
+/* /hosts/<host>/<metric> datasets (time, value, quality), /aggregates/... */
+int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
+
+/* Close f (which was written to path) and report any earlier write error
+ * or a failing fclose.  Returns 0 or PM_EIO. */
+int pm_close_checked(FILE *f, const char *path, pm_error *err) PM_WUR;
+
+/* Format v like %.*g into buf (cap >= 32) quickly; NaN gives "NaN". */
+size_t pm_fmt_double(char *buf, double v, int digits);
+
+#endif

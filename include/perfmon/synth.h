@@ -1,0 +1,50 @@
+/* synth.h - synthetic perfmon profiles for tests, fixtures and benchmarks.
+ *
+ * Every value is a simple function of the sample index, so tests can state
+ * the expected statistics by hand (formulas in src/analysis/synth.c).  The
+ * profiles are written with the ordinary pm_writer API, so they exercise the
+ * same reader as real ones.
+ */
+#ifndef PERFMON_SYNTH_H
+#define PERFMON_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfmon/error.h"
+
+enum {
+    PM_SYNTH_IB = 1,       /* Infiniband counters */
+    PM_SYNTH_RAPL = 2,     /* RAPL package-0, package-1, dram-0 */
+    PM_SYNTH_PROC = 4,     /* process-tree columns */
+    PM_SYNTH_SAMPLER = 8,  /* sampler self-measurement */
+    PM_SYNTH_ALL = 15
+};
+
+typedef struct pm_synth {
+    const char *host;
+    int format;            /* PM_FMT_BIN or PM_FMT_JSONL */
+    size_t n;              /* samples */
+    double start_s;        /* wall time of sample 0 (s since the epoch) */
+    double interval_s;     /* sampling interval */
+    int groups;            /* PM_SYNTH_* bits */
+    double cpu_pct;        /* cpu.percent = cpu_pct (constant) */
+    double net_rate;       /* net.ext.bytes_sent grows by net_rate B/s */
+    double power_w;        /* rapl.package-0 and -1 each at power_w W */
+    uint64_t rapl_wrap;    /* RAPL column wrap (max_energy_range_uj + 1); 0 = none */
+    double rss0, rss_growth; /* proc.rss = rss0 + rss_growth * elapsed s */
+    size_t reset_at;       /* if > 0: net.ext.bytes_sent restarts from 0 here */
+    size_t gap_at;         /* if > 0: cpu.percent not recorded at this sample */
+    double wall_step_s;    /* wall clock stepped by this much at n/2 (mono unaffected) */
+    int with_end;          /* write the end record */
+    size_t ncpus;          /* cpu.ncpus */
+} pm_synth;
+
+/* Defaults: 60 samples at 1 s from 1.7e9, all groups, 50 % CPU, 1 MiB/s,
+ * 100 W per package, 16 CPUs, binary, end record. */
+void pm_synth_init(pm_synth *s, const char *host);
+
+/* Write the profile to path (which must not exist). */
+int pm_synth_write(const char *path, const pm_synth *s, pm_error *err) PM_WUR;
+
+#endif

@@ -1,0 +1,212 @@
+/* Metric catalog loading (templates/metrics.json, see docs/analysis.md). */
+#include "perfmon/catalog.h"
+
+#include <cJSON.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/fileio.h"
+#include "perfmon/mem.h"
+
+#define CATALOG_MAX_BYTES (4u << 20)
+#define CATALOG_MAX_METRICS 4096
+
+void pm_text_position(const char *text, size_t offset, int *line, int *col)
+{
+    int l = 1, c = 1;
+    for (size_t i = 0; i < offset && text[i]; i++) {
+        if (text[i] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+void pm_catalog_free(pm_catalog *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t k = 0; k < c->m[i].npatterns; k++)
+            free(c->m[i].patterns[k]);
+    free(c->m);
+    free(c->path);
+    free(c);
+}
+
+static int copy_str(char *dst, size_t cap, const cJSON *obj, const char *key, int required,
+                    const char *path, size_t idx, pm_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required)
+            return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: missing", path, idx, key);
+        return 0;
+    }
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= cap)
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected a string of at most %zu bytes",
+                            path, idx, key, cap - 1);
+    memcpy(dst, v->valuestring, strlen(v->valuestring) + 1);
+    return 0;
+}
+
+static int get_bool(const cJSON *obj, const char *key, int *out, const char *path, size_t idx,
+                    pm_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v)
+        return 0;
+    if (!cJSON_IsBool(v))
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected true or false", path,
+                            idx, key);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size_t i,
+                        pm_error *err)
+{
+    int rc;
+    if (!cJSON_IsObject(o))
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu]: expected an object", path, i);
+    if ((rc = copy_str(d->id, sizeof d->id, o, "id", 1, path, i, err)) ||
+        (rc = copy_str(d->name, sizeof d->name, o, "name", 1, path, i, err)) ||
+        (rc = copy_str(d->unit, sizeof d->unit, o, "unit", 1, path, i, err)) ||
+        (rc = copy_str(d->category, sizeof d->category, o, "category", 0, path, i, err)) ||
+        (rc = copy_str(d->page, sizeof d->page, o, "page", 0, path, i, err)))
+        return rc;
+    for (const char *s = d->id; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-' || *s == '.'))
+            return pm_error_set(err, PM_EFORMAT,
+                                "%s: metrics[%zu].id: \"%s\" may hold only letters, digits, '_', '-', '.'",
+                                path, i, d->id);
+    const cJSON *cols = cJSON_GetObjectItemCaseSensitive(o, "columns");
+    if (!cJSON_IsArray(cols) || cJSON_GetArraySize(cols) < 1 ||
+        cJSON_GetArraySize(cols) > PM_CAT_MAX_PATTERNS)
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].columns: expected 1 to %d patterns",
+                            path, i, PM_CAT_MAX_PATTERNS);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cols) {
+        if (!cJSON_IsString(c) || !*c->valuestring)
+            return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].columns: expected strings",
+                                path, i);
+        d->patterns[d->npatterns] = pm_strdup(c->valuestring);
+        if (!d->patterns[d->npatterns])
+            return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+        d->npatterns++;
+    }
+    d->conversion = 1.0;
+    const cJSON *conv = cJSON_GetObjectItemCaseSensitive(o, "conversion");
+    if (conv) {
+        if (!cJSON_IsNumber(conv) || !isfinite(conv->valuedouble) || conv->valuedouble <= 0)
+            return pm_error_set(err, PM_EFORMAT,
+                                "%s: metrics[%zu].conversion: expected a positive number", path, i);
+        d->conversion = conv->valuedouble;
+    }
+    d->size_cm = 6.0;
+    const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "size");
+    if (cJSON_IsNumber(sz) && sz->valuedouble > 0 && sz->valuedouble < 100)
+        d->size_cm = sz->valuedouble;
+    if ((rc = get_bool(o, "rate", &d->rate, path, i, err)) ||
+        (rc = get_bool(o, "log_scale", &d->log_scale, path, i, err)))
+        return rc;
+    char comb[16] = "Average";
+    if ((rc = copy_str(comb, sizeof comb, o, "comb", 0, path, i, err)))
+        return rc;
+    if (strcmp(comb, "Total") == 0)
+        d->comb = PM_COMB_TOTAL;
+    else if (strcmp(comb, "Average") == 0)
+        d->comb = PM_COMB_AVERAGE;
+    else
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].comb: \"%s\" is not Total or Average",
+                            path, i, comb);
+    return 0;
+}
+
+int pm_catalog_parse(const char *path, const char *text, pm_catalog **out, pm_error *err)
+{
+    *out = NULL;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    if (!root) {
+        int line, col;
+        pm_text_position(text, end ? (size_t)(end - text) : 0, &line, &col);
+        return pm_error_set(err, PM_EFORMAT, "%s:%d:%d: malformed JSON", path, line, col);
+    }
+    int rc = 0;
+    pm_catalog *c = calloc(1, sizeof *c);
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "metrics");
+    if (!c || !(c->path = pm_strdup(path))) {
+        rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > CATALOG_MAX_METRICS) {
+        rc = pm_error_set(err, PM_EFORMAT, "%s: metrics: expected an array of at most %d entries",
+                          path, CATALOG_MAX_METRICS);
+        goto out;
+    }
+    size_t n = (size_t)cJSON_GetArraySize(arr);
+    c->m = calloc(n ? n : 1, sizeof *c->m);
+    if (!c->m) {
+        rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    const cJSON *o;
+    cJSON_ArrayForEach(o, arr) {
+        rc = parse_metric(o, &c->m[c->n], path, c->n, err);
+        c->n++;
+        if (rc)
+            goto out;
+        for (size_t k = 0; k + 1 < c->n; k++)
+            if (strcmp(c->m[k].id, c->m[c->n - 1].id) == 0) {
+                rc = pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].id: \"%s\" is used twice",
+                                  path, c->n - 1, c->m[k].id);
+                goto out;
+            }
+    }
+out:
+    cJSON_Delete(root);
+    if (rc) {
+        pm_catalog_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int pm_catalog_load(const char *path, pm_catalog **out, pm_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = pm_read_whole(path, CATALOG_MAX_BYTES, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = pm_catalog_parse(path, text, out, err);
+    free(text);
+    return rc;
+}
+
+int pm_metric_matches(const pm_metric_def *def, const char *column)
+{
+    for (size_t k = 0; k < def->npatterns; k++)
+        if (fnmatch(def->patterns[k], column, 0) == 0)
+            return 1;
+    return 0;
+}
+
+int pm_catalog_find(const pm_catalog *c, const char *id)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->m[i].id, id) == 0)
+            return (int)i;
+    return -1;
+}

@@ -1,0 +1,260 @@
+/* perfmon-analyze's command line (the program's main only calls
+ * pm_analyze_main).  Exit codes: docs/man/perfmon-analyze.1. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfmon/analysis.h"
+#include "perfmon/export.h"
+#include "perfmon/fileio.h"
+
+#ifndef PM_VERSION
+#define PM_VERSION "0"
+#endif
+#ifndef PM_TEMPLATE_DIR
+#define PM_TEMPLATE_DIR "/usr/local/share/perfmon/templates"
+#endif
+
+enum { EXIT_OK = 0, EXIT_PARTIAL = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: perfmon-analyze [options] DIR|FILE...\n"
+            "  --stats            job statistics as a text table (default output)\n"
+            "  --json             with --stats: the statistics as JSON\n"
+            "  --data DIR         gnuplot data files and scripts, per metric\n"
+            "  --csv FILE         one row per host and timestamp\n"
+            "  --hdf5 FILE        a group per host, a dataset per metric, aggregates\n"
+            "  --repair=MODE      negative rates: hold (default), interp, zero, drop\n"
+            "  --align=MODE       time (common grid, default) or index (as SKA perfmon)\n"
+            "  --compat=ska       reproduce SKA perfmon's numbers (docs/analysis.md)\n"
+            "  --start TIME       analyse from TIME (epoch s, ISO 8601 UTC, or +DURATION)\n"
+            "  --end TIME         analyse up to TIME\n"
+            "  --strict           an unreadable input file is fatal\n"
+            "  --templates DIR    where metrics.json and rules.json are\n"
+            "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
+            "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
+            "  --no-rules         no efficiency notes\n"
+            "  -v, --verbose      also list files that are not profiles\n"
+            "  -q, --quiet        no warnings on stderr\n"
+            "  -h, --help         this text\n"
+            "      --version      the version\n"
+            "exit status: 0 ok, 1 input problem promoted by --strict, 2 usage or no\n"
+            "usable input, 3 an output could not be written\n");
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Template directory: --templates, $PERFMON_TEMPLATES, the installed
+ * directory, the source tree next to the program (build/<kind>/bin), ./templates. */
+static void find_templates(const char *given, char *out, size_t cap)
+{
+    char probe[PATH_MAX + 32];
+    if (given) {
+        snprintf(out, cap, "%s", given);
+        return;
+    }
+    const char *env = getenv("PERFMON_TEMPLATES");
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        return;
+    }
+    snprintf(probe, sizeof probe, "%s/metrics.json", PM_TEMPLATE_DIR);
+    if (exists(probe)) {
+        snprintf(out, cap, "%s", PM_TEMPLATE_DIR);
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            static const char *const rel[] = {"/../../../templates", "/../share/perfmon/templates",
+                                              "/../../templates"};
+            for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+                snprintf(probe, sizeof probe, "%s%s/metrics.json", exe, rel[i]);
+                if (exists(probe)) {
+                    snprintf(out, cap, "%s%s", exe, rel[i]);
+                    return;
+                }
+            }
+        }
+    }
+    snprintf(out, cap, "templates");
+}
+
+static void progress(size_t done, size_t total, void *user)
+{
+    (void)user;
+    fprintf(stderr, "\rperfmon-analyze: reading %zu/%zu%s", done, total, done == total ? "\n" : "");
+}
+
+int pm_analyze_main(int argc, char **argv)
+{
+    enum { O_STATS = 256, O_JSON, O_DATA, O_CSV, O_HDF5, O_REPAIR, O_ALIGN, O_COMPAT, O_START,
+           O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION };
+    static const struct option longopts[] = {
+        {"stats", no_argument, NULL, O_STATS},       {"json", no_argument, NULL, O_JSON},
+        {"data", required_argument, NULL, O_DATA},   {"csv", required_argument, NULL, O_CSV},
+        {"hdf5", required_argument, NULL, O_HDF5},   {"repair", required_argument, NULL, O_REPAIR},
+        {"align", required_argument, NULL, O_ALIGN}, {"compat", required_argument, NULL, O_COMPAT},
+        {"start", required_argument, NULL, O_START}, {"end", required_argument, NULL, O_END},
+        {"strict", no_argument, NULL, O_STRICT},     {"templates", required_argument, NULL, O_TEMPLATES},
+        {"catalog", required_argument, NULL, O_CATALOG}, {"rules", required_argument, NULL, O_RULES},
+        {"no-rules", no_argument, NULL, O_NORULES},  {"verbose", no_argument, NULL, 'v'},
+        {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, O_VERSION},   {NULL, 0, NULL, 0}};
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0;
+    const char *data_dir = NULL, *csv = NULL, *hdf5 = NULL, *tdir = NULL, *catalog = NULL,
+               *rules = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "vqh", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_STATS: want_stats = 1; break;
+        case O_JSON: want_json = 1; break;
+        case O_DATA: data_dir = optarg; break;
+        case O_CSV: csv = optarg; break;
+        case O_HDF5: hdf5 = optarg; break;
+        case O_REPAIR:
+            if ((o.repair = pm_repair_parse(optarg)) < 0) {
+                fprintf(stderr, "perfmon-analyze: --repair: \"%s\" is not hold, interp, zero or drop\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case O_ALIGN:
+            if (strcmp(optarg, "time") == 0)
+                o.align = PM_ALIGN_TIME;
+            else if (strcmp(optarg, "index") == 0)
+                o.align = PM_ALIGN_INDEX;
+            else {
+                fprintf(stderr, "perfmon-analyze: --align: \"%s\" is not time or index\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case O_COMPAT:
+            if (strcmp(optarg, "ska") == 0)
+                o.compat_ska = 1;
+            else if (strcmp(optarg, "none") != 0) {
+                fprintf(stderr, "perfmon-analyze: --compat: \"%s\" is not ska or none\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case O_START:
+        case O_END: {
+            double v;
+            int rel;
+            if (pm_parse_time_bound(optarg, &v, &rel) != 0) {
+                fprintf(stderr, "perfmon-analyze: --%s: \"%s\" is not a time (epoch seconds, YYYY-MM-DDTHH:MM:SSZ or +DURATION)\n",
+                        c == O_START ? "start" : "end", optarg);
+                return EXIT_USAGE;
+            }
+            if (c == O_START) {
+                o.has_start = 1;
+                o.start = v;
+                o.start_rel = rel;
+            } else {
+                o.has_end = 1;
+                o.end = v;
+                o.end_rel = rel;
+            }
+            break;
+        }
+        case O_STRICT: o.strict = 1; break;
+        case O_TEMPLATES: tdir = optarg; break;
+        case O_CATALOG: catalog = optarg; break;
+        case O_RULES: rules = optarg; break;
+        case O_NORULES: no_rules = 1; break;
+        case 'v': o.verbose = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h': usage(stdout); return EXIT_OK;
+        case O_VERSION: printf("perfmon-analyze %s\n", PM_VERSION); return EXIT_OK;
+        default:
+            fprintf(stderr, "perfmon-analyze: unknown or incomplete option \"%s\"\n", argv[optind - 1]);
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "perfmon-analyze: no input: give a directory of profiles or files\n");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (want_json)
+        want_stats = 1;
+    if (!want_stats && !data_dir && !csv && !hdf5)
+        want_stats = 1;
+    char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16];
+    find_templates(tdir, tbuf, sizeof tbuf);
+    if (!catalog) {
+        snprintf(cbuf, sizeof cbuf, "%s/metrics.json", tbuf);
+        catalog = cbuf;
+    }
+    if (!rules && !no_rules) {
+        snprintf(rbuf, sizeof rbuf, "%s/rules.json", tbuf);
+        rules = rbuf;
+    }
+    o.catalog_path = catalog;
+    o.rules_path = no_rules ? NULL : rules;
+    if (!quiet && isatty(STDERR_FILENO)) {
+        o.progress = progress;
+        o.progress_user = NULL;
+    }
+    pm_error err;
+    pm_error_clear(&err);
+    pm_analysis *a = NULL;
+    int rc = pm_analysis_run((const char *const *)argv + optind, (size_t)(argc - optind), &o, &a,
+                             &err);
+    if (rc) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        return o.strict && rc != PM_ENOENT && rc != PM_EUSAGE ? EXIT_PARTIAL : EXIT_USAGE;
+    }
+    if (!quiet) {
+        for (size_t i = 0; i < a->nwarnings; i++)
+            fprintf(stderr, "perfmon-analyze: warning: %s\n", a->warnings[i]);
+        if (o.verbose)
+            for (size_t i = 0; i < a->nignored; i++)
+                fprintf(stderr, "perfmon-analyze: note: %s\n", a->ignored[i]);
+    }
+    int status = EXIT_OK;
+    if (want_stats) {
+        rc = want_json ? pm_stats_json(a, stdout, &err) : pm_stats_text(a, stdout, &err);
+        if (rc) {
+            fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+            status = EXIT_OUTPUT;
+        }
+    }
+    if (data_dir && pm_export_gnuplot(a, data_dir, &err)) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        status = EXIT_OUTPUT;
+    }
+    if (csv && pm_export_csv(a, csv, &err)) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        status = EXIT_OUTPUT;
+    }
+    if (hdf5 && pm_export_hdf5(a, hdf5, &err)) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        status = EXIT_OUTPUT;
+    }
+    pm_analysis_free(a);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "perfmon-analyze: stdout: write failed: %s\n", strerror(errno));
+        status = EXIT_OUTPUT;
+    }
+    return status;
+}

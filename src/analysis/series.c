@@ -1,0 +1,158 @@
+/* Per-point series operations (docs/analysis.md, "Rates and repairs"). */
+#include "perfmon/series.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const QNAMES[PM_Q_N] = {"ok", "wrap", "reset", "gap", "interpolated",
+                                           "dropped"};
+static const char *const RNAMES[] = {"hold", "interp", "zero", "drop"};
+
+const char *pm_quality_name(int q)
+{
+    return q >= 0 && q < PM_Q_N ? QNAMES[q] : "?";
+}
+
+int pm_repair_parse(const char *s)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, RNAMES[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *pm_repair_name(int mode)
+{
+    return mode >= 0 && mode < 4 ? RNAMES[mode] : "?";
+}
+
+size_t pm_time_increasing(const double *t, size_t n, size_t *keep, size_t *ndropped)
+{
+    size_t k = 0;
+    double last = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (isfinite(t[i]) && t[i] > last) {
+            keep[k++] = i;
+            last = t[i];
+        }
+    }
+    if (ndropped)
+        *ndropped = n - k;
+    return k;
+}
+
+size_t pm_unwrap(double *v, size_t n, double modulus, uint8_t *q)
+{
+    if (!(modulus > 0))
+        return 0;
+    double offset = 0, prev = NAN;
+    size_t wraps = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            continue;
+        double raw = v[i];
+        if (!isnan(prev) && raw < prev) {
+            offset += modulus;
+            wraps++;
+            if (q)
+                q[i] = PM_Q_WRAP;
+        }
+        prev = raw;
+        v[i] = raw + offset;
+    }
+    return wraps;
+}
+
+void pm_rate(const double *t, const double *v, size_t n, double *out, uint8_t *q)
+{
+    if (n == 0)
+        return;
+    out[0] = NAN;
+    q[0] = PM_Q_GAP;
+    for (size_t i = 1; i < n; i++) {
+        double dt = t[i] - t[i - 1];
+        if (isnan(v[i]) || isnan(v[i - 1]) || !(dt > 0)) {
+            out[i] = NAN;
+            q[i] = PM_Q_GAP;
+            continue;
+        }
+        out[i] = (v[i] - v[i - 1]) / dt;
+        if (q[i] != PM_Q_WRAP)
+            q[i] = PM_Q_OK;
+    }
+}
+
+size_t pm_repair(double *v, uint8_t *q, size_t n, int mode)
+{
+    size_t count = 0;
+    double last = 0;          /* preceding valid value; 0 at the start (hold) */
+    double before = NAN;      /* preceding valid original value (interp) */
+    size_t next_i = 0;        /* cached index of the next valid value (interp) */
+    double next_v = NAN;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            continue;
+        if (v[i] >= 0) {
+            last = before = v[i];
+            continue;
+        }
+        count++;
+        q[i] = PM_Q_RESET;
+        switch (mode) {
+        case PM_REPAIR_ZERO:
+            v[i] = 0;
+            break;
+        case PM_REPAIR_DROP:
+            v[i] = NAN;
+            q[i] = PM_Q_DROPPED;
+            break;
+        case PM_REPAIR_INTERP:
+            /* Neighbours are the nearest valid points of the original
+             * series; the forward search is cached so a run of negatives
+             * costs O(n), not O(n^2). */
+            if (next_i <= i) {
+                next_v = NAN;
+                for (next_i = i + 1; next_i < n; next_i++)
+                    if (!isnan(v[next_i]) && v[next_i] >= 0) {
+                        next_v = v[next_i];
+                        break;
+                    }
+            }
+            if (!isnan(before) && !isnan(next_v))
+                v[i] = (before + next_v) / 2;
+            else if (!isnan(before))
+                v[i] = before;
+            else if (!isnan(next_v))
+                v[i] = next_v;
+            else
+                v[i] = 0;
+            break;
+        default: /* hold */
+            v[i] = last;
+            break;
+        }
+    }
+    return count;
+}
+
+size_t pm_ska_replace_neg(double *v, size_t n)
+{
+    size_t changed = 0;
+    double last = NAN;
+    for (size_t i = 0; i < n; i++) {
+        if (!isnan(v[i]) && v[i] >= 0) {
+            last = v[i];
+            continue;
+        }
+        v[i] = isnan(last) ? 0 : last;
+        changed++;
+    }
+    return changed;
+}
+
+void pm_qcounts_add(pm_qcounts *c, const uint8_t *q, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (q[i] < PM_Q_N)
+            c->n[q[i]]++;
+}

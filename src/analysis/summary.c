@@ -1,0 +1,316 @@
+/* Per-node and job figures (seed 004's per-node list, energy, process tree,
+ * sampler overhead).  Computed from the recorded data only. */
+#include <cJSON.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/analysis.h"
+
+#define F(key, unit, job, label) {#key, offsetof(pm_node_summary, key), unit, job, label}
+const pm_figure PM_FIGURES[] = {
+    F(wall_time_s, "s", PM_JOB_SPAN, "wall s"),
+    F(samples, "1", PM_JOB_SUM, "samples"),
+    F(cpu_avg_utilization_pct, "%", PM_JOB_MEAN, "cpu%"),
+    F(cpu_avg_utilization_over20_pct, "%", PM_JOB_MEAN, ">20%"),
+    F(cpu_avg_utilization_over40_pct, "%", PM_JOB_MEAN, ">40%"),
+    F(cpu_avg_utilization_over80_pct, "%", PM_JOB_MEAN, ">80%"),
+    F(cpu_avg_utilization_at100_pct, "%", PM_JOB_MEAN, "=100%"),
+    F(max_t_cpu_pct_per_cpu_avg, "%", PM_JOB_MAX, "max avg%"),
+    F(max_t_cpu_pct_per_cpu_min, "%", PM_JOB_MAX, "max min%"),
+    F(max_t_cpu_pct_per_cpu_max, "%", PM_JOB_MAX, "max max%"),
+    F(node_cpu_hours, "h", PM_JOB_SUM, "cpu h"),
+    F(node_unused_cpu_hours, "h", PM_JOB_SUM, "unused h"),
+    F(max_t_mem_percent, "%", PM_JOB_MAX, "mem%"),
+    F(max_t_disk_usage_percent, "%", PM_JOB_MAX, "disk%"),
+    F(total_disk_io_read_mb, "MiB", PM_JOB_SUM, "rd MiB"),
+    F(total_disk_io_write_mb, "MiB", PM_JOB_SUM, "wr MiB"),
+    F(total_net_io_lo_sent_mb, "MiB", PM_JOB_SUM, "lo tx"),
+    F(total_net_io_lo_recv_mb, "MiB", PM_JOB_SUM, "lo rx"),
+    F(total_net_io_ext_sent_mb, "MiB", PM_JOB_SUM, "ext tx"),
+    F(total_net_io_ext_recv_mb, "MiB", PM_JOB_SUM, "ext rx"),
+    F(energy_j, "J", PM_JOB_SUM, "energy J"),
+    F(energy_kwh, "kWh", PM_JOB_SUM, "kWh"),
+    F(avg_power_w, "W", PM_JOB_SUM, "power W"),
+    F(proc_cpu_hours, "h", PM_JOB_SUM, "proc cpu h"),
+    F(proc_peak_rss_bytes, "B", PM_JOB_MAX, "proc rss"),
+    F(sampler_cpu_pct, "%", PM_JOB_MAX, "smp cpu%"),
+    F(sampler_peak_rss_bytes, "B", PM_JOB_MAX, "smp rss"),
+    F(sampler_lateness_mean_s, "s", PM_JOB_MEAN, "late avg"),
+    F(sampler_lateness_max_s, "s", PM_JOB_MAX, "late max"),
+    F(sampler_missed, "1", PM_JOB_SUM, "missed"),
+};
+#undef F
+const size_t PM_NFIGURES = sizeof PM_FIGURES / sizeof PM_FIGURES[0];
+
+double pm_figure_value(const pm_node_summary *s, const pm_figure *f)
+{
+    double v;
+    memcpy(&v, (const char *)s + f->offset, sizeof v);
+    return v;
+}
+
+static void figure_set(pm_node_summary *s, const pm_figure *f, double v)
+{
+    memcpy((char *)s + f->offset, &v, sizeof v);
+}
+
+const pm_figure *pm_figure_find(const char *key)
+{
+    for (size_t i = 0; i < PM_NFIGURES; i++)
+        if (strcmp(PM_FIGURES[i].key, key) == 0)
+            return &PM_FIGURES[i];
+    return NULL;
+}
+
+/* --- column helpers over a host's kept samples ------------------------------ */
+
+static const double *col_values(const pm_host *h, const char *name, const pm_column **col)
+{
+    int c = pm_profile_column(h->prof, name);
+    if (c < 0)
+        return NULL;
+    if (col)
+        *col = &h->prof->cols[c];
+    return h->prof->values[c];
+}
+
+static double col_max(const pm_host *h, const char *name)
+{
+    const double *v = col_values(h, name, NULL);
+    double m = NAN;
+    if (!v)
+        return NAN;
+    for (size_t i = 0; i < h->n; i++) {
+        double x = v[h->idx[i]];
+        if (!isnan(x) && (isnan(m) || x > m))
+            m = x;
+    }
+    return m;
+}
+
+static double col_last(const pm_host *h, const char *name)
+{
+    const double *v = col_values(h, name, NULL);
+    if (!v)
+        return NAN;
+    for (size_t i = h->n; i-- > 0;)
+        if (!isnan(v[h->idx[i]]))
+            return v[h->idx[i]];
+    return NAN;
+}
+
+/* Time-weighted mean (trapezoid) and the share of valid samples at or
+ * above each threshold. */
+static double col_mean(const pm_host *h, const double *v, const double *thr, double *share,
+                       size_t nthr)
+{
+    double wsum = 0, wtot = 0, sum = 0;
+    size_t n = 0, above[8] = {0};
+    for (size_t i = 0; i < h->n; i++) {
+        double x = v[h->idx[i]];
+        if (isnan(x))
+            continue;
+        n++;
+        sum += x;
+        for (size_t k = 0; k < nthr; k++)
+            above[k] += x >= thr[k];
+        if (i > 0 && !isnan(v[h->idx[i - 1]])) {
+            double dt = h->t[i] - h->t[i - 1];
+            wsum += (x + v[h->idx[i - 1]]) / 2 * dt;
+            wtot += dt;
+        }
+    }
+    for (size_t k = 0; k < nthr; k++)
+        share[k] = n ? (double)above[k] / (double)n * 100.0 : NAN;
+    if (!n)
+        return NAN;
+    return wtot > 0 ? wsum / wtot : sum / (double)n;
+}
+
+/* Increase of a counter over the kept samples: wraps at the column's range
+ * are unwrapped, a decrease without a known range (reset) contributes
+ * nothing for that step. */
+static double counter_increase(const pm_host *h, const char *name)
+{
+    const pm_column *col = NULL;
+    const double *v = col_values(h, name, &col);
+    if (!v)
+        return NAN;
+    double total = 0, prev = NAN;
+    int any = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        double x = v[h->idx[i]];
+        if (isnan(x))
+            continue;
+        any = 1;
+        if (!isnan(prev)) {
+            double d = x - prev;
+            if (d < 0 && col->wrap > 0)
+                d += (double)col->wrap;
+            if (d > 0)
+                total += d;
+        }
+        prev = x;
+    }
+    return any ? total : NAN;
+}
+
+static double first_of(double a, double b)
+{
+    return isnan(a) ? b : a;
+}
+
+static double meta_number(const char *meta, const char *obj, const char *key)
+{
+    if (!meta)
+        return NAN;
+    cJSON *j = cJSON_Parse(meta);
+    double v = NAN;
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, obj);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsNumber(x))
+        v = x->valuedouble;
+    cJSON_Delete(j);
+    return v;
+}
+
+/* Energy: packages plus DRAM (core and uncore are inside the package);
+ * psys alone when no package domain was recorded. */
+static double energy_uj(const pm_host *h)
+{
+    double pkg = 0, dram = 0, psys = NAN;
+    int have_pkg = 0, have_dram = 0;
+    for (size_t c = 0; c < h->prof->ncols; c++) {
+        const char *n = h->prof->cols[c].name;
+        if (strncmp(n, "rapl.", 5) != 0)
+            continue;
+        double inc = counter_increase(h, n);
+        if (isnan(inc))
+            continue;
+        if (strncmp(n + 5, "package-", 8) == 0) {
+            pkg += inc;
+            have_pkg = 1;
+        } else if (strncmp(n + 5, "dram-", 5) == 0) {
+            dram += inc;
+            have_dram = 1;
+        } else if (strcmp(n + 5, "psys") == 0) {
+            psys = inc;
+        }
+    }
+    if (have_pkg)
+        return pkg + (have_dram ? dram : 0);
+    return psys;
+}
+
+static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
+{
+    const pm_host *h = &a->hosts[hi];
+    for (size_t f = 0; f < PM_NFIGURES; f++)
+        figure_set(s, &PM_FIGURES[f], NAN);
+    s->samples = (double)h->n;
+    s->wall_time_s = h->n ? h->t[h->n - 1] - h->t[0] : NAN;
+    double hours = s->wall_time_s / 3600.0;
+    static const double thr[4] = {20, 40, 80, 100};
+    double share[4];
+    const double *cpu = col_values(h, "cpu.percent", NULL);
+    if (cpu) {
+        s->cpu_avg_utilization_pct = col_mean(h, cpu, thr, share, 4);
+        s->cpu_avg_utilization_over20_pct = share[0];
+        s->cpu_avg_utilization_over40_pct = share[1];
+        s->cpu_avg_utilization_over80_pct = share[2];
+        s->cpu_avg_utilization_at100_pct = share[3];
+    }
+    s->max_t_cpu_pct_per_cpu_avg = first_of(col_max(h, "cpu.core_avg_pct"), col_max(h, "cpu.percent"));
+    s->max_t_cpu_pct_per_cpu_min = col_max(h, "cpu.core_min_pct");
+    s->max_t_cpu_pct_per_cpu_max = col_max(h, "cpu.core_max_pct");
+    double ncpus = h->ncpus;
+    s->node_cpu_hours = hours * ncpus;
+    s->node_unused_cpu_hours = s->node_cpu_hours * (100.0 - s->cpu_avg_utilization_pct) / 100.0;
+    s->max_t_mem_percent = col_max(h, "mem.percent");
+    s->max_t_disk_usage_percent = first_of(col_max(h, "fs.out.usage_pct"), col_max(h, "fs.root.usage_pct"));
+    const double MiB = 1048576.0;
+    s->total_disk_io_read_mb = counter_increase(h, "disk.read_bytes") / MiB;
+    s->total_disk_io_write_mb = counter_increase(h, "disk.write_bytes") / MiB;
+    s->total_net_io_lo_sent_mb = counter_increase(h, "net.lo.bytes_sent") / MiB;
+    s->total_net_io_lo_recv_mb = counter_increase(h, "net.lo.bytes_recv") / MiB;
+    s->total_net_io_ext_sent_mb =
+        first_of(counter_increase(h, "net.ext.bytes_sent"), counter_increase(h, "net.all.bytes_sent")) / MiB;
+    s->total_net_io_ext_recv_mb =
+        first_of(counter_increase(h, "net.ext.bytes_recv"), counter_increase(h, "net.all.bytes_recv")) / MiB;
+    double uj = energy_uj(h);
+    s->energy_j = uj * 1e-6;
+    s->energy_kwh = s->energy_j / 3.6e6;
+    s->avg_power_w = s->wall_time_s > 0 ? s->energy_j / s->wall_time_s : NAN;
+    s->proc_cpu_hours = counter_increase(h, "proc.cpu_time") / 3600.0;
+    s->proc_peak_rss_bytes = col_max(h, "proc.rss");
+    double self_cpu = counter_increase(h, "sampler.cpu_time");
+    if (isnan(self_cpu) && h->prof->has_end && h->prof->end.self_cpu_ns > 0)
+        self_cpu = (double)h->prof->end.self_cpu_ns * 1e-9;
+    s->sampler_cpu_pct = s->wall_time_s > 0 ? self_cpu / s->wall_time_s * 100.0 : NAN;
+    s->sampler_peak_rss_bytes = col_max(h, "sampler.rss");
+    if (isnan(s->sampler_peak_rss_bytes) && h->prof->has_end && h->prof->end.self_maxrss_kb)
+        s->sampler_peak_rss_bytes = (double)h->prof->end.self_maxrss_kb * 1024.0;
+    const double *late = col_values(h, "sampler.lateness", NULL);
+    if (late) {
+        double dummy;
+        s->sampler_lateness_mean_s = col_mean(h, late, NULL, &dummy, 0);
+        s->sampler_lateness_max_s = col_max(h, "sampler.lateness");
+    }
+    s->sampler_missed = counter_increase(h, "sampler.missed");
+    if (isnan(s->sampler_missed) && h->prof->has_end)
+        s->sampler_missed = (double)h->prof->end.missed;
+    size_t rep = 0;
+    for (size_t m = 0; m < a->nmetrics; m++)
+        if (a->metrics[m].host[hi])
+            rep += a->metrics[m].host[hi]->repaired;
+    s->repaired = rep;
+    s->dropped = h->dropped_time;
+}
+
+int pm_summary_compute(pm_analysis *a, pm_error *err)
+{
+    a->nodes = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->nodes);
+    if (!a->nodes)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    for (size_t h = 0; h < a->nhosts; h++) {
+        pm_host *ho = &a->hosts[h];
+        ho->ncpus = first_of(col_last(ho, "cpu.ncpus"), meta_number(ho->prof->meta_json, "cpu", "threads"));
+        ho->mem_total = first_of(col_last(ho, "mem.total"),
+                                 meta_number(ho->prof->meta_json, "memory", "total_bytes"));
+        node_summary(a, h, &a->nodes[h]);
+    }
+    pm_node_summary *j = &a->job;
+    memset(j, 0, sizeof *j);
+    for (size_t f = 0; f < PM_NFIGURES; f++) {
+        const pm_figure *fg = &PM_FIGURES[f];
+        double acc = NAN;
+        size_t n = 0;
+        for (size_t h = 0; h < a->nhosts; h++) {
+            double v = pm_figure_value(&a->nodes[h], fg);
+            if (isnan(v))
+                continue;
+            n++;
+            if (isnan(acc))
+                acc = v;
+            else if (fg->job == PM_JOB_MAX)
+                acc = v > acc ? v : acc;
+            else
+                acc += v;
+        }
+        if (fg->job == PM_JOB_MEAN && n)
+            acc /= (double)n;
+        if (fg->job == PM_JOB_SPAN)
+            acc = a->nhosts ? a->t_end - a->t_start : NAN;
+        figure_set(j, fg, acc);
+    }
+    /* Job power is total energy over the job's span, not a sum of node
+     * averages over different spans. */
+    j->avg_power_w = j->wall_time_s > 0 ? j->energy_j / j->wall_time_s : NAN;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        j->repaired += a->nodes[h].repaired;
+        j->dropped += a->nodes[h].dropped;
+    }
+    return 0;
+}

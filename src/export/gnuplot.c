@@ -1,0 +1,257 @@
+/* --data DIR: gnuplot data files and scripts (per metric: per-node and
+ * all-node .dat, and a .gp that renders both with pngcairo). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfmon/export.h"
+#include "perfmon/fileio.h"
+#include "perfmon/mem.h"
+
+/* A gnuplot single-quoted string: only '' is special inside; control
+ * characters (a newline would end the command) become '?'. */
+static void gp_quote(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\'')
+            fputs("''", f);
+        else if (c < 0x20 || c == 0x7f)
+            fputc('?', f);
+        else
+            fputc(c, f);
+    }
+    fputc('\'', f);
+}
+
+/* Names in the header comments: no newline may end the comment. */
+static void comment_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        fputc(c < 0x20 || c == 0x7f || c == '"' ? '?' : c, f);
+    }
+    fputc('"', f);
+}
+
+static FILE *open_out(const char *dir, const char *name, char *path, size_t cap, pm_error *err)
+{
+    if (pm_path_join(path, cap, dir, name) != 0) {
+        pm_error_set(err, PM_EUSAGE, "%s/%s: path too long", dir, name);
+        return NULL;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    else
+        setvbuf(f, NULL, _IOFBF, 1 << 16);
+    return f;
+}
+
+static int use_grid(const pm_analysis *a)
+{
+    return !(a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX);
+}
+
+static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const char *dir,
+                          pm_error *err)
+{
+    char name[128], path[4096];
+    snprintf(name, sizeof name, "%s_per_node.dat", r->def->id);
+    FILE *f = open_out(dir, name, path, sizeof path, err);
+    if (!f)
+        return PM_EIO;
+    size_t n = r->agg.n;
+    size_t nh = a->nhosts;
+    double *cols = pm_alloc_array(nh ? nh : 1, sizeof(double) * (n ? n : 1));
+    if (!cols) {
+        fclose(f);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    for (size_t h = 0; h < nh; h++) {
+        double *c = cols + h * n;
+        const pm_series *s = r->host[h];
+        if (!s) {
+            for (size_t i = 0; i < n; i++)
+                c[i] = NAN;
+        } else if (use_grid(a)) {
+            (void)pm_grid_interp(s->t, s->v, s->n, a->t_start, a->grid_step, n, c);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                c[i] = i < s->n ? s->v[i] : NAN;
+        }
+    }
+    fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
+    fprintf(f, "# %s\n", use_grid(a) ? "rows: common time grid, values interpolated linearly"
+                                      : "rows: sample index, time = mean of the hosts' times");
+    fprintf(f, "# column 1: time [s since the epoch]");
+    for (size_t h = 0; h < nh; h++) {
+        fprintf(f, "\n# column %zu: ", h + 2);
+        comment_str(f, a->hosts[h].name);
+        fprintf(f, " [%s]", r->def->unit);
+    }
+    fputc('\n', f);
+    /* One row is built in memory and written at once: per-value stdio
+     * calls (each taking the stream lock) cost more than the formatting. */
+    size_t rowcap = 40 * (nh + 1) + 2;
+    char *row = malloc(rowcap);
+    if (!row) {
+        free(cols);
+        fclose(f);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t len = pm_fmt_double(row, r->agg.t[i], 13);
+        for (size_t h = 0; h < nh; h++) {
+            row[len++] = ' ';
+            len += pm_fmt_double(row + len, cols[h * n + i], 6);
+        }
+        row[len++] = '\n';
+        fwrite(row, 1, len, f);
+    }
+    free(row);
+    free(cols);
+    return pm_close_checked(f, path, err);
+}
+
+static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error *err)
+{
+    char name[128], path[4096], num[48];
+    snprintf(name, sizeof name, "%s_all_nodes.dat", r->def->id);
+    FILE *f = open_out(dir, name, path, sizeof path, err);
+    if (!f)
+        return PM_EIO;
+    const char *comb = r->def->comb == PM_COMB_TOTAL ? "Total" : "Average";
+    fprintf(f, "# perfmon-analyze: %s %s [%s], all nodes; NaN = no data\n", comb, r->def->name,
+            r->def->unit);
+    fprintf(f, "# column 1: time [s since the epoch]\n# column 2: %s [%s]\n"
+               "# column 3: nodes contributing\n", comb, r->def->unit);
+    for (size_t i = 0; i < r->agg.n; i++) {
+        size_t len = pm_fmt_double(num, r->agg.t[i], 13);
+        fwrite(num, 1, len, f);
+        fputc(' ', f);
+        len = pm_fmt_double(num, r->agg.v[i], 6);
+        fwrite(num, 1, len, f);
+        fprintf(f, " %u\n", r->agg.count[i]);
+    }
+    return pm_close_checked(f, path, err);
+}
+
+static void title(FILE *f, const char *prefix, const pm_metric_result *r, double avg, double max)
+{
+    char t[512];
+    snprintf(t, sizeof t, "Average %s%s/Node: %.3f %s, Max %s%s/Node: %.3f %s", prefix,
+             r->def->name, avg, r->def->unit, prefix, r->def->name, max, r->def->unit);
+    fputs("set title ", f);
+    gp_quote(f, t);
+    fputs(" noenhanced\n", f);
+}
+
+static int write_script(const pm_analysis *a, const pm_metric_result *r, const char *dir,
+                        pm_error *err)
+{
+    char name[128], path[4096], ylabel[200];
+    snprintf(name, sizeof name, "%s.gp", r->def->id);
+    FILE *f = open_out(dir, name, path, sizeof path, err);
+    if (!f)
+        return PM_EIO;
+    double h_cm = r->def->size_cm;
+    fprintf(f, "# perfmon-analyze: %s; run with: gnuplot %s (in this directory)\n", r->def->name, name);
+    fprintf(f, "set terminal pngcairo size 1417,%d font 'DejaVu Sans,9' noenhanced\n",
+            (int)(h_cm / 18.0 * 1417.0));
+    fputs("set datafile missing 'NaN'\nset xdata time\nset timefmt '%s'\n"
+          "set format x '%m/%d\\n%H:%M:%S'\nset xlabel 'Time'\nset grid\n"
+          "set key outside right top noenhanced\n", f);
+    snprintf(ylabel, sizeof ylabel, "%s [%s]", r->def->name, r->def->unit);
+    fputs("set ylabel ", f);
+    gp_quote(f, ylabel);
+    fputc('\n', f);
+    if (r->def->log_scale)
+        fputs("set logscale y 10\n", f);
+    fprintf(f, "set output '%s_per_node.png'\n", r->def->id);
+    title(f, "", r, r->avg_per_node, r->max_per_node);
+    int first = 1;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        if (!r->host[h])
+            continue;
+        fprintf(f, "%s'%s_per_node.dat' using 1:%zu with linespoints pt 7 ps 0.3 title ",
+                first ? "plot " : ", \\\n     ", r->def->id, h + 2);
+        gp_quote(f, a->hosts[h].name);
+        first = 0;
+    }
+    fputc('\n', f);
+    const char *comb = r->def->comb == PM_COMB_TOTAL ? "Total " : "Average ";
+    fprintf(f, "set output '%s_all_nodes.png'\n", r->def->id);
+    title(f, comb, r, r->agg.st.mean, r->agg.st.max);
+    fprintf(f, "plot '%s_all_nodes.dat' using 1:2 with linespoints pt 7 ps 0.3 title '%s'\n",
+            r->def->id, r->def->comb == PM_COMB_TOTAL ? "Total" : "Average");
+    return pm_close_checked(f, path, err);
+}
+
+typedef struct gp_job {
+    const pm_analysis *a;
+    const char *dir;
+    size_t next;
+    pthread_mutex_t lock;
+    int *rcs;
+    pm_error *errs;
+} gp_job;
+
+static void *gp_worker(void *arg)
+{
+    gp_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        size_t m = j->next++;
+        pthread_mutex_unlock(&j->lock);
+        if (m >= j->a->nmetrics)
+            break;
+        const pm_metric_result *r = &j->a->metrics[m];
+        pm_error *e = &j->errs[m];
+        pm_error_clear(e);
+        int rc;
+        if ((rc = write_per_node(j->a, r, j->dir, e)) || (rc = write_all_nodes(r, j->dir, e)) ||
+            (rc = write_script(j->a, r, j->dir, e)))
+            j->rcs[m] = rc;
+    }
+    return NULL;
+}
+
+int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", dir);
+    size_t nm = a->nmetrics ? a->nmetrics : 1;
+    gp_job j = {.a = a, .dir = dir, .rcs = calloc(nm, sizeof(int)),
+                .errs = calloc(nm, sizeof(pm_error))};
+    if (!j.rcs || !j.errs) {
+        free(j.rcs);
+        free(j.errs);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    pthread_mutex_init(&j.lock, NULL);
+    /* Metrics are independent files: two writers keep both cores busy. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    pthread_t th;
+    int started = ncpu > 1 && a->nmetrics > 1 && pthread_create(&th, NULL, gp_worker, &j) == 0;
+    gp_worker(&j);
+    if (started)
+        pthread_join(th, NULL);
+    pthread_mutex_destroy(&j.lock);
+    int rc = 0;
+    for (size_t m = 0; m < a->nmetrics && !rc; m++)
+        if (j.rcs[m]) {
+            rc = j.rcs[m];
+            *err = j.errs[m];
+        }
+    free(j.rcs);
+    free(j.errs);
+    return rc;
+}

@@ -1,0 +1,173 @@
+/* --stats --json: the machine-readable summary (keys in docs/analysis.md). */
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/export.h"
+
+static void num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static void stats_obj(cJSON *parent, const char *key, const pm_stats *s, const pm_analysis *a)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, key);
+    if (!o)
+        return;
+    num(o, "points", (double)s->n);
+    num(o, "valid", (double)s->nvalid);
+    num(o, "mean", s->mean);
+    num(o, "min", s->min);
+    num(o, "min_time", s->t_min);
+    num(o, "max", s->max);
+    num(o, "max_time", s->t_max);
+    if (a) {
+        if (s->host_min >= 0)
+            cJSON_AddStringToObject(o, "min_host", a->hosts[s->host_min].name);
+        if (s->host_max >= 0)
+            cJSON_AddStringToObject(o, "max_host", a->hosts[s->host_max].name);
+    }
+    num(o, "p50", s->p50);
+    num(o, "p95", s->p95);
+    num(o, "stddev", s->sd);
+    num(o, "duration_s", s->duration);
+}
+
+static void quality_obj(cJSON *parent, const pm_qcounts *q, size_t repaired, size_t wraps)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, "quality");
+    if (!o)
+        return;
+    for (int k = 0; k < PM_Q_N; k++)
+        num(o, pm_quality_name(k), (double)q->n[k]);
+    num(o, "repaired", (double)repaired);
+    num(o, "wraps_corrected", (double)wraps);
+}
+
+static void figures(cJSON *o, const pm_node_summary *s)
+{
+    for (size_t i = 0; i < PM_NFIGURES; i++)
+        num(o, PM_FIGURES[i].key, pm_figure_value(s, &PM_FIGURES[i]));
+    num(o, "repaired", (double)s->repaired);
+    num(o, "dropped_timestamps", (double)s->dropped);
+}
+
+char *pm_stats_json_string(const pm_analysis *a)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON *meta = cJSON_AddObjectToObject(root, "perfmon_analyze");
+    num(meta, "schema", PM_STATS_JSON_SCHEMA);
+    cJSON_AddStringToObject(meta, "repair", pm_repair_name(a->opts.repair));
+    cJSON_AddStringToObject(meta, "align", a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time");
+    cJSON_AddStringToObject(meta, "compat", a->opts.compat_ska ? "ska" : "none");
+
+    cJSON *job = cJSON_AddObjectToObject(root, "job");
+    num(job, "hosts", (double)a->nhosts);
+    num(job, "start", a->t_start);
+    num(job, "end", a->t_end);
+    num(job, "grid_step_s", a->grid_step);
+    figures(job, &a->job);
+
+    cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_host *ho = &a->hosts[h];
+        cJSON *n = cJSON_CreateObject();
+        if (!n)
+            break;
+        cJSON_AddItemToArray(nodes, n);
+        cJSON_AddStringToObject(n, "host", ho->name);
+        cJSON_AddStringToObject(n, "format", ho->format);
+        cJSON *files = cJSON_AddArrayToObject(n, "files");
+        for (size_t i = 0; i < ho->nfiles; i++)
+            cJSON_AddItemToArray(files, cJSON_CreateString(ho->files[i]));
+        num(n, "outside_window", (double)ho->outside_window);
+        num(n, "interval_s", ho->interval);
+        num(n, "ncpus", ho->ncpus);
+        num(n, "mem_total_bytes", ho->mem_total);
+        cJSON *c = cJSON_AddObjectToObject(n, "clock");
+        cJSON_AddStringToObject(c, "method", ho->clock.method ? "monotonic-wall" : "start-spread");
+        num(c, "offset_s", ho->clock.offset_s);
+        num(c, "drift_ppm", ho->clock.method ? ho->clock.drift_ppm : NAN);
+        num(c, "step_max_s", ho->clock.method ? ho->clock.step_max_s : NAN);
+        figures(n, &a->nodes[h]);
+    }
+
+    cJSON *mets = cJSON_AddArrayToObject(root, "metrics");
+    for (size_t m = 0; m < a->nmetrics; m++) {
+        const pm_metric_result *r = &a->metrics[m];
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddItemToArray(mets, o);
+        cJSON_AddStringToObject(o, "id", r->def->id);
+        cJSON_AddStringToObject(o, "name", r->def->name);
+        cJSON_AddStringToObject(o, "unit", r->def->unit);
+        cJSON_AddStringToObject(o, "category", r->def->category);
+        cJSON_AddStringToObject(o, "comb", r->def->comb == PM_COMB_TOTAL ? "Total" : "Average");
+        cJSON_AddBoolToObject(o, "rate", r->def->rate);
+        num(o, "nodes", (double)r->nhosts_with_data);
+        num(o, "avg_per_node", r->avg_per_node);
+        num(o, "max_per_node", r->max_per_node);
+        num(o, "imbalance", r->imbalance);
+        stats_obj(o, "all", &r->all, a);
+        stats_obj(o, "aggregate", &r->agg.st, NULL);
+        cJSON *ag = cJSON_GetObjectItemCaseSensitive(o, "aggregate");
+        num(ag, "min_nodes", (double)r->agg.min_count);
+        num(ag, "interpolated", (double)r->agg.interpolated);
+        quality_obj(o, &r->qc, r->repaired, r->wraps);
+        cJSON *hs = cJSON_AddObjectToObject(o, "hosts");
+        for (size_t h = 0; h < a->nhosts; h++) {
+            const pm_series *s = r->host[h];
+            if (!s)
+                continue;
+            stats_obj(hs, a->hosts[h].name, &s->st, NULL);
+            cJSON *ho = cJSON_GetObjectItemCaseSensitive(hs, a->hosts[h].name);
+            if (ho)
+                quality_obj(ho, &s->qc, s->repaired, s->wraps);
+        }
+    }
+
+    static const char *const sev[] = {"info", "warning", "critical"};
+    cJSON *notes = cJSON_AddArrayToObject(root, "notes");
+    for (size_t i = 0; i < a->nnotes; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddItemToArray(notes, o);
+        cJSON_AddStringToObject(o, "rule", a->notes[i].rule);
+        cJSON_AddStringToObject(o, "severity", sev[a->notes[i].severity]);
+        if (a->notes[i].host >= 0)
+            cJSON_AddStringToObject(o, "host", a->hosts[a->notes[i].host].name);
+        else
+            cJSON_AddNullToObject(o, "host");
+        num(o, "value", a->notes[i].value);
+        cJSON_AddStringToObject(o, "message", a->notes[i].message);
+    }
+    cJSON *w = cJSON_AddArrayToObject(root, "warnings");
+    for (size_t i = 0; i < a->nwarnings; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateString(a->warnings[i]));
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+int pm_stats_json(const pm_analysis *a, FILE *f, pm_error *err)
+{
+    char *s = pm_stats_json_string(a);
+    if (!s)
+        return pm_error_set(err, PM_ENOMEM, "stats: out of memory");
+    size_t len = strlen(s);
+    size_t wr = fwrite(s, 1, len, f);
+    free(s);
+    if (wr != len || fputc('\n', f) == EOF || fflush(f) != 0)
+        return pm_error_sys(err, PM_EIO, errno, "stats: write failed");
+    return 0;
+}

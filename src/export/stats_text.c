@@ -1,0 +1,163 @@
+/* --stats: aligned text tables. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "perfmon/export.h"
+
+int pm_close_checked(FILE *f, const char *path, pm_error *err)
+{
+    int bad = ferror(f);
+    int e = errno;
+    if (fclose(f) != 0 || bad)
+        return pm_error_sys(err, PM_EIO, bad ? e : errno, "%s: write failed", path);
+    return 0;
+}
+
+static void fmt_num(char *b, size_t cap, double v)
+{
+    if (isnan(v))
+        snprintf(b, cap, "-");
+    else if (v != 0 && (fabs(v) >= 1e7 || fabs(v) < 1e-3))
+        snprintf(b, cap, "%.3e", v);
+    else
+        snprintf(b, cap, "%.3f", v);
+}
+
+static void fmt_time(char *b, size_t cap, double t)
+{
+    if (!isfinite(t)) {
+        snprintf(b, cap, "-");
+        return;
+    }
+    time_t s = (time_t)floor(t);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(b, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static size_t host_width(const pm_analysis *a)
+{
+    size_t w = 4;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (strlen(a->hosts[h].name) > w)
+            w = strlen(a->hosts[h].name);
+    return w > 40 ? 40 : w;
+}
+
+int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
+{
+    char b1[64], b2[64], b3[64], b4[64];
+    int hw = (int)host_width(a);
+    fmt_time(b1, sizeof b1, a->t_start);
+    fmt_time(b2, sizeof b2, a->t_end);
+    fprintf(f, "perfmon-analyze: %zu host%s, %s .. %s (%.1f s), grid %.3g s, repair=%s, align=%s%s\n\n",
+            a->nhosts, a->nhosts == 1 ? "" : "s", b1, b2, a->t_end - a->t_start, a->grid_step,
+            pm_repair_name(a->opts.repair),
+            a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time",
+            a->opts.compat_ska ? ", compat=ska" : "");
+
+    fprintf(f, "Hosts\n  %-*s %-7s %9s %8s %8s %10s %11s %10s %9s\n", hw, "host", "format", "samples",
+            "dropped", "interval", "offset s", "drift ppm", "step s", "repaired");
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_host *ho = &a->hosts[h];
+        fmt_num(b1, sizeof b1, ho->clock.offset_s);
+        fmt_num(b2, sizeof b2, ho->clock.method ? ho->clock.drift_ppm : NAN);
+        fmt_num(b3, sizeof b3, ho->clock.method ? ho->clock.step_max_s : NAN);
+        fmt_num(b4, sizeof b4, ho->interval);
+        fprintf(f, "  %-*.*s %-7s %9zu %8zu %8s %10s %11s %10s %9zu\n", hw, hw, ho->name, ho->format,
+                ho->n, ho->dropped_time, b4, b1, b2, b3, a->nodes[h].repaired);
+    }
+
+    fprintf(f, "\nJob figures\n  %-32s %14s %14s %14s  %s\n", "figure", "job", "node min", "node max",
+            "unit");
+    for (size_t i = 0; i < PM_NFIGURES; i++) {
+        const pm_figure *fg = &PM_FIGURES[i];
+        double lo = NAN, hi = NAN;
+        for (size_t h = 0; h < a->nhosts; h++) {
+            double v = pm_figure_value(&a->nodes[h], fg);
+            if (isnan(v))
+                continue;
+            if (isnan(lo) || v < lo)
+                lo = v;
+            if (isnan(hi) || v > hi)
+                hi = v;
+        }
+        double jv = pm_figure_value(&a->job, fg);
+        if (isnan(jv) && isnan(lo))
+            continue;
+        fmt_num(b1, sizeof b1, jv);
+        fmt_num(b2, sizeof b2, lo);
+        fmt_num(b3, sizeof b3, hi);
+        fprintf(f, "  %-32s %14s %14s %14s  %s\n", fg->key, b1, b2, b3, fg->unit);
+    }
+
+    static const char *const node_cols[] = {"cpu_avg_utilization_pct", "node_cpu_hours",
+                                            "node_unused_cpu_hours", "max_t_mem_percent",
+                                            "energy_kwh", "avg_power_w", "proc_cpu_hours",
+                                            "proc_peak_rss_bytes", "total_net_io_ext_sent_mb"};
+    fprintf(f, "\nPer node\n  %-*s", hw, "host");
+    for (size_t c = 0; c < sizeof node_cols / sizeof *node_cols; c++)
+        fprintf(f, " %11s", pm_figure_find(node_cols[c])->label);
+    fprintf(f, "\n");
+    for (size_t h = 0; h < a->nhosts; h++) {
+        fprintf(f, "  %-*.*s", hw, hw, a->hosts[h].name);
+        for (size_t c = 0; c < sizeof node_cols / sizeof *node_cols; c++) {
+            fmt_num(b1, sizeof b1, pm_figure_value(&a->nodes[h], pm_figure_find(node_cols[c])));
+            fprintf(f, " %11s", b1);
+        }
+        fprintf(f, "\n");
+    }
+
+    fprintf(f, "\nMetrics (per node: mean of host means / max of host maxima)\n");
+    fprintf(f, "  %-24s %-10s %12s %12s %12s %12s %12s %12s %-*s %6s %5s %8s %6s\n", "metric", "unit",
+            "avg/node", "max/node", "mean", "p50", "p95", "sd", hw + 1, "max@host", "imbal",
+            "nodes", "repaired", "gaps");
+    for (size_t m = 0; m < a->nmetrics; m++) {
+        const pm_metric_result *r = &a->metrics[m];
+        char p50[32], p95[32], sd[32], im[32];
+        fmt_num(b1, sizeof b1, r->avg_per_node);
+        fmt_num(b2, sizeof b2, r->max_per_node);
+        fmt_num(b3, sizeof b3, r->all.mean);
+        fmt_num(p50, sizeof p50, r->all.p50);
+        fmt_num(p95, sizeof p95, r->all.p95);
+        fmt_num(sd, sizeof sd, r->all.sd);
+        snprintf(im, sizeof im, isnan(r->imbalance) ? "-" : "%.2f", r->imbalance);
+        const char *mh = r->all.host_max >= 0 ? a->hosts[r->all.host_max].name : "-";
+        fprintf(f, "  %-24.24s %-10.10s %12s %12s %12s %12s %12s %12s %-*.*s %6s %5zu %8zu %6llu\n",
+                r->def->id, r->def->unit, b1, b2, b3, p50, p95, sd, hw + 1, hw, mh, im,
+                r->nhosts_with_data, r->repaired, (unsigned long long)r->qc.n[PM_Q_GAP]);
+    }
+
+    int any = 0;
+    for (size_t m = 0; m < a->nmetrics; m++) {
+        const pm_metric_result *r = &a->metrics[m];
+        for (size_t h = 0; h < a->nhosts; h++) {
+            const pm_series *s = r->host[h];
+            if (!s || (!s->repaired && !s->wraps && !s->qc.n[PM_Q_DROPPED]))
+                continue;
+            if (!any++)
+                fprintf(f, "\nRepairs\n  %-*s %-24s %8s %8s %8s\n", hw, "host", "metric", "wraps",
+                        "repaired", "dropped");
+            fprintf(f, "  %-*.*s %-24.24s %8zu %8zu %8llu\n", hw, hw, a->hosts[h].name, r->def->id,
+                    s->wraps, s->repaired, (unsigned long long)s->qc.n[PM_Q_DROPPED]);
+        }
+    }
+
+    if (a->nnotes) {
+        static const char *const sev[] = {"info", "warning", "critical"};
+        fprintf(f, "\nEfficiency notes\n");
+        for (size_t i = 0; i < a->nnotes; i++)
+            fprintf(f, "  [%s] %s\n", sev[a->notes[i].severity], a->notes[i].message);
+    }
+    if (a->nwarnings) {
+        fprintf(f, "\nInput warnings\n");
+        for (size_t i = 0; i < a->nwarnings; i++)
+            fprintf(f, "  %s\n", a->warnings[i]);
+    }
+    if (fflush(f) != 0 || ferror(f))
+        return pm_error_sys(err, PM_EIO, errno, "stats: write failed");
+    return 0;
+}

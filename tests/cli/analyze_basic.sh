@@ -1,0 +1,121 @@
+#!/bin/sh
+# perfmon-analyze on the fixtures: stdout, stderr and exit codes.
+set -u
+A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
+F="$PM_ROOT/fixtures"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { # description, condition (as a command)
+    desc=$1
+    shift
+    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
+}
+run() { # run the analyzer; sets rc, output in $T/out and $T/err
+    $A "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+has() { grep -q -- "$2" "$1"; }
+
+run --help
+check "--help exits 0" [ "$rc" -eq 0 ]
+check "--help names --stats" has "$T/out" "--stats"
+
+run
+check "no input exits 2" [ "$rc" -eq 2 ]
+check "no input says so" has "$T/err" "no input"
+
+run "$T/missing"
+check "missing directory exits 2" [ "$rc" -eq 2 ]
+check "missing directory is named" has "$T/err" "$T/missing"
+
+mkdir "$T/empty"
+run "$T/empty"
+check "empty directory exits 2" [ "$rc" -eq 2 ]
+check "empty directory message" has "$T/err" "holds no files"
+
+run --repair=sometimes "$F/perfmon"
+check "bad --repair exits 2" [ "$rc" -eq 2 ]
+run --start yesterday "$F/perfmon"
+check "bad --start exits 2" [ "$rc" -eq 2 ]
+run --bogus "$F/perfmon"
+check "unknown option exits 2" [ "$rc" -eq 2 ]
+
+run --stats "$F/perfmon"
+check "perfmon fixtures exit 0" [ "$rc" -eq 0 ]
+check "stats table lists hosts" has "$T/out" "node-torn"
+check "stats table has node figures" has "$T/out" "node_unused_cpu_hours"
+check "torn binary is a warning" has "$T/err" "torn.pmp: offset .*torn tail"
+
+run --stats --json "$F/perfmon"
+check "--json exits 0" [ "$rc" -eq 0 ]
+check "--json is valid JSON with its keys" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["perfmon_analyze"]["schema"] == 1
+assert [n["host"] for n in d["nodes"]] == ["node-a", "node-b", "node-c", "node-torn"]
+assert abs(d["job"]["cpu_avg_utilization_pct"] - 50) < 1e-9
+m = {x["id"]: x for x in d["metrics"]}
+assert m["net_out"]["quality"]["repaired"] == 1
+assert m["rapl_package"]["quality"]["wraps_corrected"] == 12
+assert m["rapl_package"]["nodes"] == 3
+' "$T/out"
+
+run "$F/bad"
+check "only bad files exits 2" [ "$rc" -eq 2 ]
+check "malformed JSON gives file:line:col" has "$T/err" "malformed.json:4:35: malformed JSON"
+
+mkdir "$T/mixed"
+cp "$F/perfmon/node-a.pmp" "$F/bad/malformed.json" "$F/bad/notes.txt" "$T/mixed/"
+run -v "$T/mixed"
+check "one bad file is a warning" [ "$rc" -eq 0 ]
+check "the warning names the file" has "$T/err" "warning: .*malformed.json:4:35"
+check "-v notes files that are not profiles" has "$T/err" "notes.txt: not a profile"
+run --strict "$T/mixed"
+check "--strict makes it fatal (exit 1)" [ "$rc" -eq 1 ]
+
+run --stats --json --compat=ska "$F/ska/cpu_metrics.json"
+check "--compat=ska exits 0" [ "$rc" -eq 0 ]
+check "--compat=ska reproduces SKA's figures" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = {x["id"]: x for x in d["metrics"]}
+assert d["perfmon_analyze"]["compat"] == "ska"
+assert abs(m["cpu_usage"]["avg_per_node"] - 47.5) < 1e-9
+assert abs(m["net_out"]["avg_per_node"] - 0.5875) < 1e-9
+assert abs(m["rapl_package"]["avg_per_node"] - 1.2) < 1e-9
+assert abs(m["rapl_package"]["max_per_node"] - 2) < 1e-9
+' "$T/out"
+
+run --data "$T/data" --csv "$T/out.csv" --hdf5 "$T/out.h5" "$F/perfmon"
+check "exports exit 0" [ "$rc" -eq 0 ]
+check "nothing on stdout without --stats" [ ! -s "$T/out" ]
+for f in net_out_per_node.dat net_out_all_nodes.dat net_out.gp; do
+    check "--data wrote $f" [ -s "$T/data/$f" ]
+done
+check "--csv header" has "$T/out.csv" "^host,time \[s\],cpu_usage \[%\]"
+check "--hdf5 file" [ -s "$T/out.h5" ]
+if command -v gnuplot >/dev/null 2>&1; then
+    (cd "$T/data" && gnuplot net_out.gp) >/dev/null 2>&1
+    check "gnuplot renders the script" [ -s "$T/data/net_out_per_node.png" ]
+else
+    echo "SKIP  gnuplot not installed: scripts not rendered"
+fi
+
+if [ -w /dev/full ]; then
+    $A --stats "$F/perfmon" >/dev/full 2>"$T/err"
+    rc=$?
+    check "a full disk on stdout exits 3" [ "$rc" -eq 3 ]
+    run --csv /dev/full "$F/perfmon"
+    check "a full disk on --csv exits 3" [ "$rc" -eq 3 ]
+fi
+
+run --start +10 --end +19 --stats --json "$F/perfmon"
+check "window exits 0" [ "$rc" -eq 0 ]
+check "window limits the span" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d["job"]["wall_time_s"] - 9) < 1e-6, d["job"]["wall_time_s"]
+' "$T/out"
+
+[ "$fails" -eq 0 ]

@@ -1,0 +1,184 @@
+/* Grid interpolation and cross-node aggregation: skewed clocks, ragged
+ * hosts, gaps, no extrapolation, index alignment. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../support/testutil.h"
+#include "perfmon/analysis.h"
+#include "perfmon/synth.h"
+
+#define X NAN
+
+static void assert_series(const double *got, const double *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(want[i])) {
+            if (!isnan(got[i]))
+                fail_msg("point %zu: got %g, want NaN", i, got[i]);
+        } else if (isnan(got[i]) || fabs(got[i] - want[i]) > 1e-9 * (1 + fabs(want[i]))) {
+            fail_msg("point %zu: got %g, want %g", i, got[i], want[i]);
+        }
+    }
+}
+
+static void test_grid_interp(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t n, ngrid, filled;
+        double t0, step;
+        double t[6], v[6], want[8];
+    } rows[] = {
+        /* host half a step late: interior points interpolated, none
+         * extrapolated before its first or after its last sample */
+        {3, 4, 2, 0, 1, {0.5, 1.5, 2.5}, {1, 3, 5}, {X, 2, 4, X}},
+        /* on the grid: values unchanged */
+        {3, 3, 3, 10, 2, {10, 12, 14}, {1, 2, 3}, {1, 2, 3}},
+        /* a NaN splits the series: no interpolation across the gap */
+        {5, 5, 4, 0, 1, {0, 1, 2, 3, 4}, {0, 1, X, 3, 4}, {0, 1, X, 3, 4}},
+        /* an isolated valid point lands only on its own grid time */
+        {3, 3, 1, 0, 1, {0, 1, 2}, {X, 5, X}, {X, 5, X}},
+        /* ragged: host ends early, later grid points stay NaN */
+        {2, 5, 2, 0, 1, {0, 1}, {2, 4}, {2, 4, X, X, X}},
+        /* uneven sampling onto a finer grid */
+        {3, 5, 5, 0, 0.5, {0, 1, 2}, {0, 10, 0}, {0, 5, 10, 5, 0}},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        double out[8];
+        size_t f = pm_grid_interp(rows[r].t, rows[r].v, rows[r].n, rows[r].t0, rows[r].step,
+                                  rows[r].ngrid, out);
+        assert_int_equal(f, rows[r].filled);
+        assert_series(out, rows[r].want, rows[r].ngrid);
+    }
+}
+
+static char *make_job(size_t n_b, double skew_b, double step_b)
+{
+    char *tmp = pm_test_tmpdir();
+    assert_non_null(tmp);
+    static char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    char path[512];
+    pm_synth s;
+    pm_error err;
+    pm_synth_init(&s, "a");
+    s.n = 30;
+    snprintf(path, sizeof path, "%s/a.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_synth_init(&s, "b");
+    s.n = n_b;
+    s.start_s += skew_b;
+    s.wall_step_s = step_b;
+    snprintf(path, sizeof path, "%s/b.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    return dir;
+}
+
+static pm_analysis *analyse(const char *dir, int align)
+{
+    char cat[4096];
+    snprintf(cat, sizeof cat, "%s/../templates/metrics.json", pm_test_fixtures());
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = cat;
+    o.align = align;
+    pm_analysis *a = NULL;
+    pm_error err;
+    const char *paths[] = {dir};
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    return a;
+}
+
+static void test_skewed_clocks_no_sawtooth(void **state)
+{
+    (void)state;
+    /* b starts 0.4 s late and stops after 20 samples. */
+    char *dir = make_job(20, 0.4, 0);
+    pm_analysis *a = analyse(dir, PM_ALIGN_TIME);
+    int m = pm_analysis_metric(a, "net_out");
+    assert_true(m >= 0);
+    const pm_aggregate *g = &a->metrics[m].agg;
+    assert_true(fabs(a->grid_step - 1.0) < 1e-9);
+    size_t two = 0, one = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        if (isnan(g->v[i])) {
+            assert_int_equal(g->count[i], 0);
+            continue;
+        }
+        /* each host sends 1 MiB/s: the Total is exactly 1 per contributing
+         * node, never a saw-tooth between 1 and 2 */
+        assert_true(fabs(g->v[i] - g->count[i]) < 1e-6);
+        two += g->count[i] == 2;
+        one += g->count[i] == 1;
+    }
+    assert_true(two >= 17);
+    assert_true(one >= 9);
+    assert_int_equal(g->min_count, 1);
+    /* Clock offsets from the start spread: median of {0, 0.4} is 0.2. */
+    assert_true(fabs(a->hosts[0].clock.offset_s + 0.2) < 1e-6);
+    assert_true(fabs(a->hosts[1].clock.offset_s - 0.2) < 1e-6);
+    /* Average metric: mean of the hosts present. */
+    int c = pm_analysis_metric(a, "cpu_usage");
+    for (size_t i = 0; i < a->metrics[c].agg.n; i++)
+        if (a->metrics[c].agg.count[i])
+            assert_true(fabs(a->metrics[c].agg.v[i] - 50) < 1e-9);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+}
+
+static void test_index_alignment(void **state)
+{
+    (void)state;
+    char *dir = make_job(20, 0.4, 0);
+    pm_analysis *a = analyse(dir, PM_ALIGN_INDEX);
+    int m = pm_analysis_metric(a, "net_out");
+    const pm_aggregate *g = &a->metrics[m].agg;
+    assert_int_equal(g->n, 30);
+    /* position 5: both hosts, time = mean of 1.7e9+5 and 1.7e9+5.4 */
+    assert_true(fabs(g->t[5] - (1.7e9 + 5.2)) < 1e-6);
+    assert_int_equal(g->count[5], 2);
+    assert_true(fabs(g->v[5] - 2) < 1e-6);
+    assert_int_equal(g->count[25], 1);
+    assert_true(isnan(g->v[0])); /* first rate of both hosts */
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+}
+
+static void test_wall_step_uses_monotonic(void **state)
+{
+    (void)state;
+    /* b's wall clock steps back 5 s halfway: its monotonic clock keeps the
+     * samples in order, nothing is dropped, and the step is reported. */
+    char *dir = make_job(30, 0, -5);
+    pm_analysis *a = analyse(dir, PM_ALIGN_TIME);
+    const pm_host *b = &a->hosts[1];
+    assert_string_equal(b->name, "b");
+    assert_int_equal(b->dropped_time, 0);
+    assert_int_equal(b->n, 30);
+    assert_int_equal(b->clock.method, 1);
+    assert_true(fabs(b->clock.step_max_s - 5) < 1e-6);
+    int m = pm_analysis_metric(a, "net_out");
+    assert_true(fabs(a->metrics[m].host[1]->st.max - 1.0) < 1e-9);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grid_interp),
+        cmocka_unit_test(test_skewed_clocks_no_sawtooth),
+        cmocka_unit_test(test_index_alignment),
+        cmocka_unit_test(test_wall_step_uses_monotonic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,351 @@
+/* The whole engine on fixtures and synthetic profiles: node figures,
+ * --compat=ska numbers, windows, repairs, rules, merging, strictness and
+ * the --stats --json document (parsed back, compared by meaning). */
+#include <cJSON.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../support/testutil.h"
+#include "perfmon/analysis.h"
+#include "perfmon/export.h"
+#include "perfmon/synth.h"
+
+static void close_to(double a, double b, int line)
+{
+    if (!(fabs(a - b) <= 1e-9 * (1 + fabs(b))))
+        fail_msg("line %d: got %.17g, want %.17g", line, a, b);
+}
+#define CLOSE(a, b) close_to((a), (b), __LINE__)
+
+static char g_cat[4096], g_rules[4096];
+
+static void opts(pm_analyze_opts *o)
+{
+    snprintf(g_cat, sizeof g_cat, "%s/../templates/metrics.json", pm_test_fixtures());
+    snprintf(g_rules, sizeof g_rules, "%s/../templates/rules.json", pm_test_fixtures());
+    pm_analyze_opts_init(o);
+    o->catalog_path = g_cat;
+    o->rules_path = g_rules;
+}
+
+static pm_analysis *run(const char *rel, const pm_analyze_opts *o)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", pm_test_fixtures(), rel);
+    const char *paths[] = {path};
+    pm_analysis *a = NULL;
+    pm_error err;
+    if (pm_analysis_run(paths, 1, o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    return a;
+}
+
+static const pm_metric_result *metric(const pm_analysis *a, const char *id)
+{
+    int m = pm_analysis_metric(a, id);
+    if (m < 0)
+        fail_msg("no metric %s", id);
+    return &a->metrics[m];
+}
+
+static void test_node_figures(void **state)
+{
+    (void)state;
+    pm_analyze_opts o;
+    opts(&o);
+    pm_analysis *a = run("perfmon", &o);
+    assert_int_equal(a->nhosts, 4);
+    assert_string_equal(a->hosts[0].name, "node-a");
+    const pm_node_summary *n = &a->nodes[0];
+    /* node-a: 40 samples at 1 s, 16 CPUs at 50 %, RAPL wrapping every 10 s */
+    CLOSE(n->wall_time_s, 39);
+    CLOSE(n->cpu_avg_utilization_pct, 50);
+    CLOSE(n->cpu_avg_utilization_over40_pct, 100);
+    CLOSE(n->cpu_avg_utilization_over80_pct, 0);
+    CLOSE(n->node_cpu_hours, 39.0 / 3600 * 16);
+    CLOSE(n->node_unused_cpu_hours, 39.0 / 3600 * 8);
+    CLOSE(n->max_t_cpu_pct_per_cpu_max, 75);
+    CLOSE(n->total_disk_io_read_mb, 78);
+    CLOSE(n->total_net_io_ext_sent_mb, 39);
+    CLOSE(n->energy_j, 39 * 210.0);
+    CLOSE(n->energy_kwh, 39 * 210.0 / 3.6e6);
+    CLOSE(n->avg_power_w, 210);
+    CLOSE(n->proc_cpu_hours, 39 * 4.0 / 3600);
+    CLOSE(n->sampler_cpu_pct, 0.1);
+    /* node-b: the counter reset at sample 20 is repaired, not a spike */
+    const pm_metric_result *net = metric(a, "net_out");
+    CLOSE(a->nodes[1].total_net_io_ext_sent_mb, 38);
+    assert_int_equal(net->host[1]->repaired, 1);
+    CLOSE(net->host[1]->st.max, 1);
+    CLOSE(net->host[1]->st.mean, 1);
+    /* RAPL wraps are unwrapped exactly: a flat 200 W, 3 wraps per socket */
+    const pm_metric_result *pk = metric(a, "rapl_package");
+    assert_int_equal(pk->host[0]->wraps, 6);
+    assert_int_equal(pk->host[0]->repaired, 0);
+    CLOSE(pk->host[0]->st.min, 200);
+    CLOSE(pk->host[0]->st.max, 200);
+    assert_int_equal(pk->host[0]->qc.n[PM_Q_WRAP], 3); /* both sockets wrap together */
+    /* node-c (JSON Lines) recorded no RAPL and no IB: absent, not zero */
+    assert_null(pk->host[2]);
+    assert_int_equal(pk->nhosts_with_data, 3);
+    assert_true(isnan(a->nodes[2].energy_j));
+    /* node-c's gap at sample 7 is NaN, excluded from statistics */
+    const pm_metric_result *cpu = metric(a, "cpu_usage");
+    assert_true(isnan(cpu->host[2]->v[7]));
+    assert_int_equal(cpu->host[2]->qc.n[PM_Q_GAP], 1);
+    assert_int_equal(cpu->host[2]->st.nvalid, 39);
+    /* the torn file is a warning, its complete samples kept */
+    assert_int_equal(a->hosts[3].n, 19);
+    assert_int_equal(a->nwarnings, 1);
+    assert_non_null(strstr(a->warnings[0], "torn"));
+    /* job figures */
+    CLOSE(a->job.energy_j, 3 * 39 * 210.0 - 39 * 210.0 + 18 * 210.0);
+    CLOSE(a->job.cpu_avg_utilization_pct, 50);
+    pm_analysis_free(a);
+}
+
+static void test_compat_ska(void **state)
+{
+    (void)state;
+    pm_analyze_opts o;
+    opts(&o);
+    o.compat_ska = 1;
+    pm_analysis *a = run("ska/cpu_metrics.json", &o);
+    /* hosts in sorted name order */
+    assert_string_equal(a->hosts[0].name, "node-a");
+    const pm_metric_result *cpu = metric(a, "cpu_usage");
+    CLOSE(cpu->avg_per_node, (70 + 25) / 2.0);
+    CLOSE(cpu->max_per_node, 90);
+    /* combined by position, Average: 30 40 50 60 90 */
+    assert_int_equal(cpu->agg.n, 5);
+    CLOSE(cpu->agg.st.mean, 54);
+    CLOSE(cpu->agg.t[0], 100.5);
+    /* rates: first sample 0 and counted; the negative takes the previous */
+    const pm_metric_result *net = metric(a, "net_out");
+    CLOSE(net->host[1]->st.mean, 0.8);   /* 0 1 1 1 1 */
+    CLOSE(net->host[0]->st.mean, 0.375); /* 0 .5 .5 .5 */
+    CLOSE(net->avg_per_node, (0.8 + 0.375) / 2);
+    CLOSE(net->agg.st.mean, 1.1);        /* 0 1.5 1.5 1.5 1 */
+    CLOSE(net->agg.st.max, 1.5);
+    /* RAPL titles per socket: means 0.8 and 1.6 W, max 2 W */
+    const pm_metric_result *pk = metric(a, "rapl_package");
+    CLOSE(pk->avg_per_node, 1.2);
+    CLOSE(pk->max_per_node, 2);
+    /* padded NaN held forward as SKA does: 100 150 200 200 200 */
+    CLOSE(metric(a, "proc_cpu")->host[1]->st.mean, 170);
+    pm_analysis_free(a);
+
+    /* The default mode differs: NaN first rate, time weights, hold repair. */
+    opts(&o);
+    a = run("ska/cpu_metrics.json", &o);
+    net = metric(a, "net_out");
+    CLOSE(net->host[1]->st.mean, 1);
+    CLOSE(net->host[0]->st.mean, 0.5);
+    assert_int_equal(net->host[1]->repaired, 1);
+    CLOSE(metric(a, "proc_cpu")->host[1]->st.mean, 150);
+    pm_analysis_free(a);
+}
+
+static void test_window_and_repair_modes(void **state)
+{
+    (void)state;
+    pm_analyze_opts o;
+    opts(&o);
+    o.has_start = o.has_end = 1;
+    o.start_rel = o.end_rel = 1;
+    o.start = 10;
+    o.end = 19;
+    pm_analysis *a = run("perfmon", &o);
+    /* the job starts with node-c, 0.3 s before node-a: node-a keeps its
+     * samples 10..18 */
+    CLOSE(a->t_start, 1.7e9 + 9.7);
+    assert_int_equal(a->hosts[0].n, 9);
+    assert_int_equal(a->hosts[0].outside_window, 31);
+    CLOSE(a->nodes[0].wall_time_s, 8);
+    pm_analysis_free(a);
+
+    static const struct {
+        int mode;
+        double reset_value; /* node-b net_out at the reset sample 20 */
+        int q;
+    } rows[] = {
+        {PM_REPAIR_HOLD, 1, PM_Q_RESET},
+        {PM_REPAIR_INTERP, 1, PM_Q_RESET},
+        {PM_REPAIR_ZERO, 0, PM_Q_RESET},
+        {PM_REPAIR_DROP, NAN, PM_Q_DROPPED},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        opts(&o);
+        o.repair = rows[r].mode;
+        a = run("perfmon", &o);
+        const pm_series *s = metric(a, "net_out")->host[1];
+        if (isnan(rows[r].reset_value))
+            assert_true(isnan(s->v[20]));
+        else
+            CLOSE(s->v[20], rows[r].reset_value);
+        assert_int_equal(s->q[20], rows[r].q);
+        pm_analysis_free(a);
+    }
+}
+
+static void test_rules_and_merge(void **state)
+{
+    (void)state;
+    char *tmp = pm_test_tmpdir();
+    assert_non_null(tmp);
+    char dir[256], path[512];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    pm_synth s;
+    pm_error err;
+    /* a leaking, mostly idle host */
+    pm_synth_init(&s, "leaky");
+    s.n = 800;
+    s.cpu_pct = 10;
+    s.rss_growth = 1048576;
+    snprintf(path, sizeof path, "%s/leaky.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    /* and a host whose sampler ran twice: two files, two formats */
+    pm_synth_init(&s, "merged");
+    s.n = 400;
+    snprintf(path, sizeof path, "%s/part1.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    s.start_s += 400;
+    snprintf(path, sizeof path, "%s/part2.jsonl", dir);
+    s.format = PM_FMT_JSONL;
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_analyze_opts o;
+    opts(&o);
+    const char *paths[] = {dir};
+    pm_analysis *a = NULL;
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(a->nhosts, 2);
+    assert_int_equal(a->hosts[0].nfiles, 1);
+    assert_string_equal(a->hosts[1].name, "merged");
+    assert_int_equal(a->hosts[1].nfiles, 2);
+    assert_string_equal(a->hosts[1].format, "mixed");
+    assert_int_equal(a->hosts[1].n, 800);
+    int low = 0, leak = 0;
+    for (size_t i = 0; i < a->nnotes; i++) {
+        low += strcmp(a->notes[i].rule, "low_cpu") == 0;
+        if (strcmp(a->notes[i].rule, "rss_growth") == 0) {
+            leak++;
+            assert_true(a->notes[i].value > 5);
+            assert_non_null(strstr(a->notes[i].message, "leaky"));
+        }
+    }
+    assert_int_equal(low, 1);
+    assert_int_equal(leak, 1);
+
+    /* --stats --json parses back with its documented keys. */
+    char *js = pm_stats_json_string(a);
+    cJSON *root = cJSON_Parse(js);
+    assert_non_null(root);
+    const cJSON *meta = cJSON_GetObjectItem(root, "perfmon_analyze");
+    assert_int_equal(cJSON_GetObjectItem(meta, "schema")->valueint, PM_STATS_JSON_SCHEMA);
+    const cJSON *job = cJSON_GetObjectItem(root, "job");
+    CLOSE(cJSON_GetObjectItem(job, "cpu_avg_utilization_pct")->valuedouble, 30);
+    const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "nodes"), 0);
+    assert_string_equal(cJSON_GetObjectItem(node, "host")->valuestring, "leaky");
+    assert_true(cJSON_IsObject(cJSON_GetObjectItem(node, "clock")));
+    const cJSON *m0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "metrics"), 0);
+    assert_string_equal(cJSON_GetObjectItem(m0, "id")->valuestring, "cpu_usage");
+    assert_true(cJSON_IsObject(cJSON_GetObjectItem(m0, "quality")));
+    assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(root, "notes")) >= 2);
+    cJSON_Delete(root);
+    free(js);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+}
+
+static void test_bad_inputs(void **state)
+{
+    (void)state;
+    char *tmp = pm_test_tmpdir();
+    char dir[256], path[512];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    pm_analyze_opts o;
+    opts(&o);
+    pm_analysis *a = NULL;
+    pm_error err;
+    const char *paths[] = {dir};
+    /* empty directory */
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), PM_ENOENT);
+    assert_non_null(strstr(err.msg, "holds no files"));
+    /* missing path */
+    const char *missing[] = {"/nonexistent/perfmon"};
+    assert_int_equal(pm_analysis_run(missing, 1, &o, &a, &err), PM_ENOENT);
+    /* one good profile and one malformed SKA file */
+    pm_synth s;
+    pm_synth_init(&s, "good");
+    snprintf(path, sizeof path, "%s/good.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    snprintf(path, sizeof path, "%s/bad.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"host_names\": [\"x\"],\n \"x\": {\"time_stamps\": [1,]}}\n", f);
+    fclose(f);
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), 0);
+    assert_int_equal(a->nhosts, 1);
+    assert_int_equal(a->nwarnings, 1);
+    assert_non_null(strstr(a->warnings[0], "bad.json:2:"));
+    pm_analysis_free(a);
+    o.strict = 1;
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), PM_EFORMAT);
+    assert_non_null(strstr(err.msg, "bad.json:2:"));
+    assert_null(a);
+    /* bad window */
+    o.strict = 0;
+    o.has_start = o.has_end = 1;
+    o.start = 2e9;
+    o.end = 1.9e9;
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), PM_EUSAGE);
+    pm_test_rmrf(dir);
+}
+
+static void test_time_bounds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        int ok, rel;
+        double v;
+    } rows[] = {
+        {"+90", 1, 1, 90},          {"+2m", 1, 1, 120},
+        {"30", 1, 1, 30},           {"1700000000", 1, 0, 1700000000},
+        {"2023-11-14T22:13:20Z", 1, 0, 1700000000}, {"2023-11-14T22:13:20", 1, 0, 1700000000},
+        {"yesterday", 0, 0, 0},     {"", 0, 0, 0},
+        {"-5", 0, 0, 0},            {"2023-11-14T22:13:20+01", 0, 0, 0},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        double v = 0;
+        int rel = -1;
+        int rc = pm_parse_time_bound(rows[r].s, &v, &rel);
+        if ((rc == 0) != rows[r].ok)
+            fail_msg("row %zu (%s): rc %d", r, rows[r].s, rc);
+        if (rows[r].ok) {
+            assert_int_equal(rel, rows[r].rel);
+            CLOSE(v, rows[r].v);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_node_figures),
+        cmocka_unit_test(test_compat_ska),
+        cmocka_unit_test(test_window_and_repair_modes),
+        cmocka_unit_test(test_rules_and_merge),
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_time_bounds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,198 @@
+/* Outputs: number formatting, gnuplot quoting of hostile host names, CSV,
+ * HDF5 read back, and write failures (ENOSPC via /dev/full). */
+#include <hdf5.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../support/testutil.h"
+#include "perfmon/analysis.h"
+#include "perfmon/export.h"
+#include "perfmon/fileio.h"
+#include "perfmon/synth.h"
+
+static void test_fmt_double(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        int digits;
+        const char *want;
+    } rows[] = {
+        {0, 6, "0"},           {1.5, 6, "1.5"},         {-2.25, 6, "-2.25"},
+        {0.1 + 0.2, 6, "0.3"}, {123456789, 6, "123456789"}, {1700000000.25, 13, "1700000000.25"},
+        {0.000123, 6, "0.000123"}, {1e-7, 6, "1e-07"}, {1e20, 6, "1e+20"},
+        {NAN, 6, "NaN"},       {INFINITY, 6, "inf"},    {99.99996, 6, "100"},
+        {2.5e-4, 3, "0.00025"}, {-0.5, 1, "-0.5"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        char buf[48];
+        size_t n = pm_fmt_double(buf, rows[r].v, rows[r].digits);
+        if (strcmp(buf, rows[r].want) != 0 || n != strlen(buf))
+            fail_msg("row %zu: got \"%s\", want \"%s\"", r, buf, rows[r].want);
+        /* and it reads back */
+        if (isfinite(rows[r].v))
+            assert_true(fabs(strtod(buf, NULL) - rows[r].v) <= 5e-6 * fabs(rows[r].v) + 1e-12);
+    }
+}
+
+static char g_dir[256];
+
+static pm_analysis *job(const char *host2)
+{
+    char *tmp = pm_test_tmpdir();
+    assert_non_null(tmp);
+    snprintf(g_dir, sizeof g_dir, "%s", tmp);
+    char path[512], cat[4096];
+    pm_synth s;
+    pm_error err;
+    pm_synth_init(&s, "node-a");
+    s.n = 10;
+    snprintf(path, sizeof path, "%s/a.pmp", g_dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_synth_init(&s, host2);
+    s.n = 8;
+    s.groups = PM_SYNTH_PROC;
+    snprintf(path, sizeof path, "%s/b.pmp", g_dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    snprintf(cat, sizeof cat, "%s/../templates/metrics.json", pm_test_fixtures());
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = cat;
+    const char *paths[] = {g_dir};
+    pm_analysis *a = NULL;
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    return a;
+}
+
+static void test_gnuplot_quoting(void **state)
+{
+    (void)state;
+    const char *evil = "x'; system 'touch PWNED\n";
+    pm_analysis *a = job(evil);
+    char out[512], gp[600];
+    snprintf(out, sizeof out, "%s/data", g_dir);
+    pm_error err;
+    assert_int_equal(pm_export_gnuplot(a, out, &err), 0);
+    snprintf(gp, sizeof gp, "%s/cpu_usage.gp", out);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(pm_read_whole(gp, 1 << 20, &text, &len, &err), 0);
+    /* the name stays inside one single-quoted string on one line */
+    assert_non_null(strstr(text, "title 'x''; system ''touch PWNED?'"));
+    assert_null(strstr(text, "\nsystem"));
+    free(text);
+    snprintf(gp, sizeof gp, "%s/cpu_usage_per_node.dat", out);
+    assert_int_equal(pm_read_whole(gp, 1 << 20, &text, &len, &err), 0);
+    assert_non_null(strstr(text, "# column 3: \"x'; system 'touch PWNED?\" [%]"));
+    /* 10 grid rows after the comment lines, 3 columns each */
+    size_t rows = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        if (line[0] != '#') {
+            rows++;
+            double t, v1, v2;
+            char extra[8];
+            assert_int_equal(sscanf(line, "%lf %lf %lf %7s", &t, &v1, &v2, extra), 3);
+        }
+    assert_int_equal(rows, 10);
+    free(text);
+    pm_analysis_free(a);
+    pm_test_rmrf(g_dir);
+}
+
+static void test_csv_and_hdf5(void **state)
+{
+    (void)state;
+    pm_analysis *a = job("node,b");
+    char csv[512], h5[512];
+    snprintf(csv, sizeof csv, "%s/out.csv", g_dir);
+    snprintf(h5, sizeof h5, "%s/out.h5", g_dir);
+    pm_error err;
+    assert_int_equal(pm_export_csv(a, csv, &err), 0);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(pm_read_whole(csv, 1 << 20, &text, &len, &err), 0);
+    assert_true(strncmp(text, "host,time [s],cpu_usage [%],", 28) == 0);
+    size_t lines = 0, quoted = 0;
+    for (char *p = text; *p; p++)
+        if (*p == '\n') {
+            lines++;
+            quoted += strncmp(p + 1, "\"node,b\",", 9) == 0;
+        }
+    assert_int_equal(lines, 1 + 10 + 8);
+    assert_int_equal(quoted, 8);
+    free(text);
+
+    assert_int_equal(pm_export_hdf5(a, h5, &err), 0);
+    hid_t f = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, "/hosts/node-a/net_out", H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t sp = H5Dget_space(ds);
+    hsize_t dims[1];
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    assert_int_equal(dims[0], 10);
+    double v[10];
+    assert_true(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    assert_true(isnan(v[0]));
+    assert_true(fabs(v[5] - 1.0) < 1e-12);
+    hid_t at = H5Aopen(ds, "units", H5P_DEFAULT);
+    hid_t ty = H5Aget_type(at);
+    char unit[32] = {0};
+    assert_true(H5Tget_size(ty) < sizeof unit);
+    assert_true(H5Aread(at, ty, unit) >= 0);
+    assert_string_equal(unit, "MiB/s");
+    H5Tclose(ty);
+    H5Aclose(at);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    ds = H5Dopen2(f, "/aggregates/proc_rss/nodes", H5P_DEFAULT);
+    assert_true(ds >= 0);
+    H5Dclose(ds);
+    ds = H5Dopen2(f, "/hosts/node,b/proc_rss.quality", H5P_DEFAULT);
+    assert_true(ds >= 0);
+    H5Dclose(ds);
+    H5Fclose(f);
+    pm_analysis_free(a);
+    pm_test_rmrf(g_dir);
+}
+
+static void test_write_failures(void **state)
+{
+    (void)state;
+    pm_analysis *a = job("node-b");
+    pm_error err;
+    pm_error_clear(&err);
+    assert_int_equal(pm_export_csv(a, "/dev/full", &err), PM_EIO);
+    assert_non_null(strstr(err.msg, "/dev/full: write failed"));
+    FILE *f = fopen("/dev/full", "w");
+    assert_non_null(f);
+    assert_int_equal(pm_stats_json(a, f, &err), PM_EIO);
+    fclose(f);
+    f = fopen("/dev/full", "w");
+    assert_int_equal(pm_stats_text(a, f, &err), PM_EIO);
+    fclose(f);
+    assert_int_equal(pm_export_gnuplot(a, "/nonexistent/dir", &err), PM_EIO);
+    assert_int_equal(pm_export_hdf5(a, "/nonexistent/x.h5", &err), PM_EIO);
+    pm_analysis_free(a);
+    pm_test_rmrf(g_dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fmt_double),
+        cmocka_unit_test(test_gnuplot_quoting),
+        cmocka_unit_test(test_csv_and_hdf5),
+        cmocka_unit_test(test_write_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

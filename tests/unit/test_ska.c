@@ -1,0 +1,148 @@
+/* SKA perfmon JSON import: layout, ragged lists, integer timestamps,
+ * missing groups, and error positions. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../support/testutil.h"
+#include "perfmon/ska.h"
+
+static void free_list(pm_profile **p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        pm_profile_free(p[i]);
+    free(p);
+}
+
+static double at(const pm_profile *p, const char *col, size_t i)
+{
+    int c = pm_profile_column(p, col);
+    if (c < 0)
+        fail_msg("%s: no column %s", p->info.host, col);
+    return p->values[c][i];
+}
+
+static void test_merged_file(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ska/cpu_metrics.json", pm_test_fixtures());
+    pm_profile **ps = NULL;
+    size_t n = 0;
+    pm_error err;
+    if (pm_ska_read(path, &ps, &n, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(n, 2);
+    const pm_profile *b = ps[0], *a = ps[1]; /* host_names order */
+    assert_string_equal(b->info.host, "node-b");
+    assert_string_equal(a->info.host, "node-a");
+    assert_int_equal(b->format, PM_FMT_SKA);
+    assert_int_equal(b->n, 5);
+    assert_int_equal(a->n, 4);
+    /* integer timestamps, seconds */
+    assert_true(b->t_wall_ns[1] == 102000000000LL);
+    assert_true(a->t_mono_ns[0] == 0);
+    /* mapped names and values */
+    assert_true(at(b, "cpu.percent", 4) == 90);
+    assert_true(at(b, "ib.bytes_sent", 1) == 4194304); /* SKA already x4 */
+    assert_true(at(b, "rapl.package-1", 4) == 16000000);
+    assert_true(at(b, "proc.swap", 0) == 0);            /* numbers as strings */
+    assert_true(at(b, "net.all.bytes_sent", 2) == 1048576);
+    /* ragged: padded with NaN, and truncated */
+    assert_true(isnan(at(b, "proc.cpu_percent", 3)));
+    assert_true(at(a, "cpu.percent", 3) == 40);
+    assert_int_equal(b->nwarnings, 1);
+    assert_int_equal(a->nwarnings, 1);
+    assert_non_null(strstr(a->warnings[0], "6 values for 4 time stamps, truncated"));
+    /* missing optional groups are absent columns, not zeros */
+    assert_int_equal(pm_profile_column(a, "ib.bytes_sent"), -1);
+    assert_int_equal(pm_profile_column(a, "rapl.package-0"), -1);
+    assert_int_equal(pm_profile_column(b, "proc.vms"), -1); /* empty list */
+    free_list(ps, n);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int rc;
+        const char *msg;
+    } rows[] = {
+        {"{\n  \"host_names\": [\"x\"],\n  \"x\": {\"time_stamps\": [1, 2,, 3]}\n}", PM_EFORMAT,
+         "t.json:3:30: malformed JSON"},
+        {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": [1]]}", PM_EFORMAT,
+         "t.json:1:47: mismatched bracket"},
+        {"{\"host_names\": [\"x\"], \"x\": {\"a\": \"unterminated}", PM_EFORMAT,
+         "t.json:1:34: unterminated string"},
+        {"{\"host_names\": [\"x\"]} trailing", PM_EFORMAT, "t.json:1:23: trailing characters"},
+        {"{\"a\": 1}", PM_ENOENT, "not SKA perfmon output"},
+        {"{\"host_names\": [\"x\", \"y\"], \"x\": {\"time_stamps\": [1]}}", PM_EFORMAT,
+         "t.json: host y: listed in host_names but has no data"},
+        {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": 5}}", PM_EFORMAT,
+         "t.json: host x: time_stamps: missing or not a list"},
+        {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": [1], \"memory_info\": {\"rss\": 3}}}",
+         PM_EFORMAT, "t.json: host x: memory_info.rss: expected a list"},
+        {"[1, 2]", PM_EFORMAT, "t.json:1:1: expected a JSON object"},
+        {"{", PM_EFORMAT, "t.json:1:2: expected a member name"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        pm_profile **ps = NULL;
+        size_t n = 0;
+        pm_error err;
+        pm_error_clear(&err);
+        int rc = pm_ska_decode("t.json", rows[r].text, strlen(rows[r].text), &ps, &n, &err);
+        if (rc != rows[r].rc || !strstr(err.msg, rows[r].msg))
+            fail_msg("row %zu: rc %d, message \"%s\"; want %d, \"%s\"", r, rc, err.msg, rows[r].rc,
+                     rows[r].msg);
+        assert_null(ps);
+    }
+}
+
+static void test_per_host_file(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ska/single-host.json", pm_test_fixtures());
+    pm_profile **ps = NULL;
+    size_t n = 0;
+    pm_error err;
+    if (pm_ska_read(path, &ps, &n, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(n, 1);
+    assert_string_equal(ps[0]->info.host, "solo");
+    assert_int_equal(ps[0]->n, 4);
+    free_list(ps, n);
+    /* Without a host_name the file name stands in. */
+    const char *t = "{\"time_stamps\": [1, 2], \"cpu_percent_sys\": [1, 2]}";
+    assert_int_equal(pm_ska_decode("/x/node-7.json", t, strlen(t), &ps, &n, &err), 0);
+    assert_string_equal(ps[0]->info.host, "node-7");
+    free_list(ps, n);
+}
+
+static void test_sniff(void **state)
+{
+    (void)state;
+    assert_true(pm_ska_sniff("  {\"host_names\"", 15));
+    assert_false(pm_ska_sniff("hello", 5));
+    const char *jl = "{\"format\":\"perfmon-profile\",\"version\":1}\n";
+    assert_false(pm_ska_sniff(jl, strlen(jl)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merged_file),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_per_host_file),
+        cmocka_unit_test(test_sniff),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
