@@ -1,0 +1,110 @@
+/* report.h - charts from an analysis, PNG plot files, and the PDF report.
+ *
+ * pm_chart turns one metric of a pm_analysis into a pm_plot (per-node:
+ * one line per host, or a min-median-max band with the outlying hosts
+ * named when there are many; all-node: the Total or Average with the
+ * nodes-reporting line and shaded repairs).  pm_plots_write() renders every
+ * chart to PNG; pm_report_write() lays the job report out with libharu.
+ * Layout (page groups, plots per page, key figures, colour-map metrics)
+ * comes from templates/report.json.
+ *
+ * Ownership: a pm_chart owns the arrays its plot points to and is released
+ * with pm_chart_free(); the analysis it was built from must outlive it.
+ */
+#ifndef PERFMON_REPORT_H
+#define PERFMON_REPORT_H
+
+#include <stddef.h>
+
+#include "perfmon/analysis.h"
+#include "perfmon/error.h"
+#include "perfmon/plot.h"
+
+/* Above this many hosts a per-node plot shows a band, not one line each. */
+#define PM_LEGEND_MAX_HOSTS 12
+/* Above this many hosts the report adds time x node colour maps. */
+#define PM_HEATMAP_MIN_HOSTS 16
+
+typedef struct pm_chart {
+    pm_plot plot;
+    char title[256];
+    char ylabel[160];
+    char file[160];          /* PNG file name (no directory) */
+    pm_plot_series *series;  /* owned */
+    char **labels;           /* owned */
+    pm_plot_band band;
+    double *band_t, *band_lo, *band_mid, *band_hi; /* owned */
+    pm_plot_span *spans;     /* owned */
+    double *nodes_n;         /* owned */
+    char band_label[96];
+} pm_chart;
+
+/* Build the per-node (all_nodes = 0) or all-node (1) chart of metric m.
+ * Returns 0, or PM_ENOENT when the metric has nothing to draw. */
+int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, pm_chart *c,
+                   pm_error *err) PM_WUR;
+void pm_chart_free(pm_chart *c);
+
+/* A colour map of metric m over hosts x time; values are owned by the
+ * caller's pm_heatmap_data and freed with pm_heatmap_data_free(). */
+typedef struct pm_heatmap_data {
+    pm_heatmap hm;
+    char title[256];
+    double *t, *values;
+    const char **rows;
+} pm_heatmap_data;
+
+int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_cols,
+                     pm_heatmap_data *h, pm_error *err) PM_WUR;
+void pm_heatmap_data_free(pm_heatmap_data *h);
+
+/* Report layout (templates/report.json). */
+typedef struct pm_layout_group {
+    char page[32];           /* catalog "page" value */
+    char title[96];          /* section title */
+} pm_layout_group;
+
+typedef struct pm_layout_figure {
+    char key[64];            /* pm_figure key */
+    char label[64];
+    double scale;            /* displayed = value * scale */
+    char unit[16];
+} pm_layout_figure;
+
+typedef struct pm_layout {
+    int plots_per_page;
+    pm_layout_group *groups;
+    size_t ngroups;
+    pm_layout_figure *figures;
+    size_t nfigures;
+    char **heatmaps;         /* metric ids */
+    size_t nheatmaps;
+} pm_layout;
+
+int pm_layout_load(const char *path, pm_layout **out, pm_error *err) PM_WUR;
+void pm_layout_free(pm_layout *l);
+
+typedef struct pm_report_opts {
+    const char *pdf_path;     /* NULL: no PDF */
+    const char *plots_dir;    /* NULL: no PNG files */
+    const char *layout_path;  /* templates/report.json */
+    const char *font_path;    /* TrueType font; NULL = DejaVu Sans */
+    const char *font_bold_path;
+    int elapsed;              /* time axis as elapsed time */
+    int dpi;                  /* PNG resolution (default 200) */
+    long long creation_time;  /* seconds since the epoch; < 0 = now or SOURCE_DATE_EPOCH */
+    const char *stats_json;   /* attached to the PDF when not NULL */
+} pm_report_opts;
+
+void pm_report_opts_init(pm_report_opts *o);
+
+/* Write every chart as PNG into o->plots_dir (created if missing). */
+int pm_plots_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;
+
+/* Write the PDF report to o->pdf_path. */
+int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;
+
+/* File-name-safe form of a display name ("Input Traffic" -> "Input_Traffic"). */
+void pm_chart_name(const char *name, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,580 @@
+/* Charts of a pm_analysis: per-node and all-node plots, colour maps, the
+ * report layout file, and PNG output (see report.h). */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "perfmon/fileio.h"
+#include "perfmon/mem.h"
+#include "perfmon/report.h"
+
+#define MAX_SPANS 256
+#define MAX_OUTLIERS 3
+#define MAX_GRID 4000
+
+void pm_report_opts_init(pm_report_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dpi = 200;
+    o->creation_time = -1;
+}
+
+void pm_chart_name(const char *name, char *out, size_t cap)
+{
+    size_t n = 0;
+    int under = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p && n + 1 < cap; p++) {
+        int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                 *p == '-';
+        if (ok) {
+            out[n++] = (char)*p;
+            under = 0;
+        } else if (!under && n > 0) {
+            out[n++] = '_';
+            under = 1;
+        }
+    }
+    while (n > 0 && out[n - 1] == '_')
+        n--;
+    out[n] = '\0';
+    if (n == 0)
+        snprintf(out, cap, "metric");
+}
+
+/* A value for a title: 4 significant digits, no exponent between 1e-3 and
+ * 1e9. */
+static void fmt_title_num(double v, char *out, size_t cap)
+{
+    double a = fabs(v);
+    if (!isfinite(v))
+        snprintf(out, cap, "n/a");
+    else if (a >= 1e4 && a < 1e9)
+        snprintf(out, cap, "%.0f", v);
+    else if (a != 0 && (a < 1e-3 || a >= 1e9))
+        snprintf(out, cap, "%.3g", v);
+    else
+        snprintf(out, cap, "%.4g", v);
+}
+
+static const char *comb_name(const pm_metric_def *d)
+{
+    return d->comb == PM_COMB_TOTAL ? "Total" : "Average";
+}
+
+void pm_chart_free(pm_chart *c)
+{
+    if (!c)
+        return;
+    if (c->labels)
+        for (size_t i = 0; i < c->plot.nseries; i++)
+            free(c->labels[i]);
+    free(c->labels);
+    free(c->series);
+    free(c->band_t);
+    free(c->band_lo);
+    free(c->band_mid);
+    free(c->band_hi);
+    free(c->spans);
+    free(c->nodes_n);
+    memset(c, 0, sizeof *c);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Spans of time where some host's value was repaired, merged, at most
+ * MAX_SPANS (closest neighbours merged first by widening the join gap). */
+static int repair_spans(const pm_metric_result *r, size_t nhosts, pm_chart *c)
+{
+    size_t cap = 64, n = 0;
+    pm_plot_span *s = malloc(cap * sizeof *s);
+    if (!s)
+        return PM_ENOMEM;
+    for (size_t h = 0; h < nhosts; h++) {
+        const pm_series *se = r->host[h];
+        if (!se || !se->q)
+            continue;
+        for (size_t i = 0; i < se->n; i++) {
+            if (se->q[i] != PM_Q_RESET && se->q[i] != PM_Q_DROPPED)
+                continue;
+            if (n == cap) {
+                pm_plot_span *ns = pm_realloc_array(s, cap * 2, sizeof *s);
+                if (!ns) {
+                    free(s);
+                    return PM_ENOMEM;
+                }
+                s = ns;
+                cap *= 2;
+            }
+            double t0 = i > 0 ? se->t[i - 1] : se->t[i];
+            s[n++] = (pm_plot_span){t0, se->t[i], 0, NULL};
+        }
+    }
+    if (n == 0) {
+        free(s);
+        return 0;
+    }
+    /* Sort by start, then merge overlaps; widen the join gap until the
+     * count is bounded. */
+    for (size_t i = 1; i < n; i++) {
+        pm_plot_span x = s[i];
+        size_t j = i;
+        while (j > 0 && s[j - 1].t0 > x.t0) {
+            s[j] = s[j - 1];
+            j--;
+        }
+        s[j] = x;
+        if (i > 20000)
+            break; /* insertion sort bound; later ones are merged coarsely */
+    }
+    double gap = 0;
+    for (;;) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (m && s[i].t0 <= s[m - 1].t1 + gap) {
+                if (s[i].t1 > s[m - 1].t1)
+                    s[m - 1].t1 = s[i].t1;
+            } else {
+                s[m++] = s[i];
+            }
+        }
+        n = m;
+        if (n <= MAX_SPANS)
+            break;
+        double span = s[n - 1].t1 - s[0].t0;
+        gap = gap > 0 ? gap * 2 : span / 1000;
+    }
+    c->spans = s;
+    c->plot.spans = s;
+    c->plot.nspans = n;
+    return 0;
+}
+
+static int add_series(pm_chart *c, size_t cap, const char *label, const double *t, const double *v,
+                      size_t n)
+{
+    size_t i = c->plot.nseries;
+    if (i >= cap)
+        return 0;
+    c->labels[i] = pm_strdup(label);
+    if (!c->labels[i])
+        return PM_ENOMEM;
+    c->series[i] = (pm_plot_series){c->labels[i], t, v, n};
+    c->plot.nseries = i + 1;
+    return 0;
+}
+
+/* Grid of at most MAX_GRID points over the analysed span. */
+static size_t grid_for(const pm_analysis *a, size_t max_cols, double *t0, double *step)
+{
+    double span = a->t_end - a->t_start;
+    if (!(span > 0))
+        return 0;
+    double st = a->grid_step > 0 ? a->grid_step : span / 1000;
+    size_t n = (size_t)floor(span / st) + 1;
+    if (n > max_cols) {
+        st = span / (double)(max_cols - 1);
+        n = max_cols;
+    }
+    *t0 = a->t_start;
+    *step = st;
+    return n;
+}
+
+static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart *c)
+{
+    double t0 = 0, step = 1;
+    size_t ng = grid_for(a, MAX_GRID, &t0, &step);
+    size_t k = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (r->host[h])
+            k++;
+    if (ng == 0 || k == 0)
+        return 0;
+    double *rows = pm_alloc_array(k * ng, sizeof *rows);
+    double *col = pm_alloc_array(k, sizeof *col);
+    c->band_t = pm_alloc_array(ng, sizeof *c->band_t);
+    c->band_lo = pm_alloc_array(ng, sizeof *c->band_lo);
+    c->band_mid = pm_alloc_array(ng, sizeof *c->band_mid);
+    c->band_hi = pm_alloc_array(ng, sizeof *c->band_hi);
+    if (!rows || !col || !c->band_t || !c->band_lo || !c->band_mid || !c->band_hi) {
+        free(rows);
+        free(col);
+        return PM_ENOMEM;
+    }
+    size_t row = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (r->host[h]) {
+            const pm_series *s = r->host[h];
+            pm_grid_interp(s->t, s->v, s->n, t0, step, ng, rows + row * ng);
+            row++;
+        }
+    for (size_t g = 0; g < ng; g++) {
+        size_t m = 0;
+        for (size_t j = 0; j < k; j++) {
+            double v = rows[j * ng + g];
+            if (isfinite(v))
+                col[m++] = v;
+        }
+        c->band_t[g] = t0 + (double)g * step;
+        if (m == 0) {
+            c->band_lo[g] = c->band_mid[g] = c->band_hi[g] = NAN;
+            continue;
+        }
+        qsort(col, m, sizeof *col, cmp_double);
+        c->band_lo[g] = col[0];
+        c->band_hi[g] = col[m - 1];
+        c->band_mid[g] = m % 2 ? col[m / 2] : (col[m / 2 - 1] + col[m / 2]) / 2;
+    }
+    free(rows);
+    free(col);
+    c->band = (pm_plot_band){c->band_t, c->band_lo, c->band_mid, c->band_hi, ng, c->band_label};
+    snprintf(c->band_label, sizeof c->band_label, "min-max of %zu nodes, median line", k);
+    c->plot.band = &c->band;
+    return 0;
+}
+
+int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, pm_chart *c,
+                   pm_error *err)
+{
+    memset(c, 0, sizeof *c);
+    if (m >= a->nmetrics)
+        return pm_error_set(err, PM_EUSAGE, "no metric %zu", m);
+    const pm_metric_result *r = &a->metrics[m];
+    const pm_metric_def *d = r->def;
+    char base[128], v1[32], v2[32];
+    pm_chart_name(d->name, base, sizeof base);
+    c->plot.time_axis = elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK;
+    c->plot.t_origin = a->t_start;
+    c->plot.logy = d->log_scale;
+    c->plot.title = c->title;
+    c->plot.ylabel = c->ylabel;
+    snprintf(c->ylabel, sizeof c->ylabel, "%s (%s)", d->name, d->unit);
+    size_t cap = a->nhosts + MAX_OUTLIERS + 1;
+    c->series = calloc(cap, sizeof *c->series);
+    c->labels = calloc(cap, sizeof *c->labels);
+    if (!c->series || !c->labels) {
+        pm_chart_free(c);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    c->plot.series = c->series;
+    int rc = 0;
+    if (all_nodes) {
+        const pm_aggregate *g = &r->agg;
+        if (g->n == 0 || g->st.nvalid == 0) {
+            pm_chart_free(c);
+            return PM_ENOENT;
+        }
+        fmt_title_num(g->st.mean, v1, sizeof v1);
+        fmt_title_num(g->st.max, v2, sizeof v2);
+        snprintf(c->title, sizeof c->title, "%s %s: mean %s %s, max %s %s", comb_name(d), d->name,
+                 v1, d->unit, v2, d->unit);
+        snprintf(c->file, sizeof c->file, "%s_%s_all_nodes.png", comb_name(d), base);
+        char lab[160];
+        snprintf(lab, sizeof lab, "%s over %zu nodes", comb_name(d), r->nhosts_with_data);
+        rc = add_series(c, cap, lab, g->t, g->v, g->n);
+        if (rc == 0 && g->count) {
+            c->nodes_n = pm_alloc_array(g->n, sizeof *c->nodes_n);
+            if (!c->nodes_n)
+                rc = PM_ENOMEM;
+            else {
+                for (size_t i = 0; i < g->n; i++)
+                    c->nodes_n[i] = g->count[i];
+                c->plot.nodes_t = g->t;
+                c->plot.nodes_n = c->nodes_n;
+                c->plot.nodes_len = g->n;
+                c->plot.nodes_total = (int)r->nhosts_with_data;
+            }
+        }
+        c->plot.legend = 0;
+    } else {
+        if (r->nhosts_with_data == 0) {
+            pm_chart_free(c);
+            return PM_ENOENT;
+        }
+        fmt_title_num(r->avg_per_node, v1, sizeof v1);
+        fmt_title_num(r->max_per_node, v2, sizeof v2);
+        snprintf(c->title, sizeof c->title, "Average %s/Node: %s %s, Max %s/Node: %s %s", d->name,
+                 v1, d->unit, d->name, v2, d->unit);
+        snprintf(c->file, sizeof c->file, "%s_per_node.png", base);
+        c->plot.legend = 1;
+        if (r->nhosts_with_data <= PM_LEGEND_MAX_HOSTS) {
+            for (size_t h = 0; h < a->nhosts && rc == 0; h++)
+                if (r->host[h])
+                    rc = add_series(c, cap, a->hosts[h].name, r->host[h]->t, r->host[h]->v,
+                                    r->host[h]->n);
+        } else {
+            rc = build_band(a, r, c);
+            /* Name the hosts whose mean is furthest from the median mean. */
+            double *means = pm_alloc_array(a->nhosts, sizeof *means);
+            if (rc == 0 && means) {
+                size_t k = 0;
+                for (size_t h = 0; h < a->nhosts; h++)
+                    if (r->host[h] && isfinite(r->host[h]->st.mean))
+                        means[k++] = r->host[h]->st.mean;
+                qsort(means, k, sizeof *means, cmp_double);
+                double med = k ? (k % 2 ? means[k / 2] : (means[k / 2 - 1] + means[k / 2]) / 2)
+                               : NAN;
+                int used[MAX_OUTLIERS];
+                for (int o = 0; o < MAX_OUTLIERS && rc == 0; o++) {
+                    double best = -1;
+                    int bh = -1;
+                    for (size_t h = 0; h < a->nhosts; h++) {
+                        if (!r->host[h] || !isfinite(r->host[h]->st.mean))
+                            continue;
+                        int dup = 0;
+                        for (int u = 0; u < o; u++)
+                            dup |= used[u] == (int)h;
+                        double dist = fabs(r->host[h]->st.mean - med);
+                        if (!dup && dist > best) {
+                            best = dist;
+                            bh = (int)h;
+                        }
+                    }
+                    if (bh < 0 || !(best > 0))
+                        break;
+                    used[o] = bh;
+                    char lab[300], mv[32];
+                    fmt_title_num(r->host[bh]->st.mean, mv, sizeof mv);
+                    snprintf(lab, sizeof lab, "%s (mean %s %s)", a->hosts[bh].name, mv, d->unit);
+                    const pm_series *s = r->host[bh];
+                    rc = add_series(c, cap, lab, s->t, s->v, s->n);
+                }
+            } else if (!means) {
+                rc = PM_ENOMEM;
+            }
+            free(means);
+        }
+    }
+    if (rc == 0)
+        rc = repair_spans(r, a->nhosts, c);
+    if (rc != 0) {
+        pm_chart_free(c);
+        return pm_error_set(err, rc, "%s: out of memory building the chart", d->id);
+    }
+    return 0;
+}
+
+void pm_heatmap_data_free(pm_heatmap_data *h)
+{
+    if (!h)
+        return;
+    free(h->t);
+    free(h->values);
+    free(h->rows);
+    memset(h, 0, sizeof *h);
+}
+
+int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_cols,
+                     pm_heatmap_data *h, pm_error *err)
+{
+    memset(h, 0, sizeof *h);
+    const pm_metric_result *r = &a->metrics[m];
+    double t0 = 0, step = 1;
+    size_t ng = grid_for(a, max_cols < 2 ? 2 : max_cols, &t0, &step);
+    if (ng == 0 || r->nhosts_with_data == 0)
+        return PM_ENOENT;
+    h->t = pm_alloc_array(ng, sizeof *h->t);
+    h->values = pm_alloc_array(a->nhosts * ng, sizeof *h->values);
+    h->rows = calloc(a->nhosts, sizeof *h->rows);
+    if (!h->t || !h->values || !h->rows) {
+        pm_heatmap_data_free(h);
+        return pm_error_set(err, PM_ENOMEM, "out of memory for a colour map");
+    }
+    for (size_t g = 0; g < ng; g++)
+        h->t[g] = t0 + (double)g * step;
+    for (size_t k = 0; k < a->nhosts; k++) {
+        h->rows[k] = a->hosts[k].name;
+        double *row = h->values + k * ng;
+        const pm_series *s = r->host[k];
+        if (s)
+            pm_grid_interp(s->t, s->v, s->n, t0, step, ng, row);
+        else
+            for (size_t g = 0; g < ng; g++)
+                row[g] = NAN;
+    }
+    snprintf(h->title, sizeof h->title, "%s per node (%s)", r->def->name, r->def->unit);
+    h->hm = (pm_heatmap){h->title, r->def->unit, elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
+                         a->t_start, h->rows, a->nhosts, h->t, ng, h->values};
+    return 0;
+}
+
+/* ---- layout ------------------------------------------------------------ */
+
+void pm_layout_free(pm_layout *l)
+{
+    if (!l)
+        return;
+    free(l->groups);
+    free(l->figures);
+    for (size_t i = 0; i < l->nheatmaps; i++)
+        free(l->heatmaps[i]);
+    free(l->heatmaps);
+    free(l);
+}
+
+static void copy_json_str(const cJSON *o, const char *key, char *dst, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsString(v))
+        snprintf(dst, cap, "%s", v->valuestring);
+}
+
+int pm_layout_load(const char *path, pm_layout **out, pm_error *err)
+{
+    *out = NULL;
+    char *text;
+    size_t len;
+    int rc = pm_read_whole(path, 1u << 20, &text, &len, err);
+    if (rc)
+        return rc;
+    const char *ep = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(text, len, &ep, 0);
+    if (!j) {
+        int line = 1, col = 1;
+        for (const char *p = text; ep && p < ep && *p; p++) {
+            if (*p == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        free(text);
+        return pm_error_set(err, PM_EFORMAT, "%s:%d:%d: not valid JSON", path, line, col);
+    }
+    free(text);
+    pm_layout *l = calloc(1, sizeof *l);
+    if (!l) {
+        cJSON_Delete(j);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    l->plots_per_page = 3;
+    const cJSON *ppp = cJSON_GetObjectItemCaseSensitive(j, "plots_per_page");
+    if (cJSON_IsNumber(ppp) && ppp->valuedouble >= 1 && ppp->valuedouble <= 6)
+        l->plots_per_page = (int)ppp->valuedouble;
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(j, "groups");
+    const cJSON *figs = cJSON_GetObjectItemCaseSensitive(j, "key_figures");
+    const cJSON *heat = cJSON_GetObjectItemCaseSensitive(j, "heatmaps");
+    if (!cJSON_IsArray(groups) || !cJSON_IsArray(figs)) {
+        cJSON_Delete(j);
+        pm_layout_free(l);
+        return pm_error_set(err, PM_EFORMAT, "%s: needs arrays 'groups' and 'key_figures'", path);
+    }
+    size_t ng = (size_t)cJSON_GetArraySize(groups), nf = (size_t)cJSON_GetArraySize(figs);
+    size_t nh = cJSON_IsArray(heat) ? (size_t)cJSON_GetArraySize(heat) : 0;
+    l->groups = calloc(ng + 1, sizeof *l->groups);
+    l->figures = calloc(nf + 1, sizeof *l->figures);
+    l->heatmaps = calloc(nh + 1, sizeof *l->heatmaps);
+    if (!l->groups || !l->figures || !l->heatmaps) {
+        cJSON_Delete(j);
+        pm_layout_free(l);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    const cJSON *x;
+    size_t i = 0;
+    cJSON_ArrayForEach(x, groups)
+    {
+        copy_json_str(x, "page", l->groups[i].page, sizeof l->groups[i].page);
+        copy_json_str(x, "title", l->groups[i].title, sizeof l->groups[i].title);
+        if (!l->groups[i].page[0]) {
+            cJSON_Delete(j);
+            pm_layout_free(l);
+            return pm_error_set(err, PM_EFORMAT, "%s: groups[%zu] has no 'page'", path, i);
+        }
+        i++;
+    }
+    l->ngroups = i;
+    i = 0;
+    cJSON_ArrayForEach(x, figs)
+    {
+        pm_layout_figure *f = &l->figures[i];
+        copy_json_str(x, "key", f->key, sizeof f->key);
+        copy_json_str(x, "label", f->label, sizeof f->label);
+        copy_json_str(x, "unit", f->unit, sizeof f->unit);
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(x, "scale");
+        f->scale = cJSON_IsNumber(sc) ? sc->valuedouble : 1.0;
+        if (!pm_figure_find(f->key)) {
+            cJSON_Delete(j);
+            pm_layout_free(l);
+            return pm_error_set(err, PM_EFORMAT, "%s: key_figures[%zu]: unknown figure '%s'", path,
+                                i, f->key);
+        }
+        i++;
+    }
+    l->nfigures = i;
+    i = 0;
+    cJSON_ArrayForEach(x, heat)
+    {
+        if (cJSON_IsString(x) && (l->heatmaps[i] = pm_strdup(x->valuestring)) != NULL)
+            i++;
+    }
+    l->nheatmaps = i;
+    cJSON_Delete(j);
+    *out = l;
+    return 0;
+}
+
+/* ---- PNG files ----------------------------------------------------------- */
+
+static int mkdir_one(const char *dir, pm_error *err)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", dir);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return pm_error_set(err, PM_EIO, "%s: not a directory", dir);
+    return 0;
+}
+
+int pm_plots_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
+{
+    int rc = mkdir_one(o->plots_dir, err);
+    if (rc)
+        return rc;
+    char path[4096];
+    int dpi = o->dpi > 0 ? o->dpi : 200;
+    for (size_t m = 0; m < a->nmetrics; m++) {
+        for (int all = 1; all >= 0; all--) {
+            pm_chart c;
+            rc = pm_chart_build(a, m, all, o->elapsed, &c, err);
+            if (rc == PM_ENOENT)
+                continue;
+            if (rc)
+                return rc;
+            double aspect = 0.5 + (c.plot.legend ? 0.035 * (double)((c.plot.nseries + 3) / 4) : 0);
+            if (pm_path_join(path, sizeof path, o->plots_dir, c.file) != 0)
+                rc = pm_error_set(err, PM_EUSAGE, "%s: path too long", o->plots_dir);
+            else
+                rc = pm_plot_png(path, &c.plot, 18.0, aspect, dpi, err);
+            pm_chart_free(&c);
+            if (rc)
+                return rc;
+        }
+    }
+    if (a->nhosts > PM_HEATMAP_MIN_HOSTS) {
+        for (size_t m = 0; m < a->nmetrics; m++) {
+            pm_heatmap_data h;
+            if (pm_heatmap_build(a, m, o->elapsed, 1500, &h, err) != 0)
+                continue;
+            char base[128], file[200];
+            pm_chart_name(a->metrics[m].def->name, base, sizeof base);
+            snprintf(file, sizeof file, "%s_heatmap.png", base);
+            if (pm_path_join(path, sizeof path, o->plots_dir, file) != 0)
+                rc = pm_error_set(err, PM_EUSAGE, "%s: path too long", o->plots_dir);
+            else
+                rc = pm_heatmap_png(path, &h.hm, 18.0, 0.62, dpi, err);
+            pm_heatmap_data_free(&h);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
