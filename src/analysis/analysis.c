@@ -633,8 +633,10 @@ static void derive_column(const pm_analysis *a, const pm_host *ho, const pm_metr
 /* Scratch arrays reused across the hosts of one metric, so that each
  * series does not fault in fresh zeroed pages. */
 typedef struct work {
-    double *val, *tmp, *scratch;
-    uint8_t *q;
+    double *val, *tmp, *scratch;  /* [maxn] */
+    uint8_t *q;                   /* [maxn] */
+    double *all;                  /* [total points over hosts] */
+    double *grid;                 /* [grid points] */
 } work;
 
 static int derive_series(const pm_analysis *a, const pm_host *ho, const pm_metric_def *def,
@@ -752,9 +754,8 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
     return filled;
 }
 
-static int aggregate_time(const pm_analysis *a, pm_metric_result *r, double *scratch_unused)
+static int aggregate_time(const pm_analysis *a, pm_metric_result *r, work *wk)
 {
-    (void)scratch_unused;
     double span = a->t_end - a->t_start;
     double ng = floor(span / a->grid_step + 1e-9) + 1;
     if (!(ng >= 1) || ng > MAX_GRID_POINTS)
@@ -765,11 +766,9 @@ static int aggregate_time(const pm_analysis *a, pm_metric_result *r, double *scr
     g->t = pm_alloc_array(n, sizeof *g->t);
     g->v = calloc(n, sizeof *g->v);
     g->count = calloc(n, sizeof *g->count);
-    double *tmp = pm_alloc_array(n, sizeof *tmp);
-    if (!g->t || !g->v || !g->count || !tmp) {
-        free(tmp);
+    double *tmp = wk->grid;
+    if (!g->t || !g->v || !g->count)
         return PM_ENOMEM;
-    }
     for (size_t k = 0; k < n; k++)
         g->t[k] = a->t_start + (double)k * a->grid_step;
     for (size_t h = 0; h < a->nhosts; h++) {
@@ -789,7 +788,6 @@ static int aggregate_time(const pm_analysis *a, pm_metric_result *r, double *scr
         else if (r->def->comb == PM_COMB_AVERAGE)
             g->v[k] /= g->count[k];
     }
-    free(tmp);
     return 0;
 }
 
@@ -841,15 +839,9 @@ static int aggregate_index(const pm_analysis *a, pm_metric_result *r)
 /* Statistics over every host point (min/max carry their host), plus the
  * per-node title figures and the imbalance. */
 static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_mean,
-                        size_t nparts, double part_max)
+                        size_t nparts, double part_max, work *wk)
 {
-    size_t total = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (r->host[h])
-            total += r->host[h]->n;
-    double *all = pm_alloc_array(total ? total : 1, sizeof *all);
-    if (!all)
-        return PM_ENOMEM;
+    double *all = wk->all;
     size_t m = 0;
     double sum_means = 0, max_mean = NAN, wsum = 0, wtot = 0;
     size_t nmeans = 0;
@@ -913,79 +905,102 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
             st->mean = st->amean;
         if (m > 1)
             st->sd = pm_sd(all, m, st->amean);
-        st->p50 = pm_quantile_select(all, m, 0.5);
-        st->p95 = pm_quantile_select(all, m, 0.95);
+        pm_p50_p95(all, m, &st->p50, &st->p95);
     }
     st->duration = a->t_end - a->t_start;
-    free(all);
     return 0;
 }
 
 /* --- the whole run ------------------------------------------------------------ */
 
+/* Grid size of the time alignment; 0 when too large. */
+static size_t grid_points(const pm_analysis *a)
+{
+    double ng = floor((a->t_end - a->t_start) / a->grid_step + 1e-9) + 1;
+    return ng >= 1 && ng <= MAX_GRID_POINTS ? (size_t)ng : 0;
+}
+
+/* One thread's scratch, reused across the metrics it builds, so that big
+ * buffers are faulted in once, not once per metric and host. */
+static int work_init(const pm_analysis *a, work *wk)
+{
+    size_t maxn = 1, total = 1;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        if (a->hosts[h].n > maxn)
+            maxn = a->hosts[h].n;
+        total += a->hosts[h].n;
+    }
+    size_t ng = grid_points(a);
+    wk->val = pm_alloc_array(maxn, sizeof *wk->val);
+    wk->tmp = pm_alloc_array(maxn, sizeof *wk->tmp);
+    wk->scratch = pm_alloc_array(maxn > ng ? maxn : ng ? ng : 1, sizeof *wk->scratch);
+    wk->q = malloc(maxn);
+    wk->all = pm_alloc_array(total, sizeof *wk->all);
+    wk->grid = pm_alloc_array(ng ? ng : 1, sizeof *wk->grid);
+    return wk->val && wk->tmp && wk->scratch && wk->q && wk->all && wk->grid ? 0 : PM_ENOMEM;
+}
+
+static void work_free(work *wk)
+{
+    free(wk->val);
+    free(wk->tmp);
+    free(wk->scratch);
+    free(wk->q);
+    free(wk->all);
+    free(wk->grid);
+}
+
 /* Derive, aggregate and summarise catalog entry r->def (one thread). */
-static int build_metric(const pm_analysis *a, pm_metric_result *r)
+static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
 {
     r->host = calloc(a->nhosts ? a->nhosts : 1, sizeof *r->host);
     if (!r->host)
         return PM_ENOMEM;
-    size_t maxn = 1;
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (a->hosts[h].n > maxn)
-            maxn = a->hosts[h].n;
-    work wk;
-    wk.val = pm_alloc_array(maxn, sizeof *wk.val);
-    wk.tmp = pm_alloc_array(maxn, sizeof *wk.tmp);
-    wk.scratch = pm_alloc_array(maxn, sizeof *wk.scratch);
-    wk.q = malloc(maxn);
     int rc = 0;
     double part_mean = 0, part_max = NAN;
     size_t nparts = 0;
-    if (!wk.val || !wk.tmp || !wk.scratch || !wk.q)
-        rc = PM_ENOMEM;
     for (size_t h = 0; h < a->nhosts && !rc; h++) {
-        rc = derive_series(a, &a->hosts[h], r->def, &wk, &r->host[h], &part_mean, &part_max,
+        rc = derive_series(a, &a->hosts[h], r->def, wk, &r->host[h], &part_mean, &part_max,
                            &nparts);
         if (!rc && r->host[h])
             r->nhosts_with_data++;
     }
-    free(wk.val);
-    free(wk.tmp);
-    free(wk.scratch);
-    free(wk.q);
     if (rc || r->nhosts_with_data == 0)
         return rc;
-    rc = a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? aggregate_index(a, r)
-                                                                 : aggregate_time(a, r, NULL);
+    if (a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX)
+        rc = aggregate_index(a, r);
+    else
+        rc = grid_points(a) ? aggregate_time(a, r, wk) : PM_ELIMIT;
     if (rc)
         return rc;
     pm_aggregate *g = &r->agg;
-    double *scratch = pm_alloc_array(g->n ? g->n : 1, sizeof *scratch);
-    if (!scratch)
-        return PM_ENOMEM;
+    /* wk->scratch holds max(longest host, grid) points: enough for either
+     * kind of aggregate. */
     int w = a->opts.compat_ska ? PM_W_NONE : r->def->rate ? PM_W_STEP : PM_W_TRAPEZOID;
-    pm_stats_compute(g->t, g->v, g->n, w, scratch, &g->st);
-    free(scratch);
+    pm_stats_compute(g->t, g->v, g->n, w, wk->scratch, &g->st);
     g->min_count = UINT32_MAX;
     for (size_t i = 0; i < g->n; i++)
         if (g->count[i] && g->count[i] < g->min_count)
             g->min_count = g->count[i];
     if (g->min_count == UINT32_MAX)
         g->min_count = 0;
-    return metric_stats(a, r, part_mean, nparts, part_max);
+    return metric_stats(a, r, part_mean, nparts, part_max, wk);
 }
 
 static void *metric_worker(void *arg)
 {
     pool *p = arg;
+    work wk;
+    int wrc = work_init(p->a, &wk);
     for (;;) {
         pthread_mutex_lock(&p->lock);
         size_t i = p->next++;
         pthread_mutex_unlock(&p->lock);
         if (i >= p->n)
             break;
-        p->rcs[i] = build_metric(p->a, &p->a->metrics[i]);
+        p->rcs[i] = wrc ? wrc : build_metric(p->a, &p->a->metrics[i], &wk);
     }
+    work_free(&wk);
     return NULL;
 }
 
