@@ -126,6 +126,7 @@ typedef struct pm_node_summary {
     double sampler_peak_rss_bytes;
     double sampler_lateness_mean_s, sampler_lateness_max_s;
     double sampler_missed;
+    double sampler_late;           /* samples taken late (end record) */
     double samples;                /* samples analysed */
     size_t repaired, dropped;      /* over all metrics of the node */
 } pm_node_summary;
@@ -187,6 +188,13 @@ void pm_analysis_free(pm_analysis *a);
 
 /* Index of the result for catalog id, or -1. */
 int pm_analysis_metric(const pm_analysis *a, const char *id);
+
+/* The plot title in SKA perfmon's form, into buf (cap bytes, always
+ * NUL-terminated): per node "Average <name>/Node: <avg> <unit>, Max
+ * <name>/Node: <max> <unit>" from avg_per_node and max_per_node; with
+ * all_nodes the name is prefixed with "Total " or "Average " and the
+ * aggregate's mean and maximum are used.  Returns snprintf's count. */
+int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t cap);
 
 /* Evaluate the rules file against a (fills a->notes). */
 int pm_rules_eval(pm_analysis *a, const char *rules_path, pm_error *err) PM_WUR;

@@ -1214,6 +1214,19 @@ void pm_analysis_free(pm_analysis *a)
     free(a);
 }
 
+int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t cap)
+{
+    const char *prefix = "";
+    double avg = r->avg_per_node, max = r->max_per_node;
+    if (all_nodes) {
+        prefix = r->def->comb == PM_COMB_TOTAL ? "Total " : "Average ";
+        avg = r->agg.st.mean;
+        max = r->agg.st.max;
+    }
+    return snprintf(buf, cap, "Average %s%s/Node: %.3f %s, Max %s%s/Node: %.3f %s", prefix,
+                    r->def->name, avg, r->def->unit, prefix, r->def->name, max, r->def->unit);
+}
+
 int pm_analysis_metric(const pm_analysis *a, const char *id)
 {
     for (size_t i = 0; i < a->nmetrics; i++)

@@ -144,11 +144,10 @@ static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error 
     return pm_close_checked(f, path, err);
 }
 
-static void title(FILE *f, const char *prefix, const pm_metric_result *r, double avg, double max)
+static void title(FILE *f, const pm_metric_result *r, int all_nodes)
 {
     char t[512];
-    snprintf(t, sizeof t, "Average %s%s/Node: %.3f %s, Max %s%s/Node: %.3f %s", prefix,
-             r->def->name, avg, r->def->unit, prefix, r->def->name, max, r->def->unit);
+    (void)pm_metric_title(r, all_nodes, t, sizeof t);
     fputs("set title ", f);
     gp_quote(f, t);
     fputs(" noenhanced\n", f);
@@ -176,7 +175,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     if (r->def->log_scale)
         fputs("set logscale y 10\n", f);
     fprintf(f, "set output '%s_per_node.png'\n", r->def->id);
-    title(f, "", r, r->avg_per_node, r->max_per_node);
+    title(f, r, 0);
     int first = 1;
     for (size_t h = 0; h < a->nhosts; h++) {
         if (!r->host[h])
@@ -187,9 +186,8 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
         first = 0;
     }
     fputc('\n', f);
-    const char *comb = r->def->comb == PM_COMB_TOTAL ? "Total " : "Average ";
     fprintf(f, "set output '%s_all_nodes.png'\n", r->def->id);
-    title(f, comb, r, r->agg.st.mean, r->agg.st.max);
+    title(f, r, 1);
     fprintf(f, "plot '%s_all_nodes.dat' using 1:2 with linespoints pt 7 ps 0.3 title '%s'\n",
             r->def->id, r->def->comb == PM_COMB_TOTAL ? "Total" : "Average");
     return pm_close_checked(f, path, err);

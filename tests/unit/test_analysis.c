@@ -80,6 +80,14 @@ static void test_node_figures(void **state)
     CLOSE(n->avg_power_w, 210);
     CLOSE(n->proc_cpu_hours, 39 * 4.0 / 3600);
     CLOSE(n->sampler_cpu_pct, 0.1);
+    CLOSE(n->sampler_late, 0);
+    char title[256];
+    pm_metric_title(metric(a, "net_out"), 1, title, sizeof title);
+    /* four hosts at 1 MiB/s while all report */
+    assert_true(strncmp(title, "Average Total Output Traffic/Node: ", 35) == 0);
+    assert_non_null(strstr(title, ", Max Total Output Traffic/Node: 4.000 MiB/s"));
+    pm_metric_title(metric(a, "cpu_usage"), 0, title, sizeof title);
+    assert_string_equal(title, "Average CPU Usage/Node: 50.000 %, Max CPU Usage/Node: 50.000 %");
     /* node-b: the counter reset at sample 20 is repaired, not a spike */
     const pm_metric_result *net = metric(a, "net_out");
     CLOSE(a->nodes[1].total_net_io_ext_sent_mb, 38);
