@@ -114,6 +114,10 @@ static void test_node_figures(void **state)
     assert_int_equal(a->hosts[3].n, 19);
     assert_int_equal(a->nwarnings, 1);
     assert_non_null(strstr(a->warnings[0], "torn"));
+    /* node-torn stopped after 18 s, the others ran 39 s: nothing slow;
+     * the rules file flags only what exceeds the median */
+    for (size_t i = 0; i < a->nnotes; i++)
+        assert_string_not_equal(a->notes[i].rule, "slow_node");
     /* job figures */
     CLOSE(a->job.energy_j, 3 * 39 * 210.0 - 39 * 210.0 + 18 * 210.0);
     CLOSE(a->job.cpu_avg_utilization_pct, 50);
@@ -229,21 +233,31 @@ static void test_rules_and_merge(void **state)
     snprintf(path, sizeof path, "%s/part2.jsonl", dir);
     s.format = PM_FMT_JSONL;
     assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    /* and one that ran 1.25 times as long as the median node */
+    pm_synth_init(&s, "slowpoke");
+    s.n = 1000;
+    snprintf(path, sizeof path, "%s/slowpoke.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
     pm_analyze_opts o;
     opts(&o);
     const char *paths[] = {dir};
     pm_analysis *a = NULL;
     if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 2);
+    assert_int_equal(a->nhosts, 3);
     assert_int_equal(a->hosts[0].nfiles, 1);
     assert_string_equal(a->hosts[1].name, "merged");
     assert_int_equal(a->hosts[1].nfiles, 2);
     assert_string_equal(a->hosts[1].format, "mixed");
     assert_int_equal(a->hosts[1].n, 800);
-    int low = 0, leak = 0;
+    int low = 0, leak = 0, slow = 0;
     for (size_t i = 0; i < a->nnotes; i++) {
         low += strcmp(a->notes[i].rule, "low_cpu") == 0;
+        if (strcmp(a->notes[i].rule, "slow_node") == 0) {
+            slow++;
+            assert_int_equal(a->notes[i].host, 2);
+            CLOSE(a->notes[i].value, 999.0 / 799.0);
+        }
         if (strcmp(a->notes[i].rule, "rss_growth") == 0) {
             leak++;
             assert_true(a->notes[i].value > 5);
@@ -252,6 +266,7 @@ static void test_rules_and_merge(void **state)
     }
     assert_int_equal(low, 1);
     assert_int_equal(leak, 1);
+    assert_int_equal(slow, 1);
 
     /* --stats --json parses back with its documented keys. */
     char *js = pm_stats_json_string(a);
@@ -260,7 +275,7 @@ static void test_rules_and_merge(void **state)
     const cJSON *meta = cJSON_GetObjectItem(root, "perfmon_analyze");
     assert_int_equal(cJSON_GetObjectItem(meta, "schema")->valueint, PM_STATS_JSON_SCHEMA);
     const cJSON *job = cJSON_GetObjectItem(root, "job");
-    CLOSE(cJSON_GetObjectItem(job, "cpu_avg_utilization_pct")->valuedouble, 30);
+    CLOSE(cJSON_GetObjectItem(job, "cpu_avg_utilization_pct")->valuedouble, 110.0 / 3);
     const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "nodes"), 0);
     assert_string_equal(cJSON_GetObjectItem(node, "host")->valuestring, "leaky");
     assert_true(cJSON_IsObject(cJSON_GetObjectItem(node, "clock")));
