@@ -166,7 +166,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     fprintf(f, "set terminal pngcairo size 1417,%d font 'DejaVu Sans,9' noenhanced\n",
             (int)(h_cm / 18.0 * 1417.0));
     fputs("set datafile missing 'NaN'\nset xdata time\nset timefmt '%s'\n"
-          "set format x '%m/%d\\n%H:%M:%S'\nset xlabel 'Time'\nset grid\n"
+          "set format x \"%m/%d\\n%H:%M:%S\"\nset xlabel 'Time'\nset grid\n"
           "set key outside right top noenhanced\n", f);
     snprintf(ylabel, sizeof ylabel, "%s [%s]", r->def->name, r->def->unit);
     fputs("set ylabel ", f);
