@@ -662,9 +662,6 @@ static int derive_series(const pm_analysis *a, const pm_host *ho, const pm_metri
             s = series_new(n, ho->t);
             if (!s)
                 return PM_ENOMEM;
-            for (size_t i = 0; i < n; i++)
-                s->v[i] = NAN;
-            memset(s->q, PM_Q_GAP, n);
         }
         derive_column(a, ho, def, &p->cols[c], p->values[c], val, q, tmp, &s->repaired,
                       &s->wraps);
@@ -678,15 +675,20 @@ static int derive_series(const pm_analysis *a, const pm_host *ho, const pm_metri
                 (*nparts)++;
             }
         }
-        for (size_t i = 0; i < n; i++) {
-            if (isnan(val[i])) {
-                if (s->ncolumns == 0 || s->q[i] == PM_Q_GAP)
+        /* A sum over columns (sockets) is only as good as its worst part:
+         * one missing column makes the point missing, so a gap in one
+         * socket never shows as a dip in the total. */
+        if (s->ncolumns == 0) {
+            memcpy(s->v, val, n * sizeof *val);
+            memcpy(s->q, q, n);
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                s->v[i] += val[i];
+                if (isnan(val[i]))
+                    s->q[i] = q[i] == PM_Q_DROPPED ? PM_Q_DROPPED : PM_Q_GAP;
+                else if (s->q[i] == PM_Q_OK)
                     s->q[i] = q[i];
-                continue;
             }
-            s->v[i] = isnan(s->v[i]) ? val[i] : s->v[i] + val[i];
-            if (s->ncolumns == 0 || s->q[i] == PM_Q_OK || s->q[i] == PM_Q_GAP)
-                s->q[i] = q[i];
         }
         s->ncolumns++;
     }

@@ -333,6 +333,38 @@ static void test_bad_inputs(void **state)
     pm_test_rmrf(dir);
 }
 
+/* A sum over sockets with one socket missing a sample is missing there,
+ * not a dip. */
+static void test_socket_gap(void **state)
+{
+    (void)state;
+    char *tmp = pm_test_tmpdir();
+    char dir[256], path[512];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    snprintf(path, sizeof path, "%s/h.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"host_name\": \"h\", \"time_stamps\": [0, 1, 2, 3, 4],\n"
+          " \"rapl_powercap\": {\"package-0\": [0, 1e6, 2e6, 3e6, 4e6],\n"
+          "                   \"package-1\": [0, 1e6, null, 3e6, 4e6]}}\n", f);
+    fclose(f);
+    pm_analyze_opts o;
+    opts(&o);
+    const char *paths[] = {dir};
+    pm_analysis *a = NULL;
+    pm_error err;
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    const pm_series *sr = metric(a, "rapl_package")->host[0];
+    assert_int_equal(sr->ncolumns, 2);
+    CLOSE(sr->v[1], 2);
+    assert_true(isnan(sr->v[2]) && isnan(sr->v[3]));
+    assert_int_equal(sr->q[2], PM_Q_GAP);
+    CLOSE(sr->v[4], 2);
+    CLOSE(sr->st.min, 2);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+}
+
 static void test_time_bounds(void **state)
 {
     (void)state;
@@ -368,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_window_and_repair_modes),
         cmocka_unit_test(test_rules_and_merge),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_socket_gap),
         cmocka_unit_test(test_time_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
