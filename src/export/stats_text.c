@@ -147,10 +147,24 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
     }
 
     if (a->nnotes) {
+        /* A rule that fires on many nodes is shown once with a count (the
+         * JSON keeps every note). */
         static const char *const sev[] = {"info", "warning", "critical"};
         fprintf(f, "\nEfficiency notes\n");
-        for (size_t i = 0; i < a->nnotes; i++)
-            fprintf(f, "  [%s] %s\n", sev[a->notes[i].severity], a->notes[i].message);
+        for (size_t i = 0; i < a->nnotes; i++) {
+            size_t same = 0, first = i;
+            for (size_t k = 0; k < a->nnotes; k++)
+                if (strcmp(a->notes[k].rule, a->notes[i].rule) == 0) {
+                    if (same++ == 0)
+                        first = k;
+                }
+            if (same > 3 && first != i)
+                continue;
+            fprintf(f, "  [%s] %s", sev[a->notes[i].severity], a->notes[i].message);
+            if (same > 3)
+                fprintf(f, " (and %zu more nodes)", same - 1);
+            fputc('\n', f);
+        }
     }
     if (a->nwarnings) {
         fprintf(f, "\nInput warnings\n");
