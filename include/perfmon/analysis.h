@@ -59,7 +59,10 @@ typedef struct pm_host {
     char **files;          /* [nfiles] profiles merged into this host */
     size_t nfiles;
     char format[16];       /* "binary", "jsonl", "ska", "mixed" */
-    pm_profile *prof;      /* merged raw profile (columns, end record, meta) */
+    pm_profile *prof;      /* merged raw profile: columns, info, end record and
+                            * metadata stay; the raw values (prof->values[c]) are
+                            * released (NULL) once the node figures and every
+                            * metric using them are computed, to bound memory */
     size_t n;              /* samples kept (increasing time, inside the window) */
     double *t;             /* [n] seconds since the epoch */
     size_t *idx;           /* [n] index of each kept sample in prof */
@@ -175,6 +178,7 @@ typedef struct pm_analysis {
     char **warnings;             /* input problems, one line each */
     size_t nignored;             /* files that are not profiles */
     char **ignored;              /* their messages (verbose) */
+    uint32_t **refs;             /* private: [host][column] metrics still to derive */
 } pm_analysis;
 
 /* Analyse the given files and directories (a directory contributes every

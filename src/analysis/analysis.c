@@ -244,6 +244,15 @@ typedef struct pool {
     int *rcs;
 } pool;
 
+/* Raw-column reference counts: refs[h][c] = metrics still to derive from
+ * column c of host h (pm_analysis.refs). */
+static void release_column(pm_analysis *a, size_t h, size_t c)
+{
+    pm_profile *p = a->hosts[h].prof;
+    free(p->values[c]);
+    p->values[c] = NULL;
+}
+
 static void *read_worker(void *arg)
 {
     pool *p = arg;
@@ -1001,9 +1010,57 @@ static void *metric_worker(void *arg)
         if (i >= p->n)
             break;
         p->rcs[i] = wrc ? wrc : build_metric(p->a, &p->a->metrics[i], &wk);
+        /* Columns no later metric needs are released; other threads only
+         * read columns their own metric matches, whose counts are still
+         * above zero. */
+        pm_analysis *a = p->a;
+        const pm_metric_def *def = a->metrics[i].def;
+        pthread_mutex_lock(&p->lock);
+        for (size_t h = 0; h < a->nhosts; h++) {
+            const pm_profile *pr = a->hosts[h].prof;
+            for (size_t c = 0; c < pr->ncols; c++)
+                if (a->refs[h][c] && pm_metric_matches(def, pr->cols[c].name) &&
+                    --a->refs[h][c] == 0)
+                    release_column(a, h, c);
+        }
+        pthread_mutex_unlock(&p->lock);
     }
     work_free(&wk);
     return NULL;
+}
+
+static int init_refs(pm_analysis *a, pm_error *err)
+{
+    a->refs = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->refs);
+    if (!a->refs)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_profile *p = a->hosts[h].prof;
+        a->refs[h] = calloc(p->ncols ? p->ncols : 1, sizeof **a->refs);
+        if (!a->refs[h])
+            return pm_error_set(err, PM_ENOMEM, "out of memory");
+        for (size_t c = 0; c < p->ncols; c++) {
+            for (size_t d = 0; d < a->catalog->n; d++)
+                a->refs[h][c] += (uint32_t)pm_metric_matches(&a->catalog->m[d], p->cols[c].name);
+            if (a->refs[h][c] == 0)
+                release_column(a, h, c);
+        }
+    }
+    return 0;
+}
+
+/* Repairs per node, known once the metrics are built. */
+static void count_repairs(pm_analysis *a)
+{
+    a->job.repaired = 0;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        size_t rep = 0;
+        for (size_t m = 0; m < a->nmetrics; m++)
+            if (a->metrics[m].host[h])
+                rep += a->metrics[m].host[h]->repaired;
+        a->nodes[h].repaired = rep;
+        a->job.repaired += rep;
+    }
 }
 
 static int build_metrics(pm_analysis *a, pm_error *err)
@@ -1164,9 +1221,12 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     prs = NULL;
     if (rc)
         goto fail;
-    if ((rc = setup_times(a, err)) || (rc = build_metrics(a, err)) ||
-        (rc = pm_summary_compute(a, err)))
+    /* Node figures read raw columns, so they come first; raw columns are
+     * then released as soon as no metric still needs them. */
+    if ((rc = setup_times(a, err)) || (rc = pm_summary_compute(a, err)) ||
+        (rc = init_refs(a, err)) || (rc = build_metrics(a, err)))
         goto fail;
+    count_repairs(a);
     if (opts->rules_path && (rc = pm_rules_eval(a, opts->rules_path, err)))
         goto fail;
     free_strs(files, nfiles);
@@ -1205,6 +1265,10 @@ void pm_analysis_free(pm_analysis *a)
         free(ho->t);
         free(ho->idx);
     }
+    if (a->refs)
+        for (size_t h = 0; h < a->nhosts; h++)
+            free(a->refs[h]);
+    free(a->refs);
     free(a->hosts);
     free(a->nodes);
     for (size_t i = 0; i < a->nnotes; i++)
