@@ -48,7 +48,8 @@ static long peak_kb(void)
     return ru.ru_maxrss;
 }
 
-/* An SKA perfmon merged cpu_metrics.json with every field SKA records. */
+/* An SKA perfmon merged cpu_metrics.json with every field SKA records,
+ * laid out as Python's json.dump(indent=4) writes it (one value a line). */
 static int write_ska(const char *path, size_t hosts, size_t n)
 {
     FILE *f = fopen(path, "w");
@@ -71,12 +72,12 @@ static int write_ska(const char *path, size_t hosts, size_t n)
     for (size_t h = 0; h < hosts; h++) {
         fprintf(f, ",\n\"ska-node-%03zu\": {\"time_stamps\": [", h);
         for (size_t i = 0; i < n; i++)
-            fprintf(f, "%s%zu", i ? ", " : "", (size_t)1700000000 + h % 3 + i);
+            fprintf(f, "%s\n            %zu", i ? "," : "", (size_t)1700000000 + h % 3 + i);
         fprintf(f, "]");
         for (size_t k = 0; k < sizeof top / sizeof *top; k++) {
             fprintf(f, ", \"%s\": [", top[k]);
             for (size_t i = 0; i < n; i++)
-                fprintf(f, "%s%.15g", i ? ", " : "",
+                fprintf(f, "%s\n            %.15g", i ? "," : "",
                         10.0 + (double)((i * 7 + k) % 80) + (double)i * 1.23456789e-5);
             fprintf(f, "]");
         }
@@ -85,7 +86,8 @@ static int write_ska(const char *path, size_t hosts, size_t n)
             for (size_t k = 1; k < 5 && groups[g][k]; k++) {
                 fprintf(f, "%s\"%s\": [", k > 1 ? ", " : "", groups[g][k]);
                 for (size_t i = 0; i < n; i++)
-                    fprintf(f, "%s%zu", i ? ", " : "", i * (1000 + 37 * k) + (i * i) % 101);
+                    fprintf(f, "%s\n                %zu", i ? "," : "",
+                            i * (1000 + 37 * k) + (i * i) % 101);
                 fprintf(f, "]");
             }
             fprintf(f, "}");
