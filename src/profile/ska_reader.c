@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,50 +149,92 @@ static int skip_string(scan *s)
     return scan_fail(s, start, "unterminated string");
 }
 
+/* Byte classes for skipping: most bytes of a document are "plain". */
+enum { C_PLAIN = 0, C_QUOTE, C_OPEN, C_CLOSE, C_BAD };
+
+static unsigned char byte_class(unsigned char c)
+{
+    if (c == '"')
+        return C_QUOTE;
+    if (c == '[' || c == '{')
+        return C_OPEN;
+    if (c == ']' || c == '}')
+        return C_CLOSE;
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' || c == '-' ||
+        c == '+' || c == '.')
+        return C_PLAIN;
+    return C_BAD;
+}
+
+static unsigned char CLASS[256];
+static pthread_once_t class_once = PTHREAD_ONCE_INIT;
+
+static void class_init(void)
+{
+    for (int c = 0; c < 256; c++)
+        CLASS[c] = byte_class((unsigned char)c);
+}
+
 /* Skip one JSON value, checking bracket nesting and strings only; scalars
- * are checked when the host object is parsed. */
+ * are checked when a host object is parsed.  Plain bytes (digits, spaces,
+ * separators) are skipped by a table lookup each: this pass reads the
+ * whole document once. */
 static int skip_value(scan *s)
 {
     char stack[SKA_MAX_DEPTH];
     int depth = 0;
+    pthread_once(&class_once, class_init);
     skip_ws(s);
     if (s->p >= s->e)
         return scan_fail(s, s->p, "unexpected end of input, expected a value");
-    do {
-        skip_ws(s);
-        if (s->p >= s->e)
-            return scan_fail(s, s->p, "unexpected end of input");
-        char c = *s->p;
-        if (c == '"') {
+    unsigned char k = CLASS[(unsigned char)*s->p];
+    if (k == C_QUOTE)
+        return skip_string(s);
+    if (k != C_OPEN) {
+        const char *start = s->p;
+        while (s->p < s->e && CLASS[(unsigned char)*s->p] == C_PLAIN && *s->p != ',' &&
+               *s->p != ':' && *s->p != ' ' && *s->p != '\t' && *s->p != '\n' && *s->p != '\r')
+            s->p++;
+        return s->p > start ? 0 : scan_fail(s, s->p, "unexpected character");
+    }
+    const unsigned char *p = (const unsigned char *)s->p, *e = (const unsigned char *)s->e;
+    while (p < e) {
+        switch (CLASS[*p]) {
+        case C_PLAIN:
+            p++;
+            while (p < e && CLASS[*p] == C_PLAIN)
+                p++;
+            break;
+        case C_QUOTE: {
+            s->p = (const char *)p;
             int rc = skip_string(s);
             if (rc)
                 return rc;
-        } else if (c == '{' || c == '[') {
-            if (depth >= SKA_MAX_DEPTH)
-                return scan_fail(s, s->p, "nesting too deep");
-            stack[depth++] = c == '{' ? '}' : ']';
-            s->p++;
-        } else if (c == '}' || c == ']') {
-            if (depth == 0 || stack[depth - 1] != c)
-                return scan_fail(s, s->p, "mismatched bracket");
-            depth--;
-            s->p++;
-        } else if (c == ',' || c == ':') {
-            if (depth == 0)
-                return scan_fail(s, s->p, "unexpected separator");
-            s->p++;
-        } else if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' ||
-                   c == 'E' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-            while (s->p < s->e && ((*s->p >= '0' && *s->p <= '9') || *s->p == '-' ||
-                                   *s->p == '+' || *s->p == '.' || *s->p == 'e' || *s->p == 'E' ||
-                                   (*s->p >= 'a' && *s->p <= 'z') ||
-                                   (*s->p >= 'A' && *s->p <= 'Z')))
-                s->p++;
-        } else {
-            return scan_fail(s, s->p, "unexpected character");
+            p = (const unsigned char *)s->p;
+            break;
         }
-    } while (depth > 0);
-    return 0;
+        case C_OPEN:
+            if (depth >= SKA_MAX_DEPTH)
+                return scan_fail(s, (const char *)p, "nesting too deep");
+            stack[depth++] = *p == '{' ? '}' : ']';
+            p++;
+            break;
+        case C_CLOSE:
+            if (depth == 0 || stack[depth - 1] != (char)*p)
+                return scan_fail(s, (const char *)p, "mismatched bracket");
+            depth--;
+            p++;
+            if (depth == 0) {
+                s->p = (const char *)p;
+                return 0;
+            }
+            break;
+        default:
+            return scan_fail(s, (const char *)p, "unexpected character");
+        }
+    }
+    return scan_fail(s, (const char *)p, "unexpected end of input");
 }
 
 typedef struct member {
