@@ -431,7 +431,6 @@ static int scan_number(scan *s, double *out)
             p++;
         }
     }
-    int ex = 0;
     if (p < e && (*p == 'e' || *p == 'E')) {
         exact = 0;
         p++;
@@ -442,7 +441,6 @@ static int scan_number(scan *s, double *out)
         while (p < e && *p >= '0' && *p <= '9')
             p++;
     }
-    (void)ex;
     if (exact && digits <= 15 && frac <= 22) {
         double v = (double)m / EXACT_POW10[frac];
         *out = neg ? -v : v;
