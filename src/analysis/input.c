@@ -96,21 +96,31 @@ static void fix_clock(pm_profile *p, pm_clock *c)
         if (p->t_mono_ns[i] <= 0)
             return;
     c->method = 1;
-    int64_t w0 = p->t_wall_ns[0], m0 = p->t_mono_ns[0];
-    double d0 = (double)(w0 - m0);
-    double prev = d0, step = 0;
-    for (size_t i = 1; i < p->n; i++) {
-        double d = (double)(p->t_wall_ns[i] - p->t_mono_ns[i]);
+    /* r[i]: how far the wall clock moved against the monotonic one since
+     * the first sample (small numbers, so doubles keep nanoseconds). */
+    int64_t base = p->t_wall_ns[0] - p->t_mono_ns[0];
+    double *r = pm_alloc_array(p->n, sizeof *r);
+    double prev = 0, step = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        double d = (double)((p->t_wall_ns[i] - p->t_mono_ns[i]) - base);
         if (fabs(d - prev) > step)
             step = fabs(d - prev);
         prev = d;
+        if (r)
+            r[i] = d;
     }
-    double span = (double)(p->t_mono_ns[p->n - 1] - m0);
+    double span = (double)(p->t_mono_ns[p->n - 1] - p->t_mono_ns[0]);
     if (span > 0)
-        c->drift_ppm = (prev - d0) / span * 1e6;
+        c->drift_ppm = prev / span * 1e6;
     c->step_max_s = step * 1e-9;
+    /* Anchor the monotonic axis at the median wall-clock offset: a clock
+     * that was wrong for a while (before NTP stepped it) does not move the
+     * whole run. */
+    double med = r ? pm_quantile_select(r, p->n, 0.5) : 0;
+    free(r);
+    int64_t anchor = base + (int64_t)llround(med);
     for (size_t i = 0; i < p->n; i++)
-        p->t_wall_ns[i] = w0 + (p->t_mono_ns[i] - m0);
+        p->t_wall_ns[i] = p->t_mono_ns[i] + anchor;
 }
 
 /* What reading one input file produced; filled by a worker thread, merged
