@@ -119,8 +119,11 @@ static int setup_times(pm_analysis *a, pm_error *err)
                 ivals[ni++] = ho->interval;
         }
     }
-    if (!isfinite(a->t_start))
+    if (!isfinite(a->t_start)) {
         a->t_start = a->t_end = job_start;
+        (void)pm_strs_add(&a->warnings, &a->nwarnings, "no sample lies inside the %s",
+                          o->has_start || o->has_end ? "--start/--end window" : "inputs");
+    }
     double med_first = pm_median(firsts, nf);
     a->grid_step = pm_median(ivals, ni);
     if (!(a->grid_step > 0))
