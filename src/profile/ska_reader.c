@@ -743,10 +743,17 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
     p->n = n;
     for (size_t i = 0; i < n; i++) {
         double sec = h->ts.v[i];
+        p->t_mono_ns[i] = 0;
         /* A timestamp that is not a number cannot be placed: the analyser
          * drops it as non-increasing. */
-        p->t_wall_ns[i] = !isfinite(sec) || fabs(sec) > 9.2e9 ? INT64_MIN : (int64_t)llround(sec * 1e9);
-        p->t_mono_ns[i] = 0;
+        if (!isfinite(sec) || fabs(sec) > 9.2e9) {
+            p->t_wall_ns[i] = INT64_MIN;
+            continue;
+        }
+        /* Whole seconds and the (exact) fraction apart: sec * 1e9 would
+         * round to 256 ns. */
+        double whole = floor(sec);
+        p->t_wall_ns[i] = (int64_t)whole * 1000000000 + (int64_t)llround((sec - whole) * 1e9);
     }
     if (n > 1 && p->t_wall_ns[0] != INT64_MIN && p->t_wall_ns[n - 1] != INT64_MIN)
         p->info.interval_ns = (p->t_wall_ns[n - 1] - p->t_wall_ns[0]) / (int64_t)(n - 1);
