@@ -74,11 +74,11 @@ static void *read_only(void *arg)
 static double time_read_only(const char *dir, size_t hosts)
 {
     rd r = {dir, hosts, 0, PTHREAD_MUTEX_INITIALIZER, 0};
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n = pm_thread_count(hosts);
     pthread_t th[8];
     int started = 0;
     double t0 = now();
-    for (long i = 1; i < n && i < 8; i++)
+    for (size_t i = 1; i < n && i < 8; i++)
         if (pthread_create(&th[started], NULL, read_only, &r) == 0)
             started++;
     read_only(&r);

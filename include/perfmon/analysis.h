@@ -218,6 +218,10 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
  * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
 int pm_parse_time_bound(const char *s, double *value, int *relative);
 
+/* Worker threads for work items: one per online CPU, at most 8, never more
+ * than work; the environment variable PM_THREADS overrides the CPU count. */
+size_t pm_thread_count(size_t work);
+
 /* The program: perfmon-analyze's command line (cli.c).  Returns the exit
  * status (0 ok, 1 warnings with --strict or partial output, 2 usage or
  * unusable input, 3 output failed). */

@@ -56,7 +56,7 @@ size_t pm_pool_next(pm_pool *p)
     return i;
 }
 
-static size_t nthreads(size_t work)
+size_t pm_thread_count(size_t work)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     const char *env = getenv("PM_THREADS");
@@ -73,7 +73,7 @@ static size_t nthreads(size_t work)
 
 void pm_pool_run(pm_pool *p, void *(*fn)(void *), size_t work)
 {
-    size_t nt = nthreads(work);
+    size_t nt = pm_thread_count(work);
     pthread_t th[8];
     size_t started = 0;
     for (size_t i = 1; i < nt; i++)

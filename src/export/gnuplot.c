@@ -235,13 +235,16 @@ int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     pthread_mutex_init(&j.lock, NULL);
-    /* Metrics are independent files: two writers keep both cores busy. */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    pthread_t th;
-    int started = ncpu > 1 && a->nmetrics > 1 && pthread_create(&th, NULL, gp_worker, &j) == 0;
+    /* Metrics are independent files: one writer per CPU. */
+    size_t nt = pm_thread_count(a->nmetrics);
+    pthread_t th[8];
+    size_t started = 0;
+    for (size_t i = 1; i < nt && i < 8; i++)
+        if (pthread_create(&th[started], NULL, gp_worker, &j) == 0)
+            started++;
     gp_worker(&j);
-    if (started)
-        pthread_join(th, NULL);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
     pthread_mutex_destroy(&j.lock);
     int rc = 0;
     for (size_t m = 0; m < a->nmetrics && !rc; m++)
