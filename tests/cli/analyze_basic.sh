@@ -117,6 +117,13 @@ if [ -w /dev/full ]; then
     check "a full disk on --csv exits 3" [ "$rc" -eq 3 ]
 fi
 
+PM_THREADS=1 $A --stats --json -q "$F/perfmon" "$F/ska" >"$T/t1.json" 2>/dev/null
+PM_THREADS=4 $A --stats --json -q "$F/perfmon" "$F/ska" >"$T/t4.json" 2>/dev/null
+check "results do not depend on the thread count" cmp -s "$T/t1.json" "$T/t4.json"
+PM_THREADS=1 $A --data "$T/d1" -q "$F/perfmon" 2>/dev/null
+PM_THREADS=4 $A --data "$T/d4" -q "$F/perfmon" 2>/dev/null
+check "data files do not depend on the thread count" diff -r "$T/d1" "$T/d4"
+
 run --start +10 --end +19 --stats --json "$F/perfmon"
 check "window exits 0" [ "$rc" -eq 0 ]
 check "window limits the span" py -c '
