@@ -549,8 +549,13 @@ static int build_metrics(pm_analysis *a, pm_error *err)
         if (rcs[d]) {
             int rc = rcs[d];
             free(rcs);
-            return pm_error_set(err, rc, "%s: cannot derive or aggregate (%s)", cat->m[d].id,
-                                rc == PM_ELIMIT ? "time grid too large" : "out of memory");
+            if (rc == PM_ELIMIT)
+                return pm_error_set(err, rc,
+                                    "the hosts span %.0f s at a %.3g s interval: more than %u grid "
+                                    "points; use --start/--end or --align=index",
+                                    a->t_end - a->t_start, a->grid_step, PM_MAX_GRID_POINTS);
+            return pm_error_set(err, rc, "%s: cannot derive or aggregate: out of memory",
+                                cat->m[d].id);
         }
     free(rcs);
     /* Omit metrics that no host has. */

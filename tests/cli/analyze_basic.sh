@@ -117,9 +117,18 @@ if [ -w /dev/full ]; then
     check "a full disk on --csv exits 3" [ "$rc" -eq 3 ]
 fi
 
-PM_THREADS=1 $A --stats --json -q "$F/perfmon" "$F/ska" >"$T/t1.json" 2>/dev/null
-PM_THREADS=4 $A --stats --json -q "$F/perfmon" "$F/ska" >"$T/t4.json" 2>/dev/null
-check "results do not depend on the thread count" cmp -s "$T/t1.json" "$T/t4.json"
+for d in perfmon ska; do
+    PM_THREADS=1 $A --stats --json -q "$F/$d" >"$T/t1.json" 2>/dev/null
+    PM_THREADS=4 $A --stats --json -q "$F/$d" >"$T/t4.json" 2>/dev/null
+    check "$d: results do not depend on the thread count" \
+        sh -c "[ -s '$T/t1.json' ] && cmp -s '$T/t1.json' '$T/t4.json'"
+done
+
+run "$F/perfmon" "$F/ska"
+check "hosts decades apart: exit 2" [ "$rc" -eq 2 ]
+check "hosts decades apart: the message says what to do" has "$T/err" "use --start/--end or --align=index"
+run --align=index "$F/perfmon" "$F/ska"
+check "hosts decades apart with --align=index: exit 0" [ "$rc" -eq 0 ]
 PM_THREADS=1 $A --data "$T/d1" -q "$F/perfmon" 2>/dev/null
 PM_THREADS=4 $A --data "$T/d4" -q "$F/perfmon" 2>/dev/null
 check "data files do not depend on the thread count" diff -r "$T/d1" "$T/d4"
