@@ -9,7 +9,7 @@
 
 #include "perfmon/analysis.h"
 
-#define PM_MAX_GRID_POINTS (64u << 20)
+#define PM_MAX_GRID_POINTS (8u << 20) /* 97 days at 1 Hz */
 
 /* Append a formatted string to a list; 0 or PM_ENOMEM. */
 int pm_strs_add(char ***arr, size_t *n, const char *fmt, ...) PM_PRINTF(3, 4);
