@@ -48,9 +48,9 @@ void pm_analyze_opts_init(pm_analyze_opts *o);
 
 /* Clock assessment of one host (docs/analysis.md, "Clocks"). */
 typedef struct pm_clock {
-    int method;            /* 0 = start spread only, 1 = monotonic/wall pairs */
+    int method;            /* 0 = start spread only (SKA input), 1 = also monotonic/wall pairs */
     double offset_s;       /* first sample minus the median first sample over hosts */
-    double drift_ppm;      /* slope of (wall - monotonic) over the run */
+    double drift_ppm;      /* change of (wall - monotonic), last sample vs first, per run time */
     double step_max_s;     /* largest jump of (wall - monotonic) between samples */
 } pm_clock;
 
