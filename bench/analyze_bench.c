@@ -1,10 +1,15 @@
 /* analyze_bench: generate N hosts x M samples of binary perfmon profiles
  * (pm_synth, via pm_writer) in a temporary directory, then time the
- * analysis to --stats and to --data.  Prints a table.
+ * analysis to --stats and to --data.  Then the same for an SKA perfmon
+ * merged cpu_metrics.json of H hosts x S samples (its pandas pipeline's
+ * compute part takes 2.5-3.5 s and about 230 MB on 16 x 3,600).
+ * Prints tables.
  *
- *   analyze_bench [HOSTS [SAMPLES]]      (default 64 86400)
+ *   analyze_bench [HOSTS [SAMPLES [SKA_HOSTS [SKA_SAMPLES]]]]
+ *   (default 64 86400 16 3600; a count of 0 skips that part)
  * Run from the source root (templates/metrics.json), or set
  * PERFMON_TEMPLATES. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +20,7 @@
 
 #include "perfmon/analysis.h"
 #include "perfmon/export.h"
+#include "perfmon/profile.h"
 #include "perfmon/synth.h"
 
 static double now(void)
@@ -37,13 +43,169 @@ static double dir_bytes(const char *dir, size_t hosts)
     return total;
 }
 
+/* The profile reader alone, on as many threads as the analysis uses, to
+ * show how much of "read + analyse" is reading. */
+typedef struct rd {
+    const char *dir;
+    size_t hosts, next;
+    pthread_mutex_t lock;
+    int failed;
+} rd;
+
+static void *read_only(void *arg)
+{
+    rd *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        size_t h = r->next++;
+        pthread_mutex_unlock(&r->lock);
+        if (h >= r->hosts)
+            return NULL;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/node%04zu.pmp", r->dir, h);
+        pm_profile *p = NULL;
+        pm_error err;
+        if (pm_profile_read(path, &p, &err) != 0)
+            r->failed = 1;
+        pm_profile_free(p);
+    }
+}
+
+static double time_read_only(const char *dir, size_t hosts)
+{
+    rd r = {dir, hosts, 0, PTHREAD_MUTEX_INITIALIZER, 0};
+    size_t n = pm_thread_count(hosts);
+    pthread_t th[8];
+    int started = 0;
+    double t0 = now();
+    for (size_t i = 1; i < n && i < 8; i++)
+        if (pthread_create(&th[started], NULL, read_only, &r) == 0)
+            started++;
+    read_only(&r);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    return r.failed ? -1 : now() - t0;
+}
+
+static long peak_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* An SKA perfmon merged cpu_metrics.json with every field SKA records,
+ * laid out as Python's json.dump(indent=4) writes it (one value a line). */
+static int write_ska(const char *path, size_t hosts, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "{\"host_names\": [");
+    for (size_t h = 0; h < hosts; h++)
+        fprintf(f, "%s\"ska-node-%03zu\"", h ? ", " : "", h);
+    fprintf(f, "]");
+    static const char *const top[] = {"cpu_percent_sys", "cpu_percent", "cpu_time",
+                                      "memory_percent", "num_threads", "num_fds"};
+    static const char *const groups[][5] = {
+        {"memory_info", "rss", "vms", "shared", NULL},
+        {"memory_full_info", "uss", "swap", NULL, NULL},
+        {"io_counters", "read_bytes", "write_bytes", "read_count", "write_count"},
+        {"net_io_counters", "bytes_sent", "bytes_recv", "packets_sent", "packets_recv"},
+        {"ib_io_counters", "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets"},
+        {"rapl_powercap", "package-0", "package-1", "dram-0", "dram-1"},
+    };
+    for (size_t h = 0; h < hosts; h++) {
+        fprintf(f, ",\n\"ska-node-%03zu\": {\"time_stamps\": [", h);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%s\n            %zu", i ? "," : "", (size_t)1700000000 + h % 3 + i);
+        fprintf(f, "]");
+        for (size_t k = 0; k < sizeof top / sizeof *top; k++) {
+            fprintf(f, ", \"%s\": [", top[k]);
+            for (size_t i = 0; i < n; i++)
+                fprintf(f, "%s\n            %.15g", i ? "," : "",
+                        10.0 + (double)((i * 7 + k) % 80) + (double)i * 1.23456789e-5);
+            fprintf(f, "]");
+        }
+        for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
+            fprintf(f, ", \"%s\": {", groups[g][0]);
+            for (size_t k = 1; k < 5 && groups[g][k]; k++) {
+                fprintf(f, "%s\"%s\": [", k > 1 ? ", " : "", groups[g][k]);
+                for (size_t i = 0; i < n; i++)
+                    fprintf(f, "%s\n                %zu", i ? "," : "",
+                            i * (1000 + 37 * k) + (i * i) % 101);
+                fprintf(f, "]");
+            }
+            fprintf(f, "}");
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "}\n");
+    return fclose(f);
+}
+
+static int bench_ska(size_t hosts, size_t n, const char *catalog)
+{
+    char dir[] = "/tmp/pm-bench-ska.XXXXXX";
+    if (!mkdtemp(dir))
+        return -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cpu_metrics.json", dir);
+    double t0 = now();
+    if (write_ska(path, hosts, n) != 0)
+        return -1;
+    double t_gen = now() - t0;
+    struct stat st;
+    double bytes = stat(path, &st) == 0 ? (double)st.st_size : 0;
+    long rss0 = peak_kb();
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = catalog;
+    pm_error err;
+    const char *paths[1] = {path};
+    double times[2];
+    for (int compat = 0; compat < 2; compat++) {
+        o.compat_ska = compat;
+        pm_analysis *a = NULL;
+        t0 = now();
+        FILE *null = fopen("/dev/null", "w");
+        if (pm_analysis_run(paths, 1, &o, &a, &err) || !null || pm_stats_text(a, null, &err)) {
+            fprintf(stderr, "analyze_bench: %s\n", err.msg);
+            return -1;
+        }
+        fclose(null);
+        times[compat] = now() - t0;
+        pm_analysis_free(a);
+    }
+    long rss1 = peak_kb();
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "analyze_bench: cleanup of %s failed\n", dir);
+    printf("analyze_bench: SKA cpu_metrics.json, %zu hosts x %zu samples (%.0f MB of JSON)\n", hosts,
+           n, bytes / 1e6);
+    printf("  %-34s %9.2f\n", "generate the JSON", t_gen);
+    printf("  %-34s %9.2f\n", "read + analyse + --stats", times[0]);
+    printf("  %-34s %9.2f\n", "the same with --compat=ska", times[1]);
+    printf("  %-34s %9.0f MB  (before: %.0f MB)\n", "peak RSS after", (double)rss1 / 1024,
+           (double)rss0 / 1024);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     size_t hosts = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
     size_t samples = argc > 2 ? strtoul(argv[2], NULL, 10) : 86400;
+    size_t ska_hosts = argc > 3 ? strtoul(argv[3], NULL, 10) : 16;
+    size_t ska_samples = argc > 4 ? strtoul(argv[4], NULL, 10) : 3600;
     const char *tdir = getenv("PERFMON_TEMPLATES");
     char catalog[4096];
     snprintf(catalog, sizeof catalog, "%s/metrics.json", tdir && *tdir ? tdir : "templates");
+    /* SKA first, so its peak memory is not hidden by the larger part. */
+    if (ska_hosts && ska_samples && bench_ska(ska_hosts, ska_samples, catalog) != 0)
+        return 1;
+    if (!hosts || !samples)
+        return 0;
     char dir[] = "/tmp/pm-bench.XXXXXX";
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
@@ -70,6 +232,7 @@ int main(int argc, char **argv)
     double t_gen = now() - t0;
     double bytes = dir_bytes(dir, hosts);
 
+    double t_read = time_read_only(dir, hosts);
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
     o.catalog_path = catalog;
@@ -113,6 +276,7 @@ int main(int argc, char **argv)
     printf("  %-34s %9.2f\n", "generate profiles (pm_writer)", t_gen);
     printf("  %-34s %9.2f  (%.0f MB/s, %.0f Mvalues/s)\n", "read + analyse", t_an,
            bytes / 1e6 / t_an, values / 1e6 / t_an);
+    printf("  %-34s %9.2f  (profile reader alone, same threads)\n", "  of which reading", t_read);
     printf("  %-34s %9.2f\n", "--stats (text + JSON)", t_stats);
     printf("  %-34s %9.2f\n", "--data (gnuplot files)", t_data);
     printf("  %-34s %9.2f\n", "total to --stats + --data", t_an + t_stats + t_data);

@@ -48,9 +48,9 @@ void pm_analyze_opts_init(pm_analyze_opts *o);
 
 /* Clock assessment of one host (docs/analysis.md, "Clocks"). */
 typedef struct pm_clock {
-    int method;            /* 0 = start spread only, 1 = monotonic/wall pairs */
+    int method;            /* 0 = start spread only (SKA input), 1 = also monotonic/wall pairs */
     double offset_s;       /* first sample minus the median first sample over hosts */
-    double drift_ppm;      /* slope of (wall - monotonic) over the run */
+    double drift_ppm;      /* change of (wall - monotonic), last sample vs first, per run time */
     double step_max_s;     /* largest jump of (wall - monotonic) between samples */
 } pm_clock;
 
@@ -59,7 +59,10 @@ typedef struct pm_host {
     char **files;          /* [nfiles] profiles merged into this host */
     size_t nfiles;
     char format[16];       /* "binary", "jsonl", "ska", "mixed" */
-    pm_profile *prof;      /* merged raw profile (columns, end record, meta) */
+    pm_profile *prof;      /* merged raw profile: columns, info, end record and
+                            * metadata stay; the raw values (prof->values[c]) are
+                            * released (NULL) once the node figures and every
+                            * metric using them are computed, to bound memory */
     size_t n;              /* samples kept (increasing time, inside the window) */
     double *t;             /* [n] seconds since the epoch */
     size_t *idx;           /* [n] index of each kept sample in prof */
@@ -126,6 +129,7 @@ typedef struct pm_node_summary {
     double sampler_peak_rss_bytes;
     double sampler_lateness_mean_s, sampler_lateness_max_s;
     double sampler_missed;
+    double sampler_late;           /* samples taken late (end record) */
     double samples;                /* samples analysed */
     size_t repaired, dropped;      /* over all metrics of the node */
 } pm_node_summary;
@@ -174,6 +178,7 @@ typedef struct pm_analysis {
     char **warnings;             /* input problems, one line each */
     size_t nignored;             /* files that are not profiles */
     char **ignored;              /* their messages (verbose) */
+    uint32_t **refs;             /* private: [host][column] metrics still to derive */
 } pm_analysis;
 
 /* Analyse the given files and directories (a directory contributes every
@@ -187,6 +192,13 @@ void pm_analysis_free(pm_analysis *a);
 
 /* Index of the result for catalog id, or -1. */
 int pm_analysis_metric(const pm_analysis *a, const char *id);
+
+/* The plot title in SKA perfmon's form, into buf (cap bytes, always
+ * NUL-terminated): per node "Average <name>/Node: <avg> <unit>, Max
+ * <name>/Node: <max> <unit>" from avg_per_node and max_per_node; with
+ * all_nodes the name is prefixed with "Total " or "Average " and the
+ * aggregate's mean and maximum are used.  Returns snprintf's count. */
+int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t cap);
 
 /* Evaluate the rules file against a (fills a->notes). */
 int pm_rules_eval(pm_analysis *a, const char *rules_path, pm_error *err) PM_WUR;
@@ -205,6 +217,10 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
  * (seconds since the epoch if >= 1e9, else relative seconds), or
  * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
 int pm_parse_time_bound(const char *s, double *value, int *relative);
+
+/* Worker threads for work items: one per online CPU, at most 8, never more
+ * than work; the environment variable PM_THREADS overrides the CPU count. */
+size_t pm_thread_count(size_t work);
 
 /* The program: perfmon-analyze's command line (cli.c).  Returns the exit
  * status (0 ok, 1 warnings with --strict or partial output, 2 usage or

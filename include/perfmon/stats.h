@@ -42,6 +42,9 @@ double pm_sd(const double *x, size_t n, double mean);
 /* Linear-interpolated quantile f in [0,1] of x[n] (reordered in place). */
 double pm_quantile_select(double *x, size_t n, double f);
 
+/* Both p50 and p95 of x[n] (reordered) with two selections. */
+void pm_p50_p95(double *x, size_t n, double *p50, double *p95);
+
 /* Least-squares slope of v over t (value per second) via gsl_fit_linear,
  * over the finite points; *r2 gets the coefficient of determination.
  * Returns 0, or -1 with fewer than 3 valid points. */

@@ -144,10 +144,11 @@ static int parse_rule(const cJSON *o, rule *r, const char *path, size_t i, pm_er
     else if (sev && strcmp(sev, "warning") != 0)
         return pm_error_set(err, PM_EFORMAT, "%s: rules[%zu].severity: \"%s\" is not info, warning or critical",
                             path, i, sev);
-    int needs_fig = !strcmp(r->type, "node") || !strcmp(r->type, "job");
+    int needs_fig = !strcmp(r->type, "node") || !strcmp(r->type, "job") ||
+                    !strcmp(r->type, "outlier");
     int needs_metric = !strcmp(r->type, "imbalance") || !strcmp(r->type, "slope");
     if (!needs_fig && !needs_metric && strcmp(r->type, "capacity"))
-        return pm_error_set(err, PM_EFORMAT, "%s: rules[%zu].type: \"%s\" is not node, job, imbalance, slope or capacity",
+        return pm_error_set(err, PM_EFORMAT, "%s: rules[%zu].type: \"%s\" is not node, job, outlier, imbalance, slope or capacity",
                             path, i, r->type);
     if (needs_fig && (!r->figure || !pm_figure_find(r->figure)))
         return pm_error_set(err, PM_EFORMAT, "%s: rules[%zu].figure: unknown figure \"%s\"", path,
@@ -174,6 +175,25 @@ static int eval_rule(pm_analysis *a, const rule *r)
         double v = pm_figure_value(&a->job, f);
         if (a->job.wall_time_s >= r->min_duration_s && compare(r->op, v, r->threshold))
             rc = add_note(a, r, -1, v, f->unit);
+    } else if (!strcmp(r->type, "outlier")) {
+        /* A node's figure over the median of all nodes' (2 nodes or more). */
+        const pm_figure *f = pm_figure_find(r->figure);
+        double *v = calloc(a->nhosts ? a->nhosts : 1, sizeof *v);
+        if (!v)
+            return PM_ENOMEM;
+        size_t n = 0;
+        for (size_t h = 0; h < a->nhosts; h++) {
+            double x = pm_figure_value(&a->nodes[h], f);
+            if (!isnan(x))
+                v[n++] = x;
+        }
+        double med = n >= 2 ? pm_quantile_select(v, n, 0.5) : NAN;
+        free(v);
+        for (size_t h = 0; h < a->nhosts && !rc && med > 0; h++) {
+            double x = pm_figure_value(&a->nodes[h], f) / med;
+            if (compare(r->op, x, r->threshold))
+                rc = add_note(a, r, (int)h, x, "x");
+        }
     } else if (!strcmp(r->type, "capacity")) {
         /* Peak process-tree RSS as a percentage of the node's memory. */
         for (size_t h = 0; h < a->nhosts && !rc; h++) {

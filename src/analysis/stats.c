@@ -102,8 +102,37 @@ void pm_stats_compute(const double *t, const double *v, size_t n, int weighting,
     s->duration = last_t - first_t;
     if (m > 1)
         s->sd = pm_sd(scratch, m, s->amean);
-    s->p50 = pm_quantile_select(scratch, m, 0.50);
-    s->p95 = pm_quantile_select(scratch, m, 0.95);
+    pm_p50_p95(scratch, m, &s->p50, &s->p95);
+}
+
+/* The 0.95 order statistics lie above the median's, so the second
+ * selection only scans the upper part that the first one left. */
+void pm_p50_p95(double *x, size_t n, double *p50, double *p95)
+{
+    *p50 = *p95 = NAN;
+    if (n == 0)
+        return;
+    if (n < 4) {
+        *p50 = pm_quantile_select(x, n, 0.50);
+        *p95 = pm_quantile_select(x, n, 0.95);
+        return;
+    }
+    double h50 = (double)(n - 1) * 0.5, h95 = (double)(n - 1) * 0.95;
+    size_t lo = (size_t)floor(h50), hi = (size_t)floor(h95);
+    double a = gsl_stats_select(x, 1, n, lo);
+    /* x[lo+1..n) >= a now */
+    double *up = x + lo + 1;
+    size_t nu = n - lo - 1;
+    double b = gsl_stats_min(up, 1, nu);
+    *p50 = a + (h50 - (double)lo) * (b - a);
+    if (hi == lo) {
+        *p95 = a + (h95 - (double)lo) * (b - a);
+        return;
+    }
+    size_t k = hi - lo - 1; /* index of order statistic hi inside up[] */
+    double c = gsl_stats_select(up, 1, nu, k);
+    double d = k + 1 < nu ? gsl_stats_min(up + k + 1, 1, nu - k - 1) : c;
+    *p95 = c + (h95 - (double)hi) * (d - c);
 }
 
 int pm_slope(const double *t, const double *v, size_t n, double *slope, double *r2)

@@ -40,6 +40,7 @@ const pm_figure PM_FIGURES[] = {
     F(sampler_lateness_mean_s, "s", PM_JOB_MEAN, "late avg"),
     F(sampler_lateness_max_s, "s", PM_JOB_MAX, "late max"),
     F(sampler_missed, "1", PM_JOB_SUM, "missed"),
+    F(sampler_late, "1", PM_JOB_SUM, "late"),
 };
 #undef F
 const size_t PM_NFIGURES = sizeof PM_FIGURES / sizeof PM_FIGURES[0];
@@ -261,6 +262,8 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
     s->sampler_missed = counter_increase(h, "sampler.missed");
     if (isnan(s->sampler_missed) && h->prof->has_end)
         s->sampler_missed = (double)h->prof->end.missed;
+    if (h->prof->has_end)
+        s->sampler_late = (double)h->prof->end.late;
     size_t rep = 0;
     for (size_t m = 0; m < a->nmetrics; m++)
         if (a->metrics[m].host[hi])

@@ -149,7 +149,8 @@ int pm_synth_write(const char *path, const pm_synth *s, pm_error *err)
     snprintf(info.scheduler, sizeof info.scheduler, "local");
     snprintf(info.sampler, sizeof info.sampler, "perfmon-synth");
     int64_t mono0 = 1000000000;
-    info.start_wall_ns = (int64_t)llround(s->start_s * 1e9);
+    double whole = floor(s->start_s); /* s * 1e9 would round to 256 ns */
+    info.start_wall_ns = (int64_t)whole * 1000000000 + (int64_t)llround((s->start_s - whole) * 1e9);
     info.start_mono_ns = mono0;
     info.interval_ns = (int64_t)llround(s->interval_s * 1e9);
     char meta[128];

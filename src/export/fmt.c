@@ -34,8 +34,9 @@ size_t pm_fmt_double(char *buf, double v, int digits)
         while (e < 15 && av >= POW10[e + 1])
             e++;
     } else {
+        static const double NEG[] = {1, 1e-1, 1e-2, 1e-3, 1e-4};
         e = -1;
-        while (e > -4 && av < 1.0 / POW10[-e])
+        while (e > -4 && av < NEG[-e])
             e--;
     }
     int dec = digits - 1 - e;            /* decimals to keep */
@@ -49,11 +50,23 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     uint64_t m = (uint64_t)(scaled + 0.5);
     char tmp[40];
     size_t n = 0;
-    /* digits of m, least significant first */
-    do {
-        tmp[n++] = (char)('0' + m % 10);
-        m /= 10;
-    } while (m);
+    /* digits of m, least significant first, two at a time */
+    static const char D2[] = "00010203040506070809101112131415161718192021222324"
+                             "25262728293031323334353637383940414243444546474849"
+                             "50515253545556575859606162636465666768697071727374"
+                             "75767778798081828384858687888990919293949596979899";
+    while (m >= 100) {
+        unsigned r = (unsigned)(m % 100);
+        m /= 100;
+        tmp[n++] = D2[2 * r + 1];
+        tmp[n++] = D2[2 * r];
+    }
+    if (m >= 10) {
+        tmp[n++] = D2[2 * m + 1];
+        tmp[n++] = D2[2 * m];
+    } else {
+        tmp[n++] = (char)('0' + m);
+    }
     while (n <= (size_t)dec)
         tmp[n++] = '0';
     /* trim trailing zeros of the fraction */

@@ -144,11 +144,10 @@ static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error 
     return pm_close_checked(f, path, err);
 }
 
-static void title(FILE *f, const char *prefix, const pm_metric_result *r, double avg, double max)
+static void title(FILE *f, const pm_metric_result *r, int all_nodes)
 {
     char t[512];
-    snprintf(t, sizeof t, "Average %s%s/Node: %.3f %s, Max %s%s/Node: %.3f %s", prefix,
-             r->def->name, avg, r->def->unit, prefix, r->def->name, max, r->def->unit);
+    (void)pm_metric_title(r, all_nodes, t, sizeof t);
     fputs("set title ", f);
     gp_quote(f, t);
     fputs(" noenhanced\n", f);
@@ -167,7 +166,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     fprintf(f, "set terminal pngcairo size 1417,%d font 'DejaVu Sans,9' noenhanced\n",
             (int)(h_cm / 18.0 * 1417.0));
     fputs("set datafile missing 'NaN'\nset xdata time\nset timefmt '%s'\n"
-          "set format x '%m/%d\\n%H:%M:%S'\nset xlabel 'Time'\nset grid\n"
+          "set format x \"%m/%d\\n%H:%M:%S\"\nset xlabel 'Time'\nset grid\n"
           "set key outside right top noenhanced\n", f);
     snprintf(ylabel, sizeof ylabel, "%s [%s]", r->def->name, r->def->unit);
     fputs("set ylabel ", f);
@@ -176,7 +175,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     if (r->def->log_scale)
         fputs("set logscale y 10\n", f);
     fprintf(f, "set output '%s_per_node.png'\n", r->def->id);
-    title(f, "", r, r->avg_per_node, r->max_per_node);
+    title(f, r, 0);
     int first = 1;
     for (size_t h = 0; h < a->nhosts; h++) {
         if (!r->host[h])
@@ -187,9 +186,8 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
         first = 0;
     }
     fputc('\n', f);
-    const char *comb = r->def->comb == PM_COMB_TOTAL ? "Total " : "Average ";
     fprintf(f, "set output '%s_all_nodes.png'\n", r->def->id);
-    title(f, comb, r, r->agg.st.mean, r->agg.st.max);
+    title(f, r, 1);
     fprintf(f, "plot '%s_all_nodes.dat' using 1:2 with linespoints pt 7 ps 0.3 title '%s'\n",
             r->def->id, r->def->comb == PM_COMB_TOTAL ? "Total" : "Average");
     return pm_close_checked(f, path, err);
@@ -237,13 +235,16 @@ int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     pthread_mutex_init(&j.lock, NULL);
-    /* Metrics are independent files: two writers keep both cores busy. */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    pthread_t th;
-    int started = ncpu > 1 && a->nmetrics > 1 && pthread_create(&th, NULL, gp_worker, &j) == 0;
+    /* Metrics are independent files: one writer per CPU. */
+    size_t nt = pm_thread_count(a->nmetrics);
+    pthread_t th[8];
+    size_t started = 0;
+    for (size_t i = 1; i < nt && i < 8; i++)
+        if (pthread_create(&th[started], NULL, gp_worker, &j) == 0)
+            started++;
     gp_worker(&j);
-    if (started)
-        pthread_join(th, NULL);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
     pthread_mutex_destroy(&j.lock);
     int rc = 0;
     for (size_t m = 0; m < a->nmetrics && !rc; m++)

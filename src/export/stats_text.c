@@ -38,6 +38,26 @@ static void fmt_time(char *b, size_t cap, double t)
     strftime(b, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* A host name fit for a terminal: control bytes (a newline, an escape
+ * sequence) become '?'.  Returns a static buffer per slot (0 or 1). */
+static const char *safe_name(const char *name, int slot)
+{
+    static char buf[2][256];
+    size_t i = 0;
+    for (; name[i] && i < sizeof buf[0] - 1; i++) {
+        unsigned char c = (unsigned char)name[i];
+        buf[slot][i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    buf[slot][i] = 0;
+    return buf[slot];
+}
+
+static void put_safe(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 static size_t host_width(const pm_analysis *a)
 {
     size_t w = 4;
@@ -67,7 +87,7 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         fmt_num(b2, sizeof b2, ho->clock.method ? ho->clock.drift_ppm : NAN);
         fmt_num(b3, sizeof b3, ho->clock.method ? ho->clock.step_max_s : NAN);
         fmt_num(b4, sizeof b4, ho->interval);
-        fprintf(f, "  %-*.*s %-7s %9zu %8zu %8s %10s %11s %10s %9zu\n", hw, hw, ho->name, ho->format,
+        fprintf(f, "  %-*.*s %-7s %9zu %8zu %8s %10s %11s %10s %9zu\n", hw, hw, safe_name(ho->name, 0), ho->format,
                 ho->n, ho->dropped_time, b4, b1, b2, b3, a->nodes[h].repaired);
     }
 
@@ -103,7 +123,7 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         fprintf(f, " %11s", pm_figure_find(node_cols[c])->label);
     fprintf(f, "\n");
     for (size_t h = 0; h < a->nhosts; h++) {
-        fprintf(f, "  %-*.*s", hw, hw, a->hosts[h].name);
+        fprintf(f, "  %-*.*s", hw, hw, safe_name(a->hosts[h].name, 0));
         for (size_t c = 0; c < sizeof node_cols / sizeof *node_cols; c++) {
             fmt_num(b1, sizeof b1, pm_figure_value(&a->nodes[h], pm_figure_find(node_cols[c])));
             fprintf(f, " %11s", b1);
@@ -125,7 +145,7 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         fmt_num(p95, sizeof p95, r->all.p95);
         fmt_num(sd, sizeof sd, r->all.sd);
         snprintf(im, sizeof im, isnan(r->imbalance) ? "-" : "%.2f", r->imbalance);
-        const char *mh = r->all.host_max >= 0 ? a->hosts[r->all.host_max].name : "-";
+        const char *mh = r->all.host_max >= 0 ? safe_name(a->hosts[r->all.host_max].name, 1) : "-";
         fprintf(f, "  %-24.24s %-10.10s %12s %12s %12s %12s %12s %12s %-*.*s %6s %5zu %8zu %6llu\n",
                 r->def->id, r->def->unit, b1, b2, b3, p50, p95, sd, hw + 1, hw, mh, im,
                 r->nhosts_with_data, r->repaired, (unsigned long long)r->qc.n[PM_Q_GAP]);
@@ -141,21 +161,39 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
             if (!any++)
                 fprintf(f, "\nRepairs\n  %-*s %-24s %8s %8s %8s\n", hw, "host", "metric", "wraps",
                         "repaired", "dropped");
-            fprintf(f, "  %-*.*s %-24.24s %8zu %8zu %8llu\n", hw, hw, a->hosts[h].name, r->def->id,
+            fprintf(f, "  %-*.*s %-24.24s %8zu %8zu %8llu\n", hw, hw, safe_name(a->hosts[h].name, 0), r->def->id,
                     s->wraps, s->repaired, (unsigned long long)s->qc.n[PM_Q_DROPPED]);
         }
     }
 
     if (a->nnotes) {
+        /* A rule that fires on many nodes is shown once with a count (the
+         * JSON keeps every note). */
         static const char *const sev[] = {"info", "warning", "critical"};
         fprintf(f, "\nEfficiency notes\n");
-        for (size_t i = 0; i < a->nnotes; i++)
-            fprintf(f, "  [%s] %s\n", sev[a->notes[i].severity], a->notes[i].message);
+        for (size_t i = 0; i < a->nnotes; i++) {
+            size_t same = 0, first = i;
+            for (size_t k = 0; k < a->nnotes; k++)
+                if (strcmp(a->notes[k].rule, a->notes[i].rule) == 0) {
+                    if (same++ == 0)
+                        first = k;
+                }
+            if (same > 3 && first != i)
+                continue;
+            fprintf(f, "  [%s] ", sev[a->notes[i].severity]);
+            put_safe(f, a->notes[i].message);
+            if (same > 3)
+                fprintf(f, " (and %zu more nodes)", same - 1);
+            fputc('\n', f);
+        }
     }
     if (a->nwarnings) {
         fprintf(f, "\nInput warnings\n");
-        for (size_t i = 0; i < a->nwarnings; i++)
-            fprintf(f, "  %s\n", a->warnings[i]);
+        for (size_t i = 0; i < a->nwarnings; i++) {
+            fputs("  ", f);
+            put_safe(f, a->warnings[i]);
+            fputc('\n', f);
+        }
     }
     if (fflush(f) != 0 || ferror(f))
         return pm_error_sys(err, PM_EIO, errno, "stats: write failed");

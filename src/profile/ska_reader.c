@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,25 @@ typedef struct scan {
     const char *p;
     const char *e;
     pm_error *err;
+    int release;           /* text is a private file mapping: drop pages once read */
+    const char *released;  /* everything below this was released */
 } scan;
+
+/* Give back the pages of the mapping below `to` (whole pages only), so a
+ * 1 GB file does not stay resident while later hosts are parsed.  Only for
+ * pm_ska_read()'s read-only private mapping, where a dropped page is simply
+ * read again from the file if touched. */
+static void release_below(scan *s, const char *to)
+{
+    if (!s->release || to <= s->released)
+        return;
+    uintptr_t page = 4096;
+    uintptr_t lo = ((uintptr_t)s->released + page - 1) & ~(page - 1);
+    uintptr_t hi = (uintptr_t)to & ~(page - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    s->released = to;
+}
 
 static int scan_fail(scan *s, const char *at, const char *what)
 {
@@ -130,50 +149,92 @@ static int skip_string(scan *s)
     return scan_fail(s, start, "unterminated string");
 }
 
+/* Byte classes for skipping: most bytes of a document are "plain". */
+enum { C_PLAIN = 0, C_QUOTE, C_OPEN, C_CLOSE, C_BAD };
+
+static unsigned char byte_class(unsigned char c)
+{
+    if (c == '"')
+        return C_QUOTE;
+    if (c == '[' || c == '{')
+        return C_OPEN;
+    if (c == ']' || c == '}')
+        return C_CLOSE;
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' || c == '-' ||
+        c == '+' || c == '.')
+        return C_PLAIN;
+    return C_BAD;
+}
+
+static unsigned char CLASS[256];
+static pthread_once_t class_once = PTHREAD_ONCE_INIT;
+
+static void class_init(void)
+{
+    for (int c = 0; c < 256; c++)
+        CLASS[c] = byte_class((unsigned char)c);
+}
+
 /* Skip one JSON value, checking bracket nesting and strings only; scalars
- * are checked when the host object is parsed. */
+ * are checked when a host object is parsed.  Plain bytes (digits, spaces,
+ * separators) are skipped by a table lookup each: this pass reads the
+ * whole document once. */
 static int skip_value(scan *s)
 {
     char stack[SKA_MAX_DEPTH];
     int depth = 0;
+    pthread_once(&class_once, class_init);
     skip_ws(s);
     if (s->p >= s->e)
         return scan_fail(s, s->p, "unexpected end of input, expected a value");
-    do {
-        skip_ws(s);
-        if (s->p >= s->e)
-            return scan_fail(s, s->p, "unexpected end of input");
-        char c = *s->p;
-        if (c == '"') {
+    unsigned char k = CLASS[(unsigned char)*s->p];
+    if (k == C_QUOTE)
+        return skip_string(s);
+    if (k != C_OPEN) {
+        const char *start = s->p;
+        while (s->p < s->e && CLASS[(unsigned char)*s->p] == C_PLAIN && *s->p != ',' &&
+               *s->p != ':' && *s->p != ' ' && *s->p != '\t' && *s->p != '\n' && *s->p != '\r')
+            s->p++;
+        return s->p > start ? 0 : scan_fail(s, s->p, "unexpected character");
+    }
+    const unsigned char *p = (const unsigned char *)s->p, *e = (const unsigned char *)s->e;
+    while (p < e) {
+        switch (CLASS[*p]) {
+        case C_PLAIN:
+            p++;
+            while (p < e && CLASS[*p] == C_PLAIN)
+                p++;
+            break;
+        case C_QUOTE: {
+            s->p = (const char *)p;
             int rc = skip_string(s);
             if (rc)
                 return rc;
-        } else if (c == '{' || c == '[') {
-            if (depth >= SKA_MAX_DEPTH)
-                return scan_fail(s, s->p, "nesting too deep");
-            stack[depth++] = c == '{' ? '}' : ']';
-            s->p++;
-        } else if (c == '}' || c == ']') {
-            if (depth == 0 || stack[depth - 1] != c)
-                return scan_fail(s, s->p, "mismatched bracket");
-            depth--;
-            s->p++;
-        } else if (c == ',' || c == ':') {
-            if (depth == 0)
-                return scan_fail(s, s->p, "unexpected separator");
-            s->p++;
-        } else if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' ||
-                   c == 'E' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-            while (s->p < s->e && ((*s->p >= '0' && *s->p <= '9') || *s->p == '-' ||
-                                   *s->p == '+' || *s->p == '.' || *s->p == 'e' || *s->p == 'E' ||
-                                   (*s->p >= 'a' && *s->p <= 'z') ||
-                                   (*s->p >= 'A' && *s->p <= 'Z')))
-                s->p++;
-        } else {
-            return scan_fail(s, s->p, "unexpected character");
+            p = (const unsigned char *)s->p;
+            break;
         }
-    } while (depth > 0);
-    return 0;
+        case C_OPEN:
+            if (depth >= SKA_MAX_DEPTH)
+                return scan_fail(s, (const char *)p, "nesting too deep");
+            stack[depth++] = *p == '{' ? '}' : ']';
+            p++;
+            break;
+        case C_CLOSE:
+            if (depth == 0 || stack[depth - 1] != (char)*p)
+                return scan_fail(s, (const char *)p, "mismatched bracket");
+            depth--;
+            p++;
+            if (depth == 0) {
+                s->p = (const char *)p;
+                return 0;
+            }
+            break;
+        default:
+            return scan_fail(s, (const char *)p, "unexpected character");
+        }
+    }
+    return scan_fail(s, (const char *)p, "unexpected end of input");
 }
 
 typedef struct member {
@@ -234,6 +295,7 @@ static int scan_top(scan *s, member **out, size_t *nout)
             m = nm;
         }
         m[n++] = (member){k, klen, v, (size_t)(s->p - v)};
+        release_below(s, s->p);
         skip_ws(s);
         if (s->p < s->e && *s->p == ',') {
             s->p++;
@@ -257,166 +319,485 @@ tail:
     return 0;
 }
 
-/* --- one host --------------------------------------------------------------- */
+/* --- one host, parsed straight into doubles ----------------------------------- */
 
-static cJSON *parse_span(scan *s, const char *val, size_t vlen, int *rc)
+/* A growing array of decoded values for one column. */
+typedef struct col {
+    pm_column c;
+    double *v;
+    size_t n, cap;
+    int seen;          /* the field was present (even if empty) */
+} col;
+
+typedef struct host {
+    col *cols;
+    size_t ncols, capcols;
+    col ts;            /* time_stamps */
+    int have_ts;
+    char name[256];    /* host_name / hostname, if present */
+} host;
+
+static void host_free(host *h)
 {
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(val, vlen, &end, 0);
-    *rc = 0;
-    if (!j)
-        *rc = scan_fail(s, end && end >= val && end <= val + vlen ? end : val, "malformed JSON");
-    return j;
+    for (size_t i = 0; i < h->ncols; i++)
+        free(h->cols[i].v);
+    free(h->cols);
+    free(h->ts.v);
 }
 
-static double num_of(const cJSON *v)
+static col *host_col(host *h, const char *name, const char *unit, const char *group, int kind)
 {
-    if (cJSON_IsNumber(v))
-        return v->valuedouble;
-    double d;
-    if (cJSON_IsString(v) && pm_parse_double(v->valuestring, &d) == 0)
-        return d;
-    return NAN;
-}
-
-typedef struct colbuf {
-    pm_column col;
-    const cJSON *arr;
-} colbuf;
-
-static int add_col(colbuf **cols, size_t *n, size_t *cap, const char *name, const char *unit,
-                   const char *group, int kind, const cJSON *arr)
-{
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 32;
-        colbuf *nc = pm_realloc_array(*cols, *cap, sizeof **cols);
-        if (!nc)
-            return PM_ENOMEM;
-        *cols = nc;
+    for (size_t i = 0; i < h->ncols; i++)
+        if (strcmp(h->cols[i].c.name, name) == 0)
+            return &h->cols[i];
+    if (h->ncols == h->capcols) {
+        size_t nc = h->capcols ? h->capcols * 2 : 32;
+        col *na = pm_realloc_array(h->cols, nc, sizeof *na);
+        if (!na)
+            return NULL;
+        h->cols = na;
+        h->capcols = nc;
     }
-    colbuf *c = &(*cols)[(*n)++];
+    col *c = &h->cols[h->ncols++];
     memset(c, 0, sizeof *c);
-    snprintf(c->col.name, sizeof c->col.name, "%s", name);
-    snprintf(c->col.unit, sizeof c->col.unit, "%s", unit);
-    snprintf(c->col.group, sizeof c->col.group, "%s", group);
-    c->col.kind = (uint8_t)kind;
-    c->col.type = PM_F64;
-    c->arr = arr;
+    snprintf(c->c.name, sizeof c->c.name, "%s", name);
+    snprintf(c->c.unit, sizeof c->c.unit, "%s", unit);
+    snprintf(c->c.group, sizeof c->c.group, "%s", group);
+    c->c.kind = (uint8_t)kind;
+    c->c.type = PM_F64;
+    return c;
+}
+
+static int col_push(col *c, double v)
+{
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 1024;
+        if (nc > SKA_MAX_SAMPLES)
+            return PM_ELIMIT;
+        double *nv = pm_realloc_array(c->v, nc, sizeof *nv);
+        if (!nv)
+            return PM_ENOMEM;
+        c->v = nv;
+        c->cap = nc;
+    }
+    c->v[c->n++] = v;
     return 0;
 }
 
-static int convert_host(const char *path, const char *name, const cJSON *h, pm_profile **out,
-                        pm_error *err)
+static const double EXACT_POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Parse one JSON number at s->p.  Integers and decimals with at most 15
+ * significant digits and a small exponent are converted exactly
+ * (mantissa and power of ten both exact doubles, one correctly rounded
+ * operation); anything else goes to strtod.  The JSON grammar is checked. */
+static int scan_number(scan *s, double *out)
+{
+    const char *p = s->p, *e = s->e, *start = p;
+    int neg = 0;
+    if (p < e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p >= e || *p < '0' || *p > '9')
+        return scan_fail(s, start, "malformed JSON: expected a number");
+    uint64_t m = 0;
+    int digits = 0, frac = 0, exact = 1;
+    if (*p == '0') {
+        p++;
+    } else {
+        while (p < e && *p >= '0' && *p <= '9') {
+            if (digits < 19)
+                m = m * 10 + (uint64_t)(*p - '0');
+            else
+                exact = 0;
+            digits += m != 0;
+            p++;
+        }
+    }
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || *p < '0' || *p > '9')
+            return scan_fail(s, p, "malformed JSON: expected a digit");
+        while (p < e && *p >= '0' && *p <= '9') {
+            if (digits < 19) {
+                m = m * 10 + (uint64_t)(*p - '0');
+                frac++;
+                digits += m != 0;
+            } else {
+                exact = 0;
+            }
+            p++;
+        }
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        exact = 0;
+        p++;
+        if (p < e && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= e || *p < '0' || *p > '9')
+            return scan_fail(s, p, "malformed JSON: expected an exponent");
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (exact && digits <= 15 && frac <= 22) {
+        double v = (double)m / EXACT_POW10[frac];
+        *out = neg ? -v : v;
+    } else {
+        char buf[128];
+        size_t len = (size_t)(p - start);
+        if (len >= sizeof buf)
+            return scan_fail(s, start, "number too long");
+        memcpy(buf, start, len);
+        buf[len] = 0;
+        *out = strtod(buf, NULL);
+    }
+    s->p = p;
+    return 0;
+}
+
+/* A string holding a number ("0" in SKA's swap lists), else NaN. */
+static int scan_string_number(scan *s, double *out)
+{
+    const char *start = s->p + 1;
+    int rc = skip_string(s);
+    if (rc)
+        return rc;
+    size_t len = (size_t)(s->p - 1 - start);
+    char buf[64];
+    *out = NAN;
+    if (len < sizeof buf) {
+        memcpy(buf, start, len);
+        buf[len] = 0;
+        double d;
+        if (pm_parse_double(buf, &d) == 0)
+            *out = d;
+    }
+    return 0;
+}
+
+static int expect_literal(scan *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    if ((size_t)(s->e - s->p) < n || memcmp(s->p, lit, n) != 0)
+        return scan_fail(s, s->p, "malformed JSON: unexpected value");
+    s->p += n;
+    return 0;
+}
+
+/* A list of numbers (strings with numbers and null accepted) into c. */
+static int scan_number_list(scan *s, col *c, const char *what)
+{
+    skip_ws(s);
+    if (s->p >= s->e || *s->p != '[') {
+        char m[160];
+        snprintf(m, sizeof m, "%s: expected a list", what);
+        return scan_fail(s, s->p, m);
+    }
+    s->p++;
+    c->seen = 1;
+    skip_ws(s);
+    if (s->p < s->e && *s->p == ']') {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(s);
+        if (s->p >= s->e)
+            return scan_fail(s, s->p, "malformed JSON: unexpected end of input");
+        double v = NAN;
+        int rc;
+        char ch = *s->p;
+        if (ch == '"') {
+            rc = scan_string_number(s, &v);
+        } else if (ch == 'n') {
+            rc = expect_literal(s, "null");
+        } else if (ch == 't') {
+            rc = expect_literal(s, "true");
+            v = 1;
+        } else if (ch == 'f') {
+            rc = expect_literal(s, "false");
+            v = 0;
+        } else {
+            rc = scan_number(s, &v);
+        }
+        if (rc)
+            return rc;
+        if ((rc = col_push(c, v)))
+            return rc == PM_ENOMEM ? pm_error_set(s->err, rc, "%s: out of memory", s->path)
+                                   : scan_fail(s, s->p, "too many values");
+        skip_ws(s);
+        if (s->p < s->e && *s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (s->p < s->e && *s->p == ']') {
+            s->p++;
+            return 0;
+        }
+        return scan_fail(s, s->p, "malformed JSON: expected ',' or ']'");
+    }
+}
+
+/* Read a member name at s->p into key (truncated names never match). */
+static int scan_key(scan *s, char *key, size_t cap)
+{
+    skip_ws(s);
+    if (s->p >= s->e || *s->p != '"')
+        return scan_fail(s, s->p, "malformed JSON: expected a member name");
+    const char *k = s->p + 1;
+    int rc = skip_string(s);
+    if (rc)
+        return rc;
+    size_t len = (size_t)(s->p - 1 - k);
+    if (len >= cap || memchr(k, '\\', len))
+        len = 0; /* escaped or overlong names are not SKA fields */
+    memcpy(key, k, len);
+    key[len] = 0;
+    skip_ws(s);
+    if (s->p >= s->e || *s->p != ':')
+        return scan_fail(s, s->p, "malformed JSON: expected ':'");
+    s->p++;
+    skip_ws(s);
+    return 0;
+}
+
+/* After a member value: ',' (returns 1: more) or the closing '}' (0). */
+static int scan_next(scan *s, int *more)
+{
+    skip_ws(s);
+    if (s->p < s->e && *s->p == ',') {
+        s->p++;
+        *more = 1;
+        return 0;
+    }
+    if (s->p < s->e && *s->p == '}') {
+        s->p++;
+        *more = 0;
+        return 0;
+    }
+    return scan_fail(s, s->p, "malformed JSON: expected ',' or '}'");
+}
+
+static const struct ska_map *map_find(const char *group, const char *field)
+{
+    for (size_t k = 0; k < SKA_NMAP; k++) {
+        const struct ska_map *m = &SKA_MAP[k];
+        if ((m->group == NULL) != (group == NULL))
+            continue;
+        if (group && strcmp(m->group, group) != 0)
+            continue;
+        if (strcmp(m->field, field) == 0)
+            return m;
+    }
+    return NULL;
+}
+
+static int is_group(const char *key)
+{
+    if (strcmp(key, "rapl_powercap") == 0)
+        return 1;
+    for (size_t k = 0; k < SKA_NMAP; k++)
+        if (SKA_MAP[k].group && strcmp(SKA_MAP[k].group, key) == 0)
+            return 1;
+    return 0;
+}
+
+/* A group object ("memory_info": {"rss": [...], ...}). */
+static int scan_group(scan *s, host *h, const char *group)
+{
+    if (s->p >= s->e || *s->p != '{') {
+        /* not an object: SKA never writes that; skip it like any
+         * unknown value */
+        return skip_value(s);
+    }
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->e && *s->p == '}') {
+        s->p++;
+        return 0;
+    }
+    int more = 1, rc;
+    while (more) {
+        char key[96];
+        if ((rc = scan_key(s, key, sizeof key)))
+            return rc;
+        const struct ska_map *m = map_find(group, key);
+        char what[200];
+        snprintf(what, sizeof what, "host %s: %s.%s", h->name, group, key);
+        if (m || (strcmp(group, "rapl_powercap") == 0 && *key && strlen(key) <= 80 &&
+                  s->p < s->e && *s->p == '[')) {
+            char cname[96];
+            col *c;
+            if (m) {
+                c = host_col(h, m->column, m->unit, m->cgroup, m->kind);
+            } else {
+                snprintf(cname, sizeof cname, "rapl.%s", key);
+                c = host_col(h, cname, "uJ", "rapl", PM_COUNTER);
+            }
+            if (!c)
+                return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
+            if ((rc = scan_number_list(s, c, what)))
+                return rc;
+        } else if ((rc = skip_value(s))) {
+            return rc;
+        }
+        if ((rc = scan_next(s, &more)))
+            return rc;
+    }
+    return 0;
+}
+
+/* Parse one host object at s->p (the whole span val..val+vlen). */
+static int scan_host(scan *s, host *h)
+{
+    skip_ws(s);
+    if (s->p >= s->e || *s->p != '{')
+        return pm_error_set(s->err, PM_EFORMAT, "%s: host %s: expected an object", s->path,
+                            h->name);
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->e && *s->p == '}') {
+        s->p++;
+        return 0;
+    }
+    int more = 1, rc;
+    while (more) {
+        char key[96];
+        if ((rc = scan_key(s, key, sizeof key)))
+            return rc;
+        char what[200];
+        snprintf(what, sizeof what, "host %s: %s", h->name, key);
+        const struct ska_map *m = map_find(NULL, key);
+        if (strcmp(key, "time_stamps") == 0) {
+            if (s->p >= s->e || *s->p != '[')
+                return pm_error_set(s->err, PM_EFORMAT,
+                                    "%s: host %s: time_stamps: missing or not a list", s->path,
+                                    h->name);
+            h->have_ts = 1;
+            rc = scan_number_list(s, &h->ts, what);
+        } else if (m) {
+            col *c = host_col(h, m->column, m->unit, m->cgroup, m->kind);
+            if (!c)
+                return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
+            if (s->p < s->e && *s->p != '[')
+                return pm_error_set(s->err, PM_EFORMAT, "%s: host %s: %s: expected a list",
+                                    s->path, h->name, key);
+            rc = scan_number_list(s, c, what);
+        } else if (is_group(key)) {
+            if (s->p < s->e && *s->p == '{') {
+                rc = scan_group(s, h, key);
+            } else {
+                rc = skip_value(s);
+            }
+        } else if ((strcmp(key, "host_name") == 0 || strcmp(key, "hostname") == 0) &&
+                   s->p < s->e && *s->p == '"') {
+            const char *v = s->p + 1;
+            rc = skip_string(s);
+            size_t len = (size_t)(s->p - 1 - v);
+            if (!rc && len && len < sizeof h->name && !memchr(v, '\\', len)) {
+                memcpy(h->name, v, len);
+                h->name[len] = 0;
+            }
+        } else {
+            rc = skip_value(s);
+        }
+        if (rc || (rc = scan_next(s, &more)))
+            return rc;
+    }
+    return 0;
+}
+
+/* Turn the decoded host into a profile: lists truncated or NaN-padded to
+ * time_stamps, with a warning each. */
+static int host_profile(const char *path, host *h, pm_profile **out, pm_error *err)
 {
     *out = NULL;
-    if (!cJSON_IsObject(h))
-        return pm_error_set(err, PM_EFORMAT, "%s: host %s: expected an object", path, name);
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(h, "time_stamps");
-    if (!cJSON_IsArray(ts))
+    if (!h->have_ts)
         return pm_error_set(err, PM_EFORMAT, "%s: host %s: time_stamps: missing or not a list",
-                            path, name);
-    size_t n = (size_t)cJSON_GetArraySize(ts);
-    if (n > SKA_MAX_SAMPLES)
-        return pm_error_set(err, PM_ELIMIT, "%s: host %s: time_stamps: too many samples", path,
-                            name);
-    colbuf *cols = NULL;
-    size_t ncols = 0, cap = 0;
-    int rc = 0;
-    for (size_t k = 0; k < SKA_NMAP && !rc; k++) {
-        const struct ska_map *m = &SKA_MAP[k];
-        const cJSON *parent = m->group ? cJSON_GetObjectItemCaseSensitive(h, m->group) : h;
-        const cJSON *arr = cJSON_IsObject(parent) ? cJSON_GetObjectItemCaseSensitive(parent, m->field)
-                                                  : NULL;
-        if (!arr)
-            continue;
-        if (!cJSON_IsArray(arr)) {
-            free(cols);
-            return pm_error_set(err, PM_EFORMAT, "%s: host %s: %s%s%s: expected a list", path,
-                                name, m->group ? m->group : "", m->group ? "." : "", m->field);
-        }
-        if (cJSON_GetArraySize(arr) == 0)
-            continue;
-        rc = add_col(&cols, &ncols, &cap, m->column, m->unit, m->cgroup, m->kind, arr);
-    }
-    /* RAPL: every domain present ("package-0", "dram-1", "psys"...) without a
-     * fixed list, so new domains need no change here.  SKA does not record
-     * max_energy_range_uj, so the wrap is unknown (0). */
-    const cJSON *rapl = cJSON_GetObjectItemCaseSensitive(h, "rapl_powercap");
-    const cJSON *d;
-    if (cJSON_IsObject(rapl))
-        cJSON_ArrayForEach(d, rapl) {
-            if (rc)
-                break;
-            if (!cJSON_IsArray(d) || cJSON_GetArraySize(d) == 0 || !d->string ||
-                strlen(d->string) > 80)
-                continue;
-            char cname[96];
-            snprintf(cname, sizeof cname, "rapl.%s", d->string);
-            rc = add_col(&cols, &ncols, &cap, cname, "uJ", "rapl", PM_COUNTER, d);
-        }
-    if (rc) {
-        free(cols);
-        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-    }
+                            path, h->name);
+    size_t n = h->ts.n, ncols = 0;
+    for (size_t c = 0; c < h->ncols; c++)
+        ncols += h->cols[c].n > 0;
     pm_profile *p = pm_profile_new(path, PM_FMT_SKA);
     pm_column *plain = pm_alloc_array(ncols ? ncols : 1, sizeof *plain);
     if (!p || !plain) {
         free(plain);
-        free(cols);
         pm_profile_free(p);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
     }
-    for (size_t c = 0; c < ncols; c++)
-        plain[c] = cols[c].col;
-    if (pm_profile_set_columns(p, plain, ncols) || pm_profile_reserve(p, n ? n : 1)) {
-        free(plain);
-        free(cols);
-        pm_profile_free(p);
-        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-    }
+    size_t k = 0;
+    for (size_t c = 0; c < h->ncols; c++)
+        if (h->cols[c].n > 0)
+            plain[k++] = h->cols[c].c;
+    int rc = pm_profile_set_columns(p, plain, ncols);
     free(plain);
-    snprintf(p->info.host, sizeof p->info.host, "%s", name);
+    if (rc || pm_profile_reserve(p, n ? n : 1)) {
+        pm_profile_free(p);
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+    }
+    snprintf(p->info.host, sizeof p->info.host, "%s", h->name);
     snprintf(p->info.sampler, sizeof p->info.sampler, "ska-perfmon");
     snprintf(p->info.scheduler, sizeof p->info.scheduler, "unknown");
     p->n = n;
-    size_t i = 0;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, ts) {
-        double sec = num_of(t);
-        /* A timestamp that is not a number cannot be placed: mark it so the
-         * analyser drops it as non-increasing. */
-        if (!isfinite(sec) || fabs(sec) > 9.2e9)
-            p->t_wall_ns[i] = INT64_MIN;
-        else
-            p->t_wall_ns[i] = (int64_t)llround(sec * 1e9);
+    for (size_t i = 0; i < n; i++) {
+        double sec = h->ts.v[i];
         p->t_mono_ns[i] = 0;
-        i++;
-    }
-    if (n > 1)
-        p->info.interval_ns = (p->t_wall_ns[n - 1] - p->t_wall_ns[0]) / (int64_t)(n - 1);
-    p->info.start_wall_ns = n ? p->t_wall_ns[0] : 0;
-    for (size_t c = 0; c < ncols; c++) {
-        double *v = p->values[c];
-        size_t k = 0;
-        const cJSON *x;
-        cJSON_ArrayForEach(x, cols[c].arr) {
-            if (k >= n)
-                break;
-            v[k++] = num_of(x);
+        /* A timestamp that is not a number cannot be placed: the analyser
+         * drops it as non-increasing. */
+        if (!isfinite(sec) || fabs(sec) > 9.2e9) {
+            p->t_wall_ns[i] = INT64_MIN;
+            continue;
         }
-        size_t len = (size_t)cJSON_GetArraySize(cols[c].arr);
-        if (len < n)
-            (void)pm_profile_add_warning(p, "%s: host %s: %s: %zu values for %zu time stamps, padded with NaN",
-                                         path, name, cols[c].col.name, len, n);
-        else if (len > n)
-            (void)pm_profile_add_warning(p, "%s: host %s: %s: %zu values for %zu time stamps, truncated",
-                                         path, name, cols[c].col.name, len, n);
-        for (; k < n; k++)
-            v[k] = NAN;
+        /* Whole seconds and the (exact) fraction apart: sec * 1e9 would
+         * round to 256 ns. */
+        double whole = floor(sec);
+        p->t_wall_ns[i] = (int64_t)whole * 1000000000 + (int64_t)llround((sec - whole) * 1e9);
     }
-    free(cols);
+    if (n > 1 && p->t_wall_ns[0] != INT64_MIN && p->t_wall_ns[n - 1] != INT64_MIN)
+        p->info.interval_ns = (p->t_wall_ns[n - 1] - p->t_wall_ns[0]) / (int64_t)(n - 1);
+    p->info.start_wall_ns = n && p->t_wall_ns[0] != INT64_MIN ? p->t_wall_ns[0] : 0;
+    k = 0;
+    for (size_t c = 0; c < h->ncols; c++) {
+        const col *cl = &h->cols[c];
+        if (cl->n == 0)
+            continue;
+        double *v = p->values[k++];
+        size_t m = cl->n < n ? cl->n : n;
+        memcpy(v, cl->v, m * sizeof *v);
+        for (size_t i = m; i < n; i++)
+            v[i] = NAN;
+        if (cl->n < n)
+            (void)pm_profile_add_warning(p, "%s: host %s: %s: %zu values for %zu time stamps, padded with NaN",
+                                         path, h->name, cl->c.name, cl->n, n);
+        else if (cl->n > n)
+            (void)pm_profile_add_warning(p, "%s: host %s: %s: %zu values for %zu time stamps, truncated",
+                                         path, h->name, cl->c.name, cl->n, n);
+    }
     *out = p;
     return 0;
+}
+
+/* Parse the host value at val..val+vlen into a profile. */
+static int convert_span(scan *s, const char *name, int may_rename, const char *val,
+                        size_t vlen, pm_profile **out)
+{
+    host h;
+    memset(&h, 0, sizeof h);
+    snprintf(h.name, sizeof h.name, "%s", name);
+    scan hs = *s;
+    hs.p = val;
+    hs.e = val + vlen;
+    hs.released = val;
+    int rc = scan_host(&hs, &h);
+    release_below(&hs, val + vlen);
+    if (!may_rename)
+        snprintf(h.name, sizeof h.name, "%s", name);
+    if (!rc)
+        rc = host_profile(s->path, &h, out, s->err);
+    host_free(&h);
+    return rc;
 }
 
 static int push_profile(pm_profile ***arr, size_t *n, pm_profile *p)
@@ -473,12 +854,12 @@ static const char *base_name(const char *path, char *out, size_t cap)
     return out;
 }
 
-int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***out,
-                  size_t *nout, pm_error *err)
+static int ska_decode(const char *path, const char *text, size_t len, int release,
+                      pm_profile ***out, size_t *nout, pm_error *err)
 {
     *out = NULL;
     *nout = 0;
-    scan s = {path, text, text, text + len, err};
+    scan s = {path, text, text, text + len, err, release, text};
     member *mem = NULL;
     size_t nmem = 0;
     int rc = scan_top(&s, &mem, &nmem);
@@ -486,6 +867,7 @@ int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***
         return rc;
     pm_profile **list = NULL;
     size_t nlist = 0;
+    char **keys = NULL;
     const member *names = NULL, *stamps = NULL;
     for (size_t i = 0; i < nmem; i++) {
         if (member_is(&mem[i], "host_names"))
@@ -495,21 +877,10 @@ int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***
     }
     if (stamps) {
         /* A per-host file: the object itself is the host. */
-        cJSON *h = parse_span(&s, text, len, &rc);
-        if (!h)
-            goto fail;
         char name[256];
-        const cJSON *hn = cJSON_GetObjectItemCaseSensitive(h, "host_name");
-        if (!cJSON_IsString(hn))
-            hn = cJSON_GetObjectItemCaseSensitive(h, "hostname");
-        if (cJSON_IsString(hn) && *hn->valuestring && strlen(hn->valuestring) < sizeof name)
-            snprintf(name, sizeof name, "%s", hn->valuestring);
-        else
-            base_name(path, name, sizeof name);
+        base_name(path, name, sizeof name);
         pm_profile *p = NULL;
-        rc = convert_host(path, name, h, &p, err);
-        cJSON_Delete(h);
-        if (rc)
+        if ((rc = convert_span(&s, name, 1, text, len, &p)))
             goto fail;
         if (push_profile(&list, &nlist, p)) {
             pm_profile_free(p);
@@ -517,13 +888,23 @@ int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***
             goto fail;
         }
     } else if (names) {
-        cJSON *hn = parse_span(&s, names->val, names->vlen, &rc);
-        if (!hn)
-            goto fail;
+        cJSON *hn = cJSON_ParseWithLength(names->val, names->vlen);
         if (!cJSON_IsArray(hn) || cJSON_GetArraySize(hn) > SKA_MAX_HOSTS) {
             cJSON_Delete(hn);
             rc = pm_error_set(err, PM_EFORMAT, "%s: host_names: expected a list of names", path);
             goto fail;
+        }
+        /* Decode every member name once. */
+        keys = calloc(nmem ? nmem : 1, sizeof *keys);
+        if (!keys) {
+            cJSON_Delete(hn);
+            rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+            goto fail;
+        }
+        for (size_t i = 0; i < nmem; i++) {
+            char key[256];
+            if (key_name(&mem[i], key, sizeof key) == 0)
+                keys[i] = pm_strdup(key);
         }
         const cJSON *x;
         cJSON_ArrayForEach(x, hn) {
@@ -533,22 +914,16 @@ int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***
                 break;
             }
             const member *hm = NULL;
-            char key[256];
             for (size_t i = 0; i < nmem && !hm; i++)
-                if (key_name(&mem[i], key, sizeof key) == 0 && strcmp(key, x->valuestring) == 0)
+                if (keys[i] && strcmp(keys[i], x->valuestring) == 0)
                     hm = &mem[i];
             if (!hm) {
                 rc = pm_error_set(err, PM_EFORMAT, "%s: host %s: listed in host_names but has no data",
                                   path, x->valuestring);
                 break;
             }
-            cJSON *h = parse_span(&s, hm->val, hm->vlen, &rc);
-            if (!h)
-                break;
             pm_profile *p = NULL;
-            rc = convert_host(path, x->valuestring, h, &p, err);
-            cJSON_Delete(h);
-            if (rc)
+            if ((rc = convert_span(&s, x->valuestring, 0, hm->val, hm->vlen, &p)))
                 break;
             if (push_profile(&list, &nlist, p)) {
                 pm_profile_free(p);
@@ -564,14 +939,28 @@ int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***
         return pm_error_set(err, PM_ENOENT, "%s: JSON without host_names or time_stamps: not SKA perfmon output",
                             path);
     }
+    if (keys)
+        for (size_t i = 0; i < nmem; i++)
+            free(keys[i]);
+    free(keys);
     free(mem);
     *out = list;
     *nout = nlist;
     return 0;
 fail:
+    if (keys)
+        for (size_t i = 0; i < nmem; i++)
+            free(keys[i]);
+    free(keys);
     free(mem);
     free_list(list, nlist);
     return rc;
+}
+
+int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***out,
+                  size_t *nout, pm_error *err)
+{
+    return ska_decode(path, text, len, 0, out, nout, err);
 }
 
 int pm_ska_read(const char *path, pm_profile ***out, size_t *nout, pm_error *err)
@@ -593,7 +982,7 @@ int pm_ska_read(const char *path, pm_profile ***out, size_t *nout, pm_error *err
     if (map == MAP_FAILED)
         return pm_error_sys(err, PM_EIO, merr, "%s: cannot map", path);
     madvise(map, len, MADV_SEQUENTIAL);
-    int rc = pm_ska_decode(path, map, len, out, nout, err);
+    int rc = ska_decode(path, map, len, 1, out, nout, err);
     munmap(map, len);
     return rc;
 }

@@ -158,12 +158,15 @@ static void test_wall_step_uses_monotonic(void **state)
     (void)state;
     /* b's wall clock steps back 5 s halfway: its monotonic clock keeps the
      * samples in order, nothing is dropped, and the step is reported. */
-    char *dir = make_job(30, 0, -5);
+    char *dir = make_job(31, 0, -5);
     pm_analysis *a = analyse(dir, PM_ALIGN_TIME);
     const pm_host *b = &a->hosts[1];
     assert_string_equal(b->name, "b");
     assert_int_equal(b->dropped_time, 0);
-    assert_int_equal(b->n, 30);
+    assert_int_equal(b->n, 31);
+    /* 16 of 31 samples carry the stepped clock: the median offset wins */
+    assert_true(fabs(b->t[0] - (1.7e9 - 5)) < 1e-6);
+    assert_true(fabs(b->t[30] - b->t[0] - 30) < 1e-6);
     assert_int_equal(b->clock.method, 1);
     assert_true(fabs(b->clock.step_max_s - 5) < 1e-6);
     int m = pm_analysis_metric(a, "net_out");

@@ -80,6 +80,14 @@ static void test_node_figures(void **state)
     CLOSE(n->avg_power_w, 210);
     CLOSE(n->proc_cpu_hours, 39 * 4.0 / 3600);
     CLOSE(n->sampler_cpu_pct, 0.1);
+    CLOSE(n->sampler_late, 0);
+    char title[256];
+    pm_metric_title(metric(a, "net_out"), 1, title, sizeof title);
+    /* four hosts at 1 MiB/s while all report */
+    assert_true(strncmp(title, "Average Total Output Traffic/Node: ", 35) == 0);
+    assert_non_null(strstr(title, ", Max Total Output Traffic/Node: 4.000 MiB/s"));
+    pm_metric_title(metric(a, "cpu_usage"), 0, title, sizeof title);
+    assert_string_equal(title, "Average CPU Usage/Node: 50.000 %, Max CPU Usage/Node: 50.000 %");
     /* node-b: the counter reset at sample 20 is repaired, not a spike */
     const pm_metric_result *net = metric(a, "net_out");
     CLOSE(a->nodes[1].total_net_io_ext_sent_mb, 38);
@@ -106,6 +114,10 @@ static void test_node_figures(void **state)
     assert_int_equal(a->hosts[3].n, 19);
     assert_int_equal(a->nwarnings, 1);
     assert_non_null(strstr(a->warnings[0], "torn"));
+    /* node-torn stopped after 18 s, the others ran 39 s: nothing slow;
+     * the rules file flags only what exceeds the median */
+    for (size_t i = 0; i < a->nnotes; i++)
+        assert_string_not_equal(a->notes[i].rule, "slow_node");
     /* job figures */
     CLOSE(a->job.energy_j, 3 * 39 * 210.0 - 39 * 210.0 + 18 * 210.0);
     CLOSE(a->job.cpu_avg_utilization_pct, 50);
@@ -221,21 +233,31 @@ static void test_rules_and_merge(void **state)
     snprintf(path, sizeof path, "%s/part2.jsonl", dir);
     s.format = PM_FMT_JSONL;
     assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    /* and one that ran 1.25 times as long as the median node */
+    pm_synth_init(&s, "slowpoke");
+    s.n = 1000;
+    snprintf(path, sizeof path, "%s/slowpoke.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
     pm_analyze_opts o;
     opts(&o);
     const char *paths[] = {dir};
     pm_analysis *a = NULL;
     if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 2);
+    assert_int_equal(a->nhosts, 3);
     assert_int_equal(a->hosts[0].nfiles, 1);
     assert_string_equal(a->hosts[1].name, "merged");
     assert_int_equal(a->hosts[1].nfiles, 2);
     assert_string_equal(a->hosts[1].format, "mixed");
     assert_int_equal(a->hosts[1].n, 800);
-    int low = 0, leak = 0;
+    int low = 0, leak = 0, slow = 0;
     for (size_t i = 0; i < a->nnotes; i++) {
         low += strcmp(a->notes[i].rule, "low_cpu") == 0;
+        if (strcmp(a->notes[i].rule, "slow_node") == 0) {
+            slow++;
+            assert_int_equal(a->notes[i].host, 2);
+            CLOSE(a->notes[i].value, 999.0 / 799.0);
+        }
         if (strcmp(a->notes[i].rule, "rss_growth") == 0) {
             leak++;
             assert_true(a->notes[i].value > 5);
@@ -244,6 +266,7 @@ static void test_rules_and_merge(void **state)
     }
     assert_int_equal(low, 1);
     assert_int_equal(leak, 1);
+    assert_int_equal(slow, 1);
 
     /* --stats --json parses back with its documented keys. */
     char *js = pm_stats_json_string(a);
@@ -252,7 +275,7 @@ static void test_rules_and_merge(void **state)
     const cJSON *meta = cJSON_GetObjectItem(root, "perfmon_analyze");
     assert_int_equal(cJSON_GetObjectItem(meta, "schema")->valueint, PM_STATS_JSON_SCHEMA);
     const cJSON *job = cJSON_GetObjectItem(root, "job");
-    CLOSE(cJSON_GetObjectItem(job, "cpu_avg_utilization_pct")->valuedouble, 30);
+    CLOSE(cJSON_GetObjectItem(job, "cpu_avg_utilization_pct")->valuedouble, 110.0 / 3);
     const cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "nodes"), 0);
     assert_string_equal(cJSON_GetObjectItem(node, "host")->valuestring, "leaky");
     assert_true(cJSON_IsObject(cJSON_GetObjectItem(node, "clock")));
@@ -310,6 +333,38 @@ static void test_bad_inputs(void **state)
     pm_test_rmrf(dir);
 }
 
+/* A sum over sockets with one socket missing a sample is missing there,
+ * not a dip. */
+static void test_socket_gap(void **state)
+{
+    (void)state;
+    char *tmp = pm_test_tmpdir();
+    char dir[256], path[512];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    snprintf(path, sizeof path, "%s/h.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"host_name\": \"h\", \"time_stamps\": [0, 1, 2, 3, 4],\n"
+          " \"rapl_powercap\": {\"package-0\": [0, 1e6, 2e6, 3e6, 4e6],\n"
+          "                   \"package-1\": [0, 1e6, null, 3e6, 4e6]}}\n", f);
+    fclose(f);
+    pm_analyze_opts o;
+    opts(&o);
+    const char *paths[] = {dir};
+    pm_analysis *a = NULL;
+    pm_error err;
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    const pm_series *sr = metric(a, "rapl_package")->host[0];
+    assert_int_equal(sr->ncolumns, 2);
+    CLOSE(sr->v[1], 2);
+    assert_true(isnan(sr->v[2]) && isnan(sr->v[3]));
+    assert_int_equal(sr->q[2], PM_Q_GAP);
+    CLOSE(sr->v[4], 2);
+    CLOSE(sr->st.min, 2);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+}
+
 static void test_time_bounds(void **state)
 {
     (void)state;
@@ -345,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_window_and_repair_modes),
         cmocka_unit_test(test_rules_and_merge),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_socket_gap),
         cmocka_unit_test(test_time_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

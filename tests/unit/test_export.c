@@ -104,6 +104,17 @@ static void test_gnuplot_quoting(void **state)
         }
     assert_int_equal(rows, 10);
     free(text);
+    /* the text table shows the name on one line, without control bytes */
+    char st[600];
+    snprintf(st, sizeof st, "%s/stats.txt", g_dir);
+    FILE *f = fopen(st, "w");
+    assert_non_null(f);
+    assert_int_equal(pm_stats_text(a, f, &err), 0);
+    assert_int_equal(pm_close_checked(f, st, &err), 0);
+    assert_int_equal(pm_read_whole(st, 1 << 20, &text, &len, &err), 0);
+    assert_non_null(strstr(text, "x'; system 'touch PWNED?"));
+    assert_null(strstr(text, "PWNED\n"));
+    free(text);
     pm_analysis_free(a);
     pm_test_rmrf(g_dir);
 }

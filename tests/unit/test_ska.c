@@ -89,7 +89,13 @@ static void test_errors(void **state)
         {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": 5}}", PM_EFORMAT,
          "t.json: host x: time_stamps: missing or not a list"},
         {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": [1], \"memory_info\": {\"rss\": 3}}}",
-         PM_EFORMAT, "t.json: host x: memory_info.rss: expected a list"},
+         PM_EFORMAT, "t.json:1:72: host x: memory_info.rss: expected a list"},
+        {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": [1, 01]}}", PM_EFORMAT,
+         "t.json:1:49: malformed JSON: expected ',' or ']'"},
+        {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": [1.]}}", PM_EFORMAT,
+         "t.json:1:47: malformed JSON: expected a digit"},
+        {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": [nul]}}", PM_EFORMAT,
+         "malformed JSON: unexpected value"},
         {"[1, 2]", PM_EFORMAT, "t.json:1:1: expected a JSON object"},
         {"{", PM_EFORMAT, "t.json:1:2: expected a member name"},
     };
@@ -104,6 +110,37 @@ static void test_errors(void **state)
                      rows[r].msg);
         assert_null(ps);
     }
+}
+
+/* Numbers decode exactly as strtod does (the fast path is exact). */
+static void test_numbers(void **state)
+{
+    (void)state;
+    static const char *const nums[] = {"0", "-0", "1", "0.1", "0.3", "123.456", "1e-3", "2.5E+3",
+                                       "123456789012345678", "9007199254740993",
+                                       "1.7976931348623157e308", "4.9e-324", "0.000001234",
+                                       "99.99999999999999", "1700000000", "-17.25",
+                                       "3.141592653589793238462643383279"};
+    size_t n = sizeof nums / sizeof *nums;
+    char text[2048];
+    size_t o = (size_t)snprintf(text, sizeof text, "{\"time_stamps\": [");
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(text + o, sizeof text - o, "%s%zu", i ? "," : "", i);
+    o += (size_t)snprintf(text + o, sizeof text - o, "], \"cpu_percent_sys\": [");
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(text + o, sizeof text - o, "%s%s", i ? ", " : "", nums[i]);
+    snprintf(text + o, sizeof text - o, "]}");
+    pm_profile **ps = NULL;
+    size_t np = 0;
+    pm_error err;
+    if (pm_ska_decode("n.json", text, strlen(text), &ps, &np, &err) != 0)
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i < n; i++) {
+        double want = strtod(nums[i], NULL), got = at(ps[0], "cpu.percent", i);
+        if (memcmp(&want, &got, sizeof got) != 0)
+            fail_msg("%s: got %.17g, want %.17g", nums[i], got, want);
+    }
+    free_list(ps, np);
 }
 
 static void test_per_host_file(void **state)
@@ -141,6 +178,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merged_file),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_per_host_file),
         cmocka_unit_test(test_sniff),
     };

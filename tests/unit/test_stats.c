@@ -77,6 +77,21 @@ static void test_percentiles_sd(void **state)
     CLOSE(pm_sd(big, 3, 1e9 + 2), 1.0); /* no cancellation at large offsets */
 }
 
+/* pm_p50_p95 agrees with two independent selections on awkward sizes. */
+static void test_p50_p95_agree(void **state)
+{
+    (void)state;
+    for (size_t n = 1; n < 60; n++) {
+        double a[60], b[60], c[60];
+        for (size_t i = 0; i < n; i++)
+            a[i] = b[i] = c[i] = (double)((i * 37 + 11) % 17) + (i % 3) * 0.25;
+        double p50, p95;
+        pm_p50_p95(a, n, &p50, &p95);
+        CLOSE(p50, pm_quantile_select(b, n, 0.50));
+        CLOSE(p95, pm_quantile_select(c, n, 0.95));
+    }
+}
+
 static void test_empty_and_all_nan(void **state)
 {
     (void)state;
@@ -107,6 +122,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weighted_means),
         cmocka_unit_test(test_percentiles_sd),
+        cmocka_unit_test(test_p50_p95_agree),
         cmocka_unit_test(test_empty_and_all_nan),
         cmocka_unit_test(test_slope),
     };

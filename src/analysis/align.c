@@ -1,0 +1,150 @@
+/* Alignment and cross-node aggregation: linear interpolation onto the
+ * common grid (GSL), Total/Average with per-point node counts, and SKA's
+ * position-by-position combination.  Semantics: docs/analysis.md,
+ * "Alignment and aggregation". */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "perfmon/mem.h"
+
+/* --- alignment and aggregation ---------------------------------------------- */
+
+size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, double step,
+                      size_t ngrid, double *out)
+{
+    size_t filled = 0;
+    for (size_t k = 0; k < ngrid; k++)
+        out[k] = NAN;
+    size_t i = 0;
+    gsl_interp_accel *acc = gsl_interp_accel_alloc();
+    if (!acc)
+        return 0;
+    while (i < n) {
+        while (i < n && !isfinite(v[i]))
+            i++;
+        if (i >= n)
+            break;
+        size_t s = i;
+        while (i < n && isfinite(v[i]))
+            i++;
+        size_t len = i - s;
+        /* grid indices inside [t[s], t[s+len-1]] */
+        double a = ceil((t[s] - t0) / step - 1e-9), b = floor((t[s + len - 1] - t0) / step + 1e-9);
+        if (a < 0)
+            a = 0;
+        if (b > (double)ngrid - 1)
+            b = (double)ngrid - 1;
+        if (a > b)
+            continue;
+        if (len == 1) {
+            out[(size_t)a] = v[s];
+            filled++;
+            continue;
+        }
+        gsl_interp *it = gsl_interp_alloc(gsl_interp_linear, len);
+        if (!it || gsl_interp_init(it, t + s, v + s, len) != GSL_SUCCESS) {
+            gsl_interp_free(it);
+            continue;
+        }
+        gsl_interp_accel_reset(acc);
+        for (size_t k = (size_t)a; k <= (size_t)b; k++) {
+            double x = t0 + (double)k * step;
+            if (x < t[s])
+                x = t[s];
+            if (x > t[s + len - 1])
+                x = t[s + len - 1];
+            out[k] = gsl_interp_eval(it, t + s, v + s, x, acc);
+            filled++;
+        }
+        gsl_interp_free(it);
+    }
+    gsl_interp_accel_free(acc);
+    return filled;
+}
+
+int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp)
+{
+    if (ngrid == 0 || ngrid > PM_MAX_GRID_POINTS)
+        return PM_ELIMIT;
+    size_t n = ngrid;
+    pm_aggregate *g = &r->agg;
+    g->n = n;
+    g->t = pm_alloc_array(n, sizeof *g->t);
+    g->v = calloc(n, sizeof *g->v);
+    g->count = calloc(n, sizeof *g->count);
+    double *tmp = grid_tmp;
+    if (!g->t || !g->v || !g->count)
+        return PM_ENOMEM;
+    for (size_t k = 0; k < n; k++)
+        g->t[k] = a->t_start + (double)k * a->grid_step;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_series *s = r->host[h];
+        if (!s)
+            continue;
+        g->interpolated += pm_grid_interp(s->t, s->v, s->n, a->t_start, a->grid_step, n, tmp);
+        for (size_t k = 0; k < n; k++)
+            if (!isnan(tmp[k])) {
+                g->v[k] += tmp[k];
+                g->count[k]++;
+            }
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (g->count[k] == 0)
+            g->v[k] = NAN;
+        else if (r->def->comb == PM_COMB_AVERAGE)
+            g->v[k] /= g->count[k];
+    }
+    return 0;
+}
+
+/* Position-by-position combination (--align=index, --compat=ska): point i
+ * combines every host's i-th point; its time is the mean of their times. */
+int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r)
+{
+    size_t n = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (r->host[h] && r->host[h]->n > n)
+            n = r->host[h]->n;
+    pm_aggregate *g = &r->agg;
+    g->n = n;
+    g->t = calloc(n ? n : 1, sizeof *g->t);
+    g->v = calloc(n ? n : 1, sizeof *g->v);
+    g->count = calloc(n ? n : 1, sizeof *g->count);
+    uint32_t *tc = calloc(n ? n : 1, sizeof *tc);
+    if (!g->t || !g->v || !g->count || !tc) {
+        free(tc);
+        return PM_ENOMEM;
+    }
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_series *s = r->host[h];
+        if (!s)
+            continue;
+        for (size_t i = 0; i < s->n; i++) {
+            g->t[i] += s->t[i];
+            tc[i]++;
+            if (!isnan(s->v[i])) {
+                g->v[i] += s->v[i];
+                g->count[i]++;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        g->t[i] /= tc[i];
+        if (g->count[i] == 0)
+            /* pandas sums an all-NaN row to 0 and averages it to NaN. */
+            g->v[i] = a->opts.compat_ska && r->def->comb == PM_COMB_TOTAL ? 0 : NAN;
+        else if (r->def->comb == PM_COMB_AVERAGE)
+            g->v[i] /= g->count[i];
+    }
+    free(tc);
+    if (a->opts.compat_ska)
+        (void)pm_ska_replace_neg(g->v, n);
+    return 0;
+}
+
+/* Statistics over every host point (min/max carry their host), plus the
+ * per-node title figures and the imbalance. */

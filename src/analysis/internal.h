@@ -1,0 +1,46 @@
+/* internal.h - what the files of src/analysis share and nobody else sees:
+ * string lists, a median, the worker pool, input loading and alignment.
+ * Not installed; not part of the API. */
+#ifndef PERFMON_ANALYSIS_INTERNAL_H
+#define PERFMON_ANALYSIS_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "perfmon/analysis.h"
+
+#define PM_MAX_GRID_POINTS (8u << 20) /* 97 days at 1 Hz */
+
+/* Append a formatted string to a list; 0 or PM_ENOMEM. */
+int pm_strs_add(char ***arr, size_t *n, const char *fmt, ...) PM_PRINTF(3, 4);
+void pm_strs_free(char **a, size_t n);
+/* Median of x[n] (sorted in place); NaN when empty. */
+double pm_median(double *x, size_t n);
+
+/* A pool of worker threads taking items 0..n-1 in turn.  Each worker runs
+ * fn(pool); items are claimed under lock with pm_pool_next(). */
+typedef struct pm_pool {
+    size_t n;
+    size_t next;
+    size_t done;
+    pthread_mutex_t lock;
+    void *ctx;
+} pm_pool;
+
+/* Claim the next item; returns n when none is left. */
+size_t pm_pool_next(pm_pool *p);
+/* Run fn with one thread per CPU (at most 8, PM_THREADS overrides, never
+ * more than work); the caller's thread is one of them. */
+void pm_pool_run(pm_pool *p, void *(*fn)(void *), size_t work);
+
+/* Collect the input files of paths, read them (in parallel), and group the
+ * profiles into a->hosts (sorted by name, several files per host merged).
+ * Warnings and ignored files go to a. */
+int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err) PM_WUR;
+
+/* All-node series of r on the common grid (grid_tmp holds the grid's
+ * point count) or by position (--align=index, --compat=ska). */
+int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp) PM_WUR;
+int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r) PM_WUR;
+
+#endif
