@@ -1191,6 +1191,40 @@ static void test_proctree_cpu_percent_and_churn(void **state)
     drop_copy(root);
 }
 
+static void test_proctree_low_pids_and_big_tree(void **state)
+{
+    (void)state;
+    /* After pid wrap-around a child can have a smaller pid than its
+     * parent: 50 (child of 101) and 60 (child of 50).  And 300 more
+     * children of 102, beyond the 256 members whose descriptors are kept
+     * open: the rest are read by path, and counted all the same. */
+    char *root = copy_node("hpc-ib-rapl");
+    char rel[64];
+    snprintf(rel, sizeof rel, "proc/%d", 50);
+    make_dir(root, rel);
+    write_stat(root, 50, "wrapped", 101, 1, 1, 0, 0, 1, 4096, 1);
+    snprintf(rel, sizeof rel, "proc/%d", 60);
+    make_dir(root, rel);
+    write_stat(root, 60, "wrapped child", 50, 1, 1, 0, 0, 1, 4096, 1);
+    for (int pid = 3000; pid < 3300; pid++) {
+        snprintf(rel, sizeof rel, "proc/%d", pid);
+        make_dir(root, rel);
+        write_stat(root, pid, "worker", 102, 2, 0, 0, 0, 1, 4096, 1);
+    }
+    harness h;
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    for (int k = 0; k < 2; k++) { /* again with the descriptors kept */
+        assert_int_equal(h_read(&h), 0);
+        assert_int_equal(u64v(&h, "proc.count"), 4 + 2 + 300);
+        assert_int_equal(u64v(&h, "proc.threads"), 19 + 2 + 300);
+        assert_dbl(f64v(&h, "proc.cpu_time"), (20385 + 4 + 600) / 100.0, EPS);
+        assert_int_equal(u64v(&h, "proc.rss"), (516000ull + 2 + 300) * 4096);
+    }
+    h_close(&h);
+    drop_copy(root);
+}
+
 static void test_proctree_other_user(void **state)
 {
     (void)state;
@@ -1328,6 +1362,7 @@ int main(void)
         cmocka_unit_test(test_proctree_tree_of_100),
         cmocka_unit_test(test_proctree_odd_comm),
         cmocka_unit_test(test_proctree_cpu_percent_and_churn),
+        cmocka_unit_test(test_proctree_low_pids_and_big_tree),
         cmocka_unit_test(test_proctree_other_user),
         cmocka_unit_test(test_proctree_malformed_stat),
         cmocka_unit_test(test_proctree_absent_cases),
