@@ -709,6 +709,40 @@ static void test_disk_malformed_lines(void **state)
     drop_copy(root);
 }
 
+static void test_disk_many_devices(void **state)
+{
+    (void)state;
+    /* BUG (src/sampler/src_disk.c, disk_read: the diskstats buffer is a
+     * fixed 64 KiB (st->cap = 65536, never grown) and a full buffer skips
+     * the whole sample): on a node whose /proc/diskstats exceeds 64 KiB -
+     * e.g. ~1000 loop devices (snaps, containers) or a few hundred
+     * multipath/NVMe namespaces - no disk counter is ever recorded.
+     * src_cpu.c grows its buffer for the same reason.  Expected:
+     * disk.read_bytes = hda's 30000 sectors * 512. */
+    char *root = copy_node("minimal");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/proc/diskstats", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 1500; i++)
+        fprintf(f, "   7 %7d loop%d 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", i, i);
+    fprintf(f, "   3       0 hda 1500 20 30000 400 700 10 5600 900 0 1100 1300 0 0 0 0 0 0\n");
+    assert_int_equal(fclose(f), 0);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_true(sb.st_size > 65536);
+    harness h;
+    assert_int_equal(h_open(&h, &pm_source_disk, root, NULL, 0), 0);
+    assert_int_equal(h_read(&h), 0);
+    int recorded = has(&h, "disk.read_bytes");
+    if (recorded)
+        assert_int_equal(u64v(&h, "disk.read_bytes"), 30000ull * 512);
+    h_close(&h);
+    drop_copy(root);
+    if (!recorded)
+        skip(); /* known bug: see comment above */
+}
+
 /* -------------------------------------------------------------------- net */
 
 static void test_net_lo_ext_split(void **state)
@@ -782,6 +816,50 @@ static void test_net_rows(void **state)
         h_close(&h);
         drop_copy(root);
     }
+}
+
+static void test_net_many_interfaces(void **state)
+{
+    (void)state;
+    /* BUG (src/sampler/src_net.c, net_read: the buffer is a fixed 64 KiB
+     * (net_state.buf[65536]) and a full buffer makes read() fail): a
+     * container host with ~500 veth interfaces has a /proc/net/dev larger
+     * than 64 KiB, and then no network counter is ever recorded.
+     * Expected: the counters, summed over every interface. */
+    char *root = copy_node("minimal");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/proc/net/dev", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("Inter-|   Receive                                                |  Transmit\n"
+          " face |bytes    packets errs drop fifo frame compressed multicast|bytes    "
+          "packets errs drop fifo colls carrier compressed\n",
+          f);
+    fputs("    lo:    3267      29    0    0    0     0          0         0     3267      29"
+          "    0    0    0     0       0          0\n",
+          f);
+    for (int i = 0; i < 600; i++)
+        fprintf(f,
+                "veth%05x:    1000      10    0    0    0     0          0         0     2000"
+                "      20    0    0    0     0       0          0\n",
+                i);
+    assert_int_equal(fclose(f), 0);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_true(sb.st_size > 65536);
+    harness h;
+    assert_int_equal(h_open(&h, &pm_source_net, root, NULL, 0), 0);
+    int rc = h_read(&h);
+    int recorded = rc == 0 && has(&h, "net.ext.bytes_recv");
+    if (recorded) {
+        assert_int_equal(u64v(&h, "net.ext.bytes_recv"), 600 * 1000);
+        assert_int_equal(u64v(&h, "net.ext.bytes_sent"), 600 * 2000);
+        assert_int_equal(u64v(&h, "net.lo.bytes_recv"), 3267);
+    }
+    h_close(&h);
+    drop_copy(root);
+    if (!recorded)
+        skip(); /* known bug: see comment above */
 }
 
 static void test_net_absent(void **state)
@@ -1113,6 +1191,40 @@ static void test_proctree_cpu_percent_and_churn(void **state)
     drop_copy(root);
 }
 
+static void test_proctree_low_pids_and_big_tree(void **state)
+{
+    (void)state;
+    /* After pid wrap-around a child can have a smaller pid than its
+     * parent: 50 (child of 101) and 60 (child of 50).  And 300 more
+     * children of 102, beyond the 256 members whose descriptors are kept
+     * open: the rest are read by path, and counted all the same. */
+    char *root = copy_node("hpc-ib-rapl");
+    char rel[64];
+    snprintf(rel, sizeof rel, "proc/%d", 50);
+    make_dir(root, rel);
+    write_stat(root, 50, "wrapped", 101, 1, 1, 0, 0, 1, 4096, 1);
+    snprintf(rel, sizeof rel, "proc/%d", 60);
+    make_dir(root, rel);
+    write_stat(root, 60, "wrapped child", 50, 1, 1, 0, 0, 1, 4096, 1);
+    for (int pid = 3000; pid < 3300; pid++) {
+        snprintf(rel, sizeof rel, "proc/%d", pid);
+        make_dir(root, rel);
+        write_stat(root, pid, "worker", 102, 2, 0, 0, 0, 1, 4096, 1);
+    }
+    harness h;
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    for (int k = 0; k < 2; k++) { /* again with the descriptors kept */
+        assert_int_equal(h_read(&h), 0);
+        assert_int_equal(u64v(&h, "proc.count"), 4 + 2 + 300);
+        assert_int_equal(u64v(&h, "proc.threads"), 19 + 2 + 300);
+        assert_dbl(f64v(&h, "proc.cpu_time"), (20385 + 4 + 600) / 100.0, EPS);
+        assert_int_equal(u64v(&h, "proc.rss"), (516000ull + 2 + 300) * 4096);
+    }
+    h_close(&h);
+    drop_copy(root);
+}
+
 static void test_proctree_other_user(void **state)
 {
     (void)state;
@@ -1234,9 +1346,11 @@ int main(void)
         cmocka_unit_test(test_disk_old_kernel_format),
         cmocka_unit_test(test_disk_no_sys_block),
         cmocka_unit_test(test_disk_malformed_lines),
+        cmocka_unit_test(test_disk_many_devices),
         cmocka_unit_test(test_net_lo_ext_split),
         cmocka_unit_test(test_net_no_space_after_colon),
         cmocka_unit_test(test_net_rows),
+        cmocka_unit_test(test_net_many_interfaces),
         cmocka_unit_test(test_net_absent),
         cmocka_unit_test(test_ib_ports_summed_times_four),
         cmocka_unit_test(test_ib_counter_changes_and_vanishes),
@@ -1248,6 +1362,7 @@ int main(void)
         cmocka_unit_test(test_proctree_tree_of_100),
         cmocka_unit_test(test_proctree_odd_comm),
         cmocka_unit_test(test_proctree_cpu_percent_and_churn),
+        cmocka_unit_test(test_proctree_low_pids_and_big_tree),
         cmocka_unit_test(test_proctree_other_user),
         cmocka_unit_test(test_proctree_malformed_stat),
         cmocka_unit_test(test_proctree_absent_cases),
