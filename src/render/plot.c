@@ -397,8 +397,8 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     if (empty) {
         t0 = 0;
         t1 = 1;
-        lo = 0;
-        hi = 1;
+        lo = p->logy ? 1 : 0;
+        hi = p->logy ? 10 : 1;
     }
     if (t1 <= t0)
         t1 = t0 + 1;
@@ -410,6 +410,8 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         f.y1 = ceil(log10(hi));
         if (f.y1 <= f.y0)
             f.y1 = f.y0 + 1;
+        if (f.y1 - f.y0 > 40) /* at most 40 decades: the rest is noise */
+            f.y0 = f.y1 - 40;
         ystep = 1;
     } else {
         if (lo >= 0 && !empty)
@@ -444,7 +446,9 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     cairo_set_line_width(cr, px);
     char lab[64];
     if (p->logy) {
-        for (double e = f.y0; e <= f.y1 + 1e-9; e += 1) {
+        int ndec = (int)(f.y1 - f.y0);
+        for (int k = 0; k <= ndec; k++) {
+            double e = f.y0 + k;
             double yy = fy(&f, pow(10, e));
             cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
             cairo_move_to(cr, f.x, yy);
@@ -476,7 +480,10 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     double tstep = time_step(span, target);
     double origin = p->time_axis == PM_AXIS_ELAPSED ? p->t_origin : 0;
     double first = origin + ceil((f.t0 - origin) / tstep - 1e-9) * tstep;
-    for (double tt = first; tt <= f.t1 + 1e-9 && tt < first + 60 * tstep; tt += tstep) {
+    for (int k = 0; k < 60; k++) {
+        double tt = first + k * tstep;
+        if (!(tt <= f.t1 + 1e-9))
+            break;
         double xx = fx(&f, tt);
         cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
         cairo_move_to(cr, xx, f.y);
@@ -834,7 +841,10 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     double first = origin + ceil((t0 - origin) / tstep - 1e-9) * tstep;
     char lab[64];
     cairo_set_font_size(cr, fs * 0.8);
-    for (double tt = first; tt <= t1 + 1e-9 && tt < first + 60 * tstep; tt += tstep) {
+    for (int k = 0; k < 60; k++) {
+        double tt = first + k * tstep;
+        if (!(tt <= t1 + 1e-9))
+            break;
         double xx = mx + (tt - t0) / (t1 - t0) * mw;
         fmt_time(tt, tstep, t1 - t0, hm->time_axis, hm->t_origin, lab, sizeof lab);
         text_at(cr, xx, by + bh + fs * 0.3, 0.5, 0, lab);

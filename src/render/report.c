@@ -1,0 +1,994 @@
+/* The PDF job report, laid out with libharu (see report.h).
+ *
+ * Page plan: summary (job at a glance, key figures, nodes that stand out,
+ * efficiency notes, contents), data quality, hardware, plot pages grouped
+ * as templates/report.json says (all-node plots first, then per-node),
+ * colour maps for big jobs, and the per-node statistics appendix.  Every
+ * page has a header (job, user, nodes, start) and a "Page N of M" footer,
+ * written once the page count is known.  The --stats --json summary is
+ * attached to the file, so the report alone is the archival record.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <hpdf.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfmon/buf.h"
+#include "perfmon/fileio.h"
+#include "perfmon/mem.h"
+#include "perfmon/report.h"
+
+#define PAGE_W 595.276
+#define PAGE_H 841.89
+#define MARGIN_X 42.0
+#define TOP 58.0        /* content starts this far from the top */
+#define BOTTOM 48.0     /* and ends this far from the bottom */
+#define CONTENT_W (PAGE_W - 2 * MARGIN_X)
+#define PDF_DPI 150
+#define MAX_TOC 64
+
+#define DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+#define DEFAULT_BOLD "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+
+typedef struct toc_entry {
+    char title[96];
+    size_t page;          /* index into pages */
+    double y;             /* where the line is on the summary page */
+} toc_entry;
+
+typedef struct doc {
+    HPDF_Doc pdf;
+    HPDF_Font font, bold;
+    const pm_analysis *a;
+    const pm_report_opts *o;
+    const pm_layout *l;
+    HPDF_Page *pages;
+    size_t npages, cap;
+    HPDF_Page page;
+    double y;             /* cursor, from the top of the page */
+    char header[600];
+    HPDF_STATUS hpdf_error, hpdf_detail;
+    HPDF_Outline root;
+    toc_entry toc[MAX_TOC];
+    size_t ntoc;
+    HPDF_Page toc_page;
+    int oom;
+} doc;
+
+static void on_hpdf_error(HPDF_STATUS error_no, HPDF_STATUS detail_no, void *user)
+{
+    doc *d = user;
+    if (!d->hpdf_error) {
+        d->hpdf_error = error_no;
+        d->hpdf_detail = detail_no;
+    }
+}
+
+static double Y(double top) { return PAGE_H - top; }
+
+static void set_font(doc *d, int bold, double size)
+{
+    HPDF_Page_SetFontAndSize(d->page, bold ? d->bold : d->font, (HPDF_REAL)size);
+}
+
+static double width_of(doc *d, const char *s)
+{
+    return HPDF_Page_TextWidth(d->page, s);
+}
+
+/* Text at (x, top) in the current font, its baseline 0.8 em below top. */
+static void text(doc *d, double x, double top, double size, int bold, const char *s)
+{
+    set_font(d, bold, size);
+    HPDF_Page_BeginText(d->page);
+    HPDF_Page_TextOut(d->page, (HPDF_REAL)x, (HPDF_REAL)Y(top + size * 0.8), s);
+    HPDF_Page_EndText(d->page);
+}
+
+static void text_right(doc *d, double xr, double top, double size, int bold, const char *s)
+{
+    set_font(d, bold, size);
+    text(d, xr - width_of(d, s), top, size, bold, s);
+}
+
+/* Shorten s (UTF-8) with an ellipsis to fit w at the current font. */
+static void fit(doc *d, const char *s, double w, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", s);
+    if (width_of(d, out) <= w)
+        return;
+    size_t n = strlen(out);
+    while (n > 1) {
+        n--;
+        while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80)
+            n--;
+        if (n + 4 > cap)
+            continue;
+        memcpy(out + n, "\xe2\x80\xa6", 4);
+        if (width_of(d, out) <= w)
+            return;
+    }
+}
+
+static void rule(doc *d, double top, double gray, double lw)
+{
+    HPDF_Page_SetGrayStroke(d->page, (HPDF_REAL)gray);
+    HPDF_Page_SetLineWidth(d->page, (HPDF_REAL)lw);
+    HPDF_Page_MoveTo(d->page, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(top));
+    HPDF_Page_LineTo(d->page, (HPDF_REAL)(PAGE_W - MARGIN_X), (HPDF_REAL)Y(top));
+    HPDF_Page_Stroke(d->page);
+}
+
+static void new_page(doc *d)
+{
+    if (d->npages == d->cap) {
+        size_t nc = d->cap ? d->cap * 2 : 32;
+        HPDF_Page *np = pm_realloc_array(d->pages, nc, sizeof *np);
+        if (!np) {
+            d->oom = 1;
+            return;
+        }
+        d->pages = np;
+        d->cap = nc;
+    }
+    d->page = HPDF_AddPage(d->pdf);
+    HPDF_Page_SetSize(d->page, HPDF_PAGE_SIZE_A4, HPDF_PAGE_PORTRAIT);
+    d->pages[d->npages++] = d->page;
+    text(d, MARGIN_X, 24, 8, 0, d->header);
+    text_right(d, PAGE_W - MARGIN_X, 24, 8, 1, "perfmon");
+    rule(d, 36, 0.6, 0.5);
+    d->y = TOP;
+}
+
+static void need(doc *d, double h)
+{
+    if (d->y + h > PAGE_H - BOTTOM)
+        new_page(d);
+}
+
+/* A section heading with an outline entry (and a contents line). */
+static void heading(doc *d, const char *title, int toc)
+{
+    need(d, 60);
+    text(d, MARGIN_X, d->y, 14, 1, title);
+    HPDF_Outline o = HPDF_CreateOutline(d->pdf, d->root, title, HPDF_GetEncoder(d->pdf, "UTF-8"));
+    HPDF_Destination dst = HPDF_Page_CreateDestination(d->page);
+    HPDF_Destination_SetFitH(dst, (HPDF_REAL)Y(d->y - 10));
+    HPDF_Outline_SetDestination(o, dst);
+    if (toc && d->ntoc < MAX_TOC) {
+        snprintf(d->toc[d->ntoc].title, sizeof d->toc[0].title, "%s", title);
+        d->toc[d->ntoc].page = d->npages - 1;
+        d->ntoc++;
+    }
+    d->y += 24;
+}
+
+static void subheading(doc *d, const char *title)
+{
+    need(d, 40);
+    text(d, MARGIN_X, d->y, 10.5, 1, title);
+    d->y += 17;
+}
+
+static void paragraph(doc *d, const char *s, double size)
+{
+    /* Greedy word wrap to the content width. */
+    set_font(d, 0, size);
+    char line[1024];
+    size_t ll = 0;
+    const char *p = s;
+    while (*p) {
+        const char *w = p;
+        while (*p && *p != ' ')
+            p++;
+        size_t wl = (size_t)(p - w);
+        char trial[1024];
+        snprintf(trial, sizeof trial, "%.*s%s%.*s", (int)ll, line, ll ? " " : "", (int)wl, w);
+        if (ll && width_of(d, trial) > CONTENT_W) {
+            need(d, size * 1.4);
+            text(d, MARGIN_X, d->y, size, 0, line);
+            d->y += size * 1.35;
+            snprintf(line, sizeof line, "%.*s", (int)wl, w);
+            ll = strlen(line);
+        } else {
+            snprintf(line, sizeof line, "%s", trial);
+            ll = strlen(line);
+        }
+        while (*p == ' ')
+            p++;
+    }
+    if (ll) {
+        need(d, size * 1.4);
+        text(d, MARGIN_X, d->y, size, 0, line);
+        d->y += size * 1.35;
+    }
+}
+
+/* ---- tables --------------------------------------------------------------- */
+
+typedef struct table {
+    size_t ncols;
+    const double *w;       /* column widths (points) */
+    const int *right;      /* right-aligned columns */
+    const char *const *head;
+    double size;
+} table;
+
+static void table_head(doc *d, const table *t)
+{
+    double x = MARGIN_X;
+    HPDF_Page_SetGrayFill(d->page, 0.92);
+    HPDF_Page_Rectangle(d->page, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + t->size * 1.6),
+                        (HPDF_REAL)CONTENT_W, (HPDF_REAL)(t->size * 1.6));
+    HPDF_Page_Fill(d->page);
+    HPDF_Page_SetGrayFill(d->page, 0);
+    for (size_t c = 0; c < t->ncols; c++) {
+        char s[256];
+        set_font(d, 1, t->size);
+        fit(d, t->head[c], t->w[c] - 4, s, sizeof s);
+        if (t->right[c])
+            text_right(d, x + t->w[c] - 2, d->y + t->size * 0.3, t->size, 1, s);
+        else
+            text(d, x + 2, d->y + t->size * 0.3, t->size, 1, s);
+        x += t->w[c];
+    }
+    d->y += t->size * 1.7;
+}
+
+static void table_row(doc *d, const table *t, const char *const *cells, int shade)
+{
+    if (d->y + t->size * 1.5 > PAGE_H - BOTTOM) {
+        new_page(d);
+        table_head(d, t);
+    }
+    if (shade) {
+        HPDF_Page_SetGrayFill(d->page, 0.97);
+        HPDF_Page_Rectangle(d->page, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + t->size * 1.45),
+                            (HPDF_REAL)CONTENT_W, (HPDF_REAL)(t->size * 1.45));
+        HPDF_Page_Fill(d->page);
+        HPDF_Page_SetGrayFill(d->page, 0);
+    }
+    double x = MARGIN_X;
+    for (size_t c = 0; c < t->ncols; c++) {
+        char s[512];
+        set_font(d, 0, t->size);
+        fit(d, cells[c] ? cells[c] : "", t->w[c] - 4, s, sizeof s);
+        if (t->right[c])
+            text_right(d, x + t->w[c] - 2, d->y + t->size * 0.25, t->size, 0, s);
+        else
+            text(d, x + 2, d->y + t->size * 0.25, t->size, 0, s);
+        x += t->w[c];
+    }
+    d->y += t->size * 1.45;
+}
+
+/* ---- numbers and times ---------------------------------------------------- */
+
+static void num(double v, char *out, size_t cap)
+{
+    double a = fabs(v);
+    if (!isfinite(v))
+        snprintf(out, cap, "-");
+    else if (a == 0)
+        snprintf(out, cap, "0");
+    else if (a >= 1e9 || a < 1e-3)
+        snprintf(out, cap, "%.3g", v);
+    else if (a >= 1000)
+        snprintf(out, cap, "%.0f", v);
+    else if (a >= 100)
+        snprintf(out, cap, "%.1f", v);
+    else if (a >= 1)
+        snprintf(out, cap, "%.2f", v);
+    else
+        snprintf(out, cap, "%.3f", v);
+}
+
+static void utc(double t, char *out, size_t cap)
+{
+    if (!isfinite(t)) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    time_t s = (time_t)floor(t);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(out, cap, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+static void duration(double s, char *out, size_t cap)
+{
+    if (!isfinite(s) || s < 0) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    long v = lround(s);
+    if (v >= 86400)
+        snprintf(out, cap, "%ldd %02ld:%02ld:%02ld (%.0f s)", v / 86400, (v / 3600) % 24,
+                 (v / 60) % 60, v % 60, s);
+    else
+        snprintf(out, cap, "%02ld:%02ld:%02ld (%.1f s)", v / 3600, (v / 60) % 60, v % 60, s);
+}
+
+/* The first non-empty profile info field over hosts. */
+static const char *info_field(const pm_analysis *a, size_t off)
+{
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_profile *p = a->hosts[h].prof;
+        if (!p)
+            continue;
+        const char *s = (const char *)&p->info + off;
+        if (*s)
+            return s;
+    }
+    return "";
+}
+
+/* ---- images --------------------------------------------------------------- */
+
+static cairo_status_t png_sink(void *closure, const unsigned char *data, unsigned int len)
+{
+    pm_buf_add(closure, data, len);
+    return ((pm_buf *)closure)->oom ? CAIRO_STATUS_NO_MEMORY : CAIRO_STATUS_SUCCESS;
+}
+
+typedef void (*draw_cb)(cairo_t *cr, double w, double h, const void *obj);
+
+static void draw_chart(cairo_t *cr, double w, double h, const void *obj)
+{
+    pm_plot_draw(cr, 0, 0, w, h, 8.0, obj);
+}
+
+static void draw_heat(cairo_t *cr, double w, double h, const void *obj)
+{
+    pm_heatmap_draw(cr, 0, 0, w, h, 8.0, obj);
+}
+
+/* Render with Cairo at PDF_DPI and place w x h points at the cursor. */
+static int place_image(doc *d, draw_cb fn, const void *obj, double w, double h)
+{
+    int pw = (int)lround(w / 72.0 * PDF_DPI), ph = (int)lround(h / 72.0 * PDF_DPI);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, pw, ph);
+    if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(s);
+        return PM_ENOMEM;
+    }
+    cairo_t *cr = cairo_create(s);
+    cairo_scale(cr, PDF_DPI / 72.0, PDF_DPI / 72.0);
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    cairo_font_options_set_antialias(fo, CAIRO_ANTIALIAS_GRAY);
+    cairo_set_font_options(cr, fo);
+    cairo_font_options_destroy(fo);
+    fn(cr, w, h, obj);
+    cairo_destroy(cr);
+    pm_buf png;
+    pm_buf_init(&png);
+    cairo_status_t st = cairo_surface_write_to_png_stream(s, png_sink, &png);
+    cairo_surface_destroy(s);
+    if (st != CAIRO_STATUS_SUCCESS || png.oom) {
+        pm_buf_free(&png);
+        return PM_ENOMEM;
+    }
+    HPDF_Image img =
+        HPDF_LoadPngImageFromMem(d->pdf, (const HPDF_BYTE *)png.data, (HPDF_UINT)png.len);
+    pm_buf_free(&png);
+    if (!img)
+        return PM_EIO;
+    HPDF_Page_DrawImage(d->page, img, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + h), (HPDF_REAL)w,
+                        (HPDF_REAL)h);
+    d->y += h;
+    return 0;
+}
+
+/* ---- sections -------------------------------------------------------------- */
+
+static size_t total_samples(const pm_analysis *a)
+{
+    size_t n = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        n += a->hosts[h].n;
+    return n;
+}
+
+static void kv_row(doc *d, const char *k, const char *v)
+{
+    static const double w[2] = {130, CONTENT_W - 130};
+    static const int right[2] = {0, 0};
+    table t = {2, w, right, NULL, 9};
+    const char *cells[2] = {k, v};
+    table_row(d, &t, cells, 0);
+}
+
+static void summary_page(doc *d)
+{
+    const pm_analysis *a = d->a;
+    char buf[512], b2[128];
+    text(d, MARGIN_X, d->y, 20, 1, "Job performance report");
+    d->y += 30;
+    snprintf(buf, sizeof buf, "%s", info_field(a, offsetof(pm_profile_info, job_id)));
+    kv_row(d, "Job ID", buf[0] ? buf : "-");
+    kv_row(d, "User", info_field(a, offsetof(pm_profile_info, user)));
+    kv_row(d, "Scheduler", info_field(a, offsetof(pm_profile_info, scheduler)));
+    snprintf(buf, sizeof buf, "%zu", a->nhosts);
+    kv_row(d, "Nodes", buf);
+    utc(a->t_start, buf, sizeof buf);
+    kv_row(d, "Start", buf);
+    utc(a->t_end, buf, sizeof buf);
+    kv_row(d, "End", buf);
+    duration(a->t_end - a->t_start, buf, sizeof buf);
+    kv_row(d, "Duration", buf);
+    double iv = NAN;
+    if (a->nhosts)
+        iv = a->hosts[0].interval;
+    num(iv, b2, sizeof b2);
+    snprintf(buf, sizeof buf, "%s s (analysis grid %.3g s)", b2, a->grid_step);
+    kv_row(d, "Sampling interval", buf);
+    snprintf(buf, sizeof buf, "%zu", total_samples(a));
+    kv_row(d, "Samples analysed", buf);
+    const char *cmd = info_field(a, offsetof(pm_profile_info, command));
+    if (*cmd)
+        kv_row(d, "Command", cmd);
+    d->y += 10;
+
+    subheading(d, "Key figures (per node, and for the whole job)");
+    static const double w[5] = {175, 84, 84, 84, 84};
+    static const int right[5] = {0, 1, 1, 1, 1};
+    static const char *const head[5] = {"Figure", "Min node", "Average", "Max node", "Job"};
+    table t = {5, w, right, head, 8.5};
+    table_head(d, &t);
+    for (size_t i = 0; i < d->l->nfigures; i++) {
+        const pm_layout_figure *lf = &d->l->figures[i];
+        const pm_figure *f = pm_figure_find(lf->key);
+        if (!f)
+            continue;
+        double mn = INFINITY, mx = -INFINITY, sum = 0;
+        size_t k = 0;
+        for (size_t h = 0; h < a->nhosts; h++) {
+            double v = pm_figure_value(&a->nodes[h], f);
+            if (!isfinite(v))
+                continue;
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+            sum += v;
+            k++;
+        }
+        if (!k)
+            continue;
+        char c1[48], c2[48], c3[48], c4[48], lab[128];
+        double sc = lf->scale;
+        num(mn * sc, c1, sizeof c1);
+        num(sum / (double)k * sc, c2, sizeof c2);
+        num(mx * sc, c3, sizeof c3);
+        num(pm_figure_value(&a->job, f) * sc, c4, sizeof c4);
+        snprintf(lab, sizeof lab, "%s (%s)", lf->label[0] ? lf->label : f->label,
+                 lf->unit[0] ? lf->unit : f->unit);
+        const char *cells[5] = {lab, c1, c2, c3, c4};
+        table_row(d, &t, cells, (int)(i % 2));
+    }
+    d->y += 8;
+
+    /* Nodes that stand out: the largest imbalances. */
+    if (a->nhosts > 1) {
+        subheading(d, "Nodes that stand out");
+        int shown = 0;
+        size_t used[5];
+        for (int pick = 0; pick < 5; pick++) {
+            double best = 1.15;
+            size_t bm = SIZE_MAX;
+            for (size_t m = 0; m < a->nmetrics; m++) {
+                int dup = 0;
+                for (int u = 0; u < pick; u++)
+                    dup |= used[u] == m;
+                const pm_metric_result *r = &a->metrics[m];
+                if (!dup && r->nhosts_with_data > 1 && isfinite(r->imbalance) &&
+                    r->imbalance > best && strcmp(r->def->page, "quality") != 0) {
+                    best = r->imbalance;
+                    bm = m;
+                }
+            }
+            if (bm == SIZE_MAX)
+                break;
+            used[pick] = bm;
+            const pm_metric_result *r = &a->metrics[bm];
+            /* The host with the largest mean. */
+            size_t hm = 0;
+            double hv = -INFINITY;
+            for (size_t h = 0; h < a->nhosts; h++)
+                if (r->host[h] && r->host[h]->st.mean > hv) {
+                    hv = r->host[h]->st.mean;
+                    hm = h;
+                }
+            char v1[32], v2[32];
+            num(hv, v1, sizeof v1);
+            num(r->avg_per_node, v2, sizeof v2);
+            snprintf(buf, sizeof buf, "%s: %s averages %s %s against %s %s per node (x%.2f).",
+                     r->def->name, a->hosts[hm].name, v1, r->def->unit, v2, r->def->unit,
+                     r->imbalance);
+            paragraph(d, buf, 9);
+            shown++;
+        }
+        if (!shown)
+            paragraph(d, "No metric differs between nodes by more than 15%.", 9);
+        d->y += 6;
+    }
+
+    subheading(d, "Efficiency notes");
+    if (a->nnotes == 0)
+        paragraph(d, "No rule fired.", 9);
+    for (size_t i = 0; i < a->nnotes; i++) {
+        const pm_note *n = &a->notes[i];
+        static const char *const sev[] = {"info", "warning", "critical"};
+        snprintf(buf, sizeof buf, "[%s]%s%s %s", sev[n->severity < 0 || n->severity > 2 ? 0 : n->severity],
+                 n->host >= 0 ? " " : "", n->host >= 0 ? a->hosts[n->host].name : "",
+                 n->message ? n->message : n->rule);
+        paragraph(d, buf, 9);
+    }
+    d->y += 6;
+    /* Contents: lines filled in with page numbers at the end. */
+    subheading(d, "Contents");
+    d->toc_page = d->page;
+}
+
+static void quality_page(doc *d)
+{
+    const pm_analysis *a = d->a;
+    new_page(d);
+    heading(d, "Data quality", 1);
+    paragraph(d, "Per node: samples analysed, samples dropped for a non-increasing timestamp, "
+                 "values repaired (counter resets), missing values, the estimated offset of the "
+                 "node's clock against the others, and what the sampler itself cost.", 8.5);
+    d->y += 4;
+    static const double w[10] = {92, 44, 40, 44, 46, 44, 50, 50, 52, 49};
+    static const int right[10] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    static const char *const head[10] = {"Host", "Samples", "Interval s", "Dropped", "Repaired",
+                                         "Gaps", "Clock off. s", "Sampler CPU%",
+                                         "Sampler MiB", "Missed"};
+    table t = {10, w, right, head, 7.5};
+    table_head(d, &t);
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_host *ho = &a->hosts[h];
+        const pm_node_summary *s = &a->nodes[h];
+        uint64_t gaps = 0;
+        for (size_t m = 0; m < a->nmetrics; m++)
+            if (a->metrics[m].host[h])
+                gaps += a->metrics[m].host[h]->qc.n[PM_Q_GAP];
+        char c[10][48];
+        snprintf(c[0], 48, "%s", ho->name);
+        snprintf(c[1], 48, "%zu", ho->n);
+        num(ho->interval, c[2], 48);
+        snprintf(c[3], 48, "%zu", ho->dropped_time);
+        snprintf(c[4], 48, "%zu", s->repaired);
+        snprintf(c[5], 48, "%llu", (unsigned long long)gaps);
+        num(ho->clock.offset_s, c[6], 48);
+        num(s->sampler_cpu_pct, c[7], 48);
+        num(s->sampler_peak_rss_bytes / 1048576.0, c[8], 48);
+        num(s->sampler_missed, c[9], 48);
+        const char *cells[10];
+        for (int i = 0; i < 10; i++)
+            cells[i] = c[i];
+        table_row(d, &t, cells, (int)(h % 2));
+    }
+    d->y += 10;
+    int any = 0;
+    for (size_t m = 0; m < a->nmetrics; m++) {
+        const pm_metric_result *r = &a->metrics[m];
+        if (r->repaired || r->wraps || r->qc.n[PM_Q_DROPPED])
+            any = 1;
+    }
+    subheading(d, "Metrics with corrected values");
+    if (!any) {
+        paragraph(d, "No counter wrapped or reset: every plotted value is as recorded.", 8.5);
+    } else {
+        static const double w2[5] = {191, 80, 80, 80, 80};
+        static const int r2[5] = {0, 1, 1, 1, 1};
+        static const char *const h2[5] = {"Metric", "Repaired", "Wraps", "Dropped",
+                                          "Interpolated"};
+        table t2 = {5, w2, r2, h2, 8};
+        table_head(d, &t2);
+        size_t row = 0;
+        for (size_t m = 0; m < a->nmetrics; m++) {
+            const pm_metric_result *r = &a->metrics[m];
+            if (!(r->repaired || r->wraps || r->qc.n[PM_Q_DROPPED]))
+                continue;
+            char c[5][64];
+            snprintf(c[0], 64, "%s", r->def->name);
+            snprintf(c[1], 64, "%zu", r->repaired);
+            snprintf(c[2], 64, "%zu", r->wraps);
+            snprintf(c[3], 64, "%llu", (unsigned long long)r->qc.n[PM_Q_DROPPED]);
+            snprintf(c[4], 64, "%zu", r->agg.interpolated);
+            const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
+            table_row(d, &t2, cells, (int)(row++ % 2));
+        }
+    }
+    if (a->nwarnings) {
+        d->y += 8;
+        subheading(d, "Input problems");
+        for (size_t i = 0; i < a->nwarnings && i < 60; i++)
+            paragraph(d, a->warnings[i], 7.5);
+        if (a->nwarnings > 60) {
+            char buf[64];
+            snprintf(buf, sizeof buf, "... and %zu more.", a->nwarnings - 60);
+            paragraph(d, buf, 7.5);
+        }
+    }
+}
+
+/* One line of hardware description per host, folded when identical. */
+static void hardware_page(doc *d)
+{
+    const pm_analysis *a = d->a;
+    new_page(d);
+    heading(d, "Hardware", 1);
+    static const double w[6] = {150, 66, 56, 88, 118, 33};
+    static const int right[6] = {0, 0, 1, 0, 0, 1};
+    static const char *const head[6] = {"CPU", "Sockets x cores", "Memory GiB", "Kernel",
+                                        "OS / interconnect / RAPL", "Nodes"};
+    table t = {6, w, right, head, 7.5};
+    table_head(d, &t);
+    char (*rows)[6][160] = calloc(a->nhosts ? a->nhosts : 1, sizeof *rows);
+    size_t *count = calloc(a->nhosts ? a->nhosts : 1, sizeof *count);
+    char **first = calloc(a->nhosts ? a->nhosts : 1, sizeof *first);
+    size_t nrows = 0;
+    if (!rows || !count || !first) {
+        d->oom = 1;
+        free(rows);
+        free(count);
+        free(first);
+        return;
+    }
+    for (size_t h = 0; h < a->nhosts; h++) {
+        char r[6][160];
+        memset(r, 0, sizeof r);
+        const pm_profile *p = a->hosts[h].prof;
+        cJSON *j = p && p->meta_json ? cJSON_Parse(p->meta_json) : NULL;
+        const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu");
+        const cJSON *x;
+        snprintf(r[0], 160, "%s", "unknown");
+        if ((x = cJSON_GetObjectItemCaseSensitive(cpu, "model_name")) && cJSON_IsString(x))
+            snprintf(r[0], 160, "%s", x->valuestring);
+        const cJSON *so = cJSON_GetObjectItemCaseSensitive(cpu, "sockets");
+        const cJSON *co = cJSON_GetObjectItemCaseSensitive(cpu, "cores");
+        const cJSON *th = cJSON_GetObjectItemCaseSensitive(cpu, "threads");
+        if (cJSON_IsNumber(so) && cJSON_IsNumber(co))
+            snprintf(r[1], 160, "%d x %d (%d thr)", so->valueint,
+                     so->valueint ? co->valueint / so->valueint : co->valueint,
+                     cJSON_IsNumber(th) ? th->valueint : 0);
+        else
+            snprintf(r[1], 160, "-");
+        num(a->hosts[h].mem_total / 1073741824.0, r[2], 160);
+        if ((x = cJSON_GetObjectItemCaseSensitive(j, "kernel")) && cJSON_IsString(x))
+            snprintf(r[3], 160, "%s", x->valuestring);
+        const cJSON *os = cJSON_GetObjectItemCaseSensitive(j, "os");
+        const cJSON *ib = cJSON_GetObjectItemCaseSensitive(j, "infiniband_ports");
+        const cJSON *rapl = cJSON_GetObjectItemCaseSensitive(j, "rapl_domains");
+        snprintf(r[4], 160, "%s; IB ports %d; RAPL %d", cJSON_IsString(os) ? os->valuestring : "-",
+                 cJSON_IsArray(ib) ? cJSON_GetArraySize(ib) : 0,
+                 cJSON_IsArray(rapl) ? cJSON_GetArraySize(rapl) : 0);
+        if (!j)
+            snprintf(r[4], 160, "no metadata (%s input)", a->hosts[h].format);
+        cJSON_Delete(j);
+        size_t k;
+        for (k = 0; k < nrows; k++)
+            if (memcmp(rows[k], r, sizeof r) == 0)
+                break;
+        if (k == nrows) {
+            memcpy(rows[nrows], r, sizeof r);
+            first[nrows] = a->hosts[h].name;
+            nrows++;
+        }
+        count[k]++;
+    }
+    for (size_t k = 0; k < nrows; k++) {
+        char n[32];
+        snprintf(n, sizeof n, "%zu", count[k]);
+        const char *cells[6] = {rows[k][0], rows[k][1], rows[k][2], rows[k][3], rows[k][4], n};
+        table_row(d, &t, cells, (int)(k % 2));
+    }
+    d->y += 6;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%zu distinct configuration%s over %zu node%s.", nrows,
+             nrows == 1 ? "" : "s", a->nhosts, a->nhosts == 1 ? "" : "s");
+    paragraph(d, buf, 8.5);
+    free(rows);
+    free(count);
+    free(first);
+}
+
+static int metric_in_group(const pm_metric_result *r, const char *page)
+{
+    return strcmp(r->def->page, page) == 0;
+}
+
+static int plot_pages(doc *d, pm_error *err)
+{
+    const pm_analysis *a = d->a;
+    int ppp = d->l->plots_per_page;
+    double avail = PAGE_H - TOP - BOTTOM - 30;
+    double slot = avail / ppp;
+    for (size_t g = 0; g < d->l->ngroups; g++) {
+        const pm_layout_group *grp = &d->l->groups[g];
+        size_t nm = 0;
+        for (size_t m = 0; m < a->nmetrics; m++)
+            if (metric_in_group(&a->metrics[m], grp->page))
+                nm++;
+        if (!nm)
+            continue; /* no data, no page */
+        for (int all = 1; all >= 0; all--) {
+            int placed = 0, first = 1;
+            for (size_t m = 0; m < a->nmetrics; m++) {
+                if (!metric_in_group(&a->metrics[m], grp->page))
+                    continue;
+                pm_chart c;
+                int rc = pm_chart_build(a, m, all, d->o->elapsed, &c, err);
+                if (rc == PM_ENOENT)
+                    continue;
+                if (rc)
+                    return rc;
+                if (first || placed == ppp) {
+                    new_page(d);
+                    char title[160];
+                    snprintf(title, sizeof title, "%s: %s", grp->title,
+                             all ? "all nodes" : "per node");
+                    heading(d, title, 1);
+                    placed = 0;
+                    first = 0;
+                }
+                double h = slot - 8;
+                rc = place_image(d, draw_chart, &c.plot, CONTENT_W, h);
+                pm_chart_free(&c);
+                if (rc)
+                    return pm_error_set(err, rc, "cannot draw the %s plot (PDF library error "
+                                        "0x%04X, detail %u)", a->metrics[m].def->id,
+                                        (unsigned)d->hpdf_error, (unsigned)d->hpdf_detail);
+                d->y += 8;
+                placed++;
+            }
+        }
+    }
+    /* Colour maps for big jobs. */
+    if (a->nhosts > PM_HEATMAP_MIN_HOSTS) {
+        int placed = 0, first = 1;
+        for (size_t i = 0; i < d->l->nheatmaps; i++) {
+            int m = pm_analysis_metric(a, d->l->heatmaps[i]);
+            if (m < 0)
+                continue;
+            pm_heatmap_data hd;
+            if (pm_heatmap_build(a, (size_t)m, d->o->elapsed, 1200, &hd, err) != 0)
+                continue;
+            if (first || placed == 2) {
+                new_page(d);
+                heading(d, "Imbalance: time x node", 1);
+                placed = 0;
+                first = 0;
+            }
+            int rc = place_image(d, draw_heat, &hd.hm, CONTENT_W, (avail - 10) / 2);
+            pm_heatmap_data_free(&hd);
+            if (rc)
+                return pm_error_set(err, rc, "cannot draw a colour map");
+            d->y += 10;
+            placed++;
+        }
+    }
+    return 0;
+}
+
+static void statistics_pages(doc *d)
+{
+    const pm_analysis *a = d->a;
+    new_page(d);
+    heading(d, "Statistics per node", 1);
+    paragraph(d, "The per-node figures of perfmon-analyze --stats (the same numbers as the "
+                 "attached perfmon-stats.json).",
+              8.5);
+    d->y += 4;
+    const size_t per = 6;
+    for (size_t f0 = 0; f0 < PM_NFIGURES; f0 += per) {
+        size_t nf = PM_NFIGURES - f0 < per ? PM_NFIGURES - f0 : per;
+        double w[1 + 6];
+        int right[1 + 6];
+        const char *head[1 + 6];
+        char heads[6][64];
+        w[0] = 100;
+        right[0] = 0;
+        head[0] = "Host";
+        for (size_t i = 0; i < nf; i++) {
+            const pm_figure *f = &PM_FIGURES[f0 + i];
+            w[1 + i] = (CONTENT_W - 100) / (double)per;
+            right[1 + i] = 1;
+            snprintf(heads[i], sizeof heads[i], "%s (%s)", f->label, f->unit);
+            head[1 + i] = heads[i];
+        }
+        table t = {1 + nf, w, right, head, 7};
+        need(d, 40);
+        table_head(d, &t);
+        for (size_t h = 0; h < a->nhosts; h++) {
+            char c[7][48];
+            const char *cells[7];
+            snprintf(c[0], 48, "%s", a->hosts[h].name);
+            cells[0] = c[0];
+            for (size_t i = 0; i < nf; i++) {
+                num(pm_figure_value(&a->nodes[h], &PM_FIGURES[f0 + i]), c[1 + i], 48);
+                cells[1 + i] = c[1 + i];
+            }
+            table_row(d, &t, cells, (int)(h % 2));
+        }
+        d->y += 10;
+    }
+}
+
+static void footers(doc *d)
+{
+    char buf[64];
+    for (size_t i = 0; i < d->npages; i++) {
+        d->page = d->pages[i];
+        snprintf(buf, sizeof buf, "Page %zu of %zu", i + 1, d->npages);
+        set_font(d, 0, 8);
+        text(d, PAGE_W / 2 - width_of(d, buf) / 2, PAGE_H - 30, 8, 0, buf);
+    }
+}
+
+static void contents(doc *d, double y0)
+{
+    d->page = d->toc_page;
+    double y = y0;
+    for (size_t i = 0; i < d->ntoc && y < PAGE_H - BOTTOM; i++) {
+        char pg[32];
+        snprintf(pg, sizeof pg, "%zu", d->toc[i].page + 1);
+        text(d, MARGIN_X + 8, y, 9, 0, d->toc[i].title);
+        text_right(d, PAGE_W - MARGIN_X, y, 9, 0, pg);
+        y += 13;
+    }
+}
+
+/* Attach the statistics JSON as an embedded file named perfmon-stats.json. */
+static int attach_stats(doc *d, char *dir, size_t cap, pm_error *err)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, cap, "%s/perfmon-report.XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(dir))
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/perfmon-stats.json", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    size_t len = strlen(d->o->stats_json);
+    int bad = fwrite(d->o->stats_json, 1, len, f) != len;
+    bad |= fclose(f) != 0;
+    if (bad)
+        return pm_error_sys(err, PM_EIO, errno, "%s: write failed", path);
+    if (!HPDF_AttachFile(d->pdf, path))
+        return pm_error_set(err, PM_EIO, "cannot attach the statistics to the PDF");
+    return 0;
+}
+
+static void set_info(doc *d)
+{
+    long long t = d->o->creation_time;
+    if (t < 0) {
+        const char *sde = getenv("SOURCE_DATE_EPOCH");
+        char *end;
+        t = sde && *sde ? strtoll(sde, &end, 10) : (long long)time(NULL);
+        if (sde && *sde && (*end || t < 0))
+            t = 0;
+    }
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    HPDF_Date date = {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                      tm.tm_sec, 'Z', 0, 0};
+    HPDF_SetInfoDateAttr(d->pdf, HPDF_INFO_CREATION_DATE, date);
+    HPDF_SetInfoDateAttr(d->pdf, HPDF_INFO_MOD_DATE, date);
+    char title[256];
+    snprintf(title, sizeof title, "perfmon job report %s",
+             info_field(d->a, offsetof(pm_profile_info, job_id)));
+    HPDF_SetInfoAttr(d->pdf, HPDF_INFO_TITLE, title);
+    HPDF_SetInfoAttr(d->pdf, HPDF_INFO_AUTHOR, info_field(d->a, offsetof(pm_profile_info, user)));
+    HPDF_SetInfoAttr(d->pdf, HPDF_INFO_CREATOR, "perfmon-analyze " PM_VERSION);
+    HPDF_SetInfoAttr(d->pdf, HPDF_INFO_SUBJECT, "Resource usage of a batch job");
+}
+
+int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
+{
+    doc *d = calloc(1, sizeof *d);
+    if (!d)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    d->a = a;
+    d->o = o;
+    pm_layout *layout = NULL;
+    int rc = pm_layout_load(o->layout_path, &layout, err);
+    if (rc) {
+        free(d);
+        return rc;
+    }
+    d->l = layout;
+    d->pdf = HPDF_New(on_hpdf_error, d);
+    char tmpdir[4096] = "";
+    if (!d->pdf) {
+        rc = pm_error_set(err, PM_ENOMEM, "cannot start a PDF document");
+        goto out;
+    }
+    HPDF_SetCompressionMode(d->pdf, HPDF_COMP_ALL);
+    HPDF_UseUTFEncodings(d->pdf);
+    HPDF_SetCurrentEncoder(d->pdf, "UTF-8");
+    const char *fp = o->font_path ? o->font_path : DEFAULT_FONT;
+    const char *bp = o->font_bold_path ? o->font_bold_path : DEFAULT_BOLD;
+    const char *fn = access(fp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, fp, HPDF_TRUE) : NULL;
+    const char *bn = access(bp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, bp, HPDF_TRUE) : NULL;
+    if (!fn || !bn) {
+        rc = pm_error_set(err, PM_EIO, "%s: cannot load the report font (install fonts-dejavu-core)",
+                          !fn ? fp : bp);
+        goto out;
+    }
+    d->font = HPDF_GetFont(d->pdf, fn, "UTF-8");
+    d->bold = HPDF_GetFont(d->pdf, bn, "UTF-8");
+    d->root = HPDF_CreateOutline(d->pdf, NULL, "Report", HPDF_GetEncoder(d->pdf, "UTF-8"));
+    HPDF_Outline_SetOpened(d->root, HPDF_TRUE);
+    HPDF_SetPageMode(d->pdf, HPDF_PAGE_MODE_USE_OUTLINE);
+    set_info(d);
+    char start[64];
+    utc(a->t_start, start, sizeof start);
+    snprintf(d->header, sizeof d->header, "Job %s  |  User %s  |  %zu node%s  |  Start %s",
+             info_field(a, offsetof(pm_profile_info, job_id)),
+             info_field(a, offsetof(pm_profile_info, user)), a->nhosts, a->nhosts == 1 ? "" : "s",
+             start);
+
+    new_page(d);
+    heading(d, "Summary", 0);
+    d->y -= 24; /* the summary draws its own title */
+    summary_page(d);
+    double toc_y = d->y;
+    quality_page(d);
+    hardware_page(d);
+    rc = plot_pages(d, err);
+    if (rc)
+        goto out;
+    statistics_pages(d);
+    contents(d, toc_y);
+    footers(d);
+    if (o->stats_json && (rc = attach_stats(d, tmpdir, sizeof tmpdir, err)) != 0)
+        goto out;
+    if (d->oom) {
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory laying out the report");
+        goto out;
+    }
+    if (d->hpdf_error) {
+        rc = pm_error_set(err, PM_EIO, "PDF library error 0x%04X (detail %u)",
+                          (unsigned)d->hpdf_error, (unsigned)d->hpdf_detail);
+        goto out;
+    }
+    /* Save to a temporary name and rename, so a failed write never leaves
+     * a truncated report behind under the real name. */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", o->pdf_path);
+    if (HPDF_SaveToFile(d->pdf, tmp) != HPDF_OK || d->hpdf_error) {
+        unlink(tmp);
+        rc = pm_error_set(err, PM_EIO, "%s: cannot write the PDF (error 0x%04X)", o->pdf_path,
+                          (unsigned)d->hpdf_error);
+        goto out;
+    }
+    if (rename(tmp, o->pdf_path) != 0) {
+        rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot rename into place", o->pdf_path);
+        unlink(tmp);
+    }
+out:
+    if (tmpdir[0]) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/perfmon-stats.json", tmpdir);
+        unlink(path);
+        rmdir(tmpdir);
+    }
+    if (d->pdf)
+        HPDF_Free(d->pdf);
+    pm_layout_free(layout);
+    free(d->pages);
+    free(d);
+    return rc;
+}
