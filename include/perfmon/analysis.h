@@ -143,6 +143,7 @@ typedef struct pm_figure {
     const char *unit;      /* "%", "h", "MiB", "J", ... */
     int job;               /* enum pm_figure_job: how the job figure is formed */
     const char *label;     /* short column title for the text table */
+    const char *title;     /* what it is, in words (the PDF report) */
 } pm_figure;
 
 extern const pm_figure PM_FIGURES[];

@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "perfmon/analysis.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
+#include "perfmon/report.h"
 
 #ifndef PM_VERSION
 #define PM_VERSION "0"
@@ -31,6 +33,11 @@ static void usage(FILE *f)
             "  --data DIR         gnuplot data files and scripts, per metric\n"
             "  --csv FILE         one row per host and timestamp\n"
             "  --hdf5 FILE        a group per host, a dataset per metric, aggregates\n"
+            "  --pdf [FILE]       the PDF job report (default job-report-JOBID.pdf)\n"
+            "  --plots DIR        every plot as a PNG file (200 dpi, 18 cm wide)\n"
+            "  --elapsed          time axes in elapsed time, not UTC clock time\n"
+            "  --layout FILE      report layout (default TEMPLATES/report.json)\n"
+            "  --font FILE        TrueType font for the report (and --bold-font FILE)\n"
             "  --repair=MODE      negative rates: hold (default), interp, zero, drop\n"
             "  --align=MODE       time (common grid, default) or index (as SKA perfmon)\n"
             "  --compat=ska       reproduce SKA perfmon's numbers (docs/analysis.md)\n"
@@ -101,10 +108,75 @@ static void progress(size_t done, size_t total, void *user)
     fprintf(stderr, "\rperfmon-analyze: reading %zu/%zu%s", done, total, done == total ? "\n" : "");
 }
 
+static int is_pdf_name(const char *s)
+{
+    size_t n = strlen(s);
+    return s[0] != '-' && n > 4 && strcasecmp(s + n - 4, ".pdf") == 0;
+}
+
+/* job-report-<job id>.pdf, the job id made safe for a file name. */
+static void default_pdf_name(const pm_analysis *a, char *out, size_t cap)
+{
+    const char *job = "";
+    for (size_t h = 0; h < a->nhosts && !*job; h++)
+        if (a->hosts[h].prof)
+            job = a->hosts[h].prof->info.job_id;
+    char safe[128];
+    size_t n = 0;
+    for (const char *p = job; *p && n + 1 < sizeof safe; p++) {
+        unsigned char ch = (unsigned char)*p;
+        int ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                 ch == '-' || ch == '_' || ch == '.' || ch == '+';
+        safe[n++] = ok ? (char)ch : '_';
+    }
+    safe[n] = 0;
+    if (n == 0 || strcmp(safe, ".") == 0 || strcmp(safe, "..") == 0)
+        snprintf(out, cap, "job-report.pdf");
+    else
+        snprintf(out, cap, "job-report-%s.pdf", safe);
+}
+
+static int write_report(const pm_analysis *a, const pm_report_opts *opts, int want_pdf, int quiet)
+{
+    pm_error err;
+    pm_error_clear(&err);
+    pm_report_opts r = *opts, *ro = &r;
+    char name[200];
+    if (want_pdf && !ro->pdf_path) {
+        default_pdf_name(a, name, sizeof name);
+        ro->pdf_path = name;
+    }
+    if (!want_pdf)
+        ro->pdf_path = NULL;
+    int rc = 0;
+    if (ro->plots_dir && (rc = pm_plots_write(a, ro, &err)) != 0) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        return rc;
+    }
+    if (ro->pdf_path) {
+        char *js = pm_stats_json_string(a);
+        if (!js) {
+            fprintf(stderr, "perfmon-analyze: out of memory for the statistics\n");
+            return PM_ENOMEM;
+        }
+        ro->stats_json = js;
+        rc = pm_report_write(a, ro, &err);
+        free(js);
+        if (rc) {
+            fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+            return rc;
+        }
+        if (!quiet && isatty(STDERR_FILENO))
+            fprintf(stderr, "perfmon-analyze: wrote %s\n", ro->pdf_path);
+    }
+    return 0;
+}
+
 int pm_analyze_main(int argc, char **argv)
 {
     enum { O_STATS = 256, O_JSON, O_DATA, O_CSV, O_HDF5, O_REPAIR, O_ALIGN, O_COMPAT, O_START,
-           O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION };
+           O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION, O_PDF,
+           O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD };
     static const struct option longopts[] = {
         {"stats", no_argument, NULL, O_STATS},       {"json", no_argument, NULL, O_JSON},
         {"data", required_argument, NULL, O_DATA},   {"csv", required_argument, NULL, O_CSV},
@@ -115,12 +187,17 @@ int pm_analyze_main(int argc, char **argv)
         {"catalog", required_argument, NULL, O_CATALOG}, {"rules", required_argument, NULL, O_RULES},
         {"no-rules", no_argument, NULL, O_NORULES},  {"verbose", no_argument, NULL, 'v'},
         {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, O_VERSION},   {NULL, 0, NULL, 0}};
+        {"version", no_argument, NULL, O_VERSION},   {"pdf", optional_argument, NULL, O_PDF},
+        {"plots", required_argument, NULL, O_PLOTS}, {"elapsed", no_argument, NULL, O_ELAPSED},
+        {"layout", required_argument, NULL, O_LAYOUT}, {"font", required_argument, NULL, O_FONT},
+        {"bold-font", required_argument, NULL, O_BOLD}, {NULL, 0, NULL, 0}};
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
-    int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0;
+    int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0;
     const char *data_dir = NULL, *csv = NULL, *hdf5 = NULL, *tdir = NULL, *catalog = NULL,
-               *rules = NULL;
+               *rules = NULL, *layout = NULL;
+    pm_report_opts ro;
+    pm_report_opts_init(&ro);
     int c;
     optind = 1;
     opterr = 0;
@@ -180,6 +257,18 @@ int pm_analyze_main(int argc, char **argv)
         case O_CATALOG: catalog = optarg; break;
         case O_RULES: rules = optarg; break;
         case O_NORULES: no_rules = 1; break;
+        case O_PDF:
+            want_pdf = 1;
+            ro.pdf_path = optarg;
+            /* "--pdf report.pdf": take the next word when it names a PDF. */
+            if (!optarg && optind < argc && is_pdf_name(argv[optind]))
+                ro.pdf_path = argv[optind++];
+            break;
+        case O_PLOTS: ro.plots_dir = optarg; break;
+        case O_ELAPSED: ro.elapsed = 1; break;
+        case O_LAYOUT: layout = optarg; break;
+        case O_FONT: ro.font_path = optarg; break;
+        case O_BOLD: ro.font_bold_path = optarg; break;
         case 'v': o.verbose = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return EXIT_OK;
@@ -197,9 +286,9 @@ int pm_analyze_main(int argc, char **argv)
     }
     if (want_json)
         want_stats = 1;
-    if (!want_stats && !data_dir && !csv && !hdf5)
+    if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir)
         want_stats = 1;
-    char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16];
+    char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
     find_templates(tdir, tbuf, sizeof tbuf);
     if (!catalog) {
         snprintf(cbuf, sizeof cbuf, "%s/metrics.json", tbuf);
@@ -209,6 +298,11 @@ int pm_analyze_main(int argc, char **argv)
         snprintf(rbuf, sizeof rbuf, "%s/rules.json", tbuf);
         rules = rbuf;
     }
+    if (!layout) {
+        snprintf(lbuf, sizeof lbuf, "%s/report.json", tbuf);
+        layout = lbuf;
+    }
+    ro.layout_path = layout;
     o.catalog_path = catalog;
     o.rules_path = no_rules ? NULL : rules;
     if (!quiet && isatty(STDERR_FILENO)) {
@@ -251,6 +345,8 @@ int pm_analyze_main(int argc, char **argv)
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }
+    if ((want_pdf || ro.plots_dir) && write_report(a, &ro, want_pdf, quiet) != 0)
+        status = EXIT_OUTPUT;
     pm_analysis_free(a);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "perfmon-analyze: stdout: write failed: %s\n", strerror(errno));

@@ -60,6 +60,17 @@ static void fmt_title_num(double v, char *out, size_t cap)
         snprintf(out, cap, "%.4g", v);
 }
 
+/* Units as shown: a dimensionless "1" is not written out. */
+static const char *unit_text(const char *unit)
+{
+    return strcmp(unit, "1") == 0 ? "" : unit;
+}
+
+static const char *unit_gap(const char *unit)
+{
+    return *unit_text(unit) ? " " : "";
+}
+
 static const char *comb_name(const pm_metric_def *d)
 {
     return d->comb == PM_COMB_TOTAL ? "Total" : "Average";
@@ -256,7 +267,11 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
     c->plot.logy = d->log_scale;
     c->plot.title = c->title;
     c->plot.ylabel = c->ylabel;
-    snprintf(c->ylabel, sizeof c->ylabel, "%s (%s)", d->name, d->unit);
+    const char *us = unit_gap(d->unit), *u = unit_text(d->unit);
+    if (*u)
+        snprintf(c->ylabel, sizeof c->ylabel, "%s (%s)", d->name, u);
+    else
+        snprintf(c->ylabel, sizeof c->ylabel, "%s", d->name);
     size_t cap = a->nhosts + MAX_OUTLIERS + 1;
     c->series = calloc(cap, sizeof *c->series);
     c->labels = calloc(cap, sizeof *c->labels);
@@ -274,8 +289,8 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
         }
         fmt_title_num(g->st.mean, v1, sizeof v1);
         fmt_title_num(g->st.max, v2, sizeof v2);
-        snprintf(c->title, sizeof c->title, "%s %s: mean %s %s, max %s %s", comb_name(d), d->name,
-                 v1, d->unit, v2, d->unit);
+        snprintf(c->title, sizeof c->title, "%s %s: mean %s%s%s, max %s%s%s", comb_name(d),
+                 d->name, v1, us, u, v2, us, u);
         snprintf(c->file, sizeof c->file, "%s_%s_all_nodes.png", comb_name(d), base);
         char lab[160];
         snprintf(lab, sizeof lab, "%s over %zu nodes", comb_name(d), r->nhosts_with_data);
@@ -285,11 +300,18 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
             if (!c->nodes_n)
                 rc = PM_ENOMEM;
             else {
-                for (size_t i = 0; i < g->n; i++)
-                    c->nodes_n[i] = g->count[i];
-                c->plot.nodes_t = g->t;
+                /* Only between the first and the last point any node
+                 * reported: a rate has no value at the first sample. */
+                size_t i0 = 0, i1 = g->n;
+                while (i0 < g->n && g->count[i0] == 0)
+                    i0++;
+                while (i1 > i0 && g->count[i1 - 1] == 0)
+                    i1--;
+                for (size_t i = i0; i < i1; i++)
+                    c->nodes_n[i - i0] = g->count[i];
+                c->plot.nodes_t = g->t + i0;
                 c->plot.nodes_n = c->nodes_n;
-                c->plot.nodes_len = g->n;
+                c->plot.nodes_len = i1 - i0;
                 c->plot.nodes_total = (int)r->nhosts_with_data;
             }
         }
@@ -301,8 +323,8 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
         }
         fmt_title_num(r->avg_per_node, v1, sizeof v1);
         fmt_title_num(r->max_per_node, v2, sizeof v2);
-        snprintf(c->title, sizeof c->title, "Average %s/Node: %s %s, Max %s/Node: %s %s", d->name,
-                 v1, d->unit, d->name, v2, d->unit);
+        snprintf(c->title, sizeof c->title, "Average %s/Node: %s%s%s, Max %s/Node: %s%s%s",
+                 d->name, v1, us, u, d->name, v2, us, u);
         snprintf(c->file, sizeof c->file, "%s_per_node.png", base);
         c->plot.legend = 1;
         if (r->nhosts_with_data <= PM_LEGEND_MAX_HOSTS) {
@@ -330,8 +352,8 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
                         if (!r->host[h] || !isfinite(r->host[h]->st.mean))
                             continue;
                         int dup = 0;
-                        for (int u = 0; u < o; u++)
-                            dup |= used[u] == (int)h;
+                        for (int q = 0; q < o; q++)
+                            dup |= used[q] == (int)h;
                         double dist = fabs(r->host[h]->st.mean - med);
                         if (!dup && dist > best) {
                             best = dist;
@@ -343,7 +365,7 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
                     used[o] = bh;
                     char lab[300], mv[32];
                     fmt_title_num(r->host[bh]->st.mean, mv, sizeof mv);
-                    snprintf(lab, sizeof lab, "%s (mean %s %s)", a->hosts[bh].name, mv, d->unit);
+                    snprintf(lab, sizeof lab, "%s (mean %s%s%s)", a->hosts[bh].name, mv, us, u);
                     const pm_series *s = r->host[bh];
                     rc = add_series(c, cap, lab, s->t, s->v, s->n);
                 }

@@ -10,6 +10,7 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <hpdf.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #define CONTENT_W (PAGE_W - 2 * MARGIN_X)
 #define PDF_DPI 150
 #define MAX_TOC 64
+#define STATS_MAX_COLS 6  /* value columns per statistics table */
 
 #define DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 #define DEFAULT_BOLD "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
@@ -152,11 +154,9 @@ static void need(doc *d, double h)
         new_page(d);
 }
 
-/* A section heading with an outline entry (and a contents line). */
-static void heading(doc *d, const char *title, int toc)
+/* An outline entry (bookmark) at the cursor, and a contents line. */
+static void bookmark(doc *d, const char *title, int toc)
 {
-    need(d, 60);
-    text(d, MARGIN_X, d->y, 14, 1, title);
     HPDF_Outline o = HPDF_CreateOutline(d->pdf, d->root, title, HPDF_GetEncoder(d->pdf, "UTF-8"));
     HPDF_Destination dst = HPDF_Page_CreateDestination(d->page);
     HPDF_Destination_SetFitH(dst, (HPDF_REAL)Y(d->y - 10));
@@ -166,6 +166,14 @@ static void heading(doc *d, const char *title, int toc)
         d->toc[d->ntoc].page = d->npages - 1;
         d->ntoc++;
     }
+}
+
+/* A section heading with an outline entry (and a contents line). */
+static void heading(doc *d, const char *title, int toc)
+{
+    need(d, 60);
+    text(d, MARGIN_X, d->y, 14, 1, title);
+    bookmark(d, title, toc);
     d->y += 24;
 }
 
@@ -220,25 +228,63 @@ typedef struct table {
     double size;
 } table;
 
+/* Split a header into at most two lines that fit w (the second shortened
+ * with an ellipsis when it still does not). */
+static int head_lines(doc *d, const char *h, double w, char *l1, char *l2, size_t cap)
+{
+    snprintf(l1, cap, "%s", h);
+    l2[0] = 0;
+    if (width_of(d, l1) <= w)
+        return 1;
+    size_t best = 0;
+    for (size_t i = 1; h[i]; i++) {
+        if (h[i] != ' ')
+            continue;
+        snprintf(l1, cap, "%.*s", (int)i, h);
+        if (width_of(d, l1) <= w)
+            best = i;
+    }
+    if (!best) {
+        fit(d, h, w, l1, cap);
+        return 1;
+    }
+    snprintf(l1, cap, "%.*s", (int)best, h);
+    fit(d, h + best + 1, w, l2, cap);
+    return 2;
+}
+
 static void table_head(doc *d, const table *t)
 {
-    double x = MARGIN_X;
+    char l1[256], l2[256];
+    int lines = 1;
+    set_font(d, 1, t->size);
+    for (size_t c = 0; c < t->ncols; c++)
+        if (head_lines(d, t->head[c], t->w[c] - 4, l1, l2, sizeof l1) == 2)
+            lines = 2;
+    double hh = t->size * (0.6 + 1.1 * lines);
+    need(d, hh + t->size * 3);
     HPDF_Page_SetGrayFill(d->page, 0.92);
-    HPDF_Page_Rectangle(d->page, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + t->size * 1.6),
-                        (HPDF_REAL)CONTENT_W, (HPDF_REAL)(t->size * 1.6));
+    HPDF_Page_Rectangle(d->page, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + hh),
+                        (HPDF_REAL)CONTENT_W, (HPDF_REAL)hh);
     HPDF_Page_Fill(d->page);
     HPDF_Page_SetGrayFill(d->page, 0);
+    double x = MARGIN_X;
     for (size_t c = 0; c < t->ncols; c++) {
-        char s[256];
         set_font(d, 1, t->size);
-        fit(d, t->head[c], t->w[c] - 4, s, sizeof s);
-        if (t->right[c])
-            text_right(d, x + t->w[c] - 2, d->y + t->size * 0.3, t->size, 1, s);
-        else
-            text(d, x + 2, d->y + t->size * 0.3, t->size, 1, s);
+        int n = head_lines(d, t->head[c], t->w[c] - 4, l1, l2, sizeof l1);
+        /* Bottom-align: a one-line header sits on the second line. */
+        double top = d->y + t->size * 0.3 + (lines == 2 && n == 1 ? t->size * 1.1 : 0);
+        for (int k = 0; k < n; k++) {
+            const char *s = k ? l2 : l1;
+            double yy = top + k * t->size * 1.1;
+            if (t->right[c])
+                text_right(d, x + t->w[c] - 2, yy, t->size, 1, s);
+            else
+                text(d, x + 2, yy, t->size, 1, s);
+        }
         x += t->w[c];
     }
-    d->y += t->size * 1.7;
+    d->y += hh + t->size * 0.1;
 }
 
 static void table_row(doc *d, const table *t, const char *const *cells, int shade)
@@ -277,6 +323,8 @@ static void num(double v, char *out, size_t cap)
         snprintf(out, cap, "-");
     else if (a == 0)
         snprintf(out, cap, "0");
+    else if (a < 1e15 && v == floor(v))
+        snprintf(out, cap, "%.0f", v);
     else if (a >= 1e9 || a < 1e-3)
         snprintf(out, cap, "%.3g", v);
     else if (a >= 1000)
@@ -331,12 +379,6 @@ static const char *info_field(const pm_analysis *a, size_t off)
 
 /* ---- images --------------------------------------------------------------- */
 
-static cairo_status_t png_sink(void *closure, const unsigned char *data, unsigned int len)
-{
-    pm_buf_add(closure, data, len);
-    return ((pm_buf *)closure)->oom ? CAIRO_STATUS_NO_MEMORY : CAIRO_STATUS_SUCCESS;
-}
-
 typedef void (*draw_cb)(cairo_t *cr, double w, double h, const void *obj);
 
 static void draw_chart(cairo_t *cr, double w, double h, const void *obj)
@@ -368,17 +410,32 @@ static int place_image(doc *d, draw_cb fn, const void *obj, double w, double h)
     cairo_font_options_destroy(fo);
     fn(cr, w, h, obj);
     cairo_destroy(cr);
-    pm_buf png;
-    pm_buf_init(&png);
-    cairo_status_t st = cairo_surface_write_to_png_stream(s, png_sink, &png);
-    cairo_surface_destroy(s);
-    if (st != CAIRO_STATUS_SUCCESS || png.oom) {
-        pm_buf_free(&png);
+    cairo_surface_flush(s);
+    /* Hand libharu the pixels as packed RGB: a PNG round trip would deflate
+     * and inflate every plot once more for nothing. */
+    const unsigned char *px = cairo_image_surface_get_data(s);
+    int stride = cairo_image_surface_get_stride(s);
+    unsigned char *rgb = pm_alloc_array((size_t)pw * (size_t)ph, 3);
+    if (!px || !rgb) {
+        free(rgb);
+        cairo_surface_destroy(s);
         return PM_ENOMEM;
     }
-    HPDF_Image img =
-        HPDF_LoadPngImageFromMem(d->pdf, (const HPDF_BYTE *)png.data, (HPDF_UINT)png.len);
-    pm_buf_free(&png);
+    for (int yy = 0; yy < ph; yy++) {
+        const uint32_t *row = (const uint32_t *)(const void *)(px + (size_t)yy * (size_t)stride);
+        unsigned char *o = rgb + (size_t)yy * (size_t)pw * 3;
+        for (int xx = 0; xx < pw; xx++) {
+            uint32_t v = row[xx];
+            o[0] = (unsigned char)(v >> 16);
+            o[1] = (unsigned char)(v >> 8);
+            o[2] = (unsigned char)v;
+            o += 3;
+        }
+    }
+    cairo_surface_destroy(s);
+    HPDF_Image img = HPDF_LoadRawImageFromMem(d->pdf, rgb, (HPDF_UINT)pw, (HPDF_UINT)ph,
+                                              HPDF_CS_DEVICE_RGB, 8);
+    free(rgb);
     if (!img)
         return PM_EIO;
     HPDF_Page_DrawImage(d->page, img, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + h), (HPDF_REAL)w,
@@ -734,9 +791,9 @@ static int plot_pages(doc *d, pm_error *err)
                 if (first || placed == ppp) {
                     new_page(d);
                     char title[160];
-                    snprintf(title, sizeof title, "%s: %s", grp->title,
-                             all ? "all nodes" : "per node");
-                    heading(d, title, 1);
+                    snprintf(title, sizeof title, "%s: %s%s", grp->title,
+                             all ? "all nodes" : "per node", first ? "" : " (continued)");
+                    heading(d, title, first);
                     placed = 0;
                     first = 0;
                 }
@@ -764,7 +821,8 @@ static int plot_pages(doc *d, pm_error *err)
                 continue;
             if (first || placed == 2) {
                 new_page(d);
-                heading(d, "Imbalance: time x node", 1);
+                heading(d, first ? "Imbalance: time x node" : "Imbalance: time x node (continued)",
+                        first);
                 placed = 0;
                 first = 0;
             }
@@ -779,48 +837,101 @@ static int plot_pages(doc *d, pm_error *err)
     return 0;
 }
 
-static void statistics_pages(doc *d)
+static void figure_head(const pm_figure *f, char *out, size_t cap)
+{
+    if (strcmp(f->unit, "1") == 0)
+        snprintf(out, cap, "%s", f->title);
+    else
+        snprintf(out, cap, "%s (%s)", f->title, f->unit);
+}
+
+/* Few nodes: one row per figure, one column per node (and the job). */
+static void statistics_by_figure(doc *d)
 {
     const pm_analysis *a = d->a;
-    new_page(d);
-    heading(d, "Statistics per node", 1);
-    paragraph(d, "The per-node figures of perfmon-analyze --stats (the same numbers as the "
-                 "attached perfmon-stats.json).",
-              8.5);
-    d->y += 4;
-    const size_t per = 6;
+    size_t nh = a->nhosts;
+    double w[2 + STATS_MAX_COLS];
+    int right[2 + STATS_MAX_COLS];
+    const char *head[2 + STATS_MAX_COLS];
+    w[0] = 171;
+    right[0] = 0;
+    head[0] = "Figure";
+    for (size_t h = 0; h < nh; h++) {
+        w[1 + h] = fmin(90, (CONTENT_W - 171) / (double)(nh + 1));
+        right[1 + h] = 1;
+        head[1 + h] = a->hosts[h].name;
+    }
+    w[1 + nh] = w[1];
+    right[1 + nh] = 1;
+    head[1 + nh] = "Job";
+    table t = {2 + nh, w, right, head, 7.5};
+    table_head(d, &t);
+    for (size_t i = 0; i < PM_NFIGURES; i++) {
+        const pm_figure *f = &PM_FIGURES[i];
+        char c[2 + STATS_MAX_COLS][64];
+        const char *cells[2 + STATS_MAX_COLS];
+        figure_head(f, c[0], sizeof c[0]);
+        for (size_t h = 0; h < nh; h++)
+            num(pm_figure_value(&a->nodes[h], f), c[1 + h], sizeof c[0]);
+        num(pm_figure_value(&a->job, f), c[1 + nh], sizeof c[0]);
+        for (size_t k = 0; k < 2 + nh; k++)
+            cells[k] = c[k];
+        table_row(d, &t, cells, (int)(i % 2));
+    }
+}
+
+/* Many nodes: one row per node, the figures in blocks of columns. */
+static void statistics_by_node(doc *d)
+{
+    const pm_analysis *a = d->a;
+    const size_t per = STATS_MAX_COLS;
     for (size_t f0 = 0; f0 < PM_NFIGURES; f0 += per) {
         size_t nf = PM_NFIGURES - f0 < per ? PM_NFIGURES - f0 : per;
-        double w[1 + 6];
-        int right[1 + 6];
-        const char *head[1 + 6];
-        char heads[6][64];
-        w[0] = 100;
+        double w[1 + STATS_MAX_COLS];
+        int right[1 + STATS_MAX_COLS];
+        const char *head[1 + STATS_MAX_COLS];
+        char heads[STATS_MAX_COLS][96];
+        w[0] = 91;
         right[0] = 0;
         head[0] = "Host";
         for (size_t i = 0; i < nf; i++) {
-            const pm_figure *f = &PM_FIGURES[f0 + i];
-            w[1 + i] = (CONTENT_W - 100) / (double)per;
+            w[1 + i] = (CONTENT_W - 91) / (double)per;
             right[1 + i] = 1;
-            snprintf(heads[i], sizeof heads[i], "%s (%s)", f->label, f->unit);
+            figure_head(&PM_FIGURES[f0 + i], heads[i], sizeof heads[i]);
             head[1 + i] = heads[i];
         }
         table t = {1 + nf, w, right, head, 7};
-        need(d, 40);
         table_head(d, &t);
-        for (size_t h = 0; h < a->nhosts; h++) {
-            char c[7][48];
-            const char *cells[7];
-            snprintf(c[0], 48, "%s", a->hosts[h].name);
+        for (size_t h = 0; h <= a->nhosts; h++) {
+            /* The last row is the job. */
+            const pm_node_summary *s = h < a->nhosts ? &a->nodes[h] : &a->job;
+            char c[1 + STATS_MAX_COLS][48];
+            const char *cells[1 + STATS_MAX_COLS];
+            snprintf(c[0], 48, "%s", h < a->nhosts ? a->hosts[h].name : "Job");
             cells[0] = c[0];
             for (size_t i = 0; i < nf; i++) {
-                num(pm_figure_value(&a->nodes[h], &PM_FIGURES[f0 + i]), c[1 + i], 48);
+                num(pm_figure_value(s, &PM_FIGURES[f0 + i]), c[1 + i], 48);
                 cells[1 + i] = c[1 + i];
             }
             table_row(d, &t, cells, (int)(h % 2));
         }
         d->y += 10;
     }
+}
+
+static void statistics_pages(doc *d)
+{
+    new_page(d);
+    heading(d, "Statistics per node", 1);
+    paragraph(d, "The per-node figures of perfmon-analyze --stats, the same numbers as the "
+                 "attached perfmon-stats.json; the job column sums, averages or takes the "
+                 "maximum as each figure requires (see docs/analysis.md).",
+              8.5);
+    d->y += 4;
+    if (d->a->nhosts <= STATS_MAX_COLS - 1)
+        statistics_by_figure(d);
+    else
+        statistics_by_node(d);
 }
 
 static void footers(doc *d)
@@ -864,7 +975,24 @@ static int attach_stats(doc *d, char *dir, size_t cap, pm_error *err)
     bad |= fclose(f) != 0;
     if (bad)
         return pm_error_sys(err, PM_EIO, errno, "%s: write failed", path);
-    if (!HPDF_AttachFile(d->pdf, path))
+    /* libharu names the attachment after the path it is given: attach it
+     * by its bare name from inside the directory, so the name is
+     * "perfmon-stats.json" and the output does not depend on the temporary
+     * directory.  (The file is opened here and read when the PDF is saved.) */
+    int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cwd < 0)
+        return pm_error_sys(err, PM_EIO, errno, "cannot open the working directory");
+    if (chdir(dir) != 0) {
+        int e = errno;
+        close(cwd);
+        return pm_error_sys(err, PM_EIO, e, "%s: cannot enter", dir);
+    }
+    HPDF_EmbeddedFile ef = HPDF_AttachFile(d->pdf, "perfmon-stats.json");
+    int back = fchdir(cwd);
+    close(cwd);
+    if (back != 0)
+        return pm_error_sys(err, PM_EIO, errno, "cannot return to the working directory");
+    if (!ef)
         return pm_error_set(err, PM_EIO, "cannot attach the statistics to the PDF");
     return 0;
 }
@@ -941,8 +1069,7 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
              start);
 
     new_page(d);
-    heading(d, "Summary", 0);
-    d->y -= 24; /* the summary draws its own title */
+    bookmark(d, "Summary", 0);
     summary_page(d);
     double toc_y = d->y;
     quality_page(d);
