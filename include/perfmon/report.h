@@ -107,4 +107,7 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
 /* File-name-safe form of a display name ("Input Traffic" -> "Input_Traffic"). */
 void pm_chart_name(const char *name, char *out, size_t cap);
 
+/* A unit as shown to readers: "" for the dimensionless "1". */
+const char *pm_unit_shown(const char *unit);
+
 #endif

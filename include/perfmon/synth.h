@@ -28,7 +28,10 @@ typedef struct pm_synth {
     double start_s;        /* wall time of sample 0 (s since the epoch) */
     double interval_s;     /* sampling interval */
     int groups;            /* PM_SYNTH_* bits */
-    double cpu_pct;        /* cpu.percent = cpu_pct (constant) */
+    double cpu_pct;        /* cpu.percent = cpu_pct (+ the wave below) */
+    double cpu_wave;       /* + cpu_wave * sin(2 pi e / wave_period_s + wave_phase); */
+    double wave_period_s;  /*   0 = constant (and cpu.user grows exactly with it) */
+    double wave_phase;
     double net_rate;       /* net.ext.bytes_sent grows by net_rate B/s */
     double power_w;        /* rapl.package-0 and -1 each at power_w W */
     uint64_t rapl_wrap;    /* RAPL column wrap (max_energy_range_uj + 1); 0 = none */

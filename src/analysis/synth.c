@@ -77,14 +77,20 @@ static const struct {
 static double value(const pm_synth *s, int c, size_t i, double e)
 {
     double iv = s->interval_s;
+    /* CPU: cpu_pct + cpu_wave * sin(w e + phase), and its exact integral. */
+    double w = s->wave_period_s > 0 ? 2 * M_PI / s->wave_period_s : 0;
+    double pct = s->cpu_pct + (w > 0 ? s->cpu_wave * sin(w * e + s->wave_phase) : 0);
+    double integral = e * s->cpu_pct;
+    if (w > 0)
+        integral += s->cpu_wave / w * (cos(s->wave_phase) - cos(w * e + s->wave_phase));
     switch (c) {
-    case C_CPU_PCT: return s->gap_at && i == s->gap_at ? NAN : s->cpu_pct;
-    case C_CPU_AVG: return s->cpu_pct;
-    case C_CPU_MIN: return s->cpu_pct / 2;
-    case C_CPU_MAX: return s->cpu_pct * 1.5 > 100 ? 100 : s->cpu_pct * 1.5;
+    case C_CPU_PCT: return s->gap_at && i == s->gap_at ? NAN : pct;
+    case C_CPU_AVG: return pct;
+    case C_CPU_MIN: return pct / 2;
+    case C_CPU_MAX: return pct * 1.5 > 100 ? 100 : pct * 1.5;
     case C_NCPUS: return (double)s->ncpus;
-    case C_USER: return e * (double)s->ncpus * s->cpu_pct / 100;
-    case C_LOAD1: return (double)s->ncpus * s->cpu_pct / 100;
+    case C_USER: return integral * (double)s->ncpus / 100;
+    case C_LOAD1: return (double)s->ncpus * pct / 100;
     case C_MEM_TOTAL: return 68719476736.0;
     case C_MEM_USED: return 17179869184.0;
     case C_MEM_PCT: return 25;

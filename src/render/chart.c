@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,15 +61,14 @@ static void fmt_title_num(double v, char *out, size_t cap)
         snprintf(out, cap, "%.4g", v);
 }
 
-/* Units as shown: a dimensionless "1" is not written out. */
-static const char *unit_text(const char *unit)
+const char *pm_unit_shown(const char *unit)
 {
     return strcmp(unit, "1") == 0 ? "" : unit;
 }
 
 static const char *unit_gap(const char *unit)
 {
-    return *unit_text(unit) ? " " : "";
+    return *pm_unit_shown(unit) ? " " : "";
 }
 
 static const char *comb_name(const pm_metric_def *d)
@@ -267,7 +267,7 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
     c->plot.logy = d->log_scale;
     c->plot.title = c->title;
     c->plot.ylabel = c->ylabel;
-    const char *us = unit_gap(d->unit), *u = unit_text(d->unit);
+    const char *us = unit_gap(d->unit), *u = pm_unit_shown(d->unit);
     if (*u)
         snprintf(c->ylabel, sizeof c->ylabel, "%s (%s)", d->name, u);
     else
@@ -546,57 +546,126 @@ int pm_layout_load(const char *path, pm_layout **out, pm_error *err)
 
 /* ---- PNG files ----------------------------------------------------------- */
 
-static int mkdir_one(const char *dir, pm_error *err)
+/* mkdir -p: every missing component of dir is created. */
+static int mkdir_parents(const char *dir, pm_error *err)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", dir);
+    char p[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof p)
+        return pm_error_set(err, PM_EUSAGE, "%s: not a usable directory name", dir);
+    memcpy(p, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != 0)
+            continue;
+        char c = p[i];
+        p[i] = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", p);
+        p[i] = c;
+    }
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return pm_error_set(err, PM_EIO, "%s: not a directory", dir);
     return 0;
 }
 
+/* One PNG: job k < 2 * nmetrics is metric k / 2, all-node when k is even;
+ * the rest are colour maps. */
+typedef struct plot_jobs {
+    const pm_analysis *a;
+    const pm_report_opts *o;
+    int dpi;
+    size_t njobs;
+    pthread_mutex_t lock;
+    size_t next;
+    int rc;
+    pm_error err;
+} plot_jobs;
+
+static int plot_job(plot_jobs *j, size_t k, pm_error *err)
+{
+    const pm_analysis *a = j->a;
+    const pm_report_opts *o = j->o;
+    char path[4096];
+    int rc;
+    if (k < 2 * a->nmetrics) {
+        pm_chart c;
+        rc = pm_chart_build(a, k / 2, k % 2 == 0, o->elapsed, &c, err);
+        if (rc == PM_ENOENT)
+            return 0;
+        if (rc)
+            return rc;
+        double aspect = 0.5 + (c.plot.legend ? 0.035 * (double)((c.plot.nseries + 3) / 4) : 0);
+        if (pm_path_join(path, sizeof path, o->plots_dir, c.file) != 0)
+            rc = pm_error_set(err, PM_EUSAGE, "%s: path too long", o->plots_dir);
+        else
+            rc = pm_plot_png(path, &c.plot, 18.0, aspect, j->dpi, err);
+        pm_chart_free(&c);
+        return rc;
+    }
+    size_t m = k - 2 * a->nmetrics;
+    pm_heatmap_data h;
+    if (pm_heatmap_build(a, m, o->elapsed, 1500, &h, err) != 0)
+        return 0; /* nothing to map */
+    char base[128], file[200];
+    pm_chart_name(a->metrics[m].def->name, base, sizeof base);
+    snprintf(file, sizeof file, "%s_heatmap.png", base);
+    if (pm_path_join(path, sizeof path, o->plots_dir, file) != 0)
+        rc = pm_error_set(err, PM_EUSAGE, "%s: path too long", o->plots_dir);
+    else
+        rc = pm_heatmap_png(path, &h.hm, 18.0, 0.62, j->dpi, err);
+    pm_heatmap_data_free(&h);
+    return rc;
+}
+
+static void *plot_worker(void *arg)
+{
+    plot_jobs *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        size_t k = j->next++;
+        int stop = j->rc != 0 || k >= j->njobs;
+        pthread_mutex_unlock(&j->lock);
+        if (stop)
+            return NULL;
+        pm_error e;
+        pm_error_clear(&e);
+        int rc = plot_job(j, k, &e);
+        if (rc) {
+            pthread_mutex_lock(&j->lock);
+            if (!j->rc) {
+                j->rc = rc;
+                j->err = e;
+            }
+            pthread_mutex_unlock(&j->lock);
+        }
+    }
+}
+
 int pm_plots_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
 {
-    int rc = mkdir_one(o->plots_dir, err);
+    int rc = mkdir_parents(o->plots_dir, err);
     if (rc)
         return rc;
-    char path[4096];
-    int dpi = o->dpi > 0 ? o->dpi : 200;
-    for (size_t m = 0; m < a->nmetrics; m++) {
-        for (int all = 1; all >= 0; all--) {
-            pm_chart c;
-            rc = pm_chart_build(a, m, all, o->elapsed, &c, err);
-            if (rc == PM_ENOENT)
-                continue;
-            if (rc)
-                return rc;
-            double aspect = 0.5 + (c.plot.legend ? 0.035 * (double)((c.plot.nseries + 3) / 4) : 0);
-            if (pm_path_join(path, sizeof path, o->plots_dir, c.file) != 0)
-                rc = pm_error_set(err, PM_EUSAGE, "%s: path too long", o->plots_dir);
-            else
-                rc = pm_plot_png(path, &c.plot, 18.0, aspect, dpi, err);
-            pm_chart_free(&c);
-            if (rc)
-                return rc;
-        }
-    }
-    if (a->nhosts > PM_HEATMAP_MIN_HOSTS) {
-        for (size_t m = 0; m < a->nmetrics; m++) {
-            pm_heatmap_data h;
-            if (pm_heatmap_build(a, m, o->elapsed, 1500, &h, err) != 0)
-                continue;
-            char base[128], file[200];
-            pm_chart_name(a->metrics[m].def->name, base, sizeof base);
-            snprintf(file, sizeof file, "%s_heatmap.png", base);
-            if (pm_path_join(path, sizeof path, o->plots_dir, file) != 0)
-                rc = pm_error_set(err, PM_EUSAGE, "%s: path too long", o->plots_dir);
-            else
-                rc = pm_heatmap_png(path, &h.hm, 18.0, 0.62, dpi, err);
-            pm_heatmap_data_free(&h);
-            if (rc)
-                return rc;
-        }
-    }
-    return 0;
+    plot_jobs j;
+    memset(&j, 0, sizeof j);
+    j.a = a;
+    j.o = o;
+    j.dpi = o->dpi > 0 ? o->dpi : 200;
+    j.njobs = 2 * a->nmetrics + (a->nhosts > PM_HEATMAP_MIN_HOSTS ? a->nmetrics : 0);
+    pthread_mutex_init(&j.lock, NULL);
+    /* PNG encoding dominates: one worker per core (PM_THREADS). */
+    size_t nt = pm_thread_count(j.njobs);
+    pthread_t th[64];
+    size_t started = 0;
+    for (size_t i = 1; i < nt && i < 64; i++)
+        if (pthread_create(&th[started], NULL, plot_worker, &j) == 0)
+            started++;
+    plot_worker(&j);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&j.lock);
+    if (j.rc)
+        *err = j.err;
+    return j.rc;
 }

@@ -272,6 +272,31 @@ static void draw_band(cairo_t *cr, const frame *f, const pm_plot_band *b, double
                       const double rgb[3])
 {
     size_t ncol = (size_t)(f->w / px) + 2;
+    if (b->n <= ncol) {
+        /* Fewer points than pixel columns: the band's outline through the
+         * points themselves, one polygon per run without a gap. */
+        size_t i = 0;
+        while (i < b->n) {
+            while (i < b->n && !(isfinite(fy(f, b->lo[i])) && isfinite(fy(f, b->hi[i]))))
+                i++;
+            size_t s = i;
+            while (i < b->n && isfinite(fy(f, b->lo[i])) && isfinite(fy(f, b->hi[i])))
+                i++;
+            if (i == s)
+                continue;
+            double half = i - s == 1 ? px : 0; /* a lone point: one pixel wide */
+            cairo_move_to(cr, fx(f, b->t[s]) - half, fy(f, b->hi[s]));
+            for (size_t k = s; k < i; k++)
+                cairo_line_to(cr, fx(f, b->t[k]) + (k == i - 1 ? half : 0), fy(f, b->hi[k]));
+            for (size_t k = i; k-- > s;)
+                cairo_line_to(cr, fx(f, b->t[k]) + (k == i - 1 ? half : 0), fy(f, b->lo[k]));
+            cairo_line_to(cr, fx(f, b->t[s]) - half, fy(f, b->lo[s]));
+            cairo_close_path(cr);
+        }
+        cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.22);
+        cairo_fill(cr);
+        return;
+    }
     double *top = malloc(ncol * sizeof *top), *bot = malloc(ncol * sizeof *bot);
     if (!top || !bot) {
         free(top);
@@ -447,16 +472,23 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     char lab[64];
     if (p->logy) {
         int ndec = (int)(f.y1 - f.y0);
+        /* Decades; with few of them also 2x and 5x, so the axis reads. */
+        static const double mult[3] = {1, 2, 5};
+        int nm = ndec <= 2 ? 3 : 1;
         for (int k = 0; k <= ndec; k++) {
-            double e = f.y0 + k;
-            double yy = fy(&f, pow(10, e));
-            cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
-            cairo_move_to(cr, f.x, yy);
-            cairo_line_to(cr, f.x + f.w, yy);
-            cairo_stroke(cr);
-            fmt_num(pow(10, e), pow(10, e), lab, sizeof lab);
-            cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-            text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
+            for (int j = 0; j < nm; j++) {
+                double e = f.y0 + k, v = mult[j] * pow(10, e);
+                if (log10(v) > f.y1 + 1e-9)
+                    break;
+                double yy = fy(&f, v);
+                cairo_set_source_rgb(cr, j ? 0.92 : 0.85, j ? 0.92 : 0.85, j ? 0.92 : 0.85);
+                cairo_move_to(cr, f.x, yy);
+                cairo_line_to(cr, f.x + f.w, yy);
+                cairo_stroke(cr);
+                fmt_num(v, v, lab, sizeof lab);
+                cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+                text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
+            }
         }
     } else {
         int nt = (int)lround((f.y1 - f.y0) / ystep);

@@ -463,6 +463,74 @@ static void kv_row(doc *d, const char *k, const char *v)
     table_row(d, &t, cells, 0);
 }
 
+/* The efficiency notes, a rule that fired on several nodes folded into
+ * one line (most severe first, the job-level notes before node notes). */
+static void notes(doc *d)
+{
+    const pm_analysis *a = d->a;
+    static const char *const sev[] = {"info", "warning", "critical"};
+    if (a->nnotes == 0) {
+        paragraph(d, "No rule fired.", 9);
+        return;
+    }
+    unsigned char *done = calloc(a->nnotes, 1);
+    if (!done) {
+        d->oom = 1;
+        return;
+    }
+    char buf[1024];
+    for (int sv = PM_SEV_CRITICAL; sv >= PM_SEV_INFO; sv--) {
+        for (int job = 1; job >= 0; job--) {
+            for (size_t i = 0; i < a->nnotes; i++) {
+                const pm_note *n = &a->notes[i];
+                int s = n->severity < 0 || n->severity > 2 ? 0 : n->severity;
+                if (done[i] || s != sv || (n->host < 0) != job)
+                    continue;
+                const char *msg = n->message ? n->message : n->rule;
+                if (job) {
+                    done[i] = 1;
+                    snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
+                    paragraph(d, buf, 9);
+                    continue;
+                }
+                /* Every node this rule fired on. */
+                size_t count = 0, shown = 0;
+                char hosts[400] = "";
+                size_t hl = 0;
+                for (size_t k = i; k < a->nnotes; k++) {
+                    const pm_note *m = &a->notes[k];
+                    if (done[k] || m->host < 0 || strcmp(m->rule, n->rule) != 0)
+                        continue;
+                    done[k] = 1;
+                    count++;
+                    if (shown < 4 && hl < sizeof hosts - 80) {
+                        int w = snprintf(hosts + hl, sizeof hosts - hl, "%s%s", shown ? ", " : "",
+                                         a->hosts[m->host].name);
+                        if (w > 0)
+                            hl += (size_t)w;
+                        shown++;
+                    }
+                }
+                if (count == 1)
+                    snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
+                else if (count > shown)
+                    snprintf(buf, sizeof buf, "[%s] %zu nodes (%s and %zu more), e.g. %s", sev[s],
+                             count, hosts, count - shown, msg);
+                else
+                    snprintf(buf, sizeof buf, "[%s] %zu nodes (%s), e.g. %s", sev[s], count, hosts,
+                             msg);
+                paragraph(d, buf, 9);
+            }
+        }
+    }
+    free(done);
+}
+
+static const char *or_dash(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
 static void summary_page(doc *d)
 {
     const pm_analysis *a = d->a;
@@ -471,8 +539,8 @@ static void summary_page(doc *d)
     d->y += 30;
     snprintf(buf, sizeof buf, "%s", info_field(a, offsetof(pm_profile_info, job_id)));
     kv_row(d, "Job ID", buf[0] ? buf : "-");
-    kv_row(d, "User", info_field(a, offsetof(pm_profile_info, user)));
-    kv_row(d, "Scheduler", info_field(a, offsetof(pm_profile_info, scheduler)));
+    kv_row(d, "User", or_dash(info_field(a, offsetof(pm_profile_info, user))));
+    kv_row(d, "Scheduler", or_dash(info_field(a, offsetof(pm_profile_info, scheduler))));
     snprintf(buf, sizeof buf, "%zu", a->nhosts);
     kv_row(d, "Nodes", buf);
     utc(a->t_start, buf, sizeof buf);
@@ -565,9 +633,9 @@ static void summary_page(doc *d)
             char v1[32], v2[32];
             num(hv, v1, sizeof v1);
             num(r->avg_per_node, v2, sizeof v2);
-            snprintf(buf, sizeof buf, "%s: %s averages %s %s against %s %s per node (x%.2f).",
-                     r->def->name, a->hosts[hm].name, v1, r->def->unit, v2, r->def->unit,
-                     r->imbalance);
+            const char *u = pm_unit_shown(r->def->unit), *g = *u ? " " : "";
+            snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f).",
+                     r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
             paragraph(d, buf, 9);
             shown++;
         }
@@ -577,16 +645,7 @@ static void summary_page(doc *d)
     }
 
     subheading(d, "Efficiency notes");
-    if (a->nnotes == 0)
-        paragraph(d, "No rule fired.", 9);
-    for (size_t i = 0; i < a->nnotes; i++) {
-        const pm_note *n = &a->notes[i];
-        static const char *const sev[] = {"info", "warning", "critical"};
-        snprintf(buf, sizeof buf, "[%s]%s%s %s", sev[n->severity < 0 || n->severity > 2 ? 0 : n->severity],
-                 n->host >= 0 ? " " : "", n->host >= 0 ? a->hosts[n->host].name : "",
-                 n->message ? n->message : n->rule);
-        paragraph(d, buf, 9);
-    }
+    notes(d);
     d->y += 6;
     /* Contents: lines filled in with page numbers at the end. */
     subheading(d, "Contents");
@@ -945,16 +1004,25 @@ static void footers(doc *d)
     }
 }
 
+/* The contents on the summary page: one column, or two when long. */
 static void contents(doc *d, double y0)
 {
     d->page = d->toc_page;
-    double y = y0;
-    for (size_t i = 0; i < d->ntoc && y < PAGE_H - BOTTOM; i++) {
-        char pg[32];
+    const double lh = 13;
+    size_t rows = (size_t)((PAGE_H - BOTTOM - 6 - y0) / lh);
+    int cols = d->ntoc > rows ? 2 : 1;
+    double colw = (CONTENT_W - 8) / cols;
+    for (size_t i = 0; i < d->ntoc; i++) {
+        size_t col = cols == 2 ? i / ((d->ntoc + 1) / 2) : 0, row = i - col * ((d->ntoc + 1) / 2);
+        if (row >= rows)
+            continue;
+        double x = MARGIN_X + 8 + (double)col * (colw + 8), y = y0 + (double)row * lh;
+        char pg[32], title[128];
         snprintf(pg, sizeof pg, "%zu", d->toc[i].page + 1);
-        text(d, MARGIN_X + 8, y, 9, 0, d->toc[i].title);
-        text_right(d, PAGE_W - MARGIN_X, y, 9, 0, pg);
-        y += 13;
+        set_font(d, 0, 9);
+        fit(d, d->toc[i].title, colw - 40, title, sizeof title);
+        text(d, x, y, 9, 0, title);
+        text_right(d, x + colw - 8, y, 9, 0, pg);
     }
 }
 
@@ -1064,8 +1132,8 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     char start[64];
     utc(a->t_start, start, sizeof start);
     snprintf(d->header, sizeof d->header, "Job %s  |  User %s  |  %zu node%s  |  Start %s",
-             info_field(a, offsetof(pm_profile_info, job_id)),
-             info_field(a, offsetof(pm_profile_info, user)), a->nhosts, a->nhosts == 1 ? "" : "s",
+             or_dash(info_field(a, offsetof(pm_profile_info, job_id))),
+             or_dash(info_field(a, offsetof(pm_profile_info, user))), a->nhosts, a->nhosts == 1 ? "" : "s",
              start);
 
     new_page(d);

@@ -1,0 +1,522 @@
+/* Plots and the PDF report: page plan, header fields, host names and
+ * statistics in the text of the PDF, the attached statistics, reproducible
+ * bytes, PNG sizes and names, a golden image, a 200-host job, and errors.
+ *
+ * The PDF is read back with poppler-utils (pdfinfo, pdftotext, pdfdetach),
+ * which `make deps` installs; without them those checks are skipped. */
+#include <cairo.h>
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "perfmon/analysis.h"
+#include "perfmon/export.h"
+#include "perfmon/fileio.h"
+#include "perfmon/profile.h"
+#include "perfmon/report.h"
+#include "perfmon/synth.h"
+#include "testutil.h"
+
+static char g_cat[4096], g_rules[4096], g_layout[4096];
+
+static int have(const char *tool)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
+    return system(cmd) == 0;
+}
+
+/* Output of a shell command (at most cap - 1 bytes). */
+static char *capture(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 20, n = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    size_t r;
+    while ((r = fread(out + n, 1, cap - 1 - n, p)) > 0) {
+        n += r;
+        if (n == cap - 1) {
+            cap *= 2;
+            out = realloc(out, cap);
+            assert_non_null(out);
+        }
+    }
+    out[n] = 0;
+    pclose(p);
+    return out;
+}
+
+static void templates(void)
+{
+    snprintf(g_cat, sizeof g_cat, "%s/../templates/metrics.json", pm_test_fixtures());
+    snprintf(g_rules, sizeof g_rules, "%s/../templates/rules.json", pm_test_fixtures());
+    snprintf(g_layout, sizeof g_layout, "%s/../templates/report.json", pm_test_fixtures());
+}
+
+/* A job of n hosts; host k runs at 20 + (k * 7) % 60 % CPU with a wave,
+ * host `hot` (if < n) at 97 %. */
+static void make_job(const char *dir, size_t n, size_t samples, size_t hot, const char *name0)
+{
+    for (size_t k = 0; k < n; k++) {
+        char host[64], path[4200];
+        if (k == 0 && name0)
+            snprintf(host, sizeof host, "%s", name0);
+        else
+            snprintf(host, sizeof host, "node-%03zu", k);
+        snprintf(path, sizeof path, "%s/%s.pmp", dir, host);
+        pm_synth s;
+        pm_synth_init(&s, host);
+        s.n = samples;
+        s.interval_s = 10;
+        s.cpu_pct = k == hot ? 90 : 20 + (double)((k * 7) % 60);
+        s.cpu_wave = k == hot ? 5 : 10;
+        s.wave_period_s = 600;
+        s.wave_phase = (double)k * 0.3;
+        s.net_rate = 1048576.0 * (1 + (double)(k % 4));
+        pm_error err;
+        assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    }
+}
+
+static pm_analysis *analyse(const char *dir)
+{
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = g_cat;
+    o.rules_path = g_rules;
+    pm_analysis *a = NULL;
+    pm_error err;
+    const char *paths[1] = {dir};
+    int rc = pm_analysis_run(paths, 1, &o, &a, &err);
+    if (rc)
+        fprintf(stderr, "analysis: %s\n", err.msg);
+    assert_int_equal(rc, 0);
+    return a;
+}
+
+static void write_pdf(const pm_analysis *a, const char *path)
+{
+    pm_report_opts r;
+    pm_report_opts_init(&r);
+    r.pdf_path = path;
+    r.layout_path = g_layout;
+    r.creation_time = 1700000000;
+    char *js = pm_stats_json_string(a);
+    assert_non_null(js);
+    r.stats_json = js;
+    pm_error err;
+    int rc = pm_report_write(a, &r, &err);
+    if (rc)
+        fprintf(stderr, "report: %s\n", err.msg);
+    assert_int_equal(rc, 0);
+    free(js);
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* The report's number format for values in [1, 100): two decimals. */
+static void two_decimals(double v, char *out, size_t cap)
+{
+    if (v == floor(v))
+        snprintf(out, cap, "%.0f", v);
+    else
+        snprintf(out, cap, "%.2f", v);
+}
+
+static void test_report_small_job(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4200], pdf2[4200];
+    snprintf(job, sizeof job, "%s/job", dir);
+    mkdir(job, 0755);
+    make_job(job, 3, 360, 99, "nœud-ü1");
+    pm_analysis *a = analyse(job);
+    snprintf(pdf, sizeof pdf, "%s/report.pdf", dir);
+    snprintf(pdf2, sizeof pdf2, "%s/again.pdf", dir);
+    write_pdf(a, pdf);
+    write_pdf(a, pdf2);
+
+    /* Reproducible: the same input and creation time, the same bytes. */
+    size_t n1, n2;
+    char *b1 = NULL, *b2 = NULL;
+    pm_error err;
+    assert_int_equal(pm_read_whole(pdf, 64 << 20, &b1, &n1, &err), 0);
+    assert_int_equal(pm_read_whole(pdf2, 64 << 20, &b2, &n2, &err), 0);
+    assert_true(n1 > 10000);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(b1, b2, n1);
+    assert_memory_equal(b1, "%PDF-", 5);
+    free(b1);
+    free(b2);
+
+    if (!have("pdftotext") || !have("pdfinfo") || !have("pdfdetach")) {
+        fprintf(stderr, "SKIP PDF contents: poppler-utils not installed\n");
+    } else {
+        char cmd[9000];
+        snprintf(cmd, sizeof cmd, "pdfinfo '%s' 2>/dev/null", pdf);
+        char *info = capture(cmd);
+        int pages = 0;
+        const char *pp = strstr(info, "Pages:");
+        assert_non_null(pp);
+        pages = atoi(pp + 6);
+        assert_non_null(strstr(info, "Page size:       595.276 x 841.89 pts (A4)"));
+        assert_non_null(strstr(info, "Title:           perfmon job report synthetic"));
+        assert_non_null(strstr(info, "CreationDate:    Tue Nov 14 22:13:20 2023 UTC"));
+        free(info);
+
+        snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+        char *text = capture(cmd);
+        /* Every page: the header and "Page N of M". */
+        assert_int_equal(count_of(text, "Job synthetic"), pages);
+        char last[64];
+        snprintf(last, sizeof last, "Page %d of %d", pages, pages);
+        assert_non_null(strstr(text, last));
+        assert_non_null(strstr(text, "3 nodes"));
+        /* Summary fields, the sections, hosts (UTF-8 included). */
+        assert_non_null(strstr(text, "Job performance report"));
+        assert_non_null(strstr(text, "Key figures"));
+        assert_non_null(strstr(text, "Data quality"));
+        assert_non_null(strstr(text, "Hardware"));
+        assert_non_null(strstr(text, "CPU and memory: all nodes"));
+        assert_non_null(strstr(text, "Energy: per node"));
+        assert_non_null(strstr(text, "Statistics per node"));
+        assert_non_null(strstr(text, "nœud-ü1"));
+        assert_non_null(strstr(text, "node-002"));
+        /* No group without data: this job has no GPU. */
+        assert_null(strstr(text, "GPU: all nodes"));
+        /* The statistics appendix shows --stats' numbers. */
+        const pm_figure *f = pm_figure_find("cpu_avg_utilization_pct");
+        assert_non_null(f);
+        for (size_t h = 0; h < a->nhosts; h++) {
+            char v[64];
+            two_decimals(pm_figure_value(&a->nodes[h], f), v, sizeof v);
+            assert_non_null(strstr(text, v));
+        }
+        const pm_figure *e = pm_figure_find("energy_j");
+        char ev[64];
+        snprintf(ev, sizeof ev, "%.0f", pm_figure_value(&a->job, e));
+        assert_non_null(strstr(text, ev));
+        free(text);
+
+        /* The attached statistics are --stats --json. */
+        snprintf(cmd, sizeof cmd, "cd '%s' && pdfdetach -saveall '%s' 2>&1 && cat perfmon-stats.json",
+                 dir, pdf);
+        char *att = capture(cmd);
+        char *js = pm_stats_json_string(a);
+        assert_non_null(strstr(att, js));
+        free(js);
+        free(att);
+    }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+static int png_size(const char *path, uint32_t *w, uint32_t *h)
+{
+    unsigned char b[24];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    if (n != sizeof b || memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0 || memcmp(b + 12, "IHDR", 4) != 0)
+        return -1;
+    *w = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
+    *h = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
+    return 0;
+}
+
+static void test_plots_png(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], plots[4200], path[4400];
+    snprintf(job, sizeof job, "%s/job", dir);
+    snprintf(plots, sizeof plots, "%s/plots/sub", dir);
+    mkdir(job, 0755);
+    make_job(job, 2, 60, 99, NULL);
+    pm_analysis *a = analyse(job);
+    pm_report_opts r;
+    pm_report_opts_init(&r);
+    r.plots_dir = plots;
+    r.layout_path = g_layout;
+    pm_error err;
+    int prc = pm_plots_write(a, &r, &err);
+    if (prc)
+        fail_msg("pm_plots_write: %s", err.msg);
+    /* 18 cm at 200 dpi: 1417 pixels wide; names from the metric. */
+    static const char *const names[] = {"CPU_Usage_per_node.png", "Average_CPU_Usage_all_nodes.png",
+                                        "Total_Output_Traffic_all_nodes.png",
+                                        "Output_Traffic_per_node.png"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", plots, names[i]);
+        uint32_t w = 0, h = 0;
+        if (png_size(path, &w, &h) != 0)
+            fail_msg("%s: missing or not a PNG", path);
+        assert_int_equal(w, 1417);
+        assert_true(h > 500 && h < 1000);
+    }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* A fixed plot: two waves with a gap, a repaired span and a nodes line. */
+static void golden_plot(pm_plot *p, pm_plot_series *s, double *t, double *v, size_t n,
+                        pm_plot_span *sp, double *nt, double *nn)
+{
+    for (size_t i = 0; i < n; i++) {
+        t[i] = 1700000000.0 + (double)i * 5;
+        v[i] = 40 + 30 * sin((double)i / 40.0) + (i % 97 == 0 ? 25 : 0);
+        v[n + i] = i > 300 && i < 340 ? NAN : 55 + 20 * cos((double)i / 25.0);
+    }
+    s[0] = (pm_plot_series){"node-a", t, v, n};
+    s[1] = (pm_plot_series){"node-b", t, v + n, n};
+    sp[0] = (pm_plot_span){t[100], t[130], 0, NULL};
+    nt[0] = t[0];
+    nt[1] = t[300];
+    nt[2] = t[340];
+    nn[0] = 2;
+    nn[1] = 1;
+    nn[2] = 2;
+    memset(p, 0, sizeof *p);
+    p->title = "Average CPU Usage/Node: 47.5 %, Max CPU Usage/Node: 95 %";
+    p->ylabel = "CPU Usage (%)";
+    p->series = s;
+    p->nseries = 2;
+    p->legend = 1;
+    p->spans = sp;
+    p->nspans = 1;
+    p->nodes_t = nt;
+    p->nodes_n = nn;
+    p->nodes_len = 3;
+    p->nodes_total = 2;
+    p->time_axis = PM_AXIS_ELAPSED;
+    p->t_origin = t[0];
+}
+
+static void test_golden_image(void **state)
+{
+    (void)state;
+    enum { N = 600 };
+    static double t[N], v[2 * N];
+    pm_plot_series s[2];
+    pm_plot_span sp[1];
+    double nt[3], nn[3];
+    pm_plot p;
+    golden_plot(&p, s, t, v, N, sp, nt, nn);
+    char *dir = strdup(pm_test_tmpdir());
+    char out[4200], golden[4200];
+    snprintf(out, sizeof out, "%s/plot.png", dir);
+    snprintf(golden, sizeof golden, "%s/golden/plot-lines.png", pm_test_fixtures());
+    pm_error err;
+    assert_int_equal(pm_plot_png(out, &p, 18, 0.5, 100, &err), 0);
+    if (getenv("PM_UPDATE_GOLDEN")) {
+        assert_int_equal(pm_plot_png(golden, &p, 18, 0.5, 100, &err), 0);
+        fprintf(stderr, "updated %s\n", golden);
+    }
+    cairo_surface_t *a = cairo_image_surface_create_from_png(out);
+    cairo_surface_t *b = cairo_image_surface_create_from_png(golden);
+    assert_int_equal(cairo_surface_status(a), CAIRO_STATUS_SUCCESS);
+    if (cairo_surface_status(b) != CAIRO_STATUS_SUCCESS)
+        fail_msg("%s: cannot read the golden image", golden);
+    int w = cairo_image_surface_get_width(a), h = cairo_image_surface_get_height(a);
+    assert_int_equal(w, cairo_image_surface_get_width(b));
+    assert_int_equal(h, cairo_image_surface_get_height(b));
+    cairo_surface_flush(a);
+    cairo_surface_flush(b);
+    const unsigned char *pa = cairo_image_surface_get_data(a), *pb = cairo_image_surface_get_data(b);
+    int sa = cairo_image_surface_get_stride(a), sb = cairo_image_surface_get_stride(b);
+    /* Tolerance: anti-aliasing and font versions may move a few pixels;
+     * a changed line, colour, axis or label moves thousands. */
+    size_t differ = 0;
+    double sum = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 3; c++) {
+                int d = abs((int)pa[y * sa + x * 4 + c] - (int)pb[y * sb + x * 4 + c]);
+                sum += d;
+                if (d > 64) {
+                    differ++;
+                    break;
+                }
+            }
+    double frac = (double)differ / ((double)w * h);
+    double mean = sum / ((double)w * h * 3);
+    if (frac > 0.002 || mean > 0.5)
+        fail_msg("plot differs from %s: %.3f%% pixels, mean difference %.3f (PM_UPDATE_GOLDEN=1 "
+                 "rewrites it after a deliberate change)", golden, frac * 100, mean);
+    cairo_surface_destroy(a);
+    cairo_surface_destroy(b);
+
+    /* And the golden image is not blank: the test can fail. */
+    golden_plot(&p, s, t, v, N, sp, nt, nn);
+    for (size_t i = 0; i < N; i++)
+        v[i] = 5;
+    assert_int_equal(pm_plot_png(out, &p, 18, 0.5, 100, &err), 0);
+    a = cairo_image_surface_create_from_png(out);
+    pa = cairo_image_surface_get_data(a);
+    b = cairo_image_surface_create_from_png(golden);
+    pb = cairo_image_surface_get_data(b);
+    differ = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            differ += memcmp(pa + y * sa + x * 4, pb + y * sb + x * 4, 3) != 0;
+    assert_true(differ > 1000);
+    cairo_surface_destroy(a);
+    cairo_surface_destroy(b);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+static void test_200_hosts(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4200];
+    snprintf(job, sizeof job, "%s/job", dir);
+    mkdir(job, 0755);
+    make_job(job, 200, 60, 137, NULL);
+    pm_analysis *a = analyse(job);
+    assert_int_equal(a->nhosts, 200);
+    int m = pm_analysis_metric(a, "cpu_usage");
+    assert_true(m >= 0);
+    pm_chart c;
+    pm_error err;
+    assert_int_equal(pm_chart_build(a, (size_t)m, 0, 0, &c, &err), 0);
+    /* A band and a few named hosts, not 200 lines; the hot node named. */
+    assert_non_null(c.plot.band);
+    assert_true(c.plot.nseries >= 1 && c.plot.nseries <= 6);
+    int named = 0;
+    for (size_t i = 0; i < c.plot.nseries; i++)
+        if (strstr(c.plot.series[i].label, "node-137"))
+            named = 1;
+    assert_true(named);
+    pm_chart_free(&c);
+
+    snprintf(pdf, sizeof pdf, "%s/big.pdf", dir);
+    write_pdf(a, pdf);
+    if (have("pdftotext")) {
+        char cmd[4400];
+        snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+        char *text = capture(cmd);
+        assert_non_null(strstr(text, "200 nodes"));
+        assert_non_null(strstr(text, "Imbalance: time x node"));
+        assert_non_null(strstr(text, "Nodes that stand out"));
+        assert_non_null(strstr(text, "node-137"));
+        /* The statistics appendix lists every host. */
+        assert_non_null(strstr(text, "node-199"));
+        assert_non_null(strstr(text, "node-001"));
+        free(text);
+    }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+static void test_report_errors(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4200], bad[4200];
+    snprintf(job, sizeof job, "%s/job", dir);
+    mkdir(job, 0755);
+    make_job(job, 1, 30, 99, NULL);
+    pm_analysis *a = analyse(job);
+    pm_report_opts r;
+    pm_report_opts_init(&r);
+    r.layout_path = g_layout;
+    pm_error err;
+
+    /* Unwritable destination: the error names it; nothing is left behind. */
+    snprintf(pdf, sizeof pdf, "%s/no/such/dir/r.pdf", dir);
+    r.pdf_path = pdf;
+    assert_int_not_equal(pm_report_write(a, &r, &err), 0);
+    assert_non_null(strstr(err.msg, pdf));
+
+    /* A layout that is not JSON, and a missing font. */
+    snprintf(bad, sizeof bad, "%s/layout.json", dir);
+    FILE *f = fopen(bad, "w");
+    fputs("{\"plots_per_page\": 3,", f);
+    fclose(f);
+    snprintf(pdf, sizeof pdf, "%s/r.pdf", dir);
+    r.pdf_path = pdf;
+    r.layout_path = bad;
+    assert_int_not_equal(pm_report_write(a, &r, &err), 0);
+    assert_non_null(strstr(err.msg, bad));
+    r.layout_path = g_layout;
+    r.font_path = "/nonexistent/font.ttf";
+    assert_int_not_equal(pm_report_write(a, &r, &err), 0);
+    assert_non_null(strstr(err.msg, "/nonexistent/font.ttf"));
+    assert_int_equal(access(pdf, F_OK), -1);
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", pdf);
+    assert_int_equal(access(tmp, F_OK), -1);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* Degenerate data never hangs or crashes the renderer. */
+static void test_degenerate_plots(void **state)
+{
+    (void)state;
+    alarm(20);
+    double t[4] = {1, 2, 3, 4}, z[4] = {0, 0, 0, 0}, nan4[4] = {NAN, NAN, NAN, NAN};
+    double big[4] = {1e-300, 1e300, -1e308, 5}, same_t[4] = {7, 7, 7, 7};
+    struct {
+        const double *t, *v;
+        int logy;
+    } cases[] = {{t, z, 1}, {t, z, 0}, {t, nan4, 1}, {t, nan4, 0}, {t, big, 1},
+                 {t, big, 0}, {same_t, big, 0}, {same_t, z, 1}};
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 400, 200);
+    cairo_t *cr = cairo_create(s);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pm_plot_series ser = {"x", cases[i].t, cases[i].v, 4};
+        pm_plot p;
+        memset(&p, 0, sizeof p);
+        p.title = "t";
+        p.ylabel = "y";
+        p.series = &ser;
+        p.nseries = 1;
+        p.logy = cases[i].logy;
+        pm_plot_draw(cr, 0, 0, 400, 200, 8, &p);
+        p.nseries = 0;
+        pm_plot_draw(cr, 0, 0, 400, 200, 8, &p);
+    }
+    assert_int_equal(cairo_status(cr), CAIRO_STATUS_SUCCESS);
+    cairo_destroy(cr);
+    cairo_surface_destroy(s);
+    alarm(0);
+}
+
+int main(void)
+{
+    templates();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_degenerate_plots), cmocka_unit_test(test_golden_image),
+        cmocka_unit_test(test_plots_png),        cmocka_unit_test(test_report_small_job),
+        cmocka_unit_test(test_report_errors),    cmocka_unit_test(test_200_hosts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
