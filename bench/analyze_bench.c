@@ -94,56 +94,6 @@ static long peak_kb(void)
     return ru.ru_maxrss;
 }
 
-/* An SKA perfmon merged cpu_metrics.json with every field SKA records,
- * laid out as Python's json.dump(indent=4) writes it (one value a line). */
-static int write_ska(const char *path, size_t hosts, size_t n)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "{\"host_names\": [");
-    for (size_t h = 0; h < hosts; h++)
-        fprintf(f, "%s\"ska-node-%03zu\"", h ? ", " : "", h);
-    fprintf(f, "]");
-    static const char *const top[] = {"cpu_percent_sys", "cpu_percent", "cpu_time",
-                                      "memory_percent", "num_threads", "num_fds"};
-    static const char *const groups[][5] = {
-        {"memory_info", "rss", "vms", "shared", NULL},
-        {"memory_full_info", "uss", "swap", NULL, NULL},
-        {"io_counters", "read_bytes", "write_bytes", "read_count", "write_count"},
-        {"net_io_counters", "bytes_sent", "bytes_recv", "packets_sent", "packets_recv"},
-        {"ib_io_counters", "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets"},
-        {"rapl_powercap", "package-0", "package-1", "dram-0", "dram-1"},
-    };
-    for (size_t h = 0; h < hosts; h++) {
-        fprintf(f, ",\n\"ska-node-%03zu\": {\"time_stamps\": [", h);
-        for (size_t i = 0; i < n; i++)
-            fprintf(f, "%s\n            %zu", i ? "," : "", (size_t)1700000000 + h % 3 + i);
-        fprintf(f, "]");
-        for (size_t k = 0; k < sizeof top / sizeof *top; k++) {
-            fprintf(f, ", \"%s\": [", top[k]);
-            for (size_t i = 0; i < n; i++)
-                fprintf(f, "%s\n            %.15g", i ? "," : "",
-                        10.0 + (double)((i * 7 + k) % 80) + (double)i * 1.23456789e-5);
-            fprintf(f, "]");
-        }
-        for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
-            fprintf(f, ", \"%s\": {", groups[g][0]);
-            for (size_t k = 1; k < 5 && groups[g][k]; k++) {
-                fprintf(f, "%s\"%s\": [", k > 1 ? ", " : "", groups[g][k]);
-                for (size_t i = 0; i < n; i++)
-                    fprintf(f, "%s\n                %zu", i ? "," : "",
-                            i * (1000 + 37 * k) + (i * i) % 101);
-                fprintf(f, "]");
-            }
-            fprintf(f, "}");
-        }
-        fprintf(f, "}");
-    }
-    fprintf(f, "}\n");
-    return fclose(f);
-}
-
 static int bench_ska(size_t hosts, size_t n, const char *catalog)
 {
     char dir[] = "/tmp/pm-bench-ska.XXXXXX";
@@ -152,7 +102,7 @@ static int bench_ska(size_t hosts, size_t n, const char *catalog)
     char path[4200];
     snprintf(path, sizeof path, "%s/cpu_metrics.json", dir);
     double t0 = now();
-    if (write_ska(path, hosts, n) != 0)
+    if (pm_synth_write_ska(path, hosts, n) != 0)
         return -1;
     double t_gen = now() - t0;
     struct stat st;

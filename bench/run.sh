@@ -21,3 +21,6 @@ echo "   10-process tree, JSON Lines format, -i 0.05 for 10 s"
 echo "== perfmon-analyze: ${PM_BENCH_HOSTS:-64} hosts x ${PM_BENCH_SAMPLES:-86400} samples; SKA JSON ${PM_BENCH_SKA_HOSTS:-16} x ${PM_BENCH_SKA_SAMPLES:-3600}"
 "$BUILD/bench/analyze_bench" "${PM_BENCH_HOSTS:-64}" "${PM_BENCH_SAMPLES:-86400}" \
     "${PM_BENCH_SKA_HOSTS:-16}" "${PM_BENCH_SKA_SAMPLES:-3600}"
+
+echo "== perfmon-analyze --pdf / --plots: ${PM_BENCH_REPORT_HOSTS:-16} hosts x ${PM_BENCH_REPORT_SAMPLES:-86400} samples; SKA JSON 16 x 3600"
+"$BUILD/bench/report_bench" "$BIN" "${PM_BENCH_REPORT_HOSTS:-16}" "${PM_BENCH_REPORT_SAMPLES:-86400}" 16 3600

@@ -50,4 +50,9 @@ void pm_synth_init(pm_synth *s, const char *host);
 /* Write the profile to path (which must not exist). */
 int pm_synth_write(const char *path, const pm_synth *s, pm_error *err) PM_WUR;
 
+/* An SKA perfmon merged cpu_metrics.json of hosts x n samples with every
+ * field SKA records, laid out as Python's json.dump(indent=4) writes it.
+ * Returns 0, or -1 with errno set. */
+int pm_synth_write_ska(const char *path, size_t hosts, size_t n);
+
 #endif

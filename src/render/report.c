@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <hpdf.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,14 +392,16 @@ static void draw_heat(cairo_t *cr, double w, double h, const void *obj)
     pm_heatmap_draw(cr, 0, 0, w, h, 8.0, obj);
 }
 
-/* Render with Cairo at PDF_DPI and place w x h points at the cursor. */
-static int place_image(doc *d, draw_cb fn, const void *obj, double w, double h)
+/* Render with Cairo at PDF_DPI into packed RGB (what libharu takes: a PNG
+ * round trip would deflate and inflate every plot once more for nothing). */
+static unsigned char *render_rgb(draw_cb fn, const void *obj, double w, double h, int *pw_out,
+                                 int *ph_out)
 {
     int pw = (int)lround(w / 72.0 * PDF_DPI), ph = (int)lround(h / 72.0 * PDF_DPI);
     cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, pw, ph);
     if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
         cairo_surface_destroy(s);
-        return PM_ENOMEM;
+        return NULL;
     }
     cairo_t *cr = cairo_create(s);
     cairo_scale(cr, PDF_DPI / 72.0, PDF_DPI / 72.0);
@@ -411,15 +414,13 @@ static int place_image(doc *d, draw_cb fn, const void *obj, double w, double h)
     fn(cr, w, h, obj);
     cairo_destroy(cr);
     cairo_surface_flush(s);
-    /* Hand libharu the pixels as packed RGB: a PNG round trip would deflate
-     * and inflate every plot once more for nothing. */
     const unsigned char *px = cairo_image_surface_get_data(s);
     int stride = cairo_image_surface_get_stride(s);
     unsigned char *rgb = pm_alloc_array((size_t)pw * (size_t)ph, 3);
     if (!px || !rgb) {
         free(rgb);
         cairo_surface_destroy(s);
-        return PM_ENOMEM;
+        return NULL;
     }
     for (int yy = 0; yy < ph; yy++) {
         const uint32_t *row = (const uint32_t *)(const void *)(px + (size_t)yy * (size_t)stride);
@@ -433,9 +434,16 @@ static int place_image(doc *d, draw_cb fn, const void *obj, double w, double h)
         }
     }
     cairo_surface_destroy(s);
+    *pw_out = pw;
+    *ph_out = ph;
+    return rgb;
+}
+
+/* Place pw x ph RGB pixels as w x h points at the cursor. */
+static int place_rgb(doc *d, const unsigned char *rgb, int pw, int ph, double w, double h)
+{
     HPDF_Image img = HPDF_LoadRawImageFromMem(d->pdf, rgb, (HPDF_UINT)pw, (HPDF_UINT)ph,
                                               HPDF_CS_DEVICE_RGB, 8);
-    free(rgb);
     if (!img)
         return PM_EIO;
     HPDF_Page_DrawImage(d->page, img, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + h), (HPDF_REAL)w,
@@ -817,83 +825,202 @@ static void hardware_page(doc *d)
     free(first);
 }
 
+/* ---- plot pages: rendered by workers ahead of the layout ---------------- */
+
+/* One image of the plot pages, in page order. */
+typedef struct plot_item {
+    size_t group;          /* layout group, or SIZE_MAX for a colour map */
+    size_t metric;
+    int all;               /* all-node chart (1) or per-node (0) */
+    double w, h;           /* size on the page, points */
+    /* Set by the worker: */
+    int state;             /* 0 waiting, 1 rendering, 2 done */
+    int rc;                /* 0, PM_ENOENT (nothing to draw) or an error */
+    unsigned char *rgb;
+    int pw, ph;
+} plot_item;
+
+typedef struct plot_queue {
+    const pm_analysis *a;
+    int elapsed;
+    plot_item *items;
+    size_t n;
+    size_t next;           /* next item for a worker */
+    size_t consumed;       /* items the layout has taken */
+    size_t ahead;          /* how far workers may render ahead (memory bound) */
+    int stop;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} plot_queue;
+
+static void render_item(const plot_queue *q, plot_item *it)
+{
+    pm_error err;
+    if (it->group != SIZE_MAX) {
+        pm_chart c;
+        int rc = pm_chart_build(q->a, it->metric, it->all, q->elapsed, &c, &err);
+        if (rc) {
+            it->rc = rc;
+            return;
+        }
+        it->rgb = render_rgb(draw_chart, &c.plot, it->w, it->h, &it->pw, &it->ph);
+        pm_chart_free(&c);
+    } else {
+        pm_heatmap_data hd;
+        if (pm_heatmap_build(q->a, it->metric, q->elapsed, 1200, &hd, &err) != 0) {
+            it->rc = PM_ENOENT;
+            return;
+        }
+        it->rgb = render_rgb(draw_heat, &hd.hm, it->w, it->h, &it->pw, &it->ph);
+        pm_heatmap_data_free(&hd);
+    }
+    it->rc = it->rgb ? 0 : PM_ENOMEM;
+}
+
+static void *plot_worker(void *arg)
+{
+    plot_queue *q = arg;
+    pthread_mutex_lock(&q->lock);
+    for (;;) {
+        while (!q->stop && q->next < q->n && q->next >= q->consumed + q->ahead)
+            pthread_cond_wait(&q->cond, &q->lock);
+        if (q->stop || q->next >= q->n)
+            break;
+        plot_item *it = &q->items[q->next++];
+        it->state = 1;
+        pthread_mutex_unlock(&q->lock);
+        render_item(q, it);
+        pthread_mutex_lock(&q->lock);
+        it->state = 2;
+        pthread_cond_broadcast(&q->cond);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+/* Item i, rendered.  While a worker is still drawing it, the layout
+ * thread draws the next untaken item instead of waiting idle. */
+static plot_item *take_item(plot_queue *q, size_t i)
+{
+    plot_item *it = &q->items[i];
+    pthread_mutex_lock(&q->lock);
+    while (it->state != 2) {
+        if (q->next < q->n && (q->next == i || q->next < i + q->ahead)) {
+            plot_item *mine = &q->items[q->next++];
+            mine->state = 1;
+            pthread_mutex_unlock(&q->lock);
+            render_item(q, mine);
+            pthread_mutex_lock(&q->lock);
+            mine->state = 2;
+            pthread_cond_broadcast(&q->cond);
+            continue;
+        }
+        pthread_cond_wait(&q->cond, &q->lock);
+    }
+    q->consumed = i + 1;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+    return it;
+}
+
 static int metric_in_group(const pm_metric_result *r, const char *page)
 {
     return strcmp(r->def->page, page) == 0;
 }
 
+/* The plot pages in the layout's order: per group all-node charts, then
+ * per-node charts, plots_per_page to a page; then the colour maps. */
 static int plot_pages(doc *d, pm_error *err)
 {
     const pm_analysis *a = d->a;
     int ppp = d->l->plots_per_page;
     double avail = PAGE_H - TOP - BOTTOM - 30;
     double slot = avail / ppp;
-    for (size_t g = 0; g < d->l->ngroups; g++) {
-        const pm_layout_group *grp = &d->l->groups[g];
-        size_t nm = 0;
-        for (size_t m = 0; m < a->nmetrics; m++)
-            if (metric_in_group(&a->metrics[m], grp->page))
-                nm++;
-        if (!nm)
-            continue; /* no data, no page */
-        for (int all = 1; all >= 0; all--) {
-            int placed = 0, first = 1;
-            for (size_t m = 0; m < a->nmetrics; m++) {
-                if (!metric_in_group(&a->metrics[m], grp->page))
-                    continue;
-                pm_chart c;
-                int rc = pm_chart_build(a, m, all, d->o->elapsed, &c, err);
-                if (rc == PM_ENOENT)
-                    continue;
-                if (rc)
-                    return rc;
-                if (first || placed == ppp) {
-                    new_page(d);
-                    char title[160];
-                    snprintf(title, sizeof title, "%s: %s%s", grp->title,
-                             all ? "all nodes" : "per node", first ? "" : " (continued)");
-                    heading(d, title, first);
-                    placed = 0;
-                    first = 0;
-                }
-                double h = slot - 8;
-                rc = place_image(d, draw_chart, &c.plot, CONTENT_W, h);
-                pm_chart_free(&c);
-                if (rc)
-                    return pm_error_set(err, rc, "cannot draw the %s plot (PDF library error "
-                                        "0x%04X, detail %u)", a->metrics[m].def->id,
-                                        (unsigned)d->hpdf_error, (unsigned)d->hpdf_detail);
-                d->y += 8;
-                placed++;
-            }
-        }
-    }
-    /* Colour maps for big jobs. */
-    if (a->nhosts > PM_HEATMAP_MIN_HOSTS) {
-        int placed = 0, first = 1;
+    size_t cap = 2 * a->nmetrics * (d->l->ngroups ? d->l->ngroups : 1) + d->l->nheatmaps + 1;
+    plot_queue q;
+    memset(&q, 0, sizeof q);
+    q.a = a;
+    q.elapsed = d->o->elapsed;
+    q.items = calloc(cap, sizeof *q.items);
+    if (!q.items)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    for (size_t g = 0; g < d->l->ngroups; g++)
+        for (int all = 1; all >= 0; all--)
+            for (size_t m = 0; m < a->nmetrics; m++)
+                if (metric_in_group(&a->metrics[m], d->l->groups[g].page))
+                    q.items[q.n++] = (plot_item){g, m, all, CONTENT_W, slot - 8, 0, 0, NULL, 0, 0};
+    if (a->nhosts > PM_HEATMAP_MIN_HOSTS)
         for (size_t i = 0; i < d->l->nheatmaps; i++) {
             int m = pm_analysis_metric(a, d->l->heatmaps[i]);
-            if (m < 0)
-                continue;
-            pm_heatmap_data hd;
-            if (pm_heatmap_build(a, (size_t)m, d->o->elapsed, 1200, &hd, err) != 0)
-                continue;
-            if (first || placed == 2) {
-                new_page(d);
-                heading(d, first ? "Imbalance: time x node" : "Imbalance: time x node (continued)",
-                        first);
-                placed = 0;
-                first = 0;
-            }
-            int rc = place_image(d, draw_heat, &hd.hm, CONTENT_W, (avail - 10) / 2);
-            pm_heatmap_data_free(&hd);
-            if (rc)
-                return pm_error_set(err, rc, "cannot draw a colour map");
-            d->y += 10;
-            placed++;
+            if (m >= 0)
+                q.items[q.n++] = (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2,
+                                             0, 0, NULL, 0, 0};
         }
+    size_t nt = pm_thread_count(q.n);
+    q.ahead = 4 * (nt ? nt : 1);
+    pthread_mutex_init(&q.lock, NULL);
+    pthread_cond_init(&q.cond, NULL);
+    pthread_t th[64];
+    size_t started = 0;
+    for (size_t i = 1; i < nt && started < 64; i++)
+        if (pthread_create(&th[started], NULL, plot_worker, &q) == 0)
+            started++;
+
+    int rc = 0, placed = 0;
+    size_t cur_group = SIZE_MAX - 1;
+    int cur_all = -1;
+    int heat_first = 1;
+    for (size_t i = 0; i < q.n && rc == 0; i++) {
+        plot_item *it = take_item(&q, i);
+        if (it->rc == PM_ENOENT)
+            continue;
+        if (it->rc) {
+            rc = pm_error_set(err, it->rc, "cannot draw the %s %s", a->metrics[it->metric].def->id,
+                              it->group == SIZE_MAX ? "colour map" : "plot");
+            break;
+        }
+        if (it->group != SIZE_MAX) {
+            int first = it->group != cur_group || it->all != cur_all;
+            if (first || placed == ppp) {
+                new_page(d);
+                char title[160];
+                snprintf(title, sizeof title, "%s: %s%s", d->l->groups[it->group].title,
+                         it->all ? "all nodes" : "per node", first ? "" : " (continued)");
+                heading(d, title, first);
+                placed = 0;
+                cur_group = it->group;
+                cur_all = it->all;
+            }
+        } else if (heat_first || placed == 2) {
+            new_page(d);
+            heading(d, heat_first ? "Imbalance: time x node" : "Imbalance: time x node (continued)",
+                    heat_first);
+            placed = 0;
+            heat_first = 0;
+            cur_group = SIZE_MAX;
+        }
+        rc = place_rgb(d, it->rgb, it->pw, it->ph, it->w, it->h);
+        free(it->rgb);
+        it->rgb = NULL;
+        if (rc)
+            rc = pm_error_set(err, rc, "cannot place the %s plot (PDF library error 0x%04X, "
+                              "detail %u)", a->metrics[it->metric].def->id,
+                              (unsigned)d->hpdf_error, (unsigned)d->hpdf_detail);
+        d->y += it->group == SIZE_MAX ? 10 : 8;
+        placed++;
     }
-    return 0;
+    pthread_mutex_lock(&q.lock);
+    q.stop = 1;
+    pthread_cond_broadcast(&q.cond);
+    pthread_mutex_unlock(&q.lock);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    for (size_t i = 0; i < q.n; i++)
+        free(q.items[i].rgb);
+    free(q.items);
+    pthread_cond_destroy(&q.cond);
+    pthread_mutex_destroy(&q.lock);
+    return rc;
 }
 
 static void figure_head(const pm_figure *f, char *out, size_t cap)
