@@ -1,0 +1,85 @@
+#!/bin/sh
+# perfmon-analyze --pdf / --plots / --elapsed from the command line: file
+# names, defaults, exit codes and messages, SKA input, reproducibility.
+set -u
+A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
+F="$PM_ROOT/fixtures"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { # description, condition (as a command)
+    desc=$1
+    shift
+    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
+}
+run() { # run the analyzer; sets rc, output in $T/out and $T/err
+    $A "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+has() { grep -q -- "$2" "$1"; }
+pdf_ok() { [ -s "$1" ] && head -c 5 "$1" | grep -q '%PDF-'; }
+poppler=1
+command -v pdftotext >/dev/null 2>&1 || { poppler=0; echo "SKIP  poppler-utils not installed: PDF text not checked"; }
+
+run --help
+check "--help names --pdf" has "$T/out" "--pdf \[FILE\]"
+check "--help names --plots" has "$T/out" "--plots DIR"
+
+# --pdf FILE, --pdf=FILE, and --pdf alone (job-report-<jobid>.pdf in .).
+run "$F/perfmon" --pdf "$T/a.pdf"
+check "--pdf FILE exits 0" [ "$rc" -eq 0 ]
+check "--pdf FILE writes a PDF" pdf_ok "$T/a.pdf"
+check "--pdf alone prints no statistics" [ ! -s "$T/out" ]
+run --pdf="$T/b.pdf" "$F/perfmon"
+check "--pdf=FILE writes a PDF" pdf_ok "$T/b.pdf"
+mkdir "$T/cwd"
+(cd "$T/cwd" && $A --pdf "$F/perfmon" >/dev/null 2>&1)
+check "--pdf without a name writes job-report-<jobid>.pdf" pdf_ok "$T/cwd/job-report-synthetic.pdf"
+run --pdf --stats "$F/perfmon"
+check "--pdf --stats still prints the table" has "$T/out" "node_unused_cpu_hours"
+
+# Reproducible with SOURCE_DATE_EPOCH.
+SOURCE_DATE_EPOCH=1700000000 $A "$F/perfmon" --pdf "$T/r1.pdf" 2>/dev/null
+SOURCE_DATE_EPOCH=1700000000 $A "$F/perfmon" --pdf "$T/r2.pdf" 2>/dev/null
+check "same input and SOURCE_DATE_EPOCH: identical bytes" cmp -s "$T/r1.pdf" "$T/r2.pdf"
+
+if [ "$poppler" = 1 ]; then
+    pdftotext -layout "$T/a.pdf" "$T/a.txt" 2>/dev/null
+    check "header on the first page" has "$T/a.txt" "Job synthetic"
+    check "page footer" has "$T/a.txt" "Page 1 of "
+    for h in node-a node-b node-c node-torn; do
+        check "host $h in the report" has "$T/a.txt" "$h"
+    done
+    check "repairs are reported" has "$T/a.txt" "Metrics with corrected values"
+    pdfinfo "$T/r1.pdf" >"$T/info" 2>/dev/null
+    check "creation date from SOURCE_DATE_EPOCH" has "$T/info" "CreationDate:.*Nov 14 22:13:20 2023"
+    check "A4 pages" has "$T/info" "595.276 x 841.89"
+fi
+
+# --plots: PNG files named after the metrics; --elapsed; SKA input.
+run "$F/perfmon" --plots "$T/plots" --elapsed
+check "--plots exits 0" [ "$rc" -eq 0 ]
+check "--plots per-node file" [ -s "$T/plots/CPU_Usage_per_node.png" ]
+check "--plots all-node file" [ -s "$T/plots/Total_Output_Traffic_all_nodes.png" ]
+check "--plots without --pdf writes no PDF" [ ! -e "$T/plots/job-report-synthetic.pdf" ]
+run "$F/ska/cpu_metrics.json" --pdf "$T/ska.pdf"
+check "SKA input to a PDF exits 0" [ "$rc" -eq 0 ]
+check "SKA input to a PDF" pdf_ok "$T/ska.pdf"
+
+# Failures: exit 3, the file named, nothing half-written left.
+run "$F/perfmon" --pdf "$T/missing/dir/r.pdf"
+check "unwritable --pdf exits 3" [ "$rc" -eq 3 ]
+check "unwritable --pdf is named" has "$T/err" "$T/missing/dir/r.pdf"
+touch "$T/afile"
+run "$F/perfmon" --plots "$T/afile/sub"
+check "--plots under a file exits 3" [ "$rc" -eq 3 ]
+check "--plots error names the path" has "$T/err" "$T/afile"
+run "$F/perfmon" --pdf "$T/c.pdf" --layout "$F/bad/malformed.json"
+check "bad layout exits 3" [ "$rc" -eq 3 ]
+check "bad layout is named" has "$T/err" "malformed.json"
+check "no PDF from a bad layout" [ ! -e "$T/c.pdf" ]
+run "$F/perfmon" --pdf "$T/c.pdf" --font /nonexistent.ttf
+check "missing font exits 3" [ "$rc" -eq 3 ]
+check "missing font is named" has "$T/err" "/nonexistent.ttf"
+
+[ "$fails" -eq 0 ]
