@@ -480,8 +480,16 @@ int pm_layout_load(const char *path, pm_layout **out, pm_error *err)
     }
     l->plots_per_page = 3;
     const cJSON *ppp = cJSON_GetObjectItemCaseSensitive(j, "plots_per_page");
-    if (cJSON_IsNumber(ppp) && ppp->valuedouble >= 1 && ppp->valuedouble <= 6)
+    if (ppp) {
+        if (!cJSON_IsNumber(ppp) || !(ppp->valuedouble >= 1 && ppp->valuedouble <= 6) ||
+            ppp->valuedouble != floor(ppp->valuedouble)) {
+            cJSON_Delete(j);
+            pm_layout_free(l);
+            return pm_error_set(err, PM_EFORMAT, "%s: plots_per_page must be a whole number "
+                                "from 1 to 6", path);
+        }
         l->plots_per_page = (int)ppp->valuedouble;
+    }
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(j, "groups");
     const cJSON *figs = cJSON_GetObjectItemCaseSensitive(j, "key_figures");
     const cJSON *heat = cJSON_GetObjectItemCaseSensitive(j, "heatmaps");

@@ -27,7 +27,7 @@ static const double palette[8][3] = {
 void pm_plot_style(size_t i, double rgb[3], int *dash)
 {
     memcpy(rgb, palette[i % 8], sizeof palette[0]);
-    *dash = (int)((i / 8) % 3);
+    *dash = (int)((i + i / 8) % 3); /* solid, dashed, dotted: apart in greyscale too */
 }
 
 static void set_dash(cairo_t *cr, int dash, double lw)
