@@ -44,6 +44,9 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *opts, pm_error
 /* Run the sampler; returns the process exit status (see the man page). */
 int pm_sampler_run(const pm_sampler_opts *opts);
 
+/* perfmon-sample mark ...: record a phase mark (mark.c). */
+int pm_mark_main(int argc, char **argv);
+
 /* main() of perfmon-sample. */
 int pm_sample_main(int argc, char **argv);
 

@@ -1,3 +1,10 @@
+#include <string.h>
+
 #include "perfmon/sampler.h"
 
-int main(int argc, char **argv) { return pm_sample_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "mark") == 0)
+        return pm_mark_main(argc - 1, argv + 1);
+    return pm_sample_main(argc, argv);
+}
