@@ -33,13 +33,13 @@ CFLAGS   += -std=gnu11 $(OPT) $(WARN) -fPIC -pthread
 LDFLAGS  += $(SANLD) -pthread
 
 DEB_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
-            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils
+            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev
 
 # External libraries, resolved only when something needs them (so that
 # `make deps` works before they exist).
 PKGS      = cairo libcjson gsl hdf5-serial
 EXT_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-EXT_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhpdf -lm
+EXT_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhpdf -lz -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # --- sources ---------------------------------------------------------------

@@ -20,6 +20,7 @@
 
 #include "perfmon/catalog.h"
 #include "perfmon/error.h"
+#include "perfmon/phase.h"
 #include "perfmon/profile.h"
 #include "perfmon/series.h"
 #include "perfmon/stats.h"
@@ -32,6 +33,7 @@ typedef struct pm_analyze_opts {
     int compat_ska;        /* --compat=ska: reproduce SKA perfmon's numbers */
     int strict;            /* a bad input file is fatal */
     int verbose;           /* keep notes about ignored files */
+    int by_phase;          /* --by-phase: resource use per phase in the text table */
     /* Window; a relative bound is seconds from the job start (the earliest
      * first sample over all hosts). */
     int has_start, has_end;
@@ -179,6 +181,8 @@ typedef struct pm_analysis {
     char **warnings;             /* input problems, one line each */
     size_t nignored;             /* files that are not profiles */
     char **ignored;              /* their messages (verbose) */
+    pm_phase_set phases;         /* job phases (marks paired, Scanner intervals) */
+    struct pm_phase_stats *phase_stats; /* their statistics (phases.c), NULL if none */
     uint32_t **refs;             /* private: [host][column] metrics still to derive */
 } pm_analysis;
 

@@ -34,6 +34,21 @@ int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
 /* /hosts/<host>/<metric> datasets (time, value, quality), /aggregates/... */
 int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
 
+/* Job phases: the --stats text section (with --by-phase the resource use
+ * per phase) and the "phases" object of the JSON document. */
+void pm_phases_text(const pm_analysis *a, FILE *f);
+struct cJSON;
+void pm_phases_json(const pm_analysis *a, struct cJSON *root);
+
+/* timings.dat (one row per node, a column per phase kind) and timings.gp
+ * (stacked boxes) in dir; nothing when the job has no phases. */
+int pm_export_timings(const pm_analysis *a, const char *dir, pm_error *err) PM_WUR;
+
+/* Chrome trace event JSON (chrome://tracing, Perfetto): a process per
+ * host, a track per phase kind, counter tracks for the main series;
+ * gzip-compressed when path ends in ".gz". */
+int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
+
 /* Close f (which was written to path) and report any earlier write error
  * or a failing fclose.  Returns 0 or PM_EIO. */
 int pm_close_checked(FILE *f, const char *path, pm_error *err) PM_WUR;

@@ -2,6 +2,7 @@
  * Inputs are loaded by input.c, aggregation is in align.c.
  * Semantics: docs/analysis.md. */
 #include "perfmon/analysis.h"
+#include "perfmon/phase_stats.h"
 
 #include <gsl/gsl_errno.h>
 #include <math.h>
@@ -596,6 +597,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
         (rc = init_refs(a, err)) || (rc = build_metrics(a, err)))
         goto fail;
     count_repairs(a);
+    if ((rc = pm_phase_stats_compute(a, err)))
+        goto fail;
     if (opts->rules_path && (rc = pm_rules_eval(a, opts->rules_path, err)))
         goto fail;
     *out = a;
@@ -639,6 +642,8 @@ void pm_analysis_free(pm_analysis *a)
     pm_strs_free(a->warnings, a->nwarnings);
     pm_strs_free(a->ignored, a->nignored);
     pm_catalog_free(a->catalog);
+    pm_phase_set_free(&a->phases);
+    pm_phase_stats_free(a->phase_stats);
     free(a);
 }
 

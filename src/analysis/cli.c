@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "  --data DIR         gnuplot data files and scripts, per metric\n"
             "  --csv FILE         one row per host and timestamp\n"
             "  --hdf5 FILE        a group per host, a dataset per metric, aggregates\n"
+            "  --by-phase         with --stats: resource use during each job phase\n"
+            "  --trace FILE       Chrome trace (phases and main series; .gz compressed)\n"
             "  --pdf [FILE]       the PDF job report (default job-report-JOBID.pdf)\n"
             "  --plots DIR        every plot as a PNG file (200 dpi, 18 cm wide)\n"
             "  --elapsed          time axes in elapsed time, not UTC clock time\n"
@@ -176,7 +178,7 @@ int pm_analyze_main(int argc, char **argv)
 {
     enum { O_STATS = 256, O_JSON, O_DATA, O_CSV, O_HDF5, O_REPAIR, O_ALIGN, O_COMPAT, O_START,
            O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION, O_PDF,
-           O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD };
+           O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD, O_BYPHASE, O_TRACE };
     static const struct option longopts[] = {
         {"stats", no_argument, NULL, O_STATS},       {"json", no_argument, NULL, O_JSON},
         {"data", required_argument, NULL, O_DATA},   {"csv", required_argument, NULL, O_CSV},
@@ -190,12 +192,13 @@ int pm_analyze_main(int argc, char **argv)
         {"version", no_argument, NULL, O_VERSION},   {"pdf", optional_argument, NULL, O_PDF},
         {"plots", required_argument, NULL, O_PLOTS}, {"elapsed", no_argument, NULL, O_ELAPSED},
         {"layout", required_argument, NULL, O_LAYOUT}, {"font", required_argument, NULL, O_FONT},
-        {"bold-font", required_argument, NULL, O_BOLD}, {NULL, 0, NULL, 0}};
+        {"bold-font", required_argument, NULL, O_BOLD}, {"by-phase", no_argument, NULL, O_BYPHASE},
+        {"trace", required_argument, NULL, O_TRACE}, {NULL, 0, NULL, 0}};
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
     int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0;
     const char *data_dir = NULL, *csv = NULL, *hdf5 = NULL, *tdir = NULL, *catalog = NULL,
-               *rules = NULL, *layout = NULL;
+               *rules = NULL, *layout = NULL, *trace = NULL;
     pm_report_opts ro;
     pm_report_opts_init(&ro);
     int c;
@@ -266,6 +269,8 @@ int pm_analyze_main(int argc, char **argv)
             break;
         case O_PLOTS: ro.plots_dir = optarg; break;
         case O_ELAPSED: ro.elapsed = 1; break;
+        case O_BYPHASE: o.by_phase = 1; want_stats = 1; break;
+        case O_TRACE: trace = optarg; break;
         case O_LAYOUT: layout = optarg; break;
         case O_FONT: ro.font_path = optarg; break;
         case O_BOLD: ro.font_bold_path = optarg; break;
@@ -286,7 +291,7 @@ int pm_analyze_main(int argc, char **argv)
     }
     if (want_json)
         want_stats = 1;
-    if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir)
+    if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir && !trace)
         want_stats = 1;
     char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
     find_templates(tdir, tbuf, sizeof tbuf);
@@ -342,6 +347,10 @@ int pm_analyze_main(int argc, char **argv)
         status = EXIT_OUTPUT;
     }
     if (hdf5 && pm_export_hdf5(a, hdf5, &err)) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        status = EXIT_OUTPUT;
+    }
+    if (trace && pm_export_trace(a, trace, &err)) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
+#include "perfmon/phase.h"
 #include "perfmon/ska.h"
 
 #define MAX_INPUT_FILES 100000
@@ -131,6 +132,7 @@ typedef struct slot {
     size_t ngot;
     pm_clock *clocks;      /* [ngot] */
     char *ignored;         /* why the file is not a profile, or NULL */
+    pm_event_list events;  /* an events file's phase marks */
     int rc;
     pm_error err;
 } slot;
@@ -160,6 +162,18 @@ static void read_slot(slot *sl)
                 sl->ngot = 1;
             }
         }
+    } else if (pm_events_sniff(head, (size_t)len)) {
+        size_t bad = 0;
+        rc = pm_events_read(sl->path, &sl->events, &bad, err);
+        if (rc == 0 && bad) {
+            /* Kept what was readable; the first bad line is in err. */
+            if (asprintf(&sl->ignored, "%s (%zu bad line%s skipped)", err->msg, bad,
+                         bad == 1 ? "" : "s") < 0)
+                sl->ignored = NULL;
+            pm_error_clear(err);
+        }
+        sl->rc = rc;
+        return;
     } else if (pm_ska_sniff(head, (size_t)len)) {
         rc = pm_ska_read(sl->path, &sl->got, &sl->ngot, err);
         if (rc == PM_ENOENT) {
@@ -202,6 +216,25 @@ static void *read_worker(void *arg)
         pthread_mutex_unlock(&p->lock);
     }
     return NULL;
+}
+
+/* Move src's events to the end of dst (src is left empty). */
+static int events_take(pm_event_list *dst, pm_event_list *src)
+{
+    if (dst->n + src->n > dst->cap) {
+        size_t nc = dst->n + src->n;
+        pm_event *nv = pm_realloc_array(dst->v, nc, sizeof *nv);
+        if (!nv)
+            return PM_ENOMEM;
+        dst->v = nv;
+        dst->cap = nc;
+    }
+    memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
+    dst->n += src->n;
+    free(src->v);
+    src->v = NULL;
+    src->n = src->cap = 0;
+    return 0;
 }
 
 /* Merge several profiles of one host into one, columns united by name,
@@ -388,11 +421,20 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
         pm_pool_run(&rp, read_worker, nfiles);
         pthread_mutex_destroy(&rp.lock);
         /* Merge in file order; on the first fatal problem keep freeing. */
+        pm_event_list events = {NULL, 0, 0};
         for (size_t i = 0; i < nfiles; i++) {
             slot *sl = &slots[i];
-            if (sl->ignored)
-                (void)pm_strs_add(&a->ignored, &a->nignored, "%s", sl->ignored);
+            if (sl->ignored) {
+                /* Bad lines of an events file are a warning, not a note. */
+                if (sl->events.n)
+                    (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", sl->ignored);
+                else
+                    (void)pm_strs_add(&a->ignored, &a->nignored, "%s", sl->ignored);
+            }
             free(sl->ignored);
+            if (sl->events.n && !rc && events_take(&events, &sl->events) != 0)
+                rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+            pm_event_list_free(&sl->events);
             if (!rc && sl->rc && (sl->rc == PM_ENOMEM || opts->strict)) {
                 *err = sl->err;
                 rc = sl->rc;
@@ -418,6 +460,12 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             free(sl->clocks);
         }
         free(slots);
+        if (!rc && events.n) {
+            rc = pm_phases_pair(&events, &a->phases, err);
+            for (size_t i = 0; i < a->phases.nproblems && !rc; i++)
+                (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", a->phases.problems[i]);
+        }
+        pm_event_list_free(&events);
         if (rc)
             goto fail;
     }

@@ -254,5 +254,7 @@ int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err)
         }
     free(j.rcs);
     free(j.errs);
+    if (!rc)
+        rc = pm_export_timings(a, dir, err);
     return rc;
 }

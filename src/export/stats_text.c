@@ -166,6 +166,8 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         }
     }
 
+    pm_phases_text(a, f);
+
     if (a->nnotes) {
         /* A rule that fires on many nodes is shown once with a count (the
          * JSON keeps every note). */

@@ -1,0 +1,484 @@
+/* Outputs of job phases: the --stats text and JSON sections, the timings
+ * data file and gnuplot script (Batch Shipyard's stacked per-node boxes),
+ * and the Chrome trace (docs/analysis.md, "Phases"). */
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "perfmon/buf.h"
+#include "perfmon/export.h"
+#include "perfmon/fileio.h"
+#include "perfmon/mem.h"
+#include "perfmon/phase_stats.h"
+
+static void fmt3(char *b, size_t cap, double v)
+{
+    if (!isfinite(v))
+        snprintf(b, cap, "-");
+    else if (v != 0 && (fabs(v) >= 1e7 || fabs(v) < 1e-3))
+        snprintf(b, cap, "%.3e", v);
+    else
+        snprintf(b, cap, "%.3f", v);
+}
+
+static void put_safe(FILE *f, const char *s, int width)
+{
+    int n = 0;
+    for (; *s && (width <= 0 || n < width); s++, n++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+    for (; n < width; n++)
+        fputc(' ', f);
+}
+
+void pm_phases_text(const pm_analysis *a, FILE *f)
+{
+    const pm_phase_stats *st = a->phase_stats;
+    if (!st && a->phases.ncounters == 0)
+        return;
+    char b[8][48];
+    if (st) {
+        fprintf(f, "\nPhases (durations in s; start spread = latest minus earliest first start "
+                   "over nodes)\n");
+        fprintf(f, "  %-24s %5s %6s %12s %12s %12s %12s %12s %12s\n", "phase", "nodes", "count",
+                "total", "avg/node", "min/node", "max/node", "start spread", "start sd");
+        for (size_t k = 0; k < st->nkinds; k++) {
+            const pm_phase_kind_stats *ks = &st->kinds[k];
+            fmt3(b[0], 48, ks->total_s);
+            fmt3(b[1], 48, ks->avg_host_s);
+            fmt3(b[2], 48, ks->min_host_s);
+            fmt3(b[3], 48, ks->max_host_s);
+            fmt3(b[4], 48, ks->start_spread_s);
+            fmt3(b[5], 48, ks->start_sd_s);
+            fprintf(f, "  ");
+            put_safe(f, ks->name, 24);
+            fprintf(f, " %5zu %6zu %12s %12s %12s %12s %12s %12s\n", ks->hosts, ks->count, b[0],
+                    b[1], b[2], b[3], b[4], b[5]);
+        }
+        fprintf(f, "\nPhases per node\n  %-24s %-24s %6s %12s %12s\n", "host", "phase", "count",
+                "total s", "first start");
+        for (size_t i = 0; i < st->nrows; i++) {
+            const pm_phase_host_stats *r = &st->rows[i];
+            fmt3(b[0], 48, r->total_s);
+            fmt3(b[1], 48, r->first_start - a->t_start);
+            fprintf(f, "  ");
+            put_safe(f, r->host, 24);
+            fprintf(f, " ");
+            put_safe(f, r->name, 24);
+            fprintf(f, " %6zu %12s %12s\n", r->count, b[0], b[1]);
+        }
+        if (a->opts.by_phase) {
+            fprintf(f, "\nResource use by phase (duration-weighted mean over the phase's nodes; "
+                       "energy summed)\n");
+            for (size_t k = 0; k < st->nkinds; k++) {
+                const pm_phase_kind_stats *ks = &st->kinds[k];
+                fprintf(f, "  ");
+                put_safe(f, ks->name, 0);
+                fprintf(f, "\n    %-24s %-10s %14s %14s\n", "metric", "unit", "mean", "energy J");
+                for (size_t m = 0; m < st->nmetrics && m < a->nmetrics; m++) {
+                    if (!isfinite(ks->mean[m]))
+                        continue;
+                    fmt3(b[0], 48, ks->mean[m]);
+                    fmt3(b[1], 48, ks->energy_j[m]);
+                    fprintf(f, "    %-24.24s %-10.10s %14s %14s\n", a->metrics[m].def->id,
+                            a->metrics[m].def->unit, b[0], b[1]);
+                }
+            }
+        }
+    }
+    if (a->phases.ncounters) {
+        fprintf(f, "\nCounters (summed per worker kind)\n  %-16s %-32s %20s\n", "kind", "counter",
+                "total");
+        for (size_t i = 0; i < a->phases.ncounters; i++) {
+            const pm_phase_counter *c = &a->phases.counters[i];
+            fprintf(f, "  ");
+            put_safe(f, c->kind, 16);
+            fprintf(f, " ");
+            put_safe(f, c->name, 32);
+            fprintf(f, " %20lld\n", (long long)c->value);
+        }
+    }
+}
+
+static void jnum(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+void pm_phases_json(const pm_analysis *a, cJSON *root)
+{
+    const pm_phase_stats *st = a->phase_stats;
+    if (!st && a->phases.ncounters == 0 && a->phases.nproblems == 0)
+        return;
+    cJSON *ph = cJSON_AddObjectToObject(root, "phases");
+    if (!ph)
+        return;
+    cJSON *kinds = cJSON_AddArrayToObject(ph, "kinds");
+    for (size_t k = 0; st && k < st->nkinds; k++) {
+        const pm_phase_kind_stats *ks = &st->kinds[k];
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            return;
+        cJSON_AddItemToArray(kinds, o);
+        cJSON_AddStringToObject(o, "name", ks->name);
+        cJSON_AddNumberToObject(o, "nodes", (double)ks->hosts);
+        cJSON_AddNumberToObject(o, "count", (double)ks->count);
+        jnum(o, "total_s", ks->total_s);
+        jnum(o, "avg_per_node_s", ks->avg_host_s);
+        jnum(o, "min_per_node_s", ks->min_host_s);
+        jnum(o, "max_per_node_s", ks->max_host_s);
+        jnum(o, "first_start", ks->start_min);
+        jnum(o, "last_first_start", ks->start_max);
+        jnum(o, "start_spread_s", ks->start_spread_s);
+        jnum(o, "start_sd_s", ks->start_sd_s);
+        cJSON *by = cJSON_AddObjectToObject(o, "by_metric");
+        for (size_t m = 0; by && m < st->nmetrics && m < a->nmetrics; m++) {
+            if (!isfinite(ks->mean[m]))
+                continue;
+            cJSON *mo = cJSON_AddObjectToObject(by, a->metrics[m].def->id);
+            if (!mo)
+                continue;
+            jnum(mo, "mean", ks->mean[m]);
+            if (isfinite(ks->energy_j[m]))
+                jnum(mo, "energy_j", ks->energy_j[m]);
+        }
+    }
+    cJSON *rows = cJSON_AddArrayToObject(ph, "nodes");
+    for (size_t i = 0; st && i < st->nrows; i++) {
+        const pm_phase_host_stats *r = &st->rows[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            return;
+        cJSON_AddItemToArray(rows, o);
+        cJSON_AddStringToObject(o, "host", r->host);
+        cJSON_AddStringToObject(o, "phase", r->name);
+        cJSON_AddNumberToObject(o, "count", (double)r->count);
+        jnum(o, "total_s", r->total_s);
+        jnum(o, "first_start", r->first_start);
+    }
+    cJSON *cs = cJSON_AddArrayToObject(ph, "counters");
+    for (size_t i = 0; i < a->phases.ncounters; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            return;
+        cJSON_AddItemToArray(cs, o);
+        cJSON_AddStringToObject(o, "kind", a->phases.counters[i].kind);
+        cJSON_AddStringToObject(o, "name", a->phases.counters[i].name);
+        cJSON_AddNumberToObject(o, "value", (double)a->phases.counters[i].value);
+    }
+    if (a->phases.scanner_total_s > 0)
+        jnum(ph, "scanner_total_s", a->phases.scanner_total_s);
+    cJSON *pr = cJSON_AddArrayToObject(ph, "unmatched");
+    for (size_t i = 0; i < a->phases.nproblems; i++)
+        cJSON_AddItemToArray(pr, cJSON_CreateString(a->phases.problems[i]));
+}
+
+/* ---- timings.dat and timings.gp ------------------------------------------ */
+
+static void gp_quote(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fputc('\\', f);
+        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+    }
+    fputc('"', f);
+}
+
+int pm_export_timings(const pm_analysis *a, const char *dir, pm_error *err)
+{
+    const pm_phase_stats *st = a->phase_stats;
+    if (!st)
+        return 0;
+    /* Hosts with phases, sorted by their earliest phase start. */
+    size_t nh = 0;
+    const char **hosts = pm_alloc_array(st->nrows ? st->nrows : 1, sizeof *hosts);
+    double *first = pm_alloc_array(st->nrows ? st->nrows : 1, sizeof *first);
+    if (!hosts || !first) {
+        free(hosts);
+        free(first);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < st->nrows; i++) {
+        if (nh && strcmp(hosts[nh - 1], st->rows[i].host) == 0) {
+            first[nh - 1] = fmin(first[nh - 1], st->rows[i].first_start);
+            continue;
+        }
+        hosts[nh] = st->rows[i].host;
+        first[nh++] = st->rows[i].first_start;
+    }
+    for (size_t i = 1; i < nh; i++) /* insertion sort by first start, stable */
+        for (size_t j = i; j > 0 && first[j - 1] > first[j]; j--) {
+            double t = first[j];
+            first[j] = first[j - 1];
+            first[j - 1] = t;
+            const char *h = hosts[j];
+            hosts[j] = hosts[j - 1];
+            hosts[j - 1] = h;
+        }
+    char path[4200];
+    int rc = 0;
+    if (pm_path_join(path, sizeof path, dir, "timings.dat") != 0)
+        rc = pm_error_set(err, PM_EUSAGE, "%s: path too long", dir);
+    FILE *f = rc ? NULL : fopen(path, "w");
+    if (!rc && !f)
+        rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    if (f) {
+        fprintf(f, "# perfmon phase timings: one row per node (earliest start first), the\n"
+                   "# summed duration in s of each phase kind; start = s after the job start\n");
+        fprintf(f, "\"host\" \"start\"");
+        for (size_t k = 0; k < st->nkinds; k++) {
+            fputc(' ', f);
+            gp_quote(f, st->kinds[k].name);
+        }
+        fputc('\n', f);
+        for (size_t h = 0; h < nh; h++) {
+            gp_quote(f, hosts[h]);
+            fprintf(f, " %.6f", first[h] - a->t_start);
+            for (size_t k = 0; k < st->nkinds; k++) {
+                double v = 0;
+                for (size_t i = 0; i < st->nrows; i++)
+                    if (strcmp(st->rows[i].host, hosts[h]) == 0 &&
+                        strcmp(st->rows[i].name, st->kinds[k].name) == 0)
+                        v = st->rows[i].total_s;
+                fprintf(f, " %.6f", v);
+            }
+            fputc('\n', f);
+        }
+        rc = pm_close_checked(f, path, err);
+    }
+    if (!rc && pm_path_join(path, sizeof path, dir, "timings.gp") != 0)
+        rc = pm_error_set(err, PM_EUSAGE, "%s: path too long", dir);
+    f = rc ? NULL : fopen(path, "w");
+    if (!rc && !f)
+        rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    if (f) {
+        fprintf(f, "# Stacked per-node phase durations (run: gnuplot timings.gp)\n"
+                   "set terminal pngcairo size 1400,%d font \"DejaVu Sans,10\"\n"
+                   "set output \"timings.png\"\n"
+                   "set title \"Phase durations per node\"\n"
+                   "set style data histograms\nset style histogram rowstacked\n"
+                   "set style fill solid 0.8 border -1\nset boxwidth 0.8\n"
+                   "set ylabel \"seconds\"\nset xtics rotate by -60 scale 0 font \",8\"\n"
+                   "set key outside right\nset grid ytics\n",
+                (int)(500 + (nh > 40 ? 4 * (nh - 40) : 0)));
+        fprintf(f, "plot ");
+        for (size_t k = 0; k < st->nkinds; k++)
+            fprintf(f, "%s\"timings.dat\" using %zu%s title columnhead(%zu)", k ? ", \\\n     " : "",
+                    k + 3, k ? "" : ":xtic(1)", k + 3);
+        fprintf(f, "\n");
+        rc = pm_close_checked(f, path, err);
+    }
+    free(hosts);
+    free(first);
+    return rc;
+}
+
+/* ---- Chrome trace ----------------------------------------------------------- */
+
+typedef struct sink {
+    FILE *f;
+    gzFile gz;
+    int bad;
+} sink;
+
+static void out(sink *s, const char *data, size_t len)
+{
+    if (s->bad || len == 0)
+        return;
+    if (s->gz)
+        s->bad = gzwrite(s->gz, data, (unsigned)len) != (int)len;
+    else
+        s->bad = fwrite(data, 1, len, s->f) != len;
+}
+
+static void flush_buf(sink *s, pm_buf *b)
+{
+    out(s, b->data, b->len);
+    pm_buf_reset(b);
+}
+
+/* Host id for the trace: its index among the analysis hosts, else after them. */
+static int trace_pid(const pm_analysis *a, const char *host, const char ***extra, size_t *nextra)
+{
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (strcmp(a->hosts[h].name, host) == 0)
+            return (int)h + 1;
+    for (size_t i = 0; i < *nextra; i++)
+        if (strcmp((*extra)[i], host) == 0)
+            return (int)(a->nhosts + i) + 1;
+    const char **ne = pm_realloc_array(*extra, *nextra + 1, sizeof *ne);
+    if (!ne)
+        return -1;
+    *extra = ne;
+    ne[(*nextra)++] = host;
+    return (int)(a->nhosts + *nextra);
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+/* The counter tracks: these metrics when present, at most this many points
+ * per host (the maximum of each bucket, so peaks survive). */
+static const char *const TRACE_COUNTERS[] = {"cpu_usage", "mem_usage", "net_out", "net_in",
+                                             "ib_out", "ib_in", "rapl_package", "gpu_util"};
+#define TRACE_POINTS 4000
+
+int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
+{
+    sink s = {NULL, NULL, 0};
+    int gz = ends_with(path, ".gz");
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return pm_error_set(err, PM_EUSAGE, "%s: path too long", path);
+    if (gz) {
+        s.gz = gzopen(tmp, "wb6");
+        if (!s.gz)
+            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    } else {
+        s.f = fopen(tmp, "w");
+        if (!s.f)
+            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    }
+    pm_buf b;
+    pm_buf_init(&b);
+    const char **extra = NULL;
+    size_t nextra = 0;
+    /* Time zero: the job start, or an earlier phase (a mark before the
+     * first sample), so no timestamp is negative. */
+    double t0 = a->t_start;
+    for (size_t i = 0; i < a->phases.n; i++)
+        if (a->phases.v[i].t0 < t0)
+            t0 = a->phases.v[i].t0;
+    pm_buf_puts(&b, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"perfmon-analyze\"},"
+                    "\"traceEvents\":[\n");
+    int first = 1;
+#define SEP() (first ? (first = 0, "") : ",\n")
+    /* Processes: one per host, named and ordered. */
+    for (size_t h = 0; h < a->nhosts; h++) {
+        pm_buf_printf(&b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":",
+                      SEP(), h + 1);
+        pm_buf_json_str(&b, a->hosts[h].name);
+        pm_buf_printf(&b, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,"
+                          "\"args\":{\"sort_index\":%zu}}",
+                      h + 1, h + 1);
+    }
+    /* Phases: one thread per phase kind (or Scanner worker). */
+    const pm_phase_set *ps = &a->phases;
+    const char **tracks = NULL;
+    size_t ntracks = 0;
+    for (size_t i = 0; i < ps->n && !b.oom; i++) {
+        const pm_phase *p = &ps->v[i];
+        int pid = trace_pid(a, p->host, &extra, &nextra);
+        if (pid < 0) {
+            b.oom = 1;
+            break;
+        }
+        const char *track = *p->track ? p->track : p->name;
+        size_t tid;
+        for (tid = 0; tid < ntracks; tid++)
+            if (strcmp(tracks[tid], track) == 0)
+                break;
+        if (tid == ntracks) {
+            const char **nt = pm_realloc_array(tracks, ntracks + 1, sizeof *nt);
+            if (!nt) {
+                b.oom = 1;
+                break;
+            }
+            tracks = nt;
+            tracks[ntracks++] = track;
+        }
+        pm_buf_printf(&b, "%s{\"ph\":\"X\",\"cat\":\"phase\",\"name\":", SEP());
+        pm_buf_json_str(&b, p->name);
+        pm_buf_printf(&b, ",\"pid\":%d,\"tid\":%zu,\"ts\":%.3f,\"dur\":%.3f,\"args\":%s}", pid,
+                      tid + 1, (p->t0 - t0) * 1e6, (p->t1 - p->t0) * 1e6, p->attrs);
+        if (b.len > 1 << 20)
+            flush_buf(&s, &b);
+    }
+    /* Names of the hosts only phases know, and of every (host, track). */
+    for (size_t i = 0; i < nextra; i++) {
+        pm_buf_printf(&b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":",
+                      SEP(), a->nhosts + i + 1);
+        pm_buf_json_str(&b, extra[i]);
+        pm_buf_puts(&b, "}}");
+    }
+    for (size_t p = 1; p <= a->nhosts + nextra; p++)
+        for (size_t t = 0; t < ntracks; t++) {
+            pm_buf_printf(&b, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%zu,"
+                              "\"args\":{\"name\":",
+                          SEP(), p, t + 1);
+            pm_buf_json_str(&b, tracks[t]);
+            pm_buf_puts(&b, "}}");
+        }
+    /* Counter tracks for the main resource series. */
+    for (size_t c = 0; c < sizeof TRACE_COUNTERS / sizeof *TRACE_COUNTERS && !b.oom; c++) {
+        int m = pm_analysis_metric(a, TRACE_COUNTERS[c]);
+        if (m < 0)
+            continue;
+        const pm_metric_result *r = &a->metrics[m];
+        char label[200];
+        snprintf(label, sizeof label, "%s (%s)", r->def->name, r->def->unit);
+        for (size_t h = 0; h < a->nhosts; h++) {
+            const pm_series *se = r->host[h];
+            if (!se || se->n == 0)
+                continue;
+            size_t per = (se->n + TRACE_POINTS - 1) / TRACE_POINTS;
+            for (size_t i = 0; i < se->n; i += per) {
+                double mx = NAN;
+                for (size_t j = i; j < i + per && j < se->n; j++)
+                    if (isfinite(se->v[j]) && !(se->v[j] <= mx))
+                        mx = se->v[j];
+                if (!isfinite(mx))
+                    continue;
+                pm_buf_printf(&b, "%s{\"ph\":\"C\",\"name\":", SEP());
+                pm_buf_json_str(&b, label);
+                pm_buf_printf(&b, ",\"pid\":%zu,\"ts\":%.3f,\"args\":{\"value\":%.9g}}", h + 1,
+                              (se->t[i] - t0) * 1e6, mx);
+                if (b.len > 1 << 20)
+                    flush_buf(&s, &b);
+            }
+        }
+    }
+#undef SEP
+    pm_buf_puts(&b, "\n]}\n");
+    int oom = b.oom;
+    flush_buf(&s, &b);
+    pm_buf_free(&b);
+    free(extra);
+    free(tracks);
+    int rc = 0;
+    if (oom)
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory writing %s", path);
+    else if (s.bad)
+        rc = pm_error_sys(err, PM_EIO, errno, "%s: write failed", path);
+    if (s.gz) {
+        if (gzclose(s.gz) != Z_OK && !rc)
+            rc = pm_error_set(err, PM_EIO, "%s: write failed", path);
+    } else if (s.f) {
+        pm_error e2;
+        int r2 = pm_close_checked(s.f, path, &e2);
+        if (!rc && r2) {
+            rc = r2;
+            *err = e2;
+        }
+    }
+    if (!rc && rename(tmp, path) != 0)
+        rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot rename into place", path);
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
