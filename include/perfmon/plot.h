@@ -37,6 +37,7 @@ typedef struct pm_plot_span {
     double t0, t1;
     int kind;            /* 0 = repaired data (hatched grey), 1 = phase (tinted) */
     const char *label;   /* phase name, or NULL */
+    int color;           /* phase: palette index (the phase kind) */
 } pm_plot_span;
 
 typedef struct pm_plot {
@@ -73,6 +74,29 @@ typedef struct pm_heatmap {
 
 /* Draw into the rectangle (x, y, w, h) of cr (units are points or pixels,
  * whatever cr uses); fonts scale with font_size. */
+/* A phase timeline (Gantt chart): one row per node, a bar per phase,
+ * coloured by kind, with a legend of kinds. */
+typedef struct pm_timeline_bar {
+    size_t row, kind;
+    double t0, t1;
+} pm_timeline_bar;
+
+typedef struct pm_timeline {
+    const char *title;
+    int time_axis;
+    double t_origin;
+    double t0, t1;               /* time range shown */
+    const char *const *rows;     /* node names */
+    size_t nrows;
+    const char *const *kinds;    /* phase kind names (legend) */
+    size_t nkinds;
+    const pm_timeline_bar *bars;
+    size_t nbars;
+} pm_timeline;
+
+void pm_timeline_draw(cairo_t *cr, double x, double y, double w, double h, double font_size,
+                      const pm_timeline *tl);
+
 void pm_plot_draw(cairo_t *cr, double x, double y, double w, double h, double font_size,
                   const pm_plot *p);
 void pm_heatmap_draw(cairo_t *cr, double x, double y, double w, double h, double font_size,

@@ -11,6 +11,7 @@
 
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
+#include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
 
 #define MAX_SPANS 256
@@ -125,7 +126,7 @@ static int repair_spans(const pm_metric_result *r, size_t nhosts, pm_chart *c)
                 cap *= 2;
             }
             double t0 = i > 0 ? se->t[i - 1] : se->t[i];
-            s[n++] = (pm_plot_span){t0, se->t[i], 0, NULL};
+            s[n++] = (pm_plot_span){t0, se->t[i], 0, NULL, 0};
         }
     }
     if (n == 0) {
@@ -249,6 +250,61 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
     c->band = (pm_plot_band){c->band_t, c->band_lo, c->band_mid, c->band_hi, ng, c->band_label};
     snprintf(c->band_label, sizeof c->band_label, "min-max of %zu nodes, median line", k);
     c->plot.band = &c->band;
+    return 0;
+}
+
+/* Phase bands for an all-node chart: per phase kind the union of its
+ * phases over all nodes (at most MAX_SPANS per kind), tinted by kind and
+ * labelled at the first band of each kind.  Appended to the repair spans. */
+static int phase_spans(const pm_analysis *a, pm_chart *c)
+{
+    const pm_phase_stats *st = a->phase_stats;
+    if (!st || a->phases.n == 0)
+        return 0;
+    size_t have = c->plot.nspans, cap = have + a->phases.n;
+    pm_plot_span *s = pm_realloc_array(c->spans, cap, sizeof *s);
+    if (!s)
+        return PM_ENOMEM;
+    c->spans = s;
+    size_t n = have;
+    for (size_t k = 0; k < st->nkinds; k++) {
+        size_t k0 = n;
+        for (size_t i = 0; i < a->phases.n; i++) {
+            const pm_phase *p = &a->phases.v[i];
+            if (strcmp(p->name, st->kinds[k].name) == 0 && p->t1 >= p->t0)
+                s[n++] = (pm_plot_span){p->t0, p->t1, 1, NULL, (int)(k + 1)};
+        }
+        /* Sort this kind's spans by start and merge overlaps (widening the
+         * join gap until at most MAX_SPANS remain). */
+        for (size_t i = k0 + 1; i < n; i++) {
+            pm_plot_span x = s[i];
+            size_t j = i;
+            while (j > k0 && s[j - 1].t0 > x.t0) {
+                s[j] = s[j - 1];
+                j--;
+            }
+            s[j] = x;
+        }
+        double gap = 0;
+        for (;;) {
+            size_t m = k0;
+            for (size_t i = k0; i < n; i++) {
+                if (m > k0 && s[i].t0 <= s[m - 1].t1 + gap)
+                    s[m - 1].t1 = fmax(s[m - 1].t1, s[i].t1);
+                else
+                    s[m++] = s[i];
+            }
+            n = m;
+            if (n - k0 <= MAX_SPANS || n == k0)
+                break;
+            double span = s[n - 1].t1 - s[k0].t0;
+            gap = gap > 0 ? gap * 2 : span / 1000;
+        }
+        if (n > k0)
+            s[k0].label = st->kinds[k].name;
+    }
+    c->plot.spans = s;
+    c->plot.nspans = n;
     return 0;
 }
 
@@ -377,6 +433,8 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
     }
     if (rc == 0)
         rc = repair_spans(r, a->nhosts, c);
+    if (rc == 0 && all_nodes)
+        rc = phase_spans(a, c);
     if (rc != 0) {
         pm_chart_free(c);
         return pm_error_set(err, rc, "%s: out of memory building the chart", d->id);

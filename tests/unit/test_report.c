@@ -292,7 +292,7 @@ static void golden_plot(pm_plot *p, pm_plot_series *s, double *t, double *v, siz
     }
     s[0] = (pm_plot_series){"node-a", t, v, n};
     s[1] = (pm_plot_series){"node-b", t, v + n, n};
-    sp[0] = (pm_plot_span){t[100], t[130], 0, NULL};
+    sp[0] = (pm_plot_span){t[100], t[130], 0, NULL, 0};
     nt[0] = t[0];
     nt[1] = t[300];
     nt[2] = t[340];
