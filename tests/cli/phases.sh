@@ -1,0 +1,105 @@
+#!/bin/sh
+# Job phases end to end: perfmon-sample mark inside a sampled job, then
+# perfmon-analyze --stats (text, JSON, --by-phase), --data timings, --trace
+# and the report's phase page.  Exit codes and messages of `mark`.
+set -u
+S="${PM_WRAP:-} $PM_BIN/perfmon-sample"
+A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() {
+    desc=$1
+    shift
+    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
+}
+has() { grep -q -- "$2" "$1"; }
+if command -v python3 >/dev/null 2>&1; then py() { python3 "$@"; }; else
+    echo "SKIP  python3 not installed: JSON contents not checked"; py() { true; }; fi
+
+# mark: usage errors exit 2 with a message; I/O errors exit 3.
+$S mark --help >"$T/out" 2>&1
+check "mark --help exits 0" [ $? -eq 0 ]
+check "mark --help shows the forms" has "$T/out" "PHASE start|end"
+$S mark -o "$T" >/dev/null 2>"$T/err"
+check "mark without a phase exits 2" [ $? -eq 2 ]
+$S mark -o "$T" build sometimes 2>"$T/err"
+check "mark with a bad edge exits 2" [ $? -eq 2 ]
+check "the bad edge is named" has "$T/err" '"sometimes" is not start, end or once'
+$S mark -o "$T" build start diff=3 2>"$T/err"
+check "diff= with start exits 2" [ $? -eq 2 ]
+$S mark -o "$T/missing" build start 2>"$T/err"
+check "a missing directory exits 3" [ $? -eq 3 ]
+check "the events file is named" has "$T/err" "$T/missing/"
+env -u PERFMON_DIR $S mark build start 2>"$T/err"
+check "no directory exits 2" [ $? -eq 2 ]
+
+# A sampled job that marks its phases (PERFMON_DIR instead of -o for two).
+J="$T/job"
+mkdir "$J"
+M="$PM_BIN/perfmon-sample mark --host node-1"
+$S -o "$J" -i 0.1 --host node-1 --job-id phases-1 -- sh -c "
+    $M -o '$J' setup start
+    sleep 0.4
+    $M -o '$J' setup end
+    for i in 1 2; do
+        PERFMON_DIR='$J' $M compute start img=step\$i size=\$i
+        timeout 0.6 sh -c 'while :; do :; done'
+        PERFMON_DIR='$J' $M compute end img=step\$i
+    done
+    $M -o '$J' checkpoint diff=0.25 img=ckpt
+    $M -o '$J' orphan end
+    sleep 0.3" >/dev/null 2>&1
+check "the sampled job exits 0" [ $? -eq 0 ]
+check "events file written" [ -s "$J/node-1.events" ]
+check "eight marks recorded" [ "$(wc -l <"$J/node-1.events")" -eq 8 ]
+
+$A "$J" --stats --by-phase >"$T/out" 2>"$T/err"
+check "analyze with phases exits 0" [ $? -eq 0 ]
+check "phases table" has "$T/out" "^Phases"
+check "compute phase counted twice" grep -q "^  compute  *1  *2 " "$T/out"
+check "resource use by phase" has "$T/out" "Resource use by phase"
+check "the unpaired end is a warning" has "$T/err" "node-1: end of orphan at .* has no start"
+
+$A "$J" --stats --json >"$T/json" 2>/dev/null
+check "JSON phases section" py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = {x["name"]: x for x in d["phases"]["kinds"]}
+assert set(k) == {"setup", "compute", "checkpoint"}, k.keys()
+assert k["compute"]["count"] == 2
+assert 1.0 < k["compute"]["total_s"] < 2.5, k["compute"]["total_s"]
+assert 0.35 < k["setup"]["total_s"] < 1.5
+assert abs(k["checkpoint"]["total_s"] - 0.25) < 1e-9
+assert k["compute"]["by_metric"]["cpu_usage"]["mean"] > 0
+assert any("orphan" in u for u in d["phases"]["unmatched"])
+' "$T/json"
+
+$A "$J" --data "$T/data" --trace "$T/trace.json" -q
+check "--data writes timings.dat" has "$T/data/timings.dat" '"node-1"'
+check "--data writes timings.gp" has "$T/data/timings.gp" "rowstacked"
+check "--trace is a Chrome trace" py -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+x = [e for e in ev if e["ph"] == "X"]
+assert sorted(e["name"] for e in x) == ["checkpoint", "compute", "compute", "setup"], x
+assert all(e["ts"] >= 0 and e["dur"] >= 0 for e in x)
+assert any(e["ph"] == "C" for e in ev)
+assert [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"] == ["node-1"]
+' "$T/trace.json"
+$A "$J" --trace "$T/trace.json.gz" -q
+check "--trace .gz is gzip" py -c '
+import gzip, json, sys
+json.load(gzip.open(sys.argv[1]))
+' "$T/trace.json.gz"
+$A "$J" --trace "$T/nodir/t.json" -q 2>"$T/err"
+check "unwritable --trace exits 3" [ $? -eq 3 ]
+
+if command -v pdftotext >/dev/null 2>&1; then
+    $A "$J" --pdf "$T/r.pdf" -q
+    pdftotext -layout "$T/r.pdf" "$T/r.txt" 2>/dev/null
+    check "report has the phases page" has "$T/r.txt" "Start spread s"
+    check "report lists the unpaired mark" has "$T/r.txt" "Marks that did not pair"
+fi
+
+[ "$fails" -eq 0 ]
