@@ -642,8 +642,14 @@ static void test_crc32c(void **state)
     for (size_t i = 0; i < sizeof buf; i++)
         buf[i] = (unsigned char)(i * 131u + 7u);
     for (size_t off = 0; off < 8; off++)
-        for (size_t n = 0; n + off <= 100; n++)
+        for (size_t n = 0; n + off <= 100; n++) {
             assert_int_equal(pm_crc32c(0, buf + off, n), crc_ref(buf + off, n));
+            /* The portable version too, wherever the instruction is used. */
+            assert_int_equal(pm_crc32c_sw(0, buf + off, n), crc_ref(buf + off, n));
+        }
+    for (size_t i = 0; i < N(rows); i++)
+        assert_int_equal(pm_crc32c_sw(0, rows[i].p, rows[i].n), rows[i].crc);
+    fprintf(stderr, "crc32c: %s\n", pm_crc32c_hw_available() ? "SSE4.2 instruction" : "tables");
 }
 
 int main(void)
