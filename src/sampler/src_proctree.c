@@ -54,7 +54,16 @@ typedef struct pent {
      * instead of re-read: a sleeping member costs two reads, not five. */
     uint64_t slices, rss_pages, shared, rb, wb, nfd;
     uint8_t have_shared, have_io, have_fds;
+    /* The stat fields, reused while the member stays off the CPU (its
+     * own CPU time, threads and children's times cannot change then), and
+     * re-read at least every STAT_REFRESH samples for RSS, which memory
+     * reclaim can lower while a process sleeps. */
+    uint8_t have_stat, stat_age;
+    uint64_t ut, stt, threads, vsize;
+    int64_t cut, cst;
 } pent;
+
+#define STAT_REFRESH 10
 
 typedef struct ptab {
     pent *e;
@@ -413,29 +422,54 @@ static int read_slices(tree_state *st, const pm_sctx *ctx, pent *e, uint64_t *ou
 static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
 {
     char buf[4096];
-    if (member_file(st, ctx, e, F_STAT, buf, sizeof buf) <= 0) {
-        /* Exited since the listing, or its pid was reused: forget it so
-         * the next listing classifies the pid afresh. */
-        close_files(st, e);
-        e->state = UNKNOWN;
-        return;
-    }
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return;
-    /* proc(5) fields from 3 (state) on: f[0] is field 3, so field N is
-     * f[N - 3]: utime 14, stime 15, cutime 16, cstime 17, num_threads 20,
-     * vsize 23 (bytes), rss 24 (pages). */
-    char *f[24];
-    size_t n = pm_split_fields(p + 1, f, 24);
-    if (n < 22)
-        return;
+    /* schedstat first: a member that has not run since the last sample
+     * costs this one read (its stat is reused, see pent). */
+    uint64_t slices;
+    int have_slices = read_slices(st, ctx, e, &slices) == 0;
+    int asleep = have_slices && e->cached && e->have_stat && slices == e->slices &&
+                 e->stat_age < STAT_REFRESH;
     uint64_t ut, stt, threads, vsize, rss;
     int64_t cut, cst;
-    if (pm_parse_u64(f[11], &ut) || pm_parse_u64(f[12], &stt) || pm_parse_i64(f[13], &cut) ||
-        pm_parse_i64(f[14], &cst) || pm_parse_u64(f[17], &threads) ||
-        pm_parse_u64(f[20], &vsize) || pm_parse_u64(f[21], &rss))
-        return;
+    if (asleep) {
+        ut = e->ut;
+        stt = e->stt;
+        cut = e->cut;
+        cst = e->cst;
+        threads = e->threads;
+        vsize = e->vsize;
+        rss = e->rss_pages;
+        e->stat_age++;
+    } else {
+        if (member_file(st, ctx, e, F_STAT, buf, sizeof buf) <= 0) {
+            /* Exited since the listing, or its pid was reused: forget it
+             * so the next listing classifies the pid afresh. */
+            close_files(st, e);
+            e->state = UNKNOWN;
+            return;
+        }
+        char *p = strrchr(buf, ')');
+        if (!p)
+            return;
+        /* proc(5) fields from 3 (state) on: f[0] is field 3, so field N is
+         * f[N - 3]: utime 14, stime 15, cutime 16, cstime 17, num_threads
+         * 20, vsize 23 (bytes), rss 24 (pages). */
+        char *f[24];
+        size_t n = pm_split_fields(p + 1, f, 24);
+        if (n < 22)
+            return;
+        if (pm_parse_u64(f[11], &ut) || pm_parse_u64(f[12], &stt) || pm_parse_i64(f[13], &cut) ||
+            pm_parse_i64(f[14], &cst) || pm_parse_u64(f[17], &threads) ||
+            pm_parse_u64(f[20], &vsize) || pm_parse_u64(f[21], &rss))
+            return;
+        e->ut = ut;
+        e->stt = stt;
+        e->cut = cut;
+        e->cst = cst;
+        e->threads = threads;
+        e->vsize = vsize;
+        e->have_stat = 1;
+        e->stat_age = 0;
+    }
     t->count++;
     t->threads += threads;
     t->cpu += (double)(ut + stt + (uint64_t)(cut > 0 ? cut : 0) + (uint64_t)(cst > 0 ? cst : 0)) /
@@ -443,9 +477,8 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
     t->vms += vsize;
     t->rss += rss * (uint64_t)ctx->page_size;
 
-    uint64_t slices;
     int idle = 0;
-    if (read_slices(st, ctx, e, &slices) == 0) {
+    if (have_slices) {
         idle = e->cached && slices == e->slices && rss == e->rss_pages;
         e->slices = slices;
     }
