@@ -21,6 +21,7 @@ int pm_parse_double(const char *s, double *out);
 /* Parse an unsigned decimal at *p, skipping leading blanks, and advance *p
  * past it.  Returns 0 or -1 (nothing consumed on failure). */
 int pm_scan_u64(const char **p, uint64_t *out);
+/* Same for a signed decimal: an optional '-' directly followed by digits. */
 int pm_scan_i64(const char **p, int64_t *out);
 
 /* Skip blanks (space, tab) at *p. */

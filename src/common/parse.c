@@ -78,6 +78,9 @@ int pm_scan_i64(const char **p, int64_t *out)
     if (*s == '-') {
         neg = 1;
         s++;
+        /* The digits follow the sign at once: "- 5" is two fields. */
+        if (!isdigit((unsigned char)*s))
+            return -1;
     }
     uint64_t u;
     if (pm_scan_u64(&s, &u) != 0)

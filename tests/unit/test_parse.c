@@ -233,19 +233,17 @@ static void test_scan_i64(void **state)
 static void test_scan_i64_blank_after_sign(void **state)
 {
     (void)state;
-    /* BUG (src/common/parse.c, pm_scan_i64: after consuming '-' it calls
-     * pm_scan_u64, which skips blanks again): "- 5" parses as -5 and
-     * "-\t7" as -7.  A lone '-' field followed by a number (e.g. a "-"
-     * placeholder column) is silently merged with the next field.
-     * Expected: -1 and nothing consumed, as for "-". */
-    const char *in = "- 5";
-    const char *p = in;
-    int64_t v = 0;
-    int rc = pm_scan_i64(&p, &v);
-    if (rc == 0)
-        skip(); /* known bug: see comment above */
-    assert_int_equal(rc, -1);
-    assert_ptr_equal(p, in);
+    /* A lone '-' field followed by a number (e.g. a "-" placeholder
+     * column) is not merged with the next field: -1 and nothing consumed,
+     * as for "-". */
+    static const char *const rows[] = {"- 5", "-\t7", "  - 5", "-+5"};
+    for (size_t i = 0; i < N(rows); i++) {
+        const char *p = rows[i];
+        int64_t v = 0;
+        if (pm_scan_i64(&p, &v) != -1)
+            fail_msg("pm_scan_i64(\"%s\") accepted %lld", rows[i], (long long)v);
+        assert_ptr_equal(p, rows[i]);
+    }
 }
 
 /* ------------------------------------------------------- pm_split_fields */
