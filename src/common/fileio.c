@@ -100,8 +100,10 @@ int pm_read_whole(const char *path, size_t max, char **out, size_t *len, pm_erro
         close(fd);
         return pm_error_set(err, PM_EIO, "%s: is a directory", path);
     }
-    /* Regular files: size known up front.  Others (pipes, /proc): grow. */
-    size_t cap = 65536;
+    /* Regular files: size known up front.  Others (pipes, /proc): grow.
+     * The buffer never holds more than max bytes, so the limit is checked
+     * whenever it fills, whatever kind of file this is. */
+    size_t cap = max < 65535 ? max + 1 : 65536;
     if (S_ISREG(st.st_mode)) {
         if ((unsigned long long)st.st_size > max) {
             close(fd);
@@ -121,15 +123,21 @@ int pm_read_whole(const char *path, size_t max, char **out, size_t *len, pm_erro
             if (cap - 1 >= max) {
                 /* Probe for one more byte to tell "exactly max" from "more". */
                 char extra;
-                ssize_t n = read(fd, &extra, 1);
+                ssize_t n;
+                do
+                    n = read(fd, &extra, 1);
+                while (n < 0 && errno == EINTR);
                 if (n == 0)
                     break;
+                int e = errno;
                 free(buf);
                 close(fd);
+                if (n < 0)
+                    return pm_error_sys(err, PM_EIO, e, "%s: read failed", path);
                 return pm_error_set(err, PM_ELIMIT, "%s: larger than the limit of %zu bytes",
                                     path, max);
             }
-            size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            size_t ncap = cap > max / 2 ? max + 1 : cap * 2;
             char *nb = realloc(buf, ncap);
             if (!nb) {
                 free(buf);

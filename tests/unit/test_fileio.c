@@ -202,38 +202,45 @@ static void test_read_whole(void **state)
 static void test_read_whole_pipe_limit(void **state)
 {
     (void)state;
-    /* BUG (src/common/fileio.c, pm_read_whole: for a file that is not
-     * regular the buffer starts at cap = 65536 whatever max is, and max is
-     * only checked when that buffer fills): a FIFO (or any non-regular
-     * file, e.g. PBS_NODEFILE=<(...)) of 1000 bytes read with max = 100
-     * returns 0 and 1000 bytes.  The header promises "at most max bytes".
-     * Expected: PM_ELIMIT. */
-    char fifo[512];
-    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
-    assert_int_equal(mkfifo(fifo, 0600), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fd = open(fifo, O_WRONLY);
-        char data[1000];
-        memset(data, 'x', sizeof data);
-        ssize_t n = fd >= 0 ? write(fd, data, sizeof data) : -1;
-        _exit(n == (ssize_t)sizeof data ? 0 : 1);
+    /* A FIFO (or any non-regular file, e.g. PBS_NODEFILE=<(...)) longer
+     * than max is refused like a regular file: the header promises "at
+     * most max bytes". */
+    static const struct {
+        size_t size; /* bytes written into the FIFO */
+        int rc;
+    } rows[] = {{1000, PM_ELIMIT}, {101, PM_ELIMIT}, {100, 0}, {99, 0}, {0, 0}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char fifo[512];
+        snprintf(fifo, sizeof fifo, "%s/fifo%zu", dir, i);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            int fd = open(fifo, O_WRONLY);
+            char data[1000];
+            memset(data, 'x', sizeof data);
+            ssize_t n = fd >= 0 ? write(fd, data, rows[i].size) : -1;
+            _exit(n == (ssize_t)rows[i].size ? 0 : 1);
+        }
+        char *out = NULL;
+        size_t len = 0;
+        pm_error err;
+        pm_error_clear(&err);
+        int rc = pm_read_whole(fifo, 100, &out, &len, &err);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        if (rc != rows[i].rc)
+            fail_msg("%zu bytes, max 100: rc %d, expected %d", rows[i].size, rc, rows[i].rc);
+        if (rc == 0) {
+            assert_int_equal(len, rows[i].size);
+            assert_int_equal(strlen(out), rows[i].size);
+            free(out);
+        } else {
+            assert_null(out);
+            assert_non_null(strstr(err.msg, "100"));
+        }
     }
-    char *out = NULL;
-    size_t len = 0;
-    pm_error err;
-    pm_error_clear(&err);
-    int rc = pm_read_whole(fifo, 100, &out, &len, &err);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    if (rc == 0) {
-        assert_true(len > 100);
-        free(out);
-        skip(); /* known bug: see comment above */
-    }
-    assert_int_equal(rc, PM_ELIMIT);
 }
 
 static void test_write_all(void **state)
