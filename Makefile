@@ -16,8 +16,9 @@ VERSION  := 0.1.0
 
 ifeq ($(SAN),1)
 BUILD    ?= build/san
-OPT      ?= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
-SANLD    := -fsanitize=address,undefined
+OPT      ?= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow \
+            -fno-sanitize-recover=undefined,float-cast-overflow
+SANLD    := -fsanitize=address,undefined,float-cast-overflow
 else
 BUILD    ?= build/release
 OPT      ?= -O2 -g

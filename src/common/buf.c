@@ -144,7 +144,8 @@ void pm_buf_json_num(pm_buf *b, double v)
         pm_buf_puts(b, "null");
         return;
     }
-    if (v == (double)(int64_t)v && fabs(v) < 9.0e15) {
+    /* Range first: converting a double outside int64_t is undefined. */
+    if (fabs(v) < 9.0e15 && v == (double)(int64_t)v) {
         pm_buf_printf(b, "%lld", (long long)v);
         return;
     }

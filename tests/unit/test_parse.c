@@ -549,13 +549,9 @@ static void test_buf_json_str(void **state)
 static void test_buf_json_num(void **state)
 {
     (void)state;
-    /* NOTE (src/common/buf.c:147, pm_buf_json_num): the 1e300 row passes,
-     * but `v == (double)(int64_t)v` converts before checking the range,
-     * which is undefined behaviour for |v| >= 2^63 (UBSan with
-     * -fsanitize=float-cast-overflow: "1e+300 is outside the range of
-     * representable values of type 'long int'"; gcc's -fsanitize=undefined
-     * of `make test SAN=1` does not include that check).  Test fabs(v)
-     * first. */
+    /* Values beyond int64_t (2^63 and up) are written without converting
+     * them to an integer first, which would be undefined behaviour
+     * (`make check SAN=1` adds -fsanitize=float-cast-overflow for it). */
     static const struct {
         double v;
         const char *out;
@@ -563,6 +559,14 @@ static void test_buf_json_num(void **state)
         {0.0, "0"},       {3.0, "3"},         {-7.0, "-7"},     {0.5, "0.5"},
         {0.1, "0.1"},     {1e300, "1e+300"},  {NAN, "null"},    {INFINITY, "null"},
         {-INFINITY, "null"},
+        /* around and beyond the int64_t range */
+        {-1e300, "-1e+300"},
+        {9223372036854775808.0, "9.2233720368547758e+18"},
+        {-9223372036854775808.0, "-9.2233720368547758e+18"},
+        {1e19, "1e+19"},
+        {9.0e15, "9e+15"},
+        {8999999999999999.0, "8999999999999999"},
+        {-4.0e15, "-4000000000000000"},
     };
     for (size_t i = 0; i < N(rows); i++) {
         pm_buf b;
