@@ -20,11 +20,22 @@ ssize_t pm_read_small(int dirfd, const char *path, char *buf, size_t cap, int *f
 
 /* Re-read a kernel-generated file (/proc, /sys) through a kept-open
  * descriptor: opens path relative to dirfd on first use (storing the fd in
- * *fd), then reads it from offset 0 with a single pread(2), which for
- * these files returns the whole content when it fits.  Same return
- * contract as pm_read_small.  On error the descriptor is closed and *fd
- * reset, so the next call reopens. */
+ * *fd), then reads it from offset 0 with a single pread(2), which returns
+ * the whole content when it fits for files the kernel writes in one piece
+ * (sysfs attributes, single_open files such as /proc/stat, /proc/meminfo,
+ * /proc/<pid>/stat).  Files listed one record at a time (/proc/diskstats,
+ * /proc/net/dev) come back about a page per read: use pm_pread_grow.
+ * Same return contract as pm_read_small.  On error the descriptor is
+ * closed and *fd reset, so the next call reopens. */
 ssize_t pm_pread_kept(int *fd, int dirfd, const char *path, char *buf, size_t cap, int *full);
+
+/* Like pm_pread_kept, but reads until end of file, whatever the length:
+ * *buf (malloc'd, *cap bytes; NULL and 0 at first, the caller frees it) is
+ * grown by doubling up to max bytes (max >= 2).  Returns the length of the
+ * NUL-terminated content, or -errno: -EFBIG when the file needs more than
+ * max bytes, -ENOMEM; a file is never returned cut short. */
+ssize_t pm_pread_grow(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
+                      size_t max);
 
 /* Close a kept descriptor (if open) and reset it to -1. */
 void pm_close_kept(int *fd);

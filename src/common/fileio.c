@@ -75,6 +75,65 @@ ssize_t pm_pread_kept(int *fd, int dirfd, const char *path, char *buf, size_t ca
     return n;
 }
 
+ssize_t pm_pread_grow(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
+                      size_t max)
+{
+    if (max < 2)
+        return -EINVAL;
+    if (*fd < 0) {
+        *fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (*fd < 0)
+            return -errno;
+    }
+    size_t got = 0;
+    for (;;) {
+        if (got + 1 >= *cap) {
+            if (*cap >= max) {
+                /* Probe for one more byte to tell "exactly fits" from "more". */
+                char extra;
+                ssize_t n;
+                do
+                    n = pread(*fd, &extra, 1, (off_t)got);
+                while (n < 0 && errno == EINTR);
+                if (n == 0)
+                    break;
+                int e = errno;
+                (*buf)[got] = '\0';
+                if (n > 0)
+                    return -EFBIG;
+                pm_close_kept(fd);
+                return -e;
+            }
+            size_t ncap = *cap < 4096 ? 4096 : *cap > max / 2 ? max : *cap * 2;
+            if (ncap > max)
+                ncap = max;
+            char *nb = realloc(*buf, ncap);
+            if (!nb) {
+                if (*buf)
+                    (*buf)[got] = '\0';
+                return -ENOMEM;
+            }
+            *buf = nb;
+            *cap = ncap;
+        }
+        /* Successive offsets: a seq_file continues where it stopped. */
+        ssize_t n = pread(*fd, *buf + got, *cap - 1 - got, (off_t)got);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            (*buf)[got] = '\0';
+            pm_close_kept(fd);
+            return -e;
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    (*buf)[got] = '\0';
+    return (ssize_t)got;
+}
+
 void pm_close_kept(int *fd)
 {
     if (*fd >= 0)

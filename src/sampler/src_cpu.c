@@ -80,21 +80,8 @@ static double busy_pct(uint64_t busy, uint64_t pbusy, uint64_t total, uint64_t p
  * node with thousands of CPUs has a long file). */
 static int read_stat(cpu_state *st, const pm_sctx *ctx)
 {
-    for (;;) {
-        int full;
-        ssize_t n = pm_pread_kept(&st->fd_stat, ctx->proc_fd, "stat", st->buf, st->cap, &full);
-        if (n < 0)
-            return (int)n;
-        if (!full)
-            return 0;
-        if (st->cap >= STAT_CAP)
-            return -EFBIG;
-        char *nb = realloc(st->buf, st->cap * 2);
-        if (!nb)
-            return -ENOMEM;
-        st->buf = nb;
-        st->cap *= 2;
-    }
+    ssize_t n = pm_pread_grow(&st->fd_stat, ctx->proc_fd, "stat", &st->buf, &st->cap, STAT_CAP);
+    return n < 0 ? (int)n : 0;
 }
 
 static int add(pm_schema *s, const char *name, const char *unit, int kind, int type)
@@ -107,11 +94,9 @@ static int cpu_open(const pm_sctx *ctx, pm_schema *schema, void **state, pm_erro
     cpu_state *st = calloc(1, sizeof *st);
     if (!st)
         return pm_error_set(err, PM_ENOMEM, "cpu: out of memory");
-    st->cap = 16384;
-    st->buf = malloc(st->cap);
     st->hz = ctx->clk_tck > 0 ? ctx->clk_tck : 100;
     st->fd_stat = st->fd_load = -1;
-    int rc = st->buf ? read_stat(st, ctx) : -ENOMEM;
+    int rc = read_stat(st, ctx);
     if (rc < 0 || strncmp(st->buf, "cpu ", 4) != 0) {
         pm_close_kept(&st->fd_stat);
         free(st->buf);

@@ -9,6 +9,7 @@
  * Sectors in diskstats are always 512 bytes, whatever the device's size.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +17,14 @@
 #include <unistd.h>
 
 #include "perfmon/fileio.h"
+#include "perfmon/log.h"
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
 
 #define MAX_DEVS 256
+/* /proc/diskstats is about 100-200 bytes a device: 4 MiB holds tens of
+ * thousands (loop devices of snaps and containers, NVMe namespaces). */
+#define DISKSTATS_MAX (4u << 20)
 
 typedef struct disk_state {
     char devs[MAX_DEVS][32];
@@ -29,6 +34,7 @@ typedef struct disk_state {
     char *buf;
     size_t cap;
     int fd;
+    int warned_big;
 } disk_state;
 
 static int skipped_name(const char *n)
@@ -60,14 +66,19 @@ static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
         close(fd);
     }
     st->fd = -1;
-    st->cap = 65536;
-    st->buf = malloc(st->cap);
-    if (!st->buf) {
+    ssize_t n = st->ndevs > 0 ? pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf,
+                                              &st->cap, DISKSTATS_MAX)
+                              : 0;
+    if (n == -ENOMEM) {
+        pm_close_kept(&st->fd);
+        free(st->buf);
         free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
     }
-    int have_stats = st->ndevs > 0 &&
-                     pm_read_small(ctx->proc_fd, "diskstats", st->buf, st->cap, NULL) > 0;
+    if (n == -EFBIG)
+        pm_log(PM_LOG_WARN, "disk: %s/diskstats is larger than %u bytes; disk counters not "
+               "recorded", ctx->proc_root, DISKSTATS_MAX);
+    int have_stats = n > 0;
     if (have_stats) {
         st->rb = pm_schema_add(s, "disk.read_bytes", "B", PM_COUNTER, PM_U64, "disk", 0);
         st->wb = pm_schema_add(s, "disk.write_bytes", "B", PM_COUNTER, PM_U64, "disk", 0);
@@ -83,6 +94,7 @@ static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     st->out_size = pm_schema_add(s, "fs.out.size", "B", PM_GAUGE, PM_U64, "disk", 0);
     st->root_pct = pm_schema_add(s, "fs.root.usage_pct", "%", PM_GAUGE, PM_F64, "disk", 0);
     if (st->root_pct < 0) {
+        pm_close_kept(&st->fd);
         free(st->buf);
         free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: cannot add columns");
@@ -120,9 +132,14 @@ static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     disk_state *st = state;
     if (st->ndevs) {
-        int full;
-        if (pm_pread_kept(&st->fd, ctx->proc_fd, "diskstats", st->buf, st->cap, &full) > 0 &&
-            !full) {
+        ssize_t len = pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf, &st->cap,
+                                    DISKSTATS_MAX);
+        if (len == -EFBIG && !st->warned_big) {
+            st->warned_big = 1;
+            pm_log(PM_LOG_WARN, "disk: %s/diskstats grew beyond %u bytes; disk counters not "
+                   "recorded", ctx->proc_root, DISKSTATS_MAX);
+        }
+        if (len > 0) {
             uint64_t rs = 0, ws = 0, ro = 0, wo = 0, ticks = 0;
             char *cur = st->buf, *line;
             while ((line = pm_next_line(&cur)) != NULL) {

@@ -2,13 +2,19 @@
  * external interfaces as AzureML's perf.py reports them.  Every interface
  * other than "lo" counts as external.  The counters are those of the
  * sampler's network namespace. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "perfmon/fileio.h"
+#include "perfmon/log.h"
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
+
+/* About 130 bytes an interface: 4 MiB holds some 30,000 (veth pairs of a
+ * container host, VLANs, IPoIB children). */
+#define NETDEV_MAX (4u << 20)
 
 enum { LO, EXT };
 
@@ -16,19 +22,34 @@ typedef struct net_state {
     int bs[2], br[2], ps[2], pr[2];
     int errs, drops;
     int fd;
-    char buf[65536];
+    int warned_big;
+    char *buf;
+    size_t cap;
 } net_state;
+
+static void net_free(net_state *st)
+{
+    pm_close_kept(&st->fd);
+    free(st->buf);
+    free(st);
+}
 
 static int net_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
 {
     net_state *st = calloc(1, sizeof *st);
     if (!st)
         return pm_error_set(err, PM_ENOMEM, "net: out of memory");
-    if (pm_read_small(ctx->proc_fd, "net/dev", st->buf, sizeof st->buf, NULL) <= 0) {
-        free(st);
+    st->fd = -1;
+    ssize_t n = pm_pread_grow(&st->fd, ctx->proc_fd, "net/dev", &st->buf, &st->cap, NETDEV_MAX);
+    if (n <= 0) {
+        net_free(st);
+        if (n == -ENOMEM)
+            return pm_error_set(err, PM_ENOMEM, "net: out of memory");
+        if (n == -EFBIG)
+            return pm_error_set(err, PM_ENOENT, "%s/net/dev: larger than %u bytes",
+                                ctx->proc_root, NETDEV_MAX);
         return pm_error_set(err, PM_ENOENT, "%s/net/dev: not readable", ctx->proc_root);
     }
-    st->fd = -1;
     static const char *const pre[2] = {"net.lo.", "net.ext."};
     char name[64];
     for (int k = 0; k < 2; k++) {
@@ -44,7 +65,7 @@ static int net_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *er
     st->errs = pm_schema_add(s, "net.ext.errors", "1", PM_COUNTER, PM_U64, "net", 0);
     st->drops = pm_schema_add(s, "net.ext.drops", "1", PM_COUNTER, PM_U64, "net", 0);
     if (st->drops < 0) {
-        free(st);
+        net_free(st);
         return pm_error_set(err, PM_ENOMEM, "net: cannot add columns");
     }
     *state = st;
@@ -54,9 +75,13 @@ static int net_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *er
 static int net_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     net_state *st = state;
-    int full;
-    if (pm_pread_kept(&st->fd, ctx->proc_fd, "net/dev", st->buf, sizeof st->buf, &full) <= 0 ||
-        full)
+    ssize_t n = pm_pread_grow(&st->fd, ctx->proc_fd, "net/dev", &st->buf, &st->cap, NETDEV_MAX);
+    if (n == -EFBIG && !st->warned_big) {
+        st->warned_big = 1;
+        pm_log(PM_LOG_WARN, "net: %s/net/dev grew beyond %u bytes; network counters not "
+               "recorded", ctx->proc_root, NETDEV_MAX);
+    }
+    if (n <= 0)
         return -1;
     uint64_t bs[2] = {0}, br[2] = {0}, ps[2] = {0}, pr[2] = {0}, errs = 0, drops = 0;
     char *cur = st->buf, *line;
@@ -103,10 +128,8 @@ static int net_read(void *state, const pm_sctx *ctx, pm_sample *s)
 static void net_close(void *state)
 {
     net_state *st = state;
-    if (!st)
-        return;
-    pm_close_kept(&st->fd);
-    free(st);
+    if (st)
+        net_free(st);
 }
 
 const pm_source pm_source_net = {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,6 +151,103 @@ static void test_pread_kept(void **state)
 
     assert_int_equal(pm_pread_kept(&fd, dfd, "k", buf, 0, NULL), -EINVAL);
     close(dfd);
+}
+
+static void test_pread_grow(void **state)
+{
+    (void)state;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/g", dir);
+    static const struct {
+        size_t size, max;
+        ssize_t rc; /* the size, or -errno */
+    } rows[] = {
+        {0, 100, 0},
+        {99, 100, 99},           /* exactly fits with its NUL */
+        {100, 100, -EFBIG},      /* never cut short */
+        {5000, 1u << 20, 5000},  /* beyond the first 4 KiB */
+        {300000, 1u << 20, 300000},
+        {300000, 200000, -EFBIG},
+    };
+    for (size_t i = 0; i < N(rows); i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        for (size_t k = 0; k < rows[i].size; k++)
+            fputc('a' + (int)(k % 26), f);
+        assert_int_equal(fclose(f), 0);
+        int fd = -1;
+        char *buf = NULL;
+        size_t cap = 0;
+        for (int again = 0; again < 2; again++) { /* kept descriptor and buffer */
+            ssize_t n = pm_pread_grow(&fd, dfd, "g", &buf, &cap, rows[i].max);
+            if (n != rows[i].rc)
+                fail_msg("%zu bytes, max %zu: %zd, expected %zd", rows[i].size, rows[i].max, n,
+                         rows[i].rc);
+            assert_true(fd >= 0);
+            assert_true(cap <= rows[i].max);
+            if (n >= 0) {
+                assert_int_equal(strlen(buf), rows[i].size);
+                for (size_t k = 0; k < rows[i].size; k++)
+                    if (buf[k] != 'a' + (int)(k % 26))
+                        fail_msg("%zu bytes: byte %zu differs", rows[i].size, k);
+            }
+        }
+        pm_close_kept(&fd);
+        free(buf);
+    }
+    /* Absent file, bad limit. */
+    int fd = -1;
+    char *buf = NULL;
+    size_t cap = 0;
+    assert_int_equal(pm_pread_grow(&fd, dfd, "absent", &buf, &cap, 100), -ENOENT);
+    assert_int_equal(fd, -1);
+    assert_int_equal(pm_pread_grow(&fd, dfd, "g", &buf, &cap, 1), -EINVAL);
+    assert_null(buf);
+    close(dfd);
+}
+
+/* A seq_file (/proc/self/maps with a few hundred mappings, as
+ * /proc/diskstats and /proc/net/dev on big hosts) returns about a page per
+ * read whatever the buffer: pm_pread_grow still gets all of it. */
+static void test_pread_grow_seq_file(void **state)
+{
+    (void)state;
+    enum { NMAP = 400 };
+    static void *maps[NMAP];
+    long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < NMAP; i++) {
+        /* Alternating protections keep neighbours from merging. */
+        maps[i] = mmap(NULL, (size_t)page, i % 2 ? PROT_READ : PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(maps[i] != MAP_FAILED);
+    }
+    /* Both buffers exist before reading, so reading maps no new memory. */
+    size_t big = 1u << 20;
+    char *ref = malloc(big);
+    char *buf = malloc(big);
+    assert_non_null(ref);
+    assert_non_null(buf);
+    int rfd = open("/proc/self/maps", O_RDONLY);
+    assert_true(rfd >= 0);
+    ssize_t rn = pm_read_fd(rfd, ref, big, NULL); /* read() until EOF */
+    close(rfd);
+    assert_true(rn > 4 * page);
+    int fd = -1;
+    size_t cap = big;
+    ssize_t n = pm_pread_grow(&fd, AT_FDCWD, "/proc/self/maps", &buf, &cap, big);
+    assert_int_equal(n, rn);
+    assert_string_equal(buf, ref);
+    /* Again through the kept descriptor. */
+    n = pm_pread_grow(&fd, AT_FDCWD, "/proc/self/maps", &buf, &cap, big);
+    assert_int_equal(n, rn);
+    assert_string_equal(buf, ref);
+    pm_close_kept(&fd);
+    free(buf);
+    free(ref);
+    for (int i = 0; i < NMAP; i++)
+        munmap(maps[i], (size_t)page);
 }
 
 static void test_read_whole(void **state)
@@ -301,6 +399,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_read_small, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pread_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pread_grow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pread_grow_seq_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_whole_pipe_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all, setup, teardown),
