@@ -18,17 +18,21 @@
 
 #include "perfmon/fileio.h"
 #include "perfmon/log.h"
+#include "perfmon/mem.h"
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
 
-#define MAX_DEVS 256
+/* Whole devices: at most this many (multipath hosts list every path of
+ * every LUN as an sd device), named in fewer than DEV_NAME bytes. */
+#define MAX_DEVS 65536
+#define DEV_NAME 32
 /* /proc/diskstats is about 100-200 bytes a device: 4 MiB holds tens of
  * thousands (loop devices of snaps and containers, NVMe namespaces). */
 #define DISKSTATS_MAX (4u << 20)
 
 typedef struct disk_state {
-    char devs[MAX_DEVS][32];
-    size_t ndevs;
+    char (*devs)[DEV_NAME]; /* sorted, for bsearch */
+    size_t ndevs, capdevs;
     int rb, wb, rops, wops, busy;
     int out_pct, out_used, out_size, root_pct;
     char *buf;
@@ -46,33 +50,75 @@ static int skipped_name(const char *n)
     return 0;
 }
 
+static int cmp_dev(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void disk_free(disk_state *st)
+{
+    pm_close_kept(&st->fd);
+    free(st->devs);
+    free(st->buf);
+    free(st);
+}
+
+/* The whole devices: the entries of /sys/block, less the stacked and
+ * virtual ones.  Returns 0 or -ENOMEM. */
+static int list_devices(const pm_sctx *ctx, disk_state *st)
+{
+    int fd = openat(ctx->sys_fd, "block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    struct dirent *e;
+    int more = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || skipped_name(e->d_name) || strlen(e->d_name) >= DEV_NAME)
+            continue;
+        if (st->ndevs == MAX_DEVS) {
+            more = 1;
+            break;
+        }
+        if (st->ndevs == st->capdevs) {
+            size_t nc = st->capdevs ? st->capdevs * 2 : 16;
+            char(*nd)[DEV_NAME] = pm_realloc_array(st->devs, nc, sizeof *nd);
+            if (!nd) {
+                closedir(d);
+                return -ENOMEM;
+            }
+            st->devs = nd;
+            st->capdevs = nc;
+        }
+        strcpy(st->devs[st->ndevs++], e->d_name);
+    }
+    closedir(d);
+    if (more)
+        pm_log(PM_LOG_WARN, "disk: more than %d devices in %s/block; only the first counted",
+               MAX_DEVS, ctx->sys_root);
+    if (st->ndevs)
+        qsort(st->devs, st->ndevs, sizeof *st->devs, cmp_dev);
+    return 0;
+}
+
 static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
 {
     disk_state *st = calloc(1, sizeof *st);
     if (!st)
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
-    int fd = openat(ctx->sys_fd, "block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL && st->ndevs < MAX_DEVS) {
-            if (e->d_name[0] == '.' || skipped_name(e->d_name) ||
-                strlen(e->d_name) >= sizeof st->devs[0])
-                continue;
-            strcpy(st->devs[st->ndevs++], e->d_name);
-        }
-        closedir(d);
-    } else if (fd >= 0) {
-        close(fd);
-    }
     st->fd = -1;
+    if (list_devices(ctx, st) != 0) {
+        disk_free(st);
+        return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
+    }
     ssize_t n = st->ndevs > 0 ? pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf,
                                               &st->cap, DISKSTATS_MAX)
                               : 0;
     if (n == -ENOMEM) {
-        pm_close_kept(&st->fd);
-        free(st->buf);
-        free(st);
+        disk_free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
     }
     if (n == -EFBIG)
@@ -94,9 +140,7 @@ static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     st->out_size = pm_schema_add(s, "fs.out.size", "B", PM_GAUGE, PM_U64, "disk", 0);
     st->root_pct = pm_schema_add(s, "fs.root.usage_pct", "%", PM_GAUGE, PM_F64, "disk", 0);
     if (st->root_pct < 0) {
-        pm_close_kept(&st->fd);
-        free(st->buf);
-        free(st);
+        disk_free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: cannot add columns");
     }
     *state = st;
@@ -105,10 +149,7 @@ static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
 
 static int whole_device(const disk_state *st, const char *name)
 {
-    for (size_t i = 0; i < st->ndevs; i++)
-        if (strcmp(st->devs[i], name) == 0)
-            return 1;
-    return 0;
+    return bsearch(name, st->devs, st->ndevs, sizeof *st->devs, cmp_dev) != NULL;
 }
 
 /* Usage as df(1) shows it: used / (used + available to users). */
@@ -187,11 +228,8 @@ static void disk_describe(void *state, pm_buf *j)
 static void disk_close(void *state)
 {
     disk_state *st = state;
-    if (!st)
-        return;
-    pm_close_kept(&st->fd);
-    free(st->buf);
-    free(st);
+    if (st)
+        disk_free(st);
 }
 
 const pm_source pm_source_disk = {

@@ -750,6 +750,36 @@ static void test_disk_many_devices(void **state)
     drop_copy(root);
 }
 
+static void test_disk_many_whole_devices(void **state)
+{
+    (void)state;
+    /* A multipath host lists every path of every LUN as a whole device:
+     * 600 of them in /sys/block, all counted (the list once stopped at
+     * 256). */
+    char *root = copy_node("minimal");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/proc/diskstats", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 600; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "sys/block/sd%03d", i);
+        make_dir(root, rel);
+        fprintf(f, "   8 %7d sd%03d 1 0 2 0 3 0 4 0 0 5 0\n", i * 16, i);
+        fprintf(f, "   8 %7d sd%03d1 1 0 2 0 3 0 4 0 0 5 0\n", i * 16 + 1, i); /* partition */
+    }
+    assert_int_equal(fclose(f), 0);
+    harness h;
+    assert_int_equal(h_open(&h, &pm_source_disk, root, NULL, 0), 0);
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "disk.read_ops"), 600);
+    assert_int_equal(u64v(&h, "disk.read_bytes"), 600ull * 2 * 512);
+    assert_int_equal(u64v(&h, "disk.write_ops"), 600 * 3);
+    assert_dbl(f64v(&h, "disk.busy_time"), 600 * 5 / 1000.0, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
 /* -------------------------------------------------------------------- net */
 
 static void test_net_lo_ext_split(void **state)
@@ -1361,6 +1391,7 @@ int main(void)
         cmocka_unit_test(test_disk_no_sys_block),
         cmocka_unit_test(test_disk_malformed_lines),
         cmocka_unit_test(test_disk_many_devices),
+        cmocka_unit_test(test_disk_many_whole_devices),
         cmocka_unit_test(test_net_lo_ext_split),
         cmocka_unit_test(test_net_no_space_after_colon),
         cmocka_unit_test(test_net_rows),
