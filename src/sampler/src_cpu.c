@@ -45,8 +45,9 @@ typedef struct cpu_state {
     int fd_stat, fd_load;
 } cpu_state;
 
-/* Parse up to NF tick counts; returns how many were read (old kernels
- * have fewer than 8). */
+/* Parse up to NF tick counts; returns how many were read.  Old kernels
+ * have fewer than 8: iowait came in 2.5.41, irq and softirq in 2.6.0,
+ * steal in 2.6.11.  The fields not read are 0 in t (for the sums). */
 static int parse_ticks(const char *p, uint64_t *t)
 {
     int n = 0;
@@ -159,9 +160,11 @@ static int cpu_read(void *state, const pm_sctx *ctx, pm_sample *s)
     while ((line = pm_next_line(&cur)) != NULL) {
         uint64_t t[NF], v;
         if (strncmp(line, "cpu ", 4) == 0) {
-            if (parse_ticks(line + 4, t) < 4)
+            int nt = parse_ticks(line + 4, t);
+            if (nt < 4)
                 continue;
-            for (int i = 0; i < NF; i++)
+            /* Only the fields this kernel has: the others stay unrecorded. */
+            for (int i = 0; i < nt; i++)
                 pm_sample_f64(s, st->col_time[i], (double)t[i] / (double)st->hz);
             uint64_t busy, total;
             busy_total(t, &busy, &total);

@@ -440,19 +440,26 @@ static void test_cpu_old_kernel_four_fields(void **state)
     assert_int_equal(u64v(&h, "cpu.ctxt"), 5000);
     assert_int_equal(u64v(&h, "cpu.forks"), 300);
     assert_dbl(f64v(&h, "load.15"), 0.30, EPS);
-    /* BUG (src/sampler/src_cpu.c, cpu_read, the loop over NF after
-     * parse_ticks): on a kernel whose "cpu" line has only 4 fields, the
-     * fields the kernel does not have (iowait, irq, softirq, steal) are
-     * recorded as 0 instead of being left unrecorded - a silent zero that
-     * STYLE.md forbids ("guard kernel-dependent columns by the field count
-     * you actually index").  Expected: cpu.iowait etc. not present. */
-    if (has(&h, "cpu.iowait") || has(&h, "cpu.steal")) {
-        h_close(&h);
-        skip(); /* known bug: see comment above */
-    }
+    /* The fields this kernel does not have (iowait, irq, softirq, steal)
+     * are left unrecorded, never a silent 0. */
+    assert_false(has(&h, "cpu.iowait"));
+    assert_false(has(&h, "cpu.steal"));
     assert_false(has(&h, "cpu.irq"));
     assert_false(has(&h, "cpu.softirq"));
     h_close(&h);
+
+    /* 2.6.0 to 2.6.10: seven fields, no steal. */
+    char *root = copy_node("minimal");
+    write_file(root, "proc/stat",
+               "cpu  1000 20 300 50000 70 80 90\ncpu0 1000 20 300 50000 70 80 90\n");
+    assert_int_equal(h_open(&h, &pm_source_cpu, root, NULL, 0), 0);
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "cpu.iowait"), 0.7, EPS);
+    assert_dbl(f64v(&h, "cpu.irq"), 0.8, EPS);
+    assert_dbl(f64v(&h, "cpu.softirq"), 0.9, EPS);
+    assert_false(has(&h, "cpu.steal"));
+    h_close(&h);
+    drop_copy(root);
 }
 
 static void test_cpu_open_failures(void **state)
