@@ -42,6 +42,19 @@ static int line_value(const char *line, const char *key, char *out, size_t cap)
     return 1;
 }
 
+/* Whether the blank-separated list holds word as a whole entry. */
+static int has_word(const char *list, const char *word)
+{
+    size_t wl = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p++) {
+        int starts = p == list || p[-1] == ' ' || p[-1] == '\t';
+        int ends = p[wl] == '\0' || p[wl] == ' ' || p[wl] == '\t' || p[wl] == '\n';
+        if (starts && ends)
+            return 1;
+    }
+    return 0;
+}
+
 static void add_unique32(uint32_t *ids, unsigned *n, uint32_t v)
 {
     for (unsigned i = 0; i < *n; i++)
@@ -110,10 +123,13 @@ static void parse_cpuinfo(const pm_sctx *ctx, cpuinfo *ci)
             if (pm_parse_u64(val, &core) == 0 && core < UINT32_MAX)
                 add_unique64(ci->core_keys, &ci->ncore, phys << 32 | core);
         } else if (line_value(line, "flags", val, sizeof val) && !ci->flags_avx[0]) {
-            /* The widest vector extension, which decides FLOP rates. */
-            const char *w = strstr(line, " avx512f") ? "avx512" : strstr(line, " avx2") ? "avx2"
-                          : strstr(line, " avx ")    ? "avx"
-                                                     : "sse";
+            /* The widest vector extension, which decides FLOP rates.  The
+             * whole line, not val: a flags line is longer than val. */
+            const char *fl = strchr(line, ':') + 1;
+            const char *w = has_word(fl, "avx512f") ? "avx512"
+                          : has_word(fl, "avx2")    ? "avx2"
+                          : has_word(fl, "avx")     ? "avx"
+                                                    : "sse";
             snprintf(ci->flags_avx, sizeof ci->flags_avx, "%s", w);
         }
     }

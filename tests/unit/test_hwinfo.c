@@ -234,42 +234,43 @@ static void test_hwinfo_vector_table(void **state)
     static const struct {
         const char *flags;
         const char *vector;
-        int known_bug;
     } rows[] = {
-        {"fpu sse sse2 avx avx2 avx512f avx512cd", "avx512", 0},
-        {"fpu sse sse2 avx f16c avx2 bmi2", "avx2", 0},
-        {"fpu sse sse2 avx f16c", "avx", 0},
-        {"fpu sse sse2", "sse", 0},
-        {"fpu sse sse2 xavx", "sse", 0}, /* a name that merely contains avx */
-        /* BUG (src/sampler/hwinfo.c, parse_cpuinfo, the "flags" branch:
-         * strstr(line, " avx ") needs a blank after the flag): when "avx"
-         * is the last flag of the line the CPU is reported as "sse".
-         * Expected "avx". */
-        {"fpu sse sse2 avx", "avx", 1},
+        {"fpu sse sse2 avx avx2 avx512f avx512cd", "avx512"},
+        {"fpu sse sse2 avx f16c avx2 bmi2", "avx2"},
+        {"fpu sse sse2 avx f16c", "avx"},
+        {"fpu sse sse2", "sse"},
+        {"fpu sse sse2 xavx", "sse"}, /* a name that merely contains avx */
+        {"fpu sse sse2 avx", "avx"},  /* last flag of the line */
+        {"avx fpu sse", "avx"},       /* first */
+        {"fpu avx2", "avx2"},
+        {"fpu avx512f", "avx512"},
+        {"fpu avx512fp16 avx2", "avx2"}, /* avx512f only as a prefix */
+        {"fpu avx_vnni sse", "sse"},
+        /* far into a long line, as on real CPUs (~1,500 characters) */
+        {"fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush dts "
+         "acpi mmx fxsr sse sse2 ss ht tm pbe syscall nx pdpe1gb rdtscp lm constant_tsc art "
+         "arch_perfmon pebs bts rep_good nopl xtopology nonstop_tsc cpuid aperfmperf pni "
+         "pclmulqdq dtes64 monitor ds_cpl vmx smx est tm2 ssse3 sdbg fma cx16 xtpr pdcm pcid "
+         "dca sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand avx2 avx512f",
+         "avx512"},
     };
     char *tmp = pm_test_tmpdir();
     assert_non_null(tmp);
     char *dir = strdup(tmp);
     char proc[4200];
     snprintf(proc, sizeof proc, "%s/proc", dir);
-    int bug = 0;
     for (size_t i = 0; i < N(rows); i++) {
         write_cpuinfo(dir, "GenuineIntel", 6, 0x55, rows[i].flags);
         pm_sctx ctx;
         cJSON *j = hwinfo(proc, "/nonexistent/sys", "h", &ctx);
         const char *got = str(j, "cpu.vector");
-        if (strcmp(got, rows[i].vector) != 0) {
-            if (!rows[i].known_bug)
-                fail_msg("flags \"%s\": vector %s, expected %s", rows[i].flags, got,
-                         rows[i].vector);
-            bug = 1;
-        }
+        if (strcmp(got, rows[i].vector) != 0)
+            fail_msg("flags \"%s\": vector %s, expected %s", rows[i].flags, got,
+                     rows[i].vector);
         cJSON_Delete(j);
     }
     pm_test_rmrf(dir);
     free(dir);
-    if (bug)
-        skip(); /* known bug: see the comment in the table */
 }
 
 static void test_hwinfo_no_cpuinfo(void **state)
