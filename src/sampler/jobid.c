@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "perfmon/fileio.h"
+#include "perfmon/mem.h"
 #include "perfmon/sampler.h"
 
 static const char *env(const char *name)
@@ -14,30 +15,59 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
-/* 0-based position of host among the distinct names of a node file (PBS
- * and OAR list one line per slot), or -1. */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* 0-based position of host among the distinct names of a node file, in
+ * order of first appearance, or -1.  PBS and OAR list one line per slot,
+ * and a host's lines need not be adjacent (round-robin placement), so the
+ * rank is the number of distinct names before the host's first line. */
 static int nodefile_rank(const char *path, const char *host)
 {
     char *buf = NULL;
     size_t len;
     if (pm_read_whole(path, 16u << 20, &buf, &len, NULL) != 0)
         return -1;
-    int rank = -1, distinct = 0;
-    char prev[256] = "";
+    char **before = NULL; /* the names before host's first line */
+    size_t n = 0, cap = 0;
+    int found = 0;
+    const char *prev = "";
     char *cur = buf, *line;
     size_t hl = strcspn(host, ".");
     while ((line = strsep(&cur, "\n")) != NULL) {
         line[strcspn(line, " \t\r")] = '\0';
         if (!*line || strcmp(line, prev) == 0)
-            continue;
-        snprintf(prev, sizeof prev, "%s", line);
+            continue; /* the common case of a host's slots in a row */
+        prev = line;
         size_t ll = strcspn(line, ".");
         if (strcmp(line, host) == 0 || (ll == hl && strncmp(line, host, hl) == 0)) {
-            rank = distinct;
+            found = 1;
             break;
         }
-        distinct++;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            char **nb = pm_realloc_array(before, nc, sizeof *nb);
+            if (!nb) {
+                found = 0;
+                break;
+            }
+            before = nb;
+            cap = nc;
+        }
+        before[n++] = line;
     }
+    int rank = -1;
+    if (found) {
+        if (n) /* before is NULL when host is on the first line */
+            qsort(before, n, sizeof *before, cmp_str);
+        rank = 0;
+        for (size_t i = 0; i < n; i++)
+            if (i == 0 || strcmp(before[i], before[i - 1]) != 0)
+                rank++;
+    }
+    free(before);
     free(buf);
     return rank;
 }

@@ -150,24 +150,27 @@ static void test_job_detect(void **state)
 static void test_job_detect_interleaved_nodefile(void **state)
 {
     (void)state;
-    /* BUG (src/sampler/jobid.c, nodefile_rank: duplicates are detected
-     * only against the previous line, `strcmp(line, prev)`): a node file
-     * whose hosts repeat non-consecutively (round-robin placement, e.g.
-     * PBS "-l place=scatter" or a hand-written OAR file) gives the host
-     * the rank of its first line, counting repeats.  The header promises
-     * "0-based position of host among the distinct names".  For
-     * "n01 n02 n01 n02 n03" and host n03: expected rank 2, got 4. */
-    static const job_row r = {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE},
-                              "n01\nn02\nn01\nn02\nn03\n",
-                              "n03",
-                              "pbs",
-                              "9",
-                              "2"};
-    pm_profile_info info;
-    detect(&r, &info);
-    if (strcmp(info.node_rank, "2") != 0)
-        skip(); /* known bug: see comment above */
-    check_row(&r, &info, 0);
+    /* Hosts repeated non-consecutively (round-robin placement, e.g. PBS
+     * "-l place=scatter" or a hand-written OAR file): the rank counts
+     * distinct names in order of first appearance. */
+    static const job_row rows[] = {
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n01\nn02\nn01\nn02\nn03\n", "n03", "pbs",
+         "9", "2"},
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n01\nn02\nn01\nn02\nn03\n", "n02", "pbs",
+         "9", "1"},
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n03\nn01\nn03\nn02\nn01\nn02\n", "n02",
+         "pbs", "9", "2"}, /* first appearance, not sorted order */
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "b\na\nb\na\nb\nc\na\n", "c", "pbs", "9",
+         "2"},
+        {{"OAR_JOB_ID=5", "OAR_NODEFILE=" NODEFILE}, "g2\ng1\ng2\ng1\ng3.cl\n", "g3", "oar", "5",
+         "2"},
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n01\nn02\nn01\n", "n09", "pbs", "9", ""},
+    };
+    for (size_t i = 0; i < N(rows); i++) {
+        pm_profile_info info;
+        detect(&rows[i], &info);
+        check_row(&rows[i], &info, i);
+    }
 }
 
 static void test_job_detect_user(void **state)
