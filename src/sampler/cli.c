@@ -69,6 +69,39 @@ static int parse_pids(const char *arg, pm_sampler_opts *o, pm_error *err)
     return 0;
 }
 
+/* "+": stop at the first non-option, so CMD's own options stay its;
+ * ":": a missing value comes back as ':', told apart from an unknown '?'. */
+static const char short_opts[] = "+:o:i:c:d:j:f:p:vhV";
+
+/* The message for an option getopt_long refused (c is ':' or '?').  A long
+ * option was the whole argument argv[optind - 1]; a short one is optopt,
+ * as it may sit inside a cluster such as "-vx" (and then optind has not
+ * moved past it). */
+static int refused_option(int c, char **argv, const struct option *longopts, pm_error *err)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    int is_long = optopt == 0 || optopt >= 256 || strncmp(arg, "--", 2) == 0;
+    if (c == ':') { /* the option's value is the last char or argument: optind moved */
+        if (is_long)
+            return pm_error_set(err, PM_EUSAGE, "option %s: missing its value (see --help)", arg);
+        return pm_error_set(err, PM_EUSAGE, "option -%c: missing its value (see --help)",
+                            optopt);
+    }
+    int known = optopt >= 256 || (optopt > 0 && optopt != ':' && optopt != '+' &&
+                                  strchr(short_opts, optopt));
+    if (optopt && !known)
+        return pm_error_set(err, PM_EUSAGE, "unknown option -%c (see --help)", optopt);
+    size_t nl = strcspn(arg, "=");
+    if (known) /* a long option that takes no value was given one */
+        return pm_error_set(err, PM_EUSAGE, "option %.*s takes no value (see --help)", (int)nl,
+                            arg);
+    int matches = 0;
+    for (const struct option *l = longopts; l->name && nl > 2; l++)
+        matches += strncmp(l->name, arg + 2, nl - 2) == 0;
+    return pm_error_set(err, PM_EUSAGE, "%s option '%s' (see --help)",
+                        matches > 1 ? "ambiguous" : "unknown", arg);
+}
+
 int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -97,11 +130,13 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    optind = 1;
+    /* 0, not 1: glibc reinitialises getopt only then; with 1 it resumes
+     * inside the cluster where a previous parse stopped (a stale, possibly
+     * freed argv). */
+    optind = 0;
     opterr = 0;
     int c, rc;
-    /* "+": stop at the first non-option, so CMD's own options stay its. */
-    while ((c = getopt_long(argc, argv, "+o:i:c:d:j:f:p:vhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, short_opts, longopts, NULL)) != -1) {
         switch (c) {
         case 'o': o->out_dir = optarg; break;
         case 'i':
@@ -155,13 +190,7 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
         case 'v': o->verbose++; break;
         case 'h': fputs(usage_text, stdout); return 1;
         case 'V': printf("perfmon-sample %s\n", PM_VERSION); return 1;
-        case '?':
-        default:
-            if (optopt && optopt < 256)
-                return pm_error_set(err, PM_EUSAGE, "option -%c: unknown or missing its value "
-                                    "(see --help)", optopt);
-            return pm_error_set(err, PM_EUSAGE, "unknown option '%s' (see --help)",
-                                argv[optind - 1]);
+        default: return refused_option(c, argv, longopts, err);
         }
     }
     if (optind < argc) {

@@ -425,25 +425,42 @@ static void test_parse_args_ok(void **state)
 static void test_parse_args_missing_value_long_only(void **state)
 {
     (void)state;
-    /* BUG (src/sampler/cli.c, pm_sampler_parse_args, the '?' case): a
-     * long-only option given without its value ("--ipc", "--host",
-     * "--proc-root", "--sys-root", "--pss-interval" as the last argument)
-     * has optopt >= 256, so the message says "unknown option '--ipc'" -
-     * the option is known, only its value is missing.  Expected: a message
-     * that says the value is missing (as "-i" gets: "option -i: unknown
-     * or missing its value"). */
-    const char *args[] = {"-o", "d", "--ipc", NULL};
-    argvec a;
-    argv_make(&a, args);
-    pm_sampler_opts o;
-    pm_error err;
-    pm_error_clear(&err);
-    int rc = parse(&a, &o, &err);
-    argv_free(&a);
-    assert_int_equal(rc, PM_EUSAGE);
-    assert_non_null(strstr(err.msg, "--ipc")); /* it is named */
-    if (!strstr(err.msg, "missing"))
-        skip(); /* known bug: see comment above */
+    /* An option refused by getopt is named as written, and the message
+     * says what is wrong with it: a long-only option given no value
+     * ("--ipc" last) is known, only its value is missing. */
+    static const struct {
+        const char *args[6];
+        const char *want[2]; /* both in the message */
+    } rows[] = {
+        {{"-o", "d", "--ipc"}, {"--ipc", "missing its value"}},
+        {{"-o", "d", "--host"}, {"--host", "missing its value"}},
+        {{"-o", "d", "--proc-root"}, {"--proc-root", "missing its value"}},
+        {{"-o", "d", "--sys-root"}, {"--sys-root", "missing its value"}},
+        {{"-o", "d", "--pss-interval"}, {"--pss-interval", "missing its value"}},
+        {{"-o", "d", "--interval"}, {"--interval", "missing its value"}},
+        {{"-o", "d", "-i"}, {"-i", "missing its value"}},
+        {{"-o", "d", "-vi"}, {"-i", "missing its value"}},
+        {{"-o"}, {"-o", "missing its value"}},
+        {{"-o", "d", "-vx"}, {"unknown option -x", NULL}},
+        {{"--verbose", "-xv", "-o", "d"}, {"unknown option -x", NULL}},
+        {{"-o", "d", "--bogus=1"}, {"unknown option '--bogus=1'", NULL}},
+        {{"-o", "d", "--verbose=2"}, {"--verbose", "takes no value"}},
+        {{"-o", "d", "--p", "1"}, {"ambiguous", "--p"}},
+    };
+    for (size_t i = 0; i < N(rows); i++) {
+        argvec a;
+        argv_make(&a, rows[i].args);
+        pm_sampler_opts o;
+        pm_error err;
+        pm_error_clear(&err);
+        int rc = parse(&a, &o, &err);
+        argv_free(&a);
+        if (rc != PM_EUSAGE)
+            fail_msg("row %zu: rc %d, expected PM_EUSAGE", i, rc);
+        for (int k = 0; k < 2; k++)
+            if (rows[i].want[k] && !strstr(err.msg, rows[i].want[k]))
+                fail_msg("row %zu: message \"%s\" lacks \"%s\"", i, err.msg, rows[i].want[k]);
+    }
 }
 
 static void test_parse_args_help_version(void **state)
@@ -473,17 +490,11 @@ static void test_parse_args_help_version(void **state)
 static void test_parse_args_getopt_state_leak(void **state)
 {
     (void)state;
-    /* BUG (src/sampler/cli.c, pm_sampler_parse_args: `optind = 1;` before
-     * the getopt_long loop): glibc reinitialises getopt only when optind
-     * is set to 0; with 1 it keeps its position inside the previous argv
-     * element.  A call that stops inside an option cluster ("-xv": error
-     * on x) leaves that position on "v" of the OLD argv; the next call
-     * (new argv {"-o", "d"}) first returns the stale 'v' (verbose++),
-     * then skips "-o" and fails with "unexpected argument 'd'".  If the
-     * old argv was freed, getopt reads freed memory (a use-after-free;
-     * seen here before the workaround as "option -r: unknown").
-     * Expected: the second call returns 0 with out_dir "d".  Fix: set
-     * optind = 0. */
+    /* A call that stops inside an option cluster ("-xv": error on x)
+     * leaves glibc's getopt positioned on "v" of that argv; the next call
+     * resets getopt fully (optind = 0) and parses its own argv only.  With
+     * optind = 1 it returned the stale 'v' first (or read freed memory
+     * once the old argv was gone). */
     pm_sampler_opts o;
     pm_error err;
     argvec a1, a2;
@@ -494,12 +505,19 @@ static void test_parse_args_getopt_state_leak(void **state)
     reset_getopt();
     assert_int_equal(pm_sampler_parse_args(a1.n, a1.v, &o, &err), PM_EUSAGE);
     int rc = pm_sampler_parse_args(a2.n, a2.v, &o, &err); /* a1 still alive */
-    int verbose = o.verbose;
+    assert_int_equal(rc, 0);
+    assert_int_equal(o.verbose, 0);
+    assert_string_equal(o.out_dir, "d");
     argv_free(&a1);
+    /* Again with the first argv freed before the second parse. */
+    argv_make(&a1, first);
+    assert_int_equal(pm_sampler_parse_args(a1.n, a1.v, &o, &err), PM_EUSAGE);
+    argv_free(&a1);
+    assert_int_equal(pm_sampler_parse_args(a2.n, a2.v, &o, &err), 0);
+    assert_int_equal(o.verbose, 0);
+    assert_string_equal(o.out_dir, "d");
     argv_free(&a2);
     reset_getopt();
-    if (rc != 0 || verbose != 0)
-        skip(); /* known bug: see comment above */
 }
 
 static void test_parse_args_repeated_calls(void **state)
