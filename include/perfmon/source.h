@@ -75,7 +75,8 @@ typedef struct pm_sctx {
     const char *out_dir;    /* profile directory (disk usage of its filesystem) */
     const pid_t *roots;     /* process trees to follow (may be empty) */
     size_t nroots;
-    uid_t uid;              /* only processes of this user are followed */
+    uid_t uid;              /* only descendants of this user are followed... */
+    int any_uid;            /* ...unless set: the whole tree, whoever owns it */
     long clk_tck;           /* USER_HZ of /proc/[pid]/stat and /proc/stat */
     long page_size;
     int64_t now_mono_ns;    /* time of the sample being taken */

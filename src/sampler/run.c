@@ -370,8 +370,12 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     r->ctx.pss_interval_ns = o->pss_interval_ns;
     for (size_t i = 0; i < o->npids; i++)
         r->roots[r->nroots++] = o->pids[i];
-    if (o->cmd)
+    if (o->cmd) {
         r->nroots = 1; /* the child's pid is filled in when it starts */
+        /* Every descendant of CMD is the job, whoever it runs as: a job
+         * started by root may switch user (su, setpriv, a launcher). */
+        r->ctx.any_uid = 1;
+    }
     r->ctx.roots = r->roots;
     r->ctx.nroots = r->nroots;
     if (o->npids) {

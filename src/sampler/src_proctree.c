@@ -1,5 +1,5 @@
 /* Process-tree source: the monitored processes and all their descendants
- * of the same user, re-discovered every sample.
+ * (of the same user unless ctx->any_uid), re-discovered every sample.
  *
  * Discovery reads the parent of each process once, when its pid first
  * appears in /proc, and remembers whether it belongs to the tree: a
@@ -312,7 +312,7 @@ static int discover(tree_state *st, const pm_sctx *ctx)
             pent *par = n->ppid > 0 ? tab_find(&st->next, n->ppid) : NULL;
             if (par && par->state == UNKNOWN)
                 continue;
-            if (par && par->state == TREE && proc_uid_ok(ctx, n->pid))
+            if (par && par->state == TREE && (ctx->any_uid || proc_uid_ok(ctx, n->pid)))
                 n->state = TREE;
             else
                 n->state = OTHER;

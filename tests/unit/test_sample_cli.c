@@ -433,6 +433,48 @@ static void test_tree_accounting(void **state)
     free(dir);
 }
 
+/* The highest value of column name in the profile in dir. */
+static double column_max(const char *dir, const char *name)
+{
+    char path[600];
+    find_profile(dir, ".pmp", path, sizeof path);
+    pm_profile *p;
+    pm_error perr;
+    assert_int_equal(pm_profile_read(path, &p, &perr), 0);
+    int c = pm_profile_column(p, name);
+    assert_true(c >= 0);
+    double max = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->values[c][i] > max)
+            max = p->values[c][i];
+    pm_profile_free(p);
+    return max;
+}
+
+static void test_root_job_switching_user(void **state)
+{
+    (void)state;
+    /* A job run as root whose children switch user (su, setpriv, an MPI
+     * launcher): they and their own children are still the job.  sh (root)
+     * + sleep (nobody) + sh (nobody) with its two sleeps = 5 processes. */
+    if (getuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+        skip(); /* needs root and setpriv(1) */
+    char *dir = strdup(pm_test_tmpdir());
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    const char *script =
+        "nobody='/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups'; "
+        "$nobody sleep 1.5 & $nobody sh -c 'sleep 1.5 & sleep 1.5 & wait' & wait";
+    const char *args[] = {sampler, "-o", out, "-i", "0.2", "--", "sh", "-c", script, NULL};
+    assert_int_equal(run(args, err), 0);
+    double maxcount = column_max(out, "proc.count");
+    if (maxcount < 5.0)
+        fail_msg("at most %g processes followed, expected 5", maxcount);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -457,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_bad_options),   cmocka_unit_test(test_help),
         cmocka_unit_test(test_disk_full),     cmocka_unit_test(test_dir_removed),
         cmocka_unit_test(test_stop_cont),     cmocka_unit_test(test_tree_accounting),
+        cmocka_unit_test(test_root_job_switching_user),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

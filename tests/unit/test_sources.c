@@ -1294,6 +1294,14 @@ static void test_proctree_other_user(void **state)
     assert_int_equal(u64v(&h, "proc.count"), 2);
     assert_int_equal(u64v(&h, "proc.threads"), 1 + 8);
     h_close(&h);
+
+    /* Wrapping a command (-- CMD) follows the whole tree, whoever owns it. */
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.any_uid = 1;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    assert_int_equal(u64v(&h, "proc.threads"), 1 + 8 + 8 + 2);
+    h_close(&h);
     drop_copy(root);
 }
 
