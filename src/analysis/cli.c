@@ -202,9 +202,9 @@ int pm_analyze_main(int argc, char **argv)
     pm_report_opts ro;
     pm_report_opts_init(&ro);
     int c;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, also of a half-parsed option cluster */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "vqh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
         switch (c) {
         case O_STATS: want_stats = 1; break;
         case O_JSON: want_json = 1; break;
@@ -278,8 +278,15 @@ int pm_analyze_main(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return EXIT_OK;
         case O_VERSION: printf("perfmon-analyze %s\n", PM_VERSION); return EXIT_OK;
+        case ':':
+            fprintf(stderr, "perfmon-analyze: option %s needs a value\n", argv[optind - 1]);
+            usage(stderr);
+            return EXIT_USAGE;
         default:
-            fprintf(stderr, "perfmon-analyze: unknown or incomplete option \"%s\"\n", argv[optind - 1]);
+            if (optopt && optopt != '?' && optopt < 256)
+                fprintf(stderr, "perfmon-analyze: unknown option -%c\n", optopt);
+            else
+                fprintf(stderr, "perfmon-analyze: unknown option \"%s\"\n", argv[optind - 1]);
             usage(stderr);
             return EXIT_USAGE;
         }

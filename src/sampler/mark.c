@@ -38,16 +38,19 @@ int pm_mark_main(int argc, char **argv)
     optind = 0;
     opterr = 0;
     /* "+": stop at the first operand, so attribute values may start with '-'. */
-    while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': dir = optarg; break;
         case 'H': host = optarg; break;
         case 'h': mark_usage(stdout); return 0;
         case ':':
-            fprintf(stderr, "perfmon-sample mark: %s needs a value\n", argv[optind - 1]);
+            fprintf(stderr, "perfmon-sample mark: option %s needs a value\n", argv[optind - 1]);
             return 2;
         default:
-            fprintf(stderr, "perfmon-sample mark: unknown option \"%s\"\n", argv[optind - 1]);
+            if (optopt && optopt != '?')
+                fprintf(stderr, "perfmon-sample mark: unknown option -%c\n", optopt);
+            else
+                fprintf(stderr, "perfmon-sample mark: unknown option \"%s\"\n", argv[optind - 1]);
             mark_usage(stderr);
             return 2;
         }

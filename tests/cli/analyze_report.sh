@@ -35,7 +35,7 @@ check "--pdf=FILE writes a PDF" pdf_ok "$T/b.pdf"
 mkdir "$T/cwd"
 (cd "$T/cwd" && $A --pdf "$F/perfmon" >/dev/null 2>&1)
 check "--pdf without a name writes job-report-<jobid>.pdf" pdf_ok "$T/cwd/job-report-synthetic.pdf"
-run --pdf --stats "$F/perfmon"
+(cd "$T/cwd" && $A --pdf --stats "$F/perfmon" >"$T/out" 2>"$T/err")
 check "--pdf --stats still prints the table" has "$T/out" "node_unused_cpu_hours"
 
 # Reproducible with SOURCE_DATE_EPOCH.
