@@ -8,7 +8,9 @@
  *   analyze_bench [HOSTS [SAMPLES [SKA_HOSTS [SKA_SAMPLES]]]]
  *   (default 64 86400 16 3600; a count of 0 skips that part)
  * Run from the source root (templates/metrics.json), or set
- * PERFMON_TEMPLATES. */
+ * PERFMON_TEMPLATES.  PM_BENCH_DIR=DIR keeps the generated profiles in DIR
+ * (and reuses them when DIR already holds them), for profiling runs. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,8 +158,15 @@ int main(int argc, char **argv)
         return 1;
     if (!hosts || !samples)
         return 0;
-    char dir[] = "/tmp/pm-bench.XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[4096] = "/tmp/pm-bench.XXXXXX";
+    const char *keep = getenv("PM_BENCH_DIR");
+    if (keep && *keep) {
+        snprintf(dir, sizeof dir, "%s", keep);
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            perror(dir);
+            return 1;
+        }
+    } else if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
     }
@@ -168,6 +177,9 @@ int main(int argc, char **argv)
         char host[64], path[4200];
         snprintf(host, sizeof host, "node%04zu", h);
         snprintf(path, sizeof path, "%s/%s.pmp", dir, host);
+        struct stat have;
+        if (keep && stat(path, &have) == 0 && have.st_size > 0)
+            continue;
         pm_synth s;
         pm_synth_init(&s, host);
         s.n = samples;
@@ -203,7 +215,7 @@ int main(int argc, char **argv)
     fclose(null);
     double t_stats = now() - t0;
     char data[4200];
-    snprintf(data, sizeof data, "%s/data", dir);
+    snprintf(data, sizeof data, keep && *keep ? "%s.data" : "%s/data", dir);
     t0 = now();
     if (pm_export_gnuplot(a, data, &err)) {
         fprintf(stderr, "analyze_bench: %s\n", err.msg);
@@ -214,8 +226,11 @@ int main(int argc, char **argv)
     pm_analysis_free(a);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    char cmd[8400];
+    if (keep && *keep)
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", data);
+    else
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "analyze_bench: cleanup of %s failed\n", dir);
 

@@ -27,12 +27,19 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     }
     if (!isfinite(v) || av >= 1e15 || av < 1e-4)
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
-    /* e with av in [10^e, 10^(e+1)), by table instead of log10 */
+    /* e with av in [10^e, 10^(e+1)), by table instead of log10: a binary
+     * search over [0, 14] (av < 1e15 here), a short scan below 1. */
     int e;
     if (av >= 1) {
-        e = 0;
-        while (e < 15 && av >= POW10[e + 1])
-            e++;
+        int lo = 0, hi = 14; /* POW10[lo] <= av < POW10[hi + 1] */
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (av >= POW10[mid])
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        e = lo;
     } else {
         static const double NEG[] = {1, 1e-1, 1e-2, 1e-3, 1e-4};
         e = -1;
@@ -48,41 +55,49 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     if (scaled >= 9e18)
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
     uint64_t m = (uint64_t)(scaled + 0.5);
-    char tmp[40];
-    size_t n = 0;
-    /* digits of m, least significant first, two at a time */
+    /* Digits from the right, two per division: the fraction, the point,
+     * then the integer part (at least "0"; a rounding carry simply adds a
+     * digit).  Trailing zeros of the fraction are cut off afterwards. */
     static const char D2[] = "00010203040506070809101112131415161718192021222324"
                              "25262728293031323334353637383940414243444546474849"
                              "50515253545556575859606162636465666768697071727374"
                              "75767778798081828384858687888990919293949596979899";
+    char tmp[48];
+    char *end = tmp + sizeof tmp, *p = end;
+    int fd = dec;
+    for (; fd >= 2; fd -= 2) {
+        unsigned r = (unsigned)(m % 100);
+        m /= 100;
+        p -= 2;
+        memcpy(p, D2 + 2 * r, 2);
+    }
+    if (fd) {
+        *--p = (char)('0' + m % 10);
+        m /= 10;
+    }
+    if (dec > 0) {
+        while (end > p && end[-1] == '0')
+            end--;
+        *--p = '.';
+        if (end == p + 1)
+            end = p; /* no fraction left: no point either */
+    }
     while (m >= 100) {
         unsigned r = (unsigned)(m % 100);
         m /= 100;
-        tmp[n++] = D2[2 * r + 1];
-        tmp[n++] = D2[2 * r];
+        p -= 2;
+        memcpy(p, D2 + 2 * r, 2);
     }
     if (m >= 10) {
-        tmp[n++] = D2[2 * m + 1];
-        tmp[n++] = D2[2 * m];
+        p -= 2;
+        memcpy(p, D2 + 2 * m, 2);
     } else {
-        tmp[n++] = (char)('0' + m);
+        *--p = (char)('0' + m);
     }
-    while (n <= (size_t)dec)
-        tmp[n++] = '0';
-    /* trim trailing zeros of the fraction */
-    size_t skip = 0;
-    while (skip < (size_t)dec && tmp[skip] == '0')
-        skip++;
-    size_t o = 0;
     if (v < 0)
-        buf[o++] = '-';
-    for (size_t i = n; i-- > (size_t)dec;)
-        buf[o++] = tmp[i];
-    if (skip < (size_t)dec) {
-        buf[o++] = '.';
-        for (size_t i = (size_t)dec; i-- > skip;)
-            buf[o++] = tmp[i];
-    }
+        *--p = '-';
+    size_t o = (size_t)(end - p);
+    memcpy(buf, p, o);
     buf[o] = 0;
     return o;
 }

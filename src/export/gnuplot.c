@@ -123,7 +123,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
 
 static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error *err)
 {
-    char name[128], path[4096], num[48];
+    char name[128], path[4096], num[3 * 40];
     snprintf(name, sizeof name, "%s_all_nodes.dat", r->def->id);
     FILE *f = open_out(dir, name, path, sizeof path, err);
     if (!f)
@@ -135,11 +135,12 @@ static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error 
                "# column 3: nodes contributing\n", comb, r->def->unit);
     for (size_t i = 0; i < r->agg.n; i++) {
         size_t len = pm_fmt_double(num, r->agg.t[i], 13);
+        num[len++] = ' ';
+        len += pm_fmt_double(num + len, r->agg.v[i], 6);
+        num[len++] = ' ';
+        len += pm_fmt_double(num + len, (double)r->agg.count[i], 10);
+        num[len++] = '\n';
         fwrite(num, 1, len, f);
-        fputc(' ', f);
-        len = pm_fmt_double(num, r->agg.v[i], 6);
-        fwrite(num, 1, len, f);
-        fprintf(f, " %u\n", r->agg.count[i]);
     }
     return pm_close_checked(f, path, err);
 }
