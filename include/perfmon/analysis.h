@@ -87,6 +87,7 @@ typedef struct pm_series {
     size_t wraps;          /* counter wraps corrected */
     size_t ncolumns;       /* profile columns summed into it */
     pm_stats st;
+    int in_block;          /* v and q live in the metric's block (not freed alone) */
 } pm_series;
 
 /* The all-node series. */
@@ -111,6 +112,8 @@ typedef struct pm_metric_result {
     double imbalance;          /* max host mean / mean of host means */
     pm_qcounts qc;             /* summed over hosts */
     size_t repaired, wraps;
+    void *block;               /* storage of the host series' v and q, when big */
+    size_t block_bytes;
 } pm_metric_result;
 
 /* Per-node figures (seed 004's list and more); NaN when unknown. */

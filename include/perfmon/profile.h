@@ -89,6 +89,8 @@ typedef struct pm_profile {
     int64_t *t_mono_ns;         /* [n] */
     int64_t *t_wall_ns;         /* [n] */
     double **values;            /* [ncols][n]; NaN = not recorded */
+    void *block;                /* when set, values[c] live in this one mapping */
+    size_t block_bytes;         /* (pm_profile_reserve_block); else each is malloc'd */
     int has_end;
     pm_profile_end end;
     char **notes;               /* [nnotes] notes the sampler recorded */
@@ -126,6 +128,14 @@ pm_profile *pm_profile_new(const char *path, int format);
 int pm_profile_set_columns(pm_profile *p, const pm_column *cols, size_t ncols);
 /* Make room for at least n samples. */
 int pm_profile_reserve(pm_profile *p, size_t n);
+/* Make room for exactly n samples when the reader knows the bound up
+ * front (the binary reader does): big profiles get all columns in one
+ * mapping backed by transparent huge pages, which costs a few hundred page
+ * faults instead of one per 4 KiB; small ones are reserved as by
+ * pm_profile_reserve().  Not to be followed by pm_profile_reserve(). */
+int pm_profile_reserve_block(pm_profile *p, size_t n);
+/* Give back column c's values (values[c] becomes NULL). */
+void pm_profile_release_column(pm_profile *p, size_t c);
 int pm_profile_add_warning(pm_profile *p, const char *fmt, ...) PM_PRINTF(2, 3);
 int pm_profile_add_note(pm_profile *p, const char *text, size_t len);
 

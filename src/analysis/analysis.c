@@ -153,15 +153,18 @@ static int setup_times(pm_analysis *a, pm_error *err)
 
 /* --- series ---------------------------------------------------------------- */
 
-static pm_series *series_new(size_t n, const double *t)
+/* v and q come from the metric's block when it has one (see
+ * block_layout), else from malloc. */
+static pm_series *series_new(size_t n, const double *t, double *v, uint8_t *q)
 {
     pm_series *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->n = n;
     s->t = t;
-    s->v = pm_alloc_array(n ? n : 1, sizeof *s->v);
-    s->q = calloc(n ? n : 1, 1);
+    s->in_block = v && q;
+    s->v = s->in_block ? v : pm_alloc_array(n ? n : 1, sizeof *s->v);
+    s->q = s->in_block ? q : calloc(n ? n : 1, 1);
     if (!s->v || !s->q) {
         free(s->v);
         free(s->q);
@@ -175,9 +178,53 @@ static void series_free(pm_series *s)
 {
     if (!s)
         return;
-    free(s->v);
-    free(s->q);
+    if (!s->in_block) {
+        free(s->v);
+        free(s->q);
+    }
     free(s);
+}
+
+/* Bytes of host h's v and q in a metric's block (each page-aligned);
+ * 0 on overflow. */
+static size_t block_share(const pm_host *ho, size_t *vbytes)
+{
+    size_t n = ho->n ? ho->n : 1, vb, qb;
+    if (pm_mul_size(n, sizeof(double), &vb) || !(vb = pm_block_round(vb)) ||
+        !(qb = pm_block_round(n)) || vb > SIZE_MAX - qb)
+        return 0;
+    *vbytes = vb;
+    return vb + qb;
+}
+
+/* One mapping for all host series of a metric: hosts without data never
+ * touch their share, so it costs address space, not memory. */
+static void block_layout(const pm_analysis *a, pm_metric_result *r)
+{
+    size_t total = 0, vb;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        size_t b = block_share(&a->hosts[h], &vb);
+        if (!b || total > SIZE_MAX - b)
+            return;
+        total += b;
+    }
+    r->block = pm_block_alloc(total);
+    r->block_bytes = r->block ? total : 0;
+}
+
+static void block_slot(const pm_analysis *a, const pm_metric_result *r, size_t h, double **v,
+                       uint8_t **q)
+{
+    *v = NULL;
+    *q = NULL;
+    if (!r->block)
+        return;
+    size_t off = 0, vb = 0;
+    for (size_t k = 0; k < h; k++)
+        off += block_share(&a->hosts[k], &vb);
+    (void)block_share(&a->hosts[h], &vb);
+    *v = (double *)(void *)((char *)r->block + off);
+    *q = (uint8_t *)r->block + off + vb;
 }
 
 /* Derive one column's contribution (display units) into val/q. */
@@ -243,10 +290,11 @@ typedef struct work {
     double *grid;                 /* [grid points] */
 } work;
 
-static int derive_series(const pm_analysis *a, const pm_host *ho, const pm_metric_def *def,
-                         work *wk, pm_series **out, double *part_mean, double *part_max,
-                         size_t *nparts)
+static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t h, work *wk,
+                         pm_series **out, double *part_mean, double *part_max, size_t *nparts)
 {
+    const pm_host *ho = &a->hosts[h];
+    const pm_metric_def *def = r->def;
     *out = NULL;
     const pm_profile *p = ho->prof;
     size_t n = ho->n;
@@ -263,7 +311,10 @@ static int derive_series(const pm_analysis *a, const pm_host *ho, const pm_metri
         if (!have)
             continue;
         if (!s) {
-            s = series_new(n, ho->t);
+            double *bv;
+            uint8_t *bq;
+            block_slot(a, r, h, &bv, &bq);
+            s = series_new(n, ho->t, bv, bq);
             if (!s)
                 return PM_ENOMEM;
         }
@@ -426,9 +477,9 @@ static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
     int rc = 0;
     double part_mean = 0, part_max = NAN;
     size_t nparts = 0;
+    block_layout(a, r);
     for (size_t h = 0; h < a->nhosts && !rc; h++) {
-        rc = derive_series(a, &a->hosts[h], r->def, wk, &r->host[h], &part_mean, &part_max,
-                           &nparts);
+        rc = derive_series(a, r, h, wk, &r->host[h], &part_mean, &part_max, &nparts);
         if (!rc && r->host[h])
             r->nhosts_with_data++;
     }
@@ -458,9 +509,7 @@ static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
  * column c of host h. */
 static void release_column(pm_analysis *a, size_t h, size_t c)
 {
-    pm_profile *p = a->hosts[h].prof;
-    free(p->values[c]);
-    p->values[c] = NULL;
+    pm_profile_release_column(a->hosts[h].prof, c);
 }
 
 typedef struct metric_ctx {
@@ -570,6 +619,7 @@ static int build_metrics(pm_analysis *a, pm_error *err)
             free(r->agg.t);
             free(r->agg.v);
             free(r->agg.count);
+            pm_block_free(r->block, r->block_bytes);
             continue;
         }
         a->metrics[k++] = a->metrics[i];
@@ -620,6 +670,7 @@ void pm_analysis_free(pm_analysis *a)
         free(r->agg.t);
         free(r->agg.v);
         free(r->agg.count);
+        pm_block_free(r->block, r->block_bytes);
     }
     free(a->metrics);
     for (size_t h = 0; h < a->nhosts; h++) {

@@ -250,7 +250,7 @@ int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len
     size_t srec = pm_bin_sample_size(p->ncols);
     size_t splen = srec - PM_REC_HEAD - PM_REC_TAIL;
     size_t cap_n = (len - off) / srec + 1;
-    if (pm_profile_reserve(p, cap_n) != 0) {
+    if (pm_profile_reserve_block(p, cap_n) != 0) {
         pm_profile_free(p);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory for %zu samples", path, cap_n);
     }

@@ -58,6 +58,47 @@ int pm_profile_reserve(pm_profile *p, size_t n)
     return 0;
 }
 
+int pm_profile_reserve_block(pm_profile *p, size_t n)
+{
+    /* Each column starts on a page, so that one can be released alone. */
+    size_t per = 0, bytes = 0;
+    if (p->block)
+        return PM_EUSAGE; /* reserved once */
+    if (n && p->ncols && !pm_mul_size(n, sizeof(double), &per) &&
+        (per = pm_block_round(per)) && !pm_mul_size(per, p->ncols, &bytes))
+        p->block = pm_block_alloc(bytes);
+    if (!p->block)
+        return pm_profile_reserve(p, n);
+    int64_t *tm = pm_realloc_array(p->t_mono_ns, n, sizeof *tm);
+    if (tm)
+        p->t_mono_ns = tm;
+    int64_t *tw = tm ? pm_realloc_array(p->t_wall_ns, n, sizeof *tw) : NULL;
+    if (tw)
+        p->t_wall_ns = tw;
+    if (!tm || !tw) {
+        pm_block_free(p->block, bytes);
+        p->block = NULL;
+        return PM_ENOMEM;
+    }
+    for (size_t c = 0; c < p->ncols; c++) {
+        free(p->values[c]);
+        p->values[c] = (double *)(void *)((char *)p->block + c * per);
+    }
+    p->block_bytes = bytes;
+    return 0;
+}
+
+void pm_profile_release_column(pm_profile *p, size_t c)
+{
+    if (c >= p->ncols || !p->values[c])
+        return;
+    if (p->block)
+        pm_block_release(p->values[c], p->block_bytes / p->ncols);
+    else
+        free(p->values[c]);
+    p->values[c] = NULL;
+}
+
 static int push_string(char ***arr, size_t *n, const char *s, size_t len)
 {
     char *copy = malloc(len + 1);
@@ -112,9 +153,10 @@ void pm_profile_free(pm_profile *p)
     if (!p)
         return;
     free(p->path);
-    if (p->values)
+    if (p->values && !p->block)
         for (size_t c = 0; c < p->ncols; c++)
             free(p->values[c]);
+    pm_block_free(p->block, p->block_bytes);
     free(p->values);
     free(p->cols);
     free(p->meta_json);

@@ -18,6 +18,7 @@
 #include "perfmon/endian.h"
 #include "perfmon/fileio.h"
 #include "perfmon/profile.h"
+#include "perfmon/synth.h"
 #include "perfmon/writer.h"
 #include "testutil.h"
 
@@ -136,7 +137,6 @@ static void roundtrip(int format)
     assert_int_equal(p->nwarnings, 0);
     pm_profile_free(p);
     pm_test_rmrf(dir);
-    free(dir);
 }
 
 static void test_roundtrip_bin(void **state)
@@ -183,7 +183,6 @@ static void torn(int format)
     }
     free(buf);
     pm_test_rmrf(dir);
-    free(dir);
 }
 
 static void test_torn_bin(void **state)
@@ -230,7 +229,6 @@ static void test_damaged_middle_bin(void **state)
     assert_non_null(strstr(p->warnings[0], "offset"));
     pm_profile_free(p);
     pm_test_rmrf(dir);
-    free(dir);
 }
 
 static void expect_error(const char *content, size_t len, const char *needle)
@@ -253,7 +251,6 @@ static void expect_error(const char *content, size_t len, const char *needle)
     if (!strstr(err.msg, needle))
         fail_msg("message '%s' lacks '%s'", err.msg, needle);
     pm_test_rmrf(dir);
-    free(dir);
 }
 
 #define EXPECT_ERROR(lit, needle) expect_error((lit), sizeof(lit) - 1, (needle))
@@ -294,13 +291,53 @@ static void test_bad_field_length(void **state)
     expect_error((const char *)f, 16 + 24, "claims 1000 bytes");
 }
 
+/* A profile big enough for block storage (> 8 MiB of values) reads the
+ * same values as the synthesizer wrote, and its columns can be released
+ * one at a time. */
+static void test_big_profile_block(void **state)
+{
+    (void)state;
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
+    snprintf(path, sizeof path, "%s/big.pmp", dir);
+    pm_synth s;
+    pm_synth_init(&s, "big");
+    s.n = 60000;
+    s.start_s = 1.7e9;
+    s.interval_s = 1;
+    s.rss0 = 1e6;
+    s.rss_growth = 10;
+    pm_error err;
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_profile *p = NULL;
+    assert_int_equal(pm_profile_read(path, &p, &err), 0);
+    assert_non_null(p->block);
+    assert_int_equal(p->n, 60000);
+    int rss = pm_profile_column(p, "proc.rss");
+    assert_true(rss >= 0);
+    for (size_t i = 0; i < p->n; i += 997) {
+        double el = (double)(p->t_wall_ns[i] - p->t_wall_ns[0]) / 1e9;
+        assert_true(fabs(p->values[rss][i] - (1e6 + 10 * el)) < 1e-3);
+    }
+    double last = p->values[rss][p->n - 1];
+    for (size_t c = 0; c < p->ncols; c++)
+        if ((int)c != rss)
+            pm_profile_release_column(p, c);
+    assert_null(p->values[0 == rss ? 1 : 0]);
+    assert_true(p->values[rss][p->n - 1] == last); /* neighbours' release spared it */
+    pm_profile_release_column(p, (size_t)rss);
+    assert_null(p->values[rss]);
+    pm_profile_free(p);
+    pm_test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_bin),     cmocka_unit_test(test_roundtrip_jsonl),
         cmocka_unit_test(test_torn_bin),          cmocka_unit_test(test_torn_jsonl),
         cmocka_unit_test(test_damaged_middle_bin), cmocka_unit_test(test_bad_headers),
-        cmocka_unit_test(test_bad_field_length),
+        cmocka_unit_test(test_bad_field_length),  cmocka_unit_test(test_big_profile_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
