@@ -407,30 +407,39 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         return;
     }
 
-    /* Data ranges. */
+    /* Data ranges.  A log axis with no positive value (idle traffic: all
+     * zeros) falls back to a linear one, so the zeros are seen as data. */
     double t0 = INFINITY, t1 = -INFINITY, lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < p->nseries; i++) {
-        time_range(p->series[i].t, p->series[i].n, &t0, &t1);
-        range_of(p->series[i].v, p->series[i].n, p->logy, &lo, &hi);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < p->nseries; i++) {
+            time_range(p->series[i].t, p->series[i].n, &t0, &t1);
+            range_of(p->series[i].v, p->series[i].n, f.logy, &lo, &hi);
+        }
+        if (p->band) {
+            time_range(p->band->t, p->band->n, &t0, &t1);
+            range_of(p->band->lo, p->band->n, f.logy, &lo, &hi);
+            range_of(p->band->hi, p->band->n, f.logy, &lo, &hi);
+        }
+        if (hi >= lo || !f.logy)
+            break;
+        f.logy = 0;
     }
-    if (p->band) {
-        time_range(p->band->t, p->band->n, &t0, &t1);
-        range_of(p->band->lo, p->band->n, p->logy, &lo, &hi);
-        range_of(p->band->hi, p->band->n, p->logy, &lo, &hi);
-    }
-    int empty = !(t1 >= t0) || !(hi >= lo);
-    if (empty) {
+    int empty = !(hi >= lo), no_time = !(t1 >= t0);
+    if (no_time) {
+        empty = 1;
         t0 = 0;
         t1 = 1;
-        lo = p->logy ? 1 : 0;
-        hi = p->logy ? 10 : 1;
+    }
+    if (empty) {
+        lo = f.logy ? 1 : 0;
+        hi = f.logy ? 10 : 1;
     }
     if (t1 <= t0)
         t1 = t0 + 1;
     f.t0 = t0;
     f.t1 = t1;
     double ystep;
-    if (p->logy) {
+    if (f.logy) {
         f.y0 = floor(log10(lo));
         f.y1 = ceil(log10(hi));
         if (f.y1 <= f.y0)
@@ -439,6 +448,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             f.y0 = f.y1 - 40;
         ystep = 1;
     } else {
+        double data_lo = lo;
         if (lo >= 0 && !empty)
             lo = 0; /* rates and levels read against zero */
         if (hi <= lo)
@@ -446,8 +456,14 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         ystep = nice_step(hi - lo, 5);
         f.y0 = floor(lo / ystep) * ystep;
         f.y1 = ceil(hi / ystep) * ystep;
-        if (f.y1 - hi < ystep * 0.05 && hi > 0)
-            f.y1 += ystep * 0.0; /* a line on the top edge is still visible */
+        /* A line on the frame would be hidden by it (CPU at exactly 100 %,
+         * idle traffic at 0): data that touches an end gets a margin of 3 %
+         * of the range there; ticks stay on the nice values. */
+        double r = f.y1 - f.y0;
+        if (!empty && hi >= f.y1 - 0.005 * r)
+            f.y1 += 0.03 * r;
+        if (!empty && data_lo <= f.y0 + 0.005 * r)
+            f.y0 -= 0.03 * r;
     }
 
     /* Title. */
@@ -470,7 +486,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     /* Grid and y ticks. */
     cairo_set_line_width(cr, px);
     char lab[64];
-    if (p->logy) {
+    if (f.logy) {
         int ndec = (int)(f.y1 - f.y0);
         /* Decades; with few of them also 2x and 5x, so the axis reads. */
         static const double mult[3] = {1, 2, 5};
@@ -491,9 +507,13 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             }
         }
     } else {
-        int nt = (int)lround((f.y1 - f.y0) / ystep);
-        for (int k = 0; k <= nt && k < 50; k++) {
-            double v = f.y0 + k * ystep;
+        double first = ceil(f.y0 / ystep - 1e-9) * ystep;
+        for (int k = 0; k < 50; k++) {
+            double v = first + k * ystep;
+            if (v > f.y1 + 1e-9 * ystep)
+                break;
+            if (fabs(v) < 1e-9 * ystep)
+                v = 0; /* no "-0" label */
             double yy = fy(&f, v);
             cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
             cairo_move_to(cr, f.x, yy);
@@ -512,7 +532,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     double tstep = time_step(span, target);
     double origin = p->time_axis == PM_AXIS_ELAPSED ? p->t_origin : 0;
     double first = origin + ceil((f.t0 - origin) / tstep - 1e-9) * tstep;
-    for (int k = 0; k < 60; k++) {
+    for (int k = 0; k < 60 && !no_time; k++) {
         double tt = first + k * tstep;
         if (!(tt <= f.t1 + 1e-9))
             break;

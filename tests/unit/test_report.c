@@ -510,11 +510,71 @@ static void test_degenerate_plots(void **state)
     alarm(0);
 }
 
+/* Pixels of a clearly coloured (not grey) tone: the series lines. */
+static size_t coloured_pixels(const char *png)
+{
+    cairo_surface_t *a = cairo_image_surface_create_from_png(png);
+    assert_int_equal(cairo_surface_status(a), CAIRO_STATUS_SUCCESS);
+    cairo_surface_flush(a);
+    const unsigned char *d = cairo_image_surface_get_data(a);
+    int w = cairo_image_surface_get_width(a), h = cairo_image_surface_get_height(a);
+    int st = cairo_image_surface_get_stride(a);
+    size_t n = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const unsigned char *px = d + y * st + x * 4;
+            int mx = px[0] > px[1] ? px[0] : px[1], mn = px[0] < px[1] ? px[0] : px[1];
+            mx = px[2] > mx ? px[2] : mx;
+            mn = px[2] < mn ? px[2] : mn;
+            n += mx - mn > 60;
+        }
+    cairo_surface_destroy(a);
+    return n;
+}
+
+/* A line exactly on an end of the range (CPU at 100 %, traffic at 0) is
+ * drawn inside the frame, not hidden by it; zeros on a log axis fall back
+ * to a linear axis instead of "no data". */
+static void test_edge_lines_visible(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    static double t[N], v[N];
+    char dir[4096], out[4200];
+    snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
+    snprintf(out, sizeof out, "%s/edge.png", dir);
+    pm_plot_series s = {"node-a", t, v, N};
+    pm_plot p;
+    memset(&p, 0, sizeof p);
+    p.title = "edge";
+    p.ylabel = "CPU Usage (%)";
+    p.series = &s;
+    p.nseries = 1;
+    pm_error err;
+    const double level[3] = {100, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < N; i++) {
+            t[i] = 1700000000.0 + (double)i;
+            v[i] = level[k];
+        }
+        p.logy = k == 2;
+        assert_int_equal(pm_plot_png(out, &p, 18, 0.5, 100, &err), 0);
+        /* a line across the frame: hundreds of coloured pixels */
+        assert_true(coloured_pixels(out) > 300);
+    }
+    for (size_t i = 0; i < N; i++)
+        v[i] = NAN;
+    assert_int_equal(pm_plot_png(out, &p, 18, 0.5, 100, &err), 0);
+    assert_true(coloured_pixels(out) < 50); /* and the check can fail */
+    pm_test_rmrf(dir);
+}
+
 int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_plots), cmocka_unit_test(test_golden_image),
+        cmocka_unit_test(test_edge_lines_visible),
         cmocka_unit_test(test_plots_png),        cmocka_unit_test(test_report_small_job),
         cmocka_unit_test(test_report_errors),    cmocka_unit_test(test_200_hosts),
     };
