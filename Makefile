@@ -73,10 +73,11 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-# The sampler links libc only (and libm): it runs beside the job.
+# The sampler links libc only (libm only if a source ever needs it): it runs
+# beside the job, and every shared library it maps adds to its resident size.
 $(BUILD)/bin/perfmon-sample: $(BUILD)/src/perfmon-sample/main.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ -ldl -lm
+	$(CC) $(LDFLAGS) $^ -o $@ -Wl,--as-needed -ldl -lm
 
 $(BUILD)/bin/%: $(BUILD)/src/%/main.o $(LIB)
 	@mkdir -p $(dir $@)
