@@ -112,6 +112,19 @@ EOF
 check "CSV rows per GPU" has "$T/py" "all good"
 cat "$T/py"
 
+# The report's GPU page group (templates/report.json) with both GPUs.
+$A "$J" --pdf "$T/r.pdf" --no-rules >/dev/null 2>&1
+check "report written" [ $? -eq 0 ]
+if command -v pdftotext >/dev/null 2>&1; then
+    pdftotext "$T/r.pdf" "$T/r.txt" 2>/dev/null
+    check "report has the GPU pages" grep -q "^GPU: all nodes" "$T/r.txt"
+    check "GPU per-host plots" grep -q "^GPU: per node" "$T/r.txt"
+    check "report names both GPUs" sh -c "grep -q '^gpu-0.node-g' '$T/r.txt' && grep -q '^gpu-1.node-g' '$T/r.txt'"
+    check "GPU figures in the report" grep -q "^GPU hours" "$T/r.txt"
+else
+    echo "SKIP  pdftotext not installed: report text not checked"
+fi
+
 # The shipped idle-GPU rule, without its minimum duration.
 python3 -c "
 import json, sys
