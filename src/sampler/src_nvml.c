@@ -318,40 +318,38 @@ static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uin
     nvmlDevice_t d = g->dev;
     unsigned int u = 0, period = 0;
     unsigned long long ull = 0;
-    uint64_t v = 0;
+    uint64_t v = 0, v2 = 0;
     nvmlReturn_t rc = NVML_ERROR_NOT_SUPPORTED;
     *partial = 0;
 #define CALL(fn, ...) (f->fn ? f->fn(__VA_ARGS__) : NVML_ERROR_NOT_SUPPORTED)
     switch (q) {
     case Q_UTIL: {
-        nvmlUtilization_t ut;
-        if ((rc = CALL(util, d, &ut)) == NVML_SUCCESS) {
-            out[0] = ut.gpu;
-            out[1] = ut.memory;
-        }
-        return rc;
+        nvmlUtilization_t ut = {0, 0};
+        rc = CALL(util, d, &ut);
+        v = ut.gpu;
+        v2 = ut.memory;
+        break;
     }
     case Q_MEM: {
-        nvmlMemory_t m;
-        if ((rc = CALL(mem, d, &m)) == NVML_SUCCESS) {
-            out[0] = m.used;
-            out[1] = m.total;
-        }
-        return rc;
+        nvmlMemory_t m = {0, 0, 0};
+        rc = CALL(mem, d, &m);
+        v = m.used;
+        v2 = m.total;
+        break;
     }
     case Q_BAR1: {
-        nvmlBAR1Memory_t b;
-        if ((rc = CALL(bar1, d, &b)) == NVML_SUCCESS)
-            out[0] = b.bar1Used;
-        return rc;
+        nvmlBAR1Memory_t b1 = {0, 0, 0};
+        rc = CALL(bar1, d, &b1);
+        v = b1.bar1Used;
+        break;
     }
     case Q_VIOL_POWER:
     case Q_VIOL_THERMAL: {
-        nvmlViolationTime_t vt;
-        int policy = q == Q_VIOL_POWER ? NVML_PERF_POLICY_POWER : NVML_PERF_POLICY_THERMAL;
-        if ((rc = CALL(violation, d, policy, &vt)) == NVML_SUCCESS)
-            out[0] = vt.violationTime;
-        return rc;
+        nvmlViolationTime_t vt = {0, 0};
+        rc = CALL(violation, d, q == Q_VIOL_POWER ? NVML_PERF_POLICY_POWER : NVML_PERF_POLICY_THERMAL,
+                  &vt);
+        v = vt.violationTime;
+        break;
     }
     case Q_PROCS:
         return query_procs(st, ctx, g, out, partial);
@@ -378,8 +376,10 @@ static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uin
     default: break;
     }
 #undef CALL
-    if (rc == NVML_SUCCESS)
+    if (rc == NVML_SUCCESS) {
         out[0] = v;
+        out[1] = v2;
+    }
     return rc;
 }
 
@@ -547,20 +547,23 @@ static int nvml_read(void *state, const pm_sctx *ctx, pm_sample *s)
     return 0;
 }
 
+static void json_member(pm_buf *j, const char *key, const char *value)
+{
+    pm_buf_printf(j, ",\"%s\":", key);
+    pm_buf_json_str(j, value);
+}
+
 static void nvml_describe(void *state, pm_buf *j)
 {
     nvml_state *st = state;
     pm_buf_puts(j, "\"gpus\":[");
     for (size_t i = 0; i < st->n; i++) {
         const gpu *g = &st->g[i];
-        pm_buf_printf(j, "%s{\"index\":%u,\"name\":", i ? "," : "", g->index);
-        pm_buf_json_str(j, g->name);
-        pm_buf_puts(j, ",\"uuid\":");
-        pm_buf_json_str(j, g->uuid);
-        pm_buf_puts(j, ",\"pci_bus_id\":");
-        pm_buf_json_str(j, g->bus_id);
-        pm_buf_puts(j, ",\"driver_version\":");
-        pm_buf_json_str(j, st->driver);
+        pm_buf_printf(j, "%s{\"index\":%u", i ? "," : "", g->index);
+        json_member(j, "name", g->name);
+        json_member(j, "uuid", g->uuid);
+        json_member(j, "pci_bus_id", g->bus_id);
+        json_member(j, "driver_version", st->driver);
         if (st->cuda > 0)
             pm_buf_printf(j, ",\"cuda_version\":\"%d.%d\"", st->cuda / 1000, st->cuda % 1000 / 10);
         pm_buf_printf(j, ",\"memory_total_bytes\":%llu", g->mem_total);
