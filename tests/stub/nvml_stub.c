@@ -330,29 +330,29 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned 
     return NVML_ERROR_NOT_SUPPORTED; /* the sampler must prefer _v3 */
 }
 
+/* Identity queries work on a lost GPU too. */
+#define IDENTITY(out)                       \
+    unsigned i;                             \
+    if (!dev(device, &i) || !(out))         \
+        return NVML_ERROR_INVALID_ARGUMENT
+
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
-    unsigned i;
-    if (!dev(device, &i) || !name)
-        return NVML_ERROR_INVALID_ARGUMENT;
+    IDENTITY(name);
     snprintf(name, length, "Stub GPU %u", i);
     return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
-    unsigned i;
-    if (!dev(device, &i) || !uuid)
-        return NVML_ERROR_INVALID_ARGUMENT;
+    IDENTITY(uuid);
     snprintf(uuid, length, "GPU-00000000-0000-0000-0000-00000000000%u", i);
     return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
-    unsigned i;
-    if (!dev(device, &i) || !pci)
-        return NVML_ERROR_INVALID_ARGUMENT;
+    IDENTITY(pci);
     memset(pci, 0, sizeof *pci);
     pci->bus = 0x3b + i;
     snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
@@ -362,9 +362,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit)
 {
-    unsigned i;
-    if (!dev(device, &i) || !limit)
-        return NVML_ERROR_INVALID_ARGUMENT;
+    IDENTITY(limit);
     *limit = 300000;
     return NVML_SUCCESS;
 }
