@@ -125,6 +125,23 @@ else
     echo "SKIP  pdftotext not installed: report text not checked"
 fi
 
+# A phase marked on the node covers its GPUs.
+P="$T/phases"
+mkdir "$P"
+M="$PM_BIN/perfmon-sample mark -o $P --host node-p"
+PERFMON_NVML_LIB="$STUB" PERFMON_NVML_STUB="util=0:5" $S -o "$P" -i 0.1 --host node-p -- \
+    sh -c "$M solve start; sleep 0.5; $M solve end" >/dev/null 2>&1
+check "marked GPU job exits 0" [ $? -eq 0 ]
+$A "$P" --stats --json --no-rules >"$T/ph.json" 2>/dev/null
+check "phase means over the node's GPUs" python3 -c "
+import json
+d = json.load(open('$T/ph.json'))
+kind = [x for x in d['phases']['kinds'] if x['name'] == 'solve'][0]
+k = kind['by_metric']
+assert k['gpu_util']['mean'] == 27.5, k['gpu_util']
+assert k['gpu_power']['mean'] == 125, k['gpu_power']
+assert abs(k['gpu_power']['energy_j'] - 250 * kind['total_s']) < 1e-6, (k['gpu_power'], kind['total_s'])"
+
 # The shipped idle-GPU rule, without its minimum duration.
 python3 -c "
 import json, sys
