@@ -87,6 +87,13 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(EXT_LIBS) -ldl
 
+# The stand-in NVML library that the GPU tests load through PERFMON_NVML_LIB;
+# no sanitizer flags: it is dlopen'ed into (possibly sanitized) programs.
+NVML_STUB := $(BUILD)/tests/libnvml_stub.so
+$(NVML_STUB): tests/stub/nvml_stub.c src/sampler/nvml_api.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -fPIC -shared -Isrc/sampler $< -o $@
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) -ldl
@@ -115,10 +122,10 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: all $(TEST_BIN)
+test: all $(TEST_BIN) $(NVML_STUB)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
-valgrind: all $(TEST_BIN)
+valgrind: all $(TEST_BIN) $(NVML_STUB)
 	@BUILD=$(BUILD) VALGRIND=1 tests/run.sh $(TEST_BIN)
 
 # --- demo and benchmarks -----------------------------------------------------

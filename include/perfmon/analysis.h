@@ -72,6 +72,7 @@ typedef struct pm_host {
     size_t outside_window; /* samples outside --start/--end */
     double interval;       /* median sampling interval (s) */
     pm_clock clock;
+    int gpu;               /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
     double ncpus;          /* from cpu.ncpus or metadata, NaN when unknown */
     double mem_total;      /* bytes, NaN when unknown */
 } pm_host;
@@ -136,6 +137,9 @@ typedef struct pm_node_summary {
     double sampler_missed;
     double sampler_late;           /* samples taken late (end record) */
     double samples;                /* samples analysed */
+    /* GPU figures: set on GPU hosts (pm_host.gpu), NaN on nodes. */
+    double gpu_count, gpu_hours, gpu_avg_utilization_pct, gpu_energy_j, gpu_avg_power_w;
+    double gpu_peak_mem_bytes;
     size_t repaired, dropped;      /* over all metrics of the node */
 } pm_node_summary;
 

@@ -115,7 +115,10 @@ static int setup_times(pm_analysis *a, pm_error *err)
             a->t_start = ho->t[0];
         if (ho->t[k - 1] > a->t_end)
             a->t_end = ho->t[k - 1];
-        firsts[nf++] = ho->t[0];
+        /* A GPU shares its node's clock: counting it again would weigh
+         * nodes by their GPUs. */
+        if (!ho->gpu)
+            firsts[nf++] = ho->t[0];
         if (k > 1) {
             double *d = pm_alloc_array(k - 1, sizeof *d);
             if (!d) {
@@ -129,7 +132,7 @@ static int setup_times(pm_analysis *a, pm_error *err)
                     d[nd++] = ho->t[i] - ho->t[i - 1];
             ho->interval = nd ? pm_quantile_select(d, nd, 0.5) : NAN;
             free(d);
-            if (isfinite(ho->interval))
+            if (isfinite(ho->interval) && !ho->gpu)
                 ivals[ni++] = ho->interval;
         }
     }

@@ -307,11 +307,15 @@ static int64_t first_time(const pm_profile *p)
 typedef struct pref {
     pm_profile *p;
     pm_clock clock;
+    int gpu;       /* split off a node's profile by pm_gpu_split */
 } pref;
 
+/* Nodes first, then GPUs; by name, then by first time. */
 static int cmp_pref(const void *a, const void *b)
 {
     const pref *x = a, *y = b;
+    if (x->gpu != y->gpu)
+        return x->gpu - y->gpu;
     int c = strcmp(x->p->info.host, y->p->info.host);
     if (c)
         return c;
@@ -333,6 +337,31 @@ static const char *format_name(int f)
     }
 }
 
+/* Give each GPU recorded in a node's profile a profile of its own (gpu.c),
+ * appended to *prs with the node's clock. */
+static int split_gpus(pref **prs, size_t *np, pm_error *err)
+{
+    size_t nodes = *np;
+    for (size_t i = 0; i < nodes; i++) {
+        pm_profile **g = NULL;
+        size_t ng = 0;
+        if (pm_gpu_split((*prs)[i].p, &g, &ng) != 0)
+            return pm_error_set(err, PM_ENOMEM, "out of memory");
+        pref *grown = ng ? pm_realloc_array(*prs, *np + ng, sizeof *grown) : *prs;
+        if (!grown) {
+            for (size_t k = 0; k < ng; k++)
+                pm_profile_free(g[k]);
+            free(g);
+            return pm_error_set(err, PM_ENOMEM, "out of memory");
+        }
+        *prs = grown;
+        for (size_t k = 0; k < ng; k++)
+            (*prs)[(*np)++] = (pref){g[k], (*prs)[i].clock, 1};
+        free(g);
+    }
+    return 0;
+}
+
 /* Build a->hosts from the profiles (sorted by host, then first time). */
 static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
 {
@@ -343,11 +372,13 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
     size_t i = 0;
     while (i < np) {
         size_t j = i + 1;
-        while (j < np && strcmp(prs[j].p->info.host, prs[i].p->info.host) == 0)
+        while (j < np && prs[j].gpu == prs[i].gpu &&
+               strcmp(prs[j].p->info.host, prs[i].p->info.host) == 0)
             j++;
         pm_host *h = &a->hosts[a->nhosts++];
         h->name = pm_strdup(prs[i].p->info.host);
         h->clock = prs[i].clock;
+        h->gpu = prs[i].gpu;
         if (!h->name)
             return pm_error_set(err, PM_ENOMEM, "out of memory");
         snprintf(h->format, sizeof h->format, "%s", format_name(prs[i].p->format));
@@ -494,7 +525,9 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
     pl.p = NULL;
     size_t np = pl.n;
     pl.n = 0;
-    rc = group_hosts(a, prs, np, err);
+    rc = split_gpus(&prs, &np, err);
+    if (rc == 0)
+        rc = group_hosts(a, prs, np, err);
     for (size_t i = 0; i < np; i++)
         pm_profile_free(prs[i].p);
     free(prs);

@@ -38,6 +38,12 @@ void pm_pool_run(pm_pool *p, void *(*fn)(void *), size_t work);
  * Warnings and ignored files go to a. */
 int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err) PM_WUR;
 
+/* Move the gpu.<n>.<metric> columns of p into one new profile per GPU,
+ * host gpu-<n>.<p's host>, columns gpu.<metric> (gpu.c).  *out gets the
+ * new profiles (the caller owns them and the array), *nout their count.
+ * Returns 0 or PM_ENOMEM. */
+int pm_gpu_split(pm_profile *p, pm_profile ***out, size_t *nout) PM_WUR;
+
 /* All-node series of r on the common grid (grid_tmp holds the grid's
  * point count) or by position (--align=index, --compat=ska). */
 int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp) PM_WUR;

@@ -24,9 +24,11 @@ void pm_phase_stats_free(pm_phase_stats *s)
     free(s);
 }
 
-static int host_index(const pm_analysis *a, const char *name)
+/* Index of the node named name among the first nnodes hosts (nodes come
+ * first, sorted by name; GPUs, which have no phases of their own, after). */
+static int host_index(const pm_analysis *a, size_t nnodes, const char *name)
 {
-    size_t lo = 0, hi = a->nhosts; /* hosts are sorted by name */
+    size_t lo = 0, hi = nnodes;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         int c = strcmp(a->hosts[mid].name, name);
@@ -38,6 +40,42 @@ static int host_index(const pm_analysis *a, const char *name)
             hi = mid;
     }
     return -1;
+}
+
+/* The hosts a node's phase covers: the node, then its GPUs (gpu-<n>.<node>),
+ * as lists first[h] .. first[h + 1] of hosts[] indices in members. */
+typedef struct node_hosts {
+    size_t nnodes;
+    size_t *first;    /* [nnodes + 1] */
+    size_t *members;  /* [nhosts] */
+} node_hosts;
+
+static int node_hosts_build(const pm_analysis *a, node_hosts *nh)
+{
+    size_t n = 0;
+    while (n < a->nhosts && !a->hosts[n].gpu)
+        n++;
+    nh->nnodes = n;
+    nh->first = calloc(n + 2, sizeof *nh->first);
+    nh->members = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *nh->members);
+    int *owner = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *owner);
+    if (!nh->first || !nh->members || !owner) {
+        free(owner);
+        return -1;
+    }
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const char *dot = strchr(a->hosts[h].name, '.');
+        owner[h] = h < n ? (int)h : dot ? host_index(a, n, dot + 1) : -1;
+        if (owner[h] >= 0)
+            nh->first[owner[h] + 2]++;
+    }
+    for (size_t i = 2; i < n + 2; i++)
+        nh->first[i] += nh->first[i - 1];
+    for (size_t h = 0; h < a->nhosts; h++) /* counting sort, host order kept */
+        if (owner[h] >= 0)
+            nh->members[nh->first[owner[h] + 1]++] = h;
+    free(owner);
+    return 0;
 }
 
 /* Mean of s inside [t0, t1]: the samples there, or the value interpolated
@@ -106,6 +144,7 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
     const pm_phase_set *ps = &a->phases;
     if (ps->n == 0)
         return 0;
+    node_hosts nh = {0, NULL, NULL};
     pm_phase_stats *st = calloc(1, sizeof *st);
     const pm_phase **ord = pm_alloc_array(ps->n, sizeof *ord);
     if (!st || !ord)
@@ -114,6 +153,8 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
     for (size_t i = 0; i < ps->n; i++)
         ord[i] = &ps->v[i];
     qsort(ord, ps->n, sizeof *ord, cmp_phase_ptr);
+    if (node_hosts_build(a, &nh) != 0)
+        goto oom;
 
     /* Rows: one per (host, kind). */
     st->rows = calloc(ps->n, sizeof *st->rows);
@@ -188,19 +229,22 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
                 const pm_phase *p = ord[i];
                 if (strcmp(p->name, ks->name) != 0)
                     continue;
-                int h = host_index(a, p->host);
-                if (h < 0 || !mr->host[h])
+                int h = host_index(a, nh.nnodes, p->host);
+                if (h < 0)
                     continue;
-                double v = window_mean(mr->host[h], p->t0, p->t1);
-                double d = p->t1 - p->t0;
-                if (!isfinite(v))
-                    continue;
-                /* Weight by duration; a zero-length phase still counts once. */
-                double w = d > 0 ? d : 1e-9;
-                wsum += v * w;
-                wtot += w;
-                if (power)
-                    energy += v * d;
+                for (size_t x = nh.first[h]; x < nh.first[h + 1]; x++) {
+                    const pm_series *se = mr->host[nh.members[x]];
+                    double v = se ? window_mean(se, p->t0, p->t1) : NAN;
+                    double d = p->t1 - p->t0;
+                    if (!isfinite(v))
+                        continue;
+                    /* Weight by duration; a zero-length phase still counts once. */
+                    double w = d > 0 ? d : 1e-9;
+                    wsum += v * w;
+                    wtot += w;
+                    if (power)
+                        energy += v * d;
+                }
             }
             ks->mean[mi] = wtot > 0 ? wsum / wtot : NAN;
             ks->energy_j[mi] = power && wtot > 0 ? energy : NAN;
@@ -209,9 +253,13 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
     qsort(st->kinds, st->nkinds, sizeof *st->kinds, cmp_kind);
     qsort(st->rows, st->nrows, sizeof *st->rows, cmp_row);
     free(ord);
+    free(nh.first);
+    free(nh.members);
     a->phase_stats = st;
     return 0;
 oom:
+    free(nh.first);
+    free(nh.members);
     free(ord);
     pm_phase_stats_free(st);
     return pm_error_set(err, PM_ENOMEM, "out of memory for phase statistics");

@@ -182,14 +182,18 @@ static int eval_rule(pm_analysis *a, const rule *r)
         if (!v)
             return PM_ENOMEM;
         size_t n = 0;
+        /* GPUs are compared with GPUs, nodes with nodes. */
+        int gpu = !strncmp(f->key, "gpu_", 4);
         for (size_t h = 0; h < a->nhosts; h++) {
             double x = pm_figure_value(&a->nodes[h], f);
-            if (!isnan(x))
+            if (!isnan(x) && a->hosts[h].gpu == gpu)
                 v[n++] = x;
         }
         double med = n >= 2 ? pm_quantile_select(v, n, 0.5) : NAN;
         free(v);
         for (size_t h = 0; h < a->nhosts && !rc && med > 0; h++) {
+            if (a->hosts[h].gpu != gpu)
+                continue;
             double x = pm_figure_value(&a->nodes[h], f) / med;
             if (compare(r->op, x, r->threshold))
                 rc = add_note(a, r, (int)h, x, "x");

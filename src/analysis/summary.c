@@ -33,6 +33,12 @@ const pm_figure PM_FIGURES[] = {
     F(energy_j, "J", PM_JOB_SUM, "energy J", "Energy (RAPL)"),
     F(energy_kwh, "kWh", PM_JOB_SUM, "kWh", "Energy (RAPL)"),
     F(avg_power_w, "W", PM_JOB_SUM, "power W", "Average power (RAPL)"),
+    F(gpu_count, "1", PM_JOB_SUM, "gpus", "GPUs"),
+    F(gpu_hours, "h", PM_JOB_SUM, "gpu h", "GPU hours"),
+    F(gpu_avg_utilization_pct, "%", PM_JOB_MEAN, "gpu%", "GPU utilisation"),
+    F(gpu_energy_j, "J", PM_JOB_SUM, "gpu J", "GPU energy"),
+    F(gpu_avg_power_w, "W", PM_JOB_SUM, "gpu W", "Average GPU power"),
+    F(gpu_peak_mem_bytes, "B", PM_JOB_MAX, "gpu mem", "Peak GPU memory used"),
     F(proc_cpu_hours, "h", PM_JOB_SUM, "proc cpu h", "Job CPU hours (process tree)"),
     F(proc_peak_rss_bytes, "B", PM_JOB_MAX, "proc rss", "Peak job RSS (process tree)"),
     F(sampler_cpu_pct, "%", PM_JOB_MAX, "smp cpu%", "Sampler CPU"),
@@ -103,9 +109,10 @@ static double col_last(const pm_host *h, const char *name)
 }
 
 /* Time-weighted mean (trapezoid) and the share of valid samples at or
- * above each threshold. */
+ * above each threshold; *area (may be NULL) gets the integral over time
+ * between consecutive valid samples. */
 static double col_mean(const pm_host *h, const double *v, const double *thr, double *share,
-                       size_t nthr)
+                       size_t nthr, double *area)
 {
     double wsum = 0, wtot = 0, sum = 0;
     size_t n = 0, above[8] = {0};
@@ -125,6 +132,8 @@ static double col_mean(const pm_host *h, const double *v, const double *thr, dou
     }
     for (size_t k = 0; k < nthr; k++)
         share[k] = n ? (double)above[k] / (double)n * 100.0 : NAN;
+    if (area)
+        *area = wtot > 0 ? wsum : NAN;
     if (!n)
         return NAN;
     return wtot > 0 ? wsum / wtot : sum / (double)n;
@@ -205,6 +214,27 @@ static double energy_uj(const pm_host *h)
     return psys;
 }
 
+/* A GPU (gpu-<n>.<node>): its hours, utilisation, energy (the counter,
+ * else the integral of its power draw) and peak memory.  Its samples and
+ * dropped times are its node's, so they are not counted again. */
+static void gpu_summary(const pm_host *h, pm_node_summary *s)
+{
+    double dummy, area = NAN;
+    s->samples = NAN;
+    s->gpu_count = 1;
+    s->gpu_hours = s->wall_time_s / 3600.0;
+    const double *util = col_values(h, "gpu.util", NULL);
+    if (util)
+        s->gpu_avg_utilization_pct = col_mean(h, util, NULL, &dummy, 0, NULL);
+    double mj = counter_increase(h, "gpu.energy");
+    const double *mw = col_values(h, "gpu.power", NULL);
+    if (isnan(mj) && mw)
+        (void)col_mean(h, mw, NULL, &dummy, 0, &area);
+    s->gpu_energy_j = (isnan(mj) ? area : mj) / 1000.0;
+    s->gpu_avg_power_w = s->wall_time_s > 0 ? s->gpu_energy_j / s->wall_time_s : NAN;
+    s->gpu_peak_mem_bytes = col_max(h, "gpu.mem_used");
+}
+
 static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
 {
     const pm_host *h = &a->hosts[hi];
@@ -212,12 +242,21 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
         figure_set(s, &PM_FIGURES[f], NAN);
     s->samples = (double)h->n;
     s->wall_time_s = h->n ? h->t[h->n - 1] - h->t[0] : NAN;
+    size_t rep = 0;
+    for (size_t m = 0; m < a->nmetrics; m++)
+        if (a->metrics[m].host[hi])
+            rep += a->metrics[m].host[hi]->repaired;
+    s->repaired = rep;
+    if (h->gpu) {
+        gpu_summary(h, s);
+        return;
+    }
     double hours = s->wall_time_s / 3600.0;
     static const double thr[4] = {20, 40, 80, 100};
     double share[4];
     const double *cpu = col_values(h, "cpu.percent", NULL);
     if (cpu) {
-        s->cpu_avg_utilization_pct = col_mean(h, cpu, thr, share, 4);
+        s->cpu_avg_utilization_pct = col_mean(h, cpu, thr, share, 4, NULL);
         s->cpu_avg_utilization_over20_pct = share[0];
         s->cpu_avg_utilization_over40_pct = share[1];
         s->cpu_avg_utilization_over80_pct = share[2];
@@ -256,7 +295,7 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
     const double *late = col_values(h, "sampler.lateness", NULL);
     if (late) {
         double dummy;
-        s->sampler_lateness_mean_s = col_mean(h, late, NULL, &dummy, 0);
+        s->sampler_lateness_mean_s = col_mean(h, late, NULL, &dummy, 0, NULL);
         s->sampler_lateness_max_s = col_max(h, "sampler.lateness");
     }
     s->sampler_missed = counter_increase(h, "sampler.missed");
@@ -264,11 +303,6 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
         s->sampler_missed = (double)h->prof->end.missed;
     if (h->prof->has_end)
         s->sampler_late = (double)h->prof->end.late;
-    size_t rep = 0;
-    for (size_t m = 0; m < a->nmetrics; m++)
-        if (a->metrics[m].host[hi])
-            rep += a->metrics[m].host[hi]->repaired;
-    s->repaired = rep;
     s->dropped = h->dropped_time;
 }
 
@@ -311,6 +345,7 @@ int pm_summary_compute(pm_analysis *a, pm_error *err)
     /* Job power is total energy over the job's span, not a sum of node
      * averages over different spans. */
     j->avg_power_w = j->wall_time_s > 0 ? j->energy_j / j->wall_time_s : NAN;
+    j->gpu_avg_power_w = j->wall_time_s > 0 ? j->gpu_energy_j / j->wall_time_s : NAN;
     for (size_t h = 0; h < a->nhosts; h++) {
         j->repaired += a->nodes[h].repaired;
         j->dropped += a->nodes[h].dropped;

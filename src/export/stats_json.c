@@ -70,7 +70,10 @@ char *pm_stats_json_string(const pm_analysis *a)
     cJSON_AddStringToObject(meta, "compat", a->opts.compat_ska ? "ska" : "none");
 
     cJSON *job = cJSON_AddObjectToObject(root, "job");
-    num(job, "hosts", (double)a->nhosts);
+    size_t ngpus = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        ngpus += a->hosts[h].gpu != 0;
+    num(job, "hosts", (double)(a->nhosts - ngpus)); /* nodes; GPUs in gpu_count */
     num(job, "start", a->t_start);
     num(job, "end", a->t_end);
     num(job, "grid_step_s", a->grid_step);
@@ -84,6 +87,7 @@ char *pm_stats_json_string(const pm_analysis *a)
             break;
         cJSON_AddItemToArray(nodes, n);
         cJSON_AddStringToObject(n, "host", ho->name);
+        cJSON_AddBoolToObject(n, "gpu", ho->gpu != 0);
         cJSON_AddStringToObject(n, "format", ho->format);
         cJSON *files = cJSON_AddArrayToObject(n, "files");
         for (size_t i = 0; i < ho->nfiles; i++)

@@ -67,14 +67,42 @@ static size_t host_width(const pm_analysis *a)
     return w > 40 ? 40 : w;
 }
 
+/* One row per node (gpu 0) or per GPU (gpu 1) with the given figures. */
+static void figure_table(const pm_analysis *a, FILE *f, const char *title, int gpu,
+                         const char *const *keys, size_t nkeys)
+{
+    char b[64];
+    int hw = (int)host_width(a);
+    fprintf(f, "\n%s\n  %-*s", title, hw, "host");
+    for (size_t c = 0; c < nkeys; c++)
+        fprintf(f, " %11s", pm_figure_find(keys[c])->label);
+    fprintf(f, "\n");
+    for (size_t h = 0; h < a->nhosts; h++) {
+        if (a->hosts[h].gpu != gpu)
+            continue;
+        fprintf(f, "  %-*.*s", hw, hw, safe_name(a->hosts[h].name, 0));
+        for (size_t c = 0; c < nkeys; c++) {
+            fmt_num(b, sizeof b, pm_figure_value(&a->nodes[h], pm_figure_find(keys[c])));
+            fprintf(f, " %11s", b);
+        }
+        fprintf(f, "\n");
+    }
+}
+
 int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
 {
     char b1[64], b2[64], b3[64], b4[64];
     int hw = (int)host_width(a);
     fmt_time(b1, sizeof b1, a->t_start);
     fmt_time(b2, sizeof b2, a->t_end);
-    fprintf(f, "perfmon-analyze: %zu host%s, %s .. %s (%.1f s), grid %.3g s, repair=%s, align=%s%s\n\n",
-            a->nhosts, a->nhosts == 1 ? "" : "s", b1, b2, a->t_end - a->t_start, a->grid_step,
+    size_t ngpus = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        ngpus += a->hosts[h].gpu != 0;
+    char gpus[48] = "";
+    if (ngpus)
+        snprintf(gpus, sizeof gpus, " and %zu GPU%s", ngpus, ngpus == 1 ? "" : "s");
+    fprintf(f, "perfmon-analyze: %zu host%s%s, %s .. %s (%.1f s), grid %.3g s, repair=%s, align=%s%s\n\n",
+            a->nhosts - ngpus, a->nhosts - ngpus == 1 ? "" : "s", gpus, b1, b2, a->t_end - a->t_start, a->grid_step,
             pm_repair_name(a->opts.repair),
             a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time",
             a->opts.compat_ska ? ", compat=ska" : "");
@@ -118,18 +146,11 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
                                             "node_unused_cpu_hours", "max_t_mem_percent",
                                             "energy_kwh", "avg_power_w", "proc_cpu_hours",
                                             "proc_peak_rss_bytes", "total_net_io_ext_sent_mb"};
-    fprintf(f, "\nPer node\n  %-*s", hw, "host");
-    for (size_t c = 0; c < sizeof node_cols / sizeof *node_cols; c++)
-        fprintf(f, " %11s", pm_figure_find(node_cols[c])->label);
-    fprintf(f, "\n");
-    for (size_t h = 0; h < a->nhosts; h++) {
-        fprintf(f, "  %-*.*s", hw, hw, safe_name(a->hosts[h].name, 0));
-        for (size_t c = 0; c < sizeof node_cols / sizeof *node_cols; c++) {
-            fmt_num(b1, sizeof b1, pm_figure_value(&a->nodes[h], pm_figure_find(node_cols[c])));
-            fprintf(f, " %11s", b1);
-        }
-        fprintf(f, "\n");
-    }
+    static const char *const gpu_cols[] = {"gpu_avg_utilization_pct", "gpu_hours", "gpu_energy_j",
+                                           "gpu_avg_power_w", "gpu_peak_mem_bytes"};
+    figure_table(a, f, "Per node", 0, node_cols, sizeof node_cols / sizeof *node_cols);
+    if (ngpus)
+        figure_table(a, f, "Per GPU", 1, gpu_cols, sizeof gpu_cols / sizeof *gpu_cols);
 
     fprintf(f, "\nMetrics (per node: mean of host means / max of host maxima)\n");
     fprintf(f, "  %-24s %-10s %12s %12s %12s %12s %12s %12s %-*s %6s %5s %8s %6s\n", "metric", "unit",

@@ -349,7 +349,11 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
                  d->name, v1, us, u, v2, us, u);
         snprintf(c->file, sizeof c->file, "%s_%s_all_nodes.png", comb_name(d), base);
         char lab[160];
-        snprintf(lab, sizeof lab, "%s over %zu nodes", comb_name(d), r->nhosts_with_data);
+        size_t ngpu = 0; /* GPU metrics have GPU hosts only */
+        for (size_t h = 0; h < a->nhosts; h++)
+            ngpu += r->host[h] && a->hosts[h].gpu;
+        snprintf(lab, sizeof lab, "%s over %zu %s", comb_name(d), r->nhosts_with_data,
+                 ngpu ? "GPUs" : "nodes");
         rc = add_series(c, cap, lab, g->t, g->v, g->n);
         if (rc == 0 && g->count) {
             c->nodes_n = pm_alloc_array(g->n, sizeof *c->nodes_n);

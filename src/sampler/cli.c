@@ -35,6 +35,9 @@ static const char usage_text[] =
     "  -h, --help              show this help and exit\n"
     "  -V, --version           show the version and exit\n"
     "\n"
+    "NVIDIA GPUs are read through libnvidia-ml.so.1 when it loads ($PERFMON_NVML_LIB\n"
+    "names another); without it or without a GPU there are simply no GPU columns.\n"
+    "\n"
     "Exit status: CMD's status with -- CMD (127 if it cannot be run); otherwise 0,\n"
     "1 when recording failed (e.g. disk full), 2 for bad options or an unusable DIR.\n"
     "See perfmon-sample(1) and docs/format.md.\n";

@@ -1,0 +1,583 @@
+/* NVIDIA GPU source: per-GPU metrics through NVML (NVML API reference,
+ * "Device Queries"), the library being opened at run time with dlopen so
+ * that perfmon neither builds nor links against the driver.
+ * PERFMON_NVML_LIB names another library to open (the tests' stand-in);
+ * the default is the driver's libnvidia-ml.so.1.
+ *
+ * Columns are gpu.<n>.<metric> for NVML device index n, which the analyzer
+ * turns into one series per GPU named gpu-<n>.<host> as SKA perfmon does.
+ * Values are recorded in NVML's own units (mW, mJ, KB/s, MHz, ns) and
+ * converted by the catalog.  A query that answers NOT_SUPPORTED when the
+ * source opens gets no column; one that fails later leaves its column
+ * unrecorded for that sample (and is not asked again after
+ * NOT_SUPPORTED); GPU_IS_LOST stops all reading of that GPU, said once.
+ *
+ * Cost: each query is an ioctl into the driver (tens of microseconds),
+ * except nvmlDeviceGetPcieThroughput, which samples the bus for 20 ms per
+ * direction.  PCIe throughput is therefore read for at most
+ * PCIE_PER_SAMPLE GPUs per sample, in turn, so a sample's cost does not
+ * grow with the GPU count by 40 ms a GPU.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "nvml_api.h"
+#include "perfmon/fileio.h"
+#include "perfmon/log.h"
+#include "perfmon/parse.h"
+#include "perfmon/source.h"
+
+#define MAX_GPUS 64
+#define MAX_PROCS 256       /* compute processes listed per GPU and sample */
+#define MAX_VERDICTS 256    /* tree verdicts remembered between samples */
+#define MAX_DEPTH 64        /* parent links followed to find a root */
+#define PCIE_PER_SAMPLE 2
+#define DEFAULT_LIB "libnvidia-ml.so.1"
+
+/* The entry points, resolved by dlsym; an optional one that is missing
+ * (an old driver) makes its queries unsupported. */
+typedef struct nvml_fns {
+#define FN(name) __typeof__(name) *
+    FN(nvmlInit_v2) init;
+    FN(nvmlShutdown) shutdown;
+    FN(nvmlErrorString) error_string;
+    FN(nvmlDeviceGetCount_v2) count;
+    FN(nvmlDeviceGetHandleByIndex_v2) handle;
+    FN(nvmlDeviceGetUtilizationRates) util;
+    FN(nvmlDeviceGetEncoderUtilization) enc;
+    FN(nvmlDeviceGetDecoderUtilization) dec;
+    FN(nvmlDeviceGetMemoryInfo) mem;
+    FN(nvmlDeviceGetBAR1MemoryInfo) bar1;
+    FN(nvmlDeviceGetPowerUsage) power;
+    FN(nvmlDeviceGetTotalEnergyConsumption) energy;
+    FN(nvmlDeviceGetTemperature) temp;
+    FN(nvmlDeviceGetFanSpeed) fan;
+    FN(nvmlDeviceGetClockInfo) clock;
+    FN(nvmlDeviceGetPcieThroughput) pcie;
+    FN(nvmlDeviceGetTotalEccErrors) ecc;
+    FN(nvmlDeviceGetCurrentClocksEventReasons) throttle;
+    FN(nvmlDeviceGetViolationStatus) violation;
+    FN(nvmlDeviceGetComputeRunningProcesses_v3) procs;
+    FN(nvmlDeviceGetComputeRunningProcesses) procs_v1;
+    FN(nvmlDeviceGetName) name;
+    FN(nvmlDeviceGetUUID) uuid;
+    FN(nvmlDeviceGetPciInfo_v3) pci;
+    FN(nvmlDeviceGetEnforcedPowerLimit) plimit;
+    FN(nvmlSystemGetDriverVersion) driver;
+    FN(nvmlSystemGetCudaDriverVersion_v2) cuda;
+#undef FN
+} nvml_fns;
+
+/* Newest name first; the first one the library has is used. */
+static const struct sym {
+    size_t off;
+    int required;
+    const char *names[3];
+} syms[] = {
+#define S(f, req, ...) {offsetof(nvml_fns, f), req, {__VA_ARGS__}}
+    S(init, 1, "nvmlInit_v2", "nvmlInit"),
+    S(shutdown, 1, "nvmlShutdown"),
+    S(error_string, 0, "nvmlErrorString"),
+    S(count, 1, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
+    S(handle, 1, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
+    S(util, 0, "nvmlDeviceGetUtilizationRates"),
+    S(enc, 0, "nvmlDeviceGetEncoderUtilization"),
+    S(dec, 0, "nvmlDeviceGetDecoderUtilization"),
+    S(mem, 0, "nvmlDeviceGetMemoryInfo"),
+    S(bar1, 0, "nvmlDeviceGetBAR1MemoryInfo"),
+    S(power, 0, "nvmlDeviceGetPowerUsage"),
+    S(energy, 0, "nvmlDeviceGetTotalEnergyConsumption"),
+    S(temp, 0, "nvmlDeviceGetTemperature"),
+    S(fan, 0, "nvmlDeviceGetFanSpeed"),
+    S(clock, 0, "nvmlDeviceGetClockInfo"),
+    S(pcie, 0, "nvmlDeviceGetPcieThroughput"),
+    S(ecc, 0, "nvmlDeviceGetTotalEccErrors"),
+    S(throttle, 0, "nvmlDeviceGetCurrentClocksEventReasons",
+      "nvmlDeviceGetCurrentClocksThrottleReasons"),
+    S(violation, 0, "nvmlDeviceGetViolationStatus"),
+    /* _v3 and _v2 fill nvmlProcessInfo_v2_t, the plain name the v1 form */
+    S(procs, 0, "nvmlDeviceGetComputeRunningProcesses_v3",
+      "nvmlDeviceGetComputeRunningProcesses_v2"),
+    S(procs_v1, 0, "nvmlDeviceGetComputeRunningProcesses"),
+    S(name, 0, "nvmlDeviceGetName"),
+    S(uuid, 0, "nvmlDeviceGetUUID"),
+    S(pci, 0, "nvmlDeviceGetPciInfo_v3"),
+    S(plimit, 0, "nvmlDeviceGetEnforcedPowerLimit"),
+    S(driver, 0, "nvmlSystemGetDriverVersion"),
+    S(cuda, 0, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"),
+#undef S
+};
+
+/* Queries: one NVML call each, filling one to three metrics. */
+enum {
+    Q_UTIL, Q_ENC, Q_DEC, Q_MEM, Q_BAR1, Q_POWER, Q_ENERGY, Q_TEMP, Q_FAN, Q_CLK_GR, Q_CLK_SM,
+    Q_CLK_MEM, Q_PCIE_TX, Q_PCIE_RX, Q_ECC_SBE, Q_ECC_DBE, Q_THROTTLE, Q_VIOL_POWER,
+    Q_VIOL_THERMAL, Q_PROCS, NQ
+};
+
+static const struct metric {
+    const char *suffix;
+    const char *unit;
+    int kind;
+    int q;      /* the query that yields it */
+    int slot;   /* its place among the query's outputs */
+    int tree;   /* only when a process tree is followed */
+} metrics[] = {
+    {"util", "%", PM_GAUGE, Q_UTIL, 0, 0},
+    {"mem_util", "%", PM_GAUGE, Q_UTIL, 1, 0},
+    {"enc_util", "%", PM_GAUGE, Q_ENC, 0, 0},
+    {"dec_util", "%", PM_GAUGE, Q_DEC, 0, 0},
+    {"mem_used", "B", PM_GAUGE, Q_MEM, 0, 0},
+    {"mem_total", "B", PM_GAUGE, Q_MEM, 1, 0},
+    {"bar1_used", "B", PM_GAUGE, Q_BAR1, 0, 0},
+    {"power", "mW", PM_GAUGE, Q_POWER, 0, 0},
+    {"energy", "mJ", PM_COUNTER, Q_ENERGY, 0, 0},
+    {"temp", "C", PM_GAUGE, Q_TEMP, 0, 0},
+    {"fan", "%", PM_GAUGE, Q_FAN, 0, 0},
+    {"clock_graphics", "MHz", PM_GAUGE, Q_CLK_GR, 0, 0},
+    {"clock_sm", "MHz", PM_GAUGE, Q_CLK_SM, 0, 0},
+    {"clock_mem", "MHz", PM_GAUGE, Q_CLK_MEM, 0, 0},
+    {"pcie_tx", "KB/s", PM_GAUGE, Q_PCIE_TX, 0, 0},
+    {"pcie_rx", "KB/s", PM_GAUGE, Q_PCIE_RX, 0, 0},
+    {"ecc_sbe", "1", PM_COUNTER, Q_ECC_SBE, 0, 0},
+    {"ecc_dbe", "1", PM_COUNTER, Q_ECC_DBE, 0, 0},
+    {"throttle_reasons", "1", PM_GAUGE, Q_THROTTLE, 0, 0},
+    {"throttle_power", "ns", PM_COUNTER, Q_VIOL_POWER, 0, 0},
+    {"throttle_thermal", "ns", PM_COUNTER, Q_VIOL_THERMAL, 0, 0},
+    {"procs", "1", PM_GAUGE, Q_PROCS, 0, 0},
+    {"job_procs", "1", PM_GAUGE, Q_PROCS, 1, 1},
+    {"job_mem", "B", PM_GAUGE, Q_PROCS, 2, 1},
+};
+#define NMET (sizeof metrics / sizeof metrics[0])
+
+typedef struct gpu {
+    unsigned index;
+    nvmlDevice_t dev;
+    int lost;
+    unsigned char unsupported[NQ];
+    int col[NMET];             /* -1: no column */
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    char bus_id[32];
+    unsigned long long mem_total;
+    unsigned power_limit_mw;
+} gpu;
+
+typedef struct verdict {
+    int32_t pid;
+    int8_t in_tree;
+} verdict;
+
+typedef struct nvml_state {
+    void *dl;
+    nvml_fns f;
+    gpu g[MAX_GPUS];
+    size_t n;
+    unsigned pcie_next;         /* next GPU whose PCIe throughput is read */
+    char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+    int cuda;                   /* 12040 for 12.4, 0 when unknown */
+    nvmlProcessInfo_v2_t procs[MAX_PROCS]; /* or as many v1 entries */
+    verdict seen[MAX_VERDICTS], now[MAX_VERDICTS];
+    size_t nseen, nnow;
+} nvml_state;
+
+static const char *errstr(const nvml_state *st, nvmlReturn_t rc)
+{
+    static char buf[32];
+    const char *s = st->f.error_string ? st->f.error_string(rc) : NULL;
+    if (s)
+        return s;
+    snprintf(buf, sizeof buf, "NVML error %d", rc);
+    return buf;
+}
+
+static void nvml_close(void *state)
+{
+    nvml_state *st = state;
+    if (!st)
+        return;
+    if (st->f.shutdown)
+        st->f.shutdown();
+    if (st->dl)
+        dlclose(st->dl);
+    free(st);
+}
+
+static int resolve(nvml_state *st, pm_error *err)
+{
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        void *p = NULL;
+        for (size_t k = 0; k < 3 && syms[i].names[k] && !p; k++)
+            p = dlsym(st->dl, syms[i].names[k]);
+        if (!p && syms[i].required)
+            return pm_error_set(err, PM_ENOENT, "NVML library lacks %s", syms[i].names[0]);
+        /* POSIX guarantees a function pointer round-trips through void *. */
+        memcpy((char *)&st->f + syms[i].off, &p, sizeof p);
+    }
+    return 0;
+}
+
+/* Is pid in the monitored tree?  Follows parent links (proc(5) stat
+ * field 4, read after the last ')') up to a root, at most MAX_DEPTH. */
+static int walk_tree(const pm_sctx *ctx, int32_t pid)
+{
+    if (!ctx->any_uid) {
+        char dir[24];
+        struct stat sb;
+        snprintf(dir, sizeof dir, "%d", (int)pid);
+        if (fstatat(ctx->proc_fd, dir, &sb, 0) != 0 || sb.st_uid != ctx->uid)
+            return 0;
+    }
+    for (int depth = 0; depth < MAX_DEPTH && pid > 0; depth++) {
+        for (size_t r = 0; r < ctx->nroots; r++)
+            if (ctx->roots[r] == pid)
+                return 1;
+        char path[32], buf[512];
+        snprintf(path, sizeof path, "%d/stat", (int)pid);
+        if (pm_read_small(ctx->proc_fd, path, buf, sizeof buf, NULL) <= 0)
+            return 0;
+        const char *p = strrchr(buf, ')');
+        int64_t ppid;
+        if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+            return 0;
+        p += 4;
+        if (pm_scan_i64(&p, &ppid) != 0 || ppid < 0 || ppid > INT32_MAX)
+            return 0;
+        pid = (int32_t)ppid;
+    }
+    return 0;
+}
+
+/* The verdict for pid, reusing the previous sample's: a process listed by
+ * the driver is alive, so its pid cannot have been reused meanwhile
+ * unless it vanished from the list, which drops it from the cache. */
+static int in_tree(nvml_state *st, const pm_sctx *ctx, int32_t pid)
+{
+    for (size_t i = 0; i < st->nnow; i++)
+        if (st->now[i].pid == pid)
+            return st->now[i].in_tree;
+    int v = -1;
+    for (size_t i = 0; i < st->nseen; i++)
+        if (st->seen[i].pid == pid)
+            v = st->seen[i].in_tree;
+    if (v < 0)
+        v = walk_tree(ctx, pid);
+    if (st->nnow < MAX_VERDICTS)
+        st->now[st->nnow++] = (verdict){pid, (int8_t)v};
+    return v;
+}
+
+/* Compute processes: count, and count and memory of the tree's. */
+static nvmlReturn_t query_procs(nvml_state *st, const pm_sctx *ctx, gpu *g, uint64_t out[3],
+                                int *partial)
+{
+    unsigned int n = MAX_PROCS;
+    size_t size = sizeof(nvmlProcessInfo_v2_t);
+    nvmlReturn_t rc;
+    if (st->f.procs) {
+        rc = st->f.procs(g->dev, &n, st->procs);
+    } else if (st->f.procs_v1) {
+        size = sizeof(nvmlProcessInfo_v1_t);
+        rc = st->f.procs_v1(g->dev, &n, (nvmlProcessInfo_v1_t *)st->procs);
+    } else {
+        return NVML_ERROR_NOT_SUPPORTED;
+    }
+    *partial = 0;
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+        out[0] = n; /* the count needed; the list itself did not fit */
+        *partial = 1;
+        return NVML_SUCCESS;
+    }
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (n > MAX_PROCS)
+        n = MAX_PROCS;
+    out[0] = n;
+    out[1] = out[2] = 0;
+    for (unsigned i = 0; i < n && ctx->nroots; i++) {
+        nvmlProcessInfo_v1_t pi; /* pid and memory lead both layouts */
+        memcpy(&pi, (const unsigned char *)st->procs + i * size, sizeof pi);
+        if (pi.pid == 0 || pi.pid > INT32_MAX || !in_tree(st, ctx, (int32_t)pi.pid))
+            continue;
+        out[1]++;
+        if (pi.usedGpuMemory != NVML_VALUE_NOT_AVAILABLE)
+            out[2] += pi.usedGpuMemory;
+    }
+    return NVML_SUCCESS;
+}
+
+/* One query of one GPU; out gets its values. */
+static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uint64_t out[3],
+                          int *partial)
+{
+    const nvml_fns *f = &st->f;
+    nvmlDevice_t d = g->dev;
+    unsigned int u = 0, period = 0;
+    unsigned long long ull = 0;
+    uint64_t v = 0, v2 = 0;
+    nvmlReturn_t rc = NVML_ERROR_NOT_SUPPORTED;
+    *partial = 0;
+#define CALL(fn, ...) (f->fn ? f->fn(__VA_ARGS__) : NVML_ERROR_NOT_SUPPORTED)
+    switch (q) {
+    case Q_UTIL: {
+        nvmlUtilization_t ut = {0, 0};
+        rc = CALL(util, d, &ut);
+        v = ut.gpu;
+        v2 = ut.memory;
+        break;
+    }
+    case Q_MEM: {
+        nvmlMemory_t m = {0, 0, 0};
+        rc = CALL(mem, d, &m);
+        v = m.used;
+        v2 = m.total;
+        break;
+    }
+    case Q_BAR1: {
+        nvmlBAR1Memory_t b1 = {0, 0, 0};
+        rc = CALL(bar1, d, &b1);
+        v = b1.bar1Used;
+        break;
+    }
+    case Q_VIOL_POWER:
+    case Q_VIOL_THERMAL: {
+        nvmlViolationTime_t vt = {0, 0};
+        rc = CALL(violation, d, q == Q_VIOL_POWER ? NVML_PERF_POLICY_POWER : NVML_PERF_POLICY_THERMAL,
+                  &vt);
+        v = vt.violationTime;
+        break;
+    }
+    case Q_PROCS:
+        return query_procs(st, ctx, g, out, partial);
+    case Q_ENC: rc = CALL(enc, d, &u, &period); v = u; break;
+    case Q_DEC: rc = CALL(dec, d, &u, &period); v = u; break;
+    case Q_POWER: rc = CALL(power, d, &u); v = u; break;
+    case Q_TEMP: rc = CALL(temp, d, NVML_TEMPERATURE_GPU, &u); v = u; break;
+    case Q_FAN: rc = CALL(fan, d, &u); v = u; break;
+    case Q_CLK_GR: rc = CALL(clock, d, NVML_CLOCK_GRAPHICS, &u); v = u; break;
+    case Q_CLK_SM: rc = CALL(clock, d, NVML_CLOCK_SM, &u); v = u; break;
+    case Q_CLK_MEM: rc = CALL(clock, d, NVML_CLOCK_MEM, &u); v = u; break;
+    case Q_PCIE_TX: rc = CALL(pcie, d, NVML_PCIE_UTIL_TX_BYTES, &u); v = u; break;
+    case Q_PCIE_RX: rc = CALL(pcie, d, NVML_PCIE_UTIL_RX_BYTES, &u); v = u; break;
+    case Q_ENERGY: rc = CALL(energy, d, &ull); v = ull; break;
+    case Q_ECC_SBE:
+        rc = CALL(ecc, d, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, &ull);
+        v = ull;
+        break;
+    case Q_ECC_DBE:
+        rc = CALL(ecc, d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, &ull);
+        v = ull;
+        break;
+    case Q_THROTTLE: rc = CALL(throttle, d, &ull); v = ull; break;
+    default: break;
+    }
+#undef CALL
+    if (rc == NVML_SUCCESS) {
+        out[0] = v;
+        out[1] = v2;
+    }
+    return rc;
+}
+
+static void set_lost(nvml_state *st, gpu *g)
+{
+    g->lost = 1;
+    pm_log(PM_LOG_WARN, "GPU %u (%s) is lost (NVML: %s); its columns are no longer recorded",
+           g->index, g->bus_id[0] ? g->bus_id : g->name, errstr(st, NVML_ERROR_GPU_IS_LOST));
+}
+
+/* Names, memory size and power limit for the metadata. */
+static void identify(nvml_state *st, gpu *g)
+{
+    nvmlPciInfo_t pci;
+    unsigned int mw;
+    nvmlMemory_t m;
+    if (!st->f.name || st->f.name(g->dev, g->name, sizeof g->name) != NVML_SUCCESS)
+        g->name[0] = '\0';
+    if (!st->f.uuid || st->f.uuid(g->dev, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
+        g->uuid[0] = '\0';
+    memset(&pci, 0, sizeof pci);
+    if (st->f.pci && st->f.pci(g->dev, &pci) == NVML_SUCCESS)
+        snprintf(g->bus_id, sizeof g->bus_id, "%.*s", (int)sizeof pci.busId, pci.busId);
+    if (st->f.plimit && st->f.plimit(g->dev, &mw) == NVML_SUCCESS)
+        g->power_limit_mw = mw;
+    if (st->f.mem && st->f.mem(g->dev, &m) == NVML_SUCCESS)
+        g->mem_total = m.total;
+    /* The library's strings are NUL-terminated by contract; make sure. */
+    g->name[sizeof g->name - 1] = g->uuid[sizeof g->uuid - 1] = '\0';
+}
+
+/* Ask each query once; NOT_SUPPORTED ones get no column.  Returns 0, 1
+ * when the GPU is lost already, or a negative PM_E* code. */
+static int add_columns(nvml_state *st, const pm_sctx *ctx, gpu *g, pm_schema *s)
+{
+    for (int q = 0; q < NQ; q++) {
+        uint64_t out[3] = {0, 0, 0};
+        int partial;
+        nvmlReturn_t rc = query(st, ctx, g, q, out, &partial);
+        if (rc == NVML_ERROR_GPU_IS_LOST)
+            return 1;
+        g->unsupported[q] = rc == NVML_ERROR_NOT_SUPPORTED;
+    }
+    for (size_t m = 0; m < NMET; m++) {
+        g->col[m] = -1;
+        if (g->unsupported[metrics[m].q] || (metrics[m].tree && ctx->nroots == 0))
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "gpu.%u.%s", g->index, metrics[m].suffix);
+        g->col[m] = pm_schema_add(s, name, metrics[m].unit, metrics[m].kind, PM_U64, "gpu", 0);
+        if (g->col[m] < 0)
+            return g->col[m];
+    }
+    return 0;
+}
+
+static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
+{
+    const char *lib = getenv("PERFMON_NVML_LIB");
+    if (!lib || !*lib)
+        lib = DEFAULT_LIB;
+    nvml_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return pm_error_set(err, PM_ENOMEM, "nvml: out of memory");
+    st->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!st->dl) {
+        const char *why = dlerror();
+        pm_error_set(err, PM_ENOENT, "no NVIDIA driver library (%s)", why ? why : lib);
+        nvml_close(st);
+        return PM_ENOENT;
+    }
+    int rc = resolve(st, err);
+    if (rc) {
+        memset(&st->f, 0, sizeof st->f);
+        nvml_close(st);
+        return rc;
+    }
+    nvmlReturn_t nr = st->f.init();
+    if (nr != NVML_SUCCESS) {
+        pm_error_set(err, PM_ENOENT, "NVML cannot start: %s", errstr(st, nr));
+        st->f.shutdown = NULL; /* nothing to shut down */
+        nvml_close(st);
+        return PM_ENOENT;
+    }
+    unsigned int count = 0;
+    nr = st->f.count(&count);
+    if (nr != NVML_SUCCESS || count == 0) {
+        pm_error_set(err, PM_ENOENT, "no NVIDIA GPU%s%s", nr ? ": " : "",
+                     nr ? errstr(st, nr) : "");
+        nvml_close(st);
+        return PM_ENOENT;
+    }
+    if (count > MAX_GPUS)
+        count = MAX_GPUS;
+    if (st->f.driver && st->f.driver(st->driver, sizeof st->driver) == NVML_SUCCESS)
+        st->driver[sizeof st->driver - 1] = '\0';
+    else
+        st->driver[0] = '\0';
+    if (!st->f.cuda || st->f.cuda(&st->cuda) != NVML_SUCCESS)
+        st->cuda = 0;
+    for (unsigned i = 0; i < count; i++) {
+        gpu *g = &st->g[st->n];
+        memset(g, 0, sizeof *g);
+        g->index = i;
+        nr = st->f.handle(i, &g->dev);
+        if (nr != NVML_SUCCESS) {
+            pm_log(PM_LOG_INFO, "GPU %u skipped: %s", i, errstr(st, nr));
+            continue;
+        }
+        identify(st, g);
+        rc = add_columns(st, ctx, g, s);
+        if (rc == 1) {
+            pm_log(PM_LOG_INFO, "GPU %u skipped: %s", i, errstr(st, NVML_ERROR_GPU_IS_LOST));
+            continue;
+        }
+        if (rc < 0) {
+            nvml_close(st);
+            return pm_error_set(err, rc, "nvml: cannot add columns");
+        }
+        st->n++;
+    }
+    if (st->n == 0) {
+        nvml_close(st);
+        return pm_error_set(err, PM_ENOENT, "no usable NVIDIA GPU (%u listed)", count);
+    }
+    *state = st;
+    return 0;
+}
+
+static void read_gpu(nvml_state *st, const pm_sctx *ctx, gpu *g, int pcie, pm_sample *s)
+{
+    for (int q = 0; q < NQ && !g->lost; q++) {
+        if (g->unsupported[q] || ((q == Q_PCIE_TX || q == Q_PCIE_RX) && !pcie))
+            continue;
+        uint64_t out[3] = {0, 0, 0};
+        int partial;
+        nvmlReturn_t rc = query(st, ctx, g, q, out, &partial);
+        if (rc == NVML_ERROR_GPU_IS_LOST) {
+            set_lost(st, g);
+            break;
+        }
+        if (rc == NVML_ERROR_NOT_SUPPORTED)
+            g->unsupported[q] = 1;
+        if (rc != NVML_SUCCESS)
+            continue;
+        for (size_t m = 0; m < NMET; m++)
+            if (metrics[m].q == q && !(partial && metrics[m].slot > 0))
+                pm_sample_u64(s, g->col[m], out[metrics[m].slot]);
+    }
+}
+
+static int nvml_read(void *state, const pm_sctx *ctx, pm_sample *s)
+{
+    nvml_state *st = state;
+    st->nnow = 0;
+    /* PCIe for PCIE_PER_SAMPLE GPUs in turn (all of them when fewer). */
+    size_t first = st->n <= PCIE_PER_SAMPLE ? 0 : st->pcie_next % st->n;
+    for (size_t i = 0; i < st->n; i++) {
+        size_t k = (i + st->n - first) % st->n; /* position in this sample's turn */
+        read_gpu(st, ctx, &st->g[i], k < PCIE_PER_SAMPLE, s);
+    }
+    st->pcie_next = (unsigned)((first + PCIE_PER_SAMPLE) % (st->n ? st->n : 1));
+    memcpy(st->seen, st->now, st->nnow * sizeof st->now[0]);
+    st->nseen = st->nnow;
+    return 0;
+}
+
+static void json_member(pm_buf *j, const char *key, const char *value)
+{
+    pm_buf_printf(j, ",\"%s\":", key);
+    pm_buf_json_str(j, value);
+}
+
+static void nvml_describe(void *state, pm_buf *j)
+{
+    nvml_state *st = state;
+    pm_buf_puts(j, "\"gpus\":[");
+    for (size_t i = 0; i < st->n; i++) {
+        const gpu *g = &st->g[i];
+        pm_buf_printf(j, "%s{\"index\":%u", i ? "," : "", g->index);
+        json_member(j, "name", g->name);
+        json_member(j, "uuid", g->uuid);
+        json_member(j, "pci_bus_id", g->bus_id);
+        json_member(j, "driver_version", st->driver);
+        if (st->cuda > 0)
+            pm_buf_printf(j, ",\"cuda_version\":\"%d.%d\"", st->cuda / 1000, st->cuda % 1000 / 10);
+        pm_buf_printf(j, ",\"memory_total_bytes\":%llu", g->mem_total);
+        if (g->power_limit_mw)
+            pm_buf_printf(j, ",\"power_limit_w\":%.3f", g->power_limit_mw / 1000.0);
+        pm_buf_puts(j, "}");
+    }
+    pm_buf_puts(j, "]");
+}
+
+const pm_source pm_source_nvml = {
+    .name = "nvml",
+    .open = nvml_open,
+    .read = nvml_read,
+    .describe = nvml_describe,
+    .close = nvml_close,
+};

@@ -1,0 +1,350 @@
+/* Unit tests of the GPU source (src/sampler/src_nvml.c): the real dlopen,
+ * dlsym and reading code runs against the stand-in NVML library that the
+ * Makefile builds from tests/stub/nvml_stub.c ($PM_BUILD/tests/
+ * libnvml_stub.so), scripted through PERFMON_NVML_STUB (values listed at
+ * the top of the stub).  The process tree of the GPU processes is the one
+ * captured in fixtures/nodes/hpc-ib-rapl: 100 -> {101, 102 -> 103}, an
+ * unrelated 200, and 1235 whose name fakes a parent field.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "perfmon/buf.h"
+#include "perfmon/source.h"
+
+#include "../support/testutil.h"
+
+typedef struct gh {
+    pm_sctx ctx;
+    pm_schema schema;
+    pm_sample s;
+    void *state;
+    pm_error err;
+    int rc;
+    pid_t roots[1];
+} gh;
+
+static char stub_path[4096];
+static char tmp[4096];
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *b = getenv("PM_BUILD");
+    snprintf(stub_path, sizeof stub_path, "%s/tests/libnvml_stub.so", b ? b : "build/release");
+    if (access(stub_path, R_OK) != 0)
+        fail_msg("%s missing: build it with make", stub_path);
+    snprintf(tmp, sizeof tmp, "%s", pm_test_tmpdir());
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    pm_test_rmrf(tmp);
+    return 0;
+}
+
+/* Open the source with the stub scripted by script; root pid 100 of the
+ * fixture tree is followed when tree is set. */
+static int g_open(gh *h, const char *lib, const char *script, int tree)
+{
+    char proc[4200], sys[4200];
+    memset(h, 0, sizeof *h);
+    snprintf(proc, sizeof proc, "%s/nodes/hpc-ib-rapl/proc", pm_test_fixtures());
+    snprintf(sys, sizeof sys, "%s/nodes/hpc-ib-rapl/sys", pm_test_fixtures());
+    assert_int_equal(pm_sctx_open(&h->ctx, proc, sys, &h->err), 0);
+    h->ctx.uid = getuid();
+    h->roots[0] = 100;
+    h->ctx.roots = h->roots;
+    h->ctx.nroots = tree ? 1 : 0;
+    setenv("PERFMON_NVML_LIB", lib ? lib : stub_path, 1);
+    setenv("PERFMON_NVML_STUB", script, 1);
+    pm_schema_init(&h->schema);
+    h->rc = pm_source_nvml.open(&h->ctx, &h->schema, &h->state, &h->err);
+    if (h->rc == 0)
+        assert_int_equal(pm_sample_init(&h->s, h->schema.n), 0);
+    return h->rc;
+}
+
+static void g_read(gh *h)
+{
+    pm_sample_clear(&h->s);
+    assert_int_equal(pm_source_nvml.read(h->state, &h->ctx, &h->s), 0);
+}
+
+static void g_close(gh *h)
+{
+    if (h->rc == 0) {
+        pm_source_nvml.close(h->state);
+        pm_sample_free(&h->s);
+    }
+    pm_schema_free(&h->schema);
+    pm_sctx_close(&h->ctx);
+}
+
+static int col(const gh *h, const char *name)
+{
+    for (size_t i = 0; i < h->schema.n; i++)
+        if (strcmp(h->schema.cols[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The recorded value of a column; -1 when not recorded this sample. */
+static long long val(const gh *h, const char *name)
+{
+    int c = col(h, name);
+    if (c < 0)
+        fail_msg("no column %s", name);
+    if (!((h->s.present[c / 8] >> (c % 8)) & 1))
+        return -1;
+    return (long long)h->s.v[c].u;
+}
+
+static const char *const all_metrics[] = {
+    "util", "mem_util", "enc_util", "dec_util", "mem_used", "mem_total", "bar1_used", "power",
+    "energy", "temp", "fan", "clock_graphics", "clock_sm", "clock_mem", "pcie_tx", "pcie_rx",
+    "ecc_sbe", "ecc_dbe", "throttle_reasons", "throttle_power", "throttle_thermal", "procs",
+    "job_procs", "job_mem"};
+#define NALL (sizeof all_metrics / sizeof all_metrics[0])
+
+static void test_columns_and_unsupported(void **state)
+{
+    (void)state;
+    gh h;
+    assert_int_equal(g_open(&h, NULL, "gpus=2 unsupported=1:fan unsupported=0:energy", 1), 0);
+    char name[64];
+    for (unsigned g = 0; g < 2; g++)
+        for (size_t m = 0; m < NALL; m++) {
+            snprintf(name, sizeof name, "gpu.%u.%s", g, all_metrics[m]);
+            int missing = (g == 1 && !strcmp(all_metrics[m], "fan")) ||
+                          (g == 0 && !strcmp(all_metrics[m], "energy"));
+            if (missing)
+                assert_int_equal(col(&h, name), -1);
+            else if (col(&h, name) < 0)
+                fail_msg("no column %s", name);
+        }
+    assert_int_equal(h.schema.n, 2 * NALL - 2);
+    assert_int_equal(col(&h, "gpu.2.util"), -1);
+    const pm_column *e = &h.schema.cols[col(&h, "gpu.1.energy")];
+    assert_string_equal(e->unit, "mJ");
+    assert_string_equal(e->group, "gpu");
+    assert_int_equal(e->kind, PM_COUNTER);
+    assert_int_equal(h.schema.cols[col(&h, "gpu.0.throttle_power")].kind, PM_COUNTER);
+    assert_int_equal(h.schema.cols[col(&h, "gpu.0.ecc_dbe")].kind, PM_COUNTER);
+    assert_int_equal(h.schema.cols[col(&h, "gpu.0.util")].kind, PM_GAUGE);
+    assert_string_equal(h.schema.cols[col(&h, "gpu.0.power")].unit, "mW");
+    g_close(&h);
+}
+
+static void test_values(void **state)
+{
+    (void)state;
+    gh h;
+    assert_int_equal(g_open(&h, NULL, "gpus=2 util=1:75", 0), 0);
+    g_read(&h);
+    static const struct {
+        const char *col;
+        long long v;
+    } rows[] = {
+        {"gpu.0.util", 10}, {"gpu.1.util", 75}, {"gpu.0.mem_util", 5}, {"gpu.1.mem_util", 6},
+        {"gpu.0.enc_util", 1}, {"gpu.1.dec_util", 3}, {"gpu.0.mem_used", 1LL << 30},
+        {"gpu.1.mem_used", 2LL << 30}, {"gpu.1.mem_total", 16LL << 30},
+        {"gpu.1.bar1_used", 4LL << 20}, {"gpu.0.power", 100000}, {"gpu.1.power", 150000},
+        {"gpu.0.temp", 40}, {"gpu.1.fan", 31}, {"gpu.0.clock_graphics", 1400},
+        {"gpu.1.clock_sm", 1411}, {"gpu.0.clock_mem", 877}, {"gpu.0.pcie_tx", 1000},
+        {"gpu.1.pcie_rx", 4000}, {"gpu.0.ecc_sbe", 3}, {"gpu.0.ecc_dbe", 0},
+        {"gpu.0.throttle_reasons", 0}, {"gpu.1.throttle_reasons", 4},
+        {"gpu.0.throttle_power", 0}, {"gpu.1.throttle_thermal", 0}, {"gpu.0.procs", 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (val(&h, rows[i].col) != rows[i].v)
+            fail_msg("%s = %lld, expected %lld", rows[i].col, val(&h, rows[i].col), rows[i].v);
+    /* Without a followed tree there are no job columns. */
+    assert_int_equal(col(&h, "gpu.0.job_mem"), -1);
+    assert_int_equal(col(&h, "gpu.0.job_procs"), -1);
+    /* Counters move with time: energy at 100 W is 100 mJ per ms. */
+    long long e0 = val(&h, "gpu.0.energy"), v0 = val(&h, "gpu.1.throttle_power");
+    usleep(20000);
+    g_read(&h);
+    long long de = val(&h, "gpu.0.energy") - e0;
+    assert_true(de >= 2000 && de < 200000);
+    assert_true(val(&h, "gpu.1.energy") > val(&h, "gpu.0.energy"));
+    assert_true(val(&h, "gpu.1.throttle_power") - v0 >= 2000000); /* a tenth of >= 20 ms, ns */
+    g_close(&h);
+}
+
+/* GPU memory of the monitored tree: the stub lists 103 (in the tree), 200
+ * (not) and 1235 (a fake parent in its name; really a child of 1). */
+static void test_tree_processes(void **state)
+{
+    (void)state;
+    char path[4200], script[4400];
+    snprintf(path, sizeof path, "%s/procs", tmp);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "0 103 1048576\n0 200 4096\n0 1235 8192\n1 101 2048\n1 102 %llu\n",
+            (unsigned long long)-1); /* NVML_VALUE_NOT_AVAILABLE */
+    assert_int_equal(fclose(f), 0);
+    snprintf(script, sizeof script, "gpus=2 procs=%s", path);
+    gh h;
+    assert_int_equal(g_open(&h, NULL, script, 1), 0);
+    for (int round = 0; round < 2; round++) { /* the second from the cache */
+        g_read(&h);
+        assert_int_equal(val(&h, "gpu.0.procs"), 3);
+        assert_int_equal(val(&h, "gpu.0.job_procs"), 1);
+        assert_int_equal(val(&h, "gpu.0.job_mem"), 1048576);
+        assert_int_equal(val(&h, "gpu.1.procs"), 2);
+        assert_int_equal(val(&h, "gpu.1.job_procs"), 2);
+        assert_int_equal(val(&h, "gpu.1.job_mem"), 2048); /* unknown memory adds nothing */
+    }
+    /* More processes than the source lists: the count is kept, the
+     * tree's share is unknown. */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 300; i++)
+        fprintf(f, "0 %d 1\n", 5000 + i);
+    assert_int_equal(fclose(f), 0);
+    g_read(&h);
+    assert_int_equal(val(&h, "gpu.0.procs"), 300);
+    assert_int_equal(val(&h, "gpu.0.job_procs"), -1);
+    assert_int_equal(val(&h, "gpu.0.job_mem"), -1);
+    assert_int_equal(val(&h, "gpu.1.procs"), 0);
+    g_close(&h);
+}
+
+static void test_gpu_lost(void **state)
+{
+    (void)state;
+    gh h;
+    /* GPU 1's third utilisation query is lost: open asks once, so the
+     * first sample reads it and the second does not. */
+    assert_int_equal(g_open(&h, NULL, "gpus=2 lost=1:3", 0), 0);
+    g_read(&h);
+    assert_int_equal(val(&h, "gpu.1.util"), 50);
+    assert_int_equal(val(&h, "gpu.1.temp"), 41);
+    for (int i = 0; i < 2; i++) {
+        g_read(&h);
+        assert_int_equal(val(&h, "gpu.0.util"), 10);
+        assert_int_equal(val(&h, "gpu.0.power"), 100000);
+        for (size_t m = 0; m < NALL; m++) {
+            char name[64];
+            snprintf(name, sizeof name, "gpu.1.%s", all_metrics[m]);
+            if (col(&h, name) >= 0 && val(&h, name) != -1)
+                fail_msg("%s recorded after the GPU was lost", name);
+        }
+    }
+    g_close(&h);
+    /* Lost already when the source opens: that GPU gets no columns. */
+    assert_int_equal(g_open(&h, NULL, "gpus=2 lost=0:1", 0), 0);
+    assert_int_equal(col(&h, "gpu.0.util"), -1);
+    assert_true(col(&h, "gpu.1.util") >= 0);
+    g_close(&h);
+}
+
+/* PCIe throughput costs 20 ms a direction: two GPUs a sample, in turn. */
+static void test_pcie_in_turn(void **state)
+{
+    (void)state;
+    gh h;
+    assert_int_equal(g_open(&h, NULL, "gpus=5", 0), 0);
+    int seen[5] = {0};
+    for (int r = 0; r < 5; r++) {
+        g_read(&h);
+        int n = 0;
+        for (int g = 0; g < 5; g++) {
+            char name[32];
+            snprintf(name, sizeof name, "gpu.%d.pcie_tx", g);
+            if (val(&h, name) >= 0) {
+                n++;
+                seen[g]++;
+                snprintf(name, sizeof name, "gpu.%d.pcie_rx", g);
+                assert_int_equal(val(&h, name), 2000 * (g + 1));
+            }
+            snprintf(name, sizeof name, "gpu.%d.util", g);
+            assert_true(val(&h, name) >= 0); /* everything else every sample */
+        }
+        assert_int_equal(n, 2);
+    }
+    for (int g = 0; g < 5; g++)
+        assert_int_equal(seen[g], 2);
+    g_close(&h);
+}
+
+static void test_absent(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *lib;  /* NULL: the stub */
+        const char *script;
+        const char *msg;
+    } rows[] = {
+        {"/nonexistent/libnvidia-ml.so.1", "", "no NVIDIA driver library"},
+        {"libc.so.6", "", "NVML library lacks nvmlInit_v2"},
+        {NULL, "init=9", "NVML cannot start: Driver Not Loaded"},
+        {NULL, "gpus=0", "no NVIDIA GPU"},
+        {NULL, "gpus=1 lost=0:1", "no usable NVIDIA GPU (1 listed)"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        gh h;
+        assert_int_equal(g_open(&h, rows[i].lib, rows[i].script, 1), PM_ENOENT);
+        if (!strstr(h.err.msg, rows[i].msg))
+            fail_msg("row %zu: '%s' lacks '%s'", i, h.err.msg, rows[i].msg);
+        assert_int_equal(h.schema.n, 0);
+        g_close(&h);
+    }
+    pm_source_nvml.close(NULL);
+}
+
+static void test_describe(void **state)
+{
+    (void)state;
+    gh h;
+    assert_int_equal(g_open(&h, NULL, "gpus=2", 0), 0);
+    pm_buf b;
+    pm_buf_init(&b);
+    pm_buf_puts(&b, "{");
+    pm_source_nvml.describe(h.state, &b);
+    pm_buf_puts(&b, "}");
+    cJSON *j = cJSON_Parse(b.data);
+    assert_non_null(j);
+    const cJSON *gpus = cJSON_GetObjectItem(j, "gpus");
+    assert_int_equal(cJSON_GetArraySize(gpus), 2);
+    const cJSON *g1 = cJSON_GetArrayItem(gpus, 1);
+    assert_int_equal(cJSON_GetObjectItem(g1, "index")->valueint, 1);
+    assert_string_equal(cJSON_GetObjectItem(g1, "name")->valuestring, "Stub GPU 1");
+    assert_string_equal(cJSON_GetObjectItem(g1, "uuid")->valuestring,
+                        "GPU-00000000-0000-0000-0000-000000000001");
+    assert_string_equal(cJSON_GetObjectItem(g1, "pci_bus_id")->valuestring, "00000000:3C:00.0");
+    assert_string_equal(cJSON_GetObjectItem(g1, "driver_version")->valuestring, "550.54.15");
+    assert_string_equal(cJSON_GetObjectItem(g1, "cuda_version")->valuestring, "12.4");
+    assert_true(cJSON_GetObjectItem(g1, "memory_total_bytes")->valuedouble == 17179869184.0);
+    assert_true(cJSON_GetObjectItem(g1, "power_limit_w")->valuedouble == 300.0);
+    cJSON_Delete(j);
+    pm_buf_free(&b);
+    g_close(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_columns_and_unsupported),
+        cmocka_unit_test(test_values),
+        cmocka_unit_test(test_tree_processes),
+        cmocka_unit_test(test_gpu_lost),
+        cmocka_unit_test(test_pcie_in_turn),
+        cmocka_unit_test(test_absent),
+        cmocka_unit_test(test_describe),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
