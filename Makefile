@@ -34,7 +34,7 @@ CFLAGS   += -std=gnu11 $(OPT) $(WARN) -fPIC -pthread
 LDFLAGS  += $(SANLD) -pthread
 
 DEB_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
-            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev
+            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev gnuplot-nox
 
 # External libraries, resolved only when something needs them (so that
 # `make deps` works before they exist).
