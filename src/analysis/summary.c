@@ -277,8 +277,9 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
     s->perf_cycles = counter_increase(h, "perf.cycles");
     s->perf_ipc = s->perf_cycles > 0 ? s->perf_instructions / s->perf_cycles : NAN;
     /* Tables without a precision split (Zen 3/4) record only perf.flops. */
+    double sp = counter_increase(h, "perf.flops_sp"), dp = counter_increase(h, "perf.flops_dp");
     s->perf_flop = first_of(counter_increase(h, "perf.flops"),
-                            counter_increase(h, "perf.flops_sp") + counter_increase(h, "perf.flops_dp"));
+                            isnan(sp) ? dp : isnan(dp) ? sp : sp + dp);
     s->perf_l2_bytes = counter_increase(h, "perf.l2_bytes");
     s->perf_l3_bytes = counter_increase(h, "perf.l3_bytes");
     s->perf_mem_bytes = counter_increase(h, "perf.mem_bytes");
