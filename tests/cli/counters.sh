@@ -132,4 +132,15 @@ near("instructions G/s max", m["perf_instructions"]["all"]["max"], 3.0)
 print("\n".join(bad) if bad else "fine")
 PY
 check "IPC, miss ratio, MFLOP/s, MB/s and totals as computed by hand ($(tr '\n' ' ' <"$T/check"))" grep -qx fine "$T/check"
+
+# The report has the counters page group, with the IPC plot.
+if command -v pdftotext >/dev/null 2>&1; then
+    $A "$T/hand" --pdf "$T/r.pdf" >/dev/null 2>"$T/err"
+    check "report of the counter profile exits 0" [ "$?" -eq 0 ]
+    pdftotext "$T/r.pdf" "$T/r.txt" 2>/dev/null
+    check "report has the hardware counters pages" grep -q "Hardware counters: all nodes" "$T/r.txt"
+    check "report lists the counter figures" grep -q "Instructions per cycle" "$T/r.txt"
+else
+    echo "SKIP  poppler-utils not installed: report not checked"
+fi
 exit "$fails"
