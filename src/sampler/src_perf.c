@@ -14,9 +14,10 @@
  *    with inherit and enable_on_exec, so the forked child inherits them and
  *    the kernel enables them when it execs CMD; everything CMD then starts
  *    inherits them too, and nothing the sampler does itself is counted.
- *  - with -p PID the counters are opened on every thread of each root
- *    (perf only inherits to tasks created after the open, so processes a
- *    root had already started are not counted; threads are) with inherit.
+ *  - with -p PID the counters are opened, with inherit, on every thread of
+ *    each root and of every descendant it has at that moment (perf only
+ *    inherits to tasks created after the open, so present members are
+ *    opened one by one; later ones inherit).
  *  - system-wide (neither) one counter set per online CPU (pid -1), which
  *    the kernel allows only with perf_event_paranoid <= 0, CAP_PERFMON or
  *    CAP_SYS_ADMIN; otherwise the source is absent and says so.
@@ -55,6 +56,7 @@
 #include "perfmon/log.h"
 #include "perfmon/parse.h"
 #include "perfmon/perfev.h"
+#include "perfmon/proctree.h"
 #include "perfmon/source.h"
 #include "perfmon/templates.h"
 
@@ -107,6 +109,7 @@ typedef struct perf_state {
     size_t ntgt, ntgt_wanted;
     int *fd;            /* [ntgt][nev], -1 when not open */
     int user_only;
+    int denied_first;   /* EACCES/EPERM on the first target */
     int paranoid;
     int have_table;
     pm_pev_table *tab;
@@ -166,33 +169,45 @@ static int add_target(perf_state *st, int id)
     return 0;
 }
 
-/* Every thread of each root (/proc/<pid>/task); the pid alone when its
- * task directory cannot be listed. */
+/* Every thread of each root and of each descendant it already has
+ * (/proc/<pid>/task; the pid alone when its task directory cannot be
+ * listed): the kernel passes counters on only to tasks created after the
+ * open, so the tree's present members are opened one by one. */
 static int pid_targets(perf_state *st, const pm_sctx *ctx)
 {
-    for (size_t r = 0; r < ctx->nroots; r++) {
+    pid_t *members = NULL;
+    size_t nm = 0;
+    if (pm_proctree_members(ctx, MAX_TARGETS, &members, &nm) != 0) {
+        /* /proc unlistable: the roots alone. */
+        free(members);
+        members = malloc(ctx->nroots * sizeof *members);
+        if (!members)
+            return PM_ENOMEM;
+        memcpy(members, ctx->roots, ctx->nroots * sizeof *members);
+        nm = ctx->nroots;
+    }
+    int rc = 0;
+    for (size_t r = 0; r < nm && !rc; r++) {
         char path[48];
-        snprintf(path, sizeof path, "%d/task", (int)ctx->roots[r]);
+        snprintf(path, sizeof path, "%d/task", (int)members[r]);
         int fd = openat(ctx->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
         size_t before = st->ntgt_wanted;
         if (d) {
             struct dirent *e;
             uint64_t tid;
-            while ((e = readdir(d)) != NULL)
-                if (pm_parse_u64(e->d_name, &tid) == 0 && tid > 0 && tid <= INT32_MAX &&
-                    add_target(st, (int)tid) != 0) {
-                    closedir(d);
-                    return PM_ENOMEM;
-                }
+            while (!rc && (e = readdir(d)) != NULL)
+                if (pm_parse_u64(e->d_name, &tid) == 0 && tid > 0 && tid <= INT32_MAX)
+                    rc = add_target(st, (int)tid);
             closedir(d);
         } else if (fd >= 0) {
             close(fd);
         }
-        if (st->ntgt_wanted == before && add_target(st, (int)ctx->roots[r]) != 0)
-            return PM_ENOMEM;
+        if (!rc && st->ntgt_wanted == before)
+            rc = add_target(st, (int)members[r]);
     }
-    return 0;
+    free(members);
+    return rc;
 }
 
 /* Online CPUs from devices/system/cpu/online ("0-3,6,8-11"). */
@@ -274,6 +289,8 @@ static void load_table(perf_state *st, const pm_sctx *ctx)
     }
 }
 
+static int denied(int e) { return e == EACCES || e == EPERM; }
+
 static int open_fd(perf_state *st, const pev *e, int target, int leader)
 {
     struct perf_event_attr a;
@@ -306,8 +323,6 @@ static int open_fd(perf_state *st, const pev *e, int target, int leader)
     return fd < 0 ? -errno : (int)fd;
 }
 
-static int denied(int e) { return e == EACCES || e == EPERM; }
-
 /* Open every group on every target.  Returns the number of fds opened. */
 static size_t open_all(perf_state *st)
 {
@@ -326,6 +341,11 @@ static size_t open_all(perf_state *st)
                 if (fd < 0) {
                     if (!e->err)
                         e->err = -fd;
+                    /* Refused on the first target (the sampler itself or
+                     * the first root): a permission matter of this user,
+                     * not of a foreign process in the tree. */
+                    if (t == 0 && denied(-fd))
+                        st->denied_first = 1;
                     continue;
                 }
                 *slot = fd;
@@ -426,10 +446,7 @@ static int perf_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     for (size_t i = 0; i < st->ntgt * st->nev; i++)
         st->fd[i] = -1;
     size_t opened = open_all(st);
-    int any_denied = 0;
-    for (size_t i = 0; i < st->nev; i++)
-        any_denied |= denied(st->ev[i].err);
-    if (any_denied && st->mode != M_SYSTEM && !st->user_only) {
+    if (st->denied_first && st->mode != M_SYSTEM) {
         /* perf_event_paranoid 2: an unprivileged user may count user space
          * only.  Count that rather than nothing. */
         close_all(st);

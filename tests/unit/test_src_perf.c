@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "perfmon/proctree.h"
 #include "perfmon/source.h"
 
 #include "../support/testutil.h"
@@ -191,6 +192,89 @@ static void test_pid_mode(void **state)
     h_close(&x);
 }
 
+/* -p PID with a child the PID had started before the sampler: the child
+ * is opened on too, so its work after the open counts. */
+static void test_pid_mode_existing_child(void **state)
+{
+    (void)state;
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        char c;
+        close(go[1]);
+        if (read(go[0], &c, 1) == 1)
+            touch_pages(3000);
+        _exit(0);
+    }
+    close(go[0]);
+    h x;
+    if (h_open(&x, getpid(), 1) != 0) {
+        close(go[1]);
+        waitpid(child, NULL, 0);
+        return;
+    }
+    if (col(&x, "perf.page_faults") < 0) {
+        printf("SKIP  software counters refused here\n");
+        close(go[1]);
+        waitpid(child, NULL, 0);
+        h_close(&x);
+        return;
+    }
+    char *d = describe(&x);
+    assert_non_null(strstr(d, "\"targets\":2,")); /* this process and its child */
+    free(d);
+    int64_t before = value(&x, "perf.page_faults");
+    assert_int_equal(write(go[1], "g", 1), 1);
+    close(go[1]);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    assert_true(value(&x, "perf.page_faults") - before >= 3000);
+    h_close(&x);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The tree members the counters are opened on, from a captured /proc: the
+ * tree of 100 is {100, 101, 102, 103}; 1235's name fakes parent 100. */
+static void test_tree_members(void **state)
+{
+    (void)state;
+    char proc[4096];
+    snprintf(proc, sizeof proc, "%s/nodes/hpc-ib-rapl/proc", pm_test_fixtures());
+    pm_sctx ctx;
+    pm_error err;
+    assert_int_equal(pm_sctx_open(&ctx, proc, "/nonexistent-perfmon", &err), 0);
+    pid_t roots[2] = {100, 102};
+    ctx.roots = roots;
+    ctx.nroots = 1;
+    pid_t *m = NULL;
+    size_t n = 0;
+    assert_int_equal(pm_proctree_members(&ctx, 64, &m, &n), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(m[0], 100); /* roots first */
+    qsort(m, n, sizeof *m, cmp_pid);
+    assert_int_equal(m[1], 101);
+    assert_int_equal(m[2], 102);
+    assert_int_equal(m[3], 103);
+    free(m);
+    /* A bound, and a root inside another root's tree is listed once. */
+    assert_int_equal(pm_proctree_members(&ctx, 2, &m, &n), 0);
+    assert_int_equal(n, 2);
+    free(m);
+    ctx.nroots = 2;
+    roots[0] = 102;
+    roots[1] = 200;
+    assert_int_equal(pm_proctree_members(&ctx, 64, &m, &n), 0);
+    assert_int_equal(n, 3); /* 102, 200, 103 */
+    free(m);
+    pm_sctx_close(&ctx);
+}
+
 static void test_fixture_root_absent(void **state)
 {
     (void)state;
@@ -217,6 +301,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_command_mode),
         cmocka_unit_test(test_pid_mode),
+        cmocka_unit_test(test_pid_mode_existing_child),
+        cmocka_unit_test(test_tree_members),
         cmocka_unit_test(test_fixture_root_absent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
