@@ -573,11 +573,11 @@ static void perf_describe(void *state, pm_buf *j)
         char msg[160];
         if (e->nopen)
             snprintf(msg, sizeof msg, "ok");
-        else if (!e->err)
-            snprintf(msg, sizeof msg, "not opened: no target left (the threads had ended)");
         else if (st->user_only && e->kernel_ctx)
             snprintf(msg, sizeof msg, "left out: counted in kernel context, which "
                      "perf_event_paranoid %d does not allow", st->paranoid);
+        else if (!e->err)
+            snprintf(msg, sizeof msg, "not opened: no target left (the threads had ended)");
         else
             snprintf(msg, sizeof msg, "%s (%s)", why(e->err), strerrorname_np(e->err) ? strerrorname_np(e->err) : "?");
         pm_buf_puts(j, i ? "," : "");

@@ -143,4 +143,27 @@ if command -v pdftotext >/dev/null 2>&1; then
 else
     echo "SKIP  poppler-utils not installed: report not checked"
 fi
+
+# An unprivileged user under perf_event_paranoid 2 counts user space only:
+# page faults are counted, context switches (kernel context) left out.
+par=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 9)
+if [ "$(id -u)" = 0 ] && [ "$par" = 2 ] && command -v setpriv >/dev/null 2>&1; then
+    mkdir "$T/u" && chmod 777 "$T/u" && chmod o+x "$T"
+    setpriv --reuid=65534 --regid=65534 --clear-groups $PM_BIN/perfmon-sample -o "$T/u/p" -i 0.1 -f json -- \
+        dd if=/dev/zero of=/dev/null bs=4M count=2 status=none >"$T/out" 2>"$T/err"
+    check "unprivileged sampler runs" [ "$?" -eq 0 ]
+    python3 - "$(ls "$T"/u/p/*.pmp.jsonl)" >"$T/check" 2>&1 <<'PY'
+import json, sys
+f = open(sys.argv[1])
+f.readline()
+p = json.loads(f.readline())["metadata"]["perf"]
+e = p["events"]
+ok = p["user_space_only"] and e["perf.page_faults"] == "ok" and \
+    e["perf.context_switches"].startswith("left out: counted in kernel context")
+print("fine" if ok else json.dumps(p)[:400])
+PY
+    check "paranoid 2: user space only, context switches left out with the reason ($(head -c 300 "$T/check"))" grep -qx fine "$T/check"
+else
+    echo "SKIP  unprivileged counting not checked (needs root, setpriv and perf_event_paranoid 2; it is $par)"
+fi
 exit "$fails"
