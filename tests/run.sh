@@ -23,6 +23,7 @@ for t in "$@"; do
     if $PM_WRAP "$t" >"$PM_BUILD/$name.log" 2>&1; then
         pass=$((pass + 1))
         echo "PASS  unit/$name"
+        grep '^SKIP' "$PM_BUILD/$name.log" || true
     else
         fail=$((fail + 1))
         failed="$failed unit/$name"

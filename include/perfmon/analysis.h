@@ -136,6 +136,11 @@ typedef struct pm_node_summary {
     double sampler_lateness_mean_s, sampler_lateness_max_s;
     double sampler_missed;
     double sampler_late;           /* samples taken late (end record) */
+    /* Counter totals over the node's samples (perf source); IPC is
+     * instructions / cycles, FLOP all precisions. */
+    double perf_instructions, perf_cycles, perf_ipc, perf_flop;
+    double perf_l2_bytes, perf_l3_bytes, perf_mem_bytes;
+    double perf_context_switches, perf_page_faults;
     double samples;                /* samples analysed */
     /* GPU figures: set on GPU hosts (pm_host.gpu), NaN on nodes. */
     double gpu_count, gpu_hours, gpu_avg_utilization_pct, gpu_energy_j, gpu_avg_power_w;

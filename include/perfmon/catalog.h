@@ -19,6 +19,11 @@
 #define PM_CAT_MAX_PATTERNS 16
 
 enum pm_comb { PM_COMB_AVERAGE = 0, PM_COMB_TOTAL = 1 };
+/* How a metric is formed from its columns: their sum, or the sum of
+ * "columns" over the sum of "per" at each point ("derive": "ratio"). */
+enum pm_derive { PM_DERIVE_SUM = 0, PM_DERIVE_RATIO = 1 };
+/* Which part of a metric a column is (pm_metric_role). */
+enum pm_role { PM_ROLE_NONE = 0, PM_ROLE_VALUE = 1, PM_ROLE_PER = 2 };
 
 typedef struct pm_metric_def {
     char id[64];          /* file-name safe, e.g. "net_out" */
@@ -28,6 +33,9 @@ typedef struct pm_metric_def {
     char page[32];        /* report page group */
     char *patterns[PM_CAT_MAX_PATTERNS]; /* column name globs; matches are summed */
     size_t npatterns;
+    int derive;           /* enum pm_derive */
+    char *per[PM_CAT_MAX_PATTERNS]; /* ratio: denominator column globs, summed */
+    size_t nper;
     double conversion;    /* displayed = raw / conversion (after the rate) */
     int rate;             /* counter: differentiate over time */
     int log_scale;
@@ -49,8 +57,11 @@ int pm_catalog_parse(const char *path, const char *text, pm_catalog **out,
 int pm_catalog_load(const char *path, pm_catalog **out, pm_error *err) PM_WUR;
 void pm_catalog_free(pm_catalog *c);
 
-/* 1 when column name matches one of def's patterns. */
+/* 1 when column name matches one of def's patterns ("columns" or "per"). */
 int pm_metric_matches(const pm_metric_def *def, const char *column);
+/* enum pm_role: PM_ROLE_VALUE for a "columns" match (checked first),
+ * PM_ROLE_PER for a "per" match, PM_ROLE_NONE otherwise. */
+int pm_metric_role(const pm_metric_def *def, const char *column);
 /* Index of the definition with this id, or -1. */
 int pm_catalog_find(const pm_catalog *c, const char *id);
 

@@ -106,6 +106,7 @@ extern const pm_source pm_source_infiniband;
 extern const pm_source pm_source_rapl;
 extern const pm_source pm_source_proctree;
 extern const pm_source pm_source_nvml;
+extern const pm_source pm_source_perf;
 
 /* NULL-terminated list of all sources, in column order. */
 extern const pm_source *const pm_sources[];

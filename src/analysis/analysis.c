@@ -289,9 +289,32 @@ static void derive_column(const pm_analysis *a, const pm_host *ho, const pm_metr
 typedef struct work {
     double *val, *tmp, *scratch;  /* [maxn] */
     uint8_t *q;                   /* [maxn] */
+    double *den;                  /* [maxn] a ratio's denominator */
+    uint8_t *dq;                  /* [maxn] its quality */
     double *all;                  /* [total points over hosts] */
     double *grid;                 /* [grid points] */
 } work;
+
+/* Add one column's derived values into the running sum v/sq (the first
+ * column is copied).  A sum over columns (sockets) is only as good as its
+ * worst part: one missing column makes the point missing, so a gap in one
+ * socket never shows as a dip in the total. */
+static void sum_into(double *v, uint8_t *sq, const double *val, const uint8_t *q, size_t n,
+                     int first)
+{
+    if (first) {
+        memcpy(v, val, n * sizeof *val);
+        memcpy(sq, q, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        v[i] += val[i];
+        if (isnan(val[i]))
+            sq[i] = q[i] == PM_Q_DROPPED ? PM_Q_DROPPED : PM_Q_GAP;
+        else if (sq[i] == PM_Q_OK)
+            sq[i] = q[i];
+    }
+}
 
 static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t h, work *wk,
                          pm_series **out, double *part_mean, double *part_max, size_t *nparts)
@@ -304,8 +327,16 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
     pm_series *s = NULL;
     double *val = wk->val, *tmp = wk->tmp, *scratch = wk->scratch;
     uint8_t *q = wk->q;
+    int ratio = def->derive == PM_DERIVE_RATIO;
+    /* A ratio's parts are summed in raw units; the conversion applies to
+     * the quotient. */
+    pm_metric_def part = *def;
+    if (ratio)
+        part.conversion = 1.0;
+    size_t nper = 0;
     for (size_t c = 0; c < p->ncols; c++) {
-        if (!pm_metric_matches(def, p->cols[c].name))
+        int role = pm_metric_role(def, p->cols[c].name);
+        if (role == PM_ROLE_NONE)
             continue;
         /* Columns with no value at all do not make a metric present. */
         size_t have = 0;
@@ -321,8 +352,13 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
             if (!s)
                 return PM_ENOMEM;
         }
-        derive_column(a, ho, def, &p->cols[c], p->values[c], val, q, tmp, &s->repaired,
+        derive_column(a, ho, &part, &p->cols[c], p->values[c], val, q, tmp, &s->repaired,
                       &s->wraps);
+        if (role == PM_ROLE_PER) {
+            sum_into(wk->den, wk->dq, val, q, n, nper == 0);
+            nper++;
+            continue;
+        }
         if (a->opts.compat_ska && part_mean) {
             pm_stats ps;
             pm_stats_compute(ho->t, val, n, PM_W_NONE, scratch, &ps);
@@ -333,22 +369,28 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
                 (*nparts)++;
             }
         }
-        /* A sum over columns (sockets) is only as good as its worst part:
-         * one missing column makes the point missing, so a gap in one
-         * socket never shows as a dip in the total. */
-        if (s->ncolumns == 0) {
-            memcpy(s->v, val, n * sizeof *val);
-            memcpy(s->q, q, n);
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                s->v[i] += val[i];
-                if (isnan(val[i]))
-                    s->q[i] = q[i] == PM_Q_DROPPED ? PM_Q_DROPPED : PM_Q_GAP;
-                else if (s->q[i] == PM_Q_OK)
-                    s->q[i] = q[i];
+        sum_into(s->v, s->q, val, q, n, s->ncolumns == 0);
+        s->ncolumns++;
+    }
+    if (s && ratio) {
+        if (s->ncolumns == 0 || nper == 0) {
+            /* A ratio needs both parts. */
+            series_free(s);
+            return 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            double d = wk->den[i];
+            if (isnan(s->v[i]) || isnan(d) || d <= 0) {
+                /* No quotient: nothing counted (an idle interval) or a part missing. */
+                if (s->q[i] != PM_Q_DROPPED)
+                    s->q[i] = isnan(d) && wk->dq[i] == PM_Q_DROPPED ? PM_Q_DROPPED : PM_Q_GAP;
+                s->v[i] = NAN;
+            } else {
+                s->v[i] = s->v[i] / d / def->conversion;
+                if (s->q[i] == PM_Q_OK)
+                    s->q[i] = wk->dq[i];
             }
         }
-        s->ncolumns++;
     }
     if (s) {
         pm_qcounts_add(&s->qc, s->q, n);
@@ -456,9 +498,12 @@ static int work_init(const pm_analysis *a, work *wk)
     wk->tmp = pm_alloc_array(maxn, sizeof *wk->tmp);
     wk->scratch = pm_alloc_array(maxn > ng ? maxn : ng ? ng : 1, sizeof *wk->scratch);
     wk->q = malloc(maxn);
+    wk->den = pm_alloc_array(maxn, sizeof *wk->den);
+    wk->dq = malloc(maxn);
     wk->all = pm_alloc_array(total, sizeof *wk->all);
     wk->grid = pm_alloc_array(ng ? ng : 1, sizeof *wk->grid);
-    return wk->val && wk->tmp && wk->scratch && wk->q && wk->all && wk->grid ? 0 : PM_ENOMEM;
+    return wk->val && wk->tmp && wk->scratch && wk->q && wk->den && wk->dq && wk->all && wk->grid
+               ? 0 : PM_ENOMEM;
 }
 
 static void work_free(work *wk)
@@ -467,6 +512,8 @@ static void work_free(work *wk)
     free(wk->tmp);
     free(wk->scratch);
     free(wk->q);
+    free(wk->den);
+    free(wk->dq);
     free(wk->all);
     free(wk->grid);
 }

@@ -33,9 +33,12 @@ void pm_catalog_free(pm_catalog *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t i = 0; i < c->n; i++) {
         for (size_t k = 0; k < c->m[i].npatterns; k++)
             free(c->m[i].patterns[k]);
+        for (size_t k = 0; k < c->m[i].nper; k++)
+            free(c->m[i].per[k]);
+    }
     free(c->m);
     free(c->path);
     free(c);
@@ -70,6 +73,30 @@ static int get_bool(const cJSON *obj, const char *key, int *out, const char *pat
     return 0;
 }
 
+/* An array of 1 to PM_CAT_MAX_PATTERNS column globs under key. */
+static int patterns(const cJSON *o, const char *key, char **out, size_t *n, int required,
+                    const char *path, size_t i, pm_error *err)
+{
+    const cJSON *cols = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cols && !required)
+        return 0;
+    if (!cJSON_IsArray(cols) || cJSON_GetArraySize(cols) < 1 ||
+        cJSON_GetArraySize(cols) > PM_CAT_MAX_PATTERNS)
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected 1 to %d patterns",
+                            path, i, key, PM_CAT_MAX_PATTERNS);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cols) {
+        if (!cJSON_IsString(c) || !*c->valuestring)
+            return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected strings",
+                                path, i, key);
+        out[*n] = pm_strdup(c->valuestring);
+        if (!out[*n])
+            return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+        (*n)++;
+    }
+    return 0;
+}
+
 static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size_t i,
                         pm_error *err)
 {
@@ -88,21 +115,21 @@ static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size
             return pm_error_set(err, PM_EFORMAT,
                                 "%s: metrics[%zu].id: \"%s\" may hold only letters, digits, '_', '-', '.'",
                                 path, i, d->id);
-    const cJSON *cols = cJSON_GetObjectItemCaseSensitive(o, "columns");
-    if (!cJSON_IsArray(cols) || cJSON_GetArraySize(cols) < 1 ||
-        cJSON_GetArraySize(cols) > PM_CAT_MAX_PATTERNS)
-        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].columns: expected 1 to %d patterns",
-                            path, i, PM_CAT_MAX_PATTERNS);
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cols) {
-        if (!cJSON_IsString(c) || !*c->valuestring)
-            return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].columns: expected strings",
-                                path, i);
-        d->patterns[d->npatterns] = pm_strdup(c->valuestring);
-        if (!d->patterns[d->npatterns])
-            return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-        d->npatterns++;
-    }
+    if ((rc = patterns(o, "columns", d->patterns, &d->npatterns, 1, path, i, err)))
+        return rc;
+    char derive[16] = "sum";
+    if ((rc = copy_str(derive, sizeof derive, o, "derive", 0, path, i, err)))
+        return rc;
+    if (strcmp(derive, "ratio") == 0)
+        d->derive = PM_DERIVE_RATIO;
+    else if (strcmp(derive, "sum") != 0)
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].derive: \"%s\" is not sum or ratio",
+                            path, i, derive);
+    if ((rc = patterns(o, "per", d->per, &d->nper, d->derive == PM_DERIVE_RATIO, path, i, err)))
+        return rc;
+    if (d->nper && d->derive != PM_DERIVE_RATIO)
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].per: only with \"derive\": \"ratio\"",
+                            path, i);
     d->conversion = 1.0;
     const cJSON *conv = cJSON_GetObjectItemCaseSensitive(o, "conversion");
     if (conv) {
@@ -195,12 +222,20 @@ int pm_catalog_load(const char *path, pm_catalog **out, pm_error *err)
     return rc;
 }
 
-int pm_metric_matches(const pm_metric_def *def, const char *column)
+int pm_metric_role(const pm_metric_def *def, const char *column)
 {
     for (size_t k = 0; k < def->npatterns; k++)
         if (fnmatch(def->patterns[k], column, 0) == 0)
-            return 1;
-    return 0;
+            return PM_ROLE_VALUE;
+    for (size_t k = 0; k < def->nper; k++)
+        if (fnmatch(def->per[k], column, 0) == 0)
+            return PM_ROLE_PER;
+    return PM_ROLE_NONE;
+}
+
+int pm_metric_matches(const pm_metric_def *def, const char *column)
+{
+    return pm_metric_role(def, column) != PM_ROLE_NONE;
 }
 
 int pm_catalog_find(const pm_catalog *c, const char *id)

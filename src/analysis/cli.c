@@ -14,6 +14,7 @@
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/report.h"
+#include "perfmon/templates.h"
 
 #ifndef PM_VERSION
 #define PM_VERSION "0"
@@ -56,52 +57,6 @@ static void usage(FILE *f)
             "      --version      the version\n"
             "exit status: 0 ok, 1 input problem promoted by --strict, 2 usage or no\n"
             "usable input, 3 an output could not be written\n");
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* Template directory: --templates, $PERFMON_TEMPLATES, the installed
- * directory, the source tree next to the program (build/<kind>/bin), ./templates. */
-static void find_templates(const char *given, char *out, size_t cap)
-{
-    char probe[PATH_MAX + 32];
-    if (given) {
-        snprintf(out, cap, "%s", given);
-        return;
-    }
-    const char *env = getenv("PERFMON_TEMPLATES");
-    if (env && *env) {
-        snprintf(out, cap, "%s", env);
-        return;
-    }
-    snprintf(probe, sizeof probe, "%s/metrics.json", PM_TEMPLATE_DIR);
-    if (exists(probe)) {
-        snprintf(out, cap, "%s", PM_TEMPLATE_DIR);
-        return;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            static const char *const rel[] = {"/../../../templates", "/../share/perfmon/templates",
-                                              "/../../templates"};
-            for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-                snprintf(probe, sizeof probe, "%s%s/metrics.json", exe, rel[i]);
-                if (exists(probe)) {
-                    snprintf(out, cap, "%s%s", exe, rel[i]);
-                    return;
-                }
-            }
-        }
-    }
-    snprintf(out, cap, "templates");
 }
 
 static void progress(size_t done, size_t total, void *user)
@@ -301,7 +256,7 @@ int pm_analyze_main(int argc, char **argv)
     if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir && !trace)
         want_stats = 1;
     char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
-    find_templates(tdir, tbuf, sizeof tbuf);
+    pm_find_template_dir(tdir, "metrics.json", tbuf, sizeof tbuf);
     if (!catalog) {
         snprintf(cbuf, sizeof cbuf, "%s/metrics.json", tbuf);
         catalog = cbuf;

@@ -47,6 +47,15 @@ const pm_figure PM_FIGURES[] = {
     F(sampler_lateness_max_s, "s", PM_JOB_MAX, "late max", "Sampler lateness (max)"),
     F(sampler_missed, "1", PM_JOB_SUM, "missed", "Samples missed"),
     F(sampler_late, "1", PM_JOB_SUM, "late", "Samples late"),
+    F(perf_instructions, "1", PM_JOB_SUM, "instr", "Instructions (counters)"),
+    F(perf_cycles, "1", PM_JOB_SUM, "cycles", "Cycles (counters)"),
+    F(perf_ipc, "1", PM_JOB_MEAN, "IPC", "Instructions per cycle"),
+    F(perf_flop, "FLOP", PM_JOB_SUM, "FLOP", "Floating-point operations"),
+    F(perf_l2_bytes, "B", PM_JOB_SUM, "L2 B", "L2 cache traffic"),
+    F(perf_l3_bytes, "B", PM_JOB_SUM, "L3 B", "L3 cache traffic"),
+    F(perf_mem_bytes, "B", PM_JOB_SUM, "mem B", "Memory traffic (counters)"),
+    F(perf_context_switches, "1", PM_JOB_SUM, "ctx sw", "Context switches"),
+    F(perf_page_faults, "1", PM_JOB_SUM, "faults", "Page faults"),
 };
 #undef F
 const size_t PM_NFIGURES = sizeof PM_FIGURES / sizeof PM_FIGURES[0];
@@ -303,6 +312,18 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
         s->sampler_missed = (double)h->prof->end.missed;
     if (h->prof->has_end)
         s->sampler_late = (double)h->prof->end.late;
+    s->perf_instructions = counter_increase(h, "perf.instructions");
+    s->perf_cycles = counter_increase(h, "perf.cycles");
+    s->perf_ipc = s->perf_cycles > 0 ? s->perf_instructions / s->perf_cycles : NAN;
+    /* Tables without a precision split (Zen 3/4) record only perf.flops. */
+    double sp = counter_increase(h, "perf.flops_sp"), dp = counter_increase(h, "perf.flops_dp");
+    s->perf_flop = first_of(counter_increase(h, "perf.flops"),
+                            isnan(sp) ? dp : isnan(dp) ? sp : sp + dp);
+    s->perf_l2_bytes = counter_increase(h, "perf.l2_bytes");
+    s->perf_l3_bytes = counter_increase(h, "perf.l3_bytes");
+    s->perf_mem_bytes = counter_increase(h, "perf.mem_bytes");
+    s->perf_context_switches = counter_increase(h, "perf.context_switches");
+    s->perf_page_faults = counter_increase(h, "perf.page_faults");
     s->dropped = h->dropped_time;
 }
 
@@ -346,6 +367,8 @@ int pm_summary_compute(pm_analysis *a, pm_error *err)
      * averages over different spans. */
     j->avg_power_w = j->wall_time_s > 0 ? j->energy_j / j->wall_time_s : NAN;
     j->gpu_avg_power_w = j->wall_time_s > 0 ? j->gpu_energy_j / j->wall_time_s : NAN;
+    /* Likewise the job's IPC is its instructions over its cycles. */
+    j->perf_ipc = j->perf_cycles > 0 ? j->perf_instructions / j->perf_cycles : NAN;
     for (size_t h = 0; h < a->nhosts; h++) {
         j->repaired += a->nodes[h].repaired;
         j->dropped += a->nodes[h].dropped;

@@ -40,6 +40,9 @@ static const char usage_text[] =
     "\n"
     "Exit status: CMD's status with -- CMD (127 if it cannot be run); otherwise 0,\n"
     "1 when recording failed (e.g. disk full), 2 for bad options or an unusable DIR.\n"
+    "Hardware counters are counted with perf_event_open for CMD, the -p trees or\n"
+    "(with enough privilege) every CPU; FLOP and cache/memory event tables are read\n"
+    "from $PERFMON_TEMPLATES/events or the installed templates.\n"
     "See perfmon-sample(1) and docs/format.md.\n";
 
 static int parse_seconds(const char *opt, const char *arg, int64_t min_ns, int64_t *out,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "perfmon/fileio.h"
+#include "perfmon/hwinfo.h"
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
 
@@ -303,4 +304,20 @@ char *pm_hwinfo_json(const pm_sctx *ctx, const char *hostname)
         return NULL;
     }
     return pm_buf_take(&j);
+}
+
+int pm_hwinfo_cpu_ident(const pm_sctx *ctx, pm_cpu_ident *id)
+{
+    memset(id, 0, sizeof *id);
+    id->microarch = "unknown";
+    cpuinfo *ci = calloc(1, sizeof *ci);
+    if (!ci)
+        return PM_ENOMEM;
+    parse_cpuinfo(ctx, ci);
+    snprintf(id->vendor, sizeof id->vendor, "%s", ci->vendor);
+    id->family = ci->family;
+    id->model = ci->model;
+    id->microarch = microarch(ci->vendor, ci->family, ci->model);
+    free(ci);
+    return id->vendor[0] ? 0 : PM_ENOENT;
 }

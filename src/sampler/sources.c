@@ -9,6 +9,7 @@
 const pm_source *const pm_sources[] = {
     &pm_source_cpu,  &pm_source_memory,     &pm_source_disk,     &pm_source_net,
     &pm_source_nvml,
+    &pm_source_perf,
     &pm_source_infiniband, &pm_source_rapl, &pm_source_proctree, NULL,
 };
 

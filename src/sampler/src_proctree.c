@@ -28,6 +28,7 @@
 #include "perfmon/log.h"
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
+#include "perfmon/proctree.h"
 #include "perfmon/source.h"
 
 enum { UNKNOWN = 0, TREE = 1, OTHER = 2 };
@@ -627,3 +628,87 @@ const pm_source pm_source_proctree = {
     .read = tree_read,
     .close = tree_close,
 };
+
+static int cmp_pid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+int pm_proctree_members(const pm_sctx *ctx, size_t max, pid_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    int fd = openat(ctx->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return PM_EIO;
+    }
+    /* Every process with its parent, then the tree grown from the roots
+     * until it stops growing (one pass per generation). */
+    int32_t *pid = NULL, *ppid = NULL;
+    size_t np = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        uint64_t v;
+        int32_t pp;
+        if (pm_parse_u64(e->d_name, &v) != 0 || v == 0 || v > INT32_MAX ||
+            read_ppid(ctx->proc_fd, (int32_t)v, &pp) != 0)
+            continue;
+        if (np == cap) {
+            size_t nc = cap ? cap * 2 : 1024;
+            int32_t *a = realloc(pid, nc * sizeof *a), *b = a ? realloc(ppid, nc * sizeof *b) : NULL;
+            if (a)
+                pid = a;
+            if (!a || !b) {
+                rc = PM_ENOMEM;
+                break;
+            }
+            ppid = b;
+            cap = nc;
+        }
+        pid[np] = (int32_t)v;
+        ppid[np++] = pp;
+    }
+    closedir(d);
+    pid_t *m = rc ? NULL : malloc((max ? max : 1) * sizeof *m);
+    uint8_t *in = rc || !m ? NULL : calloc(np ? np : 1, 1);
+    if (!rc && (!m || !in))
+        rc = PM_ENOMEM;
+    size_t k = 0;
+    for (size_t r = 0; !rc && r < ctx->nroots && k < max; r++)
+        m[k++] = ctx->roots[r];
+    for (size_t i = 0; !rc && i < np; i++)
+        in[i] = is_root(ctx, pid[i]);
+    pid_t *sorted = rc ? NULL : malloc((max ? max : 1) * sizeof *sorted);
+    if (!rc && !sorted)
+        rc = PM_ENOMEM;
+    for (int grew = 1; !rc && grew && k < max;) {
+        grew = 0;
+        size_t ns = k;
+        memcpy(sorted, m, ns * sizeof *m);
+        qsort(sorted, ns, sizeof *sorted, cmp_pid);
+        for (size_t i = 0; i < np && k < max; i++) {
+            pid_t pp = ppid[i];
+            if (!in[i] && bsearch(&pp, sorted, ns, sizeof *sorted, cmp_pid)) {
+                in[i] = 1;
+                m[k++] = pid[i];
+                grew = 1;
+            }
+        }
+    }
+    free(sorted);
+    free(pid);
+    free(ppid);
+    free(in);
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    *out = m;
+    *n = k;
+    return 0;
+}

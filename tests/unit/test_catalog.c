@@ -70,11 +70,74 @@ static void test_bad_catalogs(void **state)
     }
 }
 
+/* "derive": "ratio": the numerator and denominator roles, the shipped
+ * counter ratios, and malformed ratio entries. */
+static void test_ratio(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"metrics\":[{\"id\":\"ipc\",\"name\":\"IPC\",\"unit\":\"1\","
+        "\"columns\":[\"perf.instructions\"],\"derive\":\"ratio\","
+        "\"per\":[\"perf.cycles\",\"perf.ref_*\"],\"rate\":true},"
+        "{\"id\":\"plain\",\"name\":\"P\",\"unit\":\"1\",\"columns\":[\"a.*\"],"
+        "\"derive\":\"sum\"}]}";
+    pm_catalog *c = NULL;
+    pm_error err;
+    assert_int_equal(pm_catalog_parse("r.json", text, &c, &err), 0);
+    assert_int_equal(c->m[0].derive, PM_DERIVE_RATIO);
+    assert_int_equal(c->m[0].nper, 2);
+    assert_int_equal(pm_metric_role(&c->m[0], "perf.instructions"), PM_ROLE_VALUE);
+    assert_int_equal(pm_metric_role(&c->m[0], "perf.cycles"), PM_ROLE_PER);
+    assert_int_equal(pm_metric_role(&c->m[0], "perf.ref_cycles"), PM_ROLE_PER);
+    assert_int_equal(pm_metric_role(&c->m[0], "perf.branches"), PM_ROLE_NONE);
+    assert_true(pm_metric_matches(&c->m[0], "perf.cycles"));
+    assert_int_equal(c->m[1].derive, PM_DERIVE_SUM);
+    assert_int_equal(c->m[1].nper, 0);
+    pm_catalog_free(c);
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/../templates/metrics.json", pm_test_fixtures());
+    assert_int_equal(pm_catalog_load(path, &c, &err), 0);
+    int ipc = pm_catalog_find(c, "perf_ipc");
+    assert_true(ipc >= 0);
+    assert_int_equal(c->m[ipc].derive, PM_DERIVE_RATIO);
+    assert_int_equal(pm_metric_role(&c->m[ipc], "perf.cycles"), PM_ROLE_PER);
+    int miss = pm_catalog_find(c, "perf_cache_miss_ratio");
+    assert_true(miss >= 0 && c->m[miss].conversion == 0.01);
+    assert_true(pm_catalog_find(c, "perf_flops_dp") >= 0 && pm_catalog_find(c, "perf_mem_bw") >= 0);
+    pm_catalog_free(c);
+
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"{\"metrics\":[{\"id\":\"r\",\"name\":\"R\",\"unit\":\"1\",\"columns\":[\"a\"],"
+         "\"derive\":\"ratio\"}]}",
+         "metrics[0].per: expected 1 to 16 patterns"},
+        {"{\"metrics\":[{\"id\":\"r\",\"name\":\"R\",\"unit\":\"1\",\"columns\":[\"a\"],"
+         "\"per\":[\"b\"]}]}",
+         "metrics[0].per: only with"},
+        {"{\"metrics\":[{\"id\":\"r\",\"name\":\"R\",\"unit\":\"1\",\"columns\":[\"a\"],"
+         "\"derive\":\"product\",\"per\":[\"b\"]}]}",
+         "metrics[0].derive: \"product\" is not sum or ratio"},
+        {"{\"metrics\":[{\"id\":\"r\",\"name\":\"R\",\"unit\":\"1\",\"columns\":[\"a\"],"
+         "\"derive\":\"ratio\",\"per\":[7]}]}",
+         "metrics[0].per: expected strings"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        c = NULL;
+        assert_int_equal(pm_catalog_parse("bad.json", bad[i].text, &c, &err), PM_EFORMAT);
+        if (!strstr(err.msg, bad[i].msg))
+            fail_msg("row %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].msg);
+        assert_null(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_catalog),
         cmocka_unit_test(test_bad_catalogs),
+        cmocka_unit_test(test_ratio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -259,11 +259,12 @@ static void test_sctx_open_missing_sys(void **state)
 static void test_registry(void **state)
 {
     (void)state;
-    static const char *const names[] = {"cpu", "memory", "disk", "net", "nvml",
+    static const char *const names[] = {"cpu", "memory", "disk", "net", "nvml", "perf",
                                         "infiniband", "rapl", "proctree"};
+    enum { N = sizeof names / sizeof *names };
     size_t n = 0;
     while (pm_sources[n]) {
-        assert_true(n < 8);
+        assert_true(n < N);
         assert_string_equal(pm_sources[n]->name, names[n]);
         assert_non_null(pm_sources[n]->open);
         assert_non_null(pm_sources[n]->read);
@@ -271,7 +272,7 @@ static void test_registry(void **state)
         pm_sources[n]->close(NULL); /* close(NULL) is a no-op */
         n++;
     }
-    assert_int_equal(n, 8);
+    assert_int_equal(n, N);
     assert_true(pm_source_cpu.essential);
     assert_true(pm_source_memory.essential);
     assert_false(pm_source_infiniband.essential);
