@@ -213,5 +213,22 @@ check "a NUL byte is refused" has "$T/err" "cannot process $X/nul.json: offset 1
 $B list --db "$XDB" >"$T/out"
 check "the tables survived" has "$T/out" "DROP TABLE"
 
+# --- the CI example ------------------------------------------------------------
+R="$T/ci"
+mkdir -p "$R/incoming"
+i=0
+for v in 1.00 1.02 0.99 1.01 0.98 1.00 1.03 0.99 1.01 1.00; do
+    tf "ci bench" $((1700000000 + i * 86400)) "$R/incoming/r$i.json" "solve=$v" "io=0.5"
+    touch -d "@$((1700000000 + i))" "$R/incoming/r$i.json"
+    i=$((i + 1))
+done
+RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
+check "the CI example passes a steady history" [ $? -eq 0 ]
+tf "ci bench" $((1700000000 + 10 * 86400)) "$R/incoming/r10.json" "solve=1.25" "io=0.5"
+RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
+check "the CI example fails on the slowdown" [ $? -eq 1 ]
+check "and plots the slower entry" [ -s "$R/plots/solve.png" ]
+check "the files are archived" [ "$(ls "$R/archived" | wc -l)" -eq 11 ]
+
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
 echo "all passed"
