@@ -279,6 +279,10 @@ int pm_arch_add(pm_store *s, const pm_arch_add_opts *o, pm_arch_add_report *rep,
     if (!S_ISDIR(st.st_mode))
         return pm_error_set(err, PM_EUSAGE, "%s: the archive directory is not a directory",
                             o->archivedir);
+    struct stat dst;
+    if (stat(o->datadir, &dst) == 0 && dst.st_dev == st.st_dev && dst.st_ino == st.st_ino)
+        return pm_error_set(err, PM_EUSAGE, "%s: the archive directory is the data directory",
+                            o->archivedir);
     ctx c = {.store = s, .o = o, .rep = rep, .notice = notice, .user = user};
     if (snprintf(c.faildir, sizeof c.faildir, "%s/failed", o->archivedir) >=
         (int)sizeof c.faildir)

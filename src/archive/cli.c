@@ -34,7 +34,7 @@ static void usage_main(FILE *f)
             "usage: " PROG " COMMAND [options]\n"
             "  add      --db DB --datadir DIR --archivedir DIR [--test NAME]\n"
             "           file result files into the database and move them\n"
-            "  list     --db DB [--json]             the archived tests\n"
+            "  list     --db DB [TEST] [--json]      the archived tests, or a test's entries\n"
             "  history  --db DB TEST [ENTRY] [--since DATE] [--json]\n"
             "  check    --db DB TEST [ENTRY...] [--window N] [--threshold K] [--min-change PCT]\n"
             "           exit 1 when the latest run of an entry is slower than its history\n"
@@ -283,8 +283,9 @@ static int cmd_add(int argc, char **argv, common *c)
 static void help_list(FILE *f)
 {
     fprintf(f,
-            "usage: " PROG " list --db DB [--json]\n"
-            "Every archived test: runs, distinct entries, first and latest start.\n"
+            "usage: " PROG " list --db DB [TEST] [--json]\n"
+            "Every archived test: runs, distinct entries, first and latest start;\n"
+            "with TEST, the names of its entries.\n"
             "%s",
             exit_text);
 }
@@ -303,22 +304,54 @@ static int print_json(cJSON *root)
     return ok ? 0 : EXIT_DB;
 }
 
+/* list TEST: the entry names of one test (closes s). */
+static int list_entries(const common *c, pm_store *s, const char *test)
+{
+    char **names = NULL;
+    size_t n = 0;
+    pm_error err;
+    pm_error_clear(&err);
+    int rc = pm_store_entries(s, test, &names, &n, &err);
+    pm_store_close(s);
+    if (rc) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return EXIT_DB;
+    }
+    if (n == 0) {
+        fprintf(stderr, PROG ": no entries of test \"%s\" in the archive\n", test);
+        return EXIT_USAGE;
+    }
+    if (c->json) {
+        cJSON *root = cJSON_CreateArray();
+        for (size_t i = 0; root && i < n; i++)
+            cJSON_AddItemToArray(root, cJSON_CreateString(names[i]));
+        pm_store_names_free(names, n);
+        return print_json(root);
+    }
+    for (size_t i = 0; i < n; i++)
+        printf("%s\n", names[i]);
+    pm_store_names_free(names, n);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_DB;
+}
+
 static int cmd_list(int argc, char **argv, common *c)
 {
     static const struct option lo[] = {{"db", required_argument, NULL, O_DB},
                                        {"json", no_argument, NULL, O_JSON},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
-    int rc = parse_opts(argc, argv, "+:h", lo, c, help_list, NULL, NULL);
+    int rc = parse_opts(argc, argv, ":h", lo, c, help_list, NULL, NULL);
     if (rc >= 0)
         return rc;
-    if (optind != argc) {
-        fprintf(stderr, PROG " list: unexpected argument %s\n", argv[optind]);
+    if (argc - optind > 1) {
+        fprintf(stderr, PROG " list: unexpected argument %s\n", argv[optind + 1]);
         return EXIT_USAGE;
     }
     pm_store *s = NULL;
     if ((rc = open_store(c, &s)) != 0)
         return rc;
+    if (optind < argc)
+        return list_entries(c, s, argv[optind]);
     pm_store_test *t = NULL;
     size_t n = 0;
     pm_error err;

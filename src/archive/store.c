@@ -17,7 +17,12 @@ int pm_store_open(const char *db, pm_store **out, pm_error *err)
     *out = NULL;
     if (!db || !*db)
         return pm_error_set(err, PM_EUSAGE, "no database given (--db)");
-    return is_pg_url(db) ? pm_store_pg_open(db, out, err) : pm_store_sqlite_open(db, out, err);
+    if (is_pg_url(db))
+        return pm_store_pg_open(db, out, err);
+    if (strstr(db, "://"))
+        return pm_error_set(err, PM_EUSAGE,
+                            "--db: not a postgresql:// URL nor an SQLite file path: %.200s", db);
+    return pm_store_sqlite_open(db, out, err);
 }
 
 void pm_store_close(pm_store *s)

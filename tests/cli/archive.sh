@@ -117,6 +117,15 @@ d = {t["test"]: t for t in json.load(open(sys.argv[1]))}
 assert d["nightly"]["runs"] == 1 and d["nightly"]["entries"] == 34, d
 assert d["nightly"]["first"] == "2023-11-14T22:13:19.700000Z", d
 ' "$T/json"
+$B list --db "$DB" //tensorflow/core/kernels:matmul_op_test >"$T/out"
+check "list TEST names its entries" [ "$(cat "$T/out" | tr '\n' ' ')" = "BM_Conv2D/3x3 BM_MatMul/1024 BM_Reduce " ]
+$B list --db "$DB" nosuch 2>"$T/err"
+check "list of an unknown test exits 2" [ $? -eq 2 ]
+$B list --db "mysql://x/y" 2>"$T/err"
+check "an unknown URL scheme exits 2" [ $? -eq 2 ]
+check "the URL is refused with a reason" has "$T/err" "not a postgresql:// URL nor an SQLite file path"
+$B add --db "$DB" --datadir "$A" --archivedir "$A/" 2>"$T/err"
+check "archiving a directory into itself exits 2" [ $? -eq 2 ]
 $B history --db "$DB" nightly phase:solve >"$T/out"
 check "history of an entry" grep -q "^2023-11-14T22:13:19.700000Z  phase:solve  61.5$" "$T/out"
 $B history --db "$DB" nightly --json >"$T/json"
