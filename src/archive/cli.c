@@ -137,7 +137,10 @@ static int parse_opts(int argc, char **argv, const char *shortopts, const struct
             return EXIT_OK;
         }
         if (opt == '?' || opt == ':') {
-            const char *name = argv[optind - 1];
+            /* A short option is named by optopt (optind may still point
+             * inside its cluster); a long one by the word it came in. */
+            char shortname[3] = {'-', (char)optopt, 0};
+            const char *name = optopt ? shortname : argv[optind - 1];
             if (opt == ':')
                 fprintf(stderr, PROG " %s: %s needs a value\n", argv[0], name);
             else
@@ -566,8 +569,8 @@ static int cmd_check(int argc, char **argv, common *c)
     for (size_t i = 0; i < n; i++)
         if (p[i].start_us > latest)
             latest = p[i].start_us;
-    double *v = malloc(n * sizeof *v);
-    char **seen = malloc(n * sizeof *seen);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    char **seen = malloc((n ? n : 1) * sizeof *seen);
     if (!v || !seen) {
         free(v);
         free(seen);

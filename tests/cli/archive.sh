@@ -98,6 +98,25 @@ check "--keep-failed exits 1" [ $? -eq 1 ]
 check "--keep-failed leaves the file" [ -f "$D/bad.json" ]
 rm "$D/bad.json"
 
+# A file locked by someone else (flock(1) holds it while add runs) is
+# skipped and left; the next run takes it.
+if command -v flock >/dev/null 2>&1; then
+    tf locked 1700000000 "$D/locked.json" "x=1"
+    flock -n "$D/locked.json" $B add --db "$DB" --datadir "$D" --archivedir "$A" -v >"$T/out" 2>"$T/err"
+    check "a locked file: exit 0" [ $? -eq 0 ]
+    check "a locked file is skipped" has "$T/out" "archived 0 files (0 entries), 0 already stored, 1 skipped"
+    check "and said so with -v" has "$T/err" "skipped $D/locked.json: locked by another archiver"
+    check "and left in place" [ -f "$D/locked.json" ]
+    $B add --db "$DB" --datadir "$D" --archivedir "$A" >"$T/out" 2>&1
+    check "once unlocked it is archived" has "$T/out" "archived 1 files (1 entries)"
+else
+    echo "SKIP  flock(1) not installed: locked file not checked"
+fi
+$B list --db "$DB" -x 2>"$T/err"
+check "an unknown short option is named" has "$T/err" "unknown option -x"
+$B plot --db "$DB" -o 2>"$T/err"
+check "a missing value is named" has "$T/err" "-o needs a value"
+
 # The same file again (e.g. copied back by hand): stored once, moved aside.
 cp "$F/tf-results.json" "$D/a.json"
 $B add --db "$DB" --datadir "$D" --archivedir "$A" >"$T/out" 2>"$T/err"
