@@ -114,13 +114,14 @@ int pm_store_push_point(pm_store_point **p, size_t *n, size_t *cap, int64_t star
     return 0;
 }
 
-int pm_store_push_test(pm_store_test **t, size_t *n, size_t *cap, const pm_store_test *row)
+int pm_store_push_test(pm_store_test **t, size_t *n, size_t *cap, const char *test,
+                       const pm_store_test *row)
 {
     void *arr = *t;
     if (grow(&arr, *n, cap, sizeof **t) != 0)
         return PM_ENOMEM;
     *t = arr;
-    char *name = pm_strdup(row->test ? row->test : "");
+    char *name = pm_strdup(test ? test : "");
     if (!name)
         return PM_ENOMEM;
     (*t)[*n] = *row;

@@ -249,13 +249,12 @@ static int pg_tests(pm_store *s, pm_store_test **out, size_t *n, pm_error *err)
     size_t cap = 0;
     for (int i = 0; i < PQntuples(r); i++) {
         pm_store_test row = {
-            .test = PQgetvalue(r, i, 0),
             .runs = (size_t)col_i64(r, i, 1),
             .first_us = col_i64(r, i, 2),
             .last_us = col_i64(r, i, 3),
             .entries = (size_t)col_i64(r, i, 4),
         };
-        if (pm_store_push_test(out, n, &cap, &row) != 0) {
+        if (pm_store_push_test(out, n, &cap, PQgetvalue(r, i, 0), &row) != 0) {
             PQclear(r);
             return pm_error_set(err, PM_ENOMEM, "PostgreSQL: out of memory");
         }

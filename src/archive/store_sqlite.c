@@ -264,13 +264,12 @@ static int lite_tests(pm_store *s, pm_store_test **out, size_t *n, pm_error *err
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         pm_store_test row = {
-            .test = (char *)(uintptr_t)sqlite3_column_text(st, 0),
             .runs = (size_t)sqlite3_column_int64(st, 1),
             .first_us = sqlite3_column_int64(st, 2),
             .last_us = sqlite3_column_int64(st, 3),
             .entries = (size_t)sqlite3_column_int64(st, 4),
         };
-        if (pm_store_push_test(out, n, &cap, &row) != 0) {
+        if (pm_store_push_test(out, n, &cap, (const char *)sqlite3_column_text(st, 0), &row) != 0) {
             sqlite3_reset(st);
             return pm_error_set(err, PM_ENOMEM, "%s: out of memory", l->path);
         }
