@@ -119,6 +119,29 @@ check "check finds the 30% slowdown, exit 1" [ $? -eq 1 ]
 check "and says which and by how much" grep -q "^REGRESSION  steady: latest 1.3 vs median 1 of 10 runs (+30.0%," "$T/out"
 check "the steady entry is ok" grep -q "^ok  *flat: latest 2 vs median 2" "$T/out"
 
+# 4 archivers at once on 1,000 files: each archived and stored exactly once.
+M="$T/many" MA="$T/many-archive"
+mkdir "$M" "$MA"
+i=0
+while [ "$i" -lt 1000 ]; do
+    printf '{"name":"many","startTime":"%d","entries":{"entry":[{"name":"a","wallTime":%d},{"name":"b","wallTime":1}]}}\n' \
+        $((1700000000 + i)) "$i" >"$M/r$i.json"
+    i=$((i + 1))
+done
+pids=""
+for k in 1 2 3 4; do
+    $B add --db "$DB" --datadir "$M" --archivedir "$MA" >"$T/m$k" 2>&1 &
+    pids="$pids $!"
+done
+st=0
+for p in $pids; do wait "$p" || st=1; done
+check "4 archivers on 1,000 files exit 0" [ "$st" -eq 0 ]
+check "none left, 1,000 archived under their own names" [ "$(ls "$M" | wc -l)" -eq 0 ] &&
+    [ "$(ls "$MA" | grep -c '^r[0-9]*\.json$')" -eq 1000 ] && [ "$(ls "$MA" | wc -l)" -eq 1000 ]
+check "1,000 runs and 2,000 entries stored" [ "$($B list --db "$DB" | awk '$1 == "many" { print $2, $3 }')" = "1000 2" ] &&
+    [ "$($B history --db "$DB" many | wc -l)" -eq 2000 ]
+cat "$T"/m1 "$T"/m2 "$T"/m3 "$T"/m4
+
 $B list --db "postgresql://archive@127.0.0.1:1/none?connect_timeout=2" 2>"$T/err"
 check "an unreachable server exits 3" [ $? -eq 3 ]
 check "the connection failure is said" has "$T/err" "PostgreSQL: cannot connect"
