@@ -37,6 +37,7 @@ static void usage_main(FILE *f)
             "  list     --db DB [TEST] [--json]      the archived tests, or a test's entries\n"
             "  history  --db DB TEST [ENTRY] [--since DATE] [--json]\n"
             "  check    --db DB TEST [ENTRY...] [--window N] [--threshold K] [--min-change PCT]\n"
+            "           [--json]\n"
             "           exit 1 when the latest run of an entry is slower than its history\n"
             "  plot     --db DB TEST ENTRY -o FILE.png|FILE.pdf\n"
             "DB is an SQLite file or a postgresql:// URL (default $" DB_ENV ").\n"
@@ -497,11 +498,15 @@ static void help_check(FILE *f)
             "absolute deviation MAD.  A regression is x > m with (x - m) / (1.4826 MAD)\n"
             "above the threshold and (x - m) / |m| at least the minimum change.\n"
             "Larger timings are slower.\n" CHECK_OPTS
+            "  --json            the verdicts as JSON: {test, checked, regressions,\n"
+            "                    entries: [{entry, verdict, previous_runs, latest, median,\n"
+            "                    mad, z, change}]}\n"
             "%s",
             exit_text);
 }
 
 static const struct option check_lo[] = {{"db", required_argument, NULL, O_DB},
+                                         {"json", no_argument, NULL, O_JSON},
                                          {"window", required_argument, NULL, O_WINDOW},
                                          {"threshold", required_argument, NULL, O_THRESHOLD},
                                          {"min-change", required_argument, NULL, O_MINCHANGE},
@@ -549,6 +554,31 @@ static void print_verdict(const char *entry, const pm_check_result *r, const pm_
            r->n, r->change * 100, z);
 }
 
+/* One entry's verdict as a JSON object appended to arr (unknown figures
+ * and infinite z-scores are null). */
+static void verdict_json(cJSON *arr, const char *entry, const pm_check_result *r)
+{
+    static const char *const names[] = {"ok", "regression", "no verdict"};
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return;
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "entry", entry);
+    cJSON_AddStringToObject(o, "verdict", names[r->verdict]);
+    cJSON_AddNumberToObject(o, "previous_runs", (double)r->n);
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"latest", r->latest}, {"median", r->median}, {"mad", r->mad},
+                {"z", r->z},           {"change", r->change}};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        if (isfinite(nums[i].v))
+            cJSON_AddNumberToObject(o, nums[i].key, nums[i].v);
+        else
+            cJSON_AddNullToObject(o, nums[i].key);
+    }
+}
+
 static int cmd_check(int argc, char **argv, common *c)
 {
     int rc = parse_opts(argc, argv, ":h", check_lo, c, help_check, NULL, NULL);
@@ -579,6 +609,7 @@ static int cmd_check(int argc, char **argv, common *c)
         return EXIT_DB;
     }
     size_t nseen = 0, checked = 0, regressions = 0;
+    cJSON *json = c->json ? cJSON_CreateArray() : NULL;
     for (size_t i = 0; i < n; i++) {
         /* Each entry once, in the order of its first run. */
         int dup = 0;
@@ -593,7 +624,10 @@ static int cmd_check(int argc, char **argv, common *c)
             continue; /* not in the latest run: retired */
         pm_check_result r;
         pm_check_series(v, k, &c->check, &r);
-        print_verdict(p[i].entry, &r, &c->check);
+        if (json)
+            verdict_json(json, p[i].entry, &r);
+        else
+            print_verdict(p[i].entry, &r, &c->check);
         checked++;
         regressions += r.verdict == PM_CHECK_REGRESSION;
     }
@@ -609,9 +643,25 @@ static int cmd_check(int argc, char **argv, common *c)
     free(v);
     free(seen);
     pm_store_points_free(p, n);
-    if (rc == EXIT_USAGE)
+    if (rc == EXIT_USAGE) {
+        cJSON_Delete(json);
         return rc;
-    printf("%s: %zu entries checked, %zu regressions\n", test, checked, regressions);
+    }
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        if (root) {
+            cJSON_AddStringToObject(root, "test", test);
+            cJSON_AddNumberToObject(root, "checked", (double)checked);
+            cJSON_AddNumberToObject(root, "regressions", (double)regressions);
+            cJSON_AddItemToObject(root, "entries", json);
+        } else {
+            cJSON_Delete(json);
+        }
+        if ((rc = print_json(root)) != 0)
+            return rc;
+    } else {
+        printf("%s: %zu entries checked, %zu regressions\n", test, checked, regressions);
+    }
     if (fflush(stdout) != 0)
         return EXIT_DB;
     return regressions ? EXIT_FOUND : EXIT_OK;

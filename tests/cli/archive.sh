@@ -183,6 +183,19 @@ check "a 30% slowdown exits 1" [ $? -eq 1 ]
 check "the slower entry and its size are printed" grep -q "^REGRESSION  steady: latest 1.3 vs median 1 of 10 runs (+30.0%," "$T/out"
 check "the others are ok" grep -q "^ok  *noisy: latest 1.02" "$T/out"
 check "the count" has "$T/out" "bench: 3 entries checked, 1 regressions"
+$B check --db "$HDB" bench --json >"$T/json"
+check "check --json exits 1 too" [ $? -eq 1 ]
+check "check --json holds the figures" py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["test"] == "bench" and d["checked"] == 3 and d["regressions"] == 1, d
+e = {x["entry"]: x for x in d["entries"]}
+s = e["steady"]
+assert s["verdict"] == "regression" and s["previous_runs"] == 10, s
+assert s["latest"] == 1.3 and s["median"] == 1 and abs(s["mad"] - 0.01) < 1e-12, s
+assert abs(s["z"] - 0.3 / (1.4826 * 0.01)) < 1e-6 and abs(s["change"] - 0.3) < 1e-12, s
+assert e["stays"]["verdict"] == "ok" and e["stays"]["z"] == 0, e["stays"]
+' "$T/json"
 $B check --db "$HDB" bench noisy stays >"$T/out"
 check "check of named entries exits 0" [ $? -eq 0 ]
 $B check --db "$HDB" bench steady --min-change 50 >"$T/out"
