@@ -1,6 +1,7 @@
 /* perfmon-archive's command line (the program's main only calls
  * pm_archive_main).  Exit codes: docs/man/perfmon-archive.1. */
 #include <cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
@@ -164,6 +165,15 @@ static int parse_opts(int argc, char **argv, const char *shortopts, const struct
     return -1;
 }
 
+/* Flush standard output; a failure (a full disk) is an error said once. */
+static int flush_out(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return EXIT_OK;
+    fprintf(stderr, PROG ": standard output: write failed: %s\n", strerror(errno));
+    return EXIT_DB;
+}
+
 static int open_store(const common *c, pm_store **s)
 {
     pm_error err;
@@ -277,8 +287,8 @@ static int cmd_add(int argc, char **argv, common *c)
     }
     printf("archived %zu files (%zu entries), %zu already stored, %zu skipped, %zu failed\n",
            rep.stored, rep.entries, rep.already, rep.skipped, rep.failed);
-    if (fflush(stdout) != 0)
-        return EXIT_DB;
+    if ((rc = flush_out()) != 0)
+        return rc;
     return rep.failed ? EXIT_FOUND : EXIT_OK;
 }
 
@@ -303,9 +313,10 @@ static int print_json(cJSON *root)
         fprintf(stderr, PROG ": out of memory\n");
         return EXIT_DB;
     }
-    int ok = fputs(s, stdout) >= 0 && putchar('\n') != EOF;
+    fputs(s, stdout);
+    putchar('\n');
     free(s);
-    return ok ? 0 : EXIT_DB;
+    return flush_out();
 }
 
 /* list TEST: the entry names of one test (closes s). */
@@ -335,7 +346,7 @@ static int list_entries(const common *c, pm_store *s, const char *test)
     for (size_t i = 0; i < n; i++)
         printf("%s\n", names[i]);
     pm_store_names_free(names, n);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_DB;
+    return flush_out();
 }
 
 static int cmd_list(int argc, char **argv, common *c)
@@ -390,7 +401,7 @@ static int cmd_list(int argc, char **argv, common *c)
         printf("%-40s %6zu %7zu  %-20s  %s\n", t[i].test, t[i].runs, t[i].entries, a, b);
     }
     pm_store_tests_free(t, n);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_DB;
+    return flush_out();
 }
 
 /* ---- history -------------------------------------------------------------- */
@@ -478,7 +489,7 @@ static int cmd_history(int argc, char **argv, common *c)
         printf("%s  %s  %.9g\n", when, p[i].entry, p[i].timing);
     }
     pm_store_points_free(p, n);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_DB;
+    return flush_out();
 }
 
 /* ---- check ---------------------------------------------------------------- */
@@ -662,8 +673,8 @@ static int cmd_check(int argc, char **argv, common *c)
     } else {
         printf("%s: %zu entries checked, %zu regressions\n", test, checked, regressions);
     }
-    if (fflush(stdout) != 0)
-        return EXIT_DB;
+    if ((rc = flush_out()) != 0)
+        return rc;
     return regressions ? EXIT_FOUND : EXIT_OK;
 }
 

@@ -145,6 +145,13 @@ check "an unknown URL scheme exits 2" [ $? -eq 2 ]
 check "the URL is refused with a reason" has "$T/err" "not a postgresql:// URL nor an SQLite file path"
 $B add --db "$DB" --datadir "$A" --archivedir "$A/" 2>"$T/err"
 check "archiving a directory into itself exits 2" [ $? -eq 2 ]
+if [ -w /dev/full ]; then
+    for c in "list" "list --json" "history nightly" "history nightly --json" "check nightly --json"; do
+        $B $c --db "$DB" >/dev/full 2>"$T/err"
+        check "$c on a full disk exits 3" [ $? -eq 3 ]
+        check "$c on a full disk says so" has "$T/err" "standard output: write failed: No space left on device"
+    done
+fi
 $B history --db "$DB" nightly phase:solve >"$T/out"
 check "history of an entry" grep -q "^2023-11-14T22:13:19.700000Z  phase:solve  61.5$" "$T/out"
 $B history --db "$DB" nightly --json >"$T/json"
