@@ -34,7 +34,8 @@ CFLAGS   += -std=gnu11 $(OPT) $(WARN) -fPIC -pthread
 LDFLAGS  += $(SANLD) -pthread
 
 DEB_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
-            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev gnuplot-nox
+            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev \
+            libsqlite3-dev libpq-dev postgresql gnuplot-nox
 
 # External libraries, resolved only when something needs them (so that
 # `make deps` works before they exist).
@@ -42,6 +43,9 @@ PKGS      = cairo libcjson gsl hdf5-serial
 EXT_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 EXT_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhpdf -lz -lm
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# The archive's databases: only perfmon-archive and its tests link them.
+ARCHIVE_CFLAGS = $(shell pkg-config --cflags sqlite3 libpq 2>/dev/null)
+ARCHIVE_LIBS   = $(shell pkg-config --libs sqlite3 libpq 2>/dev/null || echo -lsqlite3 -lpq)
 
 # --- sources ---------------------------------------------------------------
 LIB_DIRS := common profile sampler analysis render export archive
@@ -66,7 +70,7 @@ all: $(LIB) $(PROG_BIN) $(EXAMPLE_BIN)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) $(EXT_CFLAGS) -MMD -MP -c $< -o $@
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(EXT_CFLAGS) $(ARCHIVE_CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -78,6 +82,14 @@ $(LIB): $(LIB_OBJ)
 $(BUILD)/bin/perfmon-sample: $(BUILD)/src/perfmon-sample/main.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ -Wl,--as-needed -ldl -lm
+
+$(BUILD)/bin/perfmon-archive: $(BUILD)/src/perfmon-archive/main.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(ARCHIVE_LIBS) -ldl
+
+$(BUILD)/tests/test_archive%: $(BUILD)/tests/unit/test_archive%.o $(SUPPORT_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(EXT_LIBS) $(ARCHIVE_LIBS) -ldl
 
 $(BUILD)/bin/%: $(BUILD)/src/%/main.o $(LIB)
 	@mkdir -p $(dir $@)

@@ -33,4 +33,8 @@ void pm_buf_json_num(pm_buf *b, double v);
 /* Take the data (caller frees); the buffer is left empty. */
 char *pm_buf_take(pm_buf *b);
 
+/* 1 when the NUL-terminated s is valid UTF-8 (no overlong forms or
+ * surrogates), else 0. */
+int pm_utf8_valid(const char *s);
+
 #endif

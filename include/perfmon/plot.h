@@ -56,6 +56,10 @@ typedef struct pm_plot {
     size_t nodes_len;
     int nodes_total;             /* ... drawn where it falls below this */
     int legend;                  /* draw a legend (series labels) */
+    int points;                  /* also a dot at every series point */
+    const double *mark_t;        /* optional: points marked with a red ring ... */
+    const double *mark_v;
+    size_t nmarks;               /* ... (e.g. regressions) */
 } pm_plot;
 
 /* A time x node colour map with the node average along the right edge

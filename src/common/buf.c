@@ -165,3 +165,15 @@ char *pm_buf_take(pm_buf *b)
     pm_buf_init(b);
     return d;
 }
+
+int pm_utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = utf8_len(p);
+        if (n == 0)
+            return 0;
+        p += n;
+    }
+    return 1;
+}

@@ -623,8 +623,26 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         set_dash(cr, dash, lw);
         draw_decimated(cr, &f, p->series[i].t, p->series[i].v, p->series[i].n, px);
         cairo_stroke(cr);
+        for (size_t k = 0; p->points && k < p->series[i].n; k++) {
+            double xx = fx(&f, p->series[i].t[k]), yy = fy(&f, p->series[i].v[k]);
+            if (isfinite(xx) && isfinite(yy)) {
+                cairo_new_sub_path(cr);
+                cairo_arc(cr, xx, yy, lw * 2.2, 0, 2 * M_PI);
+            }
+        }
+        cairo_fill(cr);
     }
     set_dash(cr, 0, lw);
+    cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
+    cairo_set_line_width(cr, lw * 1.5);
+    for (size_t k = 0; k < p->nmarks; k++) {
+        double xx = fx(&f, p->mark_t[k]), yy = fy(&f, p->mark_v[k]);
+        if (isfinite(xx) && isfinite(yy)) {
+            cairo_new_sub_path(cr);
+            cairo_arc(cr, xx, yy, fs * 0.5, 0, 2 * M_PI);
+        }
+    }
+    cairo_stroke(cr);
     cairo_restore(cr);
 
     /* Contributing nodes on a right-hand scale, where below the total. */

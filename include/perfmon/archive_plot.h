@@ -1,0 +1,24 @@
+/* archive_plot.h - `perfmon-archive plot`: an entry's history drawn with
+ * Cairo (src/render/plot.c), every run a point, the runs that the check
+ * of archive_check.h calls regressions (each judged against the runs
+ * before it) ringed in red.
+ *
+ * Ownership: everything is borrowed.
+ */
+#ifndef PERFMON_ARCHIVE_PLOT_H
+#define PERFMON_ARCHIVE_PLOT_H
+
+#include <stddef.h>
+
+#include "perfmon/archive_check.h"
+#include "perfmon/archive_store.h"
+#include "perfmon/error.h"
+
+/* Write the history of pts (one entry, in start order) to path: a PDF
+ * when path ends in ".pdf", otherwise a PNG.  *nregressions (may be NULL)
+ * receives the number of points marked. */
+int pm_arch_plot(const char *path, const char *test, const char *entry,
+                 const pm_store_point *pts, size_t n, const pm_check_opts *o,
+                 size_t *nregressions, pm_error *err) PM_WUR;
+
+#endif

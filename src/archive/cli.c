@@ -1,0 +1,750 @@
+/* perfmon-archive's command line (the program's main only calls
+ * pm_archive_main).  Exit codes: docs/man/perfmon-archive.1. */
+#include <cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/archive.h"
+#include "perfmon/archive_add.h"
+#include "perfmon/archive_check.h"
+#include "perfmon/archive_plot.h"
+#include "perfmon/archive_store.h"
+#include "perfmon/parse.h"
+
+#ifndef PM_VERSION
+#define PM_VERSION "0"
+#endif
+
+enum { EXIT_OK = 0, EXIT_FOUND = 1, EXIT_USAGE = 2, EXIT_DB = 3 };
+
+#define PROG "perfmon-archive"
+#define DB_ENV "PERFMON_ARCHIVE_DB"
+
+static const char exit_text[] =
+    "exit status: 0 ok, 1 a file could not be archived (add) or a regression was\n"
+    "found (check), 2 usage error or unknown test or entry, 3 database or output error\n";
+
+static void usage_main(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " COMMAND [options]\n"
+            "  add      --db DB --datadir DIR --archivedir DIR [--test NAME]\n"
+            "           file result files into the database and move them\n"
+            "  list     --db DB [TEST] [--json]      the archived tests, or a test's entries\n"
+            "  history  --db DB TEST [ENTRY] [--since DATE] [--json]\n"
+            "  check    --db DB TEST [ENTRY...] [--window N] [--threshold K] [--min-change PCT]\n"
+            "           [--json]\n"
+            "           exit 1 when the latest run of an entry is slower than its history\n"
+            "  plot     --db DB TEST ENTRY -o FILE.png|FILE.pdf\n"
+            "DB is an SQLite file or a postgresql:// URL (default $" DB_ENV ").\n"
+            "'" PROG " COMMAND --help' describes each command.\n"
+            "%s",
+            exit_text);
+}
+
+typedef struct common {
+    const char *db;
+    int json;
+    int verbose;
+    pm_check_opts check;
+    const char *out;
+    const char *since;
+} common;
+
+enum { O_DB = 256, O_JSON, O_SINCE, O_WINDOW, O_THRESHOLD, O_MINCHANGE, O_MINHIST, O_DATADIR,
+       O_ARCHIVEDIR, O_TEST, O_KEEPFAILED, O_VERSION };
+
+static int parse_size(const char *s, size_t lo, size_t hi, size_t *out)
+{
+    uint64_t v;
+    if (pm_parse_u64(s, &v) != 0 || v < lo || v > hi)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* Options shared by the commands; returns -1 when opt is not one of them,
+ * EXIT_USAGE on a bad value, 0 when taken. */
+static int common_opt(int opt, const char *arg, common *c)
+{
+    double d;
+    switch (opt) {
+    case O_DB:
+        c->db = arg;
+        return 0;
+    case O_JSON:
+        c->json = 1;
+        return 0;
+    case 'v':
+        c->verbose = 1;
+        return 0;
+    case 'o':
+        c->out = arg;
+        return 0;
+    case O_SINCE:
+        c->since = arg;
+        return 0;
+    case O_WINDOW:
+        if (parse_size(arg, 1, 4096, &c->check.window) == 0)
+            return 0;
+        fprintf(stderr, PROG ": --window %s: not a whole number from 1 to 4096\n", arg);
+        return EXIT_USAGE;
+    case O_MINHIST:
+        if (parse_size(arg, 1, 4096, &c->check.min_history) == 0)
+            return 0;
+        fprintf(stderr, PROG ": --min-history %s: not a whole number from 1 to 4096\n", arg);
+        return EXIT_USAGE;
+    case O_THRESHOLD:
+        if (pm_parse_double(arg, &d) == 0 && d >= 0) {
+            c->check.threshold = d;
+            return 0;
+        }
+        fprintf(stderr, PROG ": --threshold %s: not a number >= 0\n", arg);
+        return EXIT_USAGE;
+    case O_MINCHANGE: {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", arg);
+        size_t l = strlen(buf);
+        if (l && buf[l - 1] == '%')
+            buf[l - 1] = 0;
+        if (pm_parse_double(buf, &d) == 0 && d >= 0) {
+            c->check.min_change = d / 100;
+            return 0;
+        }
+        fprintf(stderr, PROG ": --min-change %s: not a percentage >= 0\n", arg);
+        return EXIT_USAGE;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Parse argv of one command with its long options; positional arguments
+ * are left in argv[optind..].  Returns -1 to go on, or an exit status. */
+static int parse_opts(int argc, char **argv, const char *shortopts, const struct option *lo,
+                      common *c, void (*help)(FILE *), int (*extra)(int, const char *, void *),
+                      void *user)
+{
+    optind = 0; /* glibc: a full reset (1 could resume inside a stale cluster) */
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+        if (opt == 'h') {
+            help(stdout);
+            return EXIT_OK;
+        }
+        if (opt == '?' || opt == ':') {
+            /* A short option is named by optopt (optind may still point
+             * inside its cluster); a long one by the word it came in. */
+            char shortname[3] = {'-', (char)optopt, 0};
+            const char *name = optopt ? shortname : argv[optind - 1];
+            if (opt == ':')
+                fprintf(stderr, PROG " %s: %s needs a value\n", argv[0], name);
+            else
+                fprintf(stderr, PROG " %s: unknown option %s\n", argv[0], name);
+            help(stderr);
+            return EXIT_USAGE;
+        }
+        int rc = common_opt(opt, optarg, c);
+        if (rc == -1 && extra)
+            rc = extra(opt, optarg, user);
+        if (rc > 0)
+            return rc;
+    }
+    if (!c->db)
+        c->db = getenv(DB_ENV);
+    if (!c->db || !*c->db) {
+        fprintf(stderr, PROG " %s: no database: give --db DB or set " DB_ENV "\n", argv[0]);
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Flush standard output; a failure (a full disk) is an error said once. */
+static int flush_out(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return EXIT_OK;
+    fprintf(stderr, PROG ": standard output: write failed: %s\n", strerror(errno));
+    return EXIT_DB;
+}
+
+static int open_store(const common *c, pm_store **s)
+{
+    pm_error err;
+    pm_error_clear(&err);
+    if (pm_store_open(c->db, s, &err) != 0) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return err.code == PM_EUSAGE ? EXIT_USAGE : EXIT_DB;
+    }
+    return 0;
+}
+
+/* ---- add ------------------------------------------------------------------ */
+
+static void help_add(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " add --db DB --datadir DIR --archivedir DIR [--test NAME]\n"
+            "Stores every result file of DIR (TensorFlow TestResults JSON or\n"
+            "perfmon-analyze --stats --json output), oldest first, one transaction per\n"
+            "file, and moves it into the archive directory.  Files locked by another\n"
+            "archiver are skipped.  A file that cannot be read, parsed or stored is\n"
+            "reported (\"cannot process FILE: reason\"); one whose content is at fault\n"
+            "goes to ARCHIVEDIR/failed/, one that met a database error stays for the\n"
+            "next run.\n"
+            "  --db DB            SQLite file or postgresql:// URL (default $" DB_ENV ")\n"
+            "  --datadir DIR      where result files land\n"
+            "  --archivedir DIR   where processed files go (must exist)\n"
+            "  --test NAME        test name for perfmon statistics (default: the job id)\n"
+            "  --keep-failed      leave bad files in DIR instead of ARCHIVEDIR/failed/\n"
+            "  -v, --verbose      one line per file archived or skipped\n"
+            "  -h, --help         this text\n"
+            "%s",
+            exit_text);
+}
+
+typedef struct add_args {
+    pm_arch_add_opts o;
+} add_args;
+
+static int add_extra(int opt, const char *arg, void *user)
+{
+    add_args *a = user;
+    switch (opt) {
+    case O_DATADIR:
+        a->o.datadir = arg;
+        return 0;
+    case O_ARCHIVEDIR:
+        a->o.archivedir = arg;
+        return 0;
+    case O_TEST:
+        if (pm_arch_name_ok(arg) != 0) {
+            fprintf(stderr, PROG " add: --test: the name is empty or longer than %d bytes\n",
+                    PM_ARCH_NAME_MAX);
+            return EXIT_USAGE;
+        }
+        a->o.test = arg;
+        return 0;
+    case O_KEEPFAILED:
+        a->o.keep_failed = 1;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static void add_notice(int kind, const char *path, const char *msg, void *user)
+{
+    const common *c = user;
+    (void)path;
+    if (kind == PM_NOTICE_FAILED)
+        fprintf(stderr, PROG ": %s\n", msg);
+    else if (c->verbose && kind == PM_NOTICE_SKIPPED)
+        fprintf(stderr, PROG ": skipped %s: %s\n", path, msg);
+    else if (c->verbose)
+        fprintf(stderr, PROG ": %s\n", msg);
+}
+
+static int cmd_add(int argc, char **argv, common *c)
+{
+    static const struct option lo[] = {
+        {"db", required_argument, NULL, O_DB},
+        {"datadir", required_argument, NULL, O_DATADIR},
+        {"archivedir", required_argument, NULL, O_ARCHIVEDIR},
+        {"test", required_argument, NULL, O_TEST},
+        {"keep-failed", no_argument, NULL, O_KEEPFAILED},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    add_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_opts(argc, argv, ":vh", lo, c, help_add, add_extra, &a);
+    if (rc >= 0)
+        return rc;
+    if (!a.o.datadir || !a.o.archivedir || optind != argc) {
+        fprintf(stderr, PROG " add: %s\n",
+                optind != argc ? "unexpected argument" : "--datadir and --archivedir are required");
+        help_add(stderr);
+        return EXIT_USAGE;
+    }
+    pm_store *s = NULL;
+    if ((rc = open_store(c, &s)) != 0)
+        return rc;
+    pm_arch_add_report rep;
+    pm_error err;
+    pm_error_clear(&err);
+    rc = pm_arch_add(s, &a.o, &rep, add_notice, c, &err);
+    pm_store_close(s);
+    if (rc) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return rc == PM_EUSAGE ? EXIT_USAGE : EXIT_DB;
+    }
+    printf("archived %zu files (%zu entries), %zu already stored, %zu skipped, %zu failed\n",
+           rep.stored, rep.entries, rep.already, rep.skipped, rep.failed);
+    if ((rc = flush_out()) != 0)
+        return rc;
+    return rep.failed ? EXIT_FOUND : EXIT_OK;
+}
+
+/* ---- list ----------------------------------------------------------------- */
+
+static void help_list(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " list --db DB [TEST] [--json]\n"
+            "Every archived test: runs, distinct entries, first and latest start;\n"
+            "with TEST, the names of its entries.\n"
+            "%s",
+            exit_text);
+}
+
+/* Print a JSON document (consumed) and a newline; 0 or EXIT_DB. */
+static int print_json(cJSON *root)
+{
+    char *s = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!s) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_DB;
+    }
+    fputs(s, stdout);
+    putchar('\n');
+    free(s);
+    return flush_out();
+}
+
+/* list TEST: the entry names of one test (closes s). */
+static int list_entries(const common *c, pm_store *s, const char *test)
+{
+    char **names = NULL;
+    size_t n = 0;
+    pm_error err;
+    pm_error_clear(&err);
+    int rc = pm_store_entries(s, test, &names, &n, &err);
+    pm_store_close(s);
+    if (rc) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return EXIT_DB;
+    }
+    if (n == 0) {
+        fprintf(stderr, PROG ": no entries of test \"%s\" in the archive\n", test);
+        return EXIT_USAGE;
+    }
+    if (c->json) {
+        cJSON *root = cJSON_CreateArray();
+        for (size_t i = 0; root && i < n; i++)
+            cJSON_AddItemToArray(root, cJSON_CreateString(names[i]));
+        pm_store_names_free(names, n);
+        return print_json(root);
+    }
+    for (size_t i = 0; i < n; i++)
+        printf("%s\n", names[i]);
+    pm_store_names_free(names, n);
+    return flush_out();
+}
+
+static int cmd_list(int argc, char **argv, common *c)
+{
+    static const struct option lo[] = {{"db", required_argument, NULL, O_DB},
+                                       {"json", no_argument, NULL, O_JSON},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    int rc = parse_opts(argc, argv, ":h", lo, c, help_list, NULL, NULL);
+    if (rc >= 0)
+        return rc;
+    if (argc - optind > 1) {
+        fprintf(stderr, PROG " list: unexpected argument %s\n", argv[optind + 1]);
+        return EXIT_USAGE;
+    }
+    pm_store *s = NULL;
+    if ((rc = open_store(c, &s)) != 0)
+        return rc;
+    if (optind < argc)
+        return list_entries(c, s, argv[optind]);
+    pm_store_test *t = NULL;
+    size_t n = 0;
+    pm_error err;
+    pm_error_clear(&err);
+    rc = pm_store_tests(s, &t, &n, &err);
+    pm_store_close(s);
+    if (rc) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return EXIT_DB;
+    }
+    char a[40], b[40];
+    if (c->json) {
+        cJSON *root = cJSON_CreateArray();
+        for (size_t i = 0; root && i < n; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToArray(root, o);
+            pm_arch_format_time(t[i].first_us, a, sizeof a);
+            pm_arch_format_time(t[i].last_us, b, sizeof b);
+            cJSON_AddStringToObject(o, "test", t[i].test);
+            cJSON_AddNumberToObject(o, "runs", (double)t[i].runs);
+            cJSON_AddNumberToObject(o, "entries", (double)t[i].entries);
+            cJSON_AddStringToObject(o, "first", a);
+            cJSON_AddStringToObject(o, "latest", b);
+        }
+        pm_store_tests_free(t, n);
+        return print_json(root);
+    }
+    printf("%-40s %6s %7s  %-20s  %s\n", "test", "runs", "entries", "first", "latest");
+    for (size_t i = 0; i < n; i++) {
+        pm_arch_format_time(t[i].first_us, a, sizeof a);
+        pm_arch_format_time(t[i].last_us, b, sizeof b);
+        printf("%-40s %6zu %7zu  %-20s  %s\n", t[i].test, t[i].runs, t[i].entries, a, b);
+    }
+    pm_store_tests_free(t, n);
+    return flush_out();
+}
+
+/* ---- history -------------------------------------------------------------- */
+
+static void help_history(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " history --db DB TEST [ENTRY] [--since DATE] [--json]\n"
+            "The timings of TEST (of one ENTRY), oldest first: start, entry, timing.\n"
+            "  --since DATE   from DATE: seconds since the epoch, YYYY-MM-DD or\n"
+            "                 YYYY-MM-DDTHH:MM:SS[Z] (UTC)\n"
+            "  --json         an array of {start, start_us, entry, timing}\n"
+            "%s",
+            exit_text);
+}
+
+static int load_history(const common *c, const char *test, const char *entry,
+                        pm_store_point **p, size_t *n)
+{
+    int64_t since = INT64_MIN;
+    if (c->since && pm_arch_parse_date(c->since, &since) != 0) {
+        fprintf(stderr, PROG ": --since %s: not a date (YYYY-MM-DD[THH:MM:SS]) or epoch seconds\n",
+                c->since);
+        return EXIT_USAGE;
+    }
+    pm_store *s = NULL;
+    int rc = open_store(c, &s);
+    if (rc)
+        return rc;
+    pm_error err;
+    pm_error_clear(&err);
+    rc = pm_store_history(s, test, entry, since, p, n, &err);
+    pm_store_close(s);
+    if (rc) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return EXIT_DB;
+    }
+    if (*n == 0 && !c->since) {
+        if (entry)
+            fprintf(stderr, PROG ": no timings of entry \"%s\" of test \"%s\"\n", entry, test);
+        else
+            fprintf(stderr, PROG ": no test \"%s\" in the archive\n", test);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int cmd_history(int argc, char **argv, common *c)
+{
+    static const struct option lo[] = {{"db", required_argument, NULL, O_DB},
+                                       {"json", no_argument, NULL, O_JSON},
+                                       {"since", required_argument, NULL, O_SINCE},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    int rc = parse_opts(argc, argv, ":h", lo, c, help_history, NULL, NULL);
+    if (rc >= 0)
+        return rc;
+    int npos = argc - optind;
+    if (npos < 1 || npos > 2) {
+        fprintf(stderr, PROG " history: give TEST and optionally ENTRY\n");
+        return EXIT_USAGE;
+    }
+    const char *test = argv[optind], *entry = npos == 2 ? argv[optind + 1] : NULL;
+    pm_store_point *p = NULL;
+    size_t n = 0;
+    if ((rc = load_history(c, test, entry, &p, &n)) != 0)
+        return rc;
+    char when[40];
+    if (c->json) {
+        cJSON *root = cJSON_CreateArray();
+        for (size_t i = 0; root && i < n; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToArray(root, o);
+            pm_arch_format_time(p[i].start_us, when, sizeof when);
+            cJSON_AddStringToObject(o, "start", when);
+            cJSON_AddNumberToObject(o, "start_us", (double)p[i].start_us);
+            cJSON_AddStringToObject(o, "entry", p[i].entry);
+            cJSON_AddNumberToObject(o, "timing", p[i].timing);
+        }
+        pm_store_points_free(p, n);
+        return print_json(root);
+    }
+    for (size_t i = 0; i < n; i++) {
+        pm_arch_format_time(p[i].start_us, when, sizeof when);
+        printf("%s  %s  %.9g\n", when, p[i].entry, p[i].timing);
+    }
+    pm_store_points_free(p, n);
+    return flush_out();
+}
+
+/* ---- check ---------------------------------------------------------------- */
+
+#define CHECK_OPTS                                                                  \
+    "  --window N        previous runs compared with (default 10)\n"               \
+    "  --threshold K     robust z-score beyond which it is slower (default 3)\n"   \
+    "  --min-change PCT  smallest slowdown that counts, in percent (default 5)\n" \
+    "  --min-history N   fewer previous runs: no verdict (default 3)\n"
+
+static void help_check(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " check --db DB TEST [ENTRY...] [options]\n"
+            "Compares each entry of the latest run of TEST (or the ENTRYs named) with\n"
+            "its previous N runs: the latest timing x, their median m and median\n"
+            "absolute deviation MAD.  A regression is x > m with (x - m) / (1.4826 MAD)\n"
+            "above the threshold and (x - m) / |m| at least the minimum change.\n"
+            "Larger timings are slower.\n" CHECK_OPTS
+            "  --json            the verdicts as JSON: {test, checked, regressions,\n"
+            "                    entries: [{entry, verdict, previous_runs, latest, median,\n"
+            "                    mad, z, change}]}\n"
+            "%s",
+            exit_text);
+}
+
+static const struct option check_lo[] = {{"db", required_argument, NULL, O_DB},
+                                         {"json", no_argument, NULL, O_JSON},
+                                         {"window", required_argument, NULL, O_WINDOW},
+                                         {"threshold", required_argument, NULL, O_THRESHOLD},
+                                         {"min-change", required_argument, NULL, O_MINCHANGE},
+                                         {"min-history", required_argument, NULL, O_MINHIST},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+
+/* Timings of one entry out of the test's history (in start order). */
+static size_t entry_series(const pm_store_point *p, size_t n, const char *entry, double *v,
+                           int64_t *last)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(p[i].entry, entry) == 0) {
+            v[k++] = p[i].timing;
+            *last = p[i].start_us;
+        }
+    return k;
+}
+
+static int is_named(const char *entry, char **names, int nnames)
+{
+    if (nnames == 0)
+        return 1;
+    for (int i = 0; i < nnames; i++)
+        if (strcmp(names[i], entry) == 0)
+            return 1;
+    return 0;
+}
+
+static void print_verdict(const char *entry, const pm_check_result *r, const pm_check_opts *o)
+{
+    if (r->verdict == PM_CHECK_SHORT) {
+        printf("no verdict  %s: %zu previous runs, %zu needed\n", entry, r->n, o->min_history);
+        return;
+    }
+    char z[32];
+    if (isinf(r->z))
+        snprintf(z, sizeof z, "%s", r->z > 0 ? "inf" : "-inf");
+    else
+        snprintf(z, sizeof z, "%.1f", r->z);
+    printf("%-10s  %s: latest %.6g vs median %.6g of %zu runs (%+.1f%%, %s robust sd)\n",
+           r->verdict == PM_CHECK_REGRESSION ? "REGRESSION" : "ok", entry, r->latest, r->median,
+           r->n, r->change * 100, z);
+}
+
+/* One entry's verdict as a JSON object appended to arr (unknown figures
+ * and infinite z-scores are null). */
+static void verdict_json(cJSON *arr, const char *entry, const pm_check_result *r)
+{
+    static const char *const names[] = {"ok", "regression", "no verdict"};
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return;
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "entry", entry);
+    cJSON_AddStringToObject(o, "verdict", names[r->verdict]);
+    cJSON_AddNumberToObject(o, "previous_runs", (double)r->n);
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"latest", r->latest}, {"median", r->median}, {"mad", r->mad},
+                {"z", r->z},           {"change", r->change}};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        if (isfinite(nums[i].v))
+            cJSON_AddNumberToObject(o, nums[i].key, nums[i].v);
+        else
+            cJSON_AddNullToObject(o, nums[i].key);
+    }
+}
+
+static int cmd_check(int argc, char **argv, common *c)
+{
+    int rc = parse_opts(argc, argv, ":h", check_lo, c, help_check, NULL, NULL);
+    if (rc >= 0)
+        return rc;
+    if (argc - optind < 1) {
+        fprintf(stderr, PROG " check: give TEST\n");
+        return EXIT_USAGE;
+    }
+    const char *test = argv[optind];
+    char **named = argv + optind + 1;
+    int nnamed = argc - optind - 1;
+    pm_store_point *p = NULL;
+    size_t n = 0;
+    if ((rc = load_history(c, test, NULL, &p, &n)) != 0)
+        return rc;
+    int64_t latest = INT64_MIN;
+    for (size_t i = 0; i < n; i++)
+        if (p[i].start_us > latest)
+            latest = p[i].start_us;
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    char **seen = malloc((n ? n : 1) * sizeof *seen);
+    if (!v || !seen) {
+        free(v);
+        free(seen);
+        pm_store_points_free(p, n);
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_DB;
+    }
+    size_t nseen = 0, checked = 0, regressions = 0;
+    cJSON *json = c->json ? cJSON_CreateArray() : NULL;
+    for (size_t i = 0; i < n; i++) {
+        /* Each entry once, in the order of its first run. */
+        int dup = 0;
+        for (size_t k = 0; k < nseen && !dup; k++)
+            dup = strcmp(seen[k], p[i].entry) == 0;
+        if (dup || !is_named(p[i].entry, named, nnamed))
+            continue;
+        seen[nseen++] = p[i].entry;
+        int64_t last = INT64_MIN;
+        size_t k = entry_series(p, n, p[i].entry, v, &last);
+        if (last != latest && nnamed == 0)
+            continue; /* not in the latest run: retired */
+        pm_check_result r;
+        pm_check_series(v, k, &c->check, &r);
+        if (json)
+            verdict_json(json, p[i].entry, &r);
+        else
+            print_verdict(p[i].entry, &r, &c->check);
+        checked++;
+        regressions += r.verdict == PM_CHECK_REGRESSION;
+    }
+    for (int i = 0; i < nnamed; i++) {
+        int found = 0;
+        for (size_t k = 0; k < nseen && !found; k++)
+            found = strcmp(seen[k], named[i]) == 0;
+        if (!found) {
+            fprintf(stderr, PROG ": no entry \"%s\" in test \"%s\"\n", named[i], test);
+            rc = EXIT_USAGE;
+        }
+    }
+    free(v);
+    free(seen);
+    pm_store_points_free(p, n);
+    if (rc == EXIT_USAGE) {
+        cJSON_Delete(json);
+        return rc;
+    }
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        if (root) {
+            cJSON_AddStringToObject(root, "test", test);
+            cJSON_AddNumberToObject(root, "checked", (double)checked);
+            cJSON_AddNumberToObject(root, "regressions", (double)regressions);
+            cJSON_AddItemToObject(root, "entries", json);
+        } else {
+            cJSON_Delete(json);
+        }
+        if ((rc = print_json(root)) != 0)
+            return rc;
+    } else {
+        printf("%s: %zu entries checked, %zu regressions\n", test, checked, regressions);
+    }
+    if ((rc = flush_out()) != 0)
+        return rc;
+    return regressions ? EXIT_FOUND : EXIT_OK;
+}
+
+/* ---- plot ----------------------------------------------------------------- */
+
+static void help_plot(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " plot --db DB TEST ENTRY -o FILE.png|FILE.pdf [options]\n"
+            "The history of ENTRY, each run a point; the runs that check would call\n"
+            "regressions (each judged against the runs before it) are ringed in red.\n"
+            "  -o, --output FILE  PNG, or PDF when FILE ends in .pdf\n" CHECK_OPTS "%s",
+            exit_text);
+}
+
+static int cmd_plot(int argc, char **argv, common *c)
+{
+    int rc = parse_opts(argc, argv, ":ho:", check_lo, c, help_plot, NULL, NULL);
+    if (rc >= 0)
+        return rc;
+    if (argc - optind != 2 || !c->out) {
+        fprintf(stderr, PROG " plot: give TEST, ENTRY and -o FILE\n");
+        return EXIT_USAGE;
+    }
+    const char *test = argv[optind], *entry = argv[optind + 1];
+    pm_store_point *p = NULL;
+    size_t n = 0;
+    if ((rc = load_history(c, test, entry, &p, &n)) != 0)
+        return rc;
+    pm_error err;
+    pm_error_clear(&err);
+    size_t nreg = 0;
+    rc = pm_arch_plot(c->out, test, entry, p, n, &c->check, &nreg, &err);
+    pm_store_points_free(p, n);
+    if (rc) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return EXIT_DB;
+    }
+    return EXIT_OK;
+}
+
+int pm_archive_main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **, common *);
+    } cmds[] = {{"add", cmd_add},
+                {"list", cmd_list},
+                {"history", cmd_history},
+                {"check", cmd_check},
+                {"plot", cmd_plot}};
+    if (argc < 2) {
+        usage_main(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage_main(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf(PROG " " PM_VERSION "\n");
+        return EXIT_OK;
+    }
+    common c;
+    memset(&c, 0, sizeof c);
+    pm_check_opts_init(&c.check);
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+        if (strcmp(argv[1], cmds[i].name) == 0)
+            return cmds[i].fn(argc - 1, argv + 1, &c);
+    fprintf(stderr, PROG ": unknown command \"%s\"\n", argv[1]);
+    usage_main(stderr);
+    return EXIT_USAGE;
+}
