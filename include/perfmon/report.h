@@ -94,6 +94,8 @@ typedef struct pm_report_opts {
     int dpi;                  /* PNG resolution (default 200) */
     long long creation_time;  /* seconds since the epoch; < 0 = now or SOURCE_DATE_EPOCH */
     const char *stats_json;   /* attached to the PDF when not NULL */
+    const struct pm_comparison *compare; /* not NULL: a section comparing the reported
+                                          * job (its B) with its A (compare.h) */
 } pm_report_opts;
 
 void pm_report_opts_init(pm_report_opts *o);
