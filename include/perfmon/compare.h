@@ -166,4 +166,9 @@ int pm_compare_main(const pm_compare_cli *cl);
 /* The job id of an analysis (first non-empty over hosts), else "". */
 const char *pm_analysis_job_id(const pm_analysis *a);
 
+/* "A: <label> (job <id>)" for which = 0, "B: ..." for 1, control bytes
+ * replaced by '?' so a hostile name cannot drive a terminal; into out
+ * (cap bytes, always NUL-terminated). */
+void pm_compare_job_label(const pm_comparison *c, int which, char *out, size_t cap);
+
 #endif

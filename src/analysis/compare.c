@@ -27,6 +27,20 @@ const char *pm_analysis_job_id(const pm_analysis *a)
     return "";
 }
 
+void pm_compare_job_label(const pm_comparison *c, int which, char *out, size_t cap)
+{
+    char tmp[600];
+    const pm_analysis *x = which ? c->b : c->a;
+    const char *job = pm_analysis_job_id(x);
+    snprintf(tmp, sizeof tmp, "%s: %s%s%s%s", which ? "B" : "A", which ? c->label_b : c->label_a,
+             *job ? " (job " : "", job, *job ? ")" : "");
+    size_t i = 0;
+    for (; tmp[i] && i + 1 < cap; i++)
+        out[i] = (unsigned char)tmp[i] < 0x20 || tmp[i] == 0x7f ? '?' : tmp[i];
+    if (cap)
+        out[i] = 0;
+}
+
 double pm_compare_se(const double *v, size_t n, double *scratch)
 {
     size_t nvalid = 0, nd = 0;

@@ -26,6 +26,8 @@ static void fpct(char *b, size_t cap, double p)
         snprintf(b, cap, "-");
     else if (isinf(p))
         snprintf(b, cap, "%s", p > 0 ? "+inf" : "-inf");
+    else if (fabs(p) < 0.05)
+        snprintf(b, cap, "0.0%%"); /* not "-0.0%" */
     else
         snprintf(b, cap, "%+.1f%%", p);
 }
@@ -49,13 +51,13 @@ static void clean(char *out, size_t cap, const char *s)
     out[i] = 0;
 }
 
-static void job_line(FILE *f, const char *which, const char *label, const pm_analysis *a)
+static void job_line(FILE *f, const pm_comparison *c, int which)
 {
-    char l[512], j[160];
-    clean(l, sizeof l, label);
-    clean(j, sizeof j, pm_analysis_job_id(a));
-    fprintf(f, "  %s: %s (job %s, %zu host%s, %.1f s)\n", which, l, *j ? j : "-", a->nhosts,
-            a->nhosts == 1 ? "" : "s", a->t_end - a->t_start);
+    char l[600];
+    const pm_analysis *a = which ? c->b : c->a;
+    pm_compare_job_label(c, which, l, sizeof l);
+    fprintf(f, "  %s, %zu host%s, %.1f s\n", l, a->nhosts, a->nhosts == 1 ? "" : "s",
+            a->t_end - a->t_start);
 }
 
 static int shown_unit_w(const pm_comparison *c)
@@ -65,6 +67,17 @@ static int shown_unit_w(const pm_comparison *c)
         if (strlen(c->rows[i].unit) > w)
             w = strlen(c->rows[i].unit);
     return (int)(w > 12 ? 12 : w);
+}
+
+/* Job figures are single numbers: no z, p95 or maximum columns. */
+static void figure_text(FILE *f, const pm_compare_row *r, int kw, int uw)
+{
+    char a[32], b[32], p[32];
+    fnum(a, sizeof a, r->a.mean);
+    fnum(b, sizeof b, r->b.mean);
+    fpct(p, sizeof p, r->pct);
+    fprintf(f, "  %-*.*s %-*.*s %10s %10s %8s %-6s %s\n", kw, kw, r->key, uw, uw, r->unit, a, b, p,
+            pm_better_name(r->better), pm_verdict_name(r->verdict));
 }
 
 static void row_text(FILE *f, const pm_compare_row *r, int kw, int uw)
@@ -98,17 +111,17 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
     if (kw > 32)
         kw = 32;
     fprintf(f, "perfmon-analyze --compare: B against A\n");
-    job_line(f, "A", c->label_a, c->a);
-    job_line(f, "B", c->label_b, c->b);
+    job_line(f, c, 0);
+    job_line(f, c, 1);
     fprintf(f, "  a difference counts beyond %.3g %% of A (unless compare.json sets another) and "
                "%.3g standard errors of the noise\n",
             c->threshold_pct, c->z);
 
-    fprintf(f, "\nJob figures\n");
-    head_text(f, "figure", kw, uw);
+    fprintf(f, "\nJob figures\n  %-*s %-*s %10s %10s %8s %-6s %s\n", kw, "figure", uw, "unit", "A",
+            "B", "B-A %", "better", "verdict");
     for (size_t i = 0; i < c->nrows; i++)
         if (c->rows[i].kind == PM_CMP_FIGURE)
-            row_text(f, &c->rows[i], kw, uw);
+            figure_text(f, &c->rows[i], kw, uw);
 
     fprintf(f, "\nMetrics (all-node series, Total or Average over nodes; A and B are time-weighted means)\n");
     head_text(f, "metric", kw, uw);
