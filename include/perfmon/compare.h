@@ -166,6 +166,10 @@ int pm_compare_main(const pm_compare_cli *cl);
 /* The job id of an analysis (first non-empty over hosts), else "". */
 const char *pm_analysis_job_id(const pm_analysis *a);
 
+/* A difference in percent as outputs print it: "+30.3%", "0.0%" (never
+ * "-0.0%"), "+inf" / "-inf" when A is 0, "-" when unknown. */
+void pm_compare_pct_text(double pct, char *out, size_t cap);
+
 /* "A: <label> (job <id>)" for which = 0, "B: ..." for 1, control bytes
  * replaced by '?' so a hostile name cannot drive a terminal; into out
  * (cap bytes, always NUL-terminated). */

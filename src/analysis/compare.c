@@ -41,6 +41,18 @@ void pm_compare_job_label(const pm_comparison *c, int which, char *out, size_t c
         out[i] = 0;
 }
 
+void pm_compare_pct_text(double pct, char *out, size_t cap)
+{
+    if (isnan(pct))
+        snprintf(out, cap, "-");
+    else if (isinf(pct))
+        snprintf(out, cap, "%s", pct > 0 ? "+inf" : "-inf");
+    else if (fabs(pct) < 0.05)
+        snprintf(out, cap, "0.0%%");
+    else
+        snprintf(out, cap, "%+.1f%%", pct);
+}
+
 double pm_compare_se(const double *v, size_t n, double *scratch)
 {
     size_t nvalid = 0, nd = 0;

@@ -20,18 +20,6 @@ static void fnum(char *b, size_t cap, double v)
         snprintf(b, cap, "%.4g", v);
 }
 
-static void fpct(char *b, size_t cap, double p)
-{
-    if (isnan(p))
-        snprintf(b, cap, "-");
-    else if (isinf(p))
-        snprintf(b, cap, "%s", p > 0 ? "+inf" : "-inf");
-    else if (fabs(p) < 0.05)
-        snprintf(b, cap, "0.0%%"); /* not "-0.0%" */
-    else
-        snprintf(b, cap, "%+.1f%%", p);
-}
-
 static void fz(char *b, size_t cap, double z)
 {
     if (isnan(z))
@@ -75,7 +63,7 @@ static void figure_text(FILE *f, const pm_compare_row *r, int kw, int uw)
     char a[32], b[32], p[32];
     fnum(a, sizeof a, r->a.mean);
     fnum(b, sizeof b, r->b.mean);
-    fpct(p, sizeof p, r->pct);
+    pm_compare_pct_text(r->pct, p, sizeof p);
     fprintf(f, "  %-*.*s %-*.*s %10s %10s %8s %-6s %s\n", kw, kw, r->key, uw, uw, r->unit, a, b, p,
             pm_better_name(r->better), pm_verdict_name(r->verdict));
 }
@@ -85,7 +73,7 @@ static void row_text(FILE *f, const pm_compare_row *r, int kw, int uw)
     char a[32], b[32], p[32], z[32], pa[32], pb[32], ma[32], mb[32];
     fnum(a, sizeof a, r->a.mean);
     fnum(b, sizeof b, r->b.mean);
-    fpct(p, sizeof p, r->pct);
+    pm_compare_pct_text(r->pct, p, sizeof p);
     fz(z, sizeof z, r->zscore);
     fnum(pa, sizeof pa, r->a.p95);
     fnum(pb, sizeof pb, r->b.p95);
@@ -159,7 +147,7 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
             if (r->verdict != PM_VERDICT_WORSE)
                 continue;
             char p[32], ph[80];
-            fpct(p, sizeof p, r->pct);
+            pm_compare_pct_text(r->pct, p, sizeof p);
             clean(ph, sizeof ph, r->phase);
             fprintf(f, "%s %s%s%s %s", shown ? "," : "", r->key, *ph ? " in " : "", ph, p);
             shown++;

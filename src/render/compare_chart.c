@@ -47,13 +47,10 @@ int pm_overlay_build(const pm_comparison *c, size_t row, pm_overlay *o, pm_error
     }
     const char *u = pm_unit_shown(d->unit);
     char pct[32];
-    if (isfinite(r->pct))
-        snprintf(pct, sizeof pct, "%+.1f%%", r->pct);
-    else
-        snprintf(pct, sizeof pct, "%s", isnan(r->pct) ? "n/a" : r->pct > 0 ? "+inf" : "-inf");
-    snprintf(o->title, sizeof o->title, "%s %s: B %s against A (mean), %s",
-             d->comb == PM_COMB_TOTAL ? "Total" : "Average", d->name, pct,
-             pm_verdict_name(r->verdict));
+    pm_compare_pct_text(r->pct, pct, sizeof pct);
+    snprintf(o->title, sizeof o->title, "%s %s: mean A %.4g%s%s, B %.4g%s%s (%s), %s",
+             d->comb == PM_COMB_TOTAL ? "Total" : "Average", d->name, r->a.mean, *u ? " " : "", u,
+             r->b.mean, *u ? " " : "", u, pct, pm_verdict_name(r->verdict));
     if (*u)
         snprintf(o->ylabel, sizeof o->ylabel, "%s (%s)", d->name, u);
     else

@@ -1251,10 +1251,7 @@ static void compare_table(doc *d, const pm_comparison *c)
             snprintf(name, sizeof name, "%s", r->name);
         num(r->a.mean, ca, sizeof ca);
         num(r->b.mean, cb, sizeof cb);
-        if (isfinite(r->pct))
-            snprintf(cp, sizeof cp, "%+.1f%%", r->pct);
-        else
-            snprintf(cp, sizeof cp, "%s", isnan(r->pct) ? "-" : r->pct > 0 ? "+inf" : "-inf");
+        pm_compare_pct_text(r->pct, cp, sizeof cp);
         const char *cells[6] = {name, pm_unit_shown(r->unit), ca, cb, cp,
                                 pm_verdict_name(r->verdict)};
         table_row(d, &t, cells, shade);
