@@ -81,19 +81,22 @@ int pm_compare_main(const pm_compare_cli *cl)
         status = EXIT_OUTPUT;
         goto out;
     }
+    int bad = 0;
     if (cl->want_text || cl->want_json) {
         int rc = cl->want_json ? pm_compare_json(cmp, stdout, &err) : pm_compare_text(cmp, stdout, &err);
-        if (rc) {
-            fprintf(stderr, "perfmon-analyze: stdout: %s\n", err.msg);
-            status = EXIT_OUTPUT;
-        }
+        if (rc && rc != PM_EIO) /* a write error is told once, below */
+            fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        bad = rc != 0;
     }
+    int e = errno;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "perfmon-analyze: stdout: write failed: %s\n", strerror(errno ? errno : e));
+        bad = 1;
+    }
+    if (bad)
+        status = EXIT_OUTPUT;
     if (cl->want_pdf && write_pdf(cl, cmp) != EXIT_OK)
         status = EXIT_OUTPUT;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "perfmon-analyze: stdout: write failed: %s\n", strerror(errno));
-        status = EXIT_OUTPUT;
-    }
     if (status == EXIT_OK && cmp->count[PM_VERDICT_WORSE])
         status = EXIT_WORSE;
 out:
