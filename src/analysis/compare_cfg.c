@@ -142,13 +142,9 @@ static int parse_rules(const cJSON *root, const char *arr_key, const char *name_
 int pm_compare_cfg_parse(const char *path, const char *text, pm_compare_cfg **out, pm_error *err)
 {
     *out = NULL;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
-    if (!root) {
-        int line, col;
-        pm_text_position(text, end ? (size_t)(end - text) : 0, &line, &col);
-        return pm_error_set(err, PM_EFORMAT, "%s:%d:%d: malformed JSON", path, line, col);
-    }
+    cJSON *root = pm_json_parse_text(path, text, err);
+    if (!root)
+        return PM_EFORMAT;
     int rc = 0;
     pm_compare_cfg *c = calloc(1, sizeof *c);
     if (!c) {
