@@ -360,9 +360,8 @@ static size_t max_points(const pm_analysis *x)
     for (size_t m = 0; m < x->nmetrics; m++)
         if (x->metrics[m].agg.n > n)
             n = x->metrics[m].agg.n;
-    for (size_t h = 0; x->phase_stats && h < x->phase_stats->nrows; h++)
-        if (h + 1 > n)
-            n = h + 1;
+    if (x->phase_stats && x->phase_stats->nrows > n) /* per-node phase durations */
+        n = x->phase_stats->nrows;
     return n;
 }
 

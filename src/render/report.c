@@ -1225,7 +1225,8 @@ static void statistics_pages(doc *d)
 
 static int verdict_rank(int v)
 {
-    static const int rank[] = {5, 4, 3, 1, 0, 6}; /* worse, better, changed, noise, same, missing */
+    /* Plotted in this order: worse, better, changed, noise, same (missing: nothing to overlay). */
+    static const int rank[] = {4, 3, 2, 1, 0, 5};
     return v >= 0 && v <= PM_VERDICT_MISSING ? rank[v] : 7;
 }
 
@@ -1304,7 +1305,7 @@ static int compare_pages(doc *d, pm_error *err)
     size_t *order = pm_alloc_array(c->nrows ? c->nrows : 1, sizeof *order), n = 0;
     if (!order)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
-    for (int rank = 5; rank >= 0; rank--)
+    for (int rank = 0; rank <= 5; rank++)
         for (size_t i = 0; i < c->nrows; i++)
             if (c->rows[i].kind == PM_CMP_METRIC && verdict_rank(c->rows[i].verdict) == rank)
                 order[n++] = i;
