@@ -112,7 +112,8 @@ typedef struct pm_compare_row {
     double pct;            /* 100 * diff / |a.mean|; 0 when both are 0, +-inf when only A is */
     double se;             /* sqrt(a.se^2 + b.se^2); NaN when either is unknown */
     double zscore;         /* diff / se (NaN when se is unknown, +-inf when 0) */
-    int significant;       /* |diff| > z * se, or se unknown */
+    int significant;       /* |diff| > z * se; se unknown: 1 for figures and phase
+                            * durations (the threshold decides), 0 for series */
     int better;            /* enum pm_better */
     double threshold_pct;
     double min_abs;

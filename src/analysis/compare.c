@@ -116,7 +116,10 @@ void pm_compare_judge(pm_compare_row *r, double z)
         r->zscore = r->se > 0 ? r->diff / r->se : r->diff == 0 ? 0 : copysign(INFINITY, r->diff);
         r->significant = fabs(r->diff) > z * r->se;
     } else {
-        r->significant = 1; /* no noise estimate: the threshold alone decides */
+        /* No noise estimate: for a job figure or a phase duration on one
+         * node the threshold alone decides; a series too short to
+         * estimate its noise cannot show a significant difference. */
+        r->significant = r->kind == PM_CMP_FIGURE || r->kind == PM_CMP_PHASE_DURATION;
     }
     int beyond = fabs(r->pct) > r->threshold_pct && fabs(r->diff) > r->min_abs;
     if (!beyond)

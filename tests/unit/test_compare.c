@@ -170,6 +170,13 @@ static void test_judge_edges(void **state)
     pm_compare_judge(&r, 3);
     assert_true(isinf(r.zscore));
     assert_int_equal(r.verdict, PM_VERDICT_WORSE);
+    /* A series too short to estimate its noise is never significant. */
+    r.kind = PM_CMP_METRIC;
+    r.a = (pm_compare_side){2, 100, 100, 100, NAN};
+    r.b = (pm_compare_side){2, 150, 150, 150, NAN};
+    pm_compare_judge(&r, 3);
+    assert_false(r.significant);
+    assert_int_equal(r.verdict, PM_VERDICT_NOISE);
     /* Present in one job only. */
     r.a.mean = NAN;
     pm_compare_judge(&r, 3);
