@@ -1250,10 +1250,13 @@ static void compare_table(doc *d, const pm_comparison *c)
             snprintf(name, sizeof name, "%s: %s", r->phase, r->name);
         else
             snprintf(name, sizeof name, "%s", r->name);
-        num(r->a.mean, ca, sizeof ca);
-        num(r->b.mean, cb, sizeof cb);
+        /* Bytes as MiB: ten-digit byte counts do not read. */
+        int bytes = strcmp(r->unit, "B") == 0;
+        double sc = bytes ? 1.0 / 1048576 : 1;
+        num(r->a.mean * sc, ca, sizeof ca);
+        num(r->b.mean * sc, cb, sizeof cb);
         pm_compare_pct_text(r->pct, cp, sizeof cp);
-        const char *cells[6] = {name, pm_unit_shown(r->unit), ca, cb, cp,
+        const char *cells[6] = {name, bytes ? "MiB" : pm_unit_shown(r->unit), ca, cb, cp,
                                 pm_verdict_name(r->verdict)};
         table_row(d, &t, cells, shade);
         shade = !shade;
@@ -1287,19 +1290,20 @@ static int compare_pages(doc *d, pm_error *err)
              c->threshold_pct, c->z);
     paragraph(d, buf, 9);
     if (c->count[PM_VERDICT_WORSE])
-        snprintf(buf, sizeof buf, "Verdict: B is worse than A in %zu of %zu comparisons "
-                 "(%zu better, %zu changed, %zu within the noise).",
-                 c->count[PM_VERDICT_WORSE], c->nrows, c->count[PM_VERDICT_BETTER],
-                 c->count[PM_VERDICT_CHANGED], c->count[PM_VERDICT_NOISE]);
+        snprintf(buf, sizeof buf, "Verdict: B is worse than A in %zu of %zu comparisons.",
+                 c->count[PM_VERDICT_WORSE], c->nrows);
     else
-        snprintf(buf, sizeof buf, "Verdict: B is not worse than A (%zu better, %zu changed, "
-                 "%zu within the noise, %zu the same).",
-                 c->count[PM_VERDICT_BETTER], c->count[PM_VERDICT_CHANGED],
-                 c->count[PM_VERDICT_NOISE], c->count[PM_VERDICT_SAME]);
+        snprintf(buf, sizeof buf, "Verdict: B is not worse than A in any of %zu comparisons.",
+                 c->nrows);
     d->y += 2;
-    set_font(d, 1, 10);
     text(d, MARGIN_X, d->y, 10, 1, buf);
-    d->y += 18;
+    d->y += 16;
+    snprintf(buf, sizeof buf, "%zu better, %zu changed, %zu within the noise, %zu the same, "
+             "%zu in one job only.",
+             c->count[PM_VERDICT_BETTER], c->count[PM_VERDICT_CHANGED], c->count[PM_VERDICT_NOISE],
+             c->count[PM_VERDICT_SAME], c->count[PM_VERDICT_MISSING]);
+    paragraph(d, buf, 9);
+    d->y += 6;
     compare_table(d, c);
 
     size_t *order = pm_alloc_array(c->nrows ? c->nrows : 1, sizeof *order), n = 0;
