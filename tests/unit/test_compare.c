@@ -20,6 +20,7 @@
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/profile.h"
+#include "perfmon/report.h"
 #include "perfmon/synth.h"
 #include "../support/testutil.h"
 
@@ -450,6 +451,23 @@ static void test_synthetic_pair(void **state)
     c = compare(base, slow, 50);
     assert_int_equal(c->count[PM_VERDICT_WORSE], 0);
     assert_float_equal(c->threshold_pct, 50, 0);
+
+    /* The overlay: both all-node series on elapsed time, A an hour and B
+     * two hours after 1.7e9 but both from 0. */
+    size_t row = (size_t)(find_row(c, PM_CMP_METRIC, "cpu_usage", "") - c->rows);
+    pm_overlay ov;
+    pm_error err;
+    assert_int_equal(pm_overlay_build(c, row, &ov, &err), 0);
+    assert_int_equal(ov.plot.nseries, 2);
+    assert_int_equal(ov.plot.time_axis, PM_AXIS_ELAPSED);
+    assert_float_equal(ov.series[0].t[0], 0, 1e-6);
+    assert_float_equal(ov.series[1].t[0], 0, 1e-6);
+    assert_float_equal(ov.series[1].t[ov.series[1].n - 1], 155, 1e-6);
+    assert_string_equal(ov.label[0], "A: A (job synthetic)");
+    assert_non_null(strstr(ov.title, "Average CPU Usage: mean A 49.97 %, B 50 %"));
+    pm_overlay_free(&ov);
+    size_t fig = (size_t)(find_row(c, PM_CMP_FIGURE, "wall_time_s", "") - c->rows);
+    assert_int_equal(pm_overlay_build(c, fig, &ov, &err), PM_ENOENT);
 
     /* The JSON parses back with the verdict. */
     char *js = pm_compare_json_string(c);
