@@ -56,4 +56,13 @@ int pm_close_checked(FILE *f, const char *path, pm_error *err) PM_WUR;
 /* Format v like %.*g into buf (cap >= 32) quickly; NaN gives "NaN". */
 size_t pm_fmt_double(char *buf, double v, int digits);
 
+/* perfmon-analyze --compare (compare.h): the aligned text table and the
+ * JSON document (keys in docs/analysis.md, "Comparing two jobs"; a key
+ * change bumps PM_COMPARE_JSON_SCHEMA).  The string is the caller's. */
+#define PM_COMPARE_JSON_SCHEMA 1
+struct pm_comparison;
+int pm_compare_text(const struct pm_comparison *c, FILE *f, pm_error *err) PM_WUR;
+char *pm_compare_json_string(const struct pm_comparison *c);
+int pm_compare_json(const struct pm_comparison *c, FILE *f, pm_error *err) PM_WUR;
+
 #endif

@@ -94,6 +94,8 @@ typedef struct pm_report_opts {
     int dpi;                  /* PNG resolution (default 200) */
     long long creation_time;  /* seconds since the epoch; < 0 = now or SOURCE_DATE_EPOCH */
     const char *stats_json;   /* attached to the PDF when not NULL */
+    const struct pm_comparison *compare; /* not NULL: a section comparing the reported
+                                          * job (its B) with its A (compare.h) */
 } pm_report_opts;
 
 void pm_report_opts_init(pm_report_opts *o);
@@ -103,6 +105,25 @@ int pm_plots_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
 
 /* Write the PDF report to o->pdf_path. */
 int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;
+
+/* Both jobs' all-node series of a comparison's metric row (compare.h)
+ * overlaid on elapsed time since each job's start: A solid, B dashed,
+ * the legend naming the jobs.  The comparison must outlive it. */
+struct pm_comparison;
+typedef struct pm_overlay {
+    pm_plot plot;
+    pm_plot_series series[2];
+    char title[256];
+    char ylabel[160];
+    char label[2][200];
+    double *t[2];            /* owned: the series' times, shifted */
+} pm_overlay;
+
+/* Returns 0, PM_ENOENT when the row is not a metric present in both jobs,
+ * or PM_ENOMEM. */
+int pm_overlay_build(const struct pm_comparison *c, size_t row, pm_overlay *o,
+                     pm_error *err) PM_WUR;
+void pm_overlay_free(pm_overlay *o);
 
 /* File-name-safe form of a display name ("Input Traffic" -> "Input_Traffic"). */
 void pm_chart_name(const char *name, char *out, size_t cap);

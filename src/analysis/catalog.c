@@ -29,6 +29,18 @@ void pm_text_position(const char *text, size_t offset, int *line, int *col)
     *col = c;
 }
 
+cJSON *pm_json_parse_text(const char *path, const char *text, pm_error *err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    if (!root) {
+        int line, col;
+        pm_text_position(text, end ? (size_t)(end - text) : 0, &line, &col);
+        pm_error_set(err, PM_EFORMAT, "%s:%d:%d: malformed JSON", path, line, col);
+    }
+    return root;
+}
+
 void pm_catalog_free(pm_catalog *c)
 {
     if (!c)
@@ -161,13 +173,9 @@ static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size
 int pm_catalog_parse(const char *path, const char *text, pm_catalog **out, pm_error *err)
 {
     *out = NULL;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
-    if (!root) {
-        int line, col;
-        pm_text_position(text, end ? (size_t)(end - text) : 0, &line, &col);
-        return pm_error_set(err, PM_EFORMAT, "%s:%d:%d: malformed JSON", path, line, col);
-    }
+    cJSON *root = pm_json_parse_text(path, text, err);
+    if (!root)
+        return PM_EFORMAT;
     int rc = 0;
     pm_catalog *c = calloc(1, sizeof *c);
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "metrics");

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,10 @@
 #include <unistd.h>
 
 #include "perfmon/analysis.h"
+#include "perfmon/compare.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
+#include "perfmon/parse.h"
 #include "perfmon/report.h"
 #include "perfmon/templates.h"
 
@@ -29,6 +32,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: perfmon-analyze [options] DIR|FILE...\n"
+            "       perfmon-analyze --compare [--json] [--pdf [FILE]] [--threshold PCT] DIR_A DIR_B\n"
             "  --stats            job statistics as a text table (default output)\n"
             "  --json             with --stats: the statistics as JSON\n"
             "  --data DIR         gnuplot data files and scripts, per metric\n"
@@ -51,12 +55,16 @@ static void usage(FILE *f)
             "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
             "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
             "  --no-rules         no efficiency notes\n"
+            "  --compare          job B (second input) against job A (first): exit 1 if worse\n"
+            "  --threshold PCT    with --compare: a difference counts beyond PCT %% of A\n"
+            "                     (default: TEMPLATES/compare.json, 10 %%)\n"
             "  -v, --verbose      also list files that are not profiles\n"
             "  -q, --quiet        no warnings on stderr\n"
             "  -h, --help         this text\n"
             "      --version      the version\n"
             "exit status: 0 ok, 1 input problem promoted by --strict, 2 usage or no\n"
-            "usable input, 3 an output could not be written\n");
+            "usable input, 3 an output could not be written; with --compare: 0 B not\n"
+            "worse, 1 B worse beyond the thresholds, 2 usage or unusable input, 3 output\n");
 }
 
 static void progress(size_t done, size_t total, void *user)
@@ -133,7 +141,8 @@ int pm_analyze_main(int argc, char **argv)
 {
     enum { O_STATS = 256, O_JSON, O_DATA, O_CSV, O_HDF5, O_REPAIR, O_ALIGN, O_COMPAT, O_START,
            O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION, O_PDF,
-           O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD, O_BYPHASE, O_TRACE };
+           O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD, O_BYPHASE, O_TRACE, O_COMPARE,
+           O_THRESHOLD };
     static const struct option longopts[] = {
         {"stats", no_argument, NULL, O_STATS},       {"json", no_argument, NULL, O_JSON},
         {"data", required_argument, NULL, O_DATA},   {"csv", required_argument, NULL, O_CSV},
@@ -148,10 +157,12 @@ int pm_analyze_main(int argc, char **argv)
         {"plots", required_argument, NULL, O_PLOTS}, {"elapsed", no_argument, NULL, O_ELAPSED},
         {"layout", required_argument, NULL, O_LAYOUT}, {"font", required_argument, NULL, O_FONT},
         {"bold-font", required_argument, NULL, O_BOLD}, {"by-phase", no_argument, NULL, O_BYPHASE},
-        {"trace", required_argument, NULL, O_TRACE}, {NULL, 0, NULL, 0}};
+        {"trace", required_argument, NULL, O_TRACE}, {"compare", no_argument, NULL, O_COMPARE},
+        {"threshold", required_argument, NULL, O_THRESHOLD}, {NULL, 0, NULL, 0}};
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
-    int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0;
+    int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0, compare = 0;
+    double threshold = NAN;
     const char *data_dir = NULL, *csv = NULL, *hdf5 = NULL, *tdir = NULL, *catalog = NULL,
                *rules = NULL, *layout = NULL, *trace = NULL;
     pm_report_opts ro;
@@ -226,6 +237,13 @@ int pm_analyze_main(int argc, char **argv)
         case O_ELAPSED: ro.elapsed = 1; break;
         case O_BYPHASE: o.by_phase = 1; want_stats = 1; break;
         case O_TRACE: trace = optarg; break;
+        case O_COMPARE: compare = 1; break;
+        case O_THRESHOLD:
+            if (pm_parse_double(optarg, &threshold) != 0 || !(threshold >= 0 && threshold < 1e9)) {
+                fprintf(stderr, "perfmon-analyze: --threshold: \"%s\" is not a percentage >= 0\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case O_LAYOUT: layout = optarg; break;
         case O_FONT: ro.font_path = optarg; break;
         case O_BOLD: ro.font_bold_path = optarg; break;
@@ -251,6 +269,15 @@ int pm_analyze_main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    if (!compare && !isnan(threshold)) {
+        fprintf(stderr, "perfmon-analyze: --threshold needs --compare\n");
+        return EXIT_USAGE;
+    }
+    if (compare && (argc - optind != 2 || o.by_phase || data_dir || csv || hdf5 || trace || ro.plots_dir)) {
+        fprintf(stderr, "perfmon-analyze: --compare takes two inputs, DIR_A and DIR_B, and only "
+                        "--json, --pdf and --threshold as outputs\n");
+        return EXIT_USAGE;
+    }
     if (want_json)
         want_stats = 1;
     if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir && !trace)
@@ -272,6 +299,13 @@ int pm_analyze_main(int argc, char **argv)
     ro.layout_path = layout;
     o.catalog_path = catalog;
     o.rules_path = no_rules ? NULL : rules;
+    if (compare) {
+        char cmpbuf[PATH_MAX + 16];
+        snprintf(cmpbuf, sizeof cmpbuf, "%s/compare.json", tbuf);
+        pm_compare_cli cl = {argv[optind], argv[optind + 1], &o, &ro, cmpbuf, threshold,
+                             want_stats, want_json, want_pdf, quiet};
+        return pm_compare_main(&cl);
+    }
     if (!quiet && isatty(STDERR_FILENO)) {
         o.progress = progress;
         o.progress_user = NULL;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "perfmon/buf.h"
+#include "perfmon/compare.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
@@ -1220,6 +1221,133 @@ static void statistics_pages(doc *d)
         statistics_by_node(d);
 }
 
+/* ---- comparison with another job (--compare) ----------------------------- */
+
+static int verdict_rank(int v)
+{
+    /* Plotted in this order: worse, better, changed, noise, same (missing: nothing to overlay). */
+    static const int rank[] = {4, 3, 2, 1, 0, 5};
+    return v >= 0 && v <= PM_VERDICT_MISSING ? rank[v] : 7;
+}
+
+static void compare_table(doc *d, const pm_comparison *c)
+{
+    static const double w[6] = {181, 48, 74, 74, 58, 76};
+    static const int right[6] = {0, 0, 1, 1, 1, 0};
+    static const char *const head[6] = {"Figure or metric", "Unit", "A", "B", "B - A", "Verdict"};
+    table t = {6, w, right, head, 8};
+    table_head(d, &t);
+    int shade = 0;
+    size_t hidden = 0;
+    for (size_t i = 0; i < c->nrows; i++) {
+        const pm_compare_row *r = &c->rows[i];
+        if (r->kind == PM_CMP_PHASE_METRIC && r->verdict == PM_VERDICT_SAME) {
+            hidden++;
+            continue;
+        }
+        char name[200], ca[48], cb[48], cp[48];
+        if (r->phase[0])
+            snprintf(name, sizeof name, "%s: %s", r->phase, r->name);
+        else
+            snprintf(name, sizeof name, "%s", r->name);
+        /* Bytes as MiB: ten-digit byte counts do not read. */
+        int bytes = strcmp(r->unit, "B") == 0;
+        double sc = bytes ? 1.0 / 1048576 : 1;
+        num(r->a.mean * sc, ca, sizeof ca);
+        num(r->b.mean * sc, cb, sizeof cb);
+        pm_compare_pct_text(r->pct, cp, sizeof cp);
+        const char *cells[6] = {name, bytes ? "MiB" : pm_unit_shown(r->unit), ca, cb, cp,
+                                pm_verdict_name(r->verdict)};
+        table_row(d, &t, cells, shade);
+        shade = !shade;
+    }
+    if (hidden) {
+        char buf[160];
+        snprintf(buf, sizeof buf, "%zu resource figures during phases are within the threshold "
+                 "and not listed.", hidden);
+        d->y += 4;
+        paragraph(d, buf, 8);
+    }
+}
+
+/* The comparison section: both jobs, the verdict, the table, then the
+ * overlays of every metric, the ones judged worse first. */
+static int compare_pages(doc *d, pm_error *err)
+{
+    const pm_comparison *c = d->o->compare;
+    char buf[1024], la[600], lb[600];
+    new_page(d);
+    heading(d, "Comparison with another job", 1);
+    pm_compare_job_label(c, 0, la, sizeof la);
+    pm_compare_job_label(c, 1, lb, sizeof lb);
+    snprintf(buf, sizeof buf, "%s is the reference; %s is the job of this report.", la, lb);
+    paragraph(d, buf, 9);
+    snprintf(buf, sizeof buf,
+             "A difference counts when it exceeds %.3g%% of A's value (or the metric's own threshold "
+             "in compare.json) and %.3g standard errors of the sample-to-sample noise of both jobs; "
+             "worse or better follows each metric's better direction, changed means it has none. "
+             "Series values are time-weighted means of the all-node series (Total or Average).",
+             c->threshold_pct, c->z);
+    paragraph(d, buf, 9);
+    if (c->count[PM_VERDICT_WORSE])
+        snprintf(buf, sizeof buf, "Verdict: B is worse than A in %zu of %zu comparisons.",
+                 c->count[PM_VERDICT_WORSE], c->nrows);
+    else
+        snprintf(buf, sizeof buf, "Verdict: B is not worse than A in any of %zu comparisons.",
+                 c->nrows);
+    d->y += 2;
+    text(d, MARGIN_X, d->y, 10, 1, buf);
+    d->y += 16;
+    snprintf(buf, sizeof buf, "%zu better, %zu changed, %zu within the noise, %zu the same, "
+             "%zu in one job only.",
+             c->count[PM_VERDICT_BETTER], c->count[PM_VERDICT_CHANGED], c->count[PM_VERDICT_NOISE],
+             c->count[PM_VERDICT_SAME], c->count[PM_VERDICT_MISSING]);
+    paragraph(d, buf, 9);
+    d->y += 6;
+    compare_table(d, c);
+
+    size_t *order = pm_alloc_array(c->nrows ? c->nrows : 1, sizeof *order), n = 0;
+    if (!order)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    for (int rank = 0; rank <= 5; rank++)
+        for (size_t i = 0; i < c->nrows; i++)
+            if (c->rows[i].kind == PM_CMP_METRIC && verdict_rank(c->rows[i].verdict) == rank)
+                order[n++] = i;
+    int ppp = d->l->plots_per_page > 0 ? d->l->plots_per_page : 3;
+    double slot = (PAGE_H - TOP - BOTTOM - 30) / ppp;
+    int placed = ppp, rc = 0, first = 1;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        pm_overlay ov;
+        int brc = pm_overlay_build(c, order[k], &ov, err);
+        if (brc == PM_ENOENT)
+            continue;
+        if (brc) {
+            rc = brc;
+            break;
+        }
+        if (placed == ppp) {
+            new_page(d);
+            heading(d, first ? "Comparison: all-node series, A and B on elapsed time"
+                             : "Comparison: all-node series (continued)", first);
+            first = 0;
+            placed = 0;
+        }
+        int pw, ph;
+        unsigned char *rgb = render_rgb(draw_chart, &ov.plot, CONTENT_W, slot - 8, &pw, &ph);
+        if (!rgb)
+            rc = pm_error_set(err, PM_ENOMEM, "cannot draw the %s overlay", c->rows[order[k]].key);
+        else if (place_rgb(d, rgb, pw, ph, CONTENT_W, slot - 8) != 0)
+            rc = pm_error_set(err, PM_EIO, "cannot place the %s overlay (PDF library error 0x%04X)",
+                              c->rows[order[k]].key, (unsigned)d->hpdf_error);
+        free(rgb);
+        pm_overlay_free(&ov);
+        d->y += 8;
+        placed++;
+    }
+    free(order);
+    return rc;
+}
+
 static void footers(doc *d)
 {
     char buf[64];
@@ -1367,6 +1495,8 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     bookmark(d, "Summary", 0);
     summary_page(d);
     double toc_y = d->y;
+    if (o->compare && (rc = compare_pages(d, err)) != 0)
+        goto out;
     quality_page(d);
     hardware_page(d);
     if ((rc = phases_page(d, err)) != 0)

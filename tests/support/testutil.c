@@ -22,6 +22,29 @@ char *pm_test_tmpdir(void)
     return path;
 }
 
+int pm_test_same_file(const char *got, const char *want, char *why, size_t cap)
+{
+    FILE *f[2] = {fopen(got, "rb"), fopen(want, "rb")};
+    int rc = 0;
+    if (!f[0] || !f[1]) {
+        snprintf(why, cap, "%s: cannot open", f[0] ? want : got);
+        rc = -1;
+    }
+    for (long off = 0; rc == 0; off++) {
+        int a = fgetc(f[0]), b = fgetc(f[1]);
+        if (a != b) {
+            snprintf(why, cap, "%s and %s differ at byte %ld", got, want, off);
+            rc = -1;
+        }
+        if (a == EOF || b == EOF)
+            break;
+    }
+    for (int i = 0; i < 2; i++)
+        if (f[i])
+            fclose(f[i]);
+    return rc;
+}
+
 void pm_test_rmrf(const char *path)
 {
     char cmd[4200];

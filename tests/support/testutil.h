@@ -11,5 +11,8 @@ const char *pm_test_fixtures(void);
 char *pm_test_tmpdir(void);
 /* rm -rf path (test cleanup). */
 void pm_test_rmrf(const char *path);
+/* 0 when the files at got and want hold the same bytes; otherwise -1 with
+ * the reason in why (cap bytes). */
+int pm_test_same_file(const char *got, const char *want, char *why, size_t cap);
 
 #endif

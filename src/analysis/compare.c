@@ -1,0 +1,418 @@
+/* Two jobs compared: differences of the key statistics per job figure,
+ * catalog metric and phase kind, judged against the within-job noise
+ * (docs/analysis.md, "Comparing two jobs"). */
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/compare.h"
+#include "perfmon/mem.h"
+#include "perfmon/phase_stats.h"
+
+#define RHO_MAX 0.9
+
+void pm_compare_opts_init(pm_compare_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threshold_pct = NAN;
+}
+
+const char *pm_analysis_job_id(const pm_analysis *a)
+{
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (a->hosts[h].prof && a->hosts[h].prof->info.job_id[0])
+            return a->hosts[h].prof->info.job_id;
+    return "";
+}
+
+void pm_compare_job_label(const pm_comparison *c, int which, char *out, size_t cap)
+{
+    char tmp[600];
+    const pm_analysis *x = which ? c->b : c->a;
+    const char *job = pm_analysis_job_id(x);
+    snprintf(tmp, sizeof tmp, "%s: %s%s%s%s", which ? "B" : "A", which ? c->label_b : c->label_a,
+             *job ? " (job " : "", job, *job ? ")" : "");
+    size_t i = 0;
+    for (; tmp[i] && i + 1 < cap; i++)
+        out[i] = (unsigned char)tmp[i] < 0x20 || tmp[i] == 0x7f ? '?' : tmp[i];
+    if (cap)
+        out[i] = 0;
+}
+
+void pm_compare_pct_text(double pct, char *out, size_t cap)
+{
+    if (isnan(pct))
+        snprintf(out, cap, "-");
+    else if (isinf(pct))
+        snprintf(out, cap, "%s", pct > 0 ? "+inf" : "-inf");
+    else if (fabs(pct) < 0.05)
+        snprintf(out, cap, "0.0%%");
+    else
+        snprintf(out, cap, "%+.1f%%", pct);
+}
+
+double pm_compare_se(const double *v, size_t n, double *scratch)
+{
+    size_t nvalid = 0, nd = 0;
+    double msq = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(v[i]))
+            continue;
+        nvalid++;
+        /* Only neighbours on the grid: a gap breaks the chain. */
+        if (i > 0 && isfinite(v[i - 1])) {
+            double d = v[i] - v[i - 1];
+            scratch[nd++] = d;
+            msq += d * d;
+        }
+    }
+    if (nvalid < 3 || nd < 2)
+        return NAN;
+    msq /= (double)nd;
+    if (msq == 0)
+        return 0; /* a constant series: its mean is exact */
+    /* For AR(1) noise with lag-1 correlation rho the differences have
+     * lag-1 correlation -(1 - rho) / 2, so rho = 1 + 2 r1. */
+    double r1 = gsl_stats_lag1_autocorrelation(scratch, 1, nd);
+    double rho = isfinite(r1) ? 1 + 2 * r1 : 0;
+    if (rho < 0)
+        rho = 0;
+    if (rho > RHO_MAX)
+        rho = RHO_MAX;
+    double var = msq / (2 * (1 - rho));
+    return sqrt(var * (1 + rho) / (1 - rho) / (double)nvalid);
+}
+
+void pm_compare_side_series(const double *t, const double *v, size_t n, int weighting,
+                            double *scratch, pm_compare_side *s)
+{
+    pm_stats st;
+    pm_stats_compute(t, v, n, weighting, scratch, &st);
+    s->n = st.nvalid;
+    s->mean = st.mean;
+    s->p95 = st.p95;
+    s->max = st.max;
+    s->se = st.nvalid ? pm_compare_se(v, n, scratch) : NAN;
+}
+
+void pm_compare_judge(pm_compare_row *r, double z)
+{
+    double a = r->a.mean, b = r->b.mean;
+    r->diff = r->pct = r->se = r->zscore = NAN;
+    r->significant = 0;
+    if (!isfinite(a) || !isfinite(b)) {
+        r->verdict = PM_VERDICT_MISSING;
+        return;
+    }
+    r->diff = b - a;
+    if (a != 0)
+        r->pct = 100 * r->diff / fabs(a);
+    else
+        r->pct = r->diff == 0 ? 0 : copysign(INFINITY, r->diff);
+    if (isfinite(r->a.se) && isfinite(r->b.se)) {
+        r->se = hypot(r->a.se, r->b.se);
+        r->zscore = r->se > 0 ? r->diff / r->se : r->diff == 0 ? 0 : copysign(INFINITY, r->diff);
+        r->significant = fabs(r->diff) > z * r->se;
+    } else {
+        /* No noise estimate: for a job figure or a phase duration on one
+         * node the threshold alone decides; a series too short to
+         * estimate its noise cannot show a significant difference. */
+        r->significant = r->kind == PM_CMP_FIGURE || r->kind == PM_CMP_PHASE_DURATION;
+    }
+    int beyond = fabs(r->pct) > r->threshold_pct && fabs(r->diff) > r->min_abs;
+    if (!beyond)
+        r->verdict = PM_VERDICT_SAME;
+    else if (!r->significant)
+        r->verdict = PM_VERDICT_NOISE;
+    else if (r->better == PM_BETTER_NONE)
+        r->verdict = PM_VERDICT_CHANGED;
+    else if ((r->better == PM_BETTER_LOWER) == (r->diff > 0))
+        r->verdict = PM_VERDICT_WORSE;
+    else
+        r->verdict = PM_VERDICT_BETTER;
+}
+
+/* ---- rows ------------------------------------------------------------------ */
+
+typedef struct builder {
+    pm_comparison *c;
+    size_t cap;
+    const pm_compare_cfg *cfg;
+    double override_pct;      /* NaN: per rule */
+    double *scratch, *masked; /* [max grid points] */
+} builder;
+
+static pm_compare_row *add_row(builder *bd, int kind, const char *key, const char *phase,
+                               const char *name, const char *unit)
+{
+    pm_comparison *c = bd->c;
+    if (c->nrows == bd->cap) {
+        size_t nc = bd->cap ? bd->cap * 2 : 64;
+        pm_compare_row *nr = pm_realloc_array(c->rows, nc, sizeof *nr);
+        if (!nr)
+            return NULL;
+        c->rows = nr;
+        bd->cap = nc;
+    }
+    pm_compare_row *r = &c->rows[c->nrows++];
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    snprintf(r->key, sizeof r->key, "%s", key);
+    snprintf(r->phase, sizeof r->phase, "%s", phase ? phase : "");
+    r->name = name;
+    r->unit = unit;
+    r->a.mean = r->b.mean = r->a.p95 = r->b.p95 = r->a.max = r->b.max = NAN;
+    r->a.se = r->b.se = NAN;
+    return r;
+}
+
+static void apply_rule(const builder *bd, pm_compare_row *r, const pm_compare_rule *rule,
+                       int default_better)
+{
+    r->better = rule ? rule->better : default_better;
+    r->min_abs = rule ? rule->min_abs : 0;
+    r->threshold_pct = rule && isfinite(rule->threshold_pct) ? rule->threshold_pct
+                                                             : bd->cfg->threshold_pct;
+    if (isfinite(bd->override_pct))
+        r->threshold_pct = bd->override_pct;
+}
+
+static int figure_rows(builder *bd)
+{
+    const pm_analysis *a = bd->c->a, *b = bd->c->b;
+    for (size_t i = 0; i < bd->cfg->nfigures; i++) {
+        const pm_compare_rule *rule = &bd->cfg->figures[i];
+        const pm_figure *f = pm_figure_find(rule->key);
+        if (!f)
+            continue;
+        double va = pm_figure_value(&a->job, f), vb = pm_figure_value(&b->job, f);
+        if (!isfinite(va) && !isfinite(vb))
+            continue;
+        pm_compare_row *r = add_row(bd, PM_CMP_FIGURE, f->key, NULL, f->title, f->unit);
+        if (!r)
+            return PM_ENOMEM;
+        r->a.mean = va;
+        r->b.mean = vb;
+        r->a.n = isfinite(va);
+        r->b.n = isfinite(vb);
+        apply_rule(bd, r, rule, PM_BETTER_NONE);
+    }
+    return 0;
+}
+
+static int weighting_of(const pm_analysis *x, const pm_metric_def *d)
+{
+    return x->opts.compat_ska ? PM_W_NONE : d->rate ? PM_W_STEP : PM_W_TRAPEZOID;
+}
+
+/* The all-node series of metric id in x, or NULL. */
+static const pm_metric_result *result_of(const pm_analysis *x, const char *id)
+{
+    int m = pm_analysis_metric(x, id);
+    return m < 0 ? NULL : &x->metrics[m];
+}
+
+static int metric_rows(builder *bd)
+{
+    const pm_analysis *a = bd->c->a, *b = bd->c->b;
+    for (size_t i = 0; i < a->catalog->n; i++) {
+        const pm_metric_def *d = &a->catalog->m[i];
+        const pm_metric_result *ra = result_of(a, d->id), *rb = result_of(b, d->id);
+        if (!ra && !rb)
+            continue;
+        pm_compare_row *r = add_row(bd, PM_CMP_METRIC, d->id, NULL, d->name, d->unit);
+        if (!r)
+            return PM_ENOMEM;
+        if (ra)
+            pm_compare_side_series(ra->agg.t, ra->agg.v, ra->agg.n, weighting_of(a, d),
+                                   bd->scratch, &r->a);
+        if (rb)
+            pm_compare_side_series(rb->agg.t, rb->agg.v, rb->agg.n, weighting_of(b, d),
+                                   bd->scratch, &r->b);
+        apply_rule(bd, r, pm_compare_cfg_metric(bd->cfg, d->id), bd->cfg->default_better);
+    }
+    return 0;
+}
+
+static const pm_phase_kind_stats *kind_of(const pm_analysis *x, const char *name)
+{
+    const pm_phase_stats *ps = x->phase_stats;
+    for (size_t k = 0; ps && k < ps->nkinds; k++)
+        if (strcmp(ps->kinds[k].name, name) == 0)
+            return &ps->kinds[k];
+    return NULL;
+}
+
+/* Per-node summed durations of a kind: mean over nodes, its standard
+ * error from the spread between nodes, p95 and maximum. */
+static void duration_side(const pm_analysis *x, const char *kind, double *scratch,
+                          pm_compare_side *s)
+{
+    const pm_phase_stats *ps = x->phase_stats;
+    size_t n = 0;
+    double sum = 0;
+    for (size_t i = 0; i < ps->nrows; i++)
+        if (strcmp(ps->rows[i].name, kind) == 0) {
+            scratch[n++] = ps->rows[i].total_s;
+            sum += ps->rows[i].total_s;
+        }
+    s->n = n;
+    if (!n)
+        return;
+    s->mean = sum / (double)n;
+    s->se = n >= 2 ? pm_sd(scratch, n, s->mean) / sqrt((double)n) : NAN;
+    s->max = gsl_stats_max(scratch, 1, n);
+    s->p95 = pm_quantile_select(scratch, n, 0.95);
+}
+
+static int cmp_span(const void *pa, const void *pb)
+{
+    const double *x = pa, *y = pb;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* out[i] = v[i] where t[i] lies in a phase of the kind on any node, NaN
+ * elsewhere.  Returns the number of points kept, or (size_t)-1 when out
+ * of memory. */
+static size_t mask_to_kind(const pm_analysis *x, const char *kind, const pm_aggregate *g,
+                           double *out)
+{
+    const pm_phase_set *ps = &x->phases;
+    double *sp = pm_alloc_array(ps->n ? ps->n : 1, 2 * sizeof *sp);
+    if (!sp)
+        return (size_t)-1;
+    size_t ns = 0;
+    for (size_t i = 0; i < ps->n; i++)
+        if (strcmp(ps->v[i].name, kind) == 0 && ps->v[i].t1 >= ps->v[i].t0) {
+            sp[2 * ns] = ps->v[i].t0;
+            sp[2 * ns + 1] = ps->v[i].t1;
+            ns++;
+        }
+    qsort(sp, ns, 2 * sizeof *sp, cmp_span);
+    size_t kept = 0, k = 0;
+    double reach = -INFINITY; /* the latest end among spans started so far */
+    for (size_t i = 0; i < g->n; i++) {
+        while (k < ns && sp[2 * k] <= g->t[i]) {
+            reach = fmax(reach, sp[2 * k + 1]);
+            k++;
+        }
+        int in = g->t[i] <= reach;
+        out[i] = in ? g->v[i] : NAN;
+        kept += in && isfinite(g->v[i]);
+    }
+    free(sp);
+    return kept;
+}
+
+static int phase_metric_side(builder *bd, const pm_analysis *x, const char *kind,
+                             const pm_metric_def *d, pm_compare_side *s)
+{
+    const pm_metric_result *r = result_of(x, d->id);
+    if (!r)
+        return 0;
+    size_t kept = mask_to_kind(x, kind, &r->agg, bd->masked);
+    if (kept == (size_t)-1)
+        return PM_ENOMEM;
+    if (kept)
+        pm_compare_side_series(r->agg.t, bd->masked, r->agg.n, weighting_of(x, d), bd->scratch, s);
+    return 0;
+}
+
+static int phase_rows(builder *bd)
+{
+    const pm_analysis *a = bd->c->a, *b = bd->c->b;
+    if (!a->phase_stats || !b->phase_stats)
+        return 0;
+    for (size_t k = 0; k < a->phase_stats->nkinds; k++) {
+        const char *kind = a->phase_stats->kinds[k].name;
+        if (!kind_of(b, kind))
+            continue;
+        bd->c->nphase_kinds++;
+        pm_compare_row *r = add_row(bd, PM_CMP_PHASE_DURATION, "duration", kind,
+                                    "Duration per node", "s");
+        if (!r)
+            return PM_ENOMEM;
+        duration_side(a, kind, bd->scratch, &r->a);
+        duration_side(b, kind, bd->scratch, &r->b);
+        apply_rule(bd, r, NULL, bd->cfg->phase_better);
+        for (size_t i = 0; i < a->catalog->n; i++) {
+            const pm_metric_def *d = &a->catalog->m[i];
+            pm_compare_side sa = {0, NAN, NAN, NAN, NAN}, sb = sa;
+            int rc;
+            if ((rc = phase_metric_side(bd, a, kind, d, &sa)) ||
+                (rc = phase_metric_side(bd, b, kind, d, &sb)))
+                return rc;
+            if (sa.n == 0 && sb.n == 0)
+                continue;
+            r = add_row(bd, PM_CMP_PHASE_METRIC, d->id, kind, d->name, d->unit);
+            if (!r)
+                return PM_ENOMEM;
+            r->a = sa;
+            r->b = sb;
+            apply_rule(bd, r, pm_compare_cfg_metric(bd->cfg, d->id), bd->cfg->default_better);
+        }
+    }
+    return 0;
+}
+
+static size_t max_points(const pm_analysis *x)
+{
+    size_t n = 16;
+    for (size_t m = 0; m < x->nmetrics; m++)
+        if (x->metrics[m].agg.n > n)
+            n = x->metrics[m].agg.n;
+    if (x->phase_stats && x->phase_stats->nrows > n) /* per-node phase durations */
+        n = x->phase_stats->nrows;
+    return n;
+}
+
+void pm_comparison_free(pm_comparison *c)
+{
+    if (!c)
+        return;
+    free(c->rows);
+    free(c);
+}
+
+int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_cfg *cfg,
+                   const pm_compare_opts *o, pm_comparison **out, pm_error *err)
+{
+    *out = NULL;
+    builder bd;
+    memset(&bd, 0, sizeof bd);
+    bd.cfg = cfg;
+    bd.override_pct = o && isfinite(o->threshold_pct) && o->threshold_pct >= 0 ? o->threshold_pct
+                                                                               : NAN;
+    bd.c = calloc(1, sizeof *bd.c);
+    size_t np = max_points(a) > max_points(b) ? max_points(a) : max_points(b);
+    bd.scratch = pm_alloc_array(np, sizeof *bd.scratch);
+    bd.masked = pm_alloc_array(np, sizeof *bd.masked);
+    int rc = PM_ENOMEM;
+    if (bd.c && bd.scratch && bd.masked) {
+        bd.c->a = a;
+        bd.c->b = b;
+        bd.c->z = cfg->z;
+        bd.c->label_a = o && o->label_a ? o->label_a : "A";
+        bd.c->label_b = o && o->label_b ? o->label_b : "B";
+        bd.c->threshold_pct = isfinite(bd.override_pct) ? bd.override_pct : cfg->threshold_pct;
+        rc = figure_rows(&bd);
+        if (!rc)
+            rc = metric_rows(&bd);
+        if (!rc)
+            rc = phase_rows(&bd);
+    }
+    free(bd.scratch);
+    free(bd.masked);
+    if (rc) {
+        pm_comparison_free(bd.c);
+        return pm_error_set(err, rc, "out of memory comparing the jobs");
+    }
+    for (size_t i = 0; i < bd.c->nrows; i++) {
+        pm_compare_judge(&bd.c->rows[i], cfg->z);
+        bd.c->count[bd.c->rows[i].verdict]++;
+    }
+    *out = bd.c;
+    return 0;
+}

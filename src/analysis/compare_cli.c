@@ -1,0 +1,108 @@
+/* perfmon-analyze --compare DIR_A DIR_B: both jobs analysed with the same
+ * options, compared, written as text, JSON and optionally a PDF (job B's
+ * report with a comparison section).  Exit codes: docs/man/perfmon-analyze.1. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perfmon/compare.h"
+#include "perfmon/export.h"
+#include "perfmon/report.h"
+
+enum { EXIT_OK = 0, EXIT_WORSE = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
+
+static void print_warnings(const pm_analysis *a, const char *which, int verbose)
+{
+    for (size_t i = 0; i < a->nwarnings; i++)
+        fprintf(stderr, "perfmon-analyze: %s: warning: %s\n", which, a->warnings[i]);
+    if (verbose)
+        for (size_t i = 0; i < a->nignored; i++)
+            fprintf(stderr, "perfmon-analyze: %s: note: %s\n", which, a->ignored[i]);
+}
+
+static int write_pdf(const pm_compare_cli *cl, const pm_comparison *cmp)
+{
+    pm_error err;
+    pm_error_clear(&err);
+    pm_report_opts ro = *cl->report;
+    if (!ro.pdf_path)
+        ro.pdf_path = "job-compare.pdf";
+    ro.compare = cmp;
+    char *js = pm_stats_json_string(cmp->b);
+    if (!js) {
+        fprintf(stderr, "perfmon-analyze: out of memory for the statistics\n");
+        return EXIT_OUTPUT;
+    }
+    ro.stats_json = js;
+    int rc = pm_report_write(cmp->b, &ro, &err);
+    free(js);
+    if (rc) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        return EXIT_OUTPUT;
+    }
+    if (!cl->quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "perfmon-analyze: wrote %s\n", ro.pdf_path);
+    return EXIT_OK;
+}
+
+int pm_compare_main(const pm_compare_cli *cl)
+{
+    pm_error err;
+    pm_error_clear(&err);
+    pm_compare_cfg *cfg = NULL;
+    if (pm_compare_cfg_load(cl->cfg_path, &cfg, &err) != 0) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    pm_analysis *x[2] = {NULL, NULL};
+    const char *path[2] = {cl->path_a, cl->path_b}, *which[2] = {"A", "B"};
+    for (int k = 0; k < 2; k++) {
+        if (pm_analysis_run(&path[k], 1, cl->analyze, &x[k], &err) != 0) {
+            fprintf(stderr, "perfmon-analyze: %s: %s\n", which[k], err.msg);
+            pm_analysis_free(x[0]);
+            pm_compare_cfg_free(cfg);
+            return EXIT_USAGE;
+        }
+        if (!cl->quiet)
+            print_warnings(x[k], which[k], cl->analyze->verbose);
+    }
+    pm_compare_opts co;
+    pm_compare_opts_init(&co);
+    co.threshold_pct = cl->threshold_pct;
+    co.label_a = cl->path_a;
+    co.label_b = cl->path_b;
+    pm_comparison *cmp = NULL;
+    int status = EXIT_OK;
+    if (pm_compare_run(x[0], x[1], cfg, &co, &cmp, &err) != 0) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        status = EXIT_OUTPUT;
+        goto out;
+    }
+    int bad = 0;
+    if (cl->want_text || cl->want_json) {
+        int rc = cl->want_json ? pm_compare_json(cmp, stdout, &err) : pm_compare_text(cmp, stdout, &err);
+        if (rc && rc != PM_EIO) /* a write error is told once, below */
+            fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        bad = rc != 0;
+    }
+    int e = errno;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "perfmon-analyze: stdout: write failed: %s\n", strerror(errno ? errno : e));
+        bad = 1;
+    }
+    if (bad)
+        status = EXIT_OUTPUT;
+    if (cl->want_pdf && write_pdf(cl, cmp) != EXIT_OK)
+        status = EXIT_OUTPUT;
+    if (status == EXIT_OK && cmp->count[PM_VERDICT_WORSE])
+        status = EXIT_WORSE;
+out:
+    pm_comparison_free(cmp);
+    pm_analysis_free(x[0]);
+    pm_analysis_free(x[1]);
+    pm_compare_cfg_free(cfg);
+    return status;
+}

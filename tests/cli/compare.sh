@@ -1,0 +1,163 @@
+#!/bin/sh
+# perfmon-analyze --compare DIR_A DIR_B: the text table, the JSON parsed
+# back, the PDF section, exit codes (0 not worse, 1 worse, 2 bad input, 3
+# output) and messages, on the synthetic pair in fixtures/compare (base,
+# rerun: the same job an hour later with other CPU noise, slow: 30 %
+# longer) and on fixtures/perfmon and fixtures/ska.
+set -u
+A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
+F="$PM_ROOT/fixtures"
+C="$F/compare"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() {
+    desc=$1
+    shift
+    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
+}
+run() { # sets rc; output in $T/out and $T/err
+    $A "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+}
+has() { grep -q -- "$2" "$1"; }
+if command -v python3 >/dev/null 2>&1; then py=1; else
+    py=0; echo "SKIP  python3 not installed: JSON contents not checked"; fi
+
+run --help
+check "--help names --compare" has "$T/out" "--compare"
+check "--help names --threshold" has "$T/out" "--threshold PCT"
+
+# The same job twice: nothing differs, exit 0.
+run --compare "$C/base" "$C/base"
+check "same job twice exits 0" [ "$rc" -eq 0 ]
+check "same job twice: not worse" has "$T/out" "^Verdict: B is not worse than A"
+check "same job twice: every row the same" grep -q "^  0 worse, 0 better, 0 changed (no better direction), 0 within the noise, [0-9]* the same, 0 in one job only" "$T/out"
+check "both jobs named" has "$T/out" "^  A: $C/base (job synthetic), 2 hosts, 119.0 s"
+
+# A rerun with other noise is not worse.
+run --compare "$C/base" "$C/rerun"
+check "rerun exits 0" [ "$rc" -eq 0 ]
+check "rerun: cpu_usage the same" grep -q "^  cpu_usage  *% .* none   same$" "$T/out"
+check "rerun: compute phase the same" grep -A2 "^Phase compute" "$T/out" | grep -q "^  duration .* lower  same$"
+
+# 30 % longer: worse, exit 1, and the rows say why.
+run --compare "$C/base" "$C/slow"
+check "slow job exits 1" [ "$rc" -eq 1 ]
+check "wall time +30.3 % worse" grep -q "^  wall_time_s  *s  *119  *155  *+30.3% lower  worse$" "$T/out"
+check "CPU hours worse" grep -q "^  node_cpu_hours .* +30.3% lower  worse$" "$T/out"
+check "disk read changed (no direction)" grep -q "^  total_disk_io_read_mb .* none   changed$" "$T/out"
+check "compute phase 90 s -> 126 s worse" grep -A2 "^Phase compute" "$T/out" | grep -q "^  duration  *s  *90  *126  *+40.0%  *>999 .* lower  worse$"
+check "verdict line names the worse rows" grep -q "^Verdict: B is worse than A: wall_time_s +30.3%,.* duration in compute +40.0%$" "$T/out"
+check "nothing on stderr" [ ! -s "$T/err" ]
+
+# Swapped: B is the faster one, exit 0 with "better" rows.
+run --compare "$C/slow" "$C/base"
+check "faster job exits 0" [ "$rc" -eq 0 ]
+check "wall time better" grep -q "^  wall_time_s .* -23.2% lower  better$" "$T/out"
+
+# --threshold overrides compare.json's thresholds.
+run --compare --threshold 50 "$C/base" "$C/slow"
+check "--threshold 50 exits 0" [ "$rc" -eq 0 ]
+check "--threshold 50 is said" has "$T/out" "beyond 50 % of A"
+run --compare --threshold=30 "$C/base" "$C/slow"
+check "--threshold=30: +30.3 % still worse" [ "$rc" -eq 1 ]
+
+# JSON, parsed back.
+run --compare --json "$C/base" "$C/slow"
+check "--json exits 1 for the slow job" [ "$rc" -eq 1 ]
+if [ "$py" = 1 ]; then
+    python3 - "$T/out" <<'EOF' >"$T/py" 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["perfmon_compare"] == {"schema": 1, "threshold_pct": 10, "z": 3}, d["perfmon_compare"]
+assert d["verdict"] == "worse"
+assert d["a"]["hosts"] == 2 and d["a"]["job"] == "synthetic" and d["a"]["path"].endswith("compare/base")
+rows = d["figures"] + d["metrics"] + [p["duration"] for p in d["phases"]] + [m for p in d["phases"] for m in p["metrics"]]
+assert sum(d["counts"].values()) == len(rows), (d["counts"], len(rows))
+assert d["counts"]["worse"] == sum(r["verdict"] == "worse" for r in rows)
+w = {r["key"]: r for r in d["figures"]}["wall_time_s"]
+assert w["a"]["mean"] == 119 and w["b"]["mean"] == 155, w
+assert abs(w["diff_pct"] - 3600 / 119) < 1e-9 and w["diff"] == 36
+assert w["better"] == "lower" and w["verdict"] == "worse" and w["se"] is None and w["significant"]
+cpu = {r["key"]: r for r in d["metrics"]}["cpu_usage"]
+assert cpu["a"]["se"] > 0 and cpu["a"]["n"] > 100 and cpu["verdict"] == "same", cpu
+assert set(cpu) >= {"key", "name", "unit", "better", "threshold_pct", "min_abs", "a", "b", "diff", "diff_pct", "se", "z", "significant", "verdict"}
+ph = {p["name"]: p for p in d["phases"]}
+assert set(ph) == {"setup", "compute"}
+assert ph["compute"]["duration"]["a"]["mean"] == 90 and ph["compute"]["duration"]["verdict"] == "worse"
+assert ph["compute"]["duration"]["a"]["n"] == 2
+assert any(m["key"] == "cpu_usage" for m in ph["compute"]["metrics"])
+print("json ok")
+EOF
+    check "JSON parses back with the expected rows" has "$T/py" "json ok"
+    [ -s "$T/py" ] && ! grep -q "json ok" "$T/py" && cat "$T/py"
+fi
+
+# The fixtures of the other tests: perfmon and SKA, each against itself.
+run --compare "$F/perfmon" "$F/perfmon"
+check "perfmon fixture against itself exits 0" [ "$rc" -eq 0 ]
+check "input warnings say which job" has "$T/err" "^perfmon-analyze: A: warning: .*torn.pmp"
+run --compare -q "$F/ska/cpu_metrics.json" "$F/ska/cpu_metrics.json"
+check "SKA fixture against itself exits 0" [ "$rc" -eq 0 ]
+check "-q: no warnings" [ ! -s "$T/err" ]
+# Different jobs with different metrics: rows of one job only are not judged.
+run --compare -q "$F/perfmon" "$F/ska/cpu_metrics.json"
+check "metrics of one job only are missing" grep -q "^  mem_used .* lower  missing$" "$T/out"
+
+# The PDF: job B's report with the comparison section.
+run --compare "$C/base" "$C/slow" --pdf "$T/c.pdf"
+check "--pdf exits 1 for the slow job" [ "$rc" -eq 1 ]
+check "--pdf writes a PDF" [ -s "$T/c.pdf" ]
+check "--pdf alone prints no table" [ ! -s "$T/out" ]
+if command -v pdftotext >/dev/null 2>&1; then
+    pdftotext -layout "$T/c.pdf" "$T/c.txt" 2>/dev/null
+    check "comparison section in the PDF" has "$T/c.txt" "Comparison with another job"
+    check "PDF verdict" has "$T/c.txt" "Verdict: B is worse than A in 6 of"
+    check "PDF overlays" has "$T/c.txt" "Comparison: all-node series, A and B on elapsed time"
+    check "PDF names the reference job" has "$T/c.txt" "(job synthetic) is the reference; B:"
+else
+    echo "SKIP  poppler-utils not installed: PDF text not checked"
+fi
+
+# Bad input: exit 2 with a message.
+run --compare "$C/base"
+check "one input exits 2" [ "$rc" -eq 2 ]
+check "one input is explained" has "$T/err" "takes two inputs"
+run --compare "$C/base" "$C/slow" "$C/rerun"
+check "three inputs exit 2" [ "$rc" -eq 2 ]
+run --compare "$C/base" "$T/missing"
+check "a missing job exits 2" [ "$rc" -eq 2 ]
+check "the missing job is named" has "$T/err" "^perfmon-analyze: B: .*$T/missing"
+run --compare --threshold ten "$C/base" "$C/slow"
+check "a bad threshold exits 2" [ "$rc" -eq 2 ]
+check "the bad threshold is named" has "$T/err" '"ten" is not a percentage'
+run --compare --threshold -5 "$C/base" "$C/slow"
+check "a negative threshold exits 2" [ "$rc" -eq 2 ]
+run --threshold 5 "$C/base"
+check "--threshold without --compare exits 2" [ "$rc" -eq 2 ]
+run --compare --csv "$T/x.csv" "$C/base" "$C/slow"
+check "--compare with --csv exits 2" [ "$rc" -eq 2 ]
+mkdir "$T/tpl"
+cp "$PM_ROOT/templates/metrics.json" "$PM_ROOT/templates/rules.json" "$T/tpl/"
+printf '{"metrics": [{"id": "cpu_usage", "better": "sideways"}]}' >"$T/tpl/compare.json"
+run --compare --templates "$T/tpl" "$C/base" "$C/slow"
+check "a bad compare.json exits 2" [ "$rc" -eq 2 ]
+check "the bad entry is named" has "$T/err" "$T/tpl/compare.json: metrics\[0\].better: expected"
+# A direction is data: make cpu_usage "higher is better" and cut its threshold.
+printf '{"threshold_pct": 10, "metrics": [{"id": "cpu_usage", "better": "lower", "threshold_pct": 0}]}' >"$T/tpl/compare.json"
+run --compare --templates "$T/tpl" "$C/base" "$C/rerun"
+check "a custom compare.json applies (noise only: exit 0)" [ "$rc" -eq 0 ]
+check "cpu_usage judged as noise at threshold 0" grep -q "^  cpu_usage .* lower  noise$" "$T/out"
+
+# Output failure: exit 3, said once.
+if [ -w /dev/full ]; then
+    $A --compare "$C/base" "$C/slow" >/dev/full 2>"$T/err"
+    rc=$?
+    check "a full stdout exits 3" [ "$rc" -eq 3 ]
+    check "the write failure is told once" [ "$(grep -c 'write failed' "$T/err")" -eq 1 ]
+else
+    echo "SKIP  no /dev/full: output failure not checked"
+fi
+
+[ "$fails" -eq 0 ]
