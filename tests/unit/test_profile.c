@@ -137,6 +137,7 @@ static void roundtrip(int format)
     assert_int_equal(p->nwarnings, 0);
     pm_profile_free(p);
     pm_test_rmrf(dir);
+    free(dir);
 }
 
 static void test_roundtrip_bin(void **state)
@@ -183,6 +184,7 @@ static void torn(int format)
     }
     free(buf);
     pm_test_rmrf(dir);
+    free(dir);
 }
 
 static void test_torn_bin(void **state)
@@ -229,6 +231,7 @@ static void test_damaged_middle_bin(void **state)
     assert_non_null(strstr(p->warnings[0], "offset"));
     pm_profile_free(p);
     pm_test_rmrf(dir);
+    free(dir);
 }
 
 static void expect_error(const char *content, size_t len, const char *needle)
@@ -251,6 +254,7 @@ static void expect_error(const char *content, size_t len, const char *needle)
     if (!strstr(err.msg, needle))
         fail_msg("message '%s' lacks '%s'", err.msg, needle);
     pm_test_rmrf(dir);
+    free(dir);
 }
 
 #define EXPECT_ERROR(lit, needle) expect_error((lit), sizeof(lit) - 1, (needle))
