@@ -15,6 +15,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase.h"
+#include "perfmon/scanner.h"
 #include "perfmon/ska.h"
 
 #define MAX_INPUT_FILES 100000
@@ -133,6 +134,7 @@ typedef struct slot {
     pm_clock *clocks;      /* [ngot] */
     char *ignored;         /* why the file is not a profile, or NULL */
     pm_event_list events;  /* an events file's phase marks */
+    pm_phase_set phases;   /* a Scanner profile's intervals and totals */
     int rc;
     pm_error err;
 } slot;
@@ -181,6 +183,17 @@ static void read_slot(slot *sl)
             pm_error_clear(err);
             rc = 0;
         }
+    } else if (pm_scanner_sniff(head, (size_t)len)) {
+        size_t nw = 0;
+        rc = pm_scanner_read(sl->path, &sl->phases, &nw, err);
+        if (rc && nw) {
+            /* The whole workers before the damage are kept (and merged). */
+            size_t ml = strlen(err->msg);
+            snprintf(err->msg + ml, sizeof err->msg - ml, " (the %zu worker%s before it kept)", nw,
+                     nw == 1 ? "" : "s");
+        }
+        sl->rc = rc;
+        return;
     } else {
         if (asprintf(&sl->ignored, "%s: not a profile, ignored", sl->path) < 0)
             sl->ignored = NULL;
@@ -435,6 +448,9 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             if (sl->events.n && !rc && events_take(&events, &sl->events) != 0)
                 rc = pm_error_set(err, PM_ENOMEM, "out of memory");
             pm_event_list_free(&sl->events);
+            if (sl->phases.scanner_files && !rc && pm_phase_set_take(&a->phases, &sl->phases))
+                rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+            pm_phase_set_free(&sl->phases);
             if (!rc && sl->rc && (sl->rc == PM_ENOMEM || opts->strict)) {
                 *err = sl->err;
                 rc = sl->rc;
@@ -469,13 +485,14 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
         if (rc)
             goto fail;
     }
-    if (pl.n == 0) {
+    /* Phases alone (Scanner profiles, marks) are an analysis too. */
+    if (pl.n == 0 && a->phases.n == 0 && !a->phases.scanner_files) {
         rc = pm_error_set(err, PM_ENOENT, "no readable profile among %zu file%s%s%s", nfiles,
                           nfiles == 1 ? "" : "s", a->nwarnings ? "; " : "",
                           a->nwarnings ? a->warnings[0] : "");
         goto fail;
     }
-    prs = calloc(pl.n, sizeof *prs);
+    prs = calloc(pl.n ? pl.n : 1, sizeof *prs);
     if (!prs) {
         rc = pm_error_set(err, PM_ENOMEM, "out of memory");
         goto fail;
