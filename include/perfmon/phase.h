@@ -105,6 +105,10 @@ void pm_event_list_free(pm_event_list *l);
  * *bad (with the first one's position in err) so one torn line never
  * loses the others; a file with no valid event at all is an error. */
 int pm_events_read(const char *path, pm_event_list *out, size_t *bad, pm_error *err) PM_WUR;
+/* The same over len bytes of text (need not be NUL-terminated); path
+ * names the source in messages. */
+int pm_events_decode(const char *path, const char *text, size_t len, pm_event_list *out,
+                     size_t *bad, pm_error *err) PM_WUR;
 
 /* Append one event to DIR/<host>.events (created if missing) as a single
  * locked write; safe with many concurrent writers on one node and over
