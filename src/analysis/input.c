@@ -392,6 +392,37 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
     return 0;
 }
 
+/* Scanner numbers its nodes; perfmon names its hosts and records each
+ * one's rank in the job (SLURM_NODEID and the like).  A Scanner phase on
+ * "node <n>" moves to the one host whose rank is n, so that its resource
+ * use can be read during it; without such a host it stays on "node <n>". */
+static int map_scanner_nodes(pm_analysis *a, pm_error *err)
+{
+    for (size_t i = 0; i < a->phases.n; i++) {
+        pm_phase *p = &a->phases.v[i];
+        if (!p->track[0] || strncmp(p->host, "node ", 5) != 0)
+            continue; /* marks have no track */
+        const char *rank = p->host + 5;
+        const pm_host *match = NULL;
+        for (size_t h = 0; h < a->nhosts; h++)
+            if (strcmp(a->hosts[h].prof->info.node_rank, rank) == 0) {
+                if (match) { /* two hosts of one rank: no mapping */
+                    match = NULL;
+                    break;
+                }
+                match = &a->hosts[h];
+            }
+        if (!match)
+            continue;
+        char *name = pm_strdup(match->name);
+        if (!name)
+            return pm_error_set(err, PM_ENOMEM, "out of memory");
+        free(p->host);
+        p->host = name;
+    }
+    return 0;
+}
+
 int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err)
 {
     const pm_analyze_opts *opts = &a->opts;
@@ -517,6 +548,8 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
     free(prs);
     prs = NULL;
     if (rc)
+        goto fail;
+    if ((rc = map_scanner_nodes(a, err)))
         goto fail;
     pm_strs_free(files, nfiles);
     free(clocks);

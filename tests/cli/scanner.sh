@@ -94,6 +94,22 @@ if command -v pdftotext >/dev/null 2>&1; then
     check "report has the phases page with the Scanner phases" grep -q "^evaluate  *2  *4  *16 " "$T/r.txt"
 fi
 
+# Scanner node 1 is the perfmon host whose recorded rank is 1: its phases
+# move there and its resource use during them is measured.
+R="$T/rank"
+mkdir "$R"
+cp "$S"/*.bin "$F/perfmon/node-a.pmp" "$R/"
+sed '1s/"node_rank":""/"node_rank":"1"/' "$F/perfmon/node-c.jsonl" >"$R/node-c.jsonl"
+$A "$R" --stats --json >"$T/json" 2>/dev/null
+check "Scanner node 1 mapped to the host of rank 1" py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+hosts = {x["host"] for x in d["phases"]["nodes"]}
+assert hosts == {"master", "node 0", "node-c"}, hosts
+k = {x["name"]: x for x in d["phases"]["kinds"]}
+assert k["idle"]["nodes"] == 2 and k["idle"]["by_metric"]["cpu_usage"]["mean"] > 0, k["idle"]
+' "$T/json"
+
 # Damaged files: a warning naming file and offset, the rest analysed.
 D="$T/damaged"
 mkdir "$D"
