@@ -24,10 +24,11 @@
  * summed interval time and every counter go into the set's totals per
  * worker type and key, as Scanner's statistics() does.
  *
- * Every count is checked against the bytes that remain before anything is
- * allocated, so a corrupted count (Scanner has written counter counts in
- * the billions) is an error "path: offset N: ...", never a huge
- * allocation; so are a truncated file and a string without its NUL.
+ * Every count is checked against its bound and the bytes that remain
+ * before it drives anything, so a corrupted count (Scanner's own reader
+ * guards against counter counts above a million) is an error "path:
+ * offset N: ...", never a huge allocation; so are a truncated file and a
+ * string without its NUL.
  *
  * Ownership: the phase set passed in is the caller's; the reader appends
  * to it (strings copied).

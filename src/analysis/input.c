@@ -176,14 +176,10 @@ static void read_slot(slot *sl)
         }
         sl->rc = rc;
         return;
-    } else if (pm_ska_sniff(head, (size_t)len)) {
-        rc = pm_ska_read(sl->path, &sl->got, &sl->ngot, err);
-        if (rc == PM_ENOENT) {
-            sl->ignored = pm_strdup(err->msg);
-            pm_error_clear(err);
-            rc = 0;
-        }
     } else if (pm_scanner_sniff(head, (size_t)len)) {
+        /* Before the SKA test: a start time whose low byte is '{' would
+         * pass for JSON there, while no text passes this test (the node
+         * number needs five zero bytes). */
         size_t nw = 0;
         rc = pm_scanner_read(sl->path, &sl->phases, &nw, err);
         if (rc && nw) {
@@ -194,6 +190,13 @@ static void read_slot(slot *sl)
         }
         sl->rc = rc;
         return;
+    } else if (pm_ska_sniff(head, (size_t)len)) {
+        rc = pm_ska_read(sl->path, &sl->got, &sl->ngot, err);
+        if (rc == PM_ENOENT) {
+            sl->ignored = pm_strdup(err->msg);
+            pm_error_clear(err);
+            rc = 0;
+        }
     } else {
         if (asprintf(&sl->ignored, "%s: not a profile, ignored", sl->path) < 0)
             sl->ignored = NULL;

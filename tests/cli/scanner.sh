@@ -66,6 +66,13 @@ assert abs(idle["ts"] - 1.7e6) < 1 and abs(idle["dur"] - 3.5e6) < 1, idle
 assert {threads[e["tid"]] for e in x if procs[e["pid"]] == "node 0"} >= {"eval[1]/pre", "save[0]", "process_job[0]"}
 ' "$T/trace.json"
 
+# A start time whose low byte is "{" is still a Scanner profile, not JSON.
+mkdir "$T/brace"
+cp "$S"/*.bin "$T/brace/"
+printf '{' | dd of="$T/brace/profile_0.bin" bs=1 seek=0 conv=notrunc 2>/dev/null
+$A "$T/brace" --stats >"$T/out" 2>"$T/err"
+check "a Scanner profile starting with { is read as one" has "$T/out" "^Scanner totals per worker kind (3 profiles"
+
 # Next to perfmon profiles: both hosts' resources and the Scanner phases.
 B="$T/both"
 mkdir "$B"
