@@ -5,6 +5,8 @@
 #   make check SAN=1  the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make demo       sample the bundled workload and analyse it
 #   make bench      benchmarks (not part of check)
+#   make fuzz       every libFuzzer target in tests/fuzz/ for FUZZ_SECONDS each (clang)
+#   make fuzz-ci    the same, briefly (FUZZ_CI_SECONDS each)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deps       install missing Debian packages (as root) or print the command
 
@@ -63,8 +65,13 @@ SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 EXAMPLE_BIN := $(BUILD)/examples/matmul-io
+# Fuzz targets: every tests/fuzz/fuzz_<name>.c, seeds in fixtures/fuzz/<name>/.
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/replay_%)
 
-.PHONY: all check test unit cli deps demo bench install uninstall clean valgrind format
+.PHONY: all check test unit cli deps demo bench install uninstall clean valgrind format fuzz fuzz-ci \
+        fuzz-build fuzz-merge
 all: $(LIB) $(PROG_BIN) $(EXAMPLE_BIN)
 
 $(BUILD)/%.o: %.c
@@ -134,11 +141,66 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: all $(TEST_BIN) $(NVML_STUB)
+test: all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
-valgrind: all $(TEST_BIN) $(NVML_STUB)
+valgrind: all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN)
 	@BUILD=$(BUILD) VALGRIND=1 tests/run.sh $(TEST_BIN)
+
+# --- fuzzing (docs/testing.md, "Fuzzing") -----------------------------------
+# Replay drivers: each target with tests/fuzz/replay_main.c, built by $(CC)
+# like the tests (SAN=1 included); tests/cli/fuzz_replay.sh runs them over
+# fixtures/fuzz/<name>/ and fixtures/fuzz/crashes/<name>/.
+$(BUILD)/fuzz-replay/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay_main.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) -ldl
+
+# libFuzzer builds: the library again with clang and coverage, per target.
+FUZZ_CC      ?= $(shell command -v clang-14 2>/dev/null || command -v clang 2>/dev/null || echo clang)
+FUZZ_SECONDS ?= 60
+FUZZ_CI_SECONDS ?= 30
+FUZZ_BUILD   := build/fuzz
+FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fno-omit-frame-pointer -pthread \
+                -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_BIN     := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $<"
+	@$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(EXT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/libperfmon.a: $(FUZZ_LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libperfmon.a
+	$(FUZZ_CC) $(CPPFLAGS) $(subst fuzzer-no-link,fuzzer,$(FUZZ_CFLAGS)) $(EXT_CFLAGS) $< \
+	  $(FUZZ_BUILD)/libperfmon.a -o $@ $(EXT_LIBS) -ldl
+
+fuzz-build: $(FUZZ_BIN)
+
+# Each target in turn: the working corpus in build/fuzz/corpus/<name>
+# (new inputs go there), the committed seeds read too; a crash lands in
+# fixtures/fuzz/crashes/<name>/ to be kept as a regression input.
+FUZZ_DEB_PKGS := $(DEB_PKGS) clang-14 libclang-rt-14-dev
+
+fuzz:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(FUZZ_DEB_PKGS)"
+	@$(MAKE) --no-print-directory fuzz-build
+	@BUILD=$(BUILD) FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+fuzz-ci:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(FUZZ_DEB_PKGS)"
+	@$(MAKE) --no-print-directory fuzz-build
+	@BUILD=$(BUILD) FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_CI_SECONDS) $(FUZZ_NAMES)
+
+# Fold the working corpora into the committed seeds: only inputs that add
+# coverage are copied (libFuzzer -merge=1).
+fuzz-merge: fuzz-build
+	@for n in $(FUZZ_NAMES); do mkdir -p fixtures/fuzz/$$n $(FUZZ_BUILD)/corpus/$$n; \
+	  $(FUZZ_BUILD)/fuzz_$$n -merge=1 fixtures/fuzz/$$n $(FUZZ_BUILD)/corpus/$$n 2>&1 | \
+	  grep -E '^MERGE-OUTER: [0-9]+ new files' | sed "s/^/$$n: /"; done
 
 # --- demo and benchmarks -----------------------------------------------------
 demo: deps

@@ -50,11 +50,13 @@ typedef struct pm_phase {
     char *attrs;           /* JSON object text */
 } pm_phase;
 
-/* A named total (Scanner counters; summed per kind and name). */
+/* A named total per worker kind, as Scanner's statistics(): a counter's
+ * summed values, or the summed time of the intervals with that key. */
 typedef struct pm_phase_counter {
     char *kind;            /* worker type ("load", "eval", ...) */
-    char *name;
-    int64_t value;
+    char *name;            /* counter name or interval key */
+    int is_time;           /* 1: value is summed interval time in ns */
+    int64_t value;         /* saturates at the int64 limits */
 } pm_phase_counter;
 
 typedef struct pm_phase_set {
@@ -62,9 +64,15 @@ typedef struct pm_phase_set {
     size_t n, cap;
     pm_phase_counter *counters;
     size_t ncounters, ccap;
+    size_t *chash;         /* open-addressing index into counters (private) */
+    size_t chash_cap;
     char **problems;       /* unmatched marks and the like, one line each */
     size_t nproblems, pcap;
-    double scanner_total_s; /* Scanner: sum over files of end - start (0 if none) */
+    /* Scanner: profiles read, their earliest start and latest end (ns since
+     * the epoch), and the difference in s (Scanner's total_time). */
+    size_t scanner_files;
+    int64_t scanner_start_ns, scanner_end_ns;
+    double scanner_total_s;
 } pm_phase_set;
 
 void pm_phase_set_free(pm_phase_set *s);
@@ -72,8 +80,12 @@ void pm_phase_set_free(pm_phase_set *s);
 /* Append (copies the strings).  Returns 0 or PM_ENOMEM. */
 int pm_phase_add(pm_phase_set *s, const char *host, const char *name, const char *key,
                  const char *track, double t0, double t1, const char *attrs) PM_WUR;
-int pm_phase_counter_add(pm_phase_set *s, const char *kind, const char *name,
+int pm_phase_counter_add(pm_phase_set *s, const char *kind, const char *name, int is_time,
                          int64_t value) PM_WUR;
+/* Move everything in src to dst (phases appended, totals summed, problems
+ * appended, Scanner span widened); src is left empty.  0 or PM_ENOMEM
+ * (then src keeps what was not moved and both stay valid to free). */
+int pm_phase_set_take(pm_phase_set *dst, pm_phase_set *src) PM_WUR;
 int pm_phase_problem(pm_phase_set *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -93,6 +105,10 @@ void pm_event_list_free(pm_event_list *l);
  * *bad (with the first one's position in err) so one torn line never
  * loses the others; a file with no valid event at all is an error. */
 int pm_events_read(const char *path, pm_event_list *out, size_t *bad, pm_error *err) PM_WUR;
+/* The same over len bytes of text (need not be NUL-terminated); path
+ * names the source in messages. */
+int pm_events_decode(const char *path, const char *text, size_t len, pm_event_list *out,
+                     size_t *bad, pm_error *err) PM_WUR;
 
 /* Append one event to DIR/<host>.events (created if missing) as a single
  * locked write; safe with many concurrent writers on one node and over
@@ -107,13 +123,6 @@ int pm_event_append(const char *dir, const char *host, const char *name, int edg
  * no start"), never errors. */
 int pm_phases_pair(const pm_event_list *events, pm_phase_set *out, pm_error *err) PM_WUR;
 
-/* --- Scanner profiles ------------------------------------------------------ */
-
-/* Whether the bytes look like a Scanner profile_<n>.bin / profile_master.bin. */
-int pm_scanner_sniff(const void *head, size_t len);
-
-/* Read a Scanner profile: intervals become phases (host "node <n>", track
- * the worker), counters are summed per worker kind and name. */
-int pm_scanner_read(const char *path, pm_phase_set *out, pm_error *err) PM_WUR;
+/* Scanner profiles: see perfmon/scanner.h. */
 
 #endif

@@ -136,7 +136,25 @@ static int setup_times(pm_analysis *a, pm_error *err)
                 ivals[ni++] = ho->interval;
         }
     }
-    if (!isfinite(a->t_start)) {
+    if (!isfinite(a->t_start) && a->nhosts == 0) {
+        /* Phases only (Scanner profiles, marks): their span is the job. */
+        a->t_start = a->t_end = 0;
+        for (size_t i = 0; i < a->phases.n; i++) {
+            const pm_phase *p = &a->phases.v[i];
+            if (i == 0 || p->t0 < a->t_start)
+                a->t_start = p->t0;
+            if (i == 0 || p->t1 > a->t_end)
+                a->t_end = p->t1;
+        }
+        const pm_phase_set *ps = &a->phases;
+        if (ps->scanner_files) {
+            double s0 = ns_to_s(ps->scanner_start_ns), s1 = ns_to_s(ps->scanner_end_ns);
+            if (ps->n == 0 || s0 < a->t_start)
+                a->t_start = s0;
+            if (ps->n == 0 || s1 > a->t_end)
+                a->t_end = s1;
+        }
+    } else if (!isfinite(a->t_start)) {
         a->t_start = a->t_end = job_start;
         (void)pm_strs_add(&a->warnings, &a->nwarnings, "no sample lies inside the %s",
                           o->has_start || o->has_end ? "--start/--end window" : "inputs");

@@ -15,6 +15,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase.h"
+#include "perfmon/scanner.h"
 #include "perfmon/ska.h"
 
 #define MAX_INPUT_FILES 100000
@@ -133,6 +134,7 @@ typedef struct slot {
     pm_clock *clocks;      /* [ngot] */
     char *ignored;         /* why the file is not a profile, or NULL */
     pm_event_list events;  /* an events file's phase marks */
+    pm_phase_set phases;   /* a Scanner profile's intervals and totals */
     int rc;
     pm_error err;
 } slot;
@@ -171,6 +173,20 @@ static void read_slot(slot *sl)
                          bad == 1 ? "" : "s") < 0)
                 sl->ignored = NULL;
             pm_error_clear(err);
+        }
+        sl->rc = rc;
+        return;
+    } else if (pm_scanner_sniff(head, (size_t)len)) {
+        /* Before the SKA test: a start time whose low byte is '{' would
+         * pass for JSON there, while no text passes this test (the node
+         * number needs five zero bytes). */
+        size_t nw = 0;
+        rc = pm_scanner_read(sl->path, &sl->phases, &nw, err);
+        if (rc && nw) {
+            /* The whole workers before the damage are kept (and merged). */
+            size_t ml = strlen(err->msg);
+            snprintf(err->msg + ml, sizeof err->msg - ml, " (the %zu worker%s before it kept)", nw,
+                     nw == 1 ? "" : "s");
         }
         sl->rc = rc;
         return;
@@ -410,6 +426,37 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
     return 0;
 }
 
+/* Scanner numbers its nodes; perfmon names its hosts and records each
+ * one's rank in the job (SLURM_NODEID and the like).  A Scanner phase on
+ * "node <n>" moves to the one host whose rank is n, so that its resource
+ * use can be read during it; without such a host it stays on "node <n>". */
+static int map_scanner_nodes(pm_analysis *a, pm_error *err)
+{
+    for (size_t i = 0; i < a->phases.n; i++) {
+        pm_phase *p = &a->phases.v[i];
+        if (!p->track[0] || strncmp(p->host, "node ", 5) != 0)
+            continue; /* marks have no track */
+        const char *rank = p->host + 5;
+        const pm_host *match = NULL;
+        for (size_t h = 0; h < a->nhosts; h++)
+            if (strcmp(a->hosts[h].prof->info.node_rank, rank) == 0) {
+                if (match) { /* two hosts of one rank: no mapping */
+                    match = NULL;
+                    break;
+                }
+                match = &a->hosts[h];
+            }
+        if (!match)
+            continue;
+        char *name = pm_strdup(match->name);
+        if (!name)
+            return pm_error_set(err, PM_ENOMEM, "out of memory");
+        free(p->host);
+        p->host = name;
+    }
+    return 0;
+}
+
 int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err)
 {
     const pm_analyze_opts *opts = &a->opts;
@@ -466,6 +513,9 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             if (sl->events.n && !rc && events_take(&events, &sl->events) != 0)
                 rc = pm_error_set(err, PM_ENOMEM, "out of memory");
             pm_event_list_free(&sl->events);
+            if (sl->phases.scanner_files && !rc && pm_phase_set_take(&a->phases, &sl->phases))
+                rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+            pm_phase_set_free(&sl->phases);
             if (!rc && sl->rc && (sl->rc == PM_ENOMEM || opts->strict)) {
                 *err = sl->err;
                 rc = sl->rc;
@@ -500,13 +550,14 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
         if (rc)
             goto fail;
     }
-    if (pl.n == 0) {
+    /* Phases alone (Scanner profiles, marks) are an analysis too. */
+    if (pl.n == 0 && a->phases.n == 0 && !a->phases.scanner_files) {
         rc = pm_error_set(err, PM_ENOENT, "no readable profile among %zu file%s%s%s", nfiles,
                           nfiles == 1 ? "" : "s", a->nwarnings ? "; " : "",
                           a->nwarnings ? a->warnings[0] : "");
         goto fail;
     }
-    prs = calloc(pl.n, sizeof *prs);
+    prs = calloc(pl.n ? pl.n : 1, sizeof *prs);
     if (!prs) {
         rc = pm_error_set(err, PM_ENOMEM, "out of memory");
         goto fail;
@@ -533,6 +584,8 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
     free(prs);
     prs = NULL;
     if (rc)
+        goto fail;
+    if ((rc = map_scanner_nodes(a, err)))
         goto fail;
     pm_strs_free(files, nfiles);
     free(clocks);

@@ -40,7 +40,7 @@ static void put_safe(FILE *f, const char *s, int width)
 void pm_phases_text(const pm_analysis *a, FILE *f)
 {
     const pm_phase_stats *st = a->phase_stats;
-    if (!st && a->phases.ncounters == 0)
+    if (!st && !a->phases.scanner_files)
         return;
     char b[8][48];
     if (st) {
@@ -92,16 +92,24 @@ void pm_phases_text(const pm_analysis *a, FILE *f)
             }
         }
     }
-    if (a->phases.ncounters) {
-        fprintf(f, "\nCounters (summed per worker kind)\n  %-16s %-32s %20s\n", "kind", "counter",
-                "total");
+    if (a->phases.scanner_files) {
+        fmt3(b[0], 48, a->phases.scanner_total_s);
+        fprintf(f, "\nScanner totals per worker kind (%zu profile%s, total time %s s; interval "
+                   "keys: summed time in s, counters: summed values)\n  %-16s %-32s %-8s %20s\n",
+                a->phases.scanner_files, a->phases.scanner_files == 1 ? "" : "s", b[0], "kind",
+                "key", "type", "total");
         for (size_t i = 0; i < a->phases.ncounters; i++) {
             const pm_phase_counter *c = &a->phases.counters[i];
             fprintf(f, "  ");
             put_safe(f, c->kind, 16);
             fprintf(f, " ");
             put_safe(f, c->name, 32);
-            fprintf(f, " %20lld\n", (long long)c->value);
+            if (c->is_time) {
+                fmt3(b[0], 48, (double)c->value / 1e9);
+                fprintf(f, " %-8s %20s\n", "time", b[0]);
+            } else {
+                fprintf(f, " %-8s %20lld\n", "counter", (long long)c->value);
+            }
         }
     }
 }
@@ -117,7 +125,7 @@ static void jnum(cJSON *o, const char *k, double v)
 void pm_phases_json(const pm_analysis *a, cJSON *root)
 {
     const pm_phase_stats *st = a->phase_stats;
-    if (!st && a->phases.ncounters == 0 && a->phases.nproblems == 0)
+    if (!st && !a->phases.scanner_files && a->phases.nproblems == 0)
         return;
     cJSON *ph = cJSON_AddObjectToObject(root, "phases");
     if (!ph)
@@ -165,18 +173,27 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
         jnum(o, "total_s", r->total_s);
         jnum(o, "first_start", r->first_start);
     }
-    cJSON *cs = cJSON_AddArrayToObject(ph, "counters");
-    for (size_t i = 0; i < a->phases.ncounters; i++) {
-        cJSON *o = cJSON_CreateObject();
-        if (!o)
+    if (a->phases.scanner_files) {
+        /* Scanner's statistics() per kind and key, its interval times (in
+         * s) and counters kept apart so that a key and a counter of one
+         * name cannot collide. */
+        cJSON *sc = cJSON_AddObjectToObject(ph, "scanner");
+        cJSON *ivs = sc ? cJSON_AddObjectToObject(sc, "intervals_s") : NULL;
+        cJSON *cts = sc ? cJSON_AddObjectToObject(sc, "counters") : NULL;
+        if (!ivs || !cts)
             return;
-        cJSON_AddItemToArray(cs, o);
-        cJSON_AddStringToObject(o, "kind", a->phases.counters[i].kind);
-        cJSON_AddStringToObject(o, "name", a->phases.counters[i].name);
-        cJSON_AddNumberToObject(o, "value", (double)a->phases.counters[i].value);
+        cJSON_AddNumberToObject(sc, "files", (double)a->phases.scanner_files);
+        jnum(sc, "total_time_s", a->phases.scanner_total_s);
+        for (size_t i = 0; i < a->phases.ncounters; i++) {
+            const pm_phase_counter *c = &a->phases.counters[i];
+            cJSON *top = c->is_time ? ivs : cts;
+            cJSON *k = cJSON_GetObjectItemCaseSensitive(top, c->kind);
+            if (!k && !(k = cJSON_AddObjectToObject(top, c->kind)))
+                return;
+            cJSON_AddNumberToObject(k, c->name, c->is_time ? (double)c->value / 1e9
+                                                           : (double)c->value);
+        }
     }
-    if (a->phases.scanner_total_s > 0)
-        jnum(ph, "scanner_total_s", a->phases.scanner_total_s);
     cJSON *pr = cJSON_AddArrayToObject(ph, "unmatched");
     for (size_t i = 0; i < a->phases.nproblems; i++)
         cJSON_AddItemToArray(pr, cJSON_CreateString(a->phases.problems[i]));

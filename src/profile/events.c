@@ -134,6 +134,16 @@ int pm_events_read(const char *path, pm_event_list *out, size_t *bad, pm_error *
     int rc = pm_read_whole(path, EVENTS_FILE_MAX, &text, &len, err);
     if (rc)
         return rc;
+    rc = pm_events_decode(path, text, len, out, bad, err);
+    free(text);
+    return rc;
+}
+
+int pm_events_decode(const char *path, const char *text, size_t len, pm_event_list *out,
+                     size_t *bad, pm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *bad = 0;
     size_t lineno = 0, first_bad_line = 0;
     const char *first_why = NULL;
     for (size_t pos = 0; pos < len;) {
@@ -152,7 +162,6 @@ int pm_events_read(const char *path, pm_event_list *out, size_t *bad, pm_error *
             else
                 why = parse_line(text + pos, ll, &e);
             if (why && strcmp(why, "out of memory") == 0) {
-                free(text);
                 pm_event_list_free(out);
                 return pm_error_set(err, PM_ENOMEM, "out of memory");
             }
@@ -171,7 +180,6 @@ int pm_events_read(const char *path, pm_event_list *out, size_t *bad, pm_error *
                         free(e.name);
                         free(e.key);
                         free(e.attrs);
-                        free(text);
                         pm_event_list_free(out);
                         return pm_error_set(err, PM_ENOMEM, "out of memory");
                     }
@@ -184,7 +192,6 @@ int pm_events_read(const char *path, pm_event_list *out, size_t *bad, pm_error *
         }
         pos = nl ? end + 1 : len;
     }
-    free(text);
     if (*bad)
         pm_error_set(err, PM_EFORMAT, "%s:%zu: %s", path, first_bad_line, first_why);
     if (out->n == 0) {

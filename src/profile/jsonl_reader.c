@@ -24,6 +24,31 @@ static int64_t seconds_ns(const cJSON *v)
     return (int64_t)llround(v->valuedouble * 1e9);
 }
 
+/* A JSON number as an integer in [lo, hi] (truncated toward zero), or -1
+ * when it is no number or out of range: converting a double outside the
+ * target type's range is undefined behaviour. */
+static int json_int(const cJSON *v, double lo, double hi, double *out)
+{
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
+        return -1;
+    *out = trunc(v->valuedouble);
+    return 0;
+}
+
+/* Bounds as doubles: 2^63 and 2^64 are exact; the largest doubles below
+ * them convert safely. */
+#define I64_LIM 9223372036854774784.0  /* largest double < 2^63 */
+#define U64_LIM 18446744073709549568.0 /* largest double < 2^64 */
+
+static int json_u64(const cJSON *v, uint64_t *out)
+{
+    double d;
+    if (json_int(v, 0, U64_LIM, &d))
+        return -1;
+    *out = (uint64_t)d;
+    return 0;
+}
+
 static int parse_header(pm_profile *p, const cJSON *h, pm_error *err)
 {
     const char *path = p->path;
@@ -50,9 +75,9 @@ static int parse_header(pm_profile *p, const cJSON *h, pm_error *err)
         in->start_mono_ns = x;
     if ((x = seconds_ns(cJSON_GetObjectItemCaseSensitive(h, "interval"))) != INT64_MIN)
         in->interval_ns = x;
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(h, "pid");
-    if (cJSON_IsNumber(pid))
-        in->sampler_pid = (int64_t)pid->valuedouble;
+    double pid;
+    if (json_int(cJSON_GetObjectItemCaseSensitive(h, "pid"), -I64_LIM, I64_LIM, &pid) == 0)
+        in->sampler_pid = (int64_t)pid;
 
     const cJSON *cols = cJSON_GetObjectItemCaseSensitive(h, "columns");
     if (!cJSON_IsArray(cols))
@@ -90,8 +115,9 @@ static int parse_header(pm_profile *p, const cJSON *h, pm_error *err)
         col->kind = strcmp(kind, "counter") == 0 ? PM_COUNTER : PM_GAUGE;
         col->type = strcmp(type, "u64") == 0 ? PM_U64 : PM_F64;
         const cJSON *wrap = cJSON_GetObjectItemCaseSensitive(c, "wrap");
-        if (cJSON_IsNumber(wrap) && wrap->valuedouble > 0 && wrap->valuedouble < 1.8e19)
-            col->wrap = (uint64_t)wrap->valuedouble;
+        uint64_t w;
+        if (json_u64(wrap, &w) == 0)
+            col->wrap = w;
         for (int k = 0; k < i; k++)
             if (strcmp(cv[k].name, col->name) == 0) {
                 rc = pm_error_set(err, PM_EFORMAT, "%s:1: column '%s' appears twice", path,
@@ -118,18 +144,18 @@ static void decode_end(pm_profile *p, const cJSON *e)
         d->end_mono_ns = x;
     if ((x = seconds_ns(cJSON_GetObjectItemCaseSensitive(e, "self_cpu"))) != INT64_MIN)
         d->self_cpu_ns = x;
-    const cJSON *v;
-    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "samples")) && v->valuedouble >= 0)
-        d->samples = (uint64_t)v->valuedouble;
-    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "late")) && v->valuedouble >= 0)
-        d->late = (uint64_t)v->valuedouble;
-    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "missed")) && v->valuedouble >= 0)
-        d->missed = (uint64_t)v->valuedouble;
-    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "self_maxrss_kb")) &&
-        v->valuedouble >= 0)
-        d->self_maxrss_kb = (uint64_t)v->valuedouble;
-    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(e, "exit_status")))
-        d->exit_status = (int32_t)v->valuedouble;
+    uint64_t u;
+    if (json_u64(cJSON_GetObjectItemCaseSensitive(e, "samples"), &u) == 0)
+        d->samples = u;
+    if (json_u64(cJSON_GetObjectItemCaseSensitive(e, "late"), &u) == 0)
+        d->late = u;
+    if (json_u64(cJSON_GetObjectItemCaseSensitive(e, "missed"), &u) == 0)
+        d->missed = u;
+    if (json_u64(cJSON_GetObjectItemCaseSensitive(e, "self_maxrss_kb"), &u) == 0)
+        d->self_maxrss_kb = u;
+    double st;
+    if (json_int(cJSON_GetObjectItemCaseSensitive(e, "exit_status"), INT32_MIN, INT32_MAX, &st) == 0)
+        d->exit_status = (int32_t)st;
     get_str(e, "reason", d->reason, sizeof d->reason);
     p->has_end = 1;
 }

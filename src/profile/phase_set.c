@@ -25,6 +25,7 @@ void pm_phase_set_free(pm_phase_set *s)
         free(s->counters[i].name);
     }
     free(s->counters);
+    free(s->chash);
     for (size_t i = 0; i < s->nproblems; i++)
         free(s->problems[i]);
     free(s->problems);
@@ -69,32 +70,112 @@ int pm_phase_add(pm_phase_set *s, const char *host, const char *name, const char
     return 0;
 }
 
-int pm_phase_counter_add(pm_phase_set *s, const char *kind, const char *name, int64_t value)
+/* FNV-1a over kind, NUL, name and the time flag. */
+static size_t counter_hash(const char *kind, const char *name, int is_time)
 {
-    for (size_t i = 0; i < s->ncounters; i++)
-        if (strcmp(s->counters[i].kind, kind) == 0 && strcmp(s->counters[i].name, name) == 0) {
-            /* Saturate rather than overflow on hostile totals. */
-            int64_t *v = &s->counters[i].value;
-            if (value > 0 && *v > INT64_MAX - value)
-                *v = INT64_MAX;
-            else if (value < 0 && *v < INT64_MIN - value)
-                *v = INT64_MIN;
-            else
-                *v += value;
-            return 0;
-        }
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = kind; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ 0xffu) * 1099511628211ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ (unsigned)(is_time != 0)) * 1099511628211ull;
+    return (size_t)(h ^ h >> 32);
+}
+
+/* Rebuild the index with room for twice the counters (a power of two; a
+ * slot holds index + 1, 0 when empty). */
+static int rehash(pm_phase_set *s)
+{
+    size_t cap = 64;
+    while (cap < 2 * (s->ncounters + 1))
+        cap *= 2;
+    size_t *h = calloc(cap, sizeof *h);
+    if (!h)
+        return PM_ENOMEM;
+    for (size_t i = 0; i < s->ncounters; i++) {
+        const pm_phase_counter *c = &s->counters[i];
+        size_t k = counter_hash(c->kind, c->name, c->is_time) & (cap - 1);
+        while (h[k])
+            k = (k + 1) & (cap - 1);
+        h[k] = i + 1;
+    }
+    free(s->chash);
+    s->chash = h;
+    s->chash_cap = cap;
+    return 0;
+}
+
+int pm_phase_counter_add(pm_phase_set *s, const char *kind, const char *name, int is_time,
+                         int64_t value)
+{
+    is_time = is_time != 0;
+    if (2 * (s->ncounters + 1) > s->chash_cap && rehash(s))
+        return PM_ENOMEM;
+    size_t k = counter_hash(kind, name, is_time) & (s->chash_cap - 1);
+    for (; s->chash[k]; k = (k + 1) & (s->chash_cap - 1)) {
+        pm_phase_counter *c = &s->counters[s->chash[k] - 1];
+        if (c->is_time != is_time || strcmp(c->kind, kind) != 0 || strcmp(c->name, name) != 0)
+            continue;
+        /* Saturate rather than overflow on hostile totals. */
+        int64_t *v = &c->value;
+        if (value > 0 && *v > INT64_MAX - value)
+            *v = INT64_MAX;
+        else if (value < 0 && *v < INT64_MIN - value)
+            *v = INT64_MIN;
+        else
+            *v += value;
+        return 0;
+    }
     if (grow((void **)&s->counters, &s->ccap, s->ncounters, sizeof *s->counters))
         return PM_ENOMEM;
     pm_phase_counter *c = &s->counters[s->ncounters];
     c->kind = pm_strdup(kind);
     c->name = pm_strdup(name);
+    c->is_time = is_time;
     c->value = value;
     if (!c->kind || !c->name) {
         free(c->kind);
         free(c->name);
         return PM_ENOMEM;
     }
-    s->ncounters++;
+    s->chash[k] = ++s->ncounters;
+    return 0;
+}
+
+int pm_phase_set_take(pm_phase_set *dst, pm_phase_set *src)
+{
+    /* Phases move by pointer: the array grows once, no string is copied. */
+    if (src->n) {
+        if (dst->n + src->n > dst->cap) {
+            size_t nc = dst->n + src->n;
+            pm_phase *nv = pm_realloc_array(dst->v, nc, sizeof *nv);
+            if (!nv)
+                return PM_ENOMEM;
+            dst->v = nv;
+            dst->cap = nc;
+        }
+        memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
+        dst->n += src->n;
+        src->n = 0;
+    }
+    for (size_t i = 0; i < src->ncounters; i++) {
+        const pm_phase_counter *c = &src->counters[i];
+        if (pm_phase_counter_add(dst, c->kind, c->name, c->is_time, c->value))
+            return PM_ENOMEM;
+    }
+    for (size_t i = 0; i < src->nproblems; i++)
+        if (pm_phase_problem(dst, "%s", src->problems[i]))
+            return PM_ENOMEM;
+    if (src->scanner_files) {
+        if (!dst->scanner_files || src->scanner_start_ns < dst->scanner_start_ns)
+            dst->scanner_start_ns = src->scanner_start_ns;
+        if (!dst->scanner_files || src->scanner_end_ns > dst->scanner_end_ns)
+            dst->scanner_end_ns = src->scanner_end_ns;
+        dst->scanner_files += src->scanner_files;
+        dst->scanner_total_s = (double)(dst->scanner_end_ns - dst->scanner_start_ns) / 1e9;
+    }
+    pm_phase_set_free(src);
     return 0;
 }
 

@@ -594,10 +594,12 @@ int pm_layout_load(const char *path, pm_layout **out, pm_error *err)
         const cJSON *sc = cJSON_GetObjectItemCaseSensitive(x, "scale");
         f->scale = cJSON_IsNumber(sc) ? sc->valuedouble : 1.0;
         if (!pm_figure_find(f->key)) {
+            /* The message quotes f->key: set it before l is freed. */
+            int rc2 = pm_error_set(err, PM_EFORMAT, "%s: key_figures[%zu]: unknown figure '%s'",
+                                   path, i, f->key);
             cJSON_Delete(j);
             pm_layout_free(l);
-            return pm_error_set(err, PM_EFORMAT, "%s: key_figures[%zu]: unknown figure '%s'", path,
-                                i, f->key);
+            return rc2;
         }
         i++;
     }

@@ -1,5 +1,5 @@
-/* libFuzzer target for the metric catalog parser.  Build as fuzz_ska.c,
- * with src/analysis/catalog.c instead of the profile sources. */
+/* libFuzzer target: the metric catalog parser (templates/metrics.json).
+ * Seeds: fixtures/fuzz/catalog/. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,14 +1,7 @@
-/* libFuzzer target for the SKA perfmon JSON importer (not built by the
- * Makefile; the mutation test in tests/unit/test_robust.c runs in `make
- * test`).  Build and run:
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
- *     -I/usr/include/cjson tests/fuzz/fuzz_ska.c src/profile/ska_reader.c \
- *     src/profile/profile_model.c src/profile/profile_read.c src/profile/bin_reader.c \
- *     src/profile/jsonl_reader.c src/profile/writer.c src/common/[a-z]*.c -lcjson -lm \
- *     -o build/fuzz_ska
- *   build/fuzz_ska fixtures/ska
- */
+/* libFuzzer target: the SKA perfmon JSON importer (top-level scanner,
+ * host objects, number lists).  Seeds: fixtures/fuzz/ska/.  The
+ * mutation test in tests/unit/test_robust.c covers it in `make check`
+ * too. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
