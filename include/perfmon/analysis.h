@@ -209,6 +209,10 @@ void pm_analysis_free(pm_analysis *a);
 
 /* Index of the result for catalog id, or -1. */
 int pm_analysis_metric(const pm_analysis *a, const char *id);
+/* A text field of the hosts' pm_profile_info at byte offset off (e.g.
+ * offsetof(pm_profile_info, job_id)): the first host's non-empty value,
+ * or "" (borrowed from the analysis). */
+const char *pm_analysis_info(const pm_analysis *a, size_t off);
 
 /* The plot title in SKA perfmon's form, into buf (cap bytes, always
  * NUL-terminated): per node "Average <name>/Node: <avg> <unit>, Max

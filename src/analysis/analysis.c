@@ -779,6 +779,19 @@ int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t 
                     r->def->name, avg, r->def->unit, prefix, r->def->name, max, r->def->unit);
 }
 
+const char *pm_analysis_info(const pm_analysis *a, size_t off)
+{
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_profile *p = a->hosts[h].prof;
+        if (!p || off >= sizeof p->info)
+            continue;
+        const char *s = (const char *)&p->info + off;
+        if (*s)
+            return s;
+    }
+    return "";
+}
+
 int pm_analysis_metric(const pm_analysis *a, const char *id)
 {
     for (size_t i = 0; i < a->nmetrics; i++)

@@ -38,7 +38,7 @@ static const char *job_id(const cJSON *root, const cJSON *job)
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "job_id");
     if (!cJSON_IsString(id))
         id = cJSON_GetObjectItemCaseSensitive(root, "job_id");
-    return cJSON_IsString(id) ? id->valuestring : NULL;
+    return cJSON_IsString(id) && id->valuestring[0] ? id->valuestring : NULL;
 }
 
 static int add_figures(const char *file, const cJSON *job, pm_arch_run *r, pm_error *err)

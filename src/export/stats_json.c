@@ -2,6 +2,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,10 @@ char *pm_stats_json_string(const pm_analysis *a)
     num(job, "start", a->t_start);
     num(job, "end", a->t_end);
     num(job, "grid_step_s", a->grid_step);
+    cJSON_AddStringToObject(job, "job_id", pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
+    cJSON_AddStringToObject(job, "user", pm_analysis_info(a, offsetof(pm_profile_info, user)));
+    cJSON_AddStringToObject(job, "scheduler",
+                            pm_analysis_info(a, offsetof(pm_profile_info, scheduler)));
     figures(job, &a->job);
 
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");

@@ -367,19 +367,6 @@ static void duration(double s, char *out, size_t cap)
 }
 
 /* The first non-empty profile info field over hosts. */
-static const char *info_field(const pm_analysis *a, size_t off)
-{
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_profile *p = a->hosts[h].prof;
-        if (!p)
-            continue;
-        const char *s = (const char *)&p->info + off;
-        if (*s)
-            return s;
-    }
-    return "";
-}
-
 /* ---- images --------------------------------------------------------------- */
 
 typedef void (*draw_cb)(cairo_t *cr, double w, double h, const void *obj);
@@ -552,10 +539,10 @@ static void summary_page(doc *d)
     char buf[512], b2[128];
     text(d, MARGIN_X, d->y, 20, 1, "Job performance report");
     d->y += 30;
-    snprintf(buf, sizeof buf, "%s", info_field(a, offsetof(pm_profile_info, job_id)));
+    snprintf(buf, sizeof buf, "%s", pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     kv_row(d, "Job ID", buf[0] ? buf : "-");
-    kv_row(d, "User", or_dash(info_field(a, offsetof(pm_profile_info, user))));
-    kv_row(d, "Scheduler", or_dash(info_field(a, offsetof(pm_profile_info, scheduler))));
+    kv_row(d, "User", or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))));
+    kv_row(d, "Scheduler", or_dash(pm_analysis_info(a, offsetof(pm_profile_info, scheduler))));
     snprintf(buf, sizeof buf, "%zu", a->nhosts);
     kv_row(d, "Nodes", buf);
     utc(a->t_start, buf, sizeof buf);
@@ -572,7 +559,7 @@ static void summary_page(doc *d)
     kv_row(d, "Sampling interval", buf);
     snprintf(buf, sizeof buf, "%zu", total_samples(a));
     kv_row(d, "Samples analysed", buf);
-    const char *cmd = info_field(a, offsetof(pm_profile_info, command));
+    const char *cmd = pm_analysis_info(a, offsetof(pm_profile_info, command));
     if (*cmd)
         kv_row(d, "Command", cmd);
     d->y += 10;
@@ -1439,9 +1426,9 @@ static void set_info(doc *d)
     HPDF_SetInfoDateAttr(d->pdf, HPDF_INFO_MOD_DATE, date);
     char title[256];
     snprintf(title, sizeof title, "perfmon job report %s",
-             info_field(d->a, offsetof(pm_profile_info, job_id)));
+             pm_analysis_info(d->a, offsetof(pm_profile_info, job_id)));
     HPDF_SetInfoAttr(d->pdf, HPDF_INFO_TITLE, title);
-    HPDF_SetInfoAttr(d->pdf, HPDF_INFO_AUTHOR, info_field(d->a, offsetof(pm_profile_info, user)));
+    HPDF_SetInfoAttr(d->pdf, HPDF_INFO_AUTHOR, pm_analysis_info(d->a, offsetof(pm_profile_info, user)));
     HPDF_SetInfoAttr(d->pdf, HPDF_INFO_CREATOR, "perfmon-analyze " PM_VERSION);
     HPDF_SetInfoAttr(d->pdf, HPDF_INFO_SUBJECT, "Resource usage of a batch job");
 }
@@ -1487,8 +1474,8 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     char start[64];
     utc(a->t_start, start, sizeof start);
     snprintf(d->header, sizeof d->header, "Job %s  |  User %s  |  %zu node%s  |  Start %s",
-             or_dash(info_field(a, offsetof(pm_profile_info, job_id))),
-             or_dash(info_field(a, offsetof(pm_profile_info, user))), a->nhosts, a->nhosts == 1 ? "" : "s",
+             or_dash(pm_analysis_info(a, offsetof(pm_profile_info, job_id))),
+             or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))), a->nhosts, a->nhosts == 1 ? "" : "s",
              start);
 
     new_page(d);

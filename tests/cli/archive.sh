@@ -278,5 +278,13 @@ check "the CI example fails on the slowdown" [ $? -eq 1 ]
 check "and plots the slower entry" [ -s "$R/plots/solve.png" ]
 check "the files are archived" [ "$(ls "$R/archived" | wc -l)" -eq 11 ]
 
+# --- a perfmon statistics document files under its own job id ------------------
+mkdir -p "$T/jd" "$T/ja"
+$PM_BIN/perfmon-analyze "$PM_ROOT/fixtures/perfmon" --stats --json >"$T/jd/stats.json" 2>/dev/null
+$B add --db "$T/job.sqlite" --datadir "$T/jd" --archivedir "$T/ja" >"$T/out" 2>"$T/err"
+check "a stats document without --test is filed" [ $? -eq 0 ]
+$B list --db "$T/job.sqlite" >"$T/out" 2>&1
+check "under the job id its profiles recorded" has "$T/out" "synthetic"
+
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
 echo "all passed"
