@@ -496,6 +496,18 @@ static int perf_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     return 0;
 }
 
+/* A count (>= 0, scaled by multiplexing) to the nearest integer, saturated:
+ * rounding by hand keeps the sampler free of libm (llround), and the cast
+ * of a double at or beyond 2^64 would be undefined. */
+static uint64_t round_u64(double v)
+{
+    if (!(v > 0))
+        return 0;
+    if (v >= 18446744073709551616.0)
+        return UINT64_MAX;
+    return (uint64_t)(v + 0.5);
+}
+
 static int perf_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     (void)ctx;
@@ -535,7 +547,7 @@ static int perf_read(void *state, const pm_sctx *ctx, pm_sample *s)
         if (st->seen[i]) {
             v = st->sum[i] > e->last ? st->sum[i] : e->last;
             e->last = v;
-            pm_sample_u64(s, e->col_idx, (uint64_t)llround(v));
+            pm_sample_u64(s, e->col_idx, round_u64(v));
         }
         if (i >= NGENERIC)
             raw[i - NGENERIC] = v;
@@ -547,7 +559,7 @@ static int perf_read(void *state, const pm_sctx *ctx, pm_sample *s)
         if (v < st->dlast[d])
             v = st->dlast[d];
         st->dlast[d] = v;
-        pm_sample_u64(s, st->dcol[d], (uint64_t)llround(v));
+        pm_sample_u64(s, st->dcol[d], round_u64(v));
     }
     double counted = NAN;
     for (int g = 0; g < st->ngroups; g++)
