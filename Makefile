@@ -59,8 +59,10 @@ SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 EXAMPLE_BIN := $(BUILD)/examples/matmul-io
+SHIM := $(BUILD)/tests/clockstep.so
 
-.PHONY: all check test unit cli deps demo bench install uninstall clean valgrind format
+.PHONY: all check test unit cli deps demo bench install uninstall clean valgrind format \
+        check-slurm soak
 all: $(LIB) $(PROG_BIN) $(EXAMPLE_BIN)
 
 $(BUILD)/%.o: %.c
@@ -114,11 +116,27 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: all $(TEST_BIN)
+test: all $(TEST_BIN) $(SHIM)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
-valgrind: all $(TEST_BIN)
+valgrind: all $(TEST_BIN) $(SHIM)
 	@BUILD=$(BUILD) VALGRIND=1 tests/run.sh $(TEST_BIN)
+
+# An LD_PRELOAD shim that steps one process's wall clock (the sampler's
+# clock-step test); built without sanitizers, outside the library.
+$(SHIM): tests/shim/clockstep.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 $(WARN) -fPIC -shared $< -o $@ -ldl
+
+# A real SLURM on this machine (installs slurmd, slurmctld, munge) and the
+# sampler soak (SOAK_SECONDS, default an hour); neither is part of check.
+check-slurm: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/slurm/run.sh
+
+soak: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bench/soak.sh
 
 # --- demo and benchmarks -----------------------------------------------------
 demo: deps
