@@ -457,6 +457,13 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     }
     r->ctx.roots = r->roots;
     r->ctx.nroots = r->nroots;
+    /* In a SLURM job with nothing named to follow: the job's own steps on
+     * this node (how SKA perfmon found the "main step job"). */
+    const char *sjob = getenv("SLURM_JOB_ID");
+    if (!o->cmd && !o->npids && sjob && *sjob) {
+        r->ctx.slurm_job = sjob;
+        r->ctx.slurm_step = getenv("SLURM_STEP_ID");
+    }
     if (o->npids) {
         /* Follow processes of the monitored user, which may not be ours. */
         char path[32];
@@ -477,6 +484,9 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
         snprintf(r->info.job_id, sizeof r->info.job_id, "%s", o->job_id);
     snprintf(r->info.sampler, sizeof r->info.sampler, "perfmon-sample %s", PM_VERSION);
     join_cmdline(o, r->info.command, sizeof r->info.command);
+    if (r->ctx.slurm_job)
+        snprintf(r->info.command, sizeof r->info.command, "SLURM job %s: its steps on this node",
+                 r->ctx.slurm_job);
     r->info.interval_ns = o->interval_ns;
     r->info.sampler_pid = getpid();
 
@@ -561,9 +571,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
         free(r);
         return rc == PM_ENOENT && o->cmd ? 127 : 2;
     }
-    for (size_t i = 0; i < r->nsrc; i++)
+    for (size_t i = 0; i < r->nsrc; i++) {
         if (r->src[i] == &pm_source_proctree && r->nroots)
             note(r, "following %zu process tree(s), root pid %d", r->nroots, (int)r->roots[0]);
+        else if (r->src[i] == &pm_source_proctree && r->ctx.slurm_job)
+            note(r, "following the processes of SLURM job %s on this node (steps other than "
+                 "%s)", r->ctx.slurm_job, r->ctx.slurm_step ? r->ctx.slurm_step : "none");
+    }
 
     const int64_t iv = o->interval_ns;
     const int64_t start = r->info.start_mono_ns;
