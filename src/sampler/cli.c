@@ -37,7 +37,8 @@ static const char usage_text[] =
     "  -V, --version           show the version and exit\n"
     "\n"
     "Exit status: CMD's status with -- CMD (127 if it cannot be run); otherwise 0,\n"
-    "1 when recording failed (e.g. disk full), 2 for bad options or an unusable DIR.\n"
+    "1 when samples were not recorded (e.g. disk full; retried), 2 for bad options or\n"
+    "an unusable DIR.\n"
     "See perfmon-sample(1) and docs/format.md.\n";
 
 static int parse_seconds(const char *opt, const char *arg, int64_t min_ns, int64_t *out,

@@ -37,7 +37,7 @@ check "no directory exits 2" [ $? -eq 2 ]
 # A sampled job that marks its phases (PERFMON_DIR instead of -o for two).
 J="$T/job"
 mkdir "$J"
-M="$PM_BIN/perfmon-sample mark --host node-1"
+M="${PM_WRAP:-} $PM_BIN/perfmon-sample mark --host node-1"
 $S -o "$J" -i 0.1 --host node-1 --job-id phases-1 -- sh -c "
     $M -o '$J' setup start
     sleep 0.4
