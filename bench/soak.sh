@@ -14,6 +14,8 @@
 #        alive at the moment of the reading; a leak grows without bound);
 #   missed deadlines: at most 0.5 % of the deadlines (SOAK_MISSED_PCT);
 #   samples recorded + missed within 1 % (at least 20) of duration / interval.
+# The 1-minute load average is printed with each reading: missed and late
+# samples mean little on a machine whose cores are oversubscribed.
 # Not part of `make check`: it runs for an hour.
 set -eu
 BUILD=${BUILD:-build/release}
@@ -37,7 +39,7 @@ echo "   (each sleeps 0.1 s and exits: about 40 processes created and reaped per
     done' &
 spid=$!
 echo "   sampler pid $spid; readings every ${EVERY} s"
-printf '   %8s %10s %6s %8s\n' "t [s]" "RSS [KiB]" "fds" "forks"
+printf '   %8s %10s %6s %8s %6s\n' "t [s]" "RSS [KiB]" "fds" "forks" "load1"
 : >"$TMP/readings"
 t=0
 forks0=$(awk '/^processes/ {print $2}' /proc/stat)
@@ -46,7 +48,8 @@ while kill -0 "$spid" 2>/dev/null; do
     fds=$(ls "/proc/$spid/fd" 2>/dev/null | wc -l)
     forks=$(( $(awk '/^processes/ {print $2}' /proc/stat) - forks0 ))
     if [ -n "$rss" ]; then
-        printf '   %8d %10d %6d %8d\n' "$t" "$rss" "$fds" "$forks"
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        printf '   %8d %10d %6d %8d %6s\n' "$t" "$rss" "$fds" "$forks" "$load"
         echo "$t $rss $fds" >>"$TMP/readings"
     fi
     sleep "$EVERY"
