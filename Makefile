@@ -34,7 +34,7 @@ CFLAGS   += -std=gnu11 $(OPT) $(WARN) -fPIC -pthread
 LDFLAGS  += $(SANLD) -pthread
 
 DEB_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
-            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev
+            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev valgrind
 
 # External libraries, resolved only when something needs them (so that
 # `make deps` works before they exist).
@@ -119,7 +119,8 @@ check: deps
 test: all $(TEST_BIN) $(SHIM)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
-valgrind: all $(TEST_BIN) $(SHIM)
+valgrind: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(SHIM)
 	@BUILD=$(BUILD) VALGRIND=1 tests/run.sh $(TEST_BIN)
 
 # An LD_PRELOAD shim that steps one process's wall clock (the sampler's
