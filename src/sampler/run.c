@@ -56,7 +56,7 @@ typedef struct run {
     size_t nw;
     int writing;          /* 0 after a write failure: suspended until a retry works */
     int64_t retry_at;     /* while suspended: when to try writing again */
-    int64_t backoff_ns;   /* and the wait after that, doubling up to a minute */
+    int64_t backoff_ns;   /* and the wait after that, doubling up to 10 s */
     uint64_t lost;        /* samples not recorded in the current outage */
     uint64_t lost_total;
     pid_t roots[PM_MAX_PIDS];
