@@ -37,7 +37,7 @@ LDFLAGS  += $(SANLD) -pthread
 
 DEB_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
             libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev \
-            libsqlite3-dev libpq-dev postgresql gnuplot-nox
+            libsqlite3-dev libpq-dev postgresql gnuplot-nox valgrind
 
 # External libraries, resolved only when something needs them (so that
 # `make deps` works before they exist).
@@ -70,8 +70,10 @@ FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/replay_%)
 
+SHIM := $(BUILD)/tests/clockstep.so
+
 .PHONY: all check test unit cli deps demo bench install uninstall clean valgrind format fuzz fuzz-ci \
-        fuzz-build fuzz-merge
+        fuzz-build fuzz-merge check-slurm soak
 all: $(LIB) $(PROG_BIN) $(EXAMPLE_BIN)
 
 $(BUILD)/%.o: %.c
@@ -141,10 +143,11 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN)
+test: all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
-valgrind: all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN)
+valgrind: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM)
 	@BUILD=$(BUILD) VALGRIND=1 tests/run.sh $(TEST_BIN)
 
 # --- fuzzing (docs/testing.md, "Fuzzing") -----------------------------------
@@ -201,6 +204,22 @@ fuzz-merge: fuzz-build
 	@for n in $(FUZZ_NAMES); do mkdir -p fixtures/fuzz/$$n $(FUZZ_BUILD)/corpus/$$n; \
 	  $(FUZZ_BUILD)/fuzz_$$n -merge=1 fixtures/fuzz/$$n $(FUZZ_BUILD)/corpus/$$n 2>&1 | \
 	  grep -E '^MERGE-OUTER: [0-9]+ new files' | sed "s/^/$$n: /"; done
+
+# An LD_PRELOAD shim that steps one process's wall clock (the sampler's
+# clock-step test); built without sanitizers, outside the library.
+$(SHIM): tests/shim/clockstep.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 $(WARN) -fPIC -shared $< -o $@ -ldl
+
+# A real SLURM on this machine (installs slurmd, slurmctld, munge) and the
+# sampler soak (SOAK_SECONDS, default an hour); neither is part of check.
+check-slurm: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/slurm/run.sh
+
+soak: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bench/soak.sh
 
 # --- demo and benchmarks -----------------------------------------------------
 demo: deps

@@ -77,6 +77,8 @@ typedef struct pm_sctx {
     size_t nroots;
     uid_t uid;              /* only descendants of this user are followed... */
     int any_uid;            /* ...unless set: the whole tree, whoever owns it */
+    const char *slurm_job;  /* not NULL: follow this SLURM job's steps on the node */
+    const char *slurm_step; /* the sampler's own step, left out (may be NULL) */
     long clk_tck;           /* USER_HZ of /proc/[pid]/stat and /proc/stat */
     long page_size;
     int64_t now_mono_ns;    /* time of the sample being taken */

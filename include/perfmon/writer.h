@@ -4,6 +4,8 @@
  * record in one write(2), so a crash loses at most the sample being
  * written, and a reader detects that torn record by its length and CRC.
  * pm_writer_sync() makes everything written so far durable (fdatasync).
+ * A record whose write fails part way is cut off again (ftruncate), so the
+ * file always ends with a complete record and writing may resume later.
  */
 #ifndef PERFMON_WRITER_H
 #define PERFMON_WRITER_H
@@ -36,6 +38,12 @@ const char *pm_writer_path(const pm_writer *w);
  * once it was removed or renamed away, so that writing on would lose
  * everything. */
 int pm_writer_check_linked(pm_writer *w, pm_error *err) PM_WUR;
+
+/* After pm_writer_check_linked() failed: create the file again at its
+ * path (the directory must exist; O_EXCL) with everything written so far,
+ * read back from the open unlinked file, and go on writing there.  On
+ * failure the writer is unchanged and no partial file is left. */
+int pm_writer_restore(pm_writer *w, pm_error *err) PM_WUR;
 
 /* Sync and close; frees w even on error.  NULL is a no-op. */
 int pm_writer_close(pm_writer *w, pm_error *err);

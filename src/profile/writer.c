@@ -19,9 +19,10 @@
 #include "perfmon/mem.h"
 
 struct pm_writer {
-    int fd;
+    int fd;               /* read-write, so that pm_writer_restore can copy it */
     int format;
     char *path;
+    off_t size;           /* bytes of complete records written */
     size_t ncols;
     pm_column *cols;
     unsigned char *rec;   /* binary sample record scratch */
@@ -34,11 +35,19 @@ size_t pm_bin_sample_size(size_t ncols)
     return PM_REC_HEAD + 16 + (ncols + 7) / 8 + 8 * ncols + PM_REC_TAIL;
 }
 
+/* A record goes out whole or not at all: when a write fails part way (a
+ * full disk takes what fits), the file is cut back to its last complete
+ * record, so it stays well-formed and a later record follows cleanly. */
 static int write_checked(pm_writer *w, const void *buf, size_t len, pm_error *err)
 {
     int rc = pm_write_all(w->fd, buf, len);
-    if (rc != 0)
+    if (rc != 0) {
+        if (ftruncate(w->fd, w->size) != 0)
+            return pm_error_sys(err, PM_EIO, -rc, "%s: write failed, and a torn record is left",
+                                w->path);
         return pm_error_sys(err, PM_EIO, -rc, "%s: write failed", w->path);
+    }
+    w->size += (off_t)len;
     return 0;
 }
 
@@ -239,7 +248,7 @@ int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profi
     }
     if (ncols)
         memcpy(w->cols, cols, ncols * sizeof *cols);
-    w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         int e = errno;
         pm_writer_close(w, NULL);
@@ -369,6 +378,43 @@ int pm_writer_check_linked(pm_writer *w, pm_error *err)
         return pm_error_sys(err, PM_EIO, errno, "%s: fstat failed", w->path);
     if (st.st_nlink == 0)
         return pm_error_set(err, PM_EIO, "%s: the file was removed", w->path);
+    return 0;
+}
+
+int pm_writer_restore(pm_writer *w, pm_error *err)
+{
+    int fd = open(w->path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create it again", w->path);
+    static const size_t chunk = 64 * 1024;
+    unsigned char *buf = malloc(chunk);
+    if (!buf) {
+        unlink(w->path);
+        close(fd);
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", w->path);
+    }
+    int rc = 0;
+    for (off_t at = 0; at < w->size && rc == 0;) {
+        size_t want = (size_t)(w->size - at) < chunk ? (size_t)(w->size - at) : chunk;
+        ssize_t n = pread(w->fd, buf, want, at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = pm_error_sys(err, PM_EIO, n < 0 ? errno : EIO, "%s: cannot read back", w->path);
+        else if ((rc = pm_write_all(fd, buf, (size_t)n)) != 0)
+            rc = pm_error_sys(err, PM_EIO, -rc, "%s: write failed", w->path);
+        else
+            at += n;
+    }
+    free(buf);
+    if (rc != 0) {
+        /* A partial copy would look like a complete profile: remove it. */
+        unlink(w->path);
+        close(fd);
+        return rc;
+    }
+    close(w->fd);
+    w->fd = fd;
     return 0;
 }
 

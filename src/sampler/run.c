@@ -54,7 +54,11 @@ typedef struct run {
     pm_sample sample;
     pm_writer *w[2];
     size_t nw;
-    int writing;          /* 0 after a write failure: recording stopped */
+    int writing;          /* 0 after a write failure: suspended until a retry works */
+    int64_t retry_at;     /* while suspended: when to try writing again */
+    int64_t backoff_ns;   /* and the wait after that, doubling up to 10 s */
+    uint64_t lost;        /* samples not recorded in the current outage */
+    uint64_t lost_total;
     pid_t roots[PM_MAX_PIDS];
     size_t nroots;
     pid_t child;
@@ -120,13 +124,80 @@ static void note(run *r, const char *fmt, ...)
     }
 }
 
-static void stop_writing(run *r, const pm_error *err)
+/* A write, sync or restore failed: suspend recording.  The first failure
+ * is reported; retries follow at growing intervals (1 s doubling up to 10 s),
+ * so a disk that fills up and is cleaned again only leaves a gap. */
+static void suspend(run *r, const pm_error *err)
 {
-    if (!r->writing)
+    if (r->writing) {
+        r->writing = 0;
+        r->backoff_ns = PM_NS_PER_S;
+        r->lost = 0;
+        fprintf(stderr, "perfmon-sample[%s]: error: %s; samples are not recorded until writing "
+                "works again (retried at growing intervals up to 10 s); the profile stays "
+                "readable up to the last complete sample\n", r->info.host, err->msg);
+    } else {
+        pm_log(PM_LOG_INFO, "retry failed: %s", err->msg);
+        r->backoff_ns = r->backoff_ns * 2 > 10 * PM_NS_PER_S ? 10 * PM_NS_PER_S
+                                                              : r->backoff_ns * 2;
+    }
+    r->retry_at = pm_mono_ns() + r->backoff_ns;
+}
+
+/* A write worked again after an outage: say so once, in the profile too. */
+static void resume(run *r)
+{
+    if (r->writing)
         return;
-    r->writing = 0;
-    fprintf(stderr, "perfmon-sample[%s]: error: %s; recording stopped, the profile stays "
-            "readable up to the last complete sample\n", r->info.host, err->msg);
+    char msg[160];
+    snprintf(msg, sizeof msg, "recording resumed after a write error; %llu samples were not "
+             "recorded", (unsigned long long)r->lost);
+    for (size_t i = 0; i < r->nw; i++) {
+        pm_error err;
+        if (pm_writer_note(r->w[i], msg, &err) != 0) {
+            suspend(r, &err);
+            return;
+        }
+    }
+    r->writing = 1;
+    r->lost = 0;
+    fprintf(stderr, "perfmon-sample[%s]: %s\n", r->info.host, msg);
+}
+
+/* An output file that was removed (alone or with its directory) would
+ * swallow every later sample: create the directory and the file again
+ * with everything recorded so far. */
+static int restore_removed(run *r, pm_error *err)
+{
+    for (size_t i = 0; i < r->nw; i++) {
+        if (pm_writer_check_linked(r->w[i], err) == 0)
+            continue;
+        int rc = mkdir_p(r->o->out_dir, err);
+        if (rc == 0)
+            rc = pm_writer_restore(r->w[i], err);
+        if (rc != 0)
+            return rc;
+        fprintf(stderr, "perfmon-sample[%s]: warning: %s was removed; created again with "
+                "everything recorded so far\n", r->info.host, pm_writer_path(r->w[i]));
+        note(r, "%s was removed and created again", pm_writer_path(r->w[i]));
+    }
+    return 0;
+}
+
+/* May the caller write now?  While suspended only when a retry is due,
+ * and then removed files are restored first. */
+static int write_due(run *r)
+{
+    if (r->writing)
+        return 1;
+    if (pm_mono_ns() < r->retry_at)
+        return 0;
+    pm_error err;
+    if (restore_removed(r, &err) != 0) {
+        suspend(r, &err);
+        return 0;
+    }
+    return 1;
 }
 
 /* Open sources; an essential one that fails is fatal. */
@@ -218,13 +289,21 @@ static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
     pm_sample_f64(s, r->col_cpu, (double)pm_self_cpu_ns() / 1e9);
     pm_sample_u64(s, r->col_rss, self_rss(&r->ctx, &r->fd_statm));
     pm_sample_f64(s, r->col_dur, (double)(pm_mono_ns() - t0) / 1e9);
-    for (size_t i = 0; i < r->nw && r->writing; i++) {
+    int ok = write_due(r);
+    for (size_t i = 0; i < r->nw && ok; i++) {
         pm_error err;
-        if (pm_writer_sample(r->w[i], s->mono_ns, s->wall_ns, s->v, s->present, &err) != 0)
-            stop_writing(r, &err);
+        if (pm_writer_sample(r->w[i], s->mono_ns, s->wall_ns, s->v, s->present, &err) != 0) {
+            suspend(r, &err);
+            ok = 0;
+        }
     }
-    if (r->writing)
+    if (ok) {
         r->end.samples++;
+        resume(r);
+    } else {
+        r->lost++;
+        r->lost_total++;
+    }
 }
 
 static int ipc_finished(const char *path)
@@ -378,6 +457,13 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     }
     r->ctx.roots = r->roots;
     r->ctx.nroots = r->nroots;
+    /* In a SLURM job with nothing named to follow: the job's own steps on
+     * this node (how SKA perfmon found the "main step job"). */
+    const char *sjob = getenv("SLURM_JOB_ID");
+    if (!o->cmd && !o->npids && sjob && *sjob) {
+        r->ctx.slurm_job = sjob;
+        r->ctx.slurm_step = getenv("SLURM_STEP_ID");
+    }
     if (o->npids) {
         /* Follow processes of the monitored user, which may not be ours. */
         char path[32];
@@ -398,6 +484,9 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
         snprintf(r->info.job_id, sizeof r->info.job_id, "%s", o->job_id);
     snprintf(r->info.sampler, sizeof r->info.sampler, "perfmon-sample %s", PM_VERSION);
     join_cmdline(o, r->info.command, sizeof r->info.command);
+    if (r->ctx.slurm_job)
+        snprintf(r->info.command, sizeof r->info.command, "SLURM job %s: its steps on this node",
+                 r->ctx.slurm_job);
     r->info.interval_ns = o->interval_ns;
     r->info.sampler_pid = getpid();
 
@@ -482,9 +571,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
         free(r);
         return rc == PM_ENOENT && o->cmd ? 127 : 2;
     }
-    for (size_t i = 0; i < r->nsrc; i++)
+    for (size_t i = 0; i < r->nsrc; i++) {
         if (r->src[i] == &pm_source_proctree && r->nroots)
             note(r, "following %zu process tree(s), root pid %d", r->nroots, (int)r->roots[0]);
+        else if (r->src[i] == &pm_source_proctree && r->ctx.slurm_job)
+            note(r, "following the processes of SLURM job %s on this node (steps other than "
+                 "%s)", r->ctx.slurm_job, r->ctx.slurm_step ? r->ctx.slurm_step : "none");
+    }
 
     const int64_t iv = o->interval_ns;
     const int64_t start = r->info.start_mono_ns;
@@ -506,15 +599,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
         int64_t now = pm_mono_ns();
         if (r->writing && now - last_sync >= o->checkpoint_ns) {
             for (size_t i = 0; i < r->nw; i++)
-                if (pm_writer_sync(r->w[i], &err) != 0)
-                    stop_writing(r, &err);
+                if (r->writing && pm_writer_sync(r->w[i], &err) != 0)
+                    suspend(r, &err);
             last_sync = now;
         }
         if (r->writing && now - last_link_check >= PM_NS_PER_S) {
-            /* A removed output file would swallow every later sample. */
-            for (size_t i = 0; i < r->nw && r->writing; i++)
-                if (pm_writer_check_linked(r->w[i], &err) != 0)
-                    stop_writing(r, &err);
+            if (restore_removed(r, &err) != 0)
+                suspend(r, &err);
             last_link_check = now;
         }
         if (!o->cmd && ipc_finished(o->ipc_file)) {
@@ -594,18 +685,24 @@ int pm_sampler_run(const pm_sampler_opts *o)
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r->end.self_maxrss_kb = (uint64_t)ru.ru_maxrss;
     snprintf(r->end.reason, sizeof r->end.reason, "%s", reason);
-    int failed = !r->writing;
-    if (r->writing)
-        for (size_t i = 0; i < r->nw; i++)
-            if (pm_writer_check_linked(r->w[i], &err) != 0) {
-                stop_writing(r, &err);
-                failed = 1;
-            }
+    /* One last try for the end record, whatever the back-off says. */
+    r->retry_at = 0;
+    int failed = 0;
+    int due = write_due(r);
+    if (due && r->writing && restore_removed(r, &err) != 0) {
+        suspend(r, &err);
+        due = 0;
+    }
+    if (due)
+        resume(r);
     for (size_t i = 0; i < r->nw && r->writing; i++)
-        if (pm_writer_end(r->w[i], &r->end, &err) != 0) {
-            stop_writing(r, &err);
-            failed = 1;
-        }
+        if (pm_writer_end(r->w[i], &r->end, &err) != 0)
+            suspend(r, &err);
+    if (!r->writing || r->lost_total)
+        failed = 1;
+    if (r->lost_total)
+        fprintf(stderr, "perfmon-sample[%s]: %llu samples were not recorded because of write "
+                "errors\n", r->info.host, (unsigned long long)r->lost_total);
     pm_log(PM_LOG_INFO, "%llu samples, %llu late, %llu missed; stopped: %s",
            (unsigned long long)r->end.samples, (unsigned long long)r->end.late,
            (unsigned long long)missed, reason);

@@ -1,5 +1,8 @@
 /* Process-tree source: the monitored processes and all their descendants
  * (of the same user unless ctx->any_uid), re-discovered every sample.
+ * In a SLURM job (ctx->slurm_job) the roots are the children of the job's
+ * step daemons on this node, each titled "slurmstepd: [JOB.STEP]" (STEP
+ * a number, batch, extern or interactive), except the sampler's own step.
  *
  * Discovery reads the parent of each process once, when its pid first
  * appears in /proc, and remembers whether it belongs to the tree: a
@@ -31,7 +34,8 @@
 #include "perfmon/proctree.h"
 #include "perfmon/source.h"
 
-enum { UNKNOWN = 0, TREE = 1, OTHER = 2 };
+/* STEPD: a slurmstepd of the followed job; not a member, its children are. */
+enum { UNKNOWN = 0, TREE = 1, OTHER = 2, STEPD = 3 };
 
 enum { F_STAT, F_SCHED, F_STATM, F_IO, F_SMAPS, F_FDDIR, NFILES };
 static const char *const file_name[NFILES] = {"stat", "schedstat", "statm", "io", "smaps_rollup",
@@ -47,6 +51,7 @@ typedef struct pent {
     int32_t ppid;
     uint8_t state;
     uint8_t carried;  /* copied into the next table */
+    uint8_t recheck;  /* verdict provisional: classify afresh at the next listing */
     uint8_t cached;   /* the values below are valid */
     int fd[NFILES];   /* kept descriptors, -1 when closed */
     /* What the last full read found.  A process that has not been on a
@@ -142,17 +147,23 @@ static int is_root(const pm_sctx *ctx, int32_t pid)
     return 0;
 }
 
-/* Field 4 (ppid) of /proc/<pid>/stat; the name in field 2 may contain
- * spaces and parentheses, so parsing starts after the last ')'. */
-static int read_ppid(int procfd, int32_t pid, int32_t *ppid)
+/* Fields 2 (comm, into comm[cap]) and 4 (ppid) of /proc/<pid>/stat; the
+ * name may contain spaces and parentheses, so it ends at the last ')'. */
+static int read_ppid(int procfd, int32_t pid, int32_t *ppid, char *comm, size_t cap)
 {
     char path[32], buf[1024];
     snprintf(path, sizeof path, "%d/stat", (int)pid);
     if (pm_read_small(procfd, path, buf, sizeof buf, NULL) <= 0)
         return -1;
     const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ')
+    const char *open = strchr(buf, '(');
+    if (!p || p[1] != ' ' || !open || open > p)
         return -1;
+    size_t len = (size_t)(p - open - 1);
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(comm, open + 1, len);
+    comm[len] = '\0';
     p += 2;
     if (!*p || p[1] != ' ') /* state letter */
         return -1;
@@ -162,6 +173,35 @@ static int read_ppid(int procfd, int32_t pid, int32_t *ppid)
         return -1;
     *ppid = (int32_t)v;
     return 0;
+}
+
+/* Is pid (named comm) a step daemon of the followed SLURM job, other than
+ * the sampler's own step?  1 yes, 0 no, -1 not yet known: a slurmstepd
+ * that has not yet set its title (it does so early, before starting any
+ * task), to be looked at again. */
+static int slurm_stepd(const pm_sctx *ctx, int32_t pid, const char *comm)
+{
+    static const char pre[] = "slurmstepd: [";
+    if (strcmp(comm, "slurmstepd") != 0)
+        return 0;
+    char path[32], buf[160];
+    snprintf(path, sizeof path, "%d/cmdline", (int)pid);
+    if (pm_read_small(ctx->proc_fd, path, buf, sizeof buf, NULL) <= 0)
+        return 0;
+    if (strncmp(buf, pre, sizeof pre - 1) != 0)
+        return -1;
+    const char *job = buf + sizeof pre - 1;
+    const char *dot = strchr(job, '.');
+    const char *end = dot ? strchr(dot, ']') : NULL;
+    if (!end)
+        return 0;
+    size_t jl = (size_t)(dot - job), sl = (size_t)(end - dot - 1);
+    if (jl != strlen(ctx->slurm_job) || memcmp(job, ctx->slurm_job, jl) != 0)
+        return 0;
+    if (ctx->slurm_step && sl == strlen(ctx->slurm_step) &&
+        memcmp(dot + 1, ctx->slurm_step, sl) == 0)
+        return 0;
+    return 1;
 }
 
 static int proc_uid_ok(const pm_sctx *ctx, int32_t pid)
@@ -176,7 +216,7 @@ static int proc_uid_ok(const pm_sctx *ctx, int32_t pid)
 
 static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
 {
-    if (ctx->nroots == 0)
+    if (ctx->nroots == 0 && !ctx->slurm_job)
         return pm_error_set(err, PM_ENOENT, "no process to follow (system-wide sampling)");
     tree_state *st = calloc(1, sizeof *st);
     if (!st)
@@ -258,6 +298,7 @@ static int push_pending(tree_state *st, int32_t pid)
 static int discover(tree_state *st, const pm_sctx *ctx)
 {
     /* One pass over /proc collects the pids; then the table is sized. */
+    const int32_t self = (int32_t)getpid();
     struct dirent *e;
     size_t count = 0;
     rewinddir(st->proc);
@@ -283,7 +324,7 @@ static int discover(tree_state *st, const pm_sctx *ctx)
         int32_t pid = st->listing[li];
         pent *old = tab_find(&st->tab, pid);
         pent *n = tab_insert(&st->next, pid);
-        if (old && old->state != UNKNOWN) {
+        if (old && old->state != UNKNOWN && !old->recheck) {
             *n = *old;
             n->carried = 0;
             old->carried = 1;
@@ -292,8 +333,18 @@ static int discover(tree_state *st, const pm_sctx *ctx)
         if (old)
             close_files(st, old);
         n->state = UNKNOWN;
-        if (read_ppid(ctx->proc_fd, pid, &n->ppid) != 0)
+        n->recheck = 0;
+        char comm[32];
+        if (read_ppid(ctx->proc_fd, pid, &n->ppid, comm, sizeof comm) != 0)
             continue; /* vanished or unreadable: stays UNKNOWN, decided next time */
+        if (ctx->slurm_job) {
+            int v = pid == self ? 0 : slurm_stepd(ctx, pid, comm);
+            if (v != 0 || pid == self) {
+                n->state = v > 0 ? STEPD : OTHER;
+                n->recheck = v < 0;
+                continue;
+            }
+        }
         if (push_pending(st, pid) != 0)
             return -ENOMEM;
     }
@@ -313,7 +364,8 @@ static int discover(tree_state *st, const pm_sctx *ctx)
             pent *par = n->ppid > 0 ? tab_find(&st->next, n->ppid) : NULL;
             if (par && par->state == UNKNOWN)
                 continue;
-            if (par && par->state == TREE && (ctx->any_uid || proc_uid_ok(ctx, n->pid)))
+            if (par && (par->state == TREE || par->state == STEPD) &&
+                (ctx->any_uid || proc_uid_ok(ctx, n->pid)))
                 n->state = TREE;
             else
                 n->state = OTHER;
@@ -322,7 +374,7 @@ static int discover(tree_state *st, const pm_sctx *ctx)
     }
     st->npending_unknown = 0;
     for (size_t i = 0; i < st->next.cap; i++)
-        if (st->next.e[i].pid && st->next.e[i].state == UNKNOWN)
+        if (st->next.e[i].pid && (st->next.e[i].state == UNKNOWN || st->next.e[i].recheck))
             st->npending_unknown = 1;
     /* Whatever is left waits on an unreadable parent: not ours. */
     for (size_t i = 0; i < st->npending; i++) {
@@ -655,8 +707,9 @@ int pm_proctree_members(const pm_sctx *ctx, size_t max, pid_t **out, size_t *n)
     while ((e = readdir(d)) != NULL) {
         uint64_t v;
         int32_t pp;
+        char comm[32];
         if (pm_parse_u64(e->d_name, &v) != 0 || v == 0 || v > INT32_MAX ||
-            read_ppid(ctx->proc_fd, (int32_t)v, &pp) != 0)
+            read_ppid(ctx->proc_fd, (int32_t)v, &pp, comm, sizeof comm) != 0)
             continue;
         if (np == cap) {
             size_t nc = cap ? cap * 2 : 1024;

@@ -40,7 +40,7 @@ for k, h in enumerate(hosts):
     d[h] = o
 json.dump(d, open(sys.argv[1], "w"), indent=4)
 PY
-"$PM_BIN/perfmon-analyze" --compat=ska --stats --json -q "$T/cpu_metrics.json" >"$T/out.json" || {
+${PM_WRAP:-} "$PM_BIN/perfmon-analyze" --compat=ska --stats --json -q "$T/cpu_metrics.json" >"$T/out.json" || {
     echo "FAIL  perfmon-analyze exited $?"; exit 1; }
 python3 - "$T/cpu_metrics.json" "$T/out.json" <<'PY'
 import json, math, sys

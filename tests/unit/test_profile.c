@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -187,6 +189,145 @@ static void torn(int format)
     free(dir);
 }
 
+static void sample_i(pm_writer *w, size_t i, int *rc)
+{
+    pm_value v[NCOLS];
+    uint8_t present[1] = {0x7};
+    pm_error err;
+    v[0].f = (double)i / 2.0;
+    v[1].u = 1000 * i;
+    v[2].u = (uint64_t)i * 1000000000ull;
+    if (i % 3 == 0)
+        present[0] &= (uint8_t)~1u;
+    *rc = pm_writer_sample(w, 5000000000LL + (int64_t)i * 200000000LL,
+                           1700000000123456000LL + (int64_t)i * 200000000LL, v, present, &err);
+}
+
+/* The output file is removed while it is written: restore creates it again
+ * with everything written so far, and writing goes on there. */
+static void removed(int format)
+{
+    char *dir = strdup(pm_test_tmpdir());
+    char path[512];
+    snprintf(path, sizeof path, "%s/p.pmp", dir);
+    pm_profile_info in;
+    fill_info(&in);
+    pm_writer *w;
+    pm_error err;
+    int rc;
+    assert_int_equal(pm_writer_open(&w, path, format, &in, cols, NCOLS,
+                                    "{\"cpu\":{\"threads\":8}}", &err),
+                     0);
+    for (size_t i = 0; i < 20; i++) {
+        sample_i(w, i, &rc);
+        assert_int_equal(rc, 0);
+    }
+    assert_int_equal(pm_writer_check_linked(w, &err), 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_not_equal(pm_writer_check_linked(w, &err), 0);
+    assert_non_null(strstr(err.msg, "removed"));
+    /* A file of the same name in the way: refused, nothing changed. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_not_equal(pm_writer_restore(w, &err), 0);
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(pm_writer_restore(w, &err), 0);
+    assert_int_equal(pm_writer_check_linked(w, &err), 0);
+    for (size_t i = 20; i < 30; i++) {
+        sample_i(w, i, &rc);
+        assert_int_equal(rc, 0);
+    }
+    assert_int_equal(pm_writer_note(w, "source rapl absent: test", &err), 0);
+    assert_int_equal(pm_writer_close(w, &err), 0);
+    pm_profile *p;
+    assert_int_equal(pm_profile_read(path, &p, &err), 0);
+    check_profile(p, 30);
+    assert_int_equal(p->nwarnings, 0);
+    pm_profile_free(p);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+static void test_removed_bin(void **state)
+{
+    (void)state;
+    removed(PM_FMT_BIN);
+}
+
+static void test_removed_jsonl(void **state)
+{
+    (void)state;
+    removed(PM_FMT_JSONL);
+}
+
+/* A write that fails part way (here the file size limit, as a full disk
+ * would) leaves no torn record: the file ends with the last complete one,
+ * and writing resumes cleanly once there is room again. */
+static void partial_write(int format)
+{
+    char *dir = strdup(pm_test_tmpdir());
+    char path[512];
+    snprintf(path, sizeof path, "%s/p.pmp", dir);
+    pm_profile_info in;
+    fill_info(&in);
+    pm_writer *w;
+    pm_error err;
+    int rc = 0;
+    assert_int_equal(pm_writer_open(&w, path, format, &in, cols, NCOLS,
+                                    "{\"cpu\":{\"threads\":8}}", &err),
+                     0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = (rlim_t)st.st_size + 1000; /* not a whole number of records */
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    size_t i = 0;
+    for (; i < 1000; i++) {
+        sample_i(w, i, &rc);
+        if (rc != 0)
+            break;
+    }
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    assert_int_not_equal(rc, 0);
+    assert_true(i > 0 && i < 1000);
+    pm_profile *p;
+    assert_int_equal(pm_profile_read(path, &p, &err), 0);
+    assert_int_equal(p->n, i);
+    assert_int_equal(p->nwarnings, 0);
+    pm_profile_free(p);
+    /* Room again: the failed sample and the rest follow. */
+    for (; i < 40; i++) {
+        sample_i(w, i, &rc);
+        assert_int_equal(rc, 0);
+    }
+    assert_int_equal(pm_writer_note(w, "source rapl absent: test", &err), 0);
+    assert_int_equal(pm_writer_close(w, &err), 0);
+    assert_int_equal(pm_profile_read(path, &p, &err), 0);
+    check_profile(p, 40);
+    assert_int_equal(p->nwarnings, 0);
+    pm_profile_free(p);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+static void test_partial_write_bin(void **state)
+{
+    (void)state;
+    partial_write(PM_FMT_BIN);
+}
+
+static void test_partial_write_jsonl(void **state)
+{
+    (void)state;
+    partial_write(PM_FMT_JSONL);
+}
+
 static void test_torn_bin(void **state)
 {
     (void)state;
@@ -342,6 +483,8 @@ int main(void)
         cmocka_unit_test(test_torn_bin),          cmocka_unit_test(test_torn_jsonl),
         cmocka_unit_test(test_damaged_middle_bin), cmocka_unit_test(test_bad_headers),
         cmocka_unit_test(test_bad_field_length),  cmocka_unit_test(test_big_profile_block),
+        cmocka_unit_test(test_removed_bin),       cmocka_unit_test(test_removed_jsonl),
+        cmocka_unit_test(test_partial_write_bin), cmocka_unit_test(test_partial_write_jsonl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

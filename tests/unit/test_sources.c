@@ -61,6 +61,9 @@ static void fixture_root(char *out, size_t cap, const char *node)
     snprintf(out, cap, "%s/nodes/%s", pm_test_fixtures(), node);
 }
 
+/* The SLURM job (and the sampler's own step) h_open puts in the context. */
+static const char *h_slurm_job, *h_slurm_step;
+
 /* Open a context on root/proc and root/sys with deterministic clock tick
  * and page size, then open src on it.  Returns the source's open() code;
  * on success the sample is sized to the schema. */
@@ -81,6 +84,8 @@ static int h_open(harness *h, const pm_source *src, const char *root, const pid_
         h->roots[i] = roots[i];
     h->ctx.roots = h->roots;
     h->ctx.nroots = nroots;
+    h->ctx.slurm_job = h_slurm_job;
+    h->ctx.slurm_step = h_slurm_step;
     pm_schema_init(&h->schema);
     h->src = src;
     h->open_rc = src->open(&h->ctx, &h->schema, &h->state, &h->err);
@@ -1243,6 +1248,65 @@ static void test_proctree_cpu_percent_and_churn(void **state)
     drop_copy(root);
 }
 
+/* A process with a stat line and a command line (argv joined by NULs). */
+static void fake_proc(const char *root, int pid, const char *comm, int ppid, const char *cmdline)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "proc/%d", pid);
+    make_dir(root, rel);
+    write_stat(root, pid, comm, ppid, 100, 50, 0, 0, 1, 1000000, 100);
+    snprintf(rel, sizeof rel, "proc/%d/cmdline", pid);
+    write_file(root, rel, "%s", cmdline);
+}
+
+/* In SLURM job 77 with no roots: the children of the job's slurmstepd
+ * processes and their descendants, except under the sampler's own step
+ * (0); not another job's; the step daemons themselves are not counted; a
+ * slurmstepd without its title yet is looked at again. */
+static void test_proctree_slurm_steps(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    fake_proc(root, 500, "slurmstepd", 1, "slurmstepd: [77.batch]");
+    fake_proc(root, 501, "slurm_script", 500, "/bin/sh");
+    fake_proc(root, 510, "slurmstepd", 1, "slurmstepd: [77.0]");
+    fake_proc(root, 511, "perfmon-sample", 510, "perfmon-sample");
+    fake_proc(root, 520, "slurmstepd", 1, "slurmstepd: [77.1]");
+    fake_proc(root, 521, "solver", 520, "./solver");
+    fake_proc(root, 522, "solver", 521, "./solver");
+    fake_proc(root, 530, "slurmstepd", 1, "slurmstepd: [778.0]");
+    fake_proc(root, 531, "other", 530, "other");
+    fake_proc(root, 540, "slurmstepd", 1, "/usr/sbin/slurmstepd");
+    fake_proc(root, 550, "slurmstepd", 1, "slurmstepd: [77.garbage");
+    fake_proc(root, 551, "x", 550, "x");
+    fake_proc(root, 560, "(slurmstepd)", 1, "slurmstepd: [77.3]"); /* comm differs */
+    fake_proc(root, 561, "y", 560, "y");
+    h_slurm_job = "77";
+    h_slurm_step = "0";
+    harness h;
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, NULL, 0), 0);
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 3); /* 501, 521, 522 */
+    assert_int_equal(u64v(&h, "proc.rss"), 3 * 100 * 4096ull);
+    /* 540 takes its title and starts a task: no new listing is needed to
+     * look at 540 again, but the task is a new pid. */
+    write_file(root, "proc/540/cmdline", "slurmstepd: [77.2]");
+    fake_proc(root, 541, "task", 540, "task");
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1236\n");
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    h_close(&h);
+
+    /* Without an own step (the batch step runs the sampler): every step. */
+    h_slurm_step = NULL;
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, NULL, 0), 0);
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 5); /* and 511 */
+    h_close(&h);
+    h_slurm_job = NULL;
+    drop_copy(root);
+}
+
 static void test_proctree_low_pids_and_big_tree(void **state)
 {
     (void)state;
@@ -1424,6 +1488,7 @@ int main(void)
         cmocka_unit_test(test_proctree_odd_comm),
         cmocka_unit_test(test_proctree_cpu_percent_and_churn),
         cmocka_unit_test(test_proctree_low_pids_and_big_tree),
+        cmocka_unit_test(test_proctree_slurm_steps),
         cmocka_unit_test(test_proctree_other_user),
         cmocka_unit_test(test_proctree_malformed_stat),
         cmocka_unit_test(test_proctree_absent_cases),
