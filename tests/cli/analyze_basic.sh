@@ -5,17 +5,11 @@ A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 F="$PM_ROOT/fixtures"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() { # description, condition (as a command)
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
+. "$PM_ROOT/tests/support/cli.sh"
 run() { # run the analyzer; sets rc, output in $T/out and $T/err
     $A "$@" >"$T/out" 2>"$T/err"
     rc=$?
 }
-has() { grep -q -- "$2" "$1"; }
 # JSON checks need python3; without it they are skipped, not failed.
 if command -v python3 >/dev/null 2>&1; then
     py() { python3 "$@"; }

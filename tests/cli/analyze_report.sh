@@ -6,17 +6,11 @@ A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 F="$PM_ROOT/fixtures"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() { # description, condition (as a command)
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
+. "$PM_ROOT/tests/support/cli.sh"
 run() { # run the analyzer; sets rc, output in $T/out and $T/err
     $A "$@" >"$T/out" 2>"$T/err"
     rc=$?
 }
-has() { grep -q -- "$2" "$1"; }
 pdf_ok() { [ -s "$1" ] && head -c 5 "$1" | grep -q '%PDF-'; }
 poppler=1
 command -v pdftotext >/dev/null 2>&1 || { poppler=0; echo "SKIP  poppler-utils not installed: PDF text not checked"; }

@@ -18,13 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-fails=0
-check() {
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
-has() { grep -q -- "$2" "$1"; }
+. "$PM_ROOT/tests/support/cli.sh"
 skip() {
     echo "SKIP  PostgreSQL tests: $*"
     exit 0

@@ -9,12 +9,7 @@ B="${PM_WRAP:-} $PM_BIN/perfmon-archive"
 # is who stores and moves what, not the disk (a commit is an fsync).
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then T=$(mktemp -d -p /dev/shm); else T=$(mktemp -d); fi
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() {
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
+. "$PM_ROOT/tests/support/cli.sh"
 
 # gen DIR N TEST: N TestResults files r0.json ... with 3 entries each,
 # modified one second apart in that order.

@@ -10,17 +10,11 @@ F="$PM_ROOT/fixtures"
 C="$F/compare"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() {
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
+. "$PM_ROOT/tests/support/cli.sh"
 run() { # sets rc; output in $T/out and $T/err
     $A "$@" >"$T/out" 2>"$T/err"
     rc=$?
 }
-has() { grep -q -- "$2" "$1"; }
 if command -v python3 >/dev/null 2>&1; then py=1; else
     py=0; echo "SKIP  python3 not installed: JSON contents not checked"; fi
 

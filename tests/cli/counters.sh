@@ -8,12 +8,7 @@ S="${PM_WRAP:-} $PM_BIN/perfmon-sample"
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() {
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
+. "$PM_ROOT/tests/support/cli.sh"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP  python3 not installed"; exit 0; }
 
 # A small workload: page faults (dd's 4 MiB buffer) and context switches

@@ -11,13 +11,7 @@ A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 STUB="$PM_BUILD/tests/libnvml_stub.so"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() {
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
-has() { grep -q -- "$2" "$1"; }
+. "$PM_ROOT/tests/support/cli.sh"
 if [ ! -f "$STUB" ]; then
     echo "FAIL  $STUB not built"
     exit 1

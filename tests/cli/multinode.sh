@@ -9,13 +9,7 @@ S="${PM_WRAP:-} $PM_BIN/perfmon-sample"
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() {
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
-has() { grep -q -- "$2" "$1"; }
+. "$PM_ROOT/tests/support/cli.sh"
 if ! unshare -u true 2>/dev/null; then
     echo "SKIP  UTS namespaces not permitted here (unshare -u): multi-node run not tested"
     exit 0

@@ -16,13 +16,7 @@ cleanup() {
     rm -rf "$T"
 }
 trap cleanup EXIT
-fails=0
-check() {
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
-has() { grep -q -- "$2" "$1"; }
+. "$PM_ROOT/tests/support/cli.sh"
 if ! command -v python3 >/dev/null 2>&1; then
     echo "SKIP  python3 not installed: sampler fault tests need it to read the JSON Lines profile"
     exit 0

@@ -8,13 +8,7 @@ A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 F="$PM_ROOT/fixtures"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() {
-    desc=$1
-    shift
-    if "$@"; then echo "ok    $desc"; else echo "FAIL  $desc"; fails=$((fails + 1)); fi
-}
-has() { grep -q -- "$2" "$1"; }
+. "$PM_ROOT/tests/support/cli.sh"
 if command -v python3 >/dev/null 2>&1; then py() { python3 "$@"; }; else
     echo "SKIP  python3 not installed: JSON contents not checked"; py() { true; }; fi
 
