@@ -147,6 +147,18 @@ static void fmt_time(double t, double step, double span, int axis, double origin
             snprintf(out, cap, "%ldh", s / 3600);
         return;
     }
+    if (step < 1) {
+        /* Sub-second ticks (a job of a few seconds): tenths after the
+         * seconds, or every label of a second would read the same. */
+        double r = round(t * 10) / 10;
+        time_t ts = (time_t)floor(r);
+        struct tm tm;
+        gmtime_r(&ts, &tm);
+        char hms[32];
+        strftime(hms, sizeof hms, "%H:%M:%S", &tm);
+        snprintf(out, cap, "%s.%d", hms, (int)lround((r - floor(r)) * 10) % 10);
+        return;
+    }
     time_t tt = (time_t)floor(t);
     struct tm tm;
     gmtime_r(&tt, &tm);

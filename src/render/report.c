@@ -533,6 +533,19 @@ static const char *or_dash(const char *s)
     return s && *s ? s : "-";
 }
 
+/* "3 nodes", or "1 node, 2 GPUs": GPUs are hosts of their own in the
+ * analysis (gpu-<n>.<node>) but not nodes of the job. */
+static void nodes_text(const pm_analysis *a, char *buf, size_t cap)
+{
+    size_t ngpu = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        ngpu += a->hosts[h].gpu != 0;
+    size_t nn = a->nhosts - ngpu;
+    int w = snprintf(buf, cap, "%zu node%s", nn, nn == 1 ? "" : "s");
+    if (ngpu && w > 0 && (size_t)w < cap)
+        snprintf(buf + w, cap - (size_t)w, ", %zu GPU%s", ngpu, ngpu == 1 ? "" : "s");
+}
+
 static void summary_page(doc *d)
 {
     const pm_analysis *a = d->a;
@@ -543,7 +556,7 @@ static void summary_page(doc *d)
     kv_row(d, "Job ID", buf[0] ? buf : "-");
     kv_row(d, "User", or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))));
     kv_row(d, "Scheduler", or_dash(pm_analysis_info(a, offsetof(pm_profile_info, scheduler))));
-    snprintf(buf, sizeof buf, "%zu", a->nhosts);
+    nodes_text(a, buf, sizeof buf);
     kv_row(d, "Nodes", buf);
     utc(a->t_start, buf, sizeof buf);
     kv_row(d, "Start", buf);
@@ -1473,10 +1486,11 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     set_info(d);
     char start[64];
     utc(a->t_start, start, sizeof start);
-    snprintf(d->header, sizeof d->header, "Job %s  |  User %s  |  %zu node%s  |  Start %s",
+    char nodes[64];
+    nodes_text(a, nodes, sizeof nodes);
+    snprintf(d->header, sizeof d->header, "Job %s  |  User %s  |  %s  |  Start %s",
              or_dash(pm_analysis_info(a, offsetof(pm_profile_info, job_id))),
-             or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))), a->nhosts, a->nhosts == 1 ? "" : "s",
-             start);
+             or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))), nodes, start);
 
     new_page(d);
     bookmark(d, "Summary", 0);
