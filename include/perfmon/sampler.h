@@ -26,6 +26,7 @@ typedef struct pm_sampler_opts {
     char *const *cmd;         /* -- CMD ARGS (NULL-terminated), or NULL */
     const char *proc_root;    /* "/proc" unless re-rooted */
     const char *sys_root;     /* "/sys" unless re-rooted */
+    int system_counters;      /* --system-counters: per-CPU counters without a tree */
     int verbose;
 } pm_sampler_opts;
 

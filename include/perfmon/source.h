@@ -83,6 +83,7 @@ typedef struct pm_sctx {
     long page_size;
     int64_t now_mono_ns;    /* time of the sample being taken */
     int64_t pss_interval_ns; /* refresh PSS/USS (smaps_rollup) at most this often */
+    int system_counters;    /* per-CPU hardware counters without a tree (opt-in) */
 } pm_sctx;
 
 typedef struct pm_source {

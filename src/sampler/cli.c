@@ -26,6 +26,9 @@ static const char usage_text[] =
     "      --pss-interval SECS refresh process PSS/USS this often (default 5; 0 = every\n"
     "                          sample; reading them costs ~30 us per process)\n"
     "      --ipc FILE          stop cleanly once FILE contains the word FINISHED\n"
+    "      --system-counters   with neither -p nor -- CMD, count hardware events on every\n"
+    "                          CPU (needs privilege; reading them interrupts every CPU\n"
+    "                          each sample, so it is off by default)\n"
     "  -j, --job-id ID         job id (default: SLURM_JOB_ID, PBS_JOBID, OAR_JOB_ID or 'local')\n"
     "      --host NAME         host name to record (default: SLURMD_NODENAME or hostname)\n"
     "  -f, --format FMT        bin, json or both (default bin)\n"
@@ -43,7 +46,7 @@ static const char usage_text[] =
     "1 when samples were not recorded (e.g. disk full; retried), 2 for bad options or\n"
     "an unusable DIR.\n"
     "Hardware counters are counted with perf_event_open for CMD, the -p trees or\n"
-    "(with enough privilege) every CPU; FLOP and cache/memory event tables are read\n"
+    "(--system-counters) every CPU; FLOP and cache/memory event tables are read\n"
     "from $PERFMON_TEMPLATES/events or the installed templates.\n"
     "See perfmon-sample(1) and docs/format.md.\n";
 
@@ -119,7 +122,7 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
     o->write_bin = 1;
     o->proc_root = getenv("PERFMON_PROC_ROOT") ? getenv("PERFMON_PROC_ROOT") : "/proc";
     o->sys_root = getenv("PERFMON_SYS_ROOT") ? getenv("PERFMON_SYS_ROOT") : "/sys";
-    enum { OPT_IPC = 256, OPT_HOST, OPT_PROC, OPT_SYS, OPT_PSS };
+    enum { OPT_IPC = 256, OPT_HOST, OPT_PROC, OPT_SYS, OPT_PSS, OPT_SYSCNT };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"interval", required_argument, NULL, 'i'},
@@ -127,6 +130,7 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
         {"duration", required_argument, NULL, 'd'},
         {"ipc", required_argument, NULL, OPT_IPC},
         {"pss-interval", required_argument, NULL, OPT_PSS},
+        {"system-counters", no_argument, NULL, OPT_SYSCNT},
         {"job-id", required_argument, NULL, 'j'},
         {"host", required_argument, NULL, OPT_HOST},
         {"format", required_argument, NULL, 'f'},
@@ -161,6 +165,7 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
                 return rc;
             break;
         case OPT_IPC: o->ipc_file = optarg; break;
+        case OPT_SYSCNT: o->system_counters = 1; break;
         case OPT_PSS:
             if ((rc = parse_seconds("--pss-interval", optarg, 0, &o->pss_interval_ns, err)))
                 return rc;

@@ -447,6 +447,7 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
         return rc;
     r->ctx.out_dir = o->out_dir;
     r->ctx.pss_interval_ns = o->pss_interval_ns;
+    r->ctx.system_counters = o->system_counters;
     for (size_t i = 0; i < o->npids; i++)
         r->roots[r->nroots++] = o->pids[i];
     if (o->cmd) {

@@ -163,4 +163,22 @@ PY
 else
     echo "SKIP  unprivileged counting not checked (needs root, setpriv and perf_event_paranoid 2; it is $par)"
 fi
+# System-wide: off unless asked for (reading per-CPU counters interrupts
+# every CPU each sample); with --system-counters and privilege, on.
+srcstat() {
+    python3 -c '
+import json, sys
+f = open(sys.argv[1])
+f.readline()
+print(json.loads(f.readline())["metadata"]["sources"]["perf"])' "$1"
+}
+$PM_BIN/perfmon-sample -o "$T/sw" -i 0.1 -d 0.5 -f json >/dev/null 2>&1
+st=$(srcstat "$(ls "$T"/sw/*.pmp.jsonl)")
+check "system-wide without --system-counters: no counters, and the reason names the option ($st)" \
+    sh -c 'case "$1" in *--system-counters*) exit 0 ;; *) exit 1 ;; esac' sh "$st"
+if [ "$(id -u)" = 0 ]; then
+    $PM_BIN/perfmon-sample -o "$T/sw2" -i 0.1 -d 0.5 -f json --system-counters >/dev/null 2>&1
+    st=$(srcstat "$(ls "$T"/sw2/*.pmp.jsonl)")
+    check "--system-counters as root counts ($st)" [ "$st" = ok ]
+fi
 exit "$fails"
