@@ -171,7 +171,7 @@ FUZZ_BIN     := $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $<"
-	@$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(EXT_CFLAGS) -MMD -MP -c $< -o $@
+	@$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(EXT_CFLAGS) $(ARCHIVE_CFLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_BUILD)/libperfmon.a: $(FUZZ_LIB_OBJ)
 	rm -f $@
@@ -179,7 +179,7 @@ $(FUZZ_BUILD)/libperfmon.a: $(FUZZ_LIB_OBJ)
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libperfmon.a
 	$(FUZZ_CC) $(CPPFLAGS) $(subst fuzzer-no-link,fuzzer,$(FUZZ_CFLAGS)) $(EXT_CFLAGS) $< \
-	  $(FUZZ_BUILD)/libperfmon.a -o $@ $(EXT_LIBS) -ldl
+	  $(FUZZ_BUILD)/libperfmon.a -o $@ $(EXT_LIBS) $(ARCHIVE_LIBS) -ldl
 
 fuzz-build: $(FUZZ_BIN)
 
