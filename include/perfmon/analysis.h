@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfmon/arena.h"
 #include "perfmon/catalog.h"
 #include "perfmon/error.h"
 #include "perfmon/phase.h"
@@ -88,7 +89,9 @@ typedef struct pm_series {
     size_t wraps;          /* counter wraps corrected */
     size_t ncolumns;       /* profile columns summed into it */
     pm_stats st;
-    int in_block;          /* v and q live in the metric's block (not freed alone) */
+    int owns_v;            /* v was taken from a malloc'd profile column and is
+                            * freed with the series; otherwise v and q belong
+                            * to the analysis (its arena or a profile block) */
 } pm_series;
 
 /* The all-node series. */
@@ -113,8 +116,6 @@ typedef struct pm_metric_result {
     double imbalance;          /* max host mean / mean of host means */
     pm_qcounts qc;             /* summed over hosts */
     size_t repaired, wraps;
-    void *block;               /* storage of the host series' v and q, when big */
-    size_t block_bytes;
 } pm_metric_result;
 
 /* Per-node figures (seed 004's list and more); NaN when unknown. */
@@ -196,6 +197,7 @@ typedef struct pm_analysis {
     pm_phase_set phases;         /* job phases (marks paired, Scanner intervals) */
     struct pm_phase_stats *phase_stats; /* their statistics (phases.c), NULL if none */
     uint32_t **refs;             /* private: [host][column] metrics still to derive */
+    pm_arena arena;              /* private: the host times, series and aggregates */
 } pm_analysis;
 
 /* Analyse the given files and directories (a directory contributes every

@@ -89,8 +89,9 @@ typedef struct pm_profile {
     int64_t *t_mono_ns;         /* [n] */
     int64_t *t_wall_ns;         /* [n] */
     double **values;            /* [ncols][n]; NaN = not recorded */
-    void *block;                /* when set, values[c] live in this one mapping */
-    size_t block_bytes;         /* (pm_profile_reserve_block); else each is malloc'd */
+    void *block;                /* when set, the times and values[c] live in this */
+    size_t block_bytes;         /* one mapping (pm_profile_reserve_block), */
+    size_t block_slot;          /* block_slot bytes each; else each is malloc'd */
     int has_end;
     pm_profile_end end;
     char **notes;               /* [nnotes] notes the sampler recorded */
@@ -136,6 +137,11 @@ int pm_profile_reserve(pm_profile *p, size_t n);
 int pm_profile_reserve_block(pm_profile *p, size_t n);
 /* Give back column c's values (values[c] becomes NULL). */
 void pm_profile_release_column(pm_profile *p, size_t c);
+/* Hand column c's array to the caller (values[c] becomes NULL), who may
+ * overwrite it: with *in_block set it lives in p's block and goes with p
+ * (so p must outlive its use); else the caller frees it.  NULL when the
+ * column was already released or taken. */
+double *pm_profile_take_column(pm_profile *p, size_t c, int *in_block);
 int pm_profile_add_warning(pm_profile *p, const char *fmt, ...) PM_PRINTF(2, 3);
 int pm_profile_add_note(pm_profile *p, const char *text, size_t len);
 

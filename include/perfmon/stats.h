@@ -45,8 +45,8 @@ double pm_quantile_select(double *x, size_t n, double f);
 /* Both p50 and p95 of x[n] (reordered) with two selections. */
 void pm_p50_p95(double *x, size_t n, double *p50, double *p95);
 
-/* Least-squares slope of v over t (value per second) via gsl_fit_linear,
- * over the finite points; *r2 gets the coefficient of determination.
+/* Least-squares slope of v over t (value per second) over the finite
+ * points, without copying them; *r2 gets the coefficient of determination.
  * Returns 0, or -1 with fewer than 3 valid points. */
 int pm_slope(const double *t, const double *v, size_t n, double *slope, double *r2);
 

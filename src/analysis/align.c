@@ -62,16 +62,17 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
     return filled;
 }
 
-int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp)
+int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp,
+                      pm_arena *arena)
 {
     if (ngrid == 0 || ngrid > PM_MAX_GRID_POINTS)
         return PM_ELIMIT;
     size_t n = ngrid;
     pm_aggregate *g = &r->agg;
     g->n = n;
-    g->t = pm_alloc_array(n, sizeof *g->t);
-    g->v = calloc(n, sizeof *g->v);
-    g->count = calloc(n, sizeof *g->count);
+    g->t = pm_arena_alloc(arena, n, sizeof *g->t);
+    g->v = pm_arena_alloc(arena, n, sizeof *g->v);
+    g->count = pm_arena_alloc(arena, n, sizeof *g->count);
     double *tmp = grid_tmp;
     if (!g->t || !g->v || !g->count)
         return PM_ENOMEM;
@@ -99,7 +100,7 @@ int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, d
 
 /* Position-by-position combination (--align=index, --compat=ska): point i
  * combines every host's i-th point; its time is the mean of their times. */
-int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r)
+int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *arena)
 {
     size_t n = 0;
     for (size_t h = 0; h < a->nhosts; h++)
@@ -107,9 +108,9 @@ int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r)
             n = r->host[h]->n;
     pm_aggregate *g = &r->agg;
     g->n = n;
-    g->t = calloc(n ? n : 1, sizeof *g->t);
-    g->v = calloc(n ? n : 1, sizeof *g->v);
-    g->count = calloc(n ? n : 1, sizeof *g->count);
+    g->t = pm_arena_alloc(arena, n ? n : 1, sizeof *g->t);
+    g->v = pm_arena_alloc(arena, n ? n : 1, sizeof *g->v);
+    g->count = pm_arena_alloc(arena, n ? n : 1, sizeof *g->count);
     uint32_t *tc = calloc(n ? n : 1, sizeof *tc);
     if (!g->t || !g->v || !g->count || !tc) {
         free(tc);

@@ -42,16 +42,16 @@ static int setup_times(pm_analysis *a, pm_error *err)
 {
     const pm_analyze_opts *o = &a->opts;
     double job_start = INFINITY, job_end = -INFINITY;
+    size_t maxn = 1;
     for (size_t h = 0; h < a->nhosts; h++) {
         pm_host *ho = &a->hosts[h];
         const pm_profile *p = ho->prof;
-        double *t = pm_alloc_array(p->n ? p->n : 1, sizeof *t);
-        size_t *idx = pm_alloc_array(p->n ? p->n : 1, sizeof *idx);
-        if (!t || !idx) {
-            free(t);
-            free(idx);
+        double *t = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *t);
+        size_t *idx = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *idx);
+        if (!t || !idx)
             return pm_error_set(err, PM_ENOMEM, "out of memory");
-        }
+        if (p->n > maxn)
+            maxn = p->n;
         for (size_t i = 0; i < p->n; i++)
             t[i] = p->t_wall_ns[i] == INT64_MIN ? NAN : ns_to_s(p->t_wall_ns[i]);
         size_t k;
@@ -90,9 +90,11 @@ static int setup_times(pm_analysis *a, pm_error *err)
     a->t_end = -INFINITY;
     double *firsts = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *firsts);
     double *ivals = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *ivals);
-    if (!firsts || !ivals) {
+    double *d = pm_alloc_array(maxn, sizeof *d); /* one host's intervals */
+    if (!firsts || !ivals || !d) {
         free(firsts);
         free(ivals);
+        free(d);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     size_t nf = 0, ni = 0;
@@ -120,18 +122,11 @@ static int setup_times(pm_analysis *a, pm_error *err)
         if (!ho->gpu)
             firsts[nf++] = ho->t[0];
         if (k > 1) {
-            double *d = pm_alloc_array(k - 1, sizeof *d);
-            if (!d) {
-                free(firsts);
-                free(ivals);
-                return pm_error_set(err, PM_ENOMEM, "out of memory");
-            }
             size_t nd = 0;
             for (size_t i = 1; i < k; i++)
                 if (ho->t[i] > ho->t[i - 1])
                     d[nd++] = ho->t[i] - ho->t[i - 1];
             ho->interval = nd ? pm_quantile_select(d, nd, 0.5) : NAN;
-            free(d);
             if (isfinite(ho->interval) && !ho->gpu)
                 ivals[ni++] = ho->interval;
         }
@@ -169,26 +164,28 @@ static int setup_times(pm_analysis *a, pm_error *err)
     }
     free(firsts);
     free(ivals);
+    free(d);
     return 0;
 }
 
 /* --- series ---------------------------------------------------------------- */
 
-/* v and q come from the metric's block when it has one (see
- * block_layout), else from malloc. */
-static pm_series *series_new(size_t n, const double *t, double *v, uint8_t *q)
+/* q comes from the analysis's arena; so does v unless the caller adopts
+ * a profile column for it (v_taken, owned when owns_v). */
+static pm_series *series_new(pm_arena *arena, size_t n, const double *t, double *v_taken,
+                             int owns_v)
 {
     pm_series *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->n = n;
     s->t = t;
-    s->in_block = v && q;
-    s->v = s->in_block ? v : pm_alloc_array(n ? n : 1, sizeof *s->v);
-    s->q = s->in_block ? q : calloc(n ? n : 1, 1);
+    s->owns_v = v_taken && owns_v;
+    s->v = v_taken ? v_taken : pm_arena_alloc(arena, n ? n : 1, sizeof *s->v);
+    s->q = pm_arena_alloc(arena, n ? n : 1, 1);
     if (!s->v || !s->q) {
-        free(s->v);
-        free(s->q);
+        if (s->owns_v)
+            free(s->v);
         free(s);
         return NULL;
     }
@@ -199,53 +196,9 @@ static void series_free(pm_series *s)
 {
     if (!s)
         return;
-    if (!s->in_block) {
+    if (s->owns_v)
         free(s->v);
-        free(s->q);
-    }
     free(s);
-}
-
-/* Bytes of host h's v and q in a metric's block (each page-aligned);
- * 0 on overflow. */
-static size_t block_share(const pm_host *ho, size_t *vbytes)
-{
-    size_t n = ho->n ? ho->n : 1, vb, qb;
-    if (pm_mul_size(n, sizeof(double), &vb) || !(vb = pm_block_round(vb)) ||
-        !(qb = pm_block_round(n)) || vb > SIZE_MAX - qb)
-        return 0;
-    *vbytes = vb;
-    return vb + qb;
-}
-
-/* One mapping for all host series of a metric: hosts without data never
- * touch their share, so it costs address space, not memory. */
-static void block_layout(const pm_analysis *a, pm_metric_result *r)
-{
-    size_t total = 0, vb;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        size_t b = block_share(&a->hosts[h], &vb);
-        if (!b || total > SIZE_MAX - b)
-            return;
-        total += b;
-    }
-    r->block = pm_block_alloc(total);
-    r->block_bytes = r->block ? total : 0;
-}
-
-static void block_slot(const pm_analysis *a, const pm_metric_result *r, size_t h, double **v,
-                       uint8_t **q)
-{
-    *v = NULL;
-    *q = NULL;
-    if (!r->block)
-        return;
-    size_t off = 0, vb = 0;
-    for (size_t k = 0; k < h; k++)
-        off += block_share(&a->hosts[k], &vb);
-    (void)block_share(&a->hosts[h], &vb);
-    *v = (double *)(void *)((char *)r->block + off);
-    *q = (uint8_t *)r->block + off + vb;
 }
 
 /* Derive one column's contribution (display units) into val/q. */
@@ -305,6 +258,8 @@ static void derive_column(const pm_analysis *a, const pm_host *ho, const pm_metr
 /* Scratch arrays reused across the hosts of one metric, so that each
  * series does not fault in fresh zeroed pages. */
 typedef struct work {
+    pm_arena *shared;             /* the analysis's arena (results) */
+    pm_arena own;                 /* this thread's scratch below */
     double *val, *tmp, *scratch;  /* [maxn] */
     uint8_t *q;                   /* [maxn] */
     double *den;                  /* [maxn] a ratio's denominator */
@@ -363,15 +318,26 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
         if (!have)
             continue;
         if (!s) {
-            double *bv;
-            uint8_t *bq;
-            block_slot(a, r, h, &bv, &bq);
-            s = series_new(n, ho->t, bv, bq);
-            if (!s)
+            /* A column only this metric reads becomes the series' storage
+             * (derive_column copies it out before the series is written):
+             * no fresh memory to fault in, and nothing to release. */
+            double *taken = NULL;
+            int in_block = 0;
+            if (role != PM_ROLE_PER && a->refs && a->refs[h][c] == 1)
+                taken = pm_profile_take_column(ho->prof, c, &in_block);
+            const double *raw = taken ? taken : p->values[c];
+            s = series_new(wk->shared, n, ho->t, taken, !in_block);
+            if (!s) {
+                if (taken && !in_block)
+                    free(taken);
                 return PM_ENOMEM;
+            }
+            derive_column(a, ho, &part, &p->cols[c], raw, val, q, tmp, &s->repaired,
+                          &s->wraps);
+        } else {
+            derive_column(a, ho, &part, &p->cols[c], p->values[c], val, q, tmp, &s->repaired,
+                          &s->wraps);
         }
-        derive_column(a, ho, &part, &p->cols[c], p->values[c], val, q, tmp, &s->repaired,
-                      &s->wraps);
         if (role == PM_ROLE_PER) {
             sum_into(wk->den, wk->dq, val, q, n, nper == 0);
             nper++;
@@ -503,8 +469,11 @@ static size_t grid_points(const pm_analysis *a)
 
 /* One thread's scratch, reused across the metrics it builds, so that big
  * buffers are faulted in once, not once per metric and host. */
-static int work_init(const pm_analysis *a, work *wk)
+static int work_init(const pm_analysis *a, work *wk, pm_arena *shared)
 {
+    pm_arena *own = &wk->own;
+    pm_arena_init(own);
+    wk->shared = shared;
     size_t maxn = 1, total = 1;
     for (size_t h = 0; h < a->nhosts; h++) {
         if (a->hosts[h].n > maxn)
@@ -512,28 +481,22 @@ static int work_init(const pm_analysis *a, work *wk)
         total += a->hosts[h].n;
     }
     size_t ng = grid_points(a);
-    wk->val = pm_alloc_array(maxn, sizeof *wk->val);
-    wk->tmp = pm_alloc_array(maxn, sizeof *wk->tmp);
-    wk->scratch = pm_alloc_array(maxn > ng ? maxn : ng ? ng : 1, sizeof *wk->scratch);
-    wk->q = malloc(maxn);
-    wk->den = pm_alloc_array(maxn, sizeof *wk->den);
-    wk->dq = malloc(maxn);
-    wk->all = pm_alloc_array(total, sizeof *wk->all);
-    wk->grid = pm_alloc_array(ng ? ng : 1, sizeof *wk->grid);
+    wk->val = pm_arena_alloc(own, maxn, sizeof *wk->val);
+    wk->tmp = pm_arena_alloc(own, maxn, sizeof *wk->tmp);
+    wk->scratch = pm_arena_alloc(own, maxn > ng ? maxn : ng ? ng : 1, sizeof *wk->scratch);
+    wk->q = pm_arena_alloc(own, maxn, 1);
+    wk->den = pm_arena_alloc(own, maxn, sizeof *wk->den);
+    wk->dq = pm_arena_alloc(own, maxn, 1);
+    wk->all = pm_arena_alloc(own, total, sizeof *wk->all);
+    wk->grid = pm_arena_alloc(own, ng ? ng : 1, sizeof *wk->grid);
     return wk->val && wk->tmp && wk->scratch && wk->q && wk->den && wk->dq && wk->all && wk->grid
                ? 0 : PM_ENOMEM;
 }
 
 static void work_free(work *wk)
 {
-    free(wk->val);
-    free(wk->tmp);
-    free(wk->scratch);
-    free(wk->q);
-    free(wk->den);
-    free(wk->dq);
-    free(wk->all);
-    free(wk->grid);
+    pm_arena_free(&wk->own);
+    pthread_mutex_destroy(&wk->own.lock);
 }
 
 /* Derive, aggregate and summarise catalog entry r->def (one thread). */
@@ -545,7 +508,6 @@ static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
     int rc = 0;
     double part_mean = 0, part_max = NAN;
     size_t nparts = 0;
-    block_layout(a, r);
     for (size_t h = 0; h < a->nhosts && !rc; h++) {
         rc = derive_series(a, r, h, wk, &r->host[h], &part_mean, &part_max, &nparts);
         if (!rc && r->host[h])
@@ -554,9 +516,9 @@ static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
     if (rc || r->nhosts_with_data == 0)
         return rc;
     if (a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX)
-        rc = pm_aggregate_index(a, r);
+        rc = pm_aggregate_index(a, r, wk->shared);
     else
-        rc = pm_aggregate_time(a, r, grid_points(a), wk->grid);
+        rc = pm_aggregate_time(a, r, grid_points(a), wk->grid, wk->shared);
     if (rc)
         return rc;
     pm_aggregate *g = &r->agg;
@@ -591,7 +553,7 @@ static void *metric_worker(void *arg)
     metric_ctx *mc = p->ctx;
     pm_analysis *a = mc->a;
     work wk;
-    int wrc = work_init(a, &wk);
+    int wrc = work_init(a, &wk, &a->arena);
     for (size_t i; (i = pm_pool_next(p)) < p->n;) {
         mc->rcs[i] = wrc ? wrc : build_metric(a, &a->metrics[i], &wk);
         /* Columns no later metric needs are released; other threads only
@@ -684,10 +646,6 @@ static int build_metrics(pm_analysis *a, pm_error *err)
             for (size_t h = 0; h < a->nhosts && r->host; h++)
                 series_free(r->host[h]);
             free(r->host);
-            free(r->agg.t);
-            free(r->agg.v);
-            free(r->agg.count);
-            pm_block_free(r->block, r->block_bytes);
             continue;
         }
         a->metrics[k++] = a->metrics[i];
@@ -704,6 +662,7 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     pm_analysis *a = calloc(1, sizeof *a);
     if (!a)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
+    pm_arena_init(&a->arena);
     a->opts = *opts;
     int rc = pm_catalog_load(opts->catalog_path ? opts->catalog_path : "templates/metrics.json",
                              &a->catalog, err);
@@ -735,10 +694,6 @@ void pm_analysis_free(pm_analysis *a)
         for (size_t h = 0; h < a->nhosts; h++)
             series_free(r->host[h]);
         free(r->host);
-        free(r->agg.t);
-        free(r->agg.v);
-        free(r->agg.count);
-        pm_block_free(r->block, r->block_bytes);
     }
     free(a->metrics);
     for (size_t h = 0; h < a->nhosts; h++) {
@@ -746,8 +701,6 @@ void pm_analysis_free(pm_analysis *a)
         free(ho->name);
         pm_strs_free(ho->files, ho->nfiles);
         pm_profile_free(ho->prof);
-        free(ho->t);
-        free(ho->idx);
     }
     if (a->refs)
         for (size_t h = 0; h < a->nhosts; h++)
@@ -763,6 +716,8 @@ void pm_analysis_free(pm_analysis *a)
     pm_catalog_free(a->catalog);
     pm_phase_set_free(&a->phases);
     pm_phase_stats_free(a->phase_stats);
+    pm_arena_free(&a->arena);
+    pthread_mutex_destroy(&a->arena.lock);
     free(a);
 }
 

@@ -45,8 +45,10 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
 int pm_gpu_split(pm_profile *p, pm_profile ***out, size_t *nout) PM_WUR;
 
 /* All-node series of r on the common grid (grid_tmp holds the grid's
- * point count) or by position (--align=index, --compat=ska). */
-int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp) PM_WUR;
-int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r) PM_WUR;
+ * point count) or by position (--align=index, --compat=ska); its arrays
+ * come from arena (the analysis's). */
+int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp,
+                      pm_arena *arena) PM_WUR;
+int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *arena) PM_WUR;
 
 #endif

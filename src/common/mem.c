@@ -31,21 +31,37 @@ char *pm_strdup(const char *s)
     return d;
 }
 
+/* Huge pages are 2 MiB on x86-64 and the usual size on arm64 (4 KiB
+ * base pages); a mapping aligned to them can be backed by huge pages from
+ * its first byte to its last. */
+#define HUGE_PAGE ((size_t)2 << 20)
+
 void *pm_block_alloc(size_t bytes)
 {
     if (bytes < PM_BLOCK_MIN_BYTES)
         return NULL;
-    void *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (b == MAP_FAILED)
+    size_t len = pm_block_round(bytes);
+    if (!len || len > SIZE_MAX - HUGE_PAGE)
         return NULL;
-    (void)madvise(b, bytes, MADV_HUGEPAGE); /* a hint: fine where THP is off */
-    return b;
+    char *m = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    /* Keep the aligned part; give the rest back. */
+    uintptr_t a = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    size_t head = a - (uintptr_t)m;
+    if (head)
+        munmap(m, head);
+    if (HUGE_PAGE - head)
+        munmap((char *)a + len, HUGE_PAGE - head);
+    (void)madvise((void *)a, len, MADV_HUGEPAGE); /* a hint: fine where THP is off */
+    return (void *)a;
 }
 
 void pm_block_free(void *p, size_t bytes)
 {
     if (p)
-        munmap(p, bytes);
+        munmap(p, pm_block_round(bytes));
 }
 
 void pm_block_release(void *p, size_t bytes)

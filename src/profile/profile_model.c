@@ -60,31 +60,26 @@ int pm_profile_reserve(pm_profile *p, size_t n)
 
 int pm_profile_reserve_block(pm_profile *p, size_t n)
 {
-    /* Each column starts on a page, so that one can be released alone. */
+    /* The two time arrays, then each column, each on its own page, so
+     * that a column can be released alone. */
     size_t per = 0, bytes = 0;
     if (p->block)
         return PM_EUSAGE; /* reserved once */
     if (n && p->ncols && !pm_mul_size(n, sizeof(double), &per) &&
-        (per = pm_block_round(per)) && !pm_mul_size(per, p->ncols, &bytes))
+        (per = pm_block_round(per)) && !pm_mul_size(per, p->ncols + 2, &bytes))
         p->block = pm_block_alloc(bytes);
     if (!p->block)
         return pm_profile_reserve(p, n);
-    int64_t *tm = pm_realloc_array(p->t_mono_ns, n, sizeof *tm);
-    if (tm)
-        p->t_mono_ns = tm;
-    int64_t *tw = tm ? pm_realloc_array(p->t_wall_ns, n, sizeof *tw) : NULL;
-    if (tw)
-        p->t_wall_ns = tw;
-    if (!tm || !tw) {
-        pm_block_free(p->block, bytes);
-        p->block = NULL;
-        return PM_ENOMEM;
-    }
+    free(p->t_mono_ns);
+    free(p->t_wall_ns);
+    p->t_mono_ns = (int64_t *)p->block;
+    p->t_wall_ns = (int64_t *)(void *)((char *)p->block + per);
     for (size_t c = 0; c < p->ncols; c++) {
         free(p->values[c]);
-        p->values[c] = (double *)(void *)((char *)p->block + c * per);
+        p->values[c] = (double *)(void *)((char *)p->block + (c + 2) * per);
     }
     p->block_bytes = bytes;
+    p->block_slot = per;
     return 0;
 }
 
@@ -93,10 +88,20 @@ void pm_profile_release_column(pm_profile *p, size_t c)
     if (c >= p->ncols || !p->values[c])
         return;
     if (p->block)
-        pm_block_release(p->values[c], p->block_bytes / p->ncols);
+        pm_block_release(p->values[c], p->block_slot);
     else
         free(p->values[c]);
     p->values[c] = NULL;
+}
+
+double *pm_profile_take_column(pm_profile *p, size_t c, int *in_block)
+{
+    if (c >= p->ncols)
+        return NULL;
+    double *v = p->values[c];
+    p->values[c] = NULL;
+    *in_block = p->block != NULL;
+    return v;
 }
 
 static int push_string(char ***arr, size_t *n, const char *s, size_t len)
@@ -156,12 +161,14 @@ void pm_profile_free(pm_profile *p)
     if (p->values && !p->block)
         for (size_t c = 0; c < p->ncols; c++)
             free(p->values[c]);
+    if (!p->block) {
+        free(p->t_mono_ns);
+        free(p->t_wall_ns);
+    }
     pm_block_free(p->block, p->block_bytes);
     free(p->values);
     free(p->cols);
     free(p->meta_json);
-    free(p->t_mono_ns);
-    free(p->t_wall_ns);
     for (size_t i = 0; i < p->nnotes; i++)
         free(p->notes[i]);
     free(p->notes);

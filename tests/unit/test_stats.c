@@ -115,6 +115,11 @@ static void test_slope(void **state)
     assert_int_equal(pm_slope(t, w, 5, &slope, &r2), 0);
     assert_true(r2 < 0.2);
     assert_int_equal(pm_slope(t, v, 2, &slope, &r2), -1);
+    /* An imperfect fit, by hand: Sxx = 5, Sxy = 5.5, Syy = 8.75. */
+    double t2[] = {0, 1, 2, 3}, y[] = {1, 3, 2, 5};
+    assert_int_equal(pm_slope(t2, y, 4, &slope, &r2), 0);
+    CLOSE(slope, 1.1);
+    CLOSE(r2, 5.5 * 5.5 / (5 * 8.75));
 }
 
 int main(void)
