@@ -236,6 +236,24 @@ int pm_summary_compute(pm_analysis *a, pm_error *err) PM_WUR;
 size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, double step,
                       size_t ngrid, double *out);
 
+/* The same, a stretch of grid points at a time (so that many hosts can be
+ * placed on the grid side by side in little memory): after
+ * pm_interp_init, each pm_interp_next call fills out[k - k0] for the grid
+ * points k0 <= k < k1, k0 no lower than the previous call's k1. */
+typedef struct pm_interp {
+    const double *t, *v;
+    size_t n, ngrid;
+    double t0, step;
+    size_t i;        /* where the next run's search starts */
+    size_t s, f, j;  /* the current run: start, end of its verified points, walk */
+    double a;        /* its first grid point */
+    int ended;       /* its end is known (f) */
+    int have;        /* a run is loaded */
+} pm_interp;
+void pm_interp_init(pm_interp *it, const double *t, const double *v, size_t n, double t0,
+                    double step, size_t ngrid);
+size_t pm_interp_next(pm_interp *it, size_t k0, size_t k1, double *out);
+
 /* Parse a --start/--end value: "+DURATION" (relative), a plain number
  * (seconds since the epoch if >= 1e9, else relative seconds), or
  * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */

@@ -24,6 +24,8 @@ void *pm_realloc_array(void *p, size_t n, size_t size);
  * failure.  Free with pm_block_free(p, the same bytes). */
 #define PM_BLOCK_MIN_BYTES ((size_t)8 << 20)
 #define PM_BLOCK_ALIGN ((size_t)4096)
+/* Blocks start on a huge page (2 MiB, x86-64 and arm64 with 4 KiB pages). */
+#define PM_BLOCK_HUGE ((size_t)2 << 20)
 void *pm_block_alloc(size_t bytes);
 void pm_block_free(void *p, size_t bytes);
 /* Give back the pages of [p, p + bytes) inside a block (p and bytes

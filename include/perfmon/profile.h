@@ -92,6 +92,7 @@ typedef struct pm_profile {
     void *block;                /* when set, the times and values[c] live in this */
     size_t block_bytes;         /* one mapping (pm_profile_reserve_block), */
     size_t block_slot;          /* block_slot bytes each; else each is malloc'd */
+    unsigned char *released;    /* [ncols] block columns given back */
     int has_end;
     pm_profile_end end;
     char **notes;               /* [nnotes] notes the sampler recorded */

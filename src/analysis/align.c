@@ -11,32 +11,78 @@
 
 /* --- alignment and aggregation ---------------------------------------------- */
 
-size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, double step,
-                      size_t ngrid, double *out)
+void pm_interp_init(pm_interp *it, const double *t, const double *v, size_t n, double t0,
+                    double step, size_t ngrid)
+{
+    memset(it, 0, sizeof *it);
+    it->t = t;
+    it->v = v;
+    it->n = n;
+    it->t0 = t0;
+    it->step = step;
+    it->ngrid = ngrid;
+}
+
+/* Start the next run of finite values at or after it->i; 0 when none is
+ * left.  Only its first point is examined: the rest is verified as the
+ * grid walks on (pm_interp_next), so each value is read once. */
+static int start_run(pm_interp *it)
+{
+    const double *v = it->v;
+    size_t i = it->i, n = it->n;
+    while (i < n && !isfinite(v[i]))
+        i++;
+    if (i >= n) {
+        it->i = n;
+        it->have = 0;
+        return 0;
+    }
+    it->s = it->j = i;
+    it->f = i + 1;
+    it->ended = 0;
+    /* the first grid point at or after t[s] (within 1e-9 of a step) */
+    it->a = ceil((it->t[i] - it->t0) / it->step - 1e-9);
+    it->have = 1;
+    return 1;
+}
+
+size_t pm_interp_next(pm_interp *it, size_t k0, size_t k1, double *out)
 {
     size_t filled = 0;
-    for (size_t k = 0; k < ngrid; k++)
-        out[k] = NAN;
-    size_t i = 0;
-    while (i < n) {
-        while (i < n && !isfinite(v[i]))
-            i++;
-        if (i >= n)
-            break;
-        size_t s = i;
-        while (i < n && isfinite(v[i]))
-            i++;
-        size_t e = i; /* finite run [s, e) */
-        /* grid indices inside [t[s], t[e-1]] */
-        double a = ceil((t[s] - t0) / step - 1e-9), b = floor((t[e - 1] - t0) / step + 1e-9);
-        if (a < 0)
-            a = 0;
-        if (b > (double)ngrid - 1)
-            b = (double)ngrid - 1;
-        if (a > b)
+    const double *t = it->t, *v = it->v;
+    size_t n = it->n;
+    if (k1 > it->ngrid)
+        k1 = it->ngrid;
+    for (size_t k = k0; k < k1; k++) {
+        double kd = (double)k, x = it->t0 + kd * it->step;
+        for (;;) {
+            if (!it->have && !start_run(it))
+                break;
+            if (kd < it->a) /* before the run: no extrapolation */
+                break;
+            /* Verify points until one lies past x (and two at least) or
+             * the run ends. */
+            size_t f = it->f;
+            while (!it->ended && (f - it->s < 2 || t[f - 1] <= x)) {
+                if (f < n && isfinite(v[f]))
+                    f++;
+                else
+                    it->ended = 1;
+            }
+            it->f = f;
+            if (!it->ended || !(kd > floor((t[f - 1] - it->t0) / it->step + 1e-9)))
+                break;
+            /* k lies past this run's last grid point: on to the next run. */
+            it->i = f;
+            it->have = 0;
+        }
+        if (!it->have || kd < it->a) {
+            out[k - k0] = NAN;
             continue;
-        if (e - s == 1) {
-            out[(size_t)a] = v[s];
+        }
+        size_t s = it->s, e = it->f; /* [s, e): the points verified so far */
+        if (it->ended && e - s == 1) {
+            out[k - k0] = v[s];
             filled++;
             continue;
         }
@@ -45,21 +91,27 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
          * bsearch would find: the last j <= e-2 with t[j] <= x), and the
          * value is GSL's linear formula.  GSL's own evaluation costs an
          * allocation per run and a lookup per point: 3x the time here. */
-        size_t j = s;
-        for (size_t k = (size_t)a; k <= (size_t)b; k++) {
-            double x = t0 + (double)k * step;
-            if (x < t[s])
-                x = t[s];
-            if (x > t[e - 1])
-                x = t[e - 1];
-            while (j + 2 < e && t[j + 1] <= x)
-                j++;
-            double dx = t[j + 1] - t[j];
-            out[k] = dx > 0 ? v[j] + (x - t[j]) / dx * (v[j + 1] - v[j]) : v[j];
-            filled++;
-        }
+        if (x < t[s])
+            x = t[s];
+        if (x > t[e - 1])
+            x = t[e - 1];
+        size_t j = it->j;
+        while (j + 2 < e && t[j + 1] <= x)
+            j++;
+        it->j = j;
+        double dx = t[j + 1] - t[j];
+        out[k - k0] = dx > 0 ? v[j] + (x - t[j]) / dx * (v[j + 1] - v[j]) : v[j];
+        filled++;
     }
     return filled;
+}
+
+size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, double step,
+                      size_t ngrid, double *out)
+{
+    pm_interp it;
+    pm_interp_init(&it, t, v, n, t0, step, ngrid);
+    return pm_interp_next(&it, 0, ngrid, out);
 }
 
 int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp,

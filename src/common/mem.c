@@ -31,10 +31,9 @@ char *pm_strdup(const char *s)
     return d;
 }
 
-/* Huge pages are 2 MiB on x86-64 and the usual size on arm64 (4 KiB
- * base pages); a mapping aligned to them can be backed by huge pages from
- * its first byte to its last. */
-#define HUGE_PAGE ((size_t)2 << 20)
+/* A mapping aligned to huge pages can be backed by them from its first
+ * byte. */
+#define HUGE_PAGE PM_BLOCK_HUGE
 
 void *pm_block_alloc(size_t bytes)
 {

@@ -60,6 +60,10 @@ static int use_grid(const pm_analysis *a)
     return !(a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX);
 }
 
+/* Grid rows placed side by side at a time: every host's stretch of the
+ * grid fits in cache, whatever the job's length. */
+#define ROWS_AT_ONCE 2048
+
 static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const char *dir,
                           pm_error *err)
 {
@@ -70,31 +74,23 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
         return PM_EIO;
     size_t n = r->agg.n;
     size_t nh = a->nhosts;
-    /* Every host's column on the grid at once: big, so from a block
-     * (huge pages: a few faults instead of one per 4 KiB). */
-    size_t cbytes = 0;
-    if (pm_mul_size(nh ? nh : 1, sizeof(double) * (n ? n : 1), &cbytes) != 0) {
-        fclose(f);
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
-    }
-    double *block = pm_block_alloc(cbytes);
-    double *cols = block ? block : malloc(cbytes);
-    if (!cols) {
+    pm_interp *it = calloc(nh ? nh : 1, sizeof *it);
+    double *cols = pm_alloc_array((nh ? nh : 1) * ROWS_AT_ONCE, sizeof *cols);
+    /* One row is built in memory and written at once: per-value stdio
+     * calls (each taking the stream lock) cost more than the formatting. */
+    size_t rowcap = 40 * (nh + 1) + 2;
+    char *row = malloc(rowcap);
+    if (!it || !cols || !row) {
+        free(it);
+        free(cols);
+        free(row);
         fclose(f);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     for (size_t h = 0; h < nh; h++) {
-        double *c = cols + h * n;
         const pm_series *s = r->host[h];
-        if (!s) {
-            for (size_t i = 0; i < n; i++)
-                c[i] = NAN;
-        } else if (use_grid(a)) {
-            (void)pm_grid_interp(s->t, s->v, s->n, a->t_start, a->grid_step, n, c);
-        } else {
-            for (size_t i = 0; i < n; i++)
-                c[i] = i < s->n ? s->v[i] : NAN;
-        }
+        if (s && use_grid(a))
+            pm_interp_init(&it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
     }
     fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
     fprintf(f, "# %s\n", use_grid(a) ? "rows: common time grid, values interpolated linearly"
@@ -106,32 +102,34 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
         fprintf(f, " [%s]", r->def->unit);
     }
     fputc('\n', f);
-    /* One row is built in memory and written at once: per-value stdio
-     * calls (each taking the stream lock) cost more than the formatting. */
-    size_t rowcap = 40 * (nh + 1) + 2;
-    char *row = malloc(rowcap);
-    if (!row) {
-        if (block)
-            pm_block_free(block, cbytes);
-        else
-            free(cols);
-        fclose(f);
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t len = pm_fmt_double(row, r->agg.t[i], 13);
+    for (size_t k0 = 0; k0 < n; k0 += ROWS_AT_ONCE) {
+        size_t k1 = n - k0 < ROWS_AT_ONCE ? n : k0 + ROWS_AT_ONCE;
         for (size_t h = 0; h < nh; h++) {
-            row[len++] = ' ';
-            len += pm_fmt_double(row + len, cols[h * n + i], 6);
+            double *c = cols + h * ROWS_AT_ONCE;
+            const pm_series *s = r->host[h];
+            if (!s) {
+                for (size_t k = k0; k < k1; k++)
+                    c[k - k0] = NAN;
+            } else if (use_grid(a)) {
+                (void)pm_interp_next(&it[h], k0, k1, c);
+            } else {
+                for (size_t k = k0; k < k1; k++)
+                    c[k - k0] = k < s->n ? s->v[k] : NAN;
+            }
         }
-        row[len++] = '\n';
-        fwrite(row, 1, len, f);
+        for (size_t k = k0; k < k1; k++) {
+            size_t len = pm_fmt_double(row, r->agg.t[k], 13);
+            for (size_t h = 0; h < nh; h++) {
+                row[len++] = ' ';
+                len += pm_fmt_double(row + len, cols[h * ROWS_AT_ONCE + k - k0], 6);
+            }
+            row[len++] = '\n';
+            fwrite(row, 1, len, f);
+        }
     }
+    free(it);
+    free(cols);
     free(row);
-    if (block)
-        pm_block_free(block, cbytes);
-    else
-        free(cols);
     return pm_close_checked(f, path, err);
 }
 

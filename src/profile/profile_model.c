@@ -80,16 +80,53 @@ int pm_profile_reserve_block(pm_profile *p, size_t n)
     }
     p->block_bytes = bytes;
     p->block_slot = per;
+    p->released = calloc(p->ncols, 1);
     return 0;
+}
+
+/* Is every slot that shares bytes with [w0, w1) a released column?  The
+ * time slots (0 and 1) never are. */
+static int window_released(const pm_profile *p, size_t w0, size_t w1)
+{
+    size_t per = p->block_slot;
+    for (size_t k = w0 / per; k * per < w1 && k < p->ncols + 2; k++)
+        if (k < 2 || !p->released[k - 2])
+            return 0;
+    return 1;
+}
+
+/* Give back the pages of block column c that no live slot shares.  A huge
+ * page is given back whole, once every column on it is released: giving
+ * back part of one splits it into 4 KiB pages, and the columns still on it
+ * (series adopted by the analysis) then cost a TLB miss per 4 KiB, which
+ * made deriving and interpolating them 2.5x slower. */
+static void release_block_column(pm_profile *p, size_t c)
+{
+    const size_t huge = PM_BLOCK_HUGE;
+    size_t per = p->block_slot, s0 = (c + 2) * per, s1 = s0 + per;
+    char *base = p->block;
+    p->released[c] = 1;
+    for (size_t w0 = s0 / huge * huge; w0 < s1; w0 += huge) {
+        size_t w1 = w0 + huge;
+        if (w1 <= p->block_bytes) {
+            if (window_released(p, w0, w1))
+                pm_block_release(base + w0, huge);
+        } else {
+            /* The block's tail, short of a huge page, has small pages. */
+            size_t a = w0 > s0 ? w0 : s0, b = s1 < p->block_bytes ? s1 : p->block_bytes;
+            if (a < b)
+                pm_block_release(base + a, b - a);
+        }
+    }
 }
 
 void pm_profile_release_column(pm_profile *p, size_t c)
 {
     if (c >= p->ncols || !p->values[c])
         return;
-    if (p->block)
-        pm_block_release(p->values[c], p->block_slot);
-    else
+    if (p->block && p->released)
+        release_block_column(p, c);
+    else if (!p->block)
         free(p->values[c]);
     p->values[c] = NULL;
 }
@@ -166,6 +203,7 @@ void pm_profile_free(pm_profile *p)
         free(p->t_wall_ns);
     }
     pm_block_free(p->block, p->block_bytes);
+    free(p->released);
     free(p->values);
     free(p->cols);
     free(p->meta_json);

@@ -60,6 +60,92 @@ static void test_grid_interp(void **state)
     }
 }
 
+/* The interpolation as first written: every finite run found first,
+ * then the grid points inside it; pm_interp must give the same. */
+static size_t ref_interp(const double *t, const double *v, size_t n, double t0, double step,
+                         size_t ngrid, double *out)
+{
+    size_t filled = 0;
+    for (size_t k = 0; k < ngrid; k++)
+        out[k] = NAN;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && !isfinite(v[i]))
+            i++;
+        if (i >= n)
+            break;
+        size_t s = i;
+        while (i < n && isfinite(v[i]))
+            i++;
+        size_t e = i;
+        double a = ceil((t[s] - t0) / step - 1e-9), b = floor((t[e - 1] - t0) / step + 1e-9);
+        if (a < 0)
+            a = 0;
+        if (b > (double)ngrid - 1)
+            b = (double)ngrid - 1;
+        if (a > b)
+            continue;
+        if (e - s == 1) {
+            out[(size_t)a] = v[s];
+            filled++;
+            continue;
+        }
+        size_t j = s;
+        for (size_t k = (size_t)a; k <= (size_t)b; k++) {
+            double x = t0 + (double)k * step;
+            if (x < t[s])
+                x = t[s];
+            if (x > t[e - 1])
+                x = t[e - 1];
+            while (j + 2 < e && t[j + 1] <= x)
+                j++;
+            double dx = t[j + 1] - t[j];
+            out[k] = dx > 0 ? v[j] + (x - t[j]) / dx * (v[j + 1] - v[j]) : v[j];
+            filled++;
+        }
+    }
+    return filled;
+}
+
+/* Random uneven series with gaps (runs of NaN, single points), on grids
+ * finer and coarser than the samples, starting before and after them:
+ * one call, and a stretch at a time of any length, equal the reference
+ * bit for bit. */
+static void test_interp_in_stretches(void **state)
+{
+    (void)state;
+    enum { N = 400, G = 1500 };
+    static double t[N], v[N], want[G], whole[G], part[G];
+    unsigned seed = 7;
+    const double steps[] = {0.75, 0.1, 3.0, 1.0};
+    const double starts[] = {0, 5.0, 100.0, -3.0};
+    for (int round = 0; round < 16; round++) {
+        double tt = 3.3;
+        for (size_t i = 0; i < N; i++) {
+            seed = seed * 1103515245u + 12345u;
+            tt += round % 4 == 3 ? 1.0 : 0.2 + (seed >> 16) % 100 / 50.0;
+            t[i] = tt;
+            int gap = (seed >> 8) % (round % 2 ? 3 : 9) == 0;
+            v[i] = gap ? NAN : (double)((seed >> 4) % 1000);
+        }
+        double step = steps[round % 4], t0 = starts[round / 4];
+        size_t fr = ref_interp(t, v, N, t0, step, G, want);
+        size_t fw = pm_grid_interp(t, v, N, t0, step, G, whole);
+        assert_int_equal(fw, fr);
+        assert_memory_equal(whole, want, sizeof want);
+        const size_t lens[] = {1, 2, 3, 64, 1499, 1500, 4000};
+        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+            pm_interp it;
+            pm_interp_init(&it, t, v, N, t0, step, G);
+            size_t fp = 0;
+            for (size_t k = 0; k < G; k += lens[l])
+                fp += pm_interp_next(&it, k, k + lens[l], part + k);
+            assert_int_equal(fp, fr);
+            assert_memory_equal(part, want, sizeof want);
+        }
+    }
+}
+
 static char *make_job(size_t n_b, double skew_b, double step_b)
 {
     char *tmp = pm_test_tmpdir();
@@ -179,6 +265,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid_interp),
+        cmocka_unit_test(test_interp_in_stretches),
         cmocka_unit_test(test_skewed_clocks_no_sawtooth),
         cmocka_unit_test(test_index_alignment),
         cmocka_unit_test(test_wall_step_uses_monotonic),
