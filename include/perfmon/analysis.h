@@ -25,6 +25,7 @@
 #include "perfmon/profile.h"
 #include "perfmon/series.h"
 #include "perfmon/stats.h"
+#include "perfmon/threads.h"
 
 enum pm_align { PM_ALIGN_TIME = 0, PM_ALIGN_INDEX = 1 };
 
@@ -258,10 +259,6 @@ size_t pm_interp_next(pm_interp *it, size_t k0, size_t k1, double *out);
  * (seconds since the epoch if >= 1e9, else relative seconds), or
  * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
 int pm_parse_time_bound(const char *s, double *value, int *relative);
-
-/* Worker threads for work items: one per online CPU, at most 8, never more
- * than work; the environment variable PM_THREADS overrides the CPU count. */
-size_t pm_thread_count(size_t work);
 
 /* The program: perfmon-analyze's command line (cli.c).  Returns the exit
  * status (0 ok, 1 warnings with --strict or partial output, 2 usage or

@@ -56,21 +56,6 @@ size_t pm_pool_next(pm_pool *p)
     return i;
 }
 
-size_t pm_thread_count(size_t work)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *env = getenv("PM_THREADS");
-    if (env && *env)
-        n = strtol(env, NULL, 10);
-    if (n < 1)
-        n = 1;
-    if (n > 8)
-        n = 8;
-    if ((size_t)n > work)
-        n = (long)(work ? work : 1);
-    return (size_t)n;
-}
-
 void pm_pool_run(pm_pool *p, void *(*fn)(void *), size_t work)
 {
     size_t nt = pm_thread_count(work);

@@ -9,6 +9,12 @@
 
 static const double POW10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
                                1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
+static const uint64_t POW10I[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                  10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                  100000000000ull, 1000000000000ull, 10000000000000ull,
+                                  100000000000000ull, 1000000000000000ull,
+                                  10000000000000000ull, 100000000000000000ull,
+                                  1000000000000000000ull, 10000000000000000000ull};
 
 size_t pm_fmt_double(char *buf, double v, int digits)
 {
@@ -27,19 +33,16 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     }
     if (!isfinite(v) || av >= 1e15 || av < 1e-4)
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
-    /* e with av in [10^e, 10^(e+1)), by table instead of log10: a binary
-     * search over [0, 14] (av < 1e15 here), a short scan below 1. */
+    /* e with av in [10^e, 10^(e+1)): from the binary exponent (log10(2)
+     * ~ 1233 / 4096), then one comparison; a short scan below 1. */
     int e;
     if (av >= 1) {
-        int lo = 0, hi = 14; /* POW10[lo] <= av < POW10[hi + 1] */
-        while (lo < hi) {
-            int mid = (lo + hi + 1) / 2;
-            if (av >= POW10[mid])
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        e = lo;
+        uint64_t bits;
+        memcpy(&bits, &av, sizeof bits);
+        int e2 = (int)((bits >> 52) & 0x7ff) - 1023; /* 0..49 here */
+        e = (e2 * 1233) >> 12;
+        if (e < 14 && av >= POW10[e + 1])
+            e++;
     } else {
         static const double NEG[] = {1, 1e-1, 1e-2, 1e-3, 1e-4};
         e = -1;
@@ -55,49 +58,56 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     if (scaled >= 9e18)
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
     uint64_t m = (uint64_t)(scaled + 0.5);
-    /* Digits from the right, two per division: the fraction, the point,
-     * then the integer part (at least "0"; a rounding carry simply adds a
-     * digit).  Trailing zeros of the fraction are cut off afterwards. */
+    /* Trailing zeros of the fraction go first, so that the length is
+     * known and the digits are written in place, right to left, two per
+     * division. */
+    int nd = e + 1 + dec; /* digits of m, but for rounding */
+    if (nd < 1)
+        nd = 1;
+    while (nd > 1 && m < POW10I[nd - 1])
+        nd--;
+    while (nd < 20 && m >= POW10I[nd])
+        nd++;
+    while (dec >= 2 && m % 100 == 0) {
+        m /= 100;
+        dec -= 2;
+        nd -= 2;
+    }
+    if (dec >= 1 && m % 10 == 0) {
+        m /= 10;
+        dec--;
+        nd--;
+    }
+    int intd = nd > dec ? nd - dec : 1;  /* integer digits ("0" at least) */
+    size_t len = (size_t)(v < 0) + (size_t)intd + (dec ? 1 + (size_t)dec : 0);
+    char *p = buf + len;
+    *p = 0;
     static const char D2[] = "00010203040506070809101112131415161718192021222324"
                              "25262728293031323334353637383940414243444546474849"
                              "50515253545556575859606162636465666768697071727374"
                              "75767778798081828384858687888990919293949596979899";
-    char tmp[48];
-    char *end = tmp + sizeof tmp, *p = end;
-    int fd = dec;
-    for (; fd >= 2; fd -= 2) {
-        unsigned r = (unsigned)(m % 100);
-        m /= 100;
-        p -= 2;
-        memcpy(p, D2 + 2 * r, 2);
-    }
-    if (fd) {
-        *--p = (char)('0' + m % 10);
-        m /= 10;
-    }
-    if (dec > 0) {
-        while (end > p && end[-1] == '0')
-            end--;
+    if (dec) {
+        int fd = dec;
+        for (; fd >= 2; fd -= 2) {
+            p -= 2;
+            memcpy(p, D2 + 2 * (m % 100), 2);
+            m /= 100;
+        }
+        if (fd) {
+            *--p = (char)('0' + m % 10);
+            m /= 10;
+        }
         *--p = '.';
-        if (end == p + 1)
-            end = p; /* no fraction left: no point either */
     }
-    while (m >= 100) {
-        unsigned r = (unsigned)(m % 100);
+    int id = intd;
+    for (; id >= 2; id -= 2) {
+        p -= 2;
+        memcpy(p, D2 + 2 * (m % 100), 2);
         m /= 100;
-        p -= 2;
-        memcpy(p, D2 + 2 * r, 2);
     }
-    if (m >= 10) {
-        p -= 2;
-        memcpy(p, D2 + 2 * m, 2);
-    } else {
-        *--p = (char)('0' + m);
-    }
+    if (id)
+        *--p = (char)('0' + m % 10);
     if (v < 0)
         *--p = '-';
-    size_t o = (size_t)(end - p);
-    memcpy(buf, p, o);
-    buf[o] = 0;
-    return o;
+    return len;
 }

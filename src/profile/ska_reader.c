@@ -21,6 +21,7 @@
 #include "perfmon/catalog.h"
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
+#include "perfmon/threads.h"
 
 #define SKA_MAX_DEPTH 256
 #define SKA_MAX_HOSTS 100000
@@ -326,6 +327,7 @@ typedef struct col {
     pm_column c;
     double *v;
     size_t n, cap;
+    size_t hint;       /* length of the host's lists so far: the first capacity */
     int seen;          /* the field was present (even if empty) */
 } col;
 
@@ -358,8 +360,15 @@ static col *host_col(host *h, const char *name, const char *unit, const char *gr
         h->cols = na;
         h->capcols = nc;
     }
+    /* A host's lists are (nearly) all as long as its time stamps: size a
+     * new one like the longest so far, not by doubling from small. */
+    size_t hint = h->ts.n;
+    for (size_t i = 0; i < h->ncols; i++)
+        if (h->cols[i].n > hint)
+            hint = h->cols[i].n;
     col *c = &h->cols[h->ncols++];
     memset(c, 0, sizeof *c);
+    c->hint = hint;
     snprintf(c->c.name, sizeof c->c.name, "%s", name);
     snprintf(c->c.unit, sizeof c->c.unit, "%s", unit);
     snprintf(c->c.group, sizeof c->c.group, "%s", group);
@@ -371,7 +380,7 @@ static col *host_col(host *h, const char *name, const char *unit, const char *gr
 static int col_push(col *c, double v)
 {
     if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 1024;
+        size_t nc = c->cap ? c->cap * 2 : c->hint ? c->hint + 1 : 1024;
         if (nc > SKA_MAX_SAMPLES)
             return PM_ELIMIT;
         double *nv = pm_realloc_array(c->v, nc, sizeof *nv);
@@ -733,7 +742,29 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
             plain[k++] = h->cols[c].c;
     int rc = pm_profile_set_columns(p, plain, ncols);
     free(plain);
-    if (rc || pm_profile_reserve(p, n ? n : 1)) {
+    /* The lists become the profile's columns (grown to n where short). */
+    if (!rc) {
+        p->t_mono_ns = pm_alloc_array(n ? n : 1, sizeof *p->t_mono_ns);
+        p->t_wall_ns = pm_alloc_array(n ? n : 1, sizeof *p->t_wall_ns);
+        k = 0;
+        for (size_t c = 0; c < h->ncols && p->t_mono_ns && p->t_wall_ns; c++) {
+            col *cl = &h->cols[c];
+            if (cl->n == 0)
+                continue;
+            if (cl->cap < n) {
+                double *nv = pm_realloc_array(cl->v, n, sizeof *nv);
+                if (!nv)
+                    break;
+                cl->v = nv;
+                cl->cap = n;
+            }
+            p->values[k++] = cl->v;
+            cl->v = NULL; /* the profile's now (host_free leaves it) */
+        }
+        if (k < ncols || !p->t_mono_ns || !p->t_wall_ns)
+            rc = PM_ENOMEM;
+    }
+    if (rc) {
         pm_profile_free(p);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
     }
@@ -765,7 +796,6 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
             continue;
         double *v = p->values[k++];
         size_t m = cl->n < n ? cl->n : n;
-        memcpy(v, cl->v, m * sizeof *v);
         for (size_t i = m; i < n; i++)
             v[i] = NAN;
         if (cl->n < n)
@@ -798,6 +828,56 @@ static int convert_span(scan *s, const char *name, int may_rename, const char *v
         rc = host_profile(s->path, &h, out, s->err);
     host_free(&h);
     return rc;
+}
+
+/* The hosts of a merged file, converted in parallel (each host is its own
+ * span of the text, its own scan and its own error). */
+typedef struct host_job {
+    const char *name;
+    const member *m;
+    pm_profile *prof;
+    int rc;
+    pm_error err;
+} host_job;
+
+typedef struct host_jobs {
+    const scan *s;
+    host_job *v;
+    size_t n, next;
+    pthread_mutex_t lock;
+} host_jobs;
+
+static void *host_worker(void *arg)
+{
+    host_jobs *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        size_t i = j->next < j->n ? j->next++ : j->n;
+        pthread_mutex_unlock(&j->lock);
+        if (i >= j->n)
+            return NULL;
+        host_job *hj = &j->v[i];
+        scan hs = *j->s;
+        hs.err = &hj->err;
+        pm_error_clear(&hj->err);
+        hj->rc = convert_span(&hs, hj->name, 0, hj->m->val, hj->m->vlen, &hj->prof);
+    }
+}
+
+static void convert_hosts(const scan *s, host_job *v, size_t n)
+{
+    host_jobs j = {.s = s, .v = v, .n = n};
+    pthread_mutex_init(&j.lock, NULL);
+    size_t nt = pm_thread_count(n);
+    pthread_t th[8];
+    size_t started = 0;
+    for (size_t i = 1; i < nt && i < 8; i++)
+        if (pthread_create(&th[started], NULL, host_worker, &j) == 0)
+            started++;
+    host_worker(&j);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&j.lock);
 }
 
 static int push_profile(pm_profile ***arr, size_t *n, pm_profile *p)
@@ -906,6 +986,14 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
             if (key_name(&mem[i], key, sizeof key) == 0)
                 keys[i] = pm_strdup(key);
         }
+        size_t nh = (size_t)cJSON_GetArraySize(hn);
+        host_job *jobs = calloc(nh ? nh : 1, sizeof *jobs);
+        if (!jobs) {
+            cJSON_Delete(hn);
+            rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+            goto fail;
+        }
+        size_t nj = 0;
         const cJSON *x;
         cJSON_ArrayForEach(x, hn) {
             if (!cJSON_IsString(x) || !*x->valuestring || strlen(x->valuestring) >= 256) {
@@ -922,15 +1010,28 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
                                   path, x->valuestring);
                 break;
             }
-            pm_profile *p = NULL;
-            if ((rc = convert_span(&s, x->valuestring, 0, hm->val, hm->vlen, &p)))
-                break;
-            if (push_profile(&list, &nlist, p)) {
-                pm_profile_free(p);
-                rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-                break;
+            jobs[nj].name = x->valuestring;
+            jobs[nj++].m = hm;
+        }
+        if (!rc) {
+            convert_hosts(&s, jobs, nj);
+            /* The first host in the file's order that failed is the error. */
+            for (size_t i = 0; i < nj && !rc; i++)
+                if (jobs[i].rc) {
+                    rc = jobs[i].rc;
+                    *err = jobs[i].err;
+                }
+            for (size_t i = 0; i < nj && !rc; i++) {
+                if (push_profile(&list, &nlist, jobs[i].prof)) {
+                    rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+                    break;
+                }
+                jobs[i].prof = NULL;
             }
         }
+        for (size_t i = 0; i < nj; i++)
+            pm_profile_free(jobs[i].prof);
+        free(jobs);
         cJSON_Delete(hn);
         if (rc)
             goto fail;
