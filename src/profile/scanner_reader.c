@@ -85,7 +85,7 @@ static int get_str(cursor *c, const char *what, char *out)
 static int get_count(cursor *c, const char *what, int64_t max, size_t min_each, size_t *n)
 {
     size_t at = c->off;
-    int64_t v;
+    int64_t v = 0;
     int rc = get_i64(c, what, &v);
     if (rc)
         return rc;
@@ -254,7 +254,7 @@ int pm_scanner_decode(const char *path, const unsigned char *buf, size_t len, pm
     cursor c = {path, buf, len, 0, err};
     file_ctx f = {0};
     size_t nw = 0;
-    int64_t start, end;
+    int64_t start = 0, end = 0;
     int rc;
     if (nworkers)
         *nworkers = 0;
