@@ -42,8 +42,11 @@ double pm_sd(const double *x, size_t n, double mean);
 /* Linear-interpolated quantile f in [0,1] of x[n] (reordered in place). */
 double pm_quantile_select(double *x, size_t n, double f);
 
-/* Both p50 and p95 of x[n] (reordered) with two selections. */
+/* Both p50 and p95 of x[n] (reordered; no NaN), exactly, as
+ * pm_quantile_select would give them. */
 void pm_p50_p95(double *x, size_t n, double *p50, double *p95);
+/* The same when the smallest and largest of x are known. */
+void pm_p50_p95_range(double *x, size_t n, double min, double max, double *p50, double *p95);
 
 /* Least-squares slope of v over t (value per second) over the finite
  * points, without copying them; *r2 gets the coefficient of determination.

@@ -452,7 +452,7 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
             st->mean = st->amean;
         if (m > 1)
             st->sd = pm_sd(all, m, st->amean);
-        pm_p50_p95(all, m, &st->p50, &st->p95);
+        pm_p50_p95_range(all, m, st->min, st->max, &st->p50, &st->p95);
     }
     st->duration = a->t_end - a->t_start;
     return 0;

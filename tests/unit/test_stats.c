@@ -92,6 +92,41 @@ static void test_p50_p95_agree(void **state)
     }
 }
 
+/* Big inputs take the histogram path: it must agree with selection bit
+ * for bit on every shape of data, ties at the ranks included. */
+static void test_p50_p95_big(void **state)
+{
+    (void)state;
+    enum { N = 100003 };
+    static double a[N], b[N], c[N];
+    unsigned seed = 12345;
+    for (int shape = 0; shape < 8; shape++) {
+        size_t n = shape % 2 ? N : 20000;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            double r = (double)(seed >> 8) / 16777216.0;
+            double v;
+            switch (shape) {
+            case 0: v = r; break;                                /* uniform */
+            case 1: v = r < 0.9 ? 0 : r * 100; break;            /* mostly one value */
+            case 2: v = (double)(i % 7); break;                  /* few values, ties */
+            case 3: v = r < 0.999 ? r : 1e12 * r; break;         /* far outliers */
+            case 4: v = (double)i; break;                        /* sorted */
+            case 5: v = -(double)i * 0.5; break;                 /* reverse sorted */
+            case 6: v = r < 0.5 ? 1.0 : 2.0; break;              /* two values */
+            default: v = exp(r * 40) * (r < 0.5 ? -1 : 1); break; /* wide, both signs */
+            }
+            a[i] = b[i] = c[i] = v;
+        }
+        double p50, p95;
+        pm_p50_p95(a, n, &p50, &p95);
+        double w50 = pm_quantile_select(b, n, 0.50), w95 = pm_quantile_select(c, n, 0.95);
+        if (p50 != w50 || p95 != w95)
+            fail_msg("shape %d: p50 %.17g want %.17g, p95 %.17g want %.17g", shape, p50, w50,
+                     p95, w95);
+    }
+}
+
 static void test_empty_and_all_nan(void **state)
 {
     (void)state;
@@ -128,6 +163,7 @@ int main(void)
         cmocka_unit_test(test_weighted_means),
         cmocka_unit_test(test_percentiles_sd),
         cmocka_unit_test(test_p50_p95_agree),
+        cmocka_unit_test(test_p50_p95_big),
         cmocka_unit_test(test_empty_and_all_nan),
         cmocka_unit_test(test_slope),
     };
