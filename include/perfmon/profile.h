@@ -92,7 +92,7 @@ typedef struct pm_profile {
     void *block;                /* when set, the times and values[c] live in this */
     size_t block_bytes;         /* one mapping (pm_profile_reserve_block), */
     size_t block_slot;          /* block_slot bytes each; else each is malloc'd */
-    unsigned char *released;    /* [ncols] block columns given back */
+    unsigned char *released;    /* [ncols + 2] block slots given back */
     int has_end;
     pm_profile_end end;
     char **notes;               /* [nnotes] notes the sampler recorded */
@@ -112,6 +112,17 @@ int pm_profile_sniff(const void *head, size_t len);
  * p->warnings; only an unusable header is an error.  On error *out is NULL
  * and err names the file and offset (binary) or line (JSON). */
 int pm_profile_read(const char *path, pm_profile **out, pm_error *err) PM_WUR;
+
+/* What a reader of many profiles knows in advance: columns for which
+ * late(name, ctx) is true will be released early or late, one by one
+ * (pm_profile_release_column); a binary profile places them together at
+ * the end of its block, so that released ones free whole huge pages. */
+typedef struct pm_read_hint {
+    int (*late)(const char *column, void *ctx);
+    void *ctx;
+} pm_read_hint;
+int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_profile **out,
+                           pm_error *err) PM_WUR;
 
 /* Decode a binary profile held in memory (path is used in messages). */
 int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len,
@@ -135,7 +146,7 @@ int pm_profile_reserve(pm_profile *p, size_t n);
  * mapping backed by transparent huge pages, which costs a few hundred page
  * faults instead of one per 4 KiB; small ones are reserved as by
  * pm_profile_reserve().  Not to be followed by pm_profile_reserve(). */
-int pm_profile_reserve_block(pm_profile *p, size_t n);
+int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint);
 /* Give back column c's values (values[c] becomes NULL). */
 void pm_profile_release_column(pm_profile *p, size_t c);
 /* Hand column c's array to the caller (values[c] becomes NULL), who may

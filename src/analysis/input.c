@@ -139,7 +139,20 @@ typedef struct slot {
     pm_error err;
 } slot;
 
-static void read_slot(slot *sl)
+/* A column that not exactly one catalog metric derives from is released
+ * by itself (at once, or after several metrics): such columns are placed
+ * together (pm_read_hint), where giving them back frees whole huge pages.
+ * A column exactly one metric reads becomes that metric's series. */
+static int released_alone(const char *column, void *ctx)
+{
+    const pm_catalog *cat = ctx;
+    size_t n = 0;
+    for (size_t d = 0; d < cat->n && n < 2; d++)
+        n += (size_t)pm_metric_matches(&cat->m[d], column);
+    return n != 1;
+}
+
+static void read_slot(slot *sl, const pm_read_hint *hint)
 {
     char head[4096];
     pm_error *err = &sl->err;
@@ -153,7 +166,7 @@ static void read_slot(slot *sl)
     int rc;
     if (fmt != PM_FMT_UNKNOWN) {
         pm_profile *one = NULL;
-        rc = pm_profile_read(sl->path, &one, err);
+        rc = pm_profile_read_hinted(sl->path, hint, &one, err);
         if (!rc) {
             sl->got = malloc(sizeof *sl->got);
             if (!sl->got) {
@@ -217,6 +230,7 @@ static void read_slot(slot *sl)
 typedef struct read_ctx {
     slot *slots;
     const pm_analyze_opts *opts;
+    const pm_read_hint *hint;
 } read_ctx;
 
 static void *read_worker(void *arg)
@@ -224,7 +238,7 @@ static void *read_worker(void *arg)
     pm_pool *p = arg;
     read_ctx *rc = p->ctx;
     for (size_t i; (i = pm_pool_next(p)) < p->n;) {
-        read_slot(&rc->slots[i]);
+        read_slot(&rc->slots[i], rc->hint);
         pthread_mutex_lock(&p->lock);
         p->done++;
         if (rc->opts->progress)
@@ -491,7 +505,8 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             rc = pm_error_set(err, PM_ENOMEM, "out of memory");
             goto fail;
         }
-        read_ctx ctx = {slots, opts};
+        pm_read_hint hint = {released_alone, a->catalog};
+        read_ctx ctx = {slots, opts, a->catalog ? &hint : NULL};
         pm_pool rp = {.n = nfiles, .ctx = &ctx};
         pthread_mutex_init(&rp.lock, NULL);
         for (size_t i = 0; i < nfiles; i++)

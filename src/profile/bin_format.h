@@ -3,6 +3,8 @@
 #ifndef PERFMON_BIN_FORMAT_H
 #define PERFMON_BIN_FORMAT_H
 
+#include "perfmon/profile.h"
+
 /* File preamble: 8 magic bytes, u32 version, u32 flags (0). */
 #define PM_BIN_MAGIC "\x89PMPROF\n"
 #define PM_BIN_MAGIC_LEN 8
@@ -37,5 +39,9 @@ enum pm_tag {
  * u64 missed, i64 self_cpu_ns, u64 maxrss_kb, i32 exit_status, u32 reason
  * length, reason bytes. */
 #define PM_END_FIXED 64
+
+/* pm_profile_decode_bin with a hint for the layout of its block. */
+int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, size_t len,
+                                 const pm_read_hint *hint, pm_profile **out, pm_error *err);
 
 #endif

@@ -217,6 +217,12 @@ static int decode_end(pm_profile *p, const unsigned char *d, size_t n)
 int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len,
                           pm_profile **out, pm_error *err)
 {
+    return pm_profile_decode_bin_hinted(path, buf, len, NULL, out, err);
+}
+
+int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, size_t len,
+                                 const pm_read_hint *hint, pm_profile **out, pm_error *err)
+{
     *out = NULL;
     if (len < PM_BIN_PREAMBLE || memcmp(buf, PM_BIN_MAGIC, PM_BIN_MAGIC_LEN) != 0)
         return pm_error_set(err, PM_EFORMAT, "%s: offset 0: not a perfmon binary profile "
@@ -250,7 +256,7 @@ int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len
     size_t srec = pm_bin_sample_size(p->ncols);
     size_t splen = srec - PM_REC_HEAD - PM_REC_TAIL;
     size_t cap_n = (len - off) / srec + 1;
-    if (pm_profile_reserve_block(p, cap_n) != 0) {
+    if (pm_profile_reserve_block(p, cap_n, hint) != 0) {
         pm_profile_free(p);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory for %zu samples", path, cap_n);
     }

@@ -58,7 +58,7 @@ int pm_profile_reserve(pm_profile *p, size_t n)
     return 0;
 }
 
-int pm_profile_reserve_block(pm_profile *p, size_t n)
+int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint)
 {
     /* The two time arrays, then each column, each on its own page, so
      * that a column can be released alone. */
@@ -74,13 +74,19 @@ int pm_profile_reserve_block(pm_profile *p, size_t n)
     free(p->t_wall_ns);
     p->t_mono_ns = (int64_t *)p->block;
     p->t_wall_ns = (int64_t *)(void *)((char *)p->block + per);
-    for (size_t c = 0; c < p->ncols; c++) {
-        free(p->values[c]);
-        p->values[c] = (double *)(void *)((char *)p->block + (c + 2) * per);
-    }
+    /* The columns the hint calls late after the others. */
+    size_t slot = 2;
+    for (int late = 0; late < 2; late++)
+        for (size_t c = 0; c < p->ncols; c++) {
+            int is_late = hint && hint->late && hint->late(p->cols[c].name, hint->ctx);
+            if (is_late != late)
+                continue;
+            free(p->values[c]);
+            p->values[c] = (double *)(void *)((char *)p->block + slot++ * per);
+        }
     p->block_bytes = bytes;
     p->block_slot = per;
-    p->released = calloc(p->ncols, 1);
+    p->released = calloc(p->ncols + 2, 1);
     return 0;
 }
 
@@ -90,7 +96,7 @@ static int window_released(const pm_profile *p, size_t w0, size_t w1)
 {
     size_t per = p->block_slot;
     for (size_t k = w0 / per; k * per < w1 && k < p->ncols + 2; k++)
-        if (k < 2 || !p->released[k - 2])
+        if (!p->released[k])
             return 0;
     return 1;
 }
@@ -103,9 +109,9 @@ static int window_released(const pm_profile *p, size_t w0, size_t w1)
 static void release_block_column(pm_profile *p, size_t c)
 {
     const size_t huge = PM_BLOCK_HUGE;
-    size_t per = p->block_slot, s0 = (c + 2) * per, s1 = s0 + per;
     char *base = p->block;
-    p->released[c] = 1;
+    size_t per = p->block_slot, s0 = (size_t)((char *)p->values[c] - base), s1 = s0 + per;
+    p->released[s0 / per] = 1;
     for (size_t w0 = s0 / huge * huge; w0 < s1; w0 += huge) {
         size_t w1 = w0 + huge;
         if (w1 <= p->block_bytes) {

@@ -35,6 +35,12 @@ int pm_profile_sniff(const void *head, size_t len)
 
 int pm_profile_read(const char *path, pm_profile **out, pm_error *err)
 {
+    return pm_profile_read_hinted(path, NULL, out, err);
+}
+
+int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_profile **out,
+                           pm_error *err)
+{
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
@@ -60,7 +66,7 @@ int pm_profile_read(const char *path, pm_profile **out, pm_error *err)
     int rc;
     switch (pm_profile_sniff(map, len)) {
     case PM_FMT_BIN:
-        rc = pm_profile_decode_bin(path, map, len, out, err);
+        rc = pm_profile_decode_bin_hinted(path, map, len, hint, out, err);
         break;
     case PM_FMT_JSONL:
         rc = pm_profile_decode_jsonl(path, map, len, out, err);
