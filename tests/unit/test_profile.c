@@ -476,9 +476,55 @@ static void test_big_profile_block(void **state)
     pm_test_rmrf(dir);
 }
 
+static int late_not_rss(const char *column, void *ctx)
+{
+    (void)ctx;
+    return strcmp(column, "proc.rss") != 0 && strcmp(column, "cpu.percent") != 0;
+}
+
+/* With a hint, the late columns follow the others in the block; the values
+ * are those of a plain read, and releasing every late column (whole huge
+ * pages, then the block's small-page tail) leaves the others intact. */
+static void test_hinted_block(void **state)
+{
+    (void)state;
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
+    snprintf(path, sizeof path, "%s/big.pmp", dir);
+    pm_synth s;
+    pm_synth_init(&s, "big");
+    s.n = 60000;
+    pm_error err;
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_profile *p = NULL, *q = NULL;
+    pm_read_hint hint = {late_not_rss, NULL};
+    assert_int_equal(pm_profile_read_hinted(path, &hint, &p, &err), 0);
+    assert_int_equal(pm_profile_read(path, &q, &err), 0);
+    assert_non_null(p->block);
+    int rss = pm_profile_column(p, "proc.rss"), cpu = pm_profile_column(p, "cpu.percent");
+    assert_true(rss >= 0 && cpu >= 0);
+    /* the two kept columns come first, right after the two time slots */
+    char *base = p->block;
+    size_t per = p->block_slot;
+    assert_true((char *)p->values[cpu] == base + 2 * per || (char *)p->values[cpu] == base + 3 * per);
+    assert_true((char *)p->values[rss] == base + 2 * per || (char *)p->values[rss] == base + 3 * per);
+    for (size_t c = 0; c < p->ncols; c++)
+        assert_memory_equal(p->values[c], q->values[c], p->n * sizeof(double));
+    for (size_t c = 0; c < p->ncols; c++)
+        if ((int)c != rss && (int)c != cpu)
+            pm_profile_release_column(p, c);
+    assert_memory_equal(p->values[rss], q->values[rss], p->n * sizeof(double));
+    assert_memory_equal(p->values[cpu], q->values[cpu], p->n * sizeof(double));
+    assert_memory_equal(p->t_wall_ns, q->t_wall_ns, p->n * sizeof(int64_t));
+    pm_profile_free(p);
+    pm_profile_free(q);
+    pm_test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hinted_block),
         cmocka_unit_test(test_roundtrip_bin),     cmocka_unit_test(test_roundtrip_jsonl),
         cmocka_unit_test(test_torn_bin),          cmocka_unit_test(test_torn_jsonl),
         cmocka_unit_test(test_damaged_middle_bin), cmocka_unit_test(test_bad_headers),
