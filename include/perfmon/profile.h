@@ -121,8 +121,17 @@ typedef struct pm_read_hint {
     int (*late)(const char *column, void *ctx);
     void *ctx;
 } pm_read_hint;
-int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_profile **out,
-                           pm_error *err) PM_WUR;
+/* A buffer a reader of many files keeps from one to the next. */
+typedef struct pm_read_buf {
+    unsigned char *p;
+    size_t cap;
+    int in_block;
+} pm_read_buf;
+void pm_read_buf_free(pm_read_buf *b);
+/* pm_profile_read with a layout hint (or NULL) and, with rb, the file read
+ * into rb (grown as needed) instead of mapped. */
+int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_read_buf *rb,
+                           pm_profile **out, pm_error *err) PM_WUR;
 
 /* Decode a binary profile held in memory (path is used in messages). */
 int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len,

@@ -152,7 +152,7 @@ static int released_alone(const char *column, void *ctx)
     return n != 1;
 }
 
-static void read_slot(slot *sl, const pm_read_hint *hint)
+static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
 {
     char head[4096];
     pm_error *err = &sl->err;
@@ -166,7 +166,7 @@ static void read_slot(slot *sl, const pm_read_hint *hint)
     int rc;
     if (fmt != PM_FMT_UNKNOWN) {
         pm_profile *one = NULL;
-        rc = pm_profile_read_hinted(sl->path, hint, &one, err);
+        rc = pm_profile_read_hinted(sl->path, hint, rb, &one, err);
         if (!rc) {
             sl->got = malloc(sizeof *sl->got);
             if (!sl->got) {
@@ -237,14 +237,16 @@ static void *read_worker(void *arg)
 {
     pm_pool *p = arg;
     read_ctx *rc = p->ctx;
+    pm_read_buf rb = {0}; /* this thread's, from one file to the next */
     for (size_t i; (i = pm_pool_next(p)) < p->n;) {
-        read_slot(&rc->slots[i], rc->hint);
+        read_slot(&rc->slots[i], rc->hint, &rb);
         pthread_mutex_lock(&p->lock);
         p->done++;
         if (rc->opts->progress)
             rc->opts->progress(p->done, p->n, rc->opts->progress_user);
         pthread_mutex_unlock(&p->lock);
     }
+    pm_read_buf_free(&rb);
     return NULL;
 }
 

@@ -1,6 +1,7 @@
 /* Open a profile file and decode it by content. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -9,6 +10,7 @@
 
 #include "bin_format.h"
 #include "perfmon/fileio.h"
+#include "perfmon/mem.h"
 #include "perfmon/profile.h"
 
 int pm_profile_sniff(const void *head, size_t len)
@@ -35,11 +37,50 @@ int pm_profile_sniff(const void *head, size_t len)
 
 int pm_profile_read(const char *path, pm_profile **out, pm_error *err)
 {
-    return pm_profile_read_hinted(path, NULL, out, err);
+    return pm_profile_read_hinted(path, NULL, NULL, out, err);
 }
 
-int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_profile **out,
-                           pm_error *err)
+void pm_read_buf_free(pm_read_buf *b)
+{
+    if (b->in_block)
+        pm_block_free(b->p, b->cap);
+    else
+        free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* Room for n bytes (the old contents are not kept). */
+static int buf_room(pm_read_buf *b, size_t n)
+{
+    if (n <= b->cap)
+        return 0;
+    size_t cap = b->cap * 2 > n ? b->cap * 2 : n;
+    pm_read_buf_free(b);
+    b->p = pm_block_alloc(cap);
+    b->in_block = b->p != NULL;
+    if (!b->p)
+        b->p = malloc(cap);
+    if (!b->p)
+        return PM_ENOMEM;
+    b->cap = cap;
+    return 0;
+}
+
+static int decode(const char *path, const unsigned char *buf, size_t len,
+                  const pm_read_hint *hint, pm_profile **out, pm_error *err)
+{
+    switch (pm_profile_sniff(buf, len)) {
+    case PM_FMT_BIN:
+        return pm_profile_decode_bin_hinted(path, buf, len, hint, out, err);
+    case PM_FMT_JSONL:
+        return pm_profile_decode_jsonl(path, (const char *)buf, len, out, err);
+    default:
+        return pm_error_set(err, PM_EFORMAT, "%s: not a perfmon profile", path);
+    }
+}
+
+int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_read_buf *rb,
+                           pm_profile **out, pm_error *err)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -55,6 +96,25 @@ int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_profil
         close(fd);
         return pm_error_set(err, PM_EFORMAT, "%s: empty file", path);
     }
+    if (rb) {
+        /* Copied into the caller's buffer (one NUL after the text): the
+         * kernel copies from its page cache faster than this process can
+         * walk a fresh mapping of it 4 KiB at a time. */
+        if (len > SIZE_MAX - 1 || buf_room(rb, len + 1)) {
+            close(fd);
+            return pm_error_set(err, PM_ENOMEM, "%s: out of memory for %zu bytes", path, len);
+        }
+        int full = 0;
+        ssize_t got = pm_read_fd(fd, (char *)rb->p, len + 1, &full);
+        int rerr = got < 0 ? (int)-got : 0;
+        close(fd);
+        if (got < 0)
+            return pm_error_sys(err, PM_EIO, rerr, "%s: cannot read", path);
+        if (got == 0)
+            return pm_error_set(err, PM_EFORMAT, "%s: empty file", path);
+        rb->p[got] = 0;
+        return decode(path, rb->p, (size_t)got, hint, out, err);
+    }
     /* MAP_POPULATE maps every page in one call: faulting them in one by
      * one (16 at a time) costs more than decoding them on a VM. */
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
@@ -63,17 +123,7 @@ int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_profil
     if (map == MAP_FAILED)
         return pm_error_sys(err, PM_EIO, merr, "%s: cannot map", path);
     madvise(map, len, MADV_SEQUENTIAL);
-    int rc;
-    switch (pm_profile_sniff(map, len)) {
-    case PM_FMT_BIN:
-        rc = pm_profile_decode_bin_hinted(path, map, len, hint, out, err);
-        break;
-    case PM_FMT_JSONL:
-        rc = pm_profile_decode_jsonl(path, map, len, out, err);
-        break;
-    default:
-        rc = pm_error_set(err, PM_EFORMAT, "%s: not a perfmon profile", path);
-    }
+    int rc = decode(path, map, len, hint, out, err);
     munmap(map, len);
     return rc;
 }

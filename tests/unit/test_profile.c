@@ -498,7 +498,10 @@ static void test_hinted_block(void **state)
     assert_int_equal(pm_synth_write(path, &s, &err), 0);
     pm_profile *p = NULL, *q = NULL;
     pm_read_hint hint = {late_not_rss, NULL};
-    assert_int_equal(pm_profile_read_hinted(path, &hint, &p, &err), 0);
+    pm_read_buf rb = {0};
+    assert_int_equal(pm_profile_read_hinted(path, &hint, &rb, &p, &err), 0);
+    assert_true(rb.cap > 60000 * 8);
+    pm_read_buf_free(&rb);
     assert_int_equal(pm_profile_read(path, &q, &err), 0);
     assert_non_null(p->block);
     int rss = pm_profile_column(p, "proc.rss"), cpu = pm_profile_column(p, "cpu.percent");
