@@ -38,43 +38,126 @@ static double ns_to_s(int64_t ns)
     return (double)sec + (double)rem * 1e-9;
 }
 
+/* Per host, on the worker threads: each host's time axis (phase 0), then
+ * its window and median interval (phase 1). */
+typedef struct times_ctx {
+    pm_analysis *a;
+    int phase;
+    double lo, hi;   /* the --start/--end window (phase 1) */
+    int failed;      /* out of memory */
+} times_ctx;
+
+static int host_axis(pm_analysis *a, pm_host *ho)
+{
+    const pm_profile *p = ho->prof;
+    double *t = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *t);
+    size_t *idx = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *idx);
+    if (!t || !idx)
+        return PM_ENOMEM;
+    for (size_t i = 0; i < p->n; i++)
+        t[i] = p->t_wall_ns[i] == INT64_MIN ? NAN : ns_to_s(p->t_wall_ns[i]);
+    size_t k;
+    if (a->opts.compat_ska) {
+        /* SKA differences timestamps as they are. */
+        k = 0;
+        for (size_t i = 0; i < p->n; i++)
+            if (isfinite(t[i]))
+                idx[k++] = i;
+        ho->dropped_time = p->n - k;
+    } else {
+        k = pm_time_increasing(t, p->n, idx, &ho->dropped_time);
+    }
+    for (size_t i = 0; i < k; i++)
+        t[i] = t[idx[i]];
+    ho->t = t;
+    ho->idx = idx;
+    ho->n = k;
+    return 0;
+}
+
+/* Keep the samples inside [lo, hi]; the median interval of the rest
+ * (d: room for the host's samples). */
+static void host_window(pm_host *ho, double lo, double hi, double *d)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ho->n; i++) {
+        if (ho->t[i] < lo || ho->t[i] > hi) {
+            ho->outside_window++;
+            continue;
+        }
+        ho->t[k] = ho->t[i];
+        ho->idx[k++] = ho->idx[i];
+    }
+    ho->n = k;
+    ho->interval = NAN;
+    if (k > 1) {
+        size_t nd = 0;
+        for (size_t i = 1; i < k; i++)
+            if (ho->t[i] > ho->t[i - 1])
+                d[nd++] = ho->t[i] - ho->t[i - 1];
+        ho->interval = nd ? pm_quantile_select(d, nd, 0.5) : NAN;
+    }
+}
+
+static void *times_worker(void *arg)
+{
+    pm_pool *pool = arg;
+    times_ctx *tc = pool->ctx;
+    pm_analysis *a = tc->a;
+    double *d = NULL;
+    size_t dcap = 0;
+    for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
+        pm_host *ho = &a->hosts[h];
+        int bad = 0;
+        if (tc->phase == 0) {
+            bad = host_axis(a, ho) != 0;
+        } else {
+            if (ho->n > dcap) {
+                free(d);
+                dcap = ho->n;
+                d = pm_alloc_array(dcap, sizeof *d);
+                if (!d)
+                    dcap = 0;
+            }
+            if (d || ho->n <= 1)
+                host_window(ho, tc->lo, tc->hi, d);
+            else
+                bad = 1;
+        }
+        if (bad) {
+            pthread_mutex_lock(&pool->lock);
+            tc->failed = 1;
+            pthread_mutex_unlock(&pool->lock);
+        }
+    }
+    free(d);
+    return NULL;
+}
+
+static int times_pass(pm_analysis *a, times_ctx *tc, int phase)
+{
+    tc->phase = phase;
+    pm_pool pool = {.n = a->nhosts, .ctx = tc};
+    pthread_mutex_init(&pool.lock, NULL);
+    pm_pool_run(&pool, times_worker, a->nhosts);
+    pthread_mutex_destroy(&pool.lock);
+    return tc->failed ? PM_ENOMEM : 0;
+}
+
 static int setup_times(pm_analysis *a, pm_error *err)
 {
     const pm_analyze_opts *o = &a->opts;
+    times_ctx tc = {.a = a};
+    if (times_pass(a, &tc, 0))
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
     double job_start = INFINITY, job_end = -INFINITY;
-    size_t maxn = 1;
     for (size_t h = 0; h < a->nhosts; h++) {
-        pm_host *ho = &a->hosts[h];
-        const pm_profile *p = ho->prof;
-        double *t = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *t);
-        size_t *idx = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *idx);
-        if (!t || !idx)
-            return pm_error_set(err, PM_ENOMEM, "out of memory");
-        if (p->n > maxn)
-            maxn = p->n;
-        for (size_t i = 0; i < p->n; i++)
-            t[i] = p->t_wall_ns[i] == INT64_MIN ? NAN : ns_to_s(p->t_wall_ns[i]);
-        size_t k;
-        if (o->compat_ska) {
-            /* SKA differences timestamps as they are. */
-            k = 0;
-            for (size_t i = 0; i < p->n; i++)
-                if (isfinite(t[i]))
-                    idx[k++] = i;
-            ho->dropped_time = p->n - k;
-        } else {
-            k = pm_time_increasing(t, p->n, idx, &ho->dropped_time);
-        }
-        for (size_t i = 0; i < k; i++)
-            t[i] = t[idx[i]];
-        ho->t = t;
-        ho->idx = idx;
-        ho->n = k;
-        if (k) {
-            if (t[0] < job_start)
-                job_start = t[0];
-            if (t[k - 1] > job_end)
-                job_end = t[k - 1];
+        const pm_host *ho = &a->hosts[h];
+        if (ho->n) {
+            if (ho->t[0] < job_start)
+                job_start = ho->t[0];
+            if (ho->t[ho->n - 1] > job_end)
+                job_end = ho->t[ho->n - 1];
         }
     }
     if (!isfinite(job_start))
@@ -86,31 +169,23 @@ static int setup_times(pm_analysis *a, pm_error *err)
         hi = o->end_rel ? job_start + o->end : o->end;
     if (lo > hi)
         return pm_error_set(err, PM_EUSAGE, "--start is after --end");
+    tc.lo = lo;
+    tc.hi = hi;
+    if (times_pass(a, &tc, 1))
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
     a->t_start = INFINITY;
     a->t_end = -INFINITY;
     double *firsts = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *firsts);
     double *ivals = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *ivals);
-    double *d = pm_alloc_array(maxn, sizeof *d); /* one host's intervals */
-    if (!firsts || !ivals || !d) {
+    if (!firsts || !ivals) {
         free(firsts);
         free(ivals);
-        free(d);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     size_t nf = 0, ni = 0;
     for (size_t h = 0; h < a->nhosts; h++) {
         pm_host *ho = &a->hosts[h];
-        size_t k = 0;
-        for (size_t i = 0; i < ho->n; i++) {
-            if (ho->t[i] < lo || ho->t[i] > hi) {
-                ho->outside_window++;
-                continue;
-            }
-            ho->t[k] = ho->t[i];
-            ho->idx[k++] = ho->idx[i];
-        }
-        ho->n = k;
-        ho->interval = NAN;
+        size_t k = ho->n;
         if (k == 0)
             continue;
         if (ho->t[0] < a->t_start)
@@ -121,15 +196,8 @@ static int setup_times(pm_analysis *a, pm_error *err)
          * nodes by their GPUs. */
         if (!ho->gpu)
             firsts[nf++] = ho->t[0];
-        if (k > 1) {
-            size_t nd = 0;
-            for (size_t i = 1; i < k; i++)
-                if (ho->t[i] > ho->t[i - 1])
-                    d[nd++] = ho->t[i] - ho->t[i - 1];
-            ho->interval = nd ? pm_quantile_select(d, nd, 0.5) : NAN;
-            if (isfinite(ho->interval) && !ho->gpu)
-                ivals[ni++] = ho->interval;
-        }
+        if (isfinite(ho->interval) && !ho->gpu)
+            ivals[ni++] = ho->interval;
     }
     if (!isfinite(a->t_start) && a->nhosts == 0) {
         /* Phases only (Scanner profiles, marks): their span is the job. */
@@ -164,7 +232,6 @@ static int setup_times(pm_analysis *a, pm_error *err)
     }
     free(firsts);
     free(ivals);
-    free(d);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "perfmon/analysis.h"
 
 #define F(key, unit, job, label, title) {#key, offsetof(pm_node_summary, key), unit, job, label, title}
@@ -327,18 +328,30 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
     s->dropped = h->dropped_time;
 }
 
-int pm_summary_compute(pm_analysis *a, pm_error *err)
+static void *node_worker(void *arg)
 {
-    a->nodes = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->nodes);
-    if (!a->nodes)
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
-    for (size_t h = 0; h < a->nhosts; h++) {
+    pm_pool *pool = arg;
+    pm_analysis *a = pool->ctx;
+    for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
         pm_host *ho = &a->hosts[h];
         ho->ncpus = first_of(col_last(ho, "cpu.ncpus"), meta_number(ho->prof->meta_json, "cpu", "threads"));
         ho->mem_total = first_of(col_last(ho, "mem.total"),
                                  meta_number(ho->prof->meta_json, "memory", "total_bytes"));
         node_summary(a, h, &a->nodes[h]);
     }
+    return NULL;
+}
+
+int pm_summary_compute(pm_analysis *a, pm_error *err)
+{
+    a->nodes = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->nodes);
+    if (!a->nodes)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    /* Nodes are independent: one per worker thread at a time. */
+    pm_pool pool = {.n = a->nhosts, .ctx = a};
+    pthread_mutex_init(&pool.lock, NULL);
+    pm_pool_run(&pool, node_worker, a->nhosts);
+    pthread_mutex_destroy(&pool.lock);
     pm_node_summary *j = &a->job;
     memset(j, 0, sizeof *j);
     for (size_t f = 0; f < PM_NFIGURES; f++) {
