@@ -170,27 +170,40 @@ static long long record_at(const unsigned char *buf, size_t len, size_t off)
     return (long long)plen;
 }
 
-static int decode_sample(pm_profile *p, const unsigned char *d, size_t cap_n)
+/* Samples are decoded a batch at a time, column by column: each column
+ * then gets a run of consecutive values (whole cache lines) instead of one
+ * value per record, which scattered every record over all the columns. */
+#define SAMPLE_BATCH 32
+
+static void decode_samples(pm_profile *p, const unsigned char *const *batch, size_t nb,
+                           size_t cap_n)
 {
-    size_t i = p->n;
-    if (i >= cap_n)
-        return -1;
-    p->t_mono_ns[i] = (int64_t)pm_get_u64(d);
-    p->t_wall_ns[i] = (int64_t)pm_get_u64(d + 8);
-    const unsigned char *bm = d + 16;
-    const unsigned char *v = bm + (p->ncols + 7) / 8;
-    for (size_t c = 0; c < p->ncols; c++) {
-        double x;
-        if (!(bm[c / 8] >> (c % 8) & 1)) {
-            x = NAN;
-        } else {
-            uint64_t bits = pm_get_u64(v + 8 * c);
-            x = p->cols[c].type == PM_U64 ? (double)bits : pm_bits_f64(bits);
-        }
-        p->values[c][i] = x;
+    size_t i0 = p->n;
+    if (i0 >= cap_n)
+        return;
+    if (nb > cap_n - i0)
+        nb = cap_n - i0;
+    for (size_t r = 0; r < nb; r++) {
+        p->t_mono_ns[i0 + r] = (int64_t)pm_get_u64(batch[r]);
+        p->t_wall_ns[i0 + r] = (int64_t)pm_get_u64(batch[r] + 8);
     }
-    p->n = i + 1;
-    return 0;
+    size_t vals = 16 + (p->ncols + 7) / 8; /* the values follow the bitmap */
+    for (size_t c = 0; c < p->ncols; c++) {
+        double *dst = p->values[c] + i0;
+        size_t byte = 16 + c / 8, off = vals + 8 * c;
+        unsigned bit = (unsigned)(c % 8);
+        int u64 = p->cols[c].type == PM_U64;
+        for (size_t r = 0; r < nb; r++) {
+            const unsigned char *d = batch[r];
+            double x = NAN;
+            if (d[byte] >> bit & 1) {
+                uint64_t bits = pm_get_u64(d + off);
+                x = u64 ? (double)bits : pm_bits_f64(bits);
+            }
+            dst[r] = x;
+        }
+    }
+    p->n = i0 + nb;
 }
 
 static int decode_end(pm_profile *p, const unsigned char *d, size_t n)
@@ -262,6 +275,8 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
     }
 
     size_t bad_start = 0, bad_len = 0;
+    const unsigned char *batch[SAMPLE_BATCH] = {0};
+    size_t nb = 0;
     while (off < len) {
         long long pl = record_at(buf, len, off);
         if (pl >= 0 && buf[off + 4] == PM_REC_SAMPLE && (size_t)pl != splen)
@@ -281,10 +296,19 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
             bad_len = 0;
         }
         const unsigned char *d = buf + off + PM_REC_HEAD;
+        if (buf[off + 4] == PM_REC_SAMPLE) {
+            batch[nb++] = d;
+            if (nb == SAMPLE_BATCH) {
+                decode_samples(p, batch, nb, cap_n);
+                nb = 0;
+            }
+            off += PM_REC_HEAD + (size_t)pl + PM_REC_TAIL;
+            continue;
+        }
+        /* Other records keep their place among the samples. */
+        decode_samples(p, batch, nb, cap_n);
+        nb = 0;
         switch (buf[off + 4]) {
-        case PM_REC_SAMPLE:
-            decode_sample(p, d, cap_n);
-            break;
         case PM_REC_META:
             if (!p->meta_json) {
                 p->meta_json = malloc((size_t)pl + 1);
@@ -307,6 +331,7 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
         }
         off += PM_REC_HEAD + (size_t)pl + PM_REC_TAIL;
     }
+    decode_samples(p, batch, nb, cap_n);
     if (bad_len) {
         p->bad_records++;
         p->skipped_bytes += bad_len;
