@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "perfmon/analysis.h"
+#include "perfmon/threads.h"
 
 #define PM_MAX_GRID_POINTS (8u << 20) /* 97 days at 1 Hz */
 
@@ -16,22 +17,6 @@ int pm_strs_add(char ***arr, size_t *n, const char *fmt, ...) PM_PRINTF(3, 4);
 void pm_strs_free(char **a, size_t n);
 /* Median of x[n] (sorted in place); NaN when empty. */
 double pm_median(double *x, size_t n);
-
-/* A pool of worker threads taking items 0..n-1 in turn.  Each worker runs
- * fn(pool); items are claimed under lock with pm_pool_next(). */
-typedef struct pm_pool {
-    size_t n;
-    size_t next;
-    size_t done;
-    pthread_mutex_t lock;
-    void *ctx;
-} pm_pool;
-
-/* Claim the next item; returns n when none is left. */
-size_t pm_pool_next(pm_pool *p);
-/* Run fn with one thread per CPU (at most 8, PM_THREADS overrides, never
- * more than work); the caller's thread is one of them. */
-void pm_pool_run(pm_pool *p, void *(*fn)(void *), size_t work);
 
 /* Collect the input files of paths, read them (in parallel), and group the
  * profiles into a->hosts (sorted by name, several files per host merged).

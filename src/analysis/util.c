@@ -48,23 +48,3 @@ double pm_median(double *x, size_t n)
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-size_t pm_pool_next(pm_pool *p)
-{
-    pthread_mutex_lock(&p->lock);
-    size_t i = p->next < p->n ? p->next++ : p->n;
-    pthread_mutex_unlock(&p->lock);
-    return i;
-}
-
-void pm_pool_run(pm_pool *p, void *(*fn)(void *), size_t work)
-{
-    size_t nt = pm_thread_count(work);
-    pthread_t th[8];
-    size_t started = 0;
-    for (size_t i = 1; i < nt; i++)
-        if (pthread_create(&th[started], NULL, fn, p) == 0)
-            started++;
-    fn(p);
-    for (size_t i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-}

@@ -903,41 +903,29 @@ typedef struct host_job {
 typedef struct host_jobs {
     const scan *s;
     host_job *v;
-    size_t n, next;
-    pthread_mutex_t lock;
 } host_jobs;
 
 static void *host_worker(void *arg)
 {
-    host_jobs *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        size_t i = j->next < j->n ? j->next++ : j->n;
-        pthread_mutex_unlock(&j->lock);
-        if (i >= j->n)
-            return NULL;
+    pm_pool *pool = arg;
+    host_jobs *j = pool->ctx;
+    for (size_t i; (i = pm_pool_next(pool)) < pool->n;) {
         host_job *hj = &j->v[i];
         scan hs = *j->s;
         hs.err = &hj->err;
         pm_error_clear(&hj->err);
         hj->rc = convert_span(&hs, hj->name, 0, hj->m->val, hj->m->vlen, &hj->prof);
     }
+    return NULL;
 }
 
 static void convert_hosts(const scan *s, host_job *v, size_t n)
 {
-    host_jobs j = {.s = s, .v = v, .n = n};
-    pthread_mutex_init(&j.lock, NULL);
-    size_t nt = pm_thread_count(n);
-    pthread_t th[8];
-    size_t started = 0;
-    for (size_t i = 1; i < nt && i < 8; i++)
-        if (pthread_create(&th[started], NULL, host_worker, &j) == 0)
-            started++;
-    host_worker(&j);
-    for (size_t i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&j.lock);
+    host_jobs j = {s, v};
+    pm_pool pool = {.n = n, .ctx = &j};
+    pthread_mutex_init(&pool.lock, NULL);
+    pm_pool_run(&pool, host_worker, n);
+    pthread_mutex_destroy(&pool.lock);
 }
 
 static int push_profile(pm_profile ***arr, size_t *n, pm_profile *p)

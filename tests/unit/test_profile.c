@@ -436,15 +436,12 @@ static void test_bad_field_length(void **state)
     expect_error((const char *)f, 16 + 24, "claims 1000 bytes");
 }
 
-/* A profile big enough for block storage (> 8 MiB of values) reads the
- * same values as the synthesizer wrote, and its columns can be released
- * one at a time. */
-static void test_big_profile_block(void **state)
+/* Write a 60,000-sample profile big.pmp into a fresh directory: 1 Hz from
+ * 1.7e9, process RSS 1e6 bytes growing 10 per second. */
+static void write_big(char *dir, size_t dcap, char *path, size_t pcap)
 {
-    (void)state;
-    char dir[4096], path[4200];
-    snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
-    snprintf(path, sizeof path, "%s/big.pmp", dir);
+    snprintf(dir, dcap, "%s", pm_test_tmpdir());
+    snprintf(path, pcap, "%s/big.pmp", dir);
     pm_synth s;
     pm_synth_init(&s, "big");
     s.n = 60000;
@@ -454,6 +451,17 @@ static void test_big_profile_block(void **state)
     s.rss_growth = 10;
     pm_error err;
     assert_int_equal(pm_synth_write(path, &s, &err), 0);
+}
+
+/* A profile big enough for block storage (> 8 MiB of values) reads the
+ * same values as the synthesizer wrote, and its columns can be released
+ * one at a time. */
+static void test_big_profile_block(void **state)
+{
+    (void)state;
+    char dir[4096], path[4200];
+    write_big(dir, sizeof dir, path, sizeof path);
+    pm_error err;
     pm_profile *p = NULL;
     assert_int_equal(pm_profile_read(path, &p, &err), 0);
     assert_non_null(p->block);
@@ -489,13 +497,8 @@ static void test_hinted_block(void **state)
 {
     (void)state;
     char dir[4096], path[4200];
-    snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
-    snprintf(path, sizeof path, "%s/big.pmp", dir);
-    pm_synth s;
-    pm_synth_init(&s, "big");
-    s.n = 60000;
+    write_big(dir, sizeof dir, path, sizeof path);
     pm_error err;
-    assert_int_equal(pm_synth_write(path, &s, &err), 0);
     pm_profile *p = NULL, *q = NULL;
     pm_read_hint hint = {late_not_rss, NULL};
     pm_read_buf rb = {0};
