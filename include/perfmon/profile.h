@@ -129,7 +129,9 @@ typedef struct pm_read_buf {
 } pm_read_buf;
 void pm_read_buf_free(pm_read_buf *b);
 /* pm_profile_read with a layout hint (or NULL) and, with rb, the file read
- * into rb (grown as needed) instead of mapped. */
+ * into rb (grown as needed) instead of mapped; files over PM_READ_BUF_MAX
+ * are mapped all the same, so that the buffer stays well below memory. */
+#define PM_READ_BUF_MAX ((size_t)512 << 20)
 int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_read_buf *rb,
                            pm_profile **out, pm_error *err) PM_WUR;
 

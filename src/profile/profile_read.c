@@ -96,7 +96,7 @@ int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_read_b
         close(fd);
         return pm_error_set(err, PM_EFORMAT, "%s: empty file", path);
     }
-    if (rb) {
+    if (rb && len <= PM_READ_BUF_MAX) {
         /* Copied into the caller's buffer (one NUL after the text): the
          * kernel copies from its page cache faster than this process can
          * walk a fresh mapping of it 4 KiB at a time. */
