@@ -34,9 +34,15 @@ check "and says nothing" [ ! -s "$T/err" ]
 
 $A "$J" --stats --json --no-rules >"$T/stats.json" 2>"$T/err"
 check "analyze --stats --json exits 0" [ $? -eq 0 ]
-python3 - "$T/stats.json" >"$T/py" 2>&1 <<'EOF'
+# The stub counts energy by the clock when it is asked, the sampler times
+# a sample when it starts it: under valgrind the two drift apart by tens of
+# milliseconds, which the energy check allows for there.
+SLACK_S=0
+[ -n "${PM_WRAP:-}" ] && SLACK_S=0.1
+python3 - "$T/stats.json" "$SLACK_S" >"$T/py" 2>&1 <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
+slack_s = float(sys.argv[2])
 job = d["job"]
 nodes = {n["host"]: n for n in d["nodes"]}
 metrics = {m["id"]: m for m in d["metrics"]}
@@ -55,7 +61,8 @@ want(job["gpu_avg_utilization_pct"] == 27.5, "mean GPU utilisation %s" % job["gp
 for g, watts in ((g0, 100), (g1, 150)):
     w = g["wall_time_s"]
     want(w > 0.7, "GPU wall time %s" % w)
-    want(near(g["gpu_energy_j"], watts * w, 0.03 * watts * w), "%s energy %s for %s s" % (g["host"], g["gpu_energy_j"], w))
+    want(near(g["gpu_energy_j"], watts * w, 0.03 * watts * w + watts * slack_s),
+         "%s energy %s for %s s" % (g["host"], g["gpu_energy_j"], w))
     want(near(g["gpu_hours"], w / 3600, 1e-9), "GPU hours")
 want(near(job["gpu_energy_j"], g0["gpu_energy_j"] + g1["gpu_energy_j"], 1e-6), "job GPU energy")
 want(job["gpu_peak_mem_bytes"] == 2 << 30, "peak GPU memory")
