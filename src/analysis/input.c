@@ -227,6 +227,54 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
         fix_clock(sl->got[i], &sl->clocks[i]);
 }
 
+/* SKA perfmon reads only the merged cpu_metrics.json of a directory, never
+ * the per-host <jobid>_<host>.json files its samplers wrote before the
+ * merge (seed 003, CreateDataFrame.go): beside a readable cpu_metrics.json
+ * those are not read twice, and say so (-v). */
+static int is_ska_host_file(const slot *sl)
+{
+    if (sl->rc || sl->ngot != 1 || sl->got[0]->format != PM_FMT_SKA)
+        return 0;
+    const char *b = strrchr(sl->path, '/');
+    b = b ? b + 1 : sl->path;
+    const char *us = strchr(b, '_');
+    size_t hl = strlen(sl->got[0]->info.host);
+    return us && us > b && strlen(us + 1) == hl + 5 && strncmp(us + 1, sl->got[0]->info.host, hl) == 0 &&
+           strcmp(us + 1 + hl, ".json") == 0;
+}
+
+static size_t dir_len(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? (size_t)(b - path) : 0;
+}
+
+static void skip_ska_host_files(slot *slots, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const slot *m = &slots[i];
+        size_t dl = dir_len(m->path);
+        if (m->rc || !m->ngot || m->got[0]->format != PM_FMT_SKA ||
+            strcmp(m->path + dl + (dl || m->path[0] == '/'), "cpu_metrics.json") != 0)
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            slot *sl = &slots[j];
+            if (j == i || sl->ignored || dir_len(sl->path) != dl ||
+                strncmp(sl->path, m->path, dl) != 0 || !is_ska_host_file(sl))
+                continue;
+            if (asprintf(&sl->ignored, "%s: per-host SKA file not read: %s holds the merged data (as SKA perfmon, which reads only that)",
+                         sl->path, m->path) < 0)
+                sl->ignored = NULL;
+            pm_profile_free(sl->got[0]);
+            free(sl->got);
+            free(sl->clocks);
+            sl->got = NULL;
+            sl->clocks = NULL;
+            sl->ngot = 0;
+        }
+    }
+}
+
 typedef struct read_ctx {
     slot *slots;
     const pm_analyze_opts *opts;
@@ -515,6 +563,7 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             slots[i].path = files[i];
         pm_pool_run(&rp, read_worker, nfiles);
         pthread_mutex_destroy(&rp.lock);
+        skip_ska_host_files(slots, nfiles);
         /* Merge in file order; on the first fatal problem keep freeing. */
         pm_event_list events = {NULL, 0, 0};
         for (size_t i = 0; i < nfiles; i++) {

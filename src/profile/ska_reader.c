@@ -45,7 +45,7 @@ static const struct ska_map {
     {NULL, "memory_percent", "proc.mem_percent", "%", "proc", PM_GAUGE},
     {NULL, "num_threads", "proc.threads", "1", "proc", PM_GAUGE},
     {NULL, "num_fds", "proc.fds", "1", "proc", PM_GAUGE},
-    {NULL, "memory_bw", "membw.read", "MiB/s", "memory", PM_GAUGE},
+    {NULL, "memory_bw", "membw.read", "B/s", "memory", PM_GAUGE},
     {"memory_info", "rss", "proc.rss", "B", "proc", PM_GAUGE},
     {"memory_info", "vms", "proc.vms", "B", "proc", PM_GAUGE},
     {"memory_info", "shared", "proc.shared", "B", "proc", PM_GAUGE},
