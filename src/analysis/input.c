@@ -211,7 +211,8 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
             rc = 0;
         }
     } else {
-        if (asprintf(&sl->ignored, "%s: not a profile, ignored", sl->path) < 0)
+        if (asprintf(&sl->ignored, len == 0 ? "%s: empty file, ignored" : "%s: not a profile, ignored",
+                     sl->path) < 0)
             sl->ignored = NULL;
         rc = 0;
     }
@@ -238,8 +239,9 @@ static int is_ska_host_file(const slot *sl)
     const char *b = strrchr(sl->path, '/');
     b = b ? b + 1 : sl->path;
     const char *us = strchr(b, '_');
-    size_t hl = strlen(sl->got[0]->info.host);
-    return us && us > b && strlen(us + 1) == hl + 5 && strncmp(us + 1, sl->got[0]->info.host, hl) == 0 &&
+    const char *host = pm_profile_host(sl->got[0]);
+    size_t hl = strlen(host);
+    return us && us > b && strlen(us + 1) == hl + 5 && strncmp(us + 1, host, hl) == 0 &&
            strcmp(us + 1 + hl, ".json") == 0;
 }
 
@@ -353,6 +355,11 @@ static int merge_profiles(pm_profile **ps, size_t np, pm_profile **out)
         return PM_ENOMEM;
     }
     m->info = ps[0]->info;
+    if (ps[0]->host_long && !(m->host_long = pm_strdup(ps[0]->host_long))) {
+        free(cols);
+        pm_profile_free(m);
+        return PM_ENOMEM;
+    }
     if (ps[0]->meta_json)
         m->meta_json = pm_strdup(ps[0]->meta_json);
     size_t at = 0;
@@ -396,7 +403,7 @@ static int cmp_pref(const void *a, const void *b)
     const pref *x = a, *y = b;
     if (x->gpu != y->gpu)
         return x->gpu - y->gpu;
-    int c = strcmp(x->p->info.host, y->p->info.host);
+    int c = strcmp(pm_profile_host(x->p), pm_profile_host(y->p));
     if (c)
         return c;
     int64_t fx = first_time(x->p), fy = first_time(y->p);
@@ -453,10 +460,10 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
     while (i < np) {
         size_t j = i + 1;
         while (j < np && prs[j].gpu == prs[i].gpu &&
-               strcmp(prs[j].p->info.host, prs[i].p->info.host) == 0)
+               strcmp(pm_profile_host(prs[j].p), pm_profile_host(prs[i].p)) == 0)
             j++;
         pm_host *h = &a->hosts[a->nhosts++];
-        h->name = pm_strdup(prs[i].p->info.host);
+        h->name = pm_strdup(pm_profile_host(prs[i].p));
         h->clock = prs[i].clock;
         h->gpu = prs[i].gpu;
         if (!h->name)
