@@ -52,6 +52,12 @@ $A --stats "$T/long" >"$T/long.txt" 2>&1
 check "10,000-byte host name shortened in the text tables" sh -c \
     "grep -q '^  hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh\.\.\. ' '$T/long.txt' && [ \$(awk '{ if (length(\$0) > m) m = length(\$0) } END { print m }' '$T/long.txt') -lt 400 ]"
 
+# Two 10,000-byte names alike but for their last byte: distinct HDF5 groups.
+mkdir "$T/long2"
+printf '{"host_names": ["%sa", "%sb"], "%sa": {"time_stamps": [1, 2], "cpu_percent_sys": [1, 2]},\n "%sb": {"time_stamps": [1, 2], "cpu_percent_sys": [3, 4]}}\n' \
+    "$long" "$long" "$long" "$long" >"$T/long2/cpu_metrics.json"
+check "two long names alike: HDF5 written" $A -q --hdf5 "$T/long2.h5" "$T/long2"
+
 # A host without data: a warning naming it; the other host is analysed.
 $A --stats --json "$T/nodata" >"$T/nodata.json" 2>"$T/nodata.err"
 rc=$?
