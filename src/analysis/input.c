@@ -211,7 +211,8 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
             rc = 0;
         }
     } else {
-        if (asprintf(&sl->ignored, "%s: not a profile, ignored", sl->path) < 0)
+        if (asprintf(&sl->ignored, len == 0 ? "%s: empty file, ignored" : "%s: not a profile, ignored",
+                     sl->path) < 0)
             sl->ignored = NULL;
         rc = 0;
     }
@@ -225,6 +226,55 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
     }
     for (size_t i = 0; i < sl->ngot; i++)
         fix_clock(sl->got[i], &sl->clocks[i]);
+}
+
+/* SKA perfmon reads only the merged cpu_metrics.json of a directory, never
+ * the per-host <jobid>_<host>.json files its samplers wrote before the
+ * merge (seed 003, CreateDataFrame.go): beside a readable cpu_metrics.json
+ * those are not read twice, and say so (-v). */
+static int is_ska_host_file(const slot *sl)
+{
+    if (sl->rc || sl->ngot != 1 || sl->got[0]->format != PM_FMT_SKA)
+        return 0;
+    const char *b = strrchr(sl->path, '/');
+    b = b ? b + 1 : sl->path;
+    const char *us = strchr(b, '_');
+    const char *host = pm_profile_host(sl->got[0]);
+    size_t hl = strlen(host);
+    return us && us > b && strlen(us + 1) == hl + 5 && strncmp(us + 1, host, hl) == 0 &&
+           strcmp(us + 1 + hl, ".json") == 0;
+}
+
+static size_t dir_len(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? (size_t)(b - path) : 0;
+}
+
+static void skip_ska_host_files(slot *slots, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const slot *m = &slots[i];
+        size_t dl = dir_len(m->path);
+        if (m->rc || !m->ngot || m->got[0]->format != PM_FMT_SKA ||
+            strcmp(m->path + dl + (dl || m->path[0] == '/'), "cpu_metrics.json") != 0)
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            slot *sl = &slots[j];
+            if (j == i || sl->ignored || dir_len(sl->path) != dl ||
+                strncmp(sl->path, m->path, dl) != 0 || !is_ska_host_file(sl))
+                continue;
+            if (asprintf(&sl->ignored, "%s: per-host SKA file not read: %s holds the merged data (as SKA perfmon, which reads only that)",
+                         sl->path, m->path) < 0)
+                sl->ignored = NULL;
+            pm_profile_free(sl->got[0]);
+            free(sl->got);
+            free(sl->clocks);
+            sl->got = NULL;
+            sl->clocks = NULL;
+            sl->ngot = 0;
+        }
+    }
 }
 
 typedef struct read_ctx {
@@ -305,6 +355,11 @@ static int merge_profiles(pm_profile **ps, size_t np, pm_profile **out)
         return PM_ENOMEM;
     }
     m->info = ps[0]->info;
+    if (ps[0]->host_long && !(m->host_long = pm_strdup(ps[0]->host_long))) {
+        free(cols);
+        pm_profile_free(m);
+        return PM_ENOMEM;
+    }
     if (ps[0]->meta_json)
         m->meta_json = pm_strdup(ps[0]->meta_json);
     size_t at = 0;
@@ -348,7 +403,7 @@ static int cmp_pref(const void *a, const void *b)
     const pref *x = a, *y = b;
     if (x->gpu != y->gpu)
         return x->gpu - y->gpu;
-    int c = strcmp(x->p->info.host, y->p->info.host);
+    int c = strcmp(pm_profile_host(x->p), pm_profile_host(y->p));
     if (c)
         return c;
     int64_t fx = first_time(x->p), fy = first_time(y->p);
@@ -405,10 +460,10 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
     while (i < np) {
         size_t j = i + 1;
         while (j < np && prs[j].gpu == prs[i].gpu &&
-               strcmp(prs[j].p->info.host, prs[i].p->info.host) == 0)
+               strcmp(pm_profile_host(prs[j].p), pm_profile_host(prs[i].p)) == 0)
             j++;
         pm_host *h = &a->hosts[a->nhosts++];
-        h->name = pm_strdup(prs[i].p->info.host);
+        h->name = pm_strdup(pm_profile_host(prs[i].p));
         h->clock = prs[i].clock;
         h->gpu = prs[i].gpu;
         if (!h->name)
@@ -515,6 +570,7 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             slots[i].path = files[i];
         pm_pool_run(&rp, read_worker, nfiles);
         pthread_mutex_destroy(&rp.lock);
+        skip_ska_host_files(slots, nfiles);
         /* Merge in file order; on the first fatal problem keep freeing. */
         pm_event_list events = {NULL, 0, 0};
         for (size_t i = 0; i < nfiles; i++) {
