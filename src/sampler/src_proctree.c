@@ -150,10 +150,11 @@ typedef struct ptab {
 } ptab;
 
 /* Impossible-value kinds, each noted once. */
-enum { B_CPU, B_MEM, B_VM, B_THREADS, B_IO, B_FDS, B_PSS, NBAD };
-static const char *const bad_col[NBAD] = {"proc.cpu_time", "proc.rss/proc.shared", "proc.vms",
-                                          "proc.threads", "proc.read_bytes/proc.write_bytes",
-                                          "proc.fds", "proc.pss/proc.uss/proc.swap"};
+enum { B_CPU, B_RSS, B_SHARED, B_VM, B_THREADS, B_IO, B_FDS, B_PSS, NBAD };
+static const char *const bad_col[NBAD] = {
+    "proc.cpu_time and proc.cpu_percent", "proc.rss and proc.mem_percent", "proc.shared",
+    "proc.vms", "proc.threads", "proc.read_bytes and proc.write_bytes", "proc.fds",
+    "proc.pss, proc.uss and proc.swap"};
 
 typedef struct tree_state {
     ptab tab, next;
@@ -426,8 +427,8 @@ static int refuse(tree_state *st, const pm_sctx *ctx, int k, int32_t pid, const 
     if (!st->warned[k]) {
         st->warned[k] = 1;
         pm_log(PM_LOG_WARN, "proctree: %s/%d/%s: %s %llu is impossible (more than %llu); %s "
-               "left empty where it occurs", ctx->proc_root, (int)pid, file, what,
-               (unsigned long long)v, (unsigned long long)max, bad_col[k]);
+               "not recorded in the samples where such a value is read", ctx->proc_root, (int)pid,
+               file, what, (unsigned long long)v, (unsigned long long)max, bad_col[k]);
     }
     return 1;
 }
@@ -762,13 +763,14 @@ static void cpu_us(const tree_state *st, const pm_sctx *ctx, int32_t pid, const 
 static int cpu_ok(tree_state *st, const pm_sctx *ctx, int32_t pid, const pstat *ps)
 {
     const char *f = "stat";
-    if (ps->cut < 0 || ps->cst < 0)
-        return !refuse(st, ctx, B_CPU, pid, f, "a negative cutime/cstime, as unsigned,",
-                       (uint64_t)(ps->cut < 0 ? ps->cut : ps->cst), 0);
     return !(refuse(st, ctx, B_CPU, pid, f, "utime (ticks)", ps->ut, st->cpu_max) ||
              refuse(st, ctx, B_CPU, pid, f, "stime (ticks)", ps->stt, st->cpu_max) ||
-             refuse(st, ctx, B_CPU, pid, f, "cutime (ticks)", (uint64_t)ps->cut, st->cpu_max) ||
-             refuse(st, ctx, B_CPU, pid, f, "cstime (ticks)", (uint64_t)ps->cst, st->cpu_max));
+             refuse(st, ctx, B_CPU, pid, f,
+                    ps->cut < 0 ? "cutime (negative, read as unsigned)" : "cutime (ticks)",
+                    (uint64_t)ps->cut, st->cpu_max) ||
+             refuse(st, ctx, B_CPU, pid, f,
+                    ps->cst < 0 ? "cstime (negative, read as unsigned)" : "cstime (ticks)",
+                    (uint64_t)ps->cst, st->cpu_max));
 }
 
 /* read_bytes and write_bytes of /proc/<pid>/io: 0, -1 when unreadable
@@ -888,8 +890,8 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
         t->bad[B_THREADS] = bad = 1;
     if (refuse(st, ctx, B_VM, e->pid, "stat", "vsize (bytes)", ps.vsize, MAX_VM))
         t->bad[B_VM] = bad = 1;
-    if (refuse(st, ctx, B_MEM, e->pid, "stat", "rss (pages)", ps.rss, st->mem_max_pages))
-        t->bad[B_MEM] = bad = 1;
+    if (refuse(st, ctx, B_RSS, e->pid, "stat", "rss (pages)", ps.rss, st->mem_max_pages))
+        t->bad[B_RSS] = bad = 1;
     e->threads = ps.threads;
     e->vsize = ps.vsize;
     e->rss_pages = ps.rss;
@@ -902,10 +904,6 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
         e->ch_prev = e->seen ? e->ch : 0;
         e->ch = ch;
         e->cpu = cpu;
-        if (!e->seen) {
-            e->rb = e->wb = 0;
-            e->have_io = 0;
-        }
         e->start = ps.start;
         e->seen = 1;
     } else {
@@ -923,11 +921,9 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
         uint64_t sz, res, sh;
         if (pm_scan_u64(&q, &sz) == 0 && pm_scan_u64(&q, &res) == 0 &&
             pm_scan_u64(&q, &sh) == 0) {
-            if (refuse(st, ctx, B_MEM, e->pid, "statm", "shared (pages)", sh,
-                       st->mem_max_pages) ||
-                refuse(st, ctx, B_MEM, e->pid, "statm", "resident (pages)", res,
+            if (refuse(st, ctx, B_SHARED, e->pid, "statm", "shared (pages)", sh,
                        st->mem_max_pages)) {
-                t->bad[B_MEM] = bad = 1;
+                t->bad[B_SHARED] = bad = 1;
             } else {
                 e->shared = sh * (uint64_t)ctx->page_size;
                 e->have_shared = 1;
@@ -936,7 +932,7 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
     }
     e->rb_prev = e->rb;
     e->wb_prev = e->wb;
-    if (st->io_ok && e->seen) {
+    if (st->io_ok) {
         uint64_t rb, wb;
         ssize_t r;
         int rc = read_io(st, ctx, e, &rb, &wb, &r);
@@ -1175,12 +1171,13 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
         st->prev_mono = ctx->now_mono_ns;
         st->have_prev = 1;
     }
-    if (!t.bad[B_MEM]) {
+    if (!t.bad[B_RSS]) {
         pm_sample_u64(s, st->col_rss, t.rss);
-        pm_sample_u64(s, st->col_shared, t.shared);
         if (st->mem_total)
             pm_sample_f64(s, st->col_mempct, 100.0 * (double)t.rss / (double)st->mem_total);
     }
+    if (!t.bad[B_SHARED])
+        pm_sample_u64(s, st->col_shared, t.shared);
     if (!t.bad[B_VM])
         pm_sample_u64(s, st->col_vms, t.vms);
     if (t.have_pss && !t.bad[B_PSS]) {
