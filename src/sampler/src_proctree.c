@@ -12,13 +12,22 @@
  * processes the node runs.  (/proc/<pid>/task/<tid>/children would be
  * cheaper still, but many kernels are built without it.)
  *
- * Every member's stat and io are read every sample (through kept
- * descriptors): they are the whole process's figures, all threads
- * included, and no cheaper file tells whether any thread ran since the
- * last read (schedstat is the main thread's alone: a main thread waiting
- * in pthread_join while workers spin looks idle there).
+ * With -- CMD the sampler is a subreaper above the tree (ctx->subreaper):
+ * the tree's orphans become its children, and every child of the sampler
+ * is a member, whenever it is first seen.
  *
- * CPU time of the tree (proc.cpu_time, in clock ticks internally) is
+ * A multithreaded member's stat, statm, io and fd count are read every
+ * sample (through kept descriptors): stat and io are the whole process's
+ * figures, all threads included, and no cheaper file tells whether any
+ * thread ran since the last read (schedstat is the main thread's alone: a
+ * main thread waiting in pthread_join while workers spin looks idle
+ * there).  A single-threaded member whose thread's schedstat (time on the
+ * CPU and timeslices) has not changed since its last full read cannot have
+ * changed its times, reaped a child, done I/O or opened a file: that read
+ * is reused (one schedstat read instead of five), at most STAT_REFRESH
+ * samples, for RSS, which reclaim lowers while a process sleeps.
+ *
+ * CPU time of the tree (proc.cpu_time, in microseconds internally) is
  *
  *     sum over live members of utime + stime + cutime + cstime
  *     + departed,
@@ -31,23 +40,23 @@
  * samples lands in the interval it ran in.  Zombies stay members, their
  * final figures readable, until they are reaped.  A member that vanishes
  * without being reaped by a live member takes its time with it; the
- * departed accumulator keeps it:
+ * departed accumulator keeps it (settle_gone()):
  *
  *   - a member whose parent (at its last read; ppid changes on
- *     re-parenting) is not a member: the root of a followed tree, a
- *     process re-parented to init or to a subreaper outside the tree.
- *     Its total at its last read is added: exact when the last read saw
- *     it as a zombie, otherwise short by what it ran after that read;
- *   - a process the sampler reaps itself (the command of `-- CMD`, kept
- *     a zombie for the last sample; orphans of the tree, adopted by the
- *     sampler as subreaper): the sampler calls reaping() before wait(),
- *     which reads the zombie's final figures and adds them whole: exact;
- *   - a member whose parent is a live member but did not take its time
- *     (the parent ignores SIGCHLD, so the kernel reaps the child and
- *     drops its times): seen as the parent's cutime + cstime growing by
- *     less than the children that vanished under it had at their last
- *     read; the difference is added.  A member's vanished children whose
- *     parent vanished too are counted at the nearest live ancestor.
+ *     re-parenting) is not a member: a root under -p, a process
+ *     re-parented to init or to a subreaper outside the tree.  Its total
+ *     at its last read is added: short by what it ran after that read;
+ *   - a child of the sampler (the command, an adopted orphan) is a zombie
+ *     when the sampler reads it last (the command at the last sample, an
+ *     orphan in reaping(), called before the sampler waits for it): its
+ *     CPU time is then wait()'s rusage, exact to the microsecond
+ *     (zombie_rusage_us()), and an orphan's figures are added whole;
+ *   - a member whose parent is a live member that did not take its time
+ *     (the parent ignores SIGCHLD, so the kernel reaps the child and drops
+ *     its times): seen as the parent's cutime + cstime growing by less
+ *     than the children that vanished under it had at their last read;
+ *     the difference is added.  Vanished children whose parent vanished
+ *     too are counted at the nearest live (or reaping()-read) ancestor.
  * Each clock-tick field is truncated by the kernel separately, so a read
  * lags the exact time by less than 2 ticks for utime + stime and 2 for
  * cutime + cstime; an interval's value is exact to that.  The counter
@@ -56,7 +65,8 @@
  * Process I/O (proc.read_bytes, proc.write_bytes, /proc/<pid>/io) is
  * the sum over live members plus departed bytes, by the same rules: io
  * counts exited threads and reaped children too.  A vanished child's bytes
- * are taken as moved into its live parent when its CPU time was.
+ * are taken as moved into its live parent when its CPU time was, as far as
+ * the parent's bytes grew (settle()).
  *
  * Open descriptors (proc.fds): the size of /proc/<pid>/fd is the count on
  * procfs since Linux 6.2; elsewhere (older kernels: 0; a captured tree on
@@ -64,7 +74,7 @@
  * listed.
  *
  * A value that cannot be real is refused, noted once in the log, and its
- * column left empty for that sample (the bounds are in check_*()).
+ * column left empty for that sample (the bounds: node_limits()).
  */
 #include <dirent.h>
 #include <errno.h>
