@@ -47,6 +47,7 @@ static void dbl_near(double a, double b, double eps, const char *expr, const cha
 
 typedef struct harness {
     char root[4096];
+    char proc[4200], sys[4200]; /* the context borrows them (messages) */
     pm_sctx ctx;
     pm_schema schema;
     pm_sample s;
@@ -71,12 +72,11 @@ static const char *h_slurm_job, *h_slurm_step;
 static int h_open(harness *h, const pm_source *src, const char *root, const pid_t *roots,
                   size_t nroots)
 {
-    char proc[4200], sys[4200];
     memset(h, 0, sizeof *h);
     snprintf(h->root, sizeof h->root, "%s", root);
-    snprintf(proc, sizeof proc, "%s/proc", root);
-    snprintf(sys, sizeof sys, "%s/sys", root);
-    assert_int_equal(pm_sctx_open(&h->ctx, proc, sys, &h->err), 0);
+    snprintf(h->proc, sizeof h->proc, "%s/proc", root);
+    snprintf(h->sys, sizeof h->sys, "%s/sys", root);
+    assert_int_equal(pm_sctx_open(&h->ctx, h->proc, h->sys, &h->err), 0);
     h->ctx.clk_tck = 100;
     h->ctx.page_size = 4096;
     h->ctx.uid = getuid();
