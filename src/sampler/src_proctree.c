@@ -974,9 +974,11 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
         read_pss(st, ctx, e, t);
 }
 
-/* A vanished child's time that did not reach its collector's cutime +
- * cstime (d_ch: how much those grew) departed with it; its bytes too when
- * its time did, else what the collector's io did not grow by. */
+/* Vanished children (in_*: their figures at their last read) whose time
+ * did not reach their collector's cutime + cstime (d_ch: how much those
+ * grew) departed with it: the shortfall is added, and then their bytes
+ * too; when their time did arrive, so did their bytes, as far as the
+ * collector's io grew (d_rb, d_wb). */
 static void settle(tree_state *st, uint64_t in_cpu, uint64_t in_rb, uint64_t in_wb,
                    uint64_t d_ch, uint64_t d_rb, uint64_t d_wb)
 {
