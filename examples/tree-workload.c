@@ -16,11 +16,12 @@
  * Every process writes lines to standard output (one write(2) each, under
  * PIPE_BUF, so lines from several processes do not mix; make it a pipe,
  * whose writes are not block I/O):
- *   T <mono_ns> <pid> <ppid> <kind> <self_us> <children_us> <read_bytes> <write_bytes>
+ *   T <t0_ns> <t1_ns> <pid> <ppid> <kind> <self_us> <children_us> <read_bytes> <write_bytes>
  * every ~10 ms and once more just before the process exits (kind "exit"
  * then, "main", "child" or "orphan" before).  self_us is getrusage
  * (RUSAGE_SELF) user + system time, children_us RUSAGE_CHILDREN, the bytes
- * are read_bytes and write_bytes of /proc/self/io (-1 when unreadable).
+ * are read_bytes and write_bytes of /proc/self/io (-1 when unreadable),
+ * all taken between the times t0_ns and t1_ns.
  *   P <mono_ns> <name>          a phase starts
  *   W <mono_ns> <bytes>         a burst of bytes was written and synced
  * mono_ns is CLOCK_MONOTONIC, the clock of perfmon's sample times.
@@ -94,13 +95,14 @@ static void io_bytes(long long *rb, long long *wb)
 /* One T line: this process's accounting now. */
 static void report(const char *kind)
 {
+    long long t0 = (long long)now_ns();
     struct rusage self, ch;
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &ch);
     long long rb, wb;
     io_bytes(&rb, &wb);
     char line[200];
-    int n = snprintf(line, sizeof line, "T %lld %d %d %s %lld %lld %lld %lld\n",
+    int n = snprintf(line, sizeof line, "T %lld %lld %d %d %s %lld %lld %lld %lld\n", t0,
                      (long long)now_ns(), (int)getpid(), (int)getppid(), kind, us(&self), us(&ch),
                      rb, wb);
     put(line, (size_t)n);

@@ -48,16 +48,18 @@ ix = {n: i for i, n in enumerate(cols)}
 def col(r, n):
     return r["v"][ix[n]]
 
-# T lines per pid: (t, self_s, children_s, read_bytes, write_bytes, kind)
+# T lines per pid: (t1, self_s, children_s, read_bytes, write_bytes, kind,
+# t0): the figures were taken between t0 and t1.
 procs, writes = {}, 0
 for line in open(log):
     f = line.split()
     if f[0] == "T":
-        procs.setdefault(int(f[2]), []).append(
-            (int(f[1]) / 1e9, int(f[5]) / 1e6, int(f[6]) / 1e6, int(f[7]), int(f[8]), f[4]))
+        procs.setdefault(int(f[3]), []).append(
+            (int(f[2]) / 1e9, int(f[6]) / 1e6, int(f[7]) / 1e6, int(f[8]), int(f[9]), f[5],
+             int(f[1]) / 1e9))
     elif f[0] == "W":
         writes += int(f[2])
-main_pid = min(procs, key=lambda p: procs[p][0][0])
+main_pid = min(procs, key=lambda p: procs[p][0][6])
 main = procs[main_pid]
 # Block I/O is accounted where the directory's filesystem has a disk
 # behind it (not tmpfs), and when /proc/self/io is readable.
@@ -67,16 +69,17 @@ if not io:
 orphans = [p for p in procs if any(x[5] == "orphan" for x in procs[p])]
 
 def bracket(pts, t, k):
-    """Value k of a process's log just before and just after time t."""
+    """Value k of a process's log taken surely before time t (its line
+    ended before t), and surely after (its line started after t)."""
     lo = hi = None
     for x in pts:
         if x[0] <= t:
             lo = x[k]
-        elif hi is None:
+        elif x[6] >= t:
             hi = x[k]
             break
-    if lo is None:  # before its first line: it had run at most that long
-        lo = 0.0 if k == 1 else pts[0][k]
+    if lo is None:  # before its first line: from nothing
+        lo = 0
     if hi is None:  # after its last line ("exit"): final
         hi = pts[-1][k]
     return lo, hi
@@ -91,7 +94,7 @@ def ref_cpu(t0, t1):
 def alive(p, t0, t1):
     """Was p running at some moment of [t0, t1]?  Its first line is logged
     as it starts, its exit line just before it exits."""
-    return p[0][0] - 0.002 <= t1 and t0 <= p[-1][0] + 0.002
+    return p[0][6] - 0.002 <= t1 and t0 <= p[-1][0] + 0.002
 
 def ran(a, b):
     """Processes that ran between a and b and were alive at a or b (one
@@ -211,10 +214,10 @@ procs = {}
 for line in open(sys.argv[2]):
     f = line.split()
     if f[0] == "T":
-        procs.setdefault(f[2], []).append(f)
+        procs.setdefault(f[3], []).append(f)
 main = min(procs.values(), key=lambda p: int(p[0][1]))
-ref = int(main[-1][5]) / 1e6 + int(main[-1][6]) / 1e6
-ref += sum(int(p[-1][5]) / 1e6 for p in procs.values() if any(x[4] == "orphan" for x in p))
+ref = int(main[-1][6]) / 1e6 + int(main[-1][7]) / 1e6
+ref += sum(int(p[-1][6]) / 1e6 for p in procs.values() if any(x[5] == "orphan" for x in p))
 print("total %.6f s, rusage %.6f s" % (total, ref))
 sys.exit(0 if ref - 2e-6 <= total <= ref + 0.01 else 1)
 PY
