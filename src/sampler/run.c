@@ -340,7 +340,10 @@ static int child_exited(run *r)
     return si.si_pid == r->child;
 }
 
-/* Reap orphans adopted as subreaper, leaving the monitored child alone. */
+/* Reap orphans adopted as subreaper, leaving the monitored child alone.
+ * Each is a zombie of the command's tree: the sources read it a last time
+ * first (the process tree's CPU time and I/O would otherwise lose what it
+ * did since the last sample). */
 static void reap_orphans(run *r)
 {
     for (;;) {
@@ -350,6 +353,9 @@ static void reap_orphans(run *r)
             return;
         if (si.si_pid == r->child)
             return;
+        for (size_t i = 0; i < r->nsrc; i++)
+            if (r->src[i]->reaping)
+                r->src[i]->reaping(r->state[i], &r->ctx, si.si_pid);
         waitpid(si.si_pid, NULL, WNOHANG);
     }
 }
@@ -516,7 +522,9 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     }
     pm_buf_free(&meta);
     if (rc == 0 && o->cmd) {
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        /* The tree's orphans come to the sampler: still members, and
+         * read a last time before they are reaped (reap_orphans). */
+        r->ctx.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
         rc = start_child(r, err, oldmask);
         if (rc != 0) {
             /* Nothing ran: remove the empty profiles again. */

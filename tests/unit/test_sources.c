@@ -28,6 +28,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "perfmon/log.h"
 #include "perfmon/source.h"
 
 #include "../support/testutil.h"
@@ -46,6 +47,7 @@ static void dbl_near(double a, double b, double eps, const char *expr, const cha
 
 typedef struct harness {
     char root[4096];
+    char proc[4200], sys[4200]; /* the context borrows them (messages) */
     pm_sctx ctx;
     pm_schema schema;
     pm_sample s;
@@ -70,12 +72,11 @@ static const char *h_slurm_job, *h_slurm_step;
 static int h_open(harness *h, const pm_source *src, const char *root, const pid_t *roots,
                   size_t nroots)
 {
-    char proc[4200], sys[4200];
     memset(h, 0, sizeof *h);
     snprintf(h->root, sizeof h->root, "%s", root);
-    snprintf(proc, sizeof proc, "%s/proc", root);
-    snprintf(sys, sizeof sys, "%s/sys", root);
-    assert_int_equal(pm_sctx_open(&h->ctx, proc, sys, &h->err), 0);
+    snprintf(h->proc, sizeof h->proc, "%s/proc", root);
+    snprintf(h->sys, sizeof h->sys, "%s/sys", root);
+    assert_int_equal(pm_sctx_open(&h->ctx, h->proc, h->sys, &h->err), 0);
     h->ctx.clk_tck = 100;
     h->ctx.page_size = 4096;
     h->ctx.uid = getuid();
@@ -1163,8 +1164,10 @@ static void test_proctree_tree_of_100(void **state)
     assert_int_equal(u64v(&h, "proc.write_bytes"), 8192ull + 524288000 + 262144000 + 4096);
     assert_dbl(f64v(&h, "proc.mem_percent"),
                         100.0 * (516000.0 * 4096) / (196608000.0 * 1024), EPS);
-    /* No fd/ directories in the fixture: the count is unknown, not 0. */
-    assert_false(has(&h, "proc.fds"));
+    /* fd/ of 100 holds 5 symlinks, of 101 3 (102 and 103 have none).  A
+     * copied directory's size is its block size (4096), not a count as on
+     * procfs since Linux 6.2: the links are counted. */
+    assert_int_equal(u64v(&h, "proc.fds"), 5 + 3);
     /* First sample: no rate. */
     assert_false(has(&h, "proc.cpu_percent"));
     h_close(&h);
@@ -1229,10 +1232,11 @@ static void test_proctree_cpu_percent_and_churn(void **state)
     assert_int_equal(u64v(&h, "proc.count"), 4);
     assert_int_equal(u64v(&h, "proc.threads"), 1 + 8 + 8 + 4);
     assert_int_equal(u64v(&h, "proc.rss"), (1000ull + 250000 + 260000 + 7000) * 4096);
-    /* cpu time went down (103's 420 ticks left with it, 104 brought 20):
-     * the tree's counter dropped, so no percentage this time. */
-    assert_dbl(f64v(&h, "proc.cpu_time"), (20435.0 - 420 + 20) / 100.0, EPS);
-    assert_false(has(&h, "proc.cpu_percent"));
+    /* 103 left with 420 ticks that its parent 102's cutime + cstime did
+     * not take (it did not reap it): they stay in the counter as departed,
+     * and 104 brought 20: 0.2 s in 1 s. */
+    assert_dbl(f64v(&h, "proc.cpu_time"), (20435.0 + 20) / 100.0, EPS);
+    assert_dbl(f64v(&h, "proc.cpu_percent"), 20.0, 1e-6);
 
     /* The whole tree exits: only the count is recorded, as 0. */
     snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/100' '%s/proc/101' '%s/proc/102' '%s/proc/104'",
@@ -1396,6 +1400,160 @@ static void test_proctree_malformed_stat(void **state)
     }
 }
 
+/* Members come and go; the counters stay continuous and count each tick
+ * once: a child reaped into a member's cutime/cstime, one that vanishes
+ * without (its parent ignores SIGCHLD), one read a last time by the
+ * sampler before it reaps it (reaping()), and a reused pid. */
+static void test_proctree_departed(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    harness h;
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 203.85, EPS);
+    const uint64_t rb0 = 4096ull + 1048576000 + 2097152000, wb0 = 8192ull + 524288000 + 262144000 + 4096;
+    assert_int_equal(u64v(&h, "proc.read_bytes"), rb0);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), wb0);
+
+    /* 103 (300+100 ticks) runs 20 more, exits, and 102 reaps it: 102's
+     * cutime + cstime grow by 420, its write_bytes by 103's 4096. */
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/103'", root);
+    assert_int_equal(system(cmd), 0);
+    write_stat(root, 102, "mpi_rank", 100, 9000, 400, 320, 100, 8, 2100000000, 260000);
+    write_file(root, "proc/102/io", "read_bytes: 2097152000\nwrite_bytes: %llu\n",
+               262144000ull + 4096);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1236\n");
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 3);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.05, EPS);
+    assert_dbl(f64v(&h, "proc.cpu_percent"), 20.0, 1e-6);
+    assert_int_equal(u64v(&h, "proc.read_bytes"), rb0);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), wb0);
+
+    /* 101 (10500 ticks) vanishes and 100's cutime does not move (it
+     * ignores SIGCHLD: the kernel reaped 101 and dropped its times):
+     * departed, the counter does not drop, nor do the bytes. */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/101'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1237\n");
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 2);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.05, EPS);
+    assert_dbl(f64v(&h, "proc.cpu_percent"), 0.0, 1e-9);
+    assert_int_equal(u64v(&h, "proc.read_bytes"), rb0);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), wb0);
+
+    /* 102 runs 50 more ticks and writes 8192 bytes, exits, and the
+     * sampler (its subreaper) reads it a last time before reaping it;
+     * then it is gone from /proc.  Counted once. */
+    write_stat(root, 102, "mpi_rank", 100, 9050, 400, 320, 100, 8, 2100000000, 260000);
+    write_file(root, "proc/102/io", "read_bytes: 2097152000\nwrite_bytes: %llu\n",
+               262144000ull + 4096 + 8192);
+    assert_non_null(h.src->reaping);
+    h.src->reaping(h.state, &h.ctx, 102);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/102'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1238\n");
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 1);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.55, EPS);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), wb0 + 8192);
+    h.ctx.now_mono_ns = 5000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.55, EPS);
+
+    /* 100 forks 104 (30 ticks); then 104 exits unreaped-into-100 and a
+     * process of another tree (parent 1) gets pid 104: another start time.
+     * The old 104 departs with its 30 ticks, the new one is not ours. */
+    snprintf(cmd, sizeof cmd, "mkdir '%s/proc/104'", root);
+    assert_int_equal(system(cmd), 0);
+    write_stat(root, 104, "step", 100, 20, 10, 0, 0, 1, 4096, 10);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1239\n");
+    h.ctx.now_mono_ns = 6000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 2);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.85, EPS);
+    write_file(root, "proc/104/stat",
+               "104 (other) S 1 104 104 0 -1 4194560 0 0 0 0 5000 0 0 0 20 0 1 0 999999 4096 "
+               "10 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    h.ctx.now_mono_ns = 7000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.85, EPS);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1240\n");
+    h.ctx.now_mono_ns = 8000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 1);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.85, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
+static int g_notes;
+static char g_note[1024];
+static void note_sink(int level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    g_notes++;
+    snprintf(g_note + strlen(g_note), sizeof g_note - strlen(g_note), "%s\n", msg);
+}
+
+/* 300 has a cstime of 2^63-1 ticks (9.2e16 s) and a statm shared field
+ * of 2^64-1 pages (16 EiB) in the fixture: impossible.  Each is noted
+ * once, its column left empty; the other columns and its child 301 are
+ * recorded. */
+static void test_proctree_impossible_values(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    harness h;
+    const pid_t roots[] = {300};
+    g_notes = 0;
+    g_note[0] = '\0';
+    pm_log_set_sink(note_sink, NULL, PM_LOG_INFO);
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 2);
+    assert_int_equal(u64v(&h, "proc.threads"), 2 + 2);
+    assert_int_equal(u64v(&h, "proc.rss"), 2 * 5000ull * 4096);
+    assert_int_equal(u64v(&h, "proc.vms"), 2 * 50000000ull);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), 2 * 4096ull);
+    assert_false(has(&h, "proc.cpu_time"));
+    assert_false(has(&h, "proc.shared"));
+    assert_int_equal(g_notes, 2);
+    assert_non_null(strstr(g_note, "/300/stat: cstime (ticks) 9223372036854775807 is impossible"));
+    assert_non_null(strstr(g_note, "/300/statm: shared (pages) 18446744073709551615 is impossible"));
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_false(has(&h, "proc.cpu_time"));
+    assert_false(has(&h, "proc.cpu_percent"));
+    assert_int_equal(g_notes, 2); /* once */
+    /* Sane again: recorded again. */
+    write_stat(root, 300, "corrupt", 1, 300, 100, 0, 7, 2, 50000000, 5000);
+    write_file(root, "proc/300/statm", "12207 5000 1500 5 0 3500 0\n");
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), (407 + 400) / 100.0, EPS);
+    assert_int_equal(u64v(&h, "proc.shared"), 2 * 1500ull * 4096);
+    /* A negative cutime is no better. */
+    write_stat(root, 301, "helper", 300, 300, 100, -5, 0, 2, 50000000, 5000);
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_false(has(&h, "proc.cpu_time"));
+    assert_int_equal(g_notes, 2); /* the CPU kind was noted already */
+    h_close(&h);
+    pm_log_set_sink(NULL, NULL, PM_LOG_INFO);
+    drop_copy(root);
+}
+
 static void test_proctree_absent_cases(void **state)
 {
     (void)state;
@@ -1492,6 +1650,8 @@ int main(void)
         cmocka_unit_test(test_proctree_other_user),
         cmocka_unit_test(test_proctree_malformed_stat),
         cmocka_unit_test(test_proctree_absent_cases),
+        cmocka_unit_test(test_proctree_departed),
+        cmocka_unit_test(test_proctree_impossible_values),
         cmocka_unit_test(test_real_proc_smoke),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
