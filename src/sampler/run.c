@@ -100,15 +100,19 @@ static int mkdir_p(const char *dir, pm_error *err)
     return 0;
 }
 
-static uint64_t self_rss(const pm_sctx *ctx, int *fd)
+/* The sampler's own resident size, from the real /proc/self/statm even
+ * when --proc-root names a captured tree: that tree's "self" is another
+ * process (the one that captured it).  Not recorded when unreadable. */
+static void self_rss(run *r, pm_sample *s)
 {
     char buf[128];
-    if (pm_pread_kept(fd, ctx->proc_fd, "self/statm", buf, sizeof buf, NULL) <= 0)
-        return 0;
+    if (pm_pread_kept(&r->fd_statm, AT_FDCWD, "/proc/self/statm", buf, sizeof buf, NULL) <= 0)
+        return;
     unsigned long long size, res;
-    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2)
-        return 0;
-    return res * (uint64_t)ctx->page_size;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2 || ps <= 0 || res > UINT64_MAX / (uint64_t)ps)
+        return;
+    pm_sample_u64(s, r->col_rss, res * (uint64_t)ps);
 }
 
 static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
@@ -290,7 +294,7 @@ static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
         r->end.late++;
     pm_sample_u64(s, r->col_missed, missed_total);
     pm_sample_f64(s, r->col_cpu, (double)pm_self_cpu_ns() / 1e9);
-    pm_sample_u64(s, r->col_rss, self_rss(&r->ctx, &r->fd_statm));
+    self_rss(r, s);
     pm_sample_f64(s, r->col_dur, (double)(pm_mono_ns() - t0) / 1e9);
     int ok = write_due(r);
     for (size_t i = 0; i < r->nw && ok; i++) {
