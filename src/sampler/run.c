@@ -110,7 +110,8 @@ static void self_rss(run *r, pm_sample *s)
         return;
     unsigned long long size, res;
     long ps = sysconf(_SC_PAGESIZE);
-    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2 || ps <= 0 || res > UINT64_MAX / (uint64_t)ps)
+    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2 || ps <= 0 ||
+        res > UINT64_MAX / (uint64_t)ps)
         return;
     pm_sample_u64(s, r->col_rss, res * (uint64_t)ps);
 }

@@ -1288,7 +1288,8 @@ static void test_impossible_disk(void **state)
     /* 2^54 sectors is still taken; sums are then recorded again. */
     write_file(root, "proc/diskstats",
                "   8 0 sda 1000 0 80000 700 500 0 40000 600 0 3000 1300 0 0 0 0 0 0\n"
-               "   8 16 sdb 2000 0 18014398509481984 700 500 0 40000 600 0 3000 1300 0 0 0 0 0 0\n");
+               "   8 16 sdb 2000 0 18014398509481984 700 500 0 40000 600 0 3000 1300 0 0 0 0 0"
+               " 0\n");
     assert_int_equal(h_read(&h), 0);
     assert_int_equal(u64v(&h, "disk.read_bytes"), (80000ull + (1ull << 54)) * 512);
     assert_int_equal(u64v(&h, "disk.read_ops"), 3000);
