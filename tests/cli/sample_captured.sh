@@ -109,10 +109,11 @@ run_on imp impossible
 check "impossible values: exit 0" [ $? -eq 0 ]
 check_profile "$T/imp" '
 gone = ["mem.available", "mem.used", "mem.percent", "mem.cached", "cpu.system", "cpu.ctxt",
-        "procs.running", "load.1", "disk.read_bytes", "disk.busy_time", "net.ext.bytes_recv"]
+        "procs.running", "load.1", "disk.read_bytes", "disk.busy_time", "net.ext.bytes_recv",
+        "ib.bytes_sent", "rapl.package-0"]
 kept = {"mem.total": 16384000 * 1024, "mem.free": 8000000 * 1024, "cpu.user": 40.0,
         "cpu.idle": 1000.0, "cpu.forks": 3000, "load.5": 0.5, "net.ext.bytes_sent": 5000000,
-        "swap.used": 1000000 * 1024}
+        "swap.used": 1000000 * 1024, "ib.bytes_recv": 4 * 3500000000, "rapl.dram-0": 23456789012}
 for r in rows:
     for k in gone:
         if r[k] is not None:
@@ -124,7 +125,8 @@ for r in rows:
 check "impossible values: not recorded, the rest as in the files ($(head -c 300 "$T/imp.check"))" [ ! -s "$T/imp.check" ]
 notes=$(grep -c "cannot be real\|no counter can reach" "$T/imp.err")
 # MemAvailable, Cached; the node line, cpu1, ctxt/procs_running (one kind),
-# the load; sdb; the net sum: 8 notes for 4 samples.
-check "impossible values: each noted once over 4 samples ($notes notes)" [ "$notes" -eq 8 ]
+# the load; sdb; the net sum; the Infiniband sum; package-0's energy: 10
+# notes for 4 samples.
+check "impossible values: each noted once over 4 samples ($notes notes)" [ "$notes" -eq 10 ]
 
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }

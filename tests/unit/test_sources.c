@@ -1317,6 +1317,38 @@ static void test_impossible_net(void **state)
     h_close(&h);
 }
 
+static void test_impossible_ib_rapl(void **state)
+{
+    (void)state;
+    /* Port 1's port_xmit_data is 2^62 + 1 words: 4 x that passes 2^64
+     * bytes, so ib.bytes_sent is not recorded; the rest is the file's, x 4
+     * for data.  package-0's energy_uj is one above its
+     * max_energy_range_uj, where the counter wraps: not recorded; dram-0
+     * is. */
+    char root[4096];
+    fixture_root(root, sizeof root, "impossible");
+    harness h;
+    assert_int_equal(read_twice(&h, &pm_source_infiniband, root), 1);
+    assert_non_null(strstr(last_note, "port_xmit_data"));
+    assert_false(has(&h, "ib.bytes_sent"));
+    assert_int_equal(u64v(&h, "ib.bytes_recv"), 4 * (3000000000ull + 500000000ull));
+    assert_int_equal(u64v(&h, "ib.packets_sent"), 50000000 + 7000000);
+    assert_int_equal(u64v(&h, "ib.packets_recv"), 40000000 + 6000000);
+    h_close(&h);
+    assert_int_equal(read_twice(&h, &pm_source_rapl, root), 1);
+    assert_non_null(strstr(last_note, "intel-rapl:0/energy_uj: 262143328851"));
+    assert_false(has(&h, "rapl.package-0"));
+    assert_int_equal(u64v(&h, "rapl.dram-0"), 23456789012ull);
+    h_close(&h);
+    /* At the range itself the reading is taken. */
+    char *copy = copy_node("impossible");
+    write_file(copy, "sys/class/powercap/intel-rapl:0/energy_uj", "262143328850\n");
+    assert_int_equal(read_twice(&h, &pm_source_rapl, copy), 0);
+    assert_int_equal(u64v(&h, "rapl.package-0"), 262143328850ull);
+    h_close(&h);
+    drop_copy(copy);
+}
+
 /* ------------------------------------------------------------- infiniband */
 
 static void test_ib_ports_summed_times_four(void **state)
@@ -1869,6 +1901,7 @@ int main(void)
         cmocka_unit_test(test_impossible_cpu),
         cmocka_unit_test(test_impossible_disk),
         cmocka_unit_test(test_impossible_net),
+        cmocka_unit_test(test_impossible_ib_rapl),
         cmocka_unit_test(test_ib_ports_summed_times_four),
         cmocka_unit_test(test_ib_counter_changes_and_vanishes),
         cmocka_unit_test(test_ib_absent),
