@@ -24,6 +24,7 @@
 #include "perfmon/buf.h"
 #include "perfmon/clock.h"
 #include "perfmon/fileio.h"
+#include "perfmon/ipc.h"
 #include "perfmon/log.h"
 #include "perfmon/sampler.h"
 #include "perfmon/source.h"
@@ -65,6 +66,8 @@ typedef struct run {
     pm_profile_end end;
     int64_t late_ns;      /* a sample later than this counts as late */
     int fd_statm;         /* /proc/self/statm, kept open */
+    pm_ipc ipc;           /* --ipc, watched when ipc_on */
+    int ipc_on;
 } run;
 
 static void log_sink(int level, const char *msg, void *user)
@@ -97,15 +100,20 @@ static int mkdir_p(const char *dir, pm_error *err)
     return 0;
 }
 
-static uint64_t self_rss(const pm_sctx *ctx, int *fd)
+/* The sampler's own resident size, from the real /proc/self/statm even
+ * when --proc-root names a captured tree: that tree's "self" is another
+ * process (the one that captured it).  Not recorded when unreadable. */
+static void self_rss(run *r, pm_sample *s)
 {
     char buf[128];
-    if (pm_pread_kept(fd, ctx->proc_fd, "self/statm", buf, sizeof buf, NULL) <= 0)
-        return 0;
+    if (pm_pread_kept(&r->fd_statm, AT_FDCWD, "/proc/self/statm", buf, sizeof buf, NULL) <= 0)
+        return;
     unsigned long long size, res;
-    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2)
-        return 0;
-    return res * (uint64_t)ctx->page_size;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2 || ps <= 0 ||
+        res > UINT64_MAX / (uint64_t)ps)
+        return;
+    pm_sample_u64(s, r->col_rss, res * (uint64_t)ps);
 }
 
 static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
@@ -287,7 +295,7 @@ static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
         r->end.late++;
     pm_sample_u64(s, r->col_missed, missed_total);
     pm_sample_f64(s, r->col_cpu, (double)pm_self_cpu_ns() / 1e9);
-    pm_sample_u64(s, r->col_rss, self_rss(&r->ctx, &r->fd_statm));
+    self_rss(r, s);
     pm_sample_f64(s, r->col_dur, (double)(pm_mono_ns() - t0) / 1e9);
     int ok = write_due(r);
     for (size_t i = 0; i < r->nw && ok; i++) {
@@ -304,14 +312,6 @@ static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
         r->lost++;
         r->lost_total++;
     }
-}
-
-static int ipc_finished(const char *path)
-{
-    char buf[256];
-    if (!path || pm_read_small(AT_FDCWD, path, buf, sizeof buf, NULL) <= 0)
-        return 0;
-    return strstr(buf, "FINISHED") != NULL;
 }
 
 static int roots_alive(const run *r)
@@ -437,6 +437,9 @@ static void cleanup(run *r)
     }
     r->nw = 0;
     pm_close_kept(&r->fd_statm);
+    if (r->ipc_on)
+        pm_ipc_close(&r->ipc);
+    r->ipc_on = 0;
     pm_sample_free(&r->sample);
     pm_schema_free(&r->schema);
     pm_sctx_close(&r->ctx);
@@ -448,6 +451,14 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     int rc = mkdir_p(o->out_dir, err);
     if (rc)
         return rc;
+    /* The IPC file stops a run without a command; one that already says
+     * FINISHED would end this run before it started. */
+    if (o->ipc_file && !o->cmd) {
+        r->ipc_on = 1;
+        rc = pm_ipc_open(&r->ipc, o->ipc_file, o->ipc_reset, pm_mono_ns(), err);
+        if (rc)
+            return rc;
+    }
     rc = pm_sctx_open(&r->ctx, o->proc_root, o->sys_root, err);
     if (rc)
         return rc;
@@ -617,7 +628,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
                 suspend(r, &err);
             last_link_check = now;
         }
-        if (!o->cmd && ipc_finished(o->ipc_file)) {
+        if (r->ipc_on && pm_ipc_says_finished(o->ipc_file)) {
             reason = "IPC file says FINISHED";
             break;
         }
@@ -638,13 +649,29 @@ int pm_sampler_run(const pm_sampler_opts *o)
         }
         if (o->duration_ns && deadline > start + o->duration_ns)
             deadline = start + o->duration_ns;
+        /* Sleep until the deadline, a signal, or (--ipc) an inotify event
+         * or the next read of the IPC file, at most a second away. */
+        int ipc_stop = 0;
         for (;;) {
             now = pm_mono_ns();
-            if (g_child_event || g_stop_signal || now >= deadline)
+            if (r->ipc_on && now >= pm_ipc_deadline(&r->ipc) && pm_ipc_check(&r->ipc, now))
+                ipc_stop = 1;
+            if (ipc_stop || g_child_event || g_stop_signal || now >= deadline)
                 break;
-            int64_t left = deadline - now;
+            int64_t wake = deadline;
+            if (r->ipc_on && pm_ipc_deadline(&r->ipc) < wake)
+                wake = pm_ipc_deadline(&r->ipc);
+            int64_t left = wake - now;
             struct timespec ts = {(time_t)(left / PM_NS_PER_S), (long)(left % PM_NS_PER_S)};
-            ppoll(NULL, 0, &ts, &waitmask);
+            struct pollfd pfd = {r->ipc_on ? pm_ipc_fd(&r->ipc) : -1, POLLIN, 0};
+            if (ppoll(&pfd, 1, &ts, &waitmask) > 0 && (pfd.revents & POLLIN) &&
+                pm_ipc_check(&r->ipc, pm_mono_ns()))
+                ipc_stop = 1;
+        }
+        if (ipc_stop) {
+            final = 1; /* one last sample, then the end record */
+            reason = "IPC file says FINISHED";
+            deadline = pm_mono_ns();
         }
         if (g_child_event) {
             g_child_event = 0;
