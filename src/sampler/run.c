@@ -63,6 +63,8 @@ typedef struct run {
     pid_t roots[PM_MAX_PIDS];
     size_t nroots;
     pid_t child;
+    int gate_fd;          /* -- CMD: closed after the first sample lets CMD exec */
+    int exec_fd;          /* -- CMD: carries exec's errno when it fails */
     pm_profile_end end;
     int64_t late_ns;      /* a sample later than this counts as late */
     int fd_statm;         /* /proc/self/statm, kept open */
@@ -360,20 +362,35 @@ static void reap_orphans(run *r)
     }
 }
 
+/* Fork CMD, held at a gate until the sampler has taken its first sample:
+ * the baseline of every cumulative column (the tree's CPU time and I/O,
+ * the counters that the kernel enables at exec) is then taken before CMD
+ * has done anything, so nothing CMD does is lost in the baseline, however
+ * late the first sample comes on a loaded node.  release_child() opens the
+ * gate and reports a failed exec. */
 static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
 {
-    int pfd[2];
+    int pfd[2], gate[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
         return pm_error_sys(err, PM_EIO, errno, "pipe");
+    if (pipe2(gate, O_CLOEXEC) != 0) {
+        int e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return pm_error_sys(err, PM_EIO, e, "pipe");
+    }
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
         close(pfd[0]);
         close(pfd[1]);
+        close(gate[0]);
+        close(gate[1]);
         return pm_error_sys(err, PM_EIO, e, "fork");
     }
     if (pid == 0) {
         close(pfd[0]);
+        close(gate[1]);
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = SIG_DFL;
@@ -382,6 +399,14 @@ static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
         sigaction(SIGHUP, &sa, NULL);
         sigaction(SIGCHLD, &sa, NULL);
         sigprocmask(SIG_SETMASK, oldmask, NULL);
+        /* Wait at the gate: end of file once the sampler has sampled (or
+         * has died, in which case CMD runs unobserved rather than never). */
+        char c;
+        ssize_t g;
+        do
+            g = read(gate[0], &c, 1);
+        while (g < 0 && errno == EINTR);
+        close(gate[0]);
         execvp(r->o->cmd[0], r->o->cmd);
         int e = errno;
         ssize_t w = write(pfd[1], &e, sizeof e);
@@ -389,20 +414,44 @@ static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
         _exit(127);
     }
     close(pfd[1]);
-    int e = 0;
-    ssize_t n;
-    do
-        n = read(pfd[0], &e, sizeof e);
-    while (n < 0 && errno == EINTR);
-    close(pfd[0]);
-    if (n == (ssize_t)sizeof e) {
-        waitpid(pid, NULL, 0);
-        return pm_error_sys(err, PM_ENOENT, e, "cannot run '%s'", r->o->cmd[0]);
-    }
+    close(gate[0]);
+    r->gate_fd = gate[1];
+    r->exec_fd = pfd[0];
     r->child = pid;
     r->roots[0] = pid;
     r->nroots = 1;
     return 0;
+}
+
+/* Open the gate and wait for CMD's exec: 0 when it runs, PM_ENOENT with
+ * the reason when it could not be started (the child has been reaped). */
+static int release_child(run *r, pm_error *err)
+{
+    close(r->gate_fd);
+    r->gate_fd = -1;
+    int e = 0;
+    ssize_t n;
+    do
+        n = read(r->exec_fd, &e, sizeof e);
+    while (n < 0 && errno == EINTR);
+    close(r->exec_fd);
+    r->exec_fd = -1;
+    if (n == (ssize_t)sizeof e) {
+        waitpid(r->child, NULL, 0);
+        r->child = -1;
+        return pm_error_sys(err, PM_ENOENT, e, "cannot run '%s'", r->o->cmd[0]);
+    }
+    return 0;
+}
+
+/* Nothing ran: remove the profiles again. */
+static void discard_profiles(run *r)
+{
+    for (size_t i = 0; i < r->nw; i++) {
+        unlink(pm_writer_path(r->w[i]));
+        pm_writer_close(r->w[i], NULL);
+    }
+    r->nw = 0;
 }
 
 static void join_cmdline(const pm_sampler_opts *o, char *out, size_t cap)
@@ -437,6 +486,8 @@ static void cleanup(run *r)
     }
     r->nw = 0;
     pm_close_kept(&r->fd_statm);
+    pm_close_kept(&r->gate_fd);
+    pm_close_kept(&r->exec_fd);
     if (r->ipc_on)
         pm_ipc_close(&r->ipc);
     r->ipc_on = 0;
@@ -537,14 +588,8 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
          * read a last time before they are reaped (reap_orphans). */
         r->ctx.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
         rc = start_child(r, err, oldmask);
-        if (rc != 0) {
-            /* Nothing ran: remove the empty profiles again. */
-            for (size_t i = 0; i < r->nw; i++) {
-                unlink(pm_writer_path(r->w[i]));
-                pm_writer_close(r->w[i], NULL);
-            }
-            r->nw = 0;
-        }
+        if (rc != 0)
+            discard_profiles(r);
     }
     return rc;
 }
@@ -558,6 +603,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
     }
     r->o = o;
     r->child = -1;
+    r->gate_fd = r->exec_fd = -1;
     r->fd_statm = -1;
     r->end.exit_status = -1;
     r->late_ns = o->interval_ns / 10;
@@ -614,6 +660,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
 
     for (;;) {
         take_sample(r, deadline, missed);
+        if (r->gate_fd >= 0 && release_child(r, &err) != 0) {
+            fprintf(stderr, "perfmon-sample: %s\n", err.msg);
+            discard_profiles(r);
+            cleanup(r);
+            free(r);
+            return 127;
+        }
         if (final)
             break;
         int64_t now = pm_mono_ns();
