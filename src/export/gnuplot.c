@@ -64,8 +64,13 @@ static int use_grid(const pm_analysis *a)
  * grid fits in cache, whatever the job's length. */
 #define ROWS_AT_ONCE 2048
 
+static int tdigits(int digits)
+{
+    return digits > PM_TIME_DIGITS ? digits : PM_TIME_DIGITS;
+}
+
 static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const char *dir,
-                          pm_error *err)
+                          int digits, pm_error *err)
 {
     char name[128], path[4096];
     snprintf(name, sizeof name, "%s_per_node.dat", r->def->id);
@@ -118,10 +123,10 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
             }
         }
         for (size_t k = k0; k < k1; k++) {
-            size_t len = pm_fmt_double(row, r->agg.t[k], 13);
+            size_t len = pm_fmt_double(row, r->agg.t[k], tdigits(digits));
             for (size_t h = 0; h < nh; h++) {
                 row[len++] = ' ';
-                len += pm_fmt_double(row + len, cols[h * ROWS_AT_ONCE + k - k0], 6);
+                len += pm_fmt_double(row + len, cols[h * ROWS_AT_ONCE + k - k0], digits);
             }
             row[len++] = '\n';
             fwrite(row, 1, len, f);
@@ -133,7 +138,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     return pm_close_checked(f, path, err);
 }
 
-static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error *err)
+static int write_all_nodes(const pm_metric_result *r, const char *dir, int digits, pm_error *err)
 {
     char name[128], path[4096], num[3 * 40];
     snprintf(name, sizeof name, "%s_all_nodes.dat", r->def->id);
@@ -146,9 +151,9 @@ static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error 
     fprintf(f, "# column 1: time [s since the epoch]\n# column 2: %s [%s]\n"
                "# column 3: nodes contributing\n", comb, r->def->unit);
     for (size_t i = 0; i < r->agg.n; i++) {
-        size_t len = pm_fmt_double(num, r->agg.t[i], 13);
+        size_t len = pm_fmt_double(num, r->agg.t[i], tdigits(digits));
         num[len++] = ' ';
-        len += pm_fmt_double(num + len, r->agg.v[i], 6);
+        len += pm_fmt_double(num + len, r->agg.v[i], digits);
         num[len++] = ' ';
         len += pm_fmt_double(num + len, (double)r->agg.count[i], 10);
         num[len++] = '\n';
@@ -209,6 +214,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
 typedef struct gp_job {
     const pm_analysis *a;
     const char *dir;
+    int digits;
     size_t next;
     pthread_mutex_t lock;
     int *rcs;
@@ -228,7 +234,7 @@ static void *gp_worker(void *arg)
         pm_error *e = &j->errs[m];
         pm_error_clear(e);
         int rc;
-        if ((rc = write_per_node(j->a, r, j->dir, e)) || (rc = write_all_nodes(r, j->dir, e)) ||
+        if ((rc = write_per_node(j->a, r, j->dir, j->digits, e)) || (rc = write_all_nodes(r, j->dir, j->digits, e)) ||
             (rc = write_script(j->a, r, j->dir, e)))
             j->rcs[m] = rc;
     }
@@ -237,10 +243,15 @@ static void *gp_worker(void *arg)
 
 int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err)
 {
+    return pm_export_gnuplot_digits(a, dir, PM_DATA_DIGITS, err);
+}
+
+int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits, pm_error *err)
+{
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", dir);
     size_t nm = a->nmetrics ? a->nmetrics : 1;
-    gp_job j = {.a = a, .dir = dir, .rcs = calloc(nm, sizeof(int)),
+    gp_job j = {.a = a, .dir = dir, .digits = digits, .rcs = calloc(nm, sizeof(int)),
                 .errs = calloc(nm, sizeof(pm_error))};
     if (!j.rcs || !j.errs) {
         free(j.rcs);
