@@ -217,12 +217,18 @@ int pm_analysis_metric(const pm_analysis *a, const char *id);
  * or "" (borrowed from the analysis). */
 const char *pm_analysis_info(const pm_analysis *a, size_t off);
 
-/* The plot title in SKA perfmon's form, into buf (cap bytes, always
- * NUL-terminated): per node "Average <name>/Node: <avg> <unit>, Max
- * <name>/Node: <max> <unit>" from avg_per_node and max_per_node; with
- * all_nodes the name is prefixed with "Total " or "Average " and the
- * aggregate's mean and maximum are used.  Returns snprintf's count. */
+/* The plot title, into buf (cap bytes, always NUL-terminated), the same
+ * in the PDF, the PNG plots and the gnuplot scripts: per node SKA
+ * perfmon's "Average <name>/Node: <avg> <unit>, Max <name>/Node: <max>
+ * <unit>" from avg_per_node (the mean of the host means) and
+ * max_per_node; with all_nodes "<Total|Average> <name> (all-node series):
+ * mean <m> <unit>, max <x> <unit>", the aggregate's own time-weighted
+ * mean and maximum.  Numbers with 4 significant digits
+ * (pm_fmt_title_num).  Returns snprintf's count. */
 int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t cap);
+/* A number for a title: 4 significant digits, no exponent between 1e-3
+ * and 1e9, "n/a" when not finite. */
+void pm_fmt_title_num(double v, char *out, size_t cap);
 
 /* Evaluate the rules file against a (fills a->notes). */
 int pm_rules_eval(pm_analysis *a, const char *rules_path, pm_error *err) PM_WUR;

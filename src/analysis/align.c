@@ -114,33 +114,109 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
     return pm_interp_next(&it, 0, ngrid, out);
 }
 
+/* One host's series placed on the grid: each valid sample at its nearest
+ * grid point (several samples at one point: their mean), the grid points
+ * between two consecutive valid samples interpolated linearly, none
+ * before the first or after the last valid sample.  hv/hn: [ngrid]
+ * values and sample counts (the caller zeroes hn).  Returns the grid
+ * points filled by interpolation. */
+static size_t snap_host(const pm_series *s, double t0, double step, size_t ngrid, double *hv,
+                        uint32_t *hn, size_t *k_first, size_t *k_last)
+{
+    size_t prev_k = SIZE_MAX, filled = 0;
+    int prev_adjacent = 0; /* the previous sample was valid */
+    *k_first = SIZE_MAX;
+    *k_last = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        double x = s->v[i];
+        if (isnan(x)) {
+            prev_adjacent = 0;
+            continue;
+        }
+        double kd = nearbyint((s->t[i] - t0) / step);
+        size_t k = kd <= 0 ? 0 : kd >= (double)(ngrid - 1) ? ngrid - 1 : (size_t)kd;
+        if (hn[k] == 0)
+            hv[k] = x;
+        else
+            hv[k] += x;
+        hn[k]++;
+        if (prev_adjacent && prev_k != SIZE_MAX && k > prev_k + 1) {
+            /* the points between two consecutive samples */
+            double a = hv[prev_k] / hn[prev_k], b = x; /* b: k's first sample */
+            for (size_t j = prev_k + 1; j < k; j++) {
+                double f = (double)(j - prev_k) / (double)(k - prev_k);
+                hv[j] = a + f * (b - a);
+                hn[j] = 1;
+                filled++;
+            }
+        }
+        if (*k_first == SIZE_MAX)
+            *k_first = k;
+        *k_last = k;
+        prev_k = k;
+        prev_adjacent = 1;
+    }
+    return filled;
+}
+
+/* The series of the only host with data, on its own times: a one-node
+ * Total or Average is that node, point for point. */
+static int aggregate_one(const pm_series *s, pm_aggregate *g, pm_arena *arena)
+{
+    size_t n = s->n;
+    g->n = n;
+    g->t = pm_arena_alloc(arena, n ? n : 1, sizeof *g->t);
+    g->v = pm_arena_alloc(arena, n ? n : 1, sizeof *g->v);
+    g->count = pm_arena_alloc(arena, n ? n : 1, sizeof *g->count);
+    if (!g->t || !g->v || !g->count)
+        return PM_ENOMEM;
+    memcpy(g->t, s->t, n * sizeof *g->t);
+    memcpy(g->v, s->v, n * sizeof *g->v);
+    for (size_t i = 0; i < n; i++)
+        g->count[i] = !isnan(s->v[i]);
+    return 0;
+}
+
 int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp,
                       pm_arena *arena)
 {
+    pm_aggregate *g = &r->agg;
+    if (r->nhosts_with_data == 1)
+        for (size_t h = 0; h < a->nhosts; h++)
+            if (r->host[h])
+                return aggregate_one(r->host[h], g, arena);
     if (ngrid == 0 || ngrid > PM_MAX_GRID_POINTS)
         return PM_ELIMIT;
     size_t n = ngrid;
-    pm_aggregate *g = &r->agg;
     g->n = n;
     g->t = pm_arena_alloc(arena, n, sizeof *g->t);
     g->v = pm_arena_alloc(arena, n, sizeof *g->v);
     g->count = pm_arena_alloc(arena, n, sizeof *g->count);
     double *tmp = grid_tmp;
-    if (!g->t || !g->v || !g->count)
+    uint32_t *hn = calloc(n, sizeof *hn);
+    if (!g->t || !g->v || !g->count || !hn) {
+        free(hn);
         return PM_ENOMEM;
+    }
     for (size_t k = 0; k < n; k++)
         g->t[k] = a->t_start + (double)k * a->grid_step;
     for (size_t h = 0; h < a->nhosts; h++) {
         const pm_series *s = r->host[h];
         if (!s)
             continue;
-        g->interpolated += pm_grid_interp(s->t, s->v, s->n, a->t_start, a->grid_step, n, tmp);
-        for (size_t k = 0; k < n; k++)
-            if (!isnan(tmp[k])) {
-                g->v[k] += tmp[k];
-                g->count[k]++;
-            }
+        size_t k0, k1;
+        g->interpolated += snap_host(s, a->t_start, a->grid_step, n, tmp, hn, &k0, &k1);
+        if (k0 == SIZE_MAX)
+            continue;
+        for (size_t k = k0; k <= k1; k++) {
+            if (hn[k] == 0)
+                continue;
+            g->v[k] += hn[k] == 1 ? tmp[k] : tmp[k] / hn[k];
+            g->count[k]++;
+            hn[k] = 0;
+        }
     }
+    free(hn);
     for (size_t k = 0; k < n; k++) {
         if (g->count[k] == 0)
             g->v[k] = NAN;
