@@ -53,7 +53,8 @@ int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits, pm_
             for (size_t m = 0; m < a->nmetrics; m++) {
                 fputc(',', f);
                 const pm_series *s = a->metrics[m].host[ho];
-                if (s && !isnan(s->v[i])) {
+                /* recorded values only: a held refresh of a sparse gauge is not */
+                if (s && !isnan(s->v[i]) && s->q[i] != PM_Q_HELD) {
                     len = pm_fmt_double(num, s->v[i], digits);
                     fwrite(num, 1, len, f);
                 }
