@@ -33,7 +33,7 @@ static int bits128(u128 x)
 /* *q = mant * 2^e2 * 10^d rounded to the nearest integer, ties to even,
  * exactly.  Returns -1 when that does not fit the 128-bit arithmetic (or
  * the result 64 bits). */
-static int scale_round(uint64_t mant, int e2, int d, uint64_t *q)
+static int scale_round_any(uint64_t mant, int e2, int d, uint64_t *q)
 {
     u128 num = mant, den = 1, quo, rem;
     int shift = 0;
@@ -57,6 +57,24 @@ static int scale_round(uint64_t mant, int e2, int d, uint64_t *q)
         den <<= -e2;
     }
     int up;
+    if ((uint64_t)(num >> 64) == 0 && (uint64_t)(den >> 64) == 0 && (shift == 0 || shift < 64)) {
+        /* the common case, in 64-bit arithmetic (a 128-bit division is a
+         * library call) */
+        uint64_t n64 = (uint64_t)num, d64 = (uint64_t)den, q64, r64;
+        if (shift) {
+            q64 = n64 >> shift;
+            r64 = n64 & ((1ull << shift) - 1);
+            uint64_t half = 1ull << (shift - 1);
+            up = r64 > half || (r64 == half && (q64 & 1));
+        } else {
+            q64 = n64 / d64;
+            r64 = n64 - q64 * d64;
+            /* 2 * r64 cannot overflow: r64 < d64 < 2^63 here or d64 = 1 */
+            up = d64 > 1 && (r64 > d64 - r64 || (r64 == d64 - r64 && (q64 & 1)));
+        }
+        *q = q64 + (uint64_t)up;
+        return 0;
+    }
     if (shift) {
         quo = num >> shift;
         rem = num & (((u128)1 << shift) - 1);
@@ -77,22 +95,56 @@ static int scale_round(uint64_t mant, int e2, int d, uint64_t *q)
     return 0;
 }
 
+static inline int scale_round(uint64_t mant, int e2, int d, uint64_t *q)
+{
+    if (d >= 0 && d <= 19 && e2 < 0 && e2 > -64) {
+        /* the common case: one 64 x 64 -> 128-bit product and a shift
+         * below 64 */
+        u128 prod = (u128)mant * (uint64_t)P10[d];
+        int sh = -e2;
+        u128 quo = prod >> sh;
+        uint64_t rem = (uint64_t)prod & ((1ull << sh) - 1), half = 1ull << (sh - 1);
+        quo += (unsigned)(rem > half || (rem == half && (quo & 1)));
+        if (quo >> 64)
+            return -1;
+        *q = (uint64_t)quo;
+        return 0;
+    }
+    return scale_round_any(mant, e2, d, q);
+}
+
 static const char D2[] = "00010203040506070809101112131415161718192021222324"
                          "25262728293031323334353637383940414243444546474849"
                          "50515253545556575859606162636465666768697071727374"
                          "75767778798081828384858687888990919293949596979899";
 
-/* Write the n lowest decimal digits of m right to left, ending before p;
- * returns the new start. */
-static char *digits_back(char *p, uint64_t m, int n)
+/* Write the n lowest decimal digits of *m right to left, ending before p;
+ * *m keeps the digits above them.  Returns the new start. */
+static inline char *digits_back(char *p, uint64_t *m, int n)
 {
+    uint64_t x = *m;
+    /* Eight digits at a time in 32 bits: two short dependency chains
+     * instead of one long one. */
+    while (n >= 8) {
+        uint32_t lo = (uint32_t)(x % 100000000u);
+        x /= 100000000u;
+        for (int k = 0; k < 4; k++) {
+            p -= 2;
+            memcpy(p, D2 + 2 * (lo % 100), 2);
+            lo /= 100;
+        }
+        n -= 8;
+    }
     for (; n >= 2; n -= 2) {
         p -= 2;
-        memcpy(p, D2 + 2 * (m % 100), 2);
-        m /= 100;
+        memcpy(p, D2 + 2 * (x % 100), 2);
+        x /= 100;
     }
-    if (n)
-        *--p = (char)('0' + m % 10);
+    if (n) {
+        *--p = (char)('0' + x % 10);
+        x /= 10;
+    }
+    *m = x;
     return p;
 }
 
@@ -120,23 +172,54 @@ size_t pm_fmt_double(char *buf, double v, int digits)
         mant |= 1ull << 52;
         e2 = ef - 1075;
     }
-    /* e: the decimal exponent after rounding to `digits` (%g's X).  An
-     * estimate from the binary exponent (log10(2) ~ 1233 / 4096), then
-     * corrected by the rounded digits themselves: 10^(P-1) <= m < 10^P. */
+    /* e: the decimal exponent after rounding to `digits` (%g's X).  First
+     * a lower bound of floor(log10|v|) from the binary exponent (78913 /
+     * 2^18 is just below log10(2), 78914 / 2^18 just above: the bound
+     * holds for either sign), raised by one when a comparison proves it
+     * (exact for the positive powers of ten a double holds; with a margin
+     * below 1).  Then the rounded digits m tell: 10^P <= m means the
+     * rounding carried, or the bound was one low: one more. */
     int lg2 = ef ? ef - 1023 : -1023;
-    int e = (lg2 * 1233) >> 12;
+    int e = lg2 >= 0 ? (lg2 * 78913) >> 18 : (lg2 * 78914) >> 18;
+    static const double P10D[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    double av = fabs(v);
+    if (e >= 0 && e < 22 && av >= P10D[e + 1])
+        e++;
+    else if (e < 0 && e > -22 && av * P10D[-e - 1] > 1.0 + 1e-12)
+        e++;
     uint64_t m = 0;
     uint64_t lo = (uint64_t)P10[digits - 1], hi = (uint64_t)P10[digits];
     int ok = 0;
     for (int tries = 0; tries < 3; tries++) {
-        if (scale_round(mant, e2, digits - 1 - e, &m))
+        int d = digits - 1 - e;
+        if (digits <= 15 && d <= 22 && d >= -22) {
+            /* In double: one multiplication or division by an exact power
+             * of ten, so s is within s * 2^-53 of the exact value; that
+             * decides the rounding unless s lies that close to a tie,
+             * where the exact computation below decides.  s < 2^50. */
+            double sc = d >= 0 ? av * P10D[d] : av / P10D[-d];
+            uint64_t il = (uint64_t)sc; /* floor: sc >= 0 (no libm call) */
+            double fr = sc - (double)il, tol = sc * 0x1p-52;
+            if (fabs(fr - 0.5) > tol) {
+                m = il + (fr > 0.5);
+                if (m >= hi) {
+                    e++;
+                    continue;
+                }
+                ok = m >= lo;
+                break;
+            }
+        }
+        if (scale_round(mant, e2, d, &m))
             break;
-        if (m >= hi)
+        if (m >= hi) {
             e++;
-        else if (m < lo)
-            e--;
-        else {
-            ok = 1;
+        } else {
+            /* below 10^(P-1) cannot happen with a lower bound; printf
+             * decides if it ever did */
+            ok = m >= lo;
             break;
         }
     }
@@ -154,14 +237,15 @@ size_t pm_fmt_double(char *buf, double v, int digits)
         size_t len = (size_t)neg + 1 + (nd > 1 ? (size_t)nd : 0) + 2 + (size_t)ed;
         char *p = buf + len;
         *p = 0;
-        p = digits_back(p, (uint64_t)ae, ed);
+        uint64_t x = (uint64_t)ae;
+        p = digits_back(p, &x, ed);
         *--p = e < 0 ? '-' : '+';
         *--p = 'e';
         if (nd > 1) {
-            p = digits_back(p, m, nd - 1);
+            p = digits_back(p, &m, nd - 1);
             *--p = '.';
         }
-        *--p = (char)('0' + m / (uint64_t)P10[nd - 1]);
+        *--p = (char)('0' + m);
         if (neg)
             *--p = '-';
         return len;
@@ -183,11 +267,10 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     char *p = buf + len;
     *p = 0;
     if (dec) {
-        p = digits_back(p, m, dec);
-        m = dec < 20 ? m / (uint64_t)P10[dec] : 0;
+        p = digits_back(p, &m, dec);
         *--p = '.';
     }
-    p = digits_back(p, m, intd);
+    p = digits_back(p, &m, intd);
     if (neg)
         *--p = '-';
     return len;
