@@ -77,8 +77,12 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     FILE *f = open_out(dir, name, path, sizeof path, err);
     if (!f)
         return PM_EIO;
+    /* Rows: the all-node series' times; on the grid each host is
+     * interpolated there, but a metric of one host is that host's own
+     * samples (as its all-node series is). */
     size_t n = r->agg.n;
     size_t nh = a->nhosts;
+    int grid = use_grid(a) && r->nhosts_with_data > 1;
     pm_interp *it = calloc(nh ? nh : 1, sizeof *it);
     double *cols = pm_alloc_array((nh ? nh : 1) * ROWS_AT_ONCE, sizeof *cols);
     /* One row is built in memory and written at once: per-value stdio
@@ -94,12 +98,13 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     }
     for (size_t h = 0; h < nh; h++) {
         const pm_series *s = r->host[h];
-        if (s && use_grid(a))
+        if (s && grid)
             pm_interp_init(&it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
     }
     fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
-    fprintf(f, "# %s\n", use_grid(a) ? "rows: common time grid, values interpolated linearly"
-                                      : "rows: sample index, time = mean of the hosts' times");
+    fprintf(f, "# %s\n", grid ? "rows: common time grid, values interpolated linearly"
+                      : use_grid(a) ? "rows: the samples of the only host with data"
+                                    : "rows: sample index, time = mean of the hosts' times");
     fprintf(f, "# column 1: time [s since the epoch]");
     for (size_t h = 0; h < nh; h++) {
         fprintf(f, "\n# column %zu: ", h + 2);
@@ -115,7 +120,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
             if (!s) {
                 for (size_t k = k0; k < k1; k++)
                     c[k - k0] = NAN;
-            } else if (use_grid(a)) {
+            } else if (grid) {
                 (void)pm_interp_next(&it[h], k0, k1, c);
             } else {
                 for (size_t k = k0; k < k1; k++)
