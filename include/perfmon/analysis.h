@@ -261,6 +261,29 @@ void pm_interp_init(pm_interp *it, const double *t, const double *v, size_t n, d
                     double step, size_t ngrid);
 size_t pm_interp_next(pm_interp *it, size_t k0, size_t k1, double *out);
 
+/* The all-node series' placement of one host series on the grid t0 +
+ * k*step (k < ngrid), a stretch of grid points at a time: each valid
+ * sample goes to its nearest grid point (several samples of one point:
+ * their mean), the points between two consecutive valid samples get the
+ * linear interpolation from the earlier point to the later sample, the
+ * others NaN.  After pm_place_init, each pm_place_next fills out[k - k0]
+ * for k0 <= k < k1 (k0 no lower than the previous call's k1) and returns
+ * how many of them were interpolated. */
+typedef struct pm_place {
+    const double *t, *v;
+    size_t n, ngrid;
+    double t0, step;
+    size_t i;                /* the next sample to read */
+    int started;             /* a group was read */
+    int have1, have2;        /* the current and the next group of samples */
+    size_t k1, k2;           /* their grid points */
+    double m1, m2, f1, f2;   /* their means and first samples */
+    int adj1, adj2;          /* no NaN between the group and the one before */
+} pm_place;
+void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0,
+                   double step, size_t ngrid);
+size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out);
+
 /* Parse a --start/--end value: "+DURATION" (relative), a plain number
  * (seconds since the epoch if >= 1e9, else relative seconds), or
  * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */

@@ -114,47 +114,93 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
     return pm_interp_next(&it, 0, ngrid, out);
 }
 
-/* One host's series placed on the grid: each valid sample at its nearest
- * grid point (several samples at one point: their mean), the grid points
- * between two consecutive valid samples interpolated linearly, none
- * before the first or after the last valid sample.  hv/hn: [ngrid]
- * values and sample counts (the caller zeroes hn).  Returns the grid
- * points filled by interpolation. */
-static size_t snap_host(const pm_series *s, double t0, double step, size_t ngrid, double *hv,
-                        uint32_t *hn, size_t *k_first, size_t *k_last)
+/* --- placing samples on the grid (pm_place) --------------------------------- */
+
+static size_t place_k(const pm_place *it, double t)
 {
-    size_t prev_k = SIZE_MAX, filled = 0;
-    int prev_adjacent = 0; /* the previous sample was valid */
-    *k_first = SIZE_MAX;
-    *k_last = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        double x = s->v[i];
-        if (isnan(x)) {
-            prev_adjacent = 0;
-            continue;
+    double kd = nearbyint((t - it->t0) / it->step);
+    return kd <= 0 ? 0 : kd >= (double)(it->ngrid - 1) ? it->ngrid - 1 : (size_t)kd;
+}
+
+/* Read the next group: the valid samples from it->i on that share one
+ * nearest grid point (NaNs between them skipped).  *adj: no NaN between
+ * the previous group and this one.  Returns 0 when no sample is left. */
+static int read_group(pm_place *it, size_t *k, double *mean, double *first, int *adj)
+{
+    const double *v = it->v;
+    size_t i = it->i, n = it->n;
+    int nan = !it->started;
+    while (i < n && isnan(v[i])) {
+        nan = 1;
+        i++;
+    }
+    if (i >= n) {
+        it->i = n;
+        return 0;
+    }
+    *k = place_k(it, it->t[i]);
+    *first = v[i];
+    double sum = v[i];
+    uint32_t cnt = 1;
+    i++;
+    for (;;) {
+        size_t j = i;
+        while (j < n && isnan(v[j]))
+            j++;
+        if (j >= n || place_k(it, it->t[j]) != *k)
+            break;
+        sum += v[j];
+        cnt++;
+        i = j + 1;
+    }
+    it->i = i;
+    it->started = 1;
+    *mean = cnt == 1 ? sum : sum / cnt;
+    *adj = !nan;
+    return 1;
+}
+
+void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0,
+                   double step, size_t ngrid)
+{
+    memset(it, 0, sizeof *it);
+    it->t = t;
+    it->v = v;
+    it->n = n;
+    it->t0 = t0;
+    it->step = step;
+    it->ngrid = ngrid;
+    if (ngrid == 0)
+        return;
+    it->have1 = read_group(it, &it->k1, &it->m1, &it->f1, &it->adj1);
+    if (it->have1)
+        it->have2 = read_group(it, &it->k2, &it->m2, &it->f2, &it->adj2);
+}
+
+size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out)
+{
+    size_t filled = 0;
+    if (k1 > it->ngrid)
+        k1 = it->ngrid;
+    for (size_t k = k0; k < k1; k++) {
+        while (it->have2 && it->k2 <= k) {
+            it->k1 = it->k2;
+            it->m1 = it->m2;
+            it->f1 = it->f2;
+            it->adj1 = it->adj2;
+            it->have2 = read_group(it, &it->k2, &it->m2, &it->f2, &it->adj2);
         }
-        double kd = nearbyint((s->t[i] - t0) / step);
-        size_t k = kd <= 0 ? 0 : kd >= (double)(ngrid - 1) ? ngrid - 1 : (size_t)kd;
-        if (hn[k] == 0)
-            hv[k] = x;
-        else
-            hv[k] += x;
-        hn[k]++;
-        if (prev_adjacent && prev_k != SIZE_MAX && k > prev_k + 1) {
-            /* the points between two consecutive samples */
-            double a = hv[prev_k] / hn[prev_k], b = x; /* b: k's first sample */
-            for (size_t j = prev_k + 1; j < k; j++) {
-                double f = (double)(j - prev_k) / (double)(k - prev_k);
-                hv[j] = a + f * (b - a);
-                hn[j] = 1;
-                filled++;
-            }
+        double x = NAN;
+        if (it->have1 && k == it->k1) {
+            x = it->m1;
+        } else if (it->have1 && k > it->k1 && it->have2 && it->adj2 && k < it->k2) {
+            /* between two consecutive samples: linear, from the earlier
+             * point's value to the later point's first sample */
+            double f = (double)(k - it->k1) / (double)(it->k2 - it->k1);
+            x = it->m1 + f * (it->f2 - it->m1);
+            filled++;
         }
-        if (*k_first == SIZE_MAX)
-            *k_first = k;
-        *k_last = k;
-        prev_k = k;
-        prev_adjacent = 1;
+        out[k - k0] = x;
     }
     return filled;
 }
@@ -193,30 +239,23 @@ int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, d
     g->v = pm_arena_alloc(arena, n, sizeof *g->v);
     g->count = pm_arena_alloc(arena, n, sizeof *g->count);
     double *tmp = grid_tmp;
-    uint32_t *hn = calloc(n, sizeof *hn);
-    if (!g->t || !g->v || !g->count || !hn) {
-        free(hn);
+    if (!g->t || !g->v || !g->count)
         return PM_ENOMEM;
-    }
     for (size_t k = 0; k < n; k++)
         g->t[k] = a->t_start + (double)k * a->grid_step;
     for (size_t h = 0; h < a->nhosts; h++) {
         const pm_series *s = r->host[h];
         if (!s)
             continue;
-        size_t k0, k1;
-        g->interpolated += snap_host(s, a->t_start, a->grid_step, n, tmp, hn, &k0, &k1);
-        if (k0 == SIZE_MAX)
-            continue;
-        for (size_t k = k0; k <= k1; k++) {
-            if (hn[k] == 0)
-                continue;
-            g->v[k] += hn[k] == 1 ? tmp[k] : tmp[k] / hn[k];
-            g->count[k]++;
-            hn[k] = 0;
-        }
+        pm_place it;
+        pm_place_init(&it, s->t, s->v, s->n, a->t_start, a->grid_step, n);
+        g->interpolated += pm_place_next(&it, 0, n, tmp);
+        for (size_t k = 0; k < n; k++)
+            if (!isnan(tmp[k])) {
+                g->v[k] += tmp[k];
+                g->count[k]++;
+            }
     }
-    free(hn);
     for (size_t k = 0; k < n; k++) {
         if (g->count[k] == 0)
             g->v[k] = NAN;

@@ -83,7 +83,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     size_t n = r->agg.n;
     size_t nh = a->nhosts;
     int grid = use_grid(a) && r->nhosts_with_data > 1;
-    pm_interp *it = calloc(nh ? nh : 1, sizeof *it);
+    pm_place *it = calloc(nh ? nh : 1, sizeof *it);
     double *cols = pm_alloc_array((nh ? nh : 1) * ROWS_AT_ONCE, sizeof *cols);
     /* One row is built in memory and written at once: per-value stdio
      * calls (each taking the stream lock) cost more than the formatting. */
@@ -99,10 +99,10 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     for (size_t h = 0; h < nh; h++) {
         const pm_series *s = r->host[h];
         if (s && grid)
-            pm_interp_init(&it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
+            pm_place_init(&it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
     }
     fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
-    fprintf(f, "# %s\n", grid ? "rows: common time grid, values interpolated linearly"
+    fprintf(f, "# %s\n", grid ? "rows: common time grid, each sample at its nearest grid point, linear between samples"
                       : use_grid(a) ? "rows: the samples of the only host with data"
                                     : "rows: sample index, time = mean of the hosts' times");
     fprintf(f, "# column 1: time [s since the epoch]");
@@ -121,7 +121,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
                 for (size_t k = k0; k < k1; k++)
                     c[k - k0] = NAN;
             } else if (grid) {
-                (void)pm_interp_next(&it[h], k0, k1, c);
+                (void)pm_place_next(&it[h], k0, k1, c);
             } else {
                 for (size_t k = k0; k < k1; k++)
                     c[k - k0] = k < s->n ? s->v[k] : NAN;
