@@ -5,6 +5,7 @@
 #   make check SAN=1  the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make demo       sample the bundled workload and analyse it
 #   make bench      benchmarks (not part of check)
+#   make fmt-sweep  the number formatter against printf on 50 million values
 #   make fuzz       every libFuzzer target in tests/fuzz/ for FUZZ_SECONDS each (clang)
 #   make fuzz-ci    the same, briefly (FUZZ_CI_SECONDS each)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -72,7 +73,7 @@ REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/replay_%)
 
 SHIM := $(BUILD)/tests/clockstep.so
 
-.PHONY: all check test unit cli deps demo bench install uninstall clean valgrind format fuzz fuzz-ci \
+.PHONY: all check test unit cli deps demo bench fmt-sweep install uninstall clean valgrind format fuzz fuzz-ci \
         fuzz-build fuzz-merge check-slurm soak
 all: $(LIB) $(PROG_BIN) $(EXAMPLE_BIN)
 
@@ -226,6 +227,11 @@ check-slurm: deps
 soak: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bench/soak.sh
+
+# The formatter of --data and --csv against printf on 50 million values
+# (test_fmt runs a million in make check).
+fmt-sweep: $(BUILD)/tests/test_fmt
+	@PM_FMT_VALUES=$${PM_FMT_VALUES:-50000000} $(BUILD)/tests/test_fmt
 
 # --- demo and benchmarks -----------------------------------------------------
 demo: deps

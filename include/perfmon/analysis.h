@@ -217,12 +217,18 @@ int pm_analysis_metric(const pm_analysis *a, const char *id);
  * or "" (borrowed from the analysis). */
 const char *pm_analysis_info(const pm_analysis *a, size_t off);
 
-/* The plot title in SKA perfmon's form, into buf (cap bytes, always
- * NUL-terminated): per node "Average <name>/Node: <avg> <unit>, Max
- * <name>/Node: <max> <unit>" from avg_per_node and max_per_node; with
- * all_nodes the name is prefixed with "Total " or "Average " and the
- * aggregate's mean and maximum are used.  Returns snprintf's count. */
+/* The plot title, into buf (cap bytes, always NUL-terminated), the same
+ * in the PDF, the PNG plots and the gnuplot scripts: per node SKA
+ * perfmon's "Average <name>/Node: <avg> <unit>, Max <name>/Node: <max>
+ * <unit>" from avg_per_node (the mean of the host means) and
+ * max_per_node; with all_nodes "<Total|Average> <name> (all-node series):
+ * mean <m> <unit>, max <x> <unit>", the aggregate's own time-weighted
+ * mean and maximum.  Numbers with 4 significant digits
+ * (pm_fmt_title_num).  Returns snprintf's count. */
 int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t cap);
+/* A number for a title: 4 significant digits, no exponent between 1e-3
+ * and 1e9, "n/a" when not finite. */
+void pm_fmt_title_num(double v, char *out, size_t cap);
 
 /* Evaluate the rules file against a (fills a->notes). */
 int pm_rules_eval(pm_analysis *a, const char *rules_path, pm_error *err) PM_WUR;
@@ -254,6 +260,29 @@ typedef struct pm_interp {
 void pm_interp_init(pm_interp *it, const double *t, const double *v, size_t n, double t0,
                     double step, size_t ngrid);
 size_t pm_interp_next(pm_interp *it, size_t k0, size_t k1, double *out);
+
+/* The all-node series' placement of one host series on the grid t0 +
+ * k*step (k < ngrid), a stretch of grid points at a time: each valid
+ * sample goes to its nearest grid point (several samples of one point:
+ * their mean), the points between two consecutive valid samples get the
+ * linear interpolation from the earlier point to the later sample, the
+ * others NaN.  After pm_place_init, each pm_place_next fills out[k - k0]
+ * for k0 <= k < k1 (k0 no lower than the previous call's k1) and returns
+ * how many of them were interpolated. */
+typedef struct pm_place {
+    const double *t, *v;
+    size_t n, ngrid;
+    double t0, step;
+    size_t i;                /* the next sample to read */
+    int started;             /* a group was read */
+    int have1, have2;        /* the current and the next group of samples */
+    size_t k1, k2;           /* their grid points */
+    double m1, m2, f1, f2;   /* their means and first samples */
+    int adj1, adj2;          /* no NaN between the group and the one before */
+} pm_place;
+void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0,
+                   double step, size_t ngrid);
+size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out);
 
 /* Parse a --start/--end value: "+DURATION" (relative), a plain number
  * (seconds since the epoch if >= 1e9, else relative seconds), or

@@ -24,17 +24,31 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err) PM_WUR;
 char *pm_stats_json_string(const pm_analysis *a);
 int pm_stats_json(const pm_analysis *a, FILE *f, pm_error *err) PM_WUR;
 
-/* Per metric: <id>_per_node.dat, <id>_all_nodes.dat, <id>.gp in dir
- * (created if absent). */
-int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err) PM_WUR;
+/* Significant digits of the values in the data files (%.6g) and the CSV
+ * (%.10g) unless --digits says otherwise; times keep 13 digits (a
+ * millisecond at today's dates), all 17 when digits is 17. */
+#define PM_DATA_DIGITS 6
+#define PM_CSV_DIGITS 10
+#define PM_TIME_DIGITS 13
+
 /* Write s as a gnuplot double-quoted string that gnuplot reads back as the
  * same bytes (scripts and data files; every byte outside letters, digits,
  * space and inert punctuation as an octal escape); longer than max bytes
  * (0: no limit), its start and "..." for display. */
 void pm_gp_quote(FILE *f, const char *s, size_t max);
 
-/* One row per host and timestamp; one column per metric with its unit. */
+/* Per metric: <id>_per_node.dat, <id>_all_nodes.dat, <id>.gp in dir
+ * (created if absent).  Values with PM_DATA_DIGITS significant digits;
+ * the _digits form takes their number (1 to 17; 17 is round-trip exact). */
+int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err) PM_WUR;
+int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits,
+                             pm_error *err) PM_WUR;
+
+/* One row per host and timestamp; one column per metric with its unit.
+ * Values with PM_CSV_DIGITS significant digits, or digits (1 to 17). */
 int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
+int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits,
+                         pm_error *err) PM_WUR;
 
 /* /hosts/<host>/<metric> datasets (time, value, quality), /aggregates/... */
 int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
@@ -58,7 +72,12 @@ int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err) PM_WU
  * or a failing fclose.  Returns 0 or PM_EIO. */
 int pm_close_checked(FILE *f, const char *path, pm_error *err) PM_WUR;
 
-/* Format v like %.*g into buf (cap >= 32) quickly; NaN gives "NaN". */
+/* Format v into buf (cap >= 32) quickly, exactly as printf("%.*g",
+ * digits, v) does (ties to even on the exact binary value), except that
+ * NaN gives "NaN" (what the data files and gnuplot use).  digits is
+ * clamped to 1..PM_FMT_MAX_DIGITS; 17 is round-trip exact.  Returns the
+ * length written (without the NUL). */
+#define PM_FMT_MAX_DIGITS 17
 size_t pm_fmt_double(char *buf, double v, int digits);
 
 /* perfmon-analyze --compare (compare.h): the aligned text table and the

@@ -21,7 +21,8 @@ enum pm_quality {
     PM_Q_GAP = 3,      /* no value: not recorded, or first sample of a rate */
     PM_Q_INTERP = 4,   /* value interpolated onto the common grid */
     PM_Q_DROPPED = 5,  /* value removed (--repair=drop) */
-    PM_Q_N = 6
+    PM_Q_HELD = 6,     /* sparse gauge: the last refresh, held (pm_hold_sparse) */
+    PM_Q_N = 7
 };
 
 enum pm_repair { PM_REPAIR_HOLD = 0, PM_REPAIR_INTERP = 1, PM_REPAIR_ZERO = 2, PM_REPAIR_DROP = 3 };
@@ -62,6 +63,15 @@ size_t pm_repair(double *v, uint8_t *q, size_t n, int mode);
 /* SKA perfmon's replace_neg_values: negative values and NaN take the
  * preceding valid value, leading ones 0.  Returns the number changed. */
 size_t pm_ska_replace_neg(double *v, size_t n);
+
+/* A gauge recorded only every few samples (PSS/USS/swap, refreshed every
+ * --pss-interval) is held: when the median time between its consecutive
+ * valid points exceeds 1.5 sample intervals (interval, s), each missing
+ * point takes the last valid value before it if that is at most 1.5
+ * times that median time older, and is flagged PM_Q_HELD.  scratch holds
+ * n doubles.  Returns the number of points held (0 for a dense gauge). */
+size_t pm_hold_sparse(const double *t, double *v, uint8_t *q, size_t n, double interval,
+                      double *scratch);
 
 /* Add the flags of q[n] to c. */
 void pm_qcounts_add(pm_qcounts *c, const uint8_t *q, size_t n);

@@ -114,13 +114,126 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
     return pm_interp_next(&it, 0, ngrid, out);
 }
 
+/* --- placing samples on the grid (pm_place) --------------------------------- */
+
+static size_t place_k(const pm_place *it, double t)
+{
+    double kd = nearbyint((t - it->t0) / it->step);
+    return kd <= 0 ? 0 : kd >= (double)(it->ngrid - 1) ? it->ngrid - 1 : (size_t)kd;
+}
+
+/* Read the next group: the valid samples from it->i on that share one
+ * nearest grid point (NaNs between them skipped).  *adj: no NaN between
+ * the previous group and this one.  Returns 0 when no sample is left. */
+static int read_group(pm_place *it, size_t *k, double *mean, double *first, int *adj)
+{
+    const double *v = it->v;
+    size_t i = it->i, n = it->n;
+    int nan = !it->started;
+    while (i < n && isnan(v[i])) {
+        nan = 1;
+        i++;
+    }
+    if (i >= n) {
+        it->i = n;
+        return 0;
+    }
+    *k = place_k(it, it->t[i]);
+    *first = v[i];
+    double sum = v[i];
+    uint32_t cnt = 1;
+    i++;
+    for (;;) {
+        size_t j = i;
+        while (j < n && isnan(v[j]))
+            j++;
+        if (j >= n || place_k(it, it->t[j]) != *k)
+            break;
+        sum += v[j];
+        cnt++;
+        i = j + 1;
+    }
+    it->i = i;
+    it->started = 1;
+    *mean = cnt == 1 ? sum : sum / cnt;
+    *adj = !nan;
+    return 1;
+}
+
+void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0,
+                   double step, size_t ngrid)
+{
+    memset(it, 0, sizeof *it);
+    it->t = t;
+    it->v = v;
+    it->n = n;
+    it->t0 = t0;
+    it->step = step;
+    it->ngrid = ngrid;
+    if (ngrid == 0)
+        return;
+    it->have1 = read_group(it, &it->k1, &it->m1, &it->f1, &it->adj1);
+    if (it->have1)
+        it->have2 = read_group(it, &it->k2, &it->m2, &it->f2, &it->adj2);
+}
+
+size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out)
+{
+    size_t filled = 0;
+    if (k1 > it->ngrid)
+        k1 = it->ngrid;
+    for (size_t k = k0; k < k1; k++) {
+        while (it->have2 && it->k2 <= k) {
+            it->k1 = it->k2;
+            it->m1 = it->m2;
+            it->f1 = it->f2;
+            it->adj1 = it->adj2;
+            it->have2 = read_group(it, &it->k2, &it->m2, &it->f2, &it->adj2);
+        }
+        double x = NAN;
+        if (it->have1 && k == it->k1) {
+            x = it->m1;
+        } else if (it->have1 && k > it->k1 && it->have2 && it->adj2 && k < it->k2) {
+            /* between two consecutive samples: linear, from the earlier
+             * point's value to the later point's first sample */
+            double f = (double)(k - it->k1) / (double)(it->k2 - it->k1);
+            x = it->m1 + f * (it->f2 - it->m1);
+            filled++;
+        }
+        out[k - k0] = x;
+    }
+    return filled;
+}
+
+/* The series of the only host with data, on its own times: a one-node
+ * Total or Average is that node, point for point. */
+static int aggregate_one(const pm_series *s, pm_aggregate *g, pm_arena *arena)
+{
+    size_t n = s->n;
+    g->n = n;
+    g->t = pm_arena_alloc(arena, n ? n : 1, sizeof *g->t);
+    g->v = pm_arena_alloc(arena, n ? n : 1, sizeof *g->v);
+    g->count = pm_arena_alloc(arena, n ? n : 1, sizeof *g->count);
+    if (!g->t || !g->v || !g->count)
+        return PM_ENOMEM;
+    memcpy(g->t, s->t, n * sizeof *g->t);
+    memcpy(g->v, s->v, n * sizeof *g->v);
+    for (size_t i = 0; i < n; i++)
+        g->count[i] = !isnan(s->v[i]);
+    return 0;
+}
+
 int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp,
                       pm_arena *arena)
 {
+    pm_aggregate *g = &r->agg;
+    if (r->nhosts_with_data == 1)
+        for (size_t h = 0; h < a->nhosts; h++)
+            if (r->host[h])
+                return aggregate_one(r->host[h], g, arena);
     if (ngrid == 0 || ngrid > PM_MAX_GRID_POINTS)
         return PM_ELIMIT;
     size_t n = ngrid;
-    pm_aggregate *g = &r->agg;
     g->n = n;
     g->t = pm_arena_alloc(arena, n, sizeof *g->t);
     g->v = pm_arena_alloc(arena, n, sizeof *g->v);
@@ -134,7 +247,9 @@ int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, d
         const pm_series *s = r->host[h];
         if (!s)
             continue;
-        g->interpolated += pm_grid_interp(s->t, s->v, s->n, a->t_start, a->grid_step, n, tmp);
+        pm_place it;
+        pm_place_init(&it, s->t, s->v, s->n, a->t_start, a->grid_step, n);
+        g->interpolated += pm_place_next(&it, 0, n, tmp);
         for (size_t k = 0; k < n; k++)
             if (!isnan(tmp[k])) {
                 g->v[k] += tmp[k];

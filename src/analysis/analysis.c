@@ -443,6 +443,8 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
             }
         }
     }
+    if (s && !a->opts.compat_ska && !def->rate && !ratio)
+        (void)pm_hold_sparse(ho->t, s->v, s->q, n, ho->interval, tmp);
     if (s) {
         pm_qcounts_add(&s->qc, s->q, n);
         int w = a->opts.compat_ska ? PM_W_NONE : def->rate ? PM_W_STEP : PM_W_TRAPEZOID;
@@ -791,17 +793,37 @@ void pm_analysis_free(pm_analysis *a)
     free(a);
 }
 
+void pm_fmt_title_num(double v, char *out, size_t cap)
+{
+    double a = fabs(v);
+    if (!isfinite(v))
+        snprintf(out, cap, "n/a");
+    else if (a >= 1e4 && a < 1e9)
+        snprintf(out, cap, "%.0f", v);
+    else if (a != 0 && (a < 1e-3 || a >= 1e9))
+        snprintf(out, cap, "%.3g", v);
+    else
+        snprintf(out, cap, "%.4g", v);
+}
+
 int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t cap)
 {
-    const char *prefix = "";
-    double avg = r->avg_per_node, max = r->max_per_node;
+    const pm_metric_def *d = r->def;
+    const char *u = strcmp(d->unit, "1") == 0 ? "" : d->unit, *us = *u ? " " : "";
+    char v1[32], v2[32];
     if (all_nodes) {
-        prefix = r->def->comb == PM_COMB_TOTAL ? "Total " : "Average ";
-        avg = r->agg.st.mean;
-        max = r->agg.st.max;
+        /* The all-node series' own statistics: a different quantity from
+         * the per-node figures (docs/analysis.md, "Which mean"). */
+        pm_fmt_title_num(r->agg.st.mean, v1, sizeof v1);
+        pm_fmt_title_num(r->agg.st.max, v2, sizeof v2);
+        return snprintf(buf, cap, "%s %s (all-node series): mean %s%s%s, max %s%s%s",
+                        d->comb == PM_COMB_TOTAL ? "Total" : "Average", d->name, v1, us, u, v2,
+                        us, u);
     }
-    return snprintf(buf, cap, "Average %s%s/Node: %.3f %s, Max %s%s/Node: %.3f %s", prefix,
-                    r->def->name, avg, r->def->unit, prefix, r->def->name, max, r->def->unit);
+    pm_fmt_title_num(r->avg_per_node, v1, sizeof v1);
+    pm_fmt_title_num(r->max_per_node, v2, sizeof v2);
+    return snprintf(buf, cap, "Average %s/Node: %s%s%s, Max %s/Node: %s%s%s", d->name, v1, us, u,
+                    d->name, v2, us, u);
 }
 
 const char *pm_analysis_info(const pm_analysis *a, size_t off)

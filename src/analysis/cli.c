@@ -37,6 +37,8 @@ static void usage(FILE *f)
             "  --json             with --stats: the statistics as JSON\n"
             "  --data DIR         gnuplot data files and scripts, per metric\n"
             "  --csv FILE         one row per host and timestamp\n"
+            "  --digits N|full    significant digits of the values in --data (default 6)\n"
+            "                     and --csv (default 10); full = 17, round-trip exact\n"
             "  --hdf5 FILE        a group per host, a dataset per metric, aggregates\n"
             "  --by-phase         with --stats: resource use during each job phase\n"
             "  --trace FILE       Chrome trace (phases and main series; .gz compressed)\n"
@@ -142,7 +144,7 @@ int pm_analyze_main(int argc, char **argv)
     enum { O_STATS = 256, O_JSON, O_DATA, O_CSV, O_HDF5, O_REPAIR, O_ALIGN, O_COMPAT, O_START,
            O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION, O_PDF,
            O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD, O_BYPHASE, O_TRACE, O_COMPARE,
-           O_THRESHOLD };
+           O_THRESHOLD, O_DIGITS };
     static const struct option longopts[] = {
         {"stats", no_argument, NULL, O_STATS},       {"json", no_argument, NULL, O_JSON},
         {"data", required_argument, NULL, O_DATA},   {"csv", required_argument, NULL, O_CSV},
@@ -158,11 +160,13 @@ int pm_analyze_main(int argc, char **argv)
         {"layout", required_argument, NULL, O_LAYOUT}, {"font", required_argument, NULL, O_FONT},
         {"bold-font", required_argument, NULL, O_BOLD}, {"by-phase", no_argument, NULL, O_BYPHASE},
         {"trace", required_argument, NULL, O_TRACE}, {"compare", no_argument, NULL, O_COMPARE},
-        {"threshold", required_argument, NULL, O_THRESHOLD}, {NULL, 0, NULL, 0}};
+        {"threshold", required_argument, NULL, O_THRESHOLD},
+        {"digits", required_argument, NULL, O_DIGITS}, {NULL, 0, NULL, 0}};
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
     int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0, compare = 0;
     double threshold = NAN;
+    int digits = 0; /* --digits: 0 = each output's default */
     const char *data_dir = NULL, *csv = NULL, *hdf5 = NULL, *tdir = NULL, *catalog = NULL,
                *rules = NULL, *layout = NULL, *trace = NULL;
     pm_report_opts ro;
@@ -176,6 +180,21 @@ int pm_analyze_main(int argc, char **argv)
         case O_JSON: want_json = 1; break;
         case O_DATA: data_dir = optarg; break;
         case O_CSV: csv = optarg; break;
+        case O_DIGITS: {
+            long d = 0;
+            char *end = NULL;
+            if (strcmp(optarg, "full") == 0)
+                d = PM_FMT_MAX_DIGITS;
+            else
+                d = strtol(optarg, &end, 10);
+            if ((end && (end == optarg || *end)) || d < 1 || d > PM_FMT_MAX_DIGITS) {
+                fprintf(stderr, "perfmon-analyze: --digits: \"%s\" is not 1 to %d or full\n",
+                        optarg, PM_FMT_MAX_DIGITS);
+                return EXIT_USAGE;
+            }
+            digits = (int)d;
+            break;
+        }
         case O_HDF5: hdf5 = optarg; break;
         case O_REPAIR:
             if ((o.repair = pm_repair_parse(optarg)) < 0) {
@@ -334,11 +353,11 @@ int pm_analyze_main(int argc, char **argv)
             status = EXIT_OUTPUT;
         }
     }
-    if (data_dir && pm_export_gnuplot(a, data_dir, &err)) {
+    if (data_dir && pm_export_gnuplot_digits(a, data_dir, digits ? digits : PM_DATA_DIGITS, &err)) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }
-    if (csv && pm_export_csv(a, csv, &err)) {
+    if (csv && pm_export_csv_digits(a, csv, digits ? digits : PM_CSV_DIGITS, &err)) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }

@@ -1,11 +1,13 @@
 /* Per-point series operations (docs/analysis.md, "Rates and repairs"). */
 #include "perfmon/series.h"
+#include "perfmon/stats.h"
 
+#include <stdint.h>
 #include <math.h>
 #include <string.h>
 
 static const char *const QNAMES[PM_Q_N] = {"ok", "wrap", "reset", "gap", "interpolated",
-                                           "dropped"};
+                                           "dropped", "held"};
 static const char *const RNAMES[] = {"hold", "interp", "zero", "drop"};
 
 const char *pm_quality_name(int q)
@@ -155,4 +157,35 @@ void pm_qcounts_add(pm_qcounts *c, const uint8_t *q, size_t n)
     for (size_t i = 0; i < n; i++)
         if (q[i] < PM_Q_N)
             c->n[q[i]]++;
+}
+
+size_t pm_hold_sparse(const double *t, double *v, uint8_t *q, size_t n, double interval,
+                      double *scratch)
+{
+    size_t ng = 0, last = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            continue;
+        if (last != SIZE_MAX)
+            scratch[ng++] = t[i] - t[last];
+        last = i;
+    }
+    if (ng == 0 || !(interval > 0))
+        return 0;
+    double gap = pm_quantile_select(scratch, ng, 0.5);
+    if (!(gap > 1.5 * interval))
+        return 0;
+    double bound = 1.5 * gap, x = NAN, tx = NAN;
+    size_t held = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isnan(v[i])) {
+            x = v[i];
+            tx = t[i];
+        } else if (!isnan(x) && q[i] != PM_Q_DROPPED && t[i] - tx <= bound) {
+            v[i] = x;
+            q[i] = PM_Q_HELD;
+            held++;
+        }
+    }
+    return held;
 }

@@ -111,7 +111,8 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
         if (c->rows[i].kind == PM_CMP_FIGURE)
             figure_text(f, &c->rows[i], kw, uw);
 
-    fprintf(f, "\nMetrics (all-node series, Total or Average over nodes; A and B are time-weighted means)\n");
+    fprintf(f, "\nMetrics (all-node series, Total or Average over nodes, as in the all-node plot titles; "
+               "A and B: that series' time-weighted means)\n");
     head_text(f, "metric", kw, uw);
     for (size_t i = 0; i < c->nrows; i++)
         if (c->rows[i].kind == PM_CMP_METRIC)

@@ -24,6 +24,12 @@ static void csv_str(FILE *f, const char *s)
 
 int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err)
 {
+    return pm_export_csv_digits(a, path, PM_CSV_DIGITS, err);
+}
+
+int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits, pm_error *err)
+{
+    int tdigits = digits > PM_TIME_DIGITS ? digits : PM_TIME_DIGITS;
     FILE *f = fopen(path, "w");
     if (!f)
         return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
@@ -42,13 +48,14 @@ int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err)
         for (size_t i = 0; i < host->n; i++) {
             csv_str(f, host->name);
             fputc(',', f);
-            size_t len = pm_fmt_double(num, host->t[i], 13);
+            size_t len = pm_fmt_double(num, host->t[i], tdigits);
             fwrite(num, 1, len, f);
             for (size_t m = 0; m < a->nmetrics; m++) {
                 fputc(',', f);
                 const pm_series *s = a->metrics[m].host[ho];
-                if (s && !isnan(s->v[i])) {
-                    len = pm_fmt_double(num, s->v[i], 10);
+                /* recorded values only: a held refresh of a sparse gauge is not */
+                if (s && !isnan(s->v[i]) && s->q[i] != PM_Q_HELD) {
+                    len = pm_fmt_double(num, s->v[i], digits);
                     fwrite(num, 1, len, f);
                 }
             }

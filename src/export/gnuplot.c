@@ -81,17 +81,26 @@ static int use_grid(const pm_analysis *a)
  * grid fits in cache, whatever the job's length. */
 #define ROWS_AT_ONCE 2048
 
+static int tdigits(int digits)
+{
+    return digits > PM_TIME_DIGITS ? digits : PM_TIME_DIGITS;
+}
+
 static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const char *dir,
-                          pm_error *err)
+                          int digits, pm_error *err)
 {
     char name[128], path[4096];
     snprintf(name, sizeof name, "%s_per_node.dat", r->def->id);
     FILE *f = open_out(dir, name, path, sizeof path, err);
     if (!f)
         return PM_EIO;
+    /* Rows: the all-node series' times; on the grid each host is
+     * interpolated there, but a metric of one host is that host's own
+     * samples (as its all-node series is). */
     size_t n = r->agg.n;
     size_t nh = a->nhosts;
-    pm_interp *it = calloc(nh ? nh : 1, sizeof *it);
+    int grid = use_grid(a) && r->nhosts_with_data > 1;
+    pm_place *it = calloc(nh ? nh : 1, sizeof *it);
     double *cols = pm_alloc_array((nh ? nh : 1) * ROWS_AT_ONCE, sizeof *cols);
     /* One row is built in memory and written at once: per-value stdio
      * calls (each taking the stream lock) cost more than the formatting. */
@@ -106,12 +115,13 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     }
     for (size_t h = 0; h < nh; h++) {
         const pm_series *s = r->host[h];
-        if (s && use_grid(a))
-            pm_interp_init(&it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
+        if (s && grid)
+            pm_place_init(&it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
     }
     fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
-    fprintf(f, "# %s\n", use_grid(a) ? "rows: common time grid, values interpolated linearly"
-                                      : "rows: sample index, time = mean of the hosts' times");
+    fprintf(f, "# %s\n", grid ? "rows: common time grid, each sample at its nearest grid point, linear between samples"
+                      : use_grid(a) ? "rows: the samples of the only host with data"
+                                    : "rows: sample index, time = mean of the hosts' times");
     fprintf(f, "# column 1: time [s since the epoch]");
     for (size_t h = 0; h < nh; h++) {
         fprintf(f, "\n# column %zu: ", h + 2);
@@ -127,18 +137,18 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
             if (!s) {
                 for (size_t k = k0; k < k1; k++)
                     c[k - k0] = NAN;
-            } else if (use_grid(a)) {
-                (void)pm_interp_next(&it[h], k0, k1, c);
+            } else if (grid) {
+                (void)pm_place_next(&it[h], k0, k1, c);
             } else {
                 for (size_t k = k0; k < k1; k++)
                     c[k - k0] = k < s->n ? s->v[k] : NAN;
             }
         }
         for (size_t k = k0; k < k1; k++) {
-            size_t len = pm_fmt_double(row, r->agg.t[k], 13);
+            size_t len = pm_fmt_double(row, r->agg.t[k], tdigits(digits));
             for (size_t h = 0; h < nh; h++) {
                 row[len++] = ' ';
-                len += pm_fmt_double(row + len, cols[h * ROWS_AT_ONCE + k - k0], 6);
+                len += pm_fmt_double(row + len, cols[h * ROWS_AT_ONCE + k - k0], digits);
             }
             row[len++] = '\n';
             fwrite(row, 1, len, f);
@@ -150,7 +160,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     return pm_close_checked(f, path, err);
 }
 
-static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error *err)
+static int write_all_nodes(const pm_metric_result *r, const char *dir, int digits, pm_error *err)
 {
     char name[128], path[4096], num[3 * 40];
     snprintf(name, sizeof name, "%s_all_nodes.dat", r->def->id);
@@ -163,9 +173,9 @@ static int write_all_nodes(const pm_metric_result *r, const char *dir, pm_error 
     fprintf(f, "# column 1: time [s since the epoch]\n# column 2: %s [%s]\n"
                "# column 3: nodes contributing\n", comb, r->def->unit);
     for (size_t i = 0; i < r->agg.n; i++) {
-        size_t len = pm_fmt_double(num, r->agg.t[i], 13);
+        size_t len = pm_fmt_double(num, r->agg.t[i], tdigits(digits));
         num[len++] = ' ';
-        len += pm_fmt_double(num + len, r->agg.v[i], 6);
+        len += pm_fmt_double(num + len, r->agg.v[i], digits);
         num[len++] = ' ';
         len += pm_fmt_double(num + len, (double)r->agg.count[i], 10);
         num[len++] = '\n';
@@ -239,6 +249,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
 typedef struct gp_job {
     const pm_analysis *a;
     const char *dir;
+    int digits;
     size_t next;
     pthread_mutex_t lock;
     int *rcs;
@@ -258,7 +269,7 @@ static void *gp_worker(void *arg)
         pm_error *e = &j->errs[m];
         pm_error_clear(e);
         int rc;
-        if ((rc = write_per_node(j->a, r, j->dir, e)) || (rc = write_all_nodes(r, j->dir, e)) ||
+        if ((rc = write_per_node(j->a, r, j->dir, j->digits, e)) || (rc = write_all_nodes(r, j->dir, j->digits, e)) ||
             (rc = write_script(j->a, r, j->dir, e)))
             j->rcs[m] = rc;
     }
@@ -267,10 +278,15 @@ static void *gp_worker(void *arg)
 
 int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err)
 {
+    return pm_export_gnuplot_digits(a, dir, PM_DATA_DIGITS, err);
+}
+
+int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits, pm_error *err)
+{
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", dir);
     size_t nm = a->nmetrics ? a->nmetrics : 1;
-    gp_job j = {.a = a, .dir = dir, .rcs = calloc(nm, sizeof(int)),
+    gp_job j = {.a = a, .dir = dir, .digits = digits, .rcs = calloc(nm, sizeof(int)),
                 .errs = calloc(nm, sizeof(pm_error))};
     if (!j.rcs || !j.errs) {
         free(j.rcs);

@@ -1,6 +1,6 @@
 /* --hdf5 FILE: /hosts/<host>/{time, <metric>, <metric>.quality} and
  * /aggregates/<metric>/{time, value, nodes}; units and names as string
- * attributes.  Readable by h5py and pandas (docs/analysis.md). */
+ * attributes, the title figures (means, maxima) as number attributes.  Readable by h5py and pandas (docs/analysis.md). */
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +22,20 @@ static int attr_str(hid_t obj, const char *name, const char *value)
         H5Aclose(at);
     H5Sclose(sp);
     H5Tclose(t);
+    return rc;
+}
+
+/* A float64 scalar attribute (NaN when the figure is not known). */
+static int attr_num(hid_t obj, const char *name, double v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    if (sp < 0)
+        return -1;
+    hid_t at = H5Acreate2(obj, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = at < 0 || H5Awrite(at, H5T_NATIVE_DOUBLE, &v) < 0 ? -1 : 0;
+    if (at >= 0)
+        H5Aclose(at);
+    H5Sclose(sp);
     return rc;
 }
 
@@ -104,14 +118,15 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
             rc = write_ds(g, d->id, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, s->v, s->n, d->unit);
             if (!rc) {
                 hid_t ds = H5Dopen2(g, d->id, H5P_DEFAULT);
-                rc = ds < 0 || attr_str(ds, "name", d->name) ? -1 : 0;
+                rc = ds < 0 || attr_str(ds, "name", d->name) || attr_num(ds, "mean", s->st.mean) ||
+                             attr_num(ds, "max", s->st.max) ? -1 : 0;
                 if (ds >= 0)
                     H5Dclose(ds);
             }
             snprintf(qn, sizeof qn, "%s.quality", d->id);
             if (!rc)
                 rc = write_ds(g, qn, H5T_STD_U8LE, H5T_NATIVE_UINT8, s->q, s->n,
-                              "0 ok, 1 wrap, 2 reset, 3 gap, 4 interpolated, 5 dropped");
+                              "0 ok, 1 wrap, 2 reset, 3 gap, 4 interpolated, 5 dropped, 6 held");
         }
         H5Gclose(g);
     }
@@ -125,6 +140,13 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
         rc = attr_str(g, "comb", r->def->comb == PM_COMB_TOTAL ? "Total" : "Average");
         if (!rc)
             rc = attr_str(g, "name", r->def->name);
+        /* The figures of the plot titles: the all-node series' own mean and
+         * maximum, and the per-node ones (docs/analysis.md, "Which mean"). */
+        if (!rc)
+            rc = attr_num(g, "series_mean", r->agg.st.mean) ||
+                 attr_num(g, "series_max", r->agg.st.max) ||
+                 attr_num(g, "avg_per_node", r->avg_per_node) ||
+                 attr_num(g, "max_per_node", r->max_per_node) ? -1 : 0;
         if (!rc)
             rc = write_ds(g, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r->agg.t, r->agg.n,
                           "s since the epoch");

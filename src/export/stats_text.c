@@ -163,23 +163,29 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
     if (ngpus)
         figure_table(a, f, "Per GPU", 1, gpu_cols, sizeof gpu_cols / sizeof *gpu_cols);
 
-    fprintf(f, "\nMetrics (per node: mean of host means / max of host maxima)\n");
-    fprintf(f, "  %-24s %-10s %12s %12s %12s %12s %12s %12s %-*s %6s %5s %8s %6s\n", "metric", "unit",
-            "avg/node", "max/node", "mean", "p50", "p95", "sd", hw + 1, "max@host", "imbal",
-            "nodes", "repaired", "gaps");
+    fprintf(f, "\nMetrics (avg/node: mean of the node means, as in the job figures and the per-node "
+               "plot titles; max/node: max of the node maxima;\n"
+               "  pooled: mean over every node's points, each node weighted by its duration, and "
+               "p50/p95/sd over those points;\n"
+               "  series: time-weighted mean of the all-node Total/Average series, as in the "
+               "all-node plot titles and --compare)\n");
+    fprintf(f, "  %-24s %-10s %12s %12s %12s %12s %12s %12s %12s %-*s %6s %5s %8s %6s\n", "metric",
+            "unit", "avg/node", "max/node", "pooled", "series", "p50", "p95", "sd", hw + 1,
+            "max@host", "imbal", "nodes", "repaired", "gaps");
     for (size_t m = 0; m < a->nmetrics; m++) {
         const pm_metric_result *r = &a->metrics[m];
-        char p50[32], p95[32], sd[32], im[32];
+        char p50[32], p95[32], sd[32], im[32], ser[32];
         fmt_num(b1, sizeof b1, r->avg_per_node);
         fmt_num(b2, sizeof b2, r->max_per_node);
         fmt_num(b3, sizeof b3, r->all.mean);
+        fmt_num(ser, sizeof ser, r->agg.st.mean);
         fmt_num(p50, sizeof p50, r->all.p50);
         fmt_num(p95, sizeof p95, r->all.p95);
         fmt_num(sd, sizeof sd, r->all.sd);
         snprintf(im, sizeof im, isnan(r->imbalance) ? "-" : "%.2f", r->imbalance);
         const char *mh = r->all.host_max >= 0 ? safe_name(a->hosts[r->all.host_max].name, 1) : "-";
-        fprintf(f, "  %-24.24s %-10.10s %12s %12s %12s %12s %12s %12s %-*.*s %6s %5zu %8zu %6llu\n",
-                r->def->id, r->def->unit, b1, b2, b3, p50, p95, sd, hw + 1, hw, mh, im,
+        fprintf(f, "  %-24.24s %-10.10s %12s %12s %12s %12s %12s %12s %12s %-*.*s %6s %5zu %8zu %6llu\n",
+                r->def->id, r->def->unit, b1, b2, b3, ser, p50, p95, sd, hw + 1, hw, mh, im,
                 r->nhosts_with_data, r->repaired, (unsigned long long)r->qc.n[PM_Q_GAP]);
     }
 

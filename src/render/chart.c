@@ -47,19 +47,9 @@ void pm_chart_name(const char *name, char *out, size_t cap)
         snprintf(out, cap, "metric");
 }
 
-/* A value for a title: 4 significant digits, no exponent between 1e-3 and
- * 1e9. */
 static void fmt_title_num(double v, char *out, size_t cap)
 {
-    double a = fabs(v);
-    if (!isfinite(v))
-        snprintf(out, cap, "n/a");
-    else if (a >= 1e4 && a < 1e9)
-        snprintf(out, cap, "%.0f", v);
-    else if (a != 0 && (a < 1e-3 || a >= 1e9))
-        snprintf(out, cap, "%.3g", v);
-    else
-        snprintf(out, cap, "%.4g", v);
+    pm_fmt_title_num(v, out, cap);
 }
 
 const char *pm_unit_shown(const char *unit)
@@ -316,7 +306,7 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
         return pm_error_set(err, PM_EUSAGE, "no metric %zu", m);
     const pm_metric_result *r = &a->metrics[m];
     const pm_metric_def *d = r->def;
-    char base[128], v1[32], v2[32];
+    char base[128];
     pm_chart_name(d->name, base, sizeof base);
     c->plot.time_axis = elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK;
     c->plot.t_origin = a->t_start;
@@ -343,10 +333,7 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
             pm_chart_free(c);
             return PM_ENOENT;
         }
-        fmt_title_num(g->st.mean, v1, sizeof v1);
-        fmt_title_num(g->st.max, v2, sizeof v2);
-        snprintf(c->title, sizeof c->title, "%s %s: mean %s%s%s, max %s%s%s", comb_name(d),
-                 d->name, v1, us, u, v2, us, u);
+        (void)pm_metric_title(r, 1, c->title, sizeof c->title);
         snprintf(c->file, sizeof c->file, "%s_%s_all_nodes.png", comb_name(d), base);
         char lab[160];
         size_t ngpu = 0; /* GPU metrics have GPU hosts only */
@@ -381,10 +368,7 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
             pm_chart_free(c);
             return PM_ENOENT;
         }
-        fmt_title_num(r->avg_per_node, v1, sizeof v1);
-        fmt_title_num(r->max_per_node, v2, sizeof v2);
-        snprintf(c->title, sizeof c->title, "Average %s/Node: %s%s%s, Max %s/Node: %s%s%s",
-                 d->name, v1, us, u, d->name, v2, us, u);
+        (void)pm_metric_title(r, 0, c->title, sizeof c->title);
         snprintf(c->file, sizeof c->file, "%s_per_node.png", base);
         c->plot.legend = 1;
         if (r->nhosts_with_data <= PM_LEGEND_MAX_HOSTS) {

@@ -1006,6 +1006,16 @@ static int plot_pages(doc *d, pm_error *err)
             heat_first = 0;
             cur_group = SIZE_MAX;
         }
+        if (it->group != SIZE_MAX) {
+            /* The title drawn in the image, again as invisible text over
+             * it, so that it can be searched, copied and read by
+             * pdftotext (tests/cli/figures.sh does). */
+            char t[256];
+            (void)pm_metric_title(&a->metrics[it->metric], it->all, t, sizeof t);
+            HPDF_Page_SetTextRenderingMode(d->page, HPDF_INVISIBLE);
+            text(d, MARGIN_X + 20, d->y + 4, 6, 0, t);
+            HPDF_Page_SetTextRenderingMode(d->page, HPDF_FILL);
+        }
         rc = place_rgb(d, it->rgb, it->pw, it->ph, it->w, it->h);
         free(it->rgb);
         it->rgb = NULL;

@@ -5,7 +5,8 @@
 # (Python, below) follows docs/analysis.md: rates with real time deltas,
 # hold repair, time-weighted means (trapezoid for gauges, interval-weighted
 # for rates), numpy-style percentiles, sample stddev, a common grid at the
-# median interval with linear interpolation inside runs of valid points,
+# median interval with each sample at its nearest grid point and linear
+# interpolation between consecutive valid samples,
 # Total = sum over the hosts present.
 set -u
 if ! command -v python3 >/dev/null 2>&1; then
@@ -116,27 +117,29 @@ def stats(t, x, rate):
             "p95": quantile(valid, .95), "stddev": sd(valid)}
 
 def interp(t, x, t0, step, n):
-    g = [NaN] * n
-    i = 0
-    while i < len(x):
-        while i < len(x) and isnan(x[i]):
-            i += 1
-        s = i
-        while i < len(x) and not isnan(x[i]):
-            i += 1
-        if s >= len(x):
-            break
-        a = max(0, math.ceil((t[s] - t0) / step - 1e-9))
-        b = min(n - 1, math.floor((t[i - 1] - t0) / step + 1e-9))
-        for k in range(a, b + 1):
-            xx = min(max(t0 + k * step, t[s]), t[i - 1])
-            j = bisect.bisect_right(t, xx, s, i) - 1
-            j = min(max(j, s), i - 2) if i - s > 1 else s
-            if i - s == 1:
-                g[k] = x[s]
-            else:
-                g[k] = x[j] + (x[j + 1] - x[j]) * (xx - t[j]) / (t[j + 1] - t[j])
-    return g
+    """A host on the grid: each valid sample at its nearest grid point
+    (several at one point: their mean), the points between two
+    consecutive valid samples linear from the earlier point's value to
+    the later sample."""
+    s, c = [0.0] * n, [0] * n
+    prev, adjacent = None, False
+    for i in range(len(x)):
+        if isnan(x[i]):
+            adjacent = False
+            continue
+        k = min(max(int(round((t[i] - t0) / step)), 0), n - 1)
+        if c[k] == 0:
+            s[k] = x[i]
+        else:
+            s[k] += x[i]
+        c[k] += 1
+        if adjacent and prev is not None and k > prev + 1:
+            a = s[prev] / c[prev]
+            for j in range(prev + 1, k):
+                s[j] = a + (j - prev) / (k - prev) * (x[i] - a)
+                c[j] = 1
+        prev, adjacent = k, True
+    return [s[k] / c[k] if c[k] else NaN for k in range(n)]
 
 def check(mid, path, conv, rate, comb):
     hs = sorted(src["host_names"])

@@ -84,10 +84,10 @@ static void test_node_figures(void **state)
     char title[256];
     pm_metric_title(metric(a, "net_out"), 1, title, sizeof title);
     /* four hosts at 1 MiB/s while all report */
-    assert_true(strncmp(title, "Average Total Output Traffic/Node: ", 35) == 0);
-    assert_non_null(strstr(title, ", Max Total Output Traffic/Node: 4.000 MiB/s"));
+    assert_true(strncmp(title, "Total Output Traffic (all-node series): mean ", 45) == 0);
+    assert_non_null(strstr(title, " MiB/s, max 4 MiB/s"));
     pm_metric_title(metric(a, "cpu_usage"), 0, title, sizeof title);
-    assert_string_equal(title, "Average CPU Usage/Node: 50.000 %, Max CPU Usage/Node: 50.000 %");
+    assert_string_equal(title, "Average CPU Usage/Node: 50 %, Max CPU Usage/Node: 50 %");
     /* node-b: the counter reset at sample 20 is repaired, not a spike */
     const pm_metric_result *net = metric(a, "net_out");
     CLOSE(a->nodes[1].total_net_io_ext_sent_mb, 38);
