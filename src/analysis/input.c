@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,8 +499,10 @@ static int same_run(const pm_profile *x, const pm_profile *y)
         return 0;
     if (x->info.run_id[0] || y->info.run_id[0])
         return strcmp(x->info.run_id, y->info.run_id) == 0;
-    return x->info.sampler_pid > 0 && x->info.sampler_pid == y->info.sampler_pid &&
-           x->info.start_wall_ns == y->info.start_wall_ns;
+    /* The JSON form keeps microseconds, read back through a double. */
+    int64_t d = x->info.start_wall_ns - y->info.start_wall_ns;
+    return x->info.sampler_pid > 0 && x->info.sampler_pid == y->info.sampler_pid && d > -2000 &&
+           d < 2000;
 }
 
 /* Is x the copy to read rather than y?  The binary form (exact times and
@@ -710,25 +713,62 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
         goto out;
     }
     size_t no = 0, nr = 0;
-    for (size_t i = 0; i < ne; i++)
+    for (size_t i = 0; i < ne; i++) {
+        es[i].run = SIZE_MAX;
         if (!es[i].drop)
             ord[no++] = &es[i];
+    }
     qsort(ord, no, sizeof *ord, cmp_ent_job);
+    /* A host seen again in the current run starts a new run unless another
+     * host was still sampling then (a sampler restarted in a running job);
+     * top[0], top[1]: the latest end over the run and over the hosts other
+     * than top[0]'s. */
     double tol = 0;
+    struct {
+        const char *host;
+        double t1;
+    } top[2];
     for (size_t i = 0; i < no; i++) {
         ent *e = ord[i];
+        const char *host = e->p->info.host;
         double iv = (double)e->p->info.interval_ns * 1e-9;
         double t = fmax(10.0, 3 * (isfinite(iv) ? iv : 0));
-        if (nr == 0 || strcmp(runs[nr - 1].job, e->p->info.job_id) != 0 ||
-            e->t0 > runs[nr - 1].t1 + fmax(tol, t)) {
+        int fresh = nr == 0 || strcmp(runs[nr - 1].job, e->p->info.job_id) != 0 ||
+                    e->t0 > runs[nr - 1].t1 + fmax(tol, t);
+        if (!fresh) {
+            int again = 0;
+            size_t me = (size_t)(e - es);
+            for (size_t j = me; j-- > 0 && strcmp(es[j].p->info.host, host) == 0 && !again;)
+                again = es[j].run == nr - 1;
+            for (size_t j = me + 1; j < ne && strcmp(es[j].p->info.host, host) == 0 && !again;
+                 j++)
+                again = es[j].run == nr - 1;
+            double others = top[0].host && strcmp(top[0].host, host) != 0 ? top[0].t1 : top[1].t1;
+            fresh = again && !(others >= e->t0);
+        }
+        if (fresh) {
             runs[nr++] = (run_grp){e->p->info.job_id, e->t0, e->t1, 0, 1};
             tol = t;
+            top[0].host = host;
+            top[0].t1 = e->t1;
+            top[1].host = NULL;
+            top[1].t1 = -INFINITY;
         } else {
             run_grp *r = &runs[nr - 1];
             if (e->t1 > r->t1)
                 r->t1 = e->t1;
             if (t > tol)
                 tol = t;
+            if (strcmp(top[0].host, host) == 0) {
+                top[0].t1 = fmax(top[0].t1, e->t1);
+            } else if (e->t1 > top[0].t1) {
+                top[1] = top[0];
+                top[0].host = host;
+                top[0].t1 = e->t1;
+            } else if (e->t1 > top[1].t1) {
+                top[1].host = host;
+                top[1].t1 = e->t1;
+            }
         }
         e->run = nr - 1;
     }
