@@ -233,12 +233,16 @@ static int setup_times(pm_analysis *a, pm_error *err)
         char b0[32], b1[32];
         fmt_utc_s(b0, sizeof b0, job_start);
         fmt_utc_s(b1, sizeof b1, job_end);
+        char w0[32] = "", w1[32] = "";
+        fmt_utc_s(w0, sizeof w0, lo);
+        fmt_utc_s(w1, sizeof w1, hi);
         if (o->has_start || o->has_end)
             return pm_error_set(err, PM_EEMPTY,
-                                "no sample lies inside the --start/--end window (%.0f .. %.0f); "
-                                "the %zu host%s' samples span %s .. %s (%.0f .. %.0f)",
-                                lo, hi, a->nhosts, a->nhosts == 1 ? "" : "s", b0, b1, job_start,
-                                job_end);
+                                "no sample lies inside the --start/--end window (%s%s%s); the "
+                                "%zu host%s' samples span %s .. %s",
+                                o->has_start ? w0 : "", o->has_start ? " .. " : "up to ",
+                                o->has_end ? w1 : "", a->nhosts, a->nhosts == 1 ? "" : "s", b0,
+                                b1);
         return pm_error_set(err, PM_EEMPTY, "the %zu profile%s of the inputs hold%s no sample",
                             a->nhosts, a->nhosts == 1 ? "" : "s", a->nhosts == 1 ? "s" : "");
     }
