@@ -78,7 +78,8 @@ $S -o "$T/twice" -i 0.2 -d 1.5
 wait "$p1"
 run "$T/twice"
 check "two samplers at once: exit 2" [ "$rc" -eq 2 ]
-check "two samplers at once: named" has "$T/err" "was sampled twice at once: .*local_.*\.pmp (pid [0-9]*, run id .*) and .*local_.*\.2\.pmp (pid"
+check "two samplers at once: named" has "$T/err" "was sampled twice at once: .*local_.*\.pmp (pid [0-9]*, run id [0-9a-f]*) and .*local_.*\.pmp (pid [0-9]*, run id [0-9a-f]*) overlap"
+check "two samplers at once: both files named" sh -c "grep 'twice at once' '$T/err' | grep -q '\.2\.pmp'"
 
 # --- a sampler still running -------------------------------------------------
 $S -o "$T/live" -i 0.2 -f json -- sleep 60 >/dev/null 2>&1 &

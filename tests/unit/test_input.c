@@ -164,6 +164,20 @@ static void test_runs_apart(void **state)
     msgs_free(&m);
     pm_test_rmrf(dir);
     free(dir);
+    /* run again at once (1 s later, within the time tolerance): the hosts
+     * come back with nobody sampling through the gap, so a second run */
+    dir = tmpdir();
+    synth(dir, "j_n01.pmp", "n01", "J", "beef0011", T0, 10, PM_FMT_BIN);
+    synth(dir, "j_n01.2.pmp", "n01", "J", "beef0012", T0 + 10, 10, PM_FMT_BIN);
+    o.run = NULL;
+    o.job = NULL;
+    assert_int_equal(analyse(dir, &o, &a, &err), PM_EUSAGE);
+    assert_non_null(strstr(err.msg, "2 runs of 1 job"));
+    assert_true(msgs_has(&m, PM_MSG_DETAIL, "run 2: job J, from 2023-11-14T22:13:30Z for 9 s",
+                         NULL));
+    msgs_free(&m);
+    pm_test_rmrf(dir);
+    free(dir);
 }
 
 /* Two jobs in one directory (different --job-id, back to back): refused;
