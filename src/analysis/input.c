@@ -727,7 +727,7 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
     struct {
         const char *host;
         double t1;
-    } top[2];
+    } top[2] = {{NULL, -INFINITY}, {NULL, -INFINITY}};
     for (size_t i = 0; i < no; i++) {
         ent *e = ord[i];
         const char *host = e->p->info.host;
