@@ -146,9 +146,10 @@ static int times_pass(pm_analysis *a, times_ctx *tc, int phase)
 
 static void fmt_utc_s(char *out, size_t cap, double t)
 {
-    time_t s = (time_t)floor(t);
     struct tm tm;
-    if (!isfinite(t) || !gmtime_r(&s, &tm) || !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    time_t s = t > -1e15 && t < 1e15 ? (time_t)floor(t) : 0; /* inf: no cast */
+    if (!(t > -1e15 && t < 1e15) || !gmtime_r(&s, &tm) ||
+        !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
         snprintf(out, cap, "?");
 }
 

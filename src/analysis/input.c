@@ -535,9 +535,10 @@ static int cmp_ent_job(const void *a, const void *b)
 
 static void fmt_utc(char *out, size_t cap, double t)
 {
-    time_t s = (time_t)floor(t);
     struct tm tm;
-    if (!isfinite(t) || !gmtime_r(&s, &tm) || !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    time_t s = t > -1e15 && t < 1e15 ? (time_t)floor(t) : 0; /* inf, NaN: no cast */
+    if (!(t > -1e15 && t < 1e15) || !gmtime_r(&s, &tm) ||
+        !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
         snprintf(out, cap, "%.0f", t);
 }
 
@@ -662,7 +663,8 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
 {
     const pm_analyze_opts *o = &a->opts;
     int rc = 0;
-    qsort(es, ne, sizeof *es, cmp_ent_host);
+    if (ne) /* Scanner profiles alone: none */
+        qsort(es, ne, sizeof *es, cmp_ent_host);
     /* Copies, and two samplers of one host at once. */
     char **clash = NULL;
     size_t nclash = 0;
