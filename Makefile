@@ -64,7 +64,7 @@ SUPPORT_SRC := $(wildcard tests/support/*.c)
 SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-EXAMPLE_BIN := $(BUILD)/examples/matmul-io
+EXAMPLE_BIN := $(BUILD)/examples/matmul-io $(BUILD)/examples/tree-workload
 # Fuzz targets: every tests/fuzz/fuzz_<name>.c, seeds in fixtures/fuzz/<name>/.
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
@@ -122,6 +122,12 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 $(BUILD)/examples/matmul-io: examples/matmul-io.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ -lm
+
+# No sanitizer flags: the workload's own exit must not add CPU time (a leak
+# check) after it logged its final accounting (tests/cli/proctree_accounting.sh).
+$(BUILD)/examples/tree-workload: examples/tree-workload.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) $< -o $@ -pthread
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 

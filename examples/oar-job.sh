@@ -7,6 +7,7 @@ set -eu
 OUT=$PWD/perfmon-$OAR_JOB_ID
 IPC=$OUT/ipc
 mkdir -p "$OUT"
+rm -f "$IPC"    # a rerun job would find the last run's FINISHED (see slurm-job.sh)
 
 for node in $(sort -u "$OAR_NODEFILE"); do
     oarsh "$node" "OAR_JOB_ID=$OAR_JOB_ID OAR_NODEFILE=$OAR_NODEFILE \

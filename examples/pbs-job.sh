@@ -12,6 +12,7 @@ cd "$PBS_O_WORKDIR"
 OUT=$PWD/perfmon-${PBS_JOBID%%.*}
 IPC=$OUT/ipc
 mkdir -p "$OUT"
+rm -f "$IPC"    # a rerun job would find the last run's FINISHED (see slurm-job.sh)
 cp "$PBS_NODEFILE" "$OUT/nodefile"
 NODES=$(sort -u "$PBS_NODEFILE" | wc -l)
 

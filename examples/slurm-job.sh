@@ -11,6 +11,11 @@ set -eu
 OUT=$PWD/perfmon-$SLURM_JOB_ID          # must be visible from every node
 IPC=$OUT/ipc                            # samplers stop when it says FINISHED
 mkdir -p "$OUT"
+# A requeued job keeps its id, so the last run's FINISHED is still there:
+# remove it once, before any sampler starts (a sampler refuses to start on
+# a FINISHED file; --ipc-reset would clear it, but a sampler that starts
+# late on one node could then clear the FINISHED of this run).
+rm -f "$IPC"
 
 # One sampler per node; --overlap lets the job's own steps share the nodes.
 srun --overlap --ntasks-per-node=1 --nodes="$SLURM_JOB_NUM_NODES" \

@@ -40,6 +40,11 @@ typedef struct pm_metric_def {
     int rate;             /* counter: differentiate over time */
     int log_scale;
     int comb;             /* enum pm_comb: all-node Total or Average */
+    /* SKA perfmon's choices where they differ ("ska_comb", "ska_columns"),
+     * put in place of comb and patterns by pm_catalog_use_ska(). */
+    int ska_comb;         /* enum pm_comb, or -1: as comb */
+    char *ska_patterns[PM_CAT_MAX_PATTERNS];
+    size_t nska_patterns;
     double size_cm;       /* plot height hint for the report */
 } pm_metric_def;
 
@@ -56,6 +61,9 @@ int pm_catalog_parse(const char *path, const char *text, pm_catalog **out,
 /* Read and parse a catalog file (at most 4 MiB). */
 int pm_catalog_load(const char *path, pm_catalog **out, pm_error *err) PM_WUR;
 void pm_catalog_free(pm_catalog *c);
+/* --compat=ska: every entry with "ska_comb" or "ska_columns" takes them
+ * as its comb and column patterns (docs/analysis.md, "--compat=ska"). */
+void pm_catalog_use_ska(pm_catalog *c);
 
 /* 1 when column name matches one of def's patterns ("columns" or "per"). */
 int pm_metric_matches(const pm_metric_def *def, const char *column);

@@ -27,6 +27,11 @@ int pm_stats_json(const pm_analysis *a, FILE *f, pm_error *err) PM_WUR;
 /* Per metric: <id>_per_node.dat, <id>_all_nodes.dat, <id>.gp in dir
  * (created if absent). */
 int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err) PM_WUR;
+/* Write s as a gnuplot double-quoted string that gnuplot reads back as the
+ * same bytes (scripts and data files; every byte outside letters, digits,
+ * space and inert punctuation as an octal escape); longer than max bytes
+ * (0: no limit), its start and "..." for display. */
+void pm_gp_quote(FILE *f, const char *s, size_t max);
 
 /* One row per host and timestamp; one column per metric with its unit. */
 int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;

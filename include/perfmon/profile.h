@@ -85,6 +85,8 @@ typedef struct pm_profile {
     char *path;                 /* where it was read from */
     int format;                 /* enum pm_format */
     pm_profile_info info;
+    char *host_long;            /* the whole host name when info.host is too
+                                 * short for it (info.host has its start), else NULL */
     size_t ncols;
     pm_column *cols;
     char *meta_json;            /* hardware metadata (JSON object text) or NULL */
@@ -144,6 +146,9 @@ int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len
 /* Decode a JSON Lines profile held in memory (NUL-terminated text). */
 int pm_profile_decode_jsonl(const char *path, const char *text, size_t len,
                             pm_profile **out, pm_error *err) PM_WUR;
+
+/* The host name: host_long when set, else info.host. */
+const char *pm_profile_host(const pm_profile *p);
 
 /* Index of the column named name, or -1. */
 int pm_profile_column(const pm_profile *p, const char *name);

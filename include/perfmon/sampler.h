@@ -18,6 +18,7 @@ typedef struct pm_sampler_opts {
     int64_t duration_ns;      /* 0 = unlimited */
     int64_t pss_interval_ns;  /* PSS/USS refresh period, default 5 s */
     const char *ipc_file;     /* stop when it contains FINISHED */
+    int ipc_reset;            /* --ipc-reset: empty a FINISHED left by an earlier run */
     const char *job_id;       /* overrides the scheduler's */
     const char *host;         /* overrides the host name */
     int write_bin, write_json;

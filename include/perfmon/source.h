@@ -77,6 +77,8 @@ typedef struct pm_sctx {
     size_t nroots;
     uid_t uid;              /* only descendants of this user are followed... */
     int any_uid;            /* ...unless set: the whole tree, whoever owns it */
+    int subreaper;          /* the sampler is a subreaper above the roots: every
+                               child of the sampler belongs to the tree (orphans) */
     const char *slurm_job;  /* not NULL: follow this SLURM job's steps on the node */
     const char *slurm_step; /* the sampler's own step, left out (may be NULL) */
     long clk_tck;           /* USER_HZ of /proc/[pid]/stat and /proc/stat */
@@ -97,6 +99,10 @@ typedef struct pm_source {
     /* Optional: append `"key":value` members describing what was found
      * (e.g. the Infiniband ports) to the hardware metadata object. */
     void (*describe)(void *state, pm_buf *json);
+    /* Optional: pid, a child of the sampler, has exited and is about to
+     * be reaped (wait()ed for): the last moment its /proc files can be
+     * read.  Called between samples. */
+    void (*reaping)(void *state, const pm_sctx *ctx, pid_t pid);
     void (*close)(void *state);
     int essential;          /* open() failure is fatal */
 } pm_source;

@@ -758,7 +758,10 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     a->opts = *opts;
     int rc = pm_catalog_load(opts->catalog_path ? opts->catalog_path : "templates/metrics.json",
                              &a->catalog, err);
-    if (rc || (rc = pm_input_load(a, paths, npaths, err)))
+    if (!rc && opts->compat_ska)
+        pm_catalog_use_ska(a->catalog);
+    if (rc || (rc = pm_input_load(a, paths, npaths, err)) ||
+        (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
     /* Node figures read raw columns, so they come first; raw columns are
      * then released as soon as no metric still needs them. */

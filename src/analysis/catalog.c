@@ -50,6 +50,8 @@ void pm_catalog_free(pm_catalog *c)
             free(c->m[i].patterns[k]);
         for (size_t k = 0; k < c->m[i].nper; k++)
             free(c->m[i].per[k]);
+        for (size_t k = 0; k < c->m[i].nska_patterns; k++)
+            free(c->m[i].ska_patterns[k]);
     }
     free(c->m);
     free(c->path);
@@ -109,6 +111,24 @@ static int patterns(const cJSON *o, const char *key, char **out, size_t *n, int 
     return 0;
 }
 
+/* "Total" or "Average" under key (absent: *out unchanged). */
+static int get_comb(const cJSON *o, const char *key, int *out, const char *path, size_t i,
+                    pm_error *err)
+{
+    char comb[16] = "";
+    int rc = copy_str(comb, sizeof comb, o, key, 0, path, i, err);
+    if (rc || !cJSON_GetObjectItemCaseSensitive(o, key))
+        return rc;
+    if (strcmp(comb, "Total") == 0)
+        *out = PM_COMB_TOTAL;
+    else if (strcmp(comb, "Average") == 0)
+        *out = PM_COMB_AVERAGE;
+    else
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: \"%s\" is not Total or Average",
+                            path, i, key, comb);
+    return 0;
+}
+
 static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size_t i,
                         pm_error *err)
 {
@@ -157,17 +177,31 @@ static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size
     if ((rc = get_bool(o, "rate", &d->rate, path, i, err)) ||
         (rc = get_bool(o, "log_scale", &d->log_scale, path, i, err)))
         return rc;
-    char comb[16] = "Average";
-    if ((rc = copy_str(comb, sizeof comb, o, "comb", 0, path, i, err)))
+    if ((rc = get_comb(o, "comb", &d->comb, path, i, err)))
         return rc;
-    if (strcmp(comb, "Total") == 0)
-        d->comb = PM_COMB_TOTAL;
-    else if (strcmp(comb, "Average") == 0)
-        d->comb = PM_COMB_AVERAGE;
-    else
-        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].comb: \"%s\" is not Total or Average",
-                            path, i, comb);
-    return 0;
+    d->ska_comb = -1;
+    if ((rc = get_comb(o, "ska_comb", &d->ska_comb, path, i, err)))
+        return rc;
+    return patterns(o, "ska_columns", d->ska_patterns, &d->nska_patterns, 0, path, i, err);
+}
+
+void pm_catalog_use_ska(pm_catalog *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        pm_metric_def *d = &c->m[i];
+        if (d->ska_comb >= 0)
+            d->comb = d->ska_comb;
+        if (d->nska_patterns == 0)
+            continue;
+        for (size_t k = 0; k < PM_CAT_MAX_PATTERNS; k++) {
+            char *t = d->patterns[k];
+            d->patterns[k] = d->ska_patterns[k];
+            d->ska_patterns[k] = t;
+        }
+        size_t n = d->npatterns;
+        d->npatterns = d->nska_patterns;
+        d->nska_patterns = n;
+    }
 }
 
 int pm_catalog_parse(const char *path, const char *text, pm_catalog **out, pm_error *err)

@@ -234,6 +234,55 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
         fix_clock(sl->got[i], &sl->clocks[i]);
 }
 
+/* SKA perfmon reads only the merged cpu_metrics.json of a directory, never
+ * the per-host <jobid>_<host>.json files its samplers wrote before the
+ * merge (seed 003, CreateDataFrame.go): beside a readable cpu_metrics.json
+ * those are not read twice, and say so (-v). */
+static int is_ska_host_file(const slot *sl)
+{
+    if (sl->rc || sl->ngot != 1 || sl->got[0]->format != PM_FMT_SKA)
+        return 0;
+    const char *b = strrchr(sl->path, '/');
+    b = b ? b + 1 : sl->path;
+    const char *us = strchr(b, '_');
+    const char *host = pm_profile_host(sl->got[0]);
+    size_t hl = strlen(host);
+    return us && us > b && strlen(us + 1) == hl + 5 && strncmp(us + 1, host, hl) == 0 &&
+           strcmp(us + 1 + hl, ".json") == 0;
+}
+
+static size_t dir_len(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? (size_t)(b - path) : 0;
+}
+
+static void skip_ska_host_files(slot *slots, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const slot *m = &slots[i];
+        size_t dl = dir_len(m->path);
+        if (m->rc || !m->ngot || m->got[0]->format != PM_FMT_SKA ||
+            strcmp(m->path + dl + (dl || m->path[0] == '/'), "cpu_metrics.json") != 0)
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            slot *sl = &slots[j];
+            if (j == i || sl->ignored || dir_len(sl->path) != dl ||
+                strncmp(sl->path, m->path, dl) != 0 || !is_ska_host_file(sl))
+                continue;
+            if (asprintf(&sl->ignored, "%s: per-host SKA file not read: %s holds the merged data (as SKA perfmon, which reads only that)",
+                         sl->path, m->path) < 0)
+                sl->ignored = NULL;
+            pm_profile_free(sl->got[0]);
+            free(sl->got);
+            free(sl->clocks);
+            sl->got = NULL;
+            sl->clocks = NULL;
+            sl->ngot = 0;
+        }
+    }
+}
+
 typedef struct read_ctx {
     slot *slots;
     const pm_analyze_opts *opts;
@@ -312,6 +361,11 @@ static int merge_profiles(pm_profile **ps, size_t np, pm_profile **out)
         return PM_ENOMEM;
     }
     m->info = ps[0]->info;
+    if (ps[0]->host_long && !(m->host_long = pm_strdup(ps[0]->host_long))) {
+        free(cols);
+        pm_profile_free(m);
+        return PM_ENOMEM;
+    }
     if (ps[0]->meta_json)
         m->meta_json = pm_strdup(ps[0]->meta_json);
     size_t at = 0;
@@ -356,7 +410,7 @@ static int cmp_pref(const void *a, const void *b)
     const pref *x = a, *y = b;
     if (x->gpu != y->gpu)
         return x->gpu - y->gpu;
-    int c = strcmp(x->p->info.host, y->p->info.host);
+    int c = strcmp(pm_profile_host(x->p), pm_profile_host(y->p));
     if (c)
         return c;
     int64_t fx = first_time(x->p), fy = first_time(y->p);
@@ -413,10 +467,10 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
     while (i < np) {
         size_t j = i + 1;
         while (j < np && prs[j].gpu == prs[i].gpu &&
-               strcmp(prs[j].p->info.host, prs[i].p->info.host) == 0)
+               strcmp(pm_profile_host(prs[j].p), pm_profile_host(prs[i].p)) == 0)
             j++;
         pm_host *h = &a->hosts[a->nhosts++];
-        h->name = pm_strdup(prs[i].p->info.host);
+        h->name = pm_strdup(pm_profile_host(prs[i].p));
         h->clock = prs[i].clock;
         h->gpu = prs[i].gpu;
         if (!h->name)
@@ -495,7 +549,8 @@ static void span_of(const pm_profile *p, double *t0, double *t1)
 static int same_run(const pm_profile *x, const pm_profile *y)
 {
     if (x->format == PM_FMT_SKA || y->format == PM_FMT_SKA ||
-        strcmp(x->info.host, y->info.host) != 0 || strcmp(x->info.job_id, y->info.job_id) != 0)
+        strcmp(pm_profile_host(x), pm_profile_host(y)) != 0 ||
+        strcmp(x->info.job_id, y->info.job_id) != 0)
         return 0;
     if (x->info.run_id[0] || y->info.run_id[0])
         return strcmp(x->info.run_id, y->info.run_id) == 0;
@@ -518,7 +573,7 @@ static int better_copy(const ent *x, const ent *y)
 static int cmp_ent_host(const void *a, const void *b)
 {
     const ent *x = a, *y = b;
-    int c = strcmp(x->p->info.host, y->p->info.host);
+    int c = strcmp(pm_profile_host(x->p), pm_profile_host(y->p));
     if (c)
         return c;
     return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
@@ -624,14 +679,14 @@ static char *run_line(const run_grp *r, size_t ri, const ent *es, size_t ne)
         for (size_t i = 0; i < ne; i++) {
             if (es[i].drop || es[i].run != ri)
                 continue;
-            const char *s = k == 0 ? es[i].p->info.host
+            const char *s = k == 0 ? pm_profile_host(es[i].p)
                                    : k == 1 ? es[i].p->info.run_id : es[i].p->path;
             if (!*s)
                 continue;
             int seen = 0; /* each once (an SKA file holds several hosts) */
             for (size_t j = 0; j < i && !seen; j++)
                 seen = !es[j].drop && es[j].run == ri &&
-                       strcmp(k == 0 ? es[j].p->info.host
+                       strcmp(k == 0 ? pm_profile_host(es[j].p)
                                      : k == 1 ? es[j].p->info.run_id : es[j].p->path, s) == 0;
             if (seen)
                 continue;
@@ -670,8 +725,8 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
     size_t nclash = 0;
     size_t *clash_ent = NULL; /* [2 nclash] the two entries of each clash */
     for (size_t i = 0; i < ne; i++) {
-        for (size_t j = i + 1; j < ne && strcmp(es[j].p->info.host, es[i].p->info.host) == 0;
-             j++) {
+        for (size_t j = i + 1;
+             j < ne && strcmp(pm_profile_host(es[j].p), pm_profile_host(es[i].p)) == 0; j++) {
             ent *x = &es[i], *y = &es[j];
             if (x->drop || y->drop)
                 continue;
@@ -693,7 +748,8 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
             if (!nc || pm_strs_add(&clash, &nclash,
                                    "host %s was sampled twice at once: %s (pid %lld, run id %s) and "
                                    "%s (pid %lld, run id %s) overlap for %.0f s",
-                                   x->p->info.host, x->p->path, (long long)x->p->info.sampler_pid,
+                                   pm_profile_host(x->p), x->p->path,
+                                   (long long)x->p->info.sampler_pid,
                                    x->p->info.run_id[0] ? x->p->info.run_id : "-", y->p->path,
                                    (long long)y->p->info.sampler_pid,
                                    y->p->info.run_id[0] ? y->p->info.run_id : "-", ov)) {
@@ -732,7 +788,7 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
     } top[2] = {{NULL, -INFINITY}, {NULL, -INFINITY}};
     for (size_t i = 0; i < no; i++) {
         ent *e = ord[i];
-        const char *host = e->p->info.host;
+        const char *host = pm_profile_host(e->p);
         double iv = (double)e->p->info.interval_ns * 1e-9;
         double t = fmax(10.0, 3 * (isfinite(iv) ? iv : 0));
         int fresh = nr == 0 || strcmp(runs[nr - 1].job, e->p->info.job_id) != 0 ||
@@ -740,9 +796,9 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
         if (!fresh) {
             int again = 0;
             size_t me = (size_t)(e - es);
-            for (size_t j = me; j-- > 0 && strcmp(es[j].p->info.host, host) == 0 && !again;)
+            for (size_t j = me; j-- > 0 && strcmp(pm_profile_host(es[j].p), host) == 0 && !again;)
                 again = es[j].run == nr - 1;
-            for (size_t j = me + 1; j < ne && strcmp(es[j].p->info.host, host) == 0 && !again;
+            for (size_t j = me + 1; j < ne && strcmp(pm_profile_host(es[j].p), host) == 0 && !again;
                  j++)
                 again = es[j].run == nr - 1;
             double others = top[0].host && strcmp(top[0].host, host) != 0 ? top[0].t1 : top[1].t1;
@@ -954,6 +1010,7 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             slots[i].path = files[i];
         pm_pool_run(&rp, read_worker, nfiles);
         pthread_mutex_destroy(&rp.lock);
+        skip_ska_host_files(slots, nfiles);
         /* Merge in file order; on the first fatal problem keep freeing. */
         pm_event_list events = {NULL, 0, 0};
         for (size_t i = 0; i < nfiles; i++) {

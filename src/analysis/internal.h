@@ -23,6 +23,12 @@ double pm_median(double *x, size_t n);
  * Warnings and ignored files go to a. */
 int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err) PM_WUR;
 
+/* --compat=ska: make the SKA hosts' columns what SKA's DataFrame holds
+ * (compat_ska.c): a column of any SKA host is given to all, zero where
+ * missing or never valid; RAPL columns after a host's first missing key
+ * are zeroed (SKA's KeyError).  Before the time axes are set up. */
+int pm_compat_ska_prepare(pm_analysis *a, pm_error *err) PM_WUR;
+
 /* Move the gpu.<n>.<metric> columns of p into one new profile per GPU,
  * host gpu-<n>.<p's host>, columns gpu.<metric> (gpu.c).  *out gets the
  * new profiles (the caller owns them and the array), *nout their count.

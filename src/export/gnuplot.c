@@ -13,22 +13,39 @@
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 
-/* A gnuplot single-quoted string: only '' is special inside; control
- * characters (a newline would end the command) become '?'. */
-static void gp_quote(FILE *f, const char *s)
+/* The one quoting rule for every string perfmon writes for gnuplot (scripts
+ * and data files): a double-quoted string in which every byte outside
+ * letters, digits, space and inert punctuation is a three-digit octal
+ * escape.  gnuplot decodes \ooo in double-quoted strings of scripts and
+ * data files alike, so any name (quotes, backslashes, newlines, a
+ * backquote, which gnuplot would run as a command outside single quotes,
+ * '@' macros, UTF-8) is read back as the same bytes.  A name longer than
+ * max bytes (0: no limit) is shown as its start and "..." (display only). */
+void pm_gp_quote(FILE *f, const char *s, size_t max)
 {
-    fputc('\'', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\'')
-            fputs("''", f);
-        else if (c < 0x20 || c == 0x7f)
-            fputc('?', f);
-        else
-            fputc(c, f);
+    static const char inert[] = " -_.,:;/+=()[]{}%#&*!?~^<>|";
+    size_t len = strlen(s), keep = len;
+    if (max >= 4 && len > max) {
+        keep = max - 3;
+        while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
+            keep--; /* not inside a UTF-8 character */
     }
-    fputc('\'', f);
+    fputc('"', f);
+    for (size_t i = 0; i < keep; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            (c && strchr(inert, c)))
+            fputc(c, f);
+        else
+            fprintf(f, "\\%03o", c);
+    }
+    if (keep < len)
+        fputs("...", f);
+    fputc('"', f);
 }
+
+/* Key titles: a name is shortened for display beyond this (bytes). */
+#define GP_TITLE_MAX 120
 
 /* Names in the header comments: no newline may end the comment. */
 static void comment_str(FILE *f, const char *s)
@@ -162,7 +179,7 @@ static void title(FILE *f, const pm_metric_result *r, int all_nodes)
     char t[512];
     (void)pm_metric_title(r, all_nodes, t, sizeof t);
     fputs("set title ", f);
-    gp_quote(f, t);
+    pm_gp_quote(f, t, 0);
     fputs(" noenhanced\n", f);
 }
 
@@ -183,26 +200,39 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
           "set key outside right top noenhanced\n", f);
     snprintf(ylabel, sizeof ylabel, "%s [%s]", r->def->name, r->def->unit);
     fputs("set ylabel ", f);
-    gp_quote(f, ylabel);
+    pm_gp_quote(f, ylabel, 0);
     fputc('\n', f);
     if (r->def->log_scale)
         fputs("set logscale y 10\n", f);
-    fprintf(f, "set output '%s_per_node.png'\n", r->def->id);
+    char fname[128];
+    snprintf(fname, sizeof fname, "%s_per_node.png", r->def->id);
+    fputs("set output ", f);
+    pm_gp_quote(f, fname, 0);
+    fputc('\n', f);
     title(f, r, 0);
+    snprintf(fname, sizeof fname, "%s_per_node.dat", r->def->id);
     int first = 1;
     for (size_t h = 0; h < a->nhosts; h++) {
         if (!r->host[h])
             continue;
-        fprintf(f, "%s'%s_per_node.dat' using 1:%zu with linespoints pt 7 ps 0.3 title ",
-                first ? "plot " : ", \\\n     ", r->def->id, h + 2);
-        gp_quote(f, a->hosts[h].name);
+        fputs(first ? "plot " : ", \\\n     ", f);
+        pm_gp_quote(f, fname, 0);
+        fprintf(f, " using 1:%zu with linespoints pt 7 ps 0.3 title ", h + 2);
+        pm_gp_quote(f, a->hosts[h].name, GP_TITLE_MAX);
         first = 0;
     }
     fputc('\n', f);
-    fprintf(f, "set output '%s_all_nodes.png'\n", r->def->id);
+    snprintf(fname, sizeof fname, "%s_all_nodes.png", r->def->id);
+    fputs("set output ", f);
+    pm_gp_quote(f, fname, 0);
+    fputc('\n', f);
     title(f, r, 1);
-    fprintf(f, "plot '%s_all_nodes.dat' using 1:2 with linespoints pt 7 ps 0.3 title '%s'\n",
-            r->def->id, r->def->comb == PM_COMB_TOTAL ? "Total" : "Average");
+    snprintf(fname, sizeof fname, "%s_all_nodes.dat", r->def->id);
+    fputs("plot ", f);
+    pm_gp_quote(f, fname, 0);
+    fputs(" using 1:2 with linespoints pt 7 ps 0.3 title ", f);
+    pm_gp_quote(f, r->def->comb == PM_COMB_TOTAL ? "Total" : "Average", 0);
+    fputc('\n', f);
     return pm_close_checked(f, path, err);
 }
 

@@ -45,7 +45,10 @@ static int write_ds(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const
 }
 
 /* HDF5 link names may not contain '/' and may not be "." */
-static void link_name(char *out, size_t cap, const char *s)
+/* A group name for host s (index h): '/' escaped; a name too long for
+ * cap is its start, "..." and "#h", unique among the hosts (the whole
+ * name is the group's "host" attribute). */
+static void link_name(char *out, size_t cap, const char *s, size_t h)
 {
     size_t o = 0;
     for (; *s && o + 4 < cap; s++) {
@@ -57,6 +60,14 @@ static void link_name(char *out, size_t cap, const char *s)
         }
     }
     out[o] = 0;
+    if (*s) {
+        char tail[40];
+        int n = snprintf(tail, sizeof tail, "...#%zu", h);
+        o = o > cap - 1 - (size_t)n ? cap - 1 - (size_t)n : o;
+        while (o > 0 && ((unsigned char)out[o] & 0xC0) == 0x80)
+            o--; /* not inside a UTF-8 character */
+        memcpy(out + o, tail, (size_t)n + 1);
+    }
     if (strcmp(out, ".") == 0)
         snprintf(out, cap, "%%2E");
 }
@@ -74,7 +85,7 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
         rc = -1;
     char name[600];
     for (size_t h = 0; h < a->nhosts && !rc; h++) {
-        link_name(name, sizeof name, a->hosts[h].name);
+        link_name(name, sizeof name, a->hosts[h].name, h);
         hid_t g = H5Gcreate2(hosts, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         if (g < 0) {
             rc = -1;

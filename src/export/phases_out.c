@@ -201,18 +201,6 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
 
 /* ---- timings.dat and timings.gp ------------------------------------------ */
 
-static void gp_quote(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fputc('\\', f);
-        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
-    }
-    fputc('"', f);
-}
-
 int pm_export_timings(const pm_analysis *a, const char *dir, pm_error *err)
 {
     const pm_phase_stats *st = a->phase_stats;
@@ -257,11 +245,11 @@ int pm_export_timings(const pm_analysis *a, const char *dir, pm_error *err)
         fprintf(f, "\"host\" \"start\"");
         for (size_t k = 0; k < st->nkinds; k++) {
             fputc(' ', f);
-            gp_quote(f, st->kinds[k].name);
+            pm_gp_quote(f, st->kinds[k].name, 0);
         }
         fputc('\n', f);
         for (size_t h = 0; h < nh; h++) {
-            gp_quote(f, hosts[h]);
+            pm_gp_quote(f, hosts[h], 0);
             fprintf(f, " %.6f", first[h] - a->t_start);
             for (size_t k = 0; k < st->nkinds; k++) {
                 double v = 0;

@@ -38,15 +38,26 @@ static void fmt_time(char *b, size_t cap, double t)
     strftime(b, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+#define HOST_WIDTH 40
+
 /* A host name fit for a terminal: control bytes (a newline, an escape
- * sequence) become '?'.  Returns a static buffer per slot (0 or 1). */
+ * sequence) become '?', and a name longer than a table's column is shown
+ * as its start and "..." (the JSON output has it whole).  Returns a
+ * static buffer per slot (0 or 1). */
 static const char *safe_name(const char *name, int slot)
 {
-    static char buf[2][256];
-    size_t i = 0;
-    for (; name[i] && i < sizeof buf[0] - 1; i++) {
+    static char buf[2][HOST_WIDTH + 1];
+    size_t i = 0, len = strlen(name);
+    size_t keep = len > HOST_WIDTH ? HOST_WIDTH - 3 : len;
+    while (keep < len && keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80)
+        keep--; /* not inside a UTF-8 character */
+    for (; i < keep; i++) {
         unsigned char c = (unsigned char)name[i];
         buf[slot][i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    if (len > HOST_WIDTH) {
+        memcpy(buf[slot] + i, "...", 3);
+        i += 3;
     }
     buf[slot][i] = 0;
     return buf[slot];
@@ -64,7 +75,7 @@ static size_t host_width(const pm_analysis *a)
     for (size_t h = 0; h < a->nhosts; h++)
         if (strlen(a->hosts[h].name) > w)
             w = strlen(a->hosts[h].name);
-    return w > 40 ? 40 : w;
+    return w > HOST_WIDTH ? HOST_WIDTH : w;
 }
 
 /* One row per node (gpu 0) or per GPU (gpu 1) with the given figures. */

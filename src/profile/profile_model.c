@@ -201,6 +201,7 @@ void pm_profile_free(pm_profile *p)
     if (!p)
         return;
     free(p->path);
+    free(p->host_long);
     if (p->values && !p->block)
         for (size_t c = 0; c < p->ncols; c++)
             free(p->values[c]);
@@ -220,6 +221,11 @@ void pm_profile_free(pm_profile *p)
         free(p->warnings[i]);
     free(p->warnings);
     free(p);
+}
+
+const char *pm_profile_host(const pm_profile *p)
+{
+    return p->host_long ? p->host_long : p->info.host;
 }
 
 const char *pm_kind_name(int kind) { return kind == PM_COUNTER ? "counter" : "gauge"; }

@@ -26,6 +26,7 @@
 #define SKA_MAX_DEPTH 256
 #define SKA_MAX_HOSTS 100000
 #define SKA_MAX_SAMPLES (1u << 28)
+#define SKA_MAX_NAME 65536      /* bytes of a host name (a 10,000-byte one is fine) */
 
 /* SKA field -> perfmon column.  SKA already multiplies the Infiniband data
  * counters by 4 (octets/4 in sysfs), and its packet counters too, so values
@@ -45,7 +46,7 @@ static const struct ska_map {
     {NULL, "memory_percent", "proc.mem_percent", "%", "proc", PM_GAUGE},
     {NULL, "num_threads", "proc.threads", "1", "proc", PM_GAUGE},
     {NULL, "num_fds", "proc.fds", "1", "proc", PM_GAUGE},
-    {NULL, "memory_bw", "membw.read", "MiB/s", "memory", PM_GAUGE},
+    {NULL, "memory_bw", "membw.read", "B/s", "memory", PM_GAUGE},
     {"memory_info", "rss", "proc.rss", "B", "proc", PM_GAUGE},
     {"memory_info", "vms", "proc.vms", "B", "proc", PM_GAUGE},
     {"memory_info", "shared", "proc.shared", "B", "proc", PM_GAUGE},
@@ -379,11 +380,62 @@ typedef struct host {
     size_t ncols, capcols;
     col ts;            /* time_stamps */
     int have_ts;
-    char name[256];    /* host_name / hostname, if present */
+    char *full;        /* the host's name (host_names, host_name or the file's) */
+    char name[96];     /* the same, shortened for messages */
 } host;
+
+/* src shortened to fit cap for a message: its start and "...", cut at a
+ * UTF-8 character boundary. */
+static void short_name(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n < cap) {
+        memcpy(dst, src, n + 1);
+        return;
+    }
+    size_t k = cap - 4;
+    while (k > 0 && ((unsigned char)src[k] & 0xC0) == 0x80)
+        k--;
+    memcpy(dst, src, k);
+    memcpy(dst + k, "...", 4);
+}
+
+static int host_set_name(host *h, const char *name)
+{
+    char *d = pm_strdup(name);
+    if (!d)
+        return PM_ENOMEM;
+    free(h->full);
+    h->full = d;
+    short_name(h->name, sizeof h->name, name);
+    return 0;
+}
+
+/* A JSON string's text (without quotes, len bytes, escapes undecoded)
+ * decoded, or NULL when it is empty, too long or not a valid string. */
+static char *decode_name(const char *text, size_t len)
+{
+    if (len == 0 || len > 6 * SKA_MAX_NAME)
+        return NULL;
+    char *buf = malloc(len + 3);
+    if (!buf)
+        return NULL;
+    buf[0] = '"';
+    memcpy(buf + 1, text, len);
+    buf[len + 1] = '"';
+    buf[len + 2] = 0;
+    cJSON *j = cJSON_ParseWithLength(buf, len + 2);
+    free(buf);
+    char *out = NULL;
+    if (cJSON_IsString(j) && *j->valuestring && strlen(j->valuestring) <= SKA_MAX_NAME)
+        out = pm_strdup(j->valuestring);
+    cJSON_Delete(j);
+    return out;
+}
 
 static void host_free(host *h)
 {
+    free(h->full);
     for (size_t i = 0; i < h->ncols; i++)
         free(h->cols[i].v);
     free(h->cols);
@@ -764,11 +816,10 @@ static int scan_host(scan *s, host *h)
                    s->p < s->e && *s->p == '"') {
             const char *v = s->p + 1;
             rc = skip_string(s);
-            size_t len = (size_t)(s->p - 1 - v);
-            if (!rc && len && len < sizeof h->name && !memchr(v, '\\', len)) {
-                memcpy(h->name, v, len);
-                h->name[len] = 0;
-            }
+            char *name = rc ? NULL : decode_name(v, (size_t)(s->p - 1 - v));
+            if (name && host_set_name(h, name))
+                rc = pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
+            free(name);
         } else {
             rc = skip_value(s);
         }
@@ -828,7 +879,11 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
         pm_profile_free(p);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
     }
-    snprintf(p->info.host, sizeof p->info.host, "%s", h->name);
+    snprintf(p->info.host, sizeof p->info.host, "%s", h->full);
+    if (strlen(h->full) >= sizeof p->info.host && !(p->host_long = pm_strdup(h->full))) {
+        pm_profile_free(p);
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+    }
     snprintf(p->info.sampler, sizeof p->info.sampler, "ska-perfmon");
     snprintf(p->info.scheduler, sizeof p->info.scheduler, "unknown");
     p->n = n;
@@ -875,15 +930,16 @@ static int convert_span(scan *s, const char *name, int may_rename, const char *v
 {
     host h;
     memset(&h, 0, sizeof h);
-    snprintf(h.name, sizeof h.name, "%s", name);
+    if (host_set_name(&h, name))
+        return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
     scan hs = *s;
     hs.p = val;
     hs.e = val + vlen;
     hs.released = val;
     int rc = scan_host(&hs, &h);
     release_below(&hs, val + vlen);
-    if (!may_rename)
-        snprintf(h.name, sizeof h.name, "%s", name);
+    if (!rc && !may_rename && strcmp(h.full, name) != 0 && host_set_name(&h, name))
+        rc = pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
     if (!rc)
         rc = host_profile(s->path, &h, out, s->err);
     host_free(&h);
@@ -950,25 +1006,10 @@ static int member_is(const member *m, const char *key)
     return m->klen == strlen(key) && memcmp(m->key, key, m->klen) == 0;
 }
 
-/* Host name from a member key: JSON escapes are decoded by cJSON on a tiny
- * document so that names with escapes come out right. */
-static int key_name(const member *m, char *out, size_t cap)
+/* Host name from a member key (JSON escapes decoded), or NULL. */
+static char *key_name(const member *m)
 {
-    char buf[600];
-    if (m->klen + 3 > sizeof buf)
-        return -1;
-    buf[0] = '"';
-    memcpy(buf + 1, m->key, m->klen);
-    buf[m->klen + 1] = '"';
-    buf[m->klen + 2] = 0;
-    cJSON *j = cJSON_Parse(buf);
-    if (!cJSON_IsString(j) || strlen(j->valuestring) >= cap || !*j->valuestring) {
-        cJSON_Delete(j);
-        return -1;
-    }
-    memcpy(out, j->valuestring, strlen(j->valuestring) + 1);
-    cJSON_Delete(j);
-    return 0;
+    return decode_name(m->key, m->klen);
 }
 
 static const char *base_name(const char *path, char *out, size_t cap)
@@ -1029,11 +1070,8 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
             rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
             goto fail;
         }
-        for (size_t i = 0; i < nmem; i++) {
-            char key[256];
-            if (key_name(&mem[i], key, sizeof key) == 0)
-                keys[i] = pm_strdup(key);
-        }
+        for (size_t i = 0; i < nmem; i++)
+            keys[i] = key_name(&mem[i]);
         size_t nh = (size_t)cJSON_GetArraySize(hn);
         host_job *jobs = calloc(nh ? nh : 1, sizeof *jobs);
         if (!jobs) {
@@ -1041,26 +1079,40 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
             rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
             goto fail;
         }
-        size_t nj = 0;
-        const cJSON *x;
+        size_t nj = 0, nx = 0;
+        const cJSON *x, *nodata = NULL;
+        size_t nnodata = 0;
         cJSON_ArrayForEach(x, hn) {
-            if (!cJSON_IsString(x) || !*x->valuestring || strlen(x->valuestring) >= 256) {
-                rc = pm_error_set(err, PM_EFORMAT, "%s: host_names: expected non-empty strings",
-                                  path);
+            if (!cJSON_IsString(x) || !*x->valuestring) {
+                rc = pm_error_set(err, PM_EFORMAT, "%s: host_names[%zu]: expected a non-empty string",
+                                  path, nx);
                 break;
             }
+            if (strlen(x->valuestring) > SKA_MAX_NAME) {
+                rc = pm_error_set(err, PM_EFORMAT, "%s: host_names[%zu]: a name of %zu bytes (at most %d)",
+                                  path, nx, strlen(x->valuestring), SKA_MAX_NAME);
+                break;
+            }
+            nx++;
             const member *hm = NULL;
             for (size_t i = 0; i < nmem && !hm; i++)
                 if (keys[i] && strcmp(keys[i], x->valuestring) == 0)
                     hm = &mem[i];
             if (!hm) {
-                rc = pm_error_set(err, PM_EFORMAT, "%s: host %s: listed in host_names but has no data",
-                                  path, x->valuestring);
-                break;
+                /* SKA's own merge lists a host whose sampler wrote nothing;
+                 * the other hosts are still the job's data. */
+                if (!nodata)
+                    nodata = x;
+                nnodata++;
+                continue;
             }
             jobs[nj].name = x->valuestring;
             jobs[nj++].m = hm;
         }
+        if (!rc && nj == 0)
+            rc = nx == 0 ? pm_error_set(err, PM_EFORMAT, "%s: host_names is empty: no host's data", path)
+                         : pm_error_set(err, PM_EFORMAT, "%s: none of the %zu host%s in host_names has data",
+                                        path, nx, nx == 1 ? "" : "s");
         if (!rc) {
             convert_hosts(&s, jobs, nj);
             /* The first host in the file's order that failed is the error. */
@@ -1069,6 +1121,16 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
                     rc = jobs[i].rc;
                     *err = jobs[i].err;
                 }
+            if (!rc && nodata) {
+                char shown[96];
+                short_name(shown, sizeof shown, nodata->valuestring);
+                if (nnodata == 1)
+                    (void)pm_profile_add_warning(jobs[0].prof, "%s: host %s: listed in host_names but has no data (the other hosts are analysed)",
+                                                 path, shown);
+                else
+                    (void)pm_profile_add_warning(jobs[0].prof, "%s: %zu hosts listed in host_names have no data, the first %s (the other hosts are analysed)",
+                                                 path, nnodata, shown);
+            }
             for (size_t i = 0; i < nj && !rc; i++) {
                 if (push_profile(&list, &nlist, jobs[i].prof)) {
                     rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);

@@ -25,7 +25,10 @@ static const char usage_text[] =
     "  -d, --duration SECONDS  stop after this long\n"
     "      --pss-interval SECS refresh process PSS/USS this often (default 5; 0 = every\n"
     "                          sample; reading them costs ~30 us per process)\n"
-    "      --ipc FILE          stop cleanly once FILE contains the word FINISHED\n"
+    "      --ipc FILE          stop cleanly once FILE contains the word FINISHED (seen\n"
+    "                          within 1 s); a FILE that says FINISHED at start is an error\n"
+    "      --ipc-reset         empty an --ipc FILE that already says FINISHED (left by an\n"
+    "                          earlier run of a requeued job) instead of refusing to start\n"
     "      --system-counters   with neither -p nor -- CMD, count hardware events on every\n"
     "                          CPU (needs privilege; reading them interrupts every CPU\n"
     "                          each sample, so it is off by default)\n"
@@ -44,7 +47,7 @@ static const char usage_text[] =
     "\n"
     "Exit status: CMD's status with -- CMD (127 if it cannot be run); otherwise 0,\n"
     "1 when samples were not recorded (e.g. disk full; retried), 2 for bad options or\n"
-    "an unusable DIR.\n"
+    "an unusable DIR or --ipc FILE.\n"
     "Hardware counters are counted with perf_event_open for CMD, the -p trees or\n"
     "(--system-counters) every CPU; FLOP and cache/memory event tables are read\n"
     "from $PERFMON_TEMPLATES/events or the installed templates.\n"
@@ -122,13 +125,15 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
     o->write_bin = 1;
     o->proc_root = getenv("PERFMON_PROC_ROOT") ? getenv("PERFMON_PROC_ROOT") : "/proc";
     o->sys_root = getenv("PERFMON_SYS_ROOT") ? getenv("PERFMON_SYS_ROOT") : "/sys";
-    enum { OPT_IPC = 256, OPT_HOST, OPT_PROC, OPT_SYS, OPT_PSS, OPT_SYSCNT };
+    enum { OPT_IPC = 256, OPT_HOST, OPT_PROC, OPT_SYS, OPT_PSS, OPT_SYSCNT,
+           OPT_IPC_RESET };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"interval", required_argument, NULL, 'i'},
         {"checkpoint", required_argument, NULL, 'c'},
         {"duration", required_argument, NULL, 'd'},
         {"ipc", required_argument, NULL, OPT_IPC},
+        {"ipc-reset", no_argument, NULL, OPT_IPC_RESET},
         {"pss-interval", required_argument, NULL, OPT_PSS},
         {"system-counters", no_argument, NULL, OPT_SYSCNT},
         {"job-id", required_argument, NULL, 'j'},
@@ -165,6 +170,7 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
                 return rc;
             break;
         case OPT_IPC: o->ipc_file = optarg; break;
+        case OPT_IPC_RESET: o->ipc_reset = 1; break;
         case OPT_SYSCNT: o->system_counters = 1; break;
         case OPT_PSS:
             if ((rc = parse_seconds("--pss-interval", optarg, 0, &o->pss_interval_ns, err)))
@@ -216,6 +222,10 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
     }
     if (!o->out_dir || !*o->out_dir)
         return pm_error_set(err, PM_EUSAGE, "-o DIR is required (see --help)");
+    if (o->ipc_reset && !o->ipc_file)
+        return pm_error_set(err, PM_EUSAGE, "--ipc-reset needs --ipc FILE");
+    if (o->ipc_file && !*o->ipc_file)
+        return pm_error_set(err, PM_EUSAGE, "--ipc: empty file name");
     if (o->cmd && o->npids)
         return pm_error_set(err, PM_EUSAGE, "-p and -- CMD cannot be combined");
     for (size_t i = 0; i < o->npids; i++) {

@@ -293,7 +293,7 @@ char *pm_hwinfo_json(const pm_sctx *ctx, const char *hostname)
     char mem[4096];
     uint64_t total;
     if (pm_read_small(ctx->proc_fd, "meminfo", mem, sizeof mem, NULL) > 0 &&
-        pm_kv_u64(mem, "MemTotal", &total) == 0)
+        pm_kv_u64(mem, "MemTotal", &total) == 0 && total <= (1ull << 50)) /* as src_memory.c */
         pm_buf_printf(&j, ",\"memory\":{\"total_bytes\":%llu}", (unsigned long long)total * 1024);
     pm_buf_printf(&j, ",\"numa_nodes\":%u,\"clk_tck\":%ld,\"page_size\":%ld", numa_nodes(ctx),
                   ctx->clk_tck, ctx->page_size);

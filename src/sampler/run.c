@@ -25,6 +25,7 @@
 #include "perfmon/buf.h"
 #include "perfmon/clock.h"
 #include "perfmon/fileio.h"
+#include "perfmon/ipc.h"
 #include "perfmon/log.h"
 #include "perfmon/sampler.h"
 #include "perfmon/source.h"
@@ -63,9 +64,13 @@ typedef struct run {
     pid_t roots[PM_MAX_PIDS];
     size_t nroots;
     pid_t child;
+    int gate_fd;          /* -- CMD: closed after the first sample lets CMD exec */
+    int exec_fd;          /* -- CMD: carries exec's errno when it fails */
     pm_profile_end end;
     int64_t late_ns;      /* a sample later than this counts as late */
     int fd_statm;         /* /proc/self/statm, kept open */
+    pm_ipc ipc;           /* --ipc, watched when ipc_on */
+    int ipc_on;
 } run;
 
 static void log_sink(int level, const char *msg, void *user)
@@ -98,15 +103,20 @@ static int mkdir_p(const char *dir, pm_error *err)
     return 0;
 }
 
-static uint64_t self_rss(const pm_sctx *ctx, int *fd)
+/* The sampler's own resident size, from the real /proc/self/statm even
+ * when --proc-root names a captured tree: that tree's "self" is another
+ * process (the one that captured it).  Not recorded when unreadable. */
+static void self_rss(run *r, pm_sample *s)
 {
     char buf[128];
-    if (pm_pread_kept(fd, ctx->proc_fd, "self/statm", buf, sizeof buf, NULL) <= 0)
-        return 0;
+    if (pm_pread_kept(&r->fd_statm, AT_FDCWD, "/proc/self/statm", buf, sizeof buf, NULL) <= 0)
+        return;
     unsigned long long size, res;
-    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2)
-        return 0;
-    return res * (uint64_t)ctx->page_size;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2 || ps <= 0 ||
+        res > UINT64_MAX / (uint64_t)ps)
+        return;
+    pm_sample_u64(s, r->col_rss, res * (uint64_t)ps);
 }
 
 static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
@@ -288,7 +298,7 @@ static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
         r->end.late++;
     pm_sample_u64(s, r->col_missed, missed_total);
     pm_sample_f64(s, r->col_cpu, (double)pm_self_cpu_ns() / 1e9);
-    pm_sample_u64(s, r->col_rss, self_rss(&r->ctx, &r->fd_statm));
+    self_rss(r, s);
     pm_sample_f64(s, r->col_dur, (double)(pm_mono_ns() - t0) / 1e9);
     int ok = write_due(r);
     for (size_t i = 0; i < r->nw && ok; i++) {
@@ -305,14 +315,6 @@ static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
         r->lost++;
         r->lost_total++;
     }
-}
-
-static int ipc_finished(const char *path)
-{
-    char buf[256];
-    if (!path || pm_read_small(AT_FDCWD, path, buf, sizeof buf, NULL) <= 0)
-        return 0;
-    return strstr(buf, "FINISHED") != NULL;
 }
 
 static int roots_alive(const run *r)
@@ -341,7 +343,10 @@ static int child_exited(run *r)
     return si.si_pid == r->child;
 }
 
-/* Reap orphans adopted as subreaper, leaving the monitored child alone. */
+/* Reap orphans adopted as subreaper, leaving the monitored child alone.
+ * Each is a zombie of the command's tree: the sources read it a last time
+ * first (the process tree's CPU time and I/O would otherwise lose what it
+ * did since the last sample). */
 static void reap_orphans(run *r)
 {
     for (;;) {
@@ -351,24 +356,42 @@ static void reap_orphans(run *r)
             return;
         if (si.si_pid == r->child)
             return;
+        for (size_t i = 0; i < r->nsrc; i++)
+            if (r->src[i]->reaping)
+                r->src[i]->reaping(r->state[i], &r->ctx, si.si_pid);
         waitpid(si.si_pid, NULL, WNOHANG);
     }
 }
 
+/* Fork CMD, held at a gate until the sampler has taken its first sample:
+ * the baseline of every cumulative column (the tree's CPU time and I/O,
+ * the counters that the kernel enables at exec) is then taken before CMD
+ * has done anything, so nothing CMD does is lost in the baseline, however
+ * late the first sample comes on a loaded node.  release_child() opens the
+ * gate and reports a failed exec. */
 static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
 {
-    int pfd[2];
+    int pfd[2], gate[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
         return pm_error_sys(err, PM_EIO, errno, "pipe");
+    if (pipe2(gate, O_CLOEXEC) != 0) {
+        int e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return pm_error_sys(err, PM_EIO, e, "pipe");
+    }
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
         close(pfd[0]);
         close(pfd[1]);
+        close(gate[0]);
+        close(gate[1]);
         return pm_error_sys(err, PM_EIO, e, "fork");
     }
     if (pid == 0) {
         close(pfd[0]);
+        close(gate[1]);
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = SIG_DFL;
@@ -377,6 +400,14 @@ static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
         sigaction(SIGHUP, &sa, NULL);
         sigaction(SIGCHLD, &sa, NULL);
         sigprocmask(SIG_SETMASK, oldmask, NULL);
+        /* Wait at the gate: end of file once the sampler has sampled (or
+         * has died, in which case CMD runs unobserved rather than never). */
+        char c;
+        ssize_t g;
+        do
+            g = read(gate[0], &c, 1);
+        while (g < 0 && errno == EINTR);
+        close(gate[0]);
         execvp(r->o->cmd[0], r->o->cmd);
         int e = errno;
         ssize_t w = write(pfd[1], &e, sizeof e);
@@ -384,16 +415,9 @@ static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
         _exit(127);
     }
     close(pfd[1]);
-    int e = 0;
-    ssize_t n;
-    do
-        n = read(pfd[0], &e, sizeof e);
-    while (n < 0 && errno == EINTR);
-    close(pfd[0]);
-    if (n == (ssize_t)sizeof e) {
-        waitpid(pid, NULL, 0);
-        return pm_error_sys(err, PM_ENOENT, e, "cannot run '%s'", r->o->cmd[0]);
-    }
+    close(gate[0]);
+    r->gate_fd = gate[1];
+    r->exec_fd = pfd[0];
     r->child = pid;
     r->roots[0] = pid;
     r->nroots = 1;
@@ -416,6 +440,37 @@ static void make_run_id(char *out, size_t cap)
         x ^= x >> 31;
     }
     snprintf(out, cap, "%016llx", (unsigned long long)x);
+}
+
+/* Open the gate and wait for CMD's exec: 0 when it runs, PM_ENOENT with
+ * the reason when it could not be started (the child has been reaped). */
+static int release_child(run *r, pm_error *err)
+{
+    close(r->gate_fd);
+    r->gate_fd = -1;
+    int e = 0;
+    ssize_t n;
+    do
+        n = read(r->exec_fd, &e, sizeof e);
+    while (n < 0 && errno == EINTR);
+    close(r->exec_fd);
+    r->exec_fd = -1;
+    if (n == (ssize_t)sizeof e) {
+        waitpid(r->child, NULL, 0);
+        r->child = -1;
+        return pm_error_sys(err, PM_ENOENT, e, "cannot run '%s'", r->o->cmd[0]);
+    }
+    return 0;
+}
+
+/* Nothing ran: remove the profiles again. */
+static void discard_profiles(run *r)
+{
+    for (size_t i = 0; i < r->nw; i++) {
+        unlink(pm_writer_path(r->w[i]));
+        pm_writer_close(r->w[i], NULL);
+    }
+    r->nw = 0;
 }
 
 static void join_cmdline(const pm_sampler_opts *o, char *out, size_t cap)
@@ -450,6 +505,11 @@ static void cleanup(run *r)
     }
     r->nw = 0;
     pm_close_kept(&r->fd_statm);
+    pm_close_kept(&r->gate_fd);
+    pm_close_kept(&r->exec_fd);
+    if (r->ipc_on)
+        pm_ipc_close(&r->ipc);
+    r->ipc_on = 0;
     pm_sample_free(&r->sample);
     pm_schema_free(&r->schema);
     pm_sctx_close(&r->ctx);
@@ -461,6 +521,14 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     int rc = mkdir_p(o->out_dir, err);
     if (rc)
         return rc;
+    /* The IPC file stops a run without a command; one that already says
+     * FINISHED would end this run before it started. */
+    if (o->ipc_file && !o->cmd) {
+        r->ipc_on = 1;
+        rc = pm_ipc_open(&r->ipc, o->ipc_file, o->ipc_reset, pm_mono_ns(), err);
+        if (rc)
+            return rc;
+    }
     rc = pm_sctx_open(&r->ctx, o->proc_root, o->sys_root, err);
     if (rc)
         return rc;
@@ -536,16 +604,12 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     }
     pm_buf_free(&meta);
     if (rc == 0 && o->cmd) {
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        /* The tree's orphans come to the sampler: still members, and
+         * read a last time before they are reaped (reap_orphans). */
+        r->ctx.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
         rc = start_child(r, err, oldmask);
-        if (rc != 0) {
-            /* Nothing ran: remove the empty profiles again. */
-            for (size_t i = 0; i < r->nw; i++) {
-                unlink(pm_writer_path(r->w[i]));
-                pm_writer_close(r->w[i], NULL);
-            }
-            r->nw = 0;
-        }
+        if (rc != 0)
+            discard_profiles(r);
     }
     return rc;
 }
@@ -559,6 +623,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
     }
     r->o = o;
     r->child = -1;
+    r->gate_fd = r->exec_fd = -1;
     r->fd_statm = -1;
     r->end.exit_status = -1;
     r->late_ns = o->interval_ns / 10;
@@ -615,6 +680,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
 
     for (;;) {
         take_sample(r, deadline, missed);
+        if (r->gate_fd >= 0 && release_child(r, &err) != 0) {
+            fprintf(stderr, "perfmon-sample: %s\n", err.msg);
+            discard_profiles(r);
+            cleanup(r);
+            free(r);
+            return 127;
+        }
         if (final)
             break;
         int64_t now = pm_mono_ns();
@@ -629,7 +701,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
                 suspend(r, &err);
             last_link_check = now;
         }
-        if (!o->cmd && ipc_finished(o->ipc_file)) {
+        if (r->ipc_on && pm_ipc_says_finished(o->ipc_file)) {
             reason = "IPC file says FINISHED";
             break;
         }
@@ -650,13 +722,29 @@ int pm_sampler_run(const pm_sampler_opts *o)
         }
         if (o->duration_ns && deadline > start + o->duration_ns)
             deadline = start + o->duration_ns;
+        /* Sleep until the deadline, a signal, or (--ipc) an inotify event
+         * or the next read of the IPC file, at most a second away. */
+        int ipc_stop = 0;
         for (;;) {
             now = pm_mono_ns();
-            if (g_child_event || g_stop_signal || now >= deadline)
+            if (r->ipc_on && now >= pm_ipc_deadline(&r->ipc) && pm_ipc_check(&r->ipc, now))
+                ipc_stop = 1;
+            if (ipc_stop || g_child_event || g_stop_signal || now >= deadline)
                 break;
-            int64_t left = deadline - now;
+            int64_t wake = deadline;
+            if (r->ipc_on && pm_ipc_deadline(&r->ipc) < wake)
+                wake = pm_ipc_deadline(&r->ipc);
+            int64_t left = wake - now;
             struct timespec ts = {(time_t)(left / PM_NS_PER_S), (long)(left % PM_NS_PER_S)};
-            ppoll(NULL, 0, &ts, &waitmask);
+            struct pollfd pfd = {r->ipc_on ? pm_ipc_fd(&r->ipc) : -1, POLLIN, 0};
+            if (ppoll(&pfd, 1, &ts, &waitmask) > 0 && (pfd.revents & POLLIN) &&
+                pm_ipc_check(&r->ipc, pm_mono_ns()))
+                ipc_stop = 1;
+        }
+        if (ipc_stop) {
+            final = 1; /* one last sample, then the end record */
+            reason = "IPC file says FINISHED";
+            deadline = pm_mono_ns();
         }
         if (g_child_event) {
             g_child_event = 0;

@@ -4,6 +4,14 @@
  * whole-node busy percentage over the last interval, and min/avg/max of
  * the per-core busy percentages (as AzureML's perf.py summarises them).
  * Percentages need two readings, so the first sample has none.
+ *
+ * Values that cannot be real are not recorded (and noted once): a CPU
+ * line's tick count above TICKS_MAX per CPU (2^40 ticks: 348 years at
+ * USER_HZ 100, 34 at 1000), the node line's above TICKS_MAX x MAX_CPUS,
+ * ctxt or processes above 2^60, procs_running or procs_blocked above the
+ * kernel's limit on tasks (PID_MAX_LIMIT, 4194304), a load average above it.
+ * A bound on uptime x USER_HZ would be tighter, but lxcfs and other
+ * container views give /proc/uptime and /proc/stat different origins.
  */
 #include <errno.h>
 #include <math.h>
@@ -25,6 +33,9 @@ static const char *const field_names[NF] = {"user",   "nice", "system",  "idle",
                                             "iowait", "irq",  "softirq", "steal"};
 
 #define MAX_CPUS 8192
+#define TICKS_MAX (1ull << 40)
+#define COUNT_MAX (1ull << 60)
+#define TASKS_MAX 4194304ull
 #define STAT_CAP (4u << 20)
 
 typedef struct core {
@@ -43,7 +54,29 @@ typedef struct cpu_state {
     size_t cap;
     long hz;
     int fd_stat, fd_load;
+    unsigned warned; /* bit per kind of impossible value, noted once */
 } cpu_state;
+
+enum { W_NODE = 1, W_CORE = 2, W_COUNT = 4, W_LOAD = 8 };
+
+static void impossible(cpu_state *st, const pm_sctx *ctx, unsigned kind, const char *file,
+                       const char *what, uint64_t v)
+{
+    if (st->warned & kind)
+        return;
+    st->warned |= kind;
+    pm_log(PM_LOG_WARN, "cpu: %s/%s: %s %llu cannot be real; not recorded (noted once)",
+           ctx->proc_root, file, what, (unsigned long long)v);
+}
+
+/* The index of the first of n ticks above max, or -1. */
+static int first_above(const uint64_t *t, int n, uint64_t max)
+{
+    for (int i = 0; i < n; i++)
+        if (t[i] > max)
+            return i;
+    return -1;
+}
 
 /* Parse up to NF tick counts; returns how many were read.  Old kernels
  * have fewer than 8: iowait came in 2.5.41, irq and softirq in 2.6.0,
@@ -142,7 +175,12 @@ static void read_loadavg(cpu_state *st, const pm_sctx *ctx, pm_sample *s)
         return;
     for (int i = 0; i < 3; i++) {
         double v;
-        if (pm_parse_double(f[i], &v) == 0 && v >= 0)
+        if (pm_parse_double(f[i], &v) != 0 || v < 0)
+            continue;
+        if (v > (double)TASKS_MAX)
+            impossible(st, ctx, W_LOAD, "loadavg", "a load average of",
+                       v < 1e19 ? (uint64_t)v : UINT64_MAX);
+        else
             pm_sample_f64(s, st->col_load[i], v);
     }
 }
@@ -163,6 +201,17 @@ static int cpu_read(void *state, const pm_sctx *ctx, pm_sample *s)
             int nt = parse_ticks(line + 4, t);
             if (nt < 4)
                 continue;
+            int bad = first_above(t, nt, TICKS_MAX * MAX_CPUS);
+            if (bad >= 0) {
+                /* That field is left out, and the percentage, which needs
+                 * them all; the next one is taken over a sound interval. */
+                impossible(st, ctx, W_NODE, "stat", field_names[bad], t[bad]);
+                for (int i = 0; i < nt; i++)
+                    if (t[i] <= TICKS_MAX * MAX_CPUS)
+                        pm_sample_f64(s, st->col_time[i], (double)t[i] / (double)st->hz);
+                st->have_prev = 0;
+                continue;
+            }
             /* Only the fields this kernel has: the others stay unrecorded. */
             for (int i = 0; i < nt; i++)
                 pm_sample_f64(s, st->col_time[i], (double)t[i] / (double)st->hz);
@@ -177,9 +226,18 @@ static int cpu_read(void *state, const pm_sctx *ctx, pm_sample *s)
         } else if (strncmp(line, "cpu", 3) == 0) {
             const char *p = line + 3;
             uint64_t id;
-            if (pm_scan_u64(&p, &id) != 0 || id >= MAX_CPUS || parse_ticks(p, t) < 4)
+            int nt;
+            if (pm_scan_u64(&p, &id) != 0 || id >= MAX_CPUS || (nt = parse_ticks(p, t)) < 4)
                 continue;
             ncpus++;
+            int bad = first_above(t, nt, TICKS_MAX);
+            if (bad >= 0) {
+                char what[64];
+                snprintf(what, sizeof what, "cpu%u %s", (unsigned)id, field_names[bad]);
+                impossible(st, ctx, W_CORE, "stat", what, t[bad]);
+                st->cores[id].seen = 0; /* out of min/avg/max until sound again */
+                continue;
+            }
             uint64_t busy, total;
             busy_total(t, &busy, &total);
             core *c = &st->cores[id];
@@ -195,22 +253,31 @@ static int cpu_read(void *state, const pm_sctx *ctx, pm_sample *s)
             c->busy = busy;
             c->total = total;
             c->seen = 1;
-        } else if (strncmp(line, "ctxt ", 5) == 0) {
-            const char *p = line + 5;
-            if (pm_scan_u64(&p, &v) == 0)
-                pm_sample_u64(s, st->col_ctxt, v);
-        } else if (strncmp(line, "processes ", 10) == 0) {
-            const char *p = line + 10;
-            if (pm_scan_u64(&p, &v) == 0)
-                pm_sample_u64(s, st->col_forks, v);
-        } else if (strncmp(line, "procs_running ", 14) == 0) {
-            const char *p = line + 14;
-            if (pm_scan_u64(&p, &v) == 0)
-                pm_sample_u64(s, st->col_running, v);
-        } else if (strncmp(line, "procs_blocked ", 14) == 0) {
-            const char *p = line + 14;
-            if (pm_scan_u64(&p, &v) == 0)
-                pm_sample_u64(s, st->col_blocked, v);
+        } else {
+            static const struct {
+                const char *name;
+                size_t len;
+                uint64_t max;
+            } counts[] = {
+                {"ctxt", 4, COUNT_MAX},
+                {"processes", 9, COUNT_MAX},
+                {"procs_running", 13, TASKS_MAX},
+                {"procs_blocked", 13, TASKS_MAX},
+            };
+            const int cols[] = {st->col_ctxt, st->col_forks, st->col_running, st->col_blocked};
+            for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+                if (strncmp(line, counts[k].name, counts[k].len) != 0 ||
+                    line[counts[k].len] != ' ')
+                    continue;
+                const char *p = line + counts[k].len;
+                if (pm_scan_u64(&p, &v) != 0)
+                    break;
+                if (v > counts[k].max)
+                    impossible(st, ctx, W_COUNT, "stat", counts[k].name, v);
+                else
+                    pm_sample_u64(s, cols[k], v);
+                break;
+            }
         }
     }
     if (ncpus)

@@ -3,14 +3,26 @@
  * holding the output directory and "/".
  *
  * Whole devices are the entries of /sys/block; partitions are not listed
- * there, so summing them never counts a byte twice.  Stacked or virtual
- * devices (dm-*, md*, loop*, ram*, zram*, nbd*) are left out for the same
- * reason: their I/O is also counted on the disks beneath them.
+ * there, so summing them never counts a byte twice.  Without /sys/block (a
+ * captured /proc with no /sys, a container without sysfs) they are the
+ * names of /proc/diskstats that are not a partition of another listed
+ * name by the kernel's naming rule (block/partitions/core.c): disk name,
+ * then "p" when the disk name ends in a digit, then the partition number
+ * (sda -> sda1, nvme0n1 -> nvme0n1p1, mmcblk0 -> mmcblk0p1).  The list is
+ * taken once, at start; the metadata says where it came from.
+ * Stacked or virtual devices (dm-*, md*, loop*, ram*, zram*, nbd*) are left
+ * out for the same reason: their I/O is also counted on the disks beneath.
  * Sectors in diskstats are always 512 bytes, whatever the device's size.
+ *
+ * A device line with a count that cannot be real (an I/O or sector count
+ * above 2^54, i.e. 8 EiB through one device, or an I/O time above 2^42 ms,
+ * 139 years) leaves the sample's disk counters unrecorded (their sums
+ * would be wrong either way), noted once.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -29,6 +41,8 @@
 /* /proc/diskstats is about 100-200 bytes a device: 4 MiB holds tens of
  * thousands (loop devices of snaps and containers, NVMe namespaces). */
 #define DISKSTATS_MAX (4u << 20)
+#define COUNT_MAX (1ull << 54)
+#define MS_MAX (1ull << 42)
 
 typedef struct disk_state {
     char (*devs)[DEV_NAME]; /* sorted, for bsearch */
@@ -39,6 +53,9 @@ typedef struct disk_state {
     size_t cap;
     int fd;
     int warned_big;
+    int warned_bad;
+    const char *from;   /* where the device list came from */
+    char why[160];      /* why there are no disk counters ("" when there are) */
 } disk_state;
 
 static int skipped_name(const char *n)
@@ -63,8 +80,83 @@ static void disk_free(disk_state *st)
     free(st);
 }
 
+/* Append name to the device list.  Returns 0, 1 when the list is full,
+ * or -ENOMEM. */
+static int push_dev(disk_state *st, const char *name)
+{
+    if (st->ndevs == MAX_DEVS)
+        return 1;
+    if (st->ndevs == st->capdevs) {
+        size_t nc = st->capdevs ? st->capdevs * 2 : 16;
+        char(*nd)[DEV_NAME] = pm_realloc_array(st->devs, nc, sizeof *nd);
+        if (!nd)
+            return -ENOMEM;
+        st->devs = nd;
+        st->capdevs = nc;
+    }
+    snprintf(st->devs[st->ndevs++], DEV_NAME, "%s", name);
+    return 0;
+}
+
+/* Is name a partition of a device in the sorted list all[0..n)?  By the
+ * kernel's naming rule: parent + digits when the parent's name ends in a
+ * letter, parent + "p" + digits when it ends in a digit. */
+static int partition_name(const char *name, char (*all)[DEV_NAME], size_t n)
+{
+    size_t len = strlen(name), end = len;
+    while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9')
+        end--;
+    if (end == len || end == 0)
+        return 0; /* no partition number, or only digits */
+    char parent[DEV_NAME];
+    if (end >= 2 && name[end - 1] == 'p' && name[end - 2] >= '0' && name[end - 2] <= '9')
+        end--; /* nvme0n1p1: parent nvme0n1 */
+    else if (name[end - 1] >= '0' && name[end - 1] <= '9')
+        return 0;
+    memcpy(parent, name, end);
+    parent[end] = '\0';
+    return bsearch(parent, all, n, sizeof *all, cmp_dev) != NULL;
+}
+
+/* Without /sys/block: the whole devices among the names of diskstats (in
+ * st->buf, len bytes).  Returns 0, 1 when the list is full, or -ENOMEM. */
+static int list_from_diskstats(disk_state *st, ssize_t len)
+{
+    char *copy = malloc((size_t)len + 1);
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, st->buf, (size_t)len + 1);
+    char *cur = copy, *line;
+    int rc = 0;
+    while (rc == 0 && (line = pm_next_line(&cur)) != NULL) {
+        char *f[4];
+        if (pm_split_fields(line, f, 4) >= 3 && strlen(f[2]) < DEV_NAME)
+            rc = push_dev(st, f[2]);
+    }
+    free(copy);
+    if (rc < 0)
+        return rc;
+    qsort(st->devs, st->ndevs, sizeof *st->devs, cmp_dev);
+    /* Keep the whole, real devices, in place (the order stays sorted). */
+    char(*all)[DEV_NAME] = pm_realloc_array(NULL, st->ndevs ? st->ndevs : 1, sizeof *all);
+    if (!all)
+        return -ENOMEM;
+    memcpy(all, st->devs, st->ndevs * sizeof *all);
+    size_t n = st->ndevs, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (skipped_name(all[i]) || partition_name(all[i], all, n) ||
+            (k > 0 && strcmp(st->devs[k - 1], all[i]) == 0))
+            continue;
+        memcpy(st->devs[k++], all[i], DEV_NAME);
+    }
+    st->ndevs = k;
+    free(all);
+    return rc;
+}
+
 /* The whole devices: the entries of /sys/block, less the stacked and
- * virtual ones.  Returns 0 or -ENOMEM. */
+ * virtual ones.  Returns 0, -ENOENT when there is no /sys/block, or
+ * -ENOMEM. */
 static int list_devices(const pm_sctx *ctx, disk_state *st)
 {
     int fd = openat(ctx->sys_fd, "block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -72,31 +164,19 @@ static int list_devices(const pm_sctx *ctx, disk_state *st)
     if (!d) {
         if (fd >= 0)
             close(fd);
-        return 0;
+        return -ENOENT;
     }
     struct dirent *e;
-    int more = 0;
-    while ((e = readdir(d)) != NULL) {
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.' || skipped_name(e->d_name) || strlen(e->d_name) >= DEV_NAME)
             continue;
-        if (st->ndevs == MAX_DEVS) {
-            more = 1;
-            break;
-        }
-        if (st->ndevs == st->capdevs) {
-            size_t nc = st->capdevs ? st->capdevs * 2 : 16;
-            char(*nd)[DEV_NAME] = pm_realloc_array(st->devs, nc, sizeof *nd);
-            if (!nd) {
-                closedir(d);
-                return -ENOMEM;
-            }
-            st->devs = nd;
-            st->capdevs = nc;
-        }
-        strcpy(st->devs[st->ndevs++], e->d_name);
+        rc = push_dev(st, e->d_name);
     }
     closedir(d);
-    if (more)
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
         pm_log(PM_LOG_WARN, "disk: more than %d devices in %s/block; only the first counted",
                MAX_DEVS, ctx->sys_root);
     if (st->ndevs)
@@ -110,21 +190,44 @@ static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     if (!st)
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
     st->fd = -1;
-    if (list_devices(ctx, st) != 0) {
+    st->from = "sys/block";
+    int lrc = list_devices(ctx, st);
+    if (lrc == -ENOMEM) {
         disk_free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
     }
-    ssize_t n = st->ndevs > 0 ? pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf,
-                                              &st->cap, DISKSTATS_MAX)
-                              : 0;
+    ssize_t n = lrc == -ENOENT || st->ndevs > 0
+                    ? pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf, &st->cap,
+                                    DISKSTATS_MAX)
+                    : 0;
     if (n == -ENOMEM) {
         disk_free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
     }
+    if (lrc == -ENOENT && n > 0) {
+        st->from = "diskstats";
+        int r2 = list_from_diskstats(st, n);
+        if (r2 < 0) {
+            disk_free(st);
+            return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
+        }
+        pm_log(PM_LOG_INFO, "disk: no %s/block: %zu whole devices taken from the names in "
+               "%s/diskstats", ctx->sys_root, st->ndevs, ctx->proc_root);
+        if (r2 == 1)
+            pm_log(PM_LOG_WARN, "disk: more than %d devices in %s/diskstats; only the first "
+                   "counted", MAX_DEVS, ctx->proc_root);
+    }
     if (n == -EFBIG)
         pm_log(PM_LOG_WARN, "disk: %s/diskstats is larger than %u bytes; disk counters not "
                "recorded", ctx->proc_root, DISKSTATS_MAX);
-    int have_stats = n > 0;
+    if (n == -EFBIG)
+        snprintf(st->why, sizeof st->why, "%s/diskstats is larger than %u bytes",
+                 ctx->proc_root, DISKSTATS_MAX);
+    else if (n < 0)
+        snprintf(st->why, sizeof st->why, "%s/diskstats: %s", ctx->proc_root, strerror((int)-n));
+    else if (st->ndevs == 0)
+        snprintf(st->why, sizeof st->why, "no whole disk in %s", st->from);
+    int have_stats = n > 0 && st->ndevs > 0;
     if (have_stats) {
         st->rb = pm_schema_add(s, "disk.read_bytes", "B", PM_COUNTER, PM_U64, "disk", 0);
         st->wb = pm_schema_add(s, "disk.write_bytes", "B", PM_COUNTER, PM_U64, "disk", 0);
@@ -182,6 +285,7 @@ static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
         }
         if (len > 0) {
             uint64_t rs = 0, ws = 0, ro = 0, wo = 0, ticks = 0;
+            const char *bad = NULL;
             char *cur = st->buf, *line;
             while ((line = pm_next_line(&cur)) != NULL) {
                 /* major minor name, then 11, 15 or 17 numbers. */
@@ -195,17 +299,33 @@ static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
                     ok &= pm_parse_u64(f[3 + i], &v[i]) == 0;
                 if (!ok)
                     continue;
+                if (v[0] > COUNT_MAX || v[2] > COUNT_MAX || v[4] > COUNT_MAX ||
+                    v[6] > COUNT_MAX || v[9] > MS_MAX) {
+                    bad = f[2];
+                    break;
+                }
                 ro += v[0]; /* reads completed */
                 rs += v[2]; /* sectors read */
                 wo += v[4]; /* writes completed */
                 ws += v[6]; /* sectors written */
                 ticks += v[9]; /* ms spent doing I/O */
             }
-            pm_sample_u64(s, st->rb, rs * 512);
-            pm_sample_u64(s, st->wb, ws * 512);
-            pm_sample_u64(s, st->rops, ro);
-            pm_sample_u64(s, st->wops, wo);
-            pm_sample_f64(s, st->busy, (double)ticks / 1000.0);
+            /* Sums of at most 65536 devices below 2^54 stay below 2^70: a
+             * sum above 2^55 sectors (bytes past 2^64) is no more real. */
+            if (!bad && (rs > 2 * COUNT_MAX || ws > 2 * COUNT_MAX))
+                bad = "the sum over devices";
+            if (bad && !st->warned_bad) {
+                st->warned_bad = 1;
+                pm_log(PM_LOG_WARN, "disk: %s/diskstats: %s: a count that cannot be real; disk "
+                       "counters not recorded in such samples (noted once)", ctx->proc_root, bad);
+            }
+            if (!bad) {
+                pm_sample_u64(s, st->rb, rs * 512);
+                pm_sample_u64(s, st->wb, ws * 512);
+                pm_sample_u64(s, st->rops, ro);
+                pm_sample_u64(s, st->wops, wo);
+                pm_sample_f64(s, st->busy, (double)ticks / 1000.0);
+            }
         }
     }
     fs_usage(ctx->out_dir, s, st->out_pct, st->out_used, st->out_size);
@@ -222,7 +342,10 @@ static void disk_describe(void *state, pm_buf *j)
             pm_buf_puts(j, ",");
         pm_buf_json_str(j, st->devs[i]);
     }
-    pm_buf_puts(j, "]");
+    pm_buf_puts(j, "],\"disks_from\":");
+    pm_buf_json_str(j, st->from);
+    pm_buf_puts(j, ",\"disk_counters\":");
+    pm_buf_json_str(j, st->why[0] ? st->why : "ok");
 }
 
 static void disk_close(void *state)

@@ -7,6 +7,9 @@
  * extended counters under the same names when the HCA supports them; the
  * legacy 32-bit counters saturate rather than wrap, which the analyzer's
  * reset repair treats as a stuck value, not a wrap.
+ * A data counter above 2^62 words (2^64 bytes) or a sum over ports past
+ * 2^64 cannot be recorded as bytes, and cannot be real: that column is
+ * left unrecorded in the sample, noted once.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "perfmon/fileio.h"
+#include "perfmon/log.h"
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
 
@@ -35,6 +39,7 @@ typedef struct ib_state {
     ib_port ports[MAX_PORTS];
     size_t nports;
     int col[NCTR];
+    int warned;
 } ib_state;
 
 static void ib_close(void *state)
@@ -132,10 +137,9 @@ static int ib_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err
 
 static int ib_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
-    (void)ctx;
     ib_state *st = state;
     uint64_t sum[NCTR] = {0};
-    int ok[NCTR] = {0};
+    int ok[NCTR] = {0}, bad[NCTR] = {0};
     for (size_t i = 0; i < st->nports; i++) {
         for (int k = 0; k < NCTR; k++) {
             char buf[64];
@@ -146,13 +150,22 @@ static int ib_read(void *state, const pm_sctx *ctx, pm_sample *s)
             buf[strcspn(buf, "\n")] = '\0';
             if (pm_parse_u64(buf, &v) != 0)
                 continue;
-            sum[k] += (k == XD || k == RD) ? v * 4 : v;
+            if ((k == XD || k == RD) && __builtin_mul_overflow(v, 4, &v))
+                bad[k] = 1;
+            bad[k] |= __builtin_add_overflow(sum[k], v, &sum[k]);
             ok[k] = 1;
         }
     }
-    for (int k = 0; k < NCTR; k++)
-        if (ok[k])
+    for (int k = 0; k < NCTR; k++) {
+        if (ok[k] && !bad[k])
             pm_sample_u64(s, st->col[k], sum[k]);
+        if (bad[k] && !st->warned) {
+            st->warned = 1;
+            pm_log(PM_LOG_WARN, "infiniband: %s/class/infiniband: %s passes 2^64 bytes or "
+                   "packets summed over ports, which no counter can reach; not recorded "
+                   "(noted once)", ctx->sys_root, ctr_file[k]);
+        }
+    }
     return 0;
 }
 

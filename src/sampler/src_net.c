@@ -1,7 +1,12 @@
 /* Network source: /proc/net/dev (proc(5)), split into loopback and
  * external interfaces as AzureML's perf.py reports them.  Every interface
  * other than "lo" counts as external.  The counters are those of the
- * sampler's network namespace. */
+ * sampler's network namespace.
+ *
+ * Every 64-bit value is a possible counter (a 400 Gb/s link passes 2^63
+ * bytes in under 6 years), so none is rejected alone; a sum over
+ * interfaces that overflows 64 bits cannot be real and leaves that column
+ * unrecorded in the sample, noted once. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +28,7 @@ typedef struct net_state {
     int errs, drops;
     int fd;
     int warned_big;
+    int warned_sum;
     char *buf;
     size_t cap;
 } net_state;
@@ -83,7 +89,9 @@ static int net_read(void *state, const pm_sctx *ctx, pm_sample *s)
     }
     if (n <= 0)
         return -1;
+    /* Sums, and a flag per sum that overflowed. */
     uint64_t bs[2] = {0}, br[2] = {0}, ps[2] = {0}, pr[2] = {0}, errs = 0, drops = 0;
+    int obs[2] = {0}, obr[2] = {0}, ops[2] = {0}, opr[2] = {0}, oerrs = 0, odrops = 0;
     char *cur = st->buf, *line;
     while ((line = pm_next_line(&cur)) != NULL) {
         /* "  name: rx_bytes rx_packets rx_errs rx_drop fifo frame compressed
@@ -105,23 +113,40 @@ static int net_read(void *state, const pm_sctx *ctx, pm_sample *s)
         if (!ok)
             continue;
         int k = strcmp(nm, "lo") == 0 ? LO : EXT;
-        br[k] += v[0];
-        pr[k] += v[1];
-        bs[k] += v[8];
-        ps[k] += v[9];
+        obr[k] |= __builtin_add_overflow(br[k], v[0], &br[k]);
+        opr[k] |= __builtin_add_overflow(pr[k], v[1], &pr[k]);
+        obs[k] |= __builtin_add_overflow(bs[k], v[8], &bs[k]);
+        ops[k] |= __builtin_add_overflow(ps[k], v[9], &ps[k]);
         if (k == EXT) {
-            errs += v[2] + v[10];
-            drops += v[3] + v[11];
+            oerrs |= __builtin_add_overflow(errs, v[2], &errs);
+            oerrs |= __builtin_add_overflow(errs, v[10], &errs);
+            odrops |= __builtin_add_overflow(drops, v[3], &drops);
+            odrops |= __builtin_add_overflow(drops, v[11], &drops);
         }
     }
+    int over = 0;
     for (int k = 0; k < 2; k++) {
-        pm_sample_u64(s, st->bs[k], bs[k]);
-        pm_sample_u64(s, st->br[k], br[k]);
-        pm_sample_u64(s, st->ps[k], ps[k]);
-        pm_sample_u64(s, st->pr[k], pr[k]);
+        over |= obs[k] | obr[k] | ops[k] | opr[k];
+        if (!obs[k])
+            pm_sample_u64(s, st->bs[k], bs[k]);
+        if (!obr[k])
+            pm_sample_u64(s, st->br[k], br[k]);
+        if (!ops[k])
+            pm_sample_u64(s, st->ps[k], ps[k]);
+        if (!opr[k])
+            pm_sample_u64(s, st->pr[k], pr[k]);
     }
-    pm_sample_u64(s, st->errs, errs);
-    pm_sample_u64(s, st->drops, drops);
+    over |= oerrs | odrops;
+    if (!oerrs)
+        pm_sample_u64(s, st->errs, errs);
+    if (!odrops)
+        pm_sample_u64(s, st->drops, drops);
+    if (over && !st->warned_sum) {
+        st->warned_sum = 1;
+        pm_log(PM_LOG_WARN, "net: %s/net/dev: a sum over interfaces passes 2^64, which no "
+               "counter can reach; that column not recorded in such samples (noted once)",
+               ctx->proc_root);
+    }
     return 0;
 }
 

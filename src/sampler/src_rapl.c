@@ -7,6 +7,8 @@
  * package-0, core-0, uncore-0, dram-0, psys.
  * Since Linux 5.10 energy_uj is readable by root only; then the section
  * is absent and the metadata says why.
+ * A reading above max_energy_range_uj cannot be real (the counter wraps
+ * there): it is not recorded, and noted once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "perfmon/fileio.h"
+#include "perfmon/log.h"
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
 
@@ -35,6 +38,7 @@ typedef struct rapl_state {
     rapl_domain d[MAX_DOMAINS];
     size_t n;
     char reason[160];
+    int warned;
 } rapl_state;
 
 static int cmp_zone(const void *a, const void *b)
@@ -140,7 +144,6 @@ static int rapl_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
 
 static int rapl_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
-    (void)ctx;
     rapl_state *st = state;
     for (size_t i = 0; i < st->n; i++) {
         char buf[64];
@@ -148,8 +151,19 @@ static int rapl_read(void *state, const pm_sctx *ctx, pm_sample *s)
         if (pm_pread_kept(&st->d[i].efd, st->d[i].fd, "energy_uj", buf, sizeof buf, NULL) <= 0)
             continue;
         buf[strcspn(buf, "\n")] = '\0';
-        if (pm_parse_u64(buf, &v) == 0)
-            pm_sample_u64(s, st->d[i].col, v);
+        if (pm_parse_u64(buf, &v) != 0)
+            continue;
+        if (st->d[i].range && v > st->d[i].range) {
+            if (!st->warned) {
+                st->warned = 1;
+                pm_log(PM_LOG_WARN, "rapl: %s/class/powercap/%s/energy_uj: %llu is above its "
+                       "max_energy_range_uj %llu and cannot be real; not recorded (noted once)",
+                       ctx->sys_root, st->d[i].zone, (unsigned long long)v,
+                       (unsigned long long)st->d[i].range);
+            }
+            continue;
+        }
+        pm_sample_u64(s, st->d[i].col, v);
     }
     return 0;
 }

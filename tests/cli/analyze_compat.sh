@@ -1,9 +1,10 @@
 #!/bin/sh
 # --compat=ska against an independent reference: a random SKA cpu_metrics.json
 # (ragged lists, counter resets, RAPL wraps, missing groups) is analysed by
-# perfmon-analyze and by a direct transcription of SKA perfmon's pandas
-# steps (seed 003: div, diff / time diff, mask(<0).ffill().fillna(0),
-# mean/max per host, mean of means / max of maxima, positional Total/Average).
+# perfmon-analyze and by tests/support/ska_ref.py, a re-implementation of
+# SKA perfmon's pandas steps (seed 003: the DataFrame, div, diff / time
+# diff, mask(<0).ffill().fillna(0), mean/max per host, mean of means / max
+# of maxima, positional Total/Average).
 set -u
 if ! command -v python3 >/dev/null 2>&1; then
     echo "SKIP  python3 not installed"
@@ -42,78 +43,8 @@ json.dump(d, open(sys.argv[1], "w"), indent=4)
 PY
 ${PM_WRAP:-} "$PM_BIN/perfmon-analyze" --compat=ska --stats --json -q "$T/cpu_metrics.json" >"$T/out.json" || {
     echo "FAIL  perfmon-analyze exited $?"; exit 1; }
-python3 - "$T/cpu_metrics.json" "$T/out.json" <<'PY'
-import json, math, sys
-src = json.load(open(sys.argv[1]))
-out = {m["id"]: m for m in json.load(open(sys.argv[2]))["metrics"]}
-NaN = float("nan")
-
-def replace_neg(xs):                       # df.mask(df.lt(0)).ffill().fillna(0)
-    r, last = [], NaN
-    for x in xs:
-        if not math.isnan(x) and x >= 0:
-            last = x
-            r.append(x)
-        else:
-            r.append(0.0 if math.isnan(last) else last)
-    return r
-
-def column(host, path):
-    n = len(host["time_stamps"])
-    v = host
-    for p in path:
-        v = v[p]
-    v = [float(x) for x in v][:n]
-    return v + [NaN] * (n - len(v))
-
-def series(host, path, conv, rate):
-    x = [v / conv for v in column(host, path)]
-    if rate:
-        t = host["time_stamps"]
-        x = [NaN] + [(x[i] - x[i - 1]) / (t[i] - t[i - 1]) for i in range(1, len(x))]
-    return replace_neg(x)
-
-def mean(xs):
-    return sum(xs) / len(xs)
-
-def check(mid, paths_of, conv, rate, comb):
-    means, maxs, parts, per_host = [], [], [], []
-    for h in sorted(src["host_names"]):
-        host = src[h]
-        ps = paths_of(host)
-        if not ps:
-            continue
-        cols = [series(host, p, conv, rate) for p in ps]
-        for c in cols:
-            parts.append((mean(c), max(c)))
-        tot = [sum(v) for v in zip(*cols)]
-        per_host.append(tot)
-        means.append(mean(tot))
-        maxs.append(max(tot))
-    if len(parts) > len(per_host):          # energy: per socket
-        avg, mx = mean([p[0] for p in parts]), max(p[1] for p in parts)
-    else:
-        avg, mx = mean(means), max(maxs)
-    n = max(len(s) for s in per_host)
-    agg = []
-    for i in range(n):
-        vals = [s[i] for s in per_host if i < len(s)]
-        agg.append(sum(vals) if comb == "Total" else mean(vals))
-    agg = replace_neg(agg)
-    m = out[mid]
-    got = (m["avg_per_node"], m["max_per_node"], m["aggregate"]["mean"], m["aggregate"]["max"])
-    want = (avg, mx, mean(agg), max(agg))
-    for g, w, what in zip(got, want, ("avg_per_node", "max_per_node", "aggregate mean", "aggregate max")):
-        if abs(g - w) > 1e-9 * max(1.0, abs(w)):
-            print("FAIL  %s %s: perfmon %.17g, SKA reference %.17g" % (mid, what, g, w))
-            sys.exit(1)
-    print("ok    %s matches the SKA reference (avg/node %.6g, max/node %.6g)" % (mid, avg, mx))
-
-MiB = 1048576.0
-check("cpu_usage", lambda h: [("cpu_percent_sys",)], 1.0, False, "Average")
-check("net_out", lambda h: [("net_io_counters", "bytes_sent")], MiB, True, "Total")
-check("proc_rss", lambda h: [("memory_info", "rss")], MiB, False, "Total")
-check("rapl_package",
-      lambda h: [("rapl_powercap", k) for k in sorted(h.get("rapl_powercap", {})) if k.startswith("package-")],
-      1e6, True, "Total")
-PY
+# The reference: tests/support/ska_ref.py (SKA's DataFrame and plot steps
+# in plain Python; a host without RAPL is 0 W there, RSS an Average).
+python3 "$PM_ROOT/tests/support/ska_ref.py" "$T" >"$T/ref.json" || exit 1
+python3 "$PM_ROOT/tests/support/ska_compare.py" random "$T/ref.json" "$T/out.json" \
+    cpu_usage net_out proc_rss rapl_package

@@ -38,6 +38,26 @@ for k, v in p["events"].items():
     print("event", k, v)
 print("table", json.dumps(p["table"]), p.get("table_reason", ""))
 PY
+# The command starts only after the first sample (the start gate), so the
+# baseline of its cumulative columns is taken before it did anything: its
+# page faults and CPU time at the first sample are zero, however late that
+# sample came (on a loaded node it used to come after dd had finished, and
+# the faults were lost in the baseline).
+python3 - "$prof" >"$T/first" <<'PY'
+import json, sys
+f = open(sys.argv[1])
+cols = [c["name"] for c in json.loads(f.readline())["columns"]]
+first = None
+for line in f:
+    d = json.loads(line)
+    if "v" in d:
+        first = dict(zip(cols, d["v"]))
+        break
+pf, cpu = first.get("perf.page_faults"), first.get("proc.cpu_time")
+ok = pf == 0 and cpu is not None and cpu <= 0.01
+print("fine" if ok else "first sample: perf.page_faults %r, proc.cpu_time %r" % (pf, cpu))
+PY
+check "the first sample is taken before the command runs ($(cat "$T/first"))" grep -qx fine "$T/first"
 check "metadata says the counters follow the command" grep -q "^mode command" "$T/meta"
 check "metadata gives every event a status" [ "$(grep -c '^event perf\.' "$T/meta")" -ge 9 ]
 if grep -q "^event perf.cycles ok" "$T/meta"; then

@@ -87,6 +87,6 @@ EOF
 check "per-node plots drawn" [ "$(ls "$T/plots" | grep -c '_per_node\.png$')" -gt 10 ]
 check "all-node plots drawn" [ "$(ls "$T/plots" | grep -c '_all_nodes\.png$')" -gt 10 ]
 check "per-node plot scripts have one line per node" \
-    grep -q "title 'node3'" "$T/data/cpu_usage.gp"
+    grep -q 'title "node3"' "$T/data/cpu_usage.gp"
 
 [ "$fails" -eq 0 ]

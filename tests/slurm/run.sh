@@ -136,6 +136,7 @@ set -eu
 OUT=$T/perfmon-\$SLURM_JOB_ID
 IPC=\$OUT/ipc
 mkdir -p "\$OUT"
+rm -f "\$IPC"
 srun --overlap --ntasks-per-node=1 --nodes="\$SLURM_JOB_NUM_NODES" \\
     $BIN/perfmon-sample -o "\$OUT" -i 0.2 -f both --ipc "\$IPC" &
 SAMPLERS=\$!

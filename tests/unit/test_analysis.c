@@ -153,9 +153,11 @@ static void test_compat_ska(void **state)
     CLOSE(net->avg_per_node, (0.8 + 0.375) / 2);
     CLOSE(net->agg.st.mean, 1.1);        /* 0 1.5 1.5 1.5 1 */
     CLOSE(net->agg.st.max, 1.5);
-    /* RAPL titles per socket: means 0.8 and 1.6 W, max 2 W */
+    /* RAPL titles per socket: node-b's means 0.8 and 1.6 W, max 2 W; node-a
+     * has no RAPL and counts as 0 W on both sockets, as in SKA's table */
     const pm_metric_result *pk = metric(a, "rapl_package");
-    CLOSE(pk->avg_per_node, 1.2);
+    CLOSE(pk->avg_per_node, (0.8 + 1.6 + 0 + 0) / 4);
+    assert_int_equal(pk->nhosts_with_data, 2);
     CLOSE(pk->max_per_node, 2);
     /* padded NaN held forward as SKA does: 100 150 200 200 200 */
     CLOSE(metric(a, "proc_cpu")->host[1]->st.mean, 170);

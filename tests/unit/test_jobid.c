@@ -364,7 +364,7 @@ static void test_parse_args_ok(void **state)
 
     /* everything set, with the edge values accepted */
     const char *a2[] = {"--output", "out", "-i", "50ms", "-c", "2m", "-d", "1h",
-                        "--pss-interval", "0", "--ipc", "ipc.txt", "-j", "job 1",
+                        "--pss-interval", "0", "--ipc", "ipc.txt", "--ipc-reset", "-j", "job 1",
                         "--host", "cn9", "-f", "both", "--proc-root", fixproc,
                         "--sys-root", "/s", "-p", "100,101,1234", "-v", "-v", NULL};
     argv_make(&a, a2);
@@ -374,6 +374,7 @@ static void test_parse_args_ok(void **state)
     assert_true(o.duration_ns == 3600000000000);
     assert_true(o.pss_interval_ns == 0);
     assert_string_equal(o.ipc_file, "ipc.txt");
+    assert_int_equal(o.ipc_reset, 1);
     assert_string_equal(o.job_id, "job 1");
     assert_string_equal(o.host, "cn9");
     assert_int_equal(o.write_bin, 1);
@@ -446,6 +447,9 @@ static void test_parse_args_missing_value_long_only(void **state)
         {{"-o", "d", "--bogus=1"}, {"unknown option '--bogus=1'", NULL}},
         {{"-o", "d", "--verbose=2"}, {"--verbose", "takes no value"}},
         {{"-o", "d", "--p", "1"}, {"ambiguous", "--p"}},
+        {{"-o", "d", "--ipc-reset"}, {"--ipc-reset", "needs --ipc"}},
+        {{"-o", "d", "--ipc", ""}, {"--ipc", "empty"}},
+        {{"-o", "d", "--ip", "f"}, {"ambiguous", "--ip"}},
     };
     for (size_t i = 0; i < N(rows); i++) {
         argvec a;

@@ -68,6 +68,39 @@ static void test_merged_file(void **state)
     free_list(ps, n);
 }
 
+/* A host listed without data is a warning; a long name is kept whole. */
+static void test_partial_and_long_names(void **state)
+{
+    (void)state;
+    char *name = malloc(10001);
+    assert_non_null(name);
+    memset(name, 'h', 10000);
+    name[10000] = 0;
+    size_t cap = 2 * 10000 + 200;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    snprintf(text, cap,
+             "{\"host_names\": [\"%s\", \"ghost\", \"b\\u00e9\"], \"%s\": {\"time_stamps\": [1, 2]},"
+             " \"b\\u00e9\": {\"time_stamps\": [1, 2]}}",
+             name, name);
+    pm_profile **ps = NULL;
+    size_t n = 0;
+    pm_error err;
+    pm_error_clear(&err);
+    if (pm_ska_decode("t.json", text, strlen(text), &ps, &n, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(n, 2);
+    assert_string_equal(pm_profile_host(ps[0]), name);
+    assert_int_equal(strlen(ps[0]->info.host), sizeof ps[0]->info.host - 1);
+    assert_string_equal(pm_profile_host(ps[1]), "b\xc3\xa9");
+    assert_null(ps[1]->host_long);
+    assert_int_equal(ps[0]->nwarnings, 1);
+    assert_non_null(strstr(ps[0]->warnings[0], "t.json: host ghost: listed in host_names but has no data"));
+    free_list(ps, n);
+    free(text);
+    free(name);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -84,8 +117,10 @@ static void test_errors(void **state)
          "t.json:1:34: unterminated string"},
         {"{\"host_names\": [\"x\"]} trailing", PM_EFORMAT, "t.json:1:23: trailing characters"},
         {"{\"a\": 1}", PM_ENOENT, "not SKA perfmon output"},
-        {"{\"host_names\": [\"x\", \"y\"], \"x\": {\"time_stamps\": [1]}}", PM_EFORMAT,
-         "t.json: host y: listed in host_names but has no data"},
+        {"{\"host_names\": [\"x\", \"y\"]}", PM_EFORMAT,
+         "t.json: none of the 2 hosts in host_names has data"},
+        {"{\"host_names\": []}", PM_EFORMAT, "t.json: host_names is empty"},
+        {"{\"host_names\": [\"x\", 3]}", PM_EFORMAT, "t.json: host_names[1]: expected a non-empty string"},
         {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": 5}}", PM_EFORMAT,
          "t.json: host x: time_stamps: missing or not a list"},
         {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": [1], \"memory_info\": {\"rss\": 3}}}",
@@ -178,6 +213,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merged_file),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_partial_and_long_names),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_per_host_file),
         cmocka_unit_test(test_sniff),

@@ -7,6 +7,10 @@
  *   a parent field (1235, "x) S 100 (y", really a child of 1).
  * minimal: an old kernel: 4-field /proc/stat, no MemAvailable, 11-number
  *   diskstats, no Infiniband, no powercap.
+ * captured: a tree copied with cp from a 6.1 node: a "self" link to the
+ *   copying process, no /sys/block, many kinds of block devices.
+ * impossible: values no kernel can produce, in meminfo, stat, loadavg,
+ *   diskstats and net/dev.
  *
  * Counters that need two readings are tested on a copy of the tree in a
  * temporary directory whose files are rewritten in place (the sources keep
@@ -28,6 +32,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "perfmon/log.h"
 #include "perfmon/source.h"
 
 #include "../support/testutil.h"
@@ -46,6 +51,7 @@ static void dbl_near(double a, double b, double eps, const char *expr, const cha
 
 typedef struct harness {
     char root[4096];
+    char proc[4200], sys[4200]; /* the context borrows them (messages) */
     pm_sctx ctx;
     pm_schema schema;
     pm_sample s;
@@ -70,12 +76,11 @@ static const char *h_slurm_job, *h_slurm_step;
 static int h_open(harness *h, const pm_source *src, const char *root, const pid_t *roots,
                   size_t nroots)
 {
-    char proc[4200], sys[4200];
     memset(h, 0, sizeof *h);
     snprintf(h->root, sizeof h->root, "%s", root);
-    snprintf(proc, sizeof proc, "%s/proc", root);
-    snprintf(sys, sizeof sys, "%s/sys", root);
-    assert_int_equal(pm_sctx_open(&h->ctx, proc, sys, &h->err), 0);
+    snprintf(h->proc, sizeof h->proc, "%s/proc", root);
+    snprintf(h->sys, sizeof h->sys, "%s/sys", root);
+    assert_int_equal(pm_sctx_open(&h->ctx, h->proc, h->sys, &h->err), 0);
     h->ctx.clk_tck = 100;
     h->ctx.page_size = 4096;
     h->ctx.uid = getuid();
@@ -545,16 +550,98 @@ static void test_memory_old_kernel(void **state)
     assert_int_equal(h_open_node(&h, &pm_source_memory, "minimal", NULL, 0), 0);
     assert_int_equal(h_read(&h), 0);
     assert_int_equal(u64v(&h, "mem.total"), 2048000ull * 1024);
-    /* No MemAvailable (kernel < 3.14): no guess. */
+    /* No MemAvailable (kernel < 3.14): not made up, and "used" is the
+     * classic total - free - buffers - cached of the fixture's meminfo:
+     * 2048000 - 512000 - 100000 - 700000 = 736000 kB, 35.9375 %. */
     assert_false(has(&h, "mem.available"));
-    assert_false(has(&h, "mem.used"));
-    assert_false(has(&h, "mem.percent"));
+    assert_int_equal(u64v(&h, "mem.used"), 736000ull * 1024);
+    assert_dbl(f64v(&h, "mem.percent"), 35.9375, EPS);
     assert_false(has(&h, "mem.shared")); /* no Shmem line either */
     assert_int_equal(u64v(&h, "mem.free"), 512000ull * 1024);
     assert_int_equal(u64v(&h, "swap.total"), 0);
     assert_int_equal(u64v(&h, "swap.used"), 0);
     assert_dbl(f64v(&h, "swap.percent"), 0.0, EPS);
     h_close(&h);
+}
+
+/* The metadata member the memory source adds: which "used" it records. */
+static char *describe_json(const harness *h)
+{
+    pm_buf j;
+    pm_buf_init(&j);
+    pm_buf_puts(&j, "{");
+    h->src->describe(h->state, &j);
+    pm_buf_puts(&j, "}");
+    assert_false(j.oom);
+    char *out = strdup(j.data);
+    pm_buf_free(&j);
+    return out;
+}
+
+static void test_memory_used_definition(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *node, *want;
+    } rows[] = {
+        {"hpc-ib-rapl", "MemTotal - MemAvailable"},
+        {"minimal", "MemTotal - MemFree - Buffers - Cached (no MemAvailable: kernel before 3.14)"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        harness h;
+        assert_int_equal(h_open_node(&h, &pm_source_memory, rows[i].node, NULL, 0), 0);
+        char *js = describe_json(&h);
+        cJSON *o = cJSON_Parse(js);
+        assert_non_null(o);
+        cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "mem_used");
+        assert_true(cJSON_IsString(u));
+        assert_string_equal(u->valuestring, rows[i].want);
+        cJSON_Delete(o);
+        free(js);
+        h_close(&h);
+    }
+}
+
+/* Without MemAvailable at start: used = total - free - buffers - cached,
+ * clamped at 0, and only when all four are there and real. */
+static void test_memory_classic_rows(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *meminfo;
+        uint64_t used_kb; /* UINT64_MAX: not recorded */
+    } rows[] = {
+        {"MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 20 kB\nCached: 300 kB\n", 580},
+        {"MemTotal: 1000 kB\nMemFree: 0 kB\nBuffers: 0 kB\nCached: 0 kB\n", 1000},
+        /* racy reads: more free than total */
+        {"MemTotal: 1000 kB\nMemFree: 900 kB\nBuffers: 200 kB\nCached: 300 kB\n", 0},
+        {"MemTotal: 1000 kB\nMemFree: 100 kB\nCached: 300 kB\n", UINT64_MAX},
+        {"MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: x kB\nCached: 300 kB\n", UINT64_MAX},
+        /* 2^50 kB is the largest value taken; one more cannot be real */
+        {"MemTotal: 1125899906842624 kB\nMemFree: 0 kB\nBuffers: 0 kB\nCached: 0 kB\n",
+         1125899906842624ull},
+        {"MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 20 kB\nCached: 1125899906842625 kB\n",
+         UINT64_MAX},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char *root = copy_node("minimal");
+        write_file(root, "proc/meminfo", "%s", rows[i].meminfo);
+        harness h;
+        assert_int_equal(h_open(&h, &pm_source_memory, root, NULL, 0), 0);
+        assert_int_equal(h_read(&h), 0);
+        assert_false(has(&h, "mem.available"));
+        if (rows[i].used_kb == UINT64_MAX) {
+            assert_false(has(&h, "mem.used"));
+            assert_false(has(&h, "mem.percent"));
+        } else {
+            assert_int_equal(u64v(&h, "mem.used"), rows[i].used_kb * 1024);
+            assert_dbl(f64v(&h, "mem.percent"),
+                       100.0 * (double)rows[i].used_kb / (double)(u64v(&h, "mem.total") / 1024),
+                       EPS);
+        }
+        h_close(&h);
+        drop_copy(root);
+    }
 }
 
 static void test_memory_rows(void **state)
@@ -684,23 +771,172 @@ static void test_disk_old_kernel_format(void **state)
     h_close(&h);
 }
 
+/* The disks, disks_from and disk_counters members of the metadata. */
+static cJSON *disk_meta(const harness *h)
+{
+    char *js = describe_json(h);
+    cJSON *o = cJSON_Parse(js);
+    free(js);
+    assert_non_null(o);
+    return o;
+}
+
+static const char *meta_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v))
+        fail_msg("metadata: no string %s", key);
+    return v->valuestring;
+}
+
 static void test_disk_no_sys_block(void **state)
 {
     (void)state;
-    /* Without /sys/block nothing tells disks from partitions: the disk
-     * counters are left out rather than double counted; fs usage stays. */
+    /* Without /sys/block the whole devices are the names of diskstats
+     * that are no partition of another: hda (not hda1), with the numbers
+     * of test_disk_old_kernel_format; fs usage stays. */
     char *root = copy_node("minimal");
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s/sys/block'", root);
     assert_int_equal(system(cmd), 0);
     harness h;
     assert_int_equal(h_open(&h, &pm_source_disk, root, NULL, 0), 0);
-    assert_int_equal(col(&h, "disk.read_bytes"), -1);
-    assert_true(col(&h, "fs.root.usage_pct") >= 0);
     assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "disk.read_bytes"), 30000ull * 512);
+    assert_int_equal(u64v(&h, "disk.write_ops"), 700);
+    assert_dbl(f64v(&h, "disk.busy_time"), 1.1, EPS);
     assert_true(has(&h, "fs.root.usage_pct"));
+    cJSON *o = disk_meta(&h);
+    assert_string_equal(meta_str(o, "disks_from"), "diskstats");
+    assert_string_equal(meta_str(o, "disk_counters"), "ok");
+    cJSON_Delete(o);
+    h_close(&h);
+
+    /* No /sys at all (a captured /proc alone): the same. */
+    char proc[4200];
+    snprintf(proc, sizeof proc, "%s/proc", root);
+    memset(&h, 0, sizeof h);
+    assert_int_equal(pm_sctx_open(&h.ctx, proc, "/nonexistent/sys", &h.err), 0);
+    pm_schema_init(&h.schema);
+    h.src = &pm_source_disk;
+    h.open_rc = pm_source_disk.open(&h.ctx, &h.schema, &h.state, &h.err);
+    assert_int_equal(h.open_rc, 0);
+    assert_int_equal(pm_sample_init(&h.s, h.schema.n), 0);
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "disk.read_bytes"), 30000ull * 512);
+    h_close(&h);
+
+    /* And no diskstats either: no counters, and the metadata says why
+     * rather than "ok" alone. */
+    snprintf(cmd, sizeof cmd, "%s/proc/diskstats", root);
+    assert_int_equal(unlink(cmd), 0);
+    assert_int_equal(h_open(&h, &pm_source_disk, root, NULL, 0), 0);
+    assert_int_equal(col(&h, "disk.read_bytes"), -1);
+    o = disk_meta(&h);
+    assert_non_null(strstr(meta_str(o, "disk_counters"), "diskstats"));
+    cJSON_Delete(o);
     h_close(&h);
     drop_copy(root);
+}
+
+/* fixtures/nodes/captured: no /sys/block, and every kind of device name.
+ * Whole devices by the kernel's naming rule: sda, nvme0n1, mmcblk0,
+ * mmcblk0boot0 (its own disk in sysfs), vda, sr0; not their partitions
+ * (sda1 sda2 nvme0n1p1 nvme0n1p2 mmcblk0p1 vda1) nor loop0 dm-0 md0 nbd0
+ * zram0.  Sums by hand from the file: */
+#define CAP_READS (1000 + 2000 + 300 + 10 + 700 + 5)
+#define CAP_RSECT (80000 + 160000 + 6000 + 80 + 14000 + 40)
+#define CAP_WRITES (500 + 1500 + 100 + 0 + 300 + 0)
+#define CAP_WSECT (40000 + 120000 + 2000 + 0 + 9000 + 0)
+#define CAP_TICKS_MS (3000 + 4000 + 500 + 20 + 800 + 10)
+
+static void check_captured_disks(const harness *h)
+{
+    assert_int_equal(u64v(h, "disk.read_ops"), CAP_READS);
+    assert_int_equal(u64v(h, "disk.read_bytes"), (uint64_t)CAP_RSECT * 512);
+    assert_int_equal(u64v(h, "disk.write_ops"), CAP_WRITES);
+    assert_int_equal(u64v(h, "disk.write_bytes"), (uint64_t)CAP_WSECT * 512);
+    assert_dbl(f64v(h, "disk.busy_time"), CAP_TICKS_MS / 1000.0, EPS);
+}
+
+static void test_disk_captured_tree(void **state)
+{
+    (void)state;
+    static const char *const whole[] = {"mmcblk0", "mmcblk0boot0", "nvme0n1", "sda", "sr0", "vda"};
+    enum { NWHOLE = sizeof whole / sizeof *whole };
+    harness h;
+    assert_int_equal(h_open_node(&h, &pm_source_disk, "captured", NULL, 0), 0);
+    assert_int_equal(h_read(&h), 0);
+    check_captured_disks(&h);
+    cJSON *o = disk_meta(&h);
+    assert_string_equal(meta_str(o, "disks_from"), "diskstats");
+    cJSON *disks = cJSON_GetObjectItemCaseSensitive(o, "disks");
+    assert_int_equal(cJSON_GetArraySize(disks), NWHOLE);
+    for (int i = 0; i < NWHOLE; i++)
+        assert_string_equal(cJSON_GetArrayItem(disks, i)->valuestring, whole[i]);
+    cJSON_Delete(o);
+    h_close(&h);
+
+    /* The same tree with the /sys/block the kernel would have shown (the
+     * whole devices, loop0 and the other virtual ones): the same sums. */
+    char *root = copy_node("captured");
+    make_dir(root, "sys/block");
+    static const char *const sysblock[] = {"mmcblk0", "mmcblk0boot0", "nvme0n1", "sda", "sr0",
+                                           "vda", "loop0", "dm-0", "md0", "nbd0", "zram0"};
+    for (size_t i = 0; i < sizeof sysblock / sizeof *sysblock; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "sys/block/%s", sysblock[i]);
+        make_dir(root, rel);
+    }
+    assert_int_equal(h_open(&h, &pm_source_disk, root, NULL, 0), 0);
+    assert_int_equal(h_read(&h), 0);
+    check_captured_disks(&h);
+    o = disk_meta(&h);
+    assert_string_equal(meta_str(o, "disks_from"), "sys/block");
+    cJSON_Delete(o);
+    h_close(&h);
+    drop_copy(root);
+}
+
+/* The naming rule on awkward names (no /sys/block). */
+static void test_disk_partition_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *names; /* listed in diskstats, each with 1 read */
+        unsigned whole;    /* how many are whole devices */
+    } rows[] = {
+        {"sda sda1 sda15 sdb sdaa sdaa1", 3},          /* sda sdb sdaa */
+        {"nvme0n1 nvme0n10 nvme0n1p1 nvme0n10p2", 2},  /* nvme0n1 nvme0n10 */
+        {"sda1 sda2", 2},                             /* partitions of no listed disk */
+        {"mmcblk1 mmcblk1p1 mmcblk1boot1 mmcblk1rpmb", 3},
+        {"xvda xvda1 hdc hdc3 vdb vdb1 sr0 sr1", 5},
+        {"loop0 loop0p1 md127 md127p1 dm-3 ram0 zram0 nbd2 nbd2p1", 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char *root = copy_node("captured");
+        char path[4200], buf[512];
+        snprintf(path, sizeof path, "%s/proc/diskstats", root);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        snprintf(buf, sizeof buf, "%s", rows[i].names);
+        char *save = NULL;
+        int minor = 0;
+        for (char *n = strtok_r(buf, " ", &save); n; n = strtok_r(NULL, " ", &save))
+            fprintf(f, "   8 %4d %s 1 0 8 0 0 0 0 0 0 1 0 0 0 0 0 0 0\n", minor++, n);
+        assert_int_equal(fclose(f), 0);
+        harness h;
+        assert_int_equal(h_open(&h, &pm_source_disk, root, NULL, 0), 0);
+        assert_int_equal(h_read(&h), 0);
+        if (rows[i].whole == 0) {
+            assert_int_equal(col(&h, "disk.read_ops"), -1);
+        } else if (u64v(&h, "disk.read_ops") != rows[i].whole) {
+            fail_msg("%s: %llu whole devices, expected %u", rows[i].names,
+                     (unsigned long long)u64v(&h, "disk.read_ops"), rows[i].whole);
+        }
+        h_close(&h);
+        drop_copy(root);
+    }
 }
 
 static void test_disk_malformed_lines(void **state)
@@ -933,6 +1169,186 @@ static void test_net_absent(void **state)
     drop_copy(root);
 }
 
+/* ----------------------------------------------------- impossible values */
+
+/* Notes through pm_log: how many, and the last one. */
+static int n_notes;
+static char last_note[1024];
+
+static void count_notes(int level, const char *msg, void *user)
+{
+    (void)user;
+    if (level <= PM_LOG_WARN) {
+        n_notes++;
+        snprintf(last_note, sizeof last_note, "%s", msg);
+    }
+}
+
+/* Open src on fixtures/nodes/impossible (or a copy), read it twice and
+ * return the notes of both reads, which must be the notes of the first:
+ * each impossible value is noted once. */
+static int read_twice(harness *h, const pm_source *src, const char *root)
+{
+    n_notes = 0;
+    pm_log_set_sink(count_notes, NULL, PM_LOG_WARN);
+    assert_int_equal(h_open(h, src, root, NULL, 0), 0);
+    assert_int_equal(h_read(h), 0);
+    int first = n_notes;
+    assert_int_equal(h_read(h), 0);
+    assert_int_equal(n_notes, first);
+    pm_log_set_sink(NULL, NULL, PM_LOG_WARN);
+    return first;
+}
+
+static void test_impossible_memory(void **state)
+{
+    (void)state;
+    /* MemAvailable 2^50+1 kB and Cached 2^64-1 kB cannot be real: they,
+     * and used and percent (which need MemAvailable), are not recorded;
+     * the rest is, exactly as in the file. */
+    char root[4096];
+    fixture_root(root, sizeof root, "impossible");
+    harness h;
+    assert_int_equal(read_twice(&h, &pm_source_memory, root), 2);
+    assert_non_null(strstr(last_note, "Cached 18446744073709551615 kB"));
+    assert_int_equal(u64v(&h, "mem.total"), 16384000ull * 1024);
+    assert_false(has(&h, "mem.available"));
+    assert_false(has(&h, "mem.used"));
+    assert_false(has(&h, "mem.percent"));
+    assert_false(has(&h, "mem.cached"));
+    assert_int_equal(u64v(&h, "mem.free"), 8000000ull * 1024);
+    assert_int_equal(u64v(&h, "mem.buffers"), 200000ull * 1024);
+    assert_int_equal(u64v(&h, "mem.shared"), 50000ull * 1024);
+    assert_int_equal(u64v(&h, "swap.used"), 1000000ull * 1024);
+    assert_dbl(f64v(&h, "swap.percent"), 50.0, EPS);
+    h_close(&h);
+}
+
+static void test_impossible_cpu(void **state)
+{
+    (void)state;
+    /* The node line's system field is 2^63-1 ticks, cpu1's user 2^64-1,
+     * ctxt 2^64-1, procs_running 5000000 (above PID_MAX_LIMIT), load.1
+     * 99999999: not recorded.  The rest is, as in the file (USER_HZ 100). */
+    char *root = copy_node("impossible");
+    harness h;
+    assert_int_equal(read_twice(&h, &pm_source_cpu, root), 4);
+    assert_dbl(f64v(&h, "cpu.user"), 40.0, EPS);
+    assert_false(has(&h, "cpu.system"));
+    assert_dbl(f64v(&h, "cpu.idle"), 1000.0, EPS);
+    assert_false(has(&h, "cpu.percent"));
+    assert_int_equal(u64v(&h, "cpu.ncpus"), 2);
+    assert_false(has(&h, "cpu.ctxt"));
+    assert_int_equal(u64v(&h, "cpu.forks"), 3000);
+    assert_false(has(&h, "procs.running"));
+    assert_int_equal(u64v(&h, "procs.blocked"), 0);
+    assert_false(has(&h, "load.1"));
+    assert_dbl(f64v(&h, "load.5"), 0.5, EPS);
+    assert_dbl(f64v(&h, "load.15"), 0.25, EPS);
+    /* Sound values again: everything is recorded, and the percentages
+     * come back from the next interval on: node 50 busy ticks of 100,
+     * cpu0 20 of 50, cpu1 30 of 50. */
+    write_file(root, "proc/stat",
+               "cpu  4000 0 2000 100000 0 0 0 0 0 0\n"
+               "cpu0 2000 0 1000 50000 0 0 0 0 0 0\n"
+               "cpu1 2000 0 1000 50000 0 0 0 0 0 0\n"
+               "ctxt 7000\nprocesses 3000\nprocs_running 3\nprocs_blocked 0\n");
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "cpu.system"), 20.0, EPS);
+    assert_int_equal(u64v(&h, "cpu.ctxt"), 7000);
+    assert_int_equal(u64v(&h, "procs.running"), 3);
+    assert_false(has(&h, "cpu.percent"));
+    write_file(root, "proc/stat",
+               "cpu  4030 0 2020 100050 0 0 0 0 0 0\n"
+               "cpu0 2010 0 1010 50030 0 0 0 0 0 0\n"
+               "cpu1 2020 0 1010 50020 0 0 0 0 0 0\n"
+               "ctxt 7100\nprocesses 3001\nprocs_running 2\nprocs_blocked 0\n");
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "cpu.percent"), 50.0, EPS);
+    assert_dbl(f64v(&h, "cpu.core_min_pct"), 40.0, EPS);
+    assert_dbl(f64v(&h, "cpu.core_max_pct"), 60.0, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
+static void test_impossible_disk(void **state)
+{
+    (void)state;
+    /* sdb claims 2^60 sectors read (512 EiB): the sample's disk counters
+     * are not recorded (a sum without sdb would look like a reset). */
+    char *root = copy_node("impossible");
+    harness h;
+    assert_int_equal(read_twice(&h, &pm_source_disk, root), 1);
+    assert_non_null(strstr(last_note, "sdb"));
+    assert_false(has(&h, "disk.read_bytes"));
+    assert_false(has(&h, "disk.write_bytes"));
+    assert_false(has(&h, "disk.read_ops"));
+    assert_false(has(&h, "disk.busy_time"));
+    assert_true(has(&h, "fs.root.usage_pct"));
+    /* 2^54 sectors is still taken; sums are then recorded again. */
+    write_file(root, "proc/diskstats",
+               "   8 0 sda 1000 0 80000 700 500 0 40000 600 0 3000 1300 0 0 0 0 0 0\n"
+               "   8 16 sdb 2000 0 18014398509481984 700 500 0 40000 600 0 3000 1300 0 0 0 0 0"
+               " 0\n");
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "disk.read_bytes"), (80000ull + (1ull << 54)) * 512);
+    assert_int_equal(u64v(&h, "disk.read_ops"), 3000);
+    h_close(&h);
+    drop_copy(root);
+}
+
+static void test_impossible_net(void **state)
+{
+    (void)state;
+    /* eth0 + ib0 received bytes pass 2^64: that sum is not recorded; the
+     * other sums are the file's: sent 2000000 + 3000000, packets received
+     * 5000 + 20, sent 4000 + 6000, errors 1, drops 2. */
+    char root[4096];
+    fixture_root(root, sizeof root, "impossible");
+    harness h;
+    assert_int_equal(read_twice(&h, &pm_source_net, root), 1);
+    assert_false(has(&h, "net.ext.bytes_recv"));
+    assert_int_equal(u64v(&h, "net.ext.bytes_sent"), 5000000);
+    assert_int_equal(u64v(&h, "net.ext.packets_recv"), 5020);
+    assert_int_equal(u64v(&h, "net.ext.packets_sent"), 10000);
+    assert_int_equal(u64v(&h, "net.ext.errors"), 1);
+    assert_int_equal(u64v(&h, "net.ext.drops"), 2);
+    assert_int_equal(u64v(&h, "net.lo.bytes_recv"), 1000);
+    h_close(&h);
+}
+
+static void test_impossible_ib_rapl(void **state)
+{
+    (void)state;
+    /* Port 1's port_xmit_data is 2^62 + 1 words: 4 x that passes 2^64
+     * bytes, so ib.bytes_sent is not recorded; the rest is the file's, x 4
+     * for data.  package-0's energy_uj is one above its
+     * max_energy_range_uj, where the counter wraps: not recorded; dram-0
+     * is. */
+    char root[4096];
+    fixture_root(root, sizeof root, "impossible");
+    harness h;
+    assert_int_equal(read_twice(&h, &pm_source_infiniband, root), 1);
+    assert_non_null(strstr(last_note, "port_xmit_data"));
+    assert_false(has(&h, "ib.bytes_sent"));
+    assert_int_equal(u64v(&h, "ib.bytes_recv"), 4 * (3000000000ull + 500000000ull));
+    assert_int_equal(u64v(&h, "ib.packets_sent"), 50000000 + 7000000);
+    assert_int_equal(u64v(&h, "ib.packets_recv"), 40000000 + 6000000);
+    h_close(&h);
+    assert_int_equal(read_twice(&h, &pm_source_rapl, root), 1);
+    assert_non_null(strstr(last_note, "intel-rapl:0/energy_uj: 262143328851"));
+    assert_false(has(&h, "rapl.package-0"));
+    assert_int_equal(u64v(&h, "rapl.dram-0"), 23456789012ull);
+    h_close(&h);
+    /* At the range itself the reading is taken. */
+    char *copy = copy_node("impossible");
+    write_file(copy, "sys/class/powercap/intel-rapl:0/energy_uj", "262143328850\n");
+    assert_int_equal(read_twice(&h, &pm_source_rapl, copy), 0);
+    assert_int_equal(u64v(&h, "rapl.package-0"), 262143328850ull);
+    h_close(&h);
+    drop_copy(copy);
+}
+
 /* ------------------------------------------------------------- infiniband */
 
 static void test_ib_ports_summed_times_four(void **state)
@@ -1163,8 +1579,10 @@ static void test_proctree_tree_of_100(void **state)
     assert_int_equal(u64v(&h, "proc.write_bytes"), 8192ull + 524288000 + 262144000 + 4096);
     assert_dbl(f64v(&h, "proc.mem_percent"),
                         100.0 * (516000.0 * 4096) / (196608000.0 * 1024), EPS);
-    /* No fd/ directories in the fixture: the count is unknown, not 0. */
-    assert_false(has(&h, "proc.fds"));
+    /* fd/ of 100 holds 5 symlinks, of 101 3 (102 and 103 have none).  A
+     * copied directory's size is its block size (4096), not a count as on
+     * procfs since Linux 6.2: the links are counted. */
+    assert_int_equal(u64v(&h, "proc.fds"), 5 + 3);
     /* First sample: no rate. */
     assert_false(has(&h, "proc.cpu_percent"));
     h_close(&h);
@@ -1229,10 +1647,11 @@ static void test_proctree_cpu_percent_and_churn(void **state)
     assert_int_equal(u64v(&h, "proc.count"), 4);
     assert_int_equal(u64v(&h, "proc.threads"), 1 + 8 + 8 + 4);
     assert_int_equal(u64v(&h, "proc.rss"), (1000ull + 250000 + 260000 + 7000) * 4096);
-    /* cpu time went down (103's 420 ticks left with it, 104 brought 20):
-     * the tree's counter dropped, so no percentage this time. */
-    assert_dbl(f64v(&h, "proc.cpu_time"), (20435.0 - 420 + 20) / 100.0, EPS);
-    assert_false(has(&h, "proc.cpu_percent"));
+    /* 103 left with 420 ticks that its parent 102's cutime + cstime did
+     * not take (it did not reap it): they stay in the counter as departed,
+     * and 104 brought 20: 0.2 s in 1 s. */
+    assert_dbl(f64v(&h, "proc.cpu_time"), (20435.0 + 20) / 100.0, EPS);
+    assert_dbl(f64v(&h, "proc.cpu_percent"), 20.0, 1e-6);
 
     /* The whole tree exits: only the count is recorded, as 0. */
     snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/100' '%s/proc/101' '%s/proc/102' '%s/proc/104'",
@@ -1396,6 +1815,160 @@ static void test_proctree_malformed_stat(void **state)
     }
 }
 
+/* Members come and go; the counters stay continuous and count each tick
+ * once: a child reaped into a member's cutime/cstime, one that vanishes
+ * without (its parent ignores SIGCHLD), one read a last time by the
+ * sampler before it reaps it (reaping()), and a reused pid. */
+static void test_proctree_departed(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    harness h;
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 203.85, EPS);
+    const uint64_t rb0 = 4096ull + 1048576000 + 2097152000, wb0 = 8192ull + 524288000 + 262144000 + 4096;
+    assert_int_equal(u64v(&h, "proc.read_bytes"), rb0);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), wb0);
+
+    /* 103 (300+100 ticks) runs 20 more, exits, and 102 reaps it: 102's
+     * cutime + cstime grow by 420, its write_bytes by 103's 4096. */
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/103'", root);
+    assert_int_equal(system(cmd), 0);
+    write_stat(root, 102, "mpi_rank", 100, 9000, 400, 320, 100, 8, 2100000000, 260000);
+    write_file(root, "proc/102/io", "read_bytes: 2097152000\nwrite_bytes: %llu\n",
+               262144000ull + 4096);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1236\n");
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 3);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.05, EPS);
+    assert_dbl(f64v(&h, "proc.cpu_percent"), 20.0, 1e-6);
+    assert_int_equal(u64v(&h, "proc.read_bytes"), rb0);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), wb0);
+
+    /* 101 (10500 ticks) vanishes and 100's cutime does not move (it
+     * ignores SIGCHLD: the kernel reaped 101 and dropped its times):
+     * departed, the counter does not drop, nor do the bytes. */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/101'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1237\n");
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 2);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.05, EPS);
+    assert_dbl(f64v(&h, "proc.cpu_percent"), 0.0, 1e-9);
+    assert_int_equal(u64v(&h, "proc.read_bytes"), rb0);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), wb0);
+
+    /* 102 runs 50 more ticks and writes 8192 bytes, exits, and the
+     * sampler (its subreaper) reads it a last time before reaping it;
+     * then it is gone from /proc.  Counted once. */
+    write_stat(root, 102, "mpi_rank", 100, 9050, 400, 320, 100, 8, 2100000000, 260000);
+    write_file(root, "proc/102/io", "read_bytes: 2097152000\nwrite_bytes: %llu\n",
+               262144000ull + 4096 + 8192);
+    assert_non_null(h.src->reaping);
+    h.src->reaping(h.state, &h.ctx, 102);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/102'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1238\n");
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 1);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.55, EPS);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), wb0 + 8192);
+    h.ctx.now_mono_ns = 5000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.55, EPS);
+
+    /* 100 forks 104 (30 ticks); then 104 exits unreaped-into-100 and a
+     * process of another tree (parent 1) gets pid 104: another start time.
+     * The old 104 departs with its 30 ticks, the new one is not ours. */
+    snprintf(cmd, sizeof cmd, "mkdir '%s/proc/104'", root);
+    assert_int_equal(system(cmd), 0);
+    write_stat(root, 104, "step", 100, 20, 10, 0, 0, 1, 4096, 10);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1239\n");
+    h.ctx.now_mono_ns = 6000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 2);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.85, EPS);
+    write_file(root, "proc/104/stat",
+               "104 (other) S 1 104 104 0 -1 4194560 0 0 0 0 5000 0 0 0 20 0 1 0 999999 4096 "
+               "10 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    h.ctx.now_mono_ns = 7000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.85, EPS);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1240\n");
+    h.ctx.now_mono_ns = 8000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 1);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 204.85, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
+static int g_notes;
+static char g_note[1024];
+static void note_sink(int level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    g_notes++;
+    snprintf(g_note + strlen(g_note), sizeof g_note - strlen(g_note), "%s\n", msg);
+}
+
+/* 300 has a cstime of 2^63-1 ticks (9.2e16 s) and a statm shared field
+ * of 2^64-1 pages (16 EiB) in the fixture: impossible.  Each is noted
+ * once, its column left empty; the other columns and its child 301 are
+ * recorded. */
+static void test_proctree_impossible_values(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    harness h;
+    const pid_t roots[] = {300};
+    g_notes = 0;
+    g_note[0] = '\0';
+    pm_log_set_sink(note_sink, NULL, PM_LOG_INFO);
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 2);
+    assert_int_equal(u64v(&h, "proc.threads"), 2 + 2);
+    assert_int_equal(u64v(&h, "proc.rss"), 2 * 5000ull * 4096);
+    assert_int_equal(u64v(&h, "proc.vms"), 2 * 50000000ull);
+    assert_int_equal(u64v(&h, "proc.write_bytes"), 2 * 4096ull);
+    assert_false(has(&h, "proc.cpu_time"));
+    assert_false(has(&h, "proc.shared"));
+    assert_int_equal(g_notes, 2);
+    assert_non_null(strstr(g_note, "/300/stat: cstime (ticks) 9223372036854775807 is impossible"));
+    assert_non_null(strstr(g_note, "/300/statm: shared (pages) 18446744073709551615 is impossible"));
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_false(has(&h, "proc.cpu_time"));
+    assert_false(has(&h, "proc.cpu_percent"));
+    assert_int_equal(g_notes, 2); /* once */
+    /* Sane again: recorded again. */
+    write_stat(root, 300, "corrupt", 1, 300, 100, 0, 7, 2, 50000000, 5000);
+    write_file(root, "proc/300/statm", "12207 5000 1500 5 0 3500 0\n");
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), (407 + 400) / 100.0, EPS);
+    assert_int_equal(u64v(&h, "proc.shared"), 2 * 1500ull * 4096);
+    /* A negative cutime is no better. */
+    write_stat(root, 301, "helper", 300, 300, 100, -5, 0, 2, 50000000, 5000);
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_false(has(&h, "proc.cpu_time"));
+    assert_int_equal(g_notes, 2); /* the CPU kind was noted already */
+    h_close(&h);
+    pm_log_set_sink(NULL, NULL, PM_LOG_INFO);
+    drop_copy(root);
+}
+
 static void test_proctree_absent_cases(void **state)
 {
     (void)state;
@@ -1465,6 +2038,8 @@ int main(void)
         cmocka_unit_test(test_memory_hpc),
         cmocka_unit_test(test_memory_old_kernel),
         cmocka_unit_test(test_memory_rows),
+        cmocka_unit_test(test_memory_used_definition),
+        cmocka_unit_test(test_memory_classic_rows),
         cmocka_unit_test(test_disk_whole_devices_only),
         cmocka_unit_test(test_disk_out_dir_usage),
         cmocka_unit_test(test_disk_old_kernel_format),
@@ -1472,11 +2047,18 @@ int main(void)
         cmocka_unit_test(test_disk_malformed_lines),
         cmocka_unit_test(test_disk_many_devices),
         cmocka_unit_test(test_disk_many_whole_devices),
+        cmocka_unit_test(test_disk_captured_tree),
+        cmocka_unit_test(test_disk_partition_names),
         cmocka_unit_test(test_net_lo_ext_split),
         cmocka_unit_test(test_net_no_space_after_colon),
         cmocka_unit_test(test_net_rows),
         cmocka_unit_test(test_net_many_interfaces),
         cmocka_unit_test(test_net_absent),
+        cmocka_unit_test(test_impossible_memory),
+        cmocka_unit_test(test_impossible_cpu),
+        cmocka_unit_test(test_impossible_disk),
+        cmocka_unit_test(test_impossible_net),
+        cmocka_unit_test(test_impossible_ib_rapl),
         cmocka_unit_test(test_ib_ports_summed_times_four),
         cmocka_unit_test(test_ib_counter_changes_and_vanishes),
         cmocka_unit_test(test_ib_absent),
@@ -1492,6 +2074,8 @@ int main(void)
         cmocka_unit_test(test_proctree_other_user),
         cmocka_unit_test(test_proctree_malformed_stat),
         cmocka_unit_test(test_proctree_absent_cases),
+        cmocka_unit_test(test_proctree_departed),
+        cmocka_unit_test(test_proctree_impossible_values),
         cmocka_unit_test(test_real_proc_smoke),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
