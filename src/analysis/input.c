@@ -154,7 +154,7 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
         return;
     }
     if (len == 0) {
-        if (asprintf(&sl->ignored, "%s: offset 0: empty file, ignored", sl->path) < 0)
+        if (asprintf(&sl->ignored, "%s: empty file, ignored", sl->path) < 0)
             sl->ignored = NULL;
         return;
     }

@@ -151,7 +151,7 @@ mkdir "$T/bad"
 : >"$T/bad/empty.json"
 run -v "$T/bad"
 check "an empty file: exit 2" [ "$rc" -eq 2 ]
-check "an empty file: named in the error" has "$T/err" "no readable profile among 1 file: .*empty.json: offset 0: empty file"
-check "an empty file: -v lists it" has "$T/err" "note: .*empty.json: offset 0: empty file"
+check "an empty file: named in the error" has "$T/err" "no readable profile among 1 file: .*empty.json: empty file"
+check "an empty file: -v lists it" has "$T/err" "note: .*empty.json: empty file"
 
 [ "$fails" -eq 0 ]
