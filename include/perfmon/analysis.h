@@ -46,7 +46,23 @@ typedef struct pm_analyze_opts {
     /* Called now and then with (done, total) input files; may be NULL. */
     void (*progress)(size_t done, size_t total, void *user);
     void *progress_user;
+    /* Which job and run to analyse when the inputs hold several
+     * (docs/analysis.md, "Jobs and runs"): a job id, and the run's number
+     * in the listing or (a prefix of) a run id; NULL = the only one. */
+    const char *job;
+    const char *run;
+    /* When pm_analysis_run fails while reading the inputs, called with
+     * each line that says what was found (kind enum pm_input_msg) before it
+     * returns, so that a program can show it; may be NULL. */
+    void (*input_msg)(int kind, const char *msg, void *user);
+    void *input_msg_user;
 } pm_analyze_opts;
+
+enum pm_input_msg {
+    PM_MSG_DETAIL = 0,   /* a line of the error's explanation (a run, a file) */
+    PM_MSG_WARNING = 1,  /* a file read in part or not at all, and why */
+    PM_MSG_IGNORED = 2,  /* a file that is not a profile, or not selected (-v) */
+};
 
 void pm_analyze_opts_init(pm_analyze_opts *o);
 
@@ -77,6 +93,10 @@ typedef struct pm_host {
     int gpu;               /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
     double ncpus;          /* from cpu.ncpus or metadata, NaN when unknown */
     double mem_total;      /* bytes, NaN when unknown */
+    /* Why the host's profile may be unfinished, "" when it ended cleanly:
+     * "the sampler was still running" (its pid is alive on this host or
+     * the file grew while read) or "no end record" (docs/analysis.md). */
+    char incomplete[48];
 } pm_host;
 
 /* One catalog metric on one host. */
@@ -204,11 +224,20 @@ typedef struct pm_analysis {
 /* Analyse the given files and directories (a directory contributes every
  * regular file in it, sorted, not recursing).  A file that cannot be read
  * is a warning (fatal with opts->strict).  Returns PM_ENOENT (message set)
- * when no profile was found, PM_EUSAGE for a bad window. */
+ * when no profile was found, PM_EUSAGE for a bad window or for inputs that
+ * hold several jobs or runs, or one host sampled twice at once (the message
+ * lists them; opts->job and opts->run pick one), PM_EEMPTY when there is
+ * nothing to analyse (phase marks only, no sample in the window). */
 int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_opts *opts,
                     pm_analysis **out, pm_error *err) PM_WUR;
 
 void pm_analysis_free(pm_analysis *a);
+
+/* Whether the job's profiles are unfinished (docs/analysis.md, "Unfinished
+ * profiles"): the number of nodes whose profile may be, and in buf (cap
+ * bytes) "" or "incomplete: <reason> (<hosts>)", the strongest reason
+ * ("the sampler was still running" over "no end record"). */
+size_t pm_analysis_incomplete(const pm_analysis *a, char *buf, size_t cap);
 
 /* Index of the result for catalog id, or -1. */
 int pm_analysis_metric(const pm_analysis *a, const char *id);

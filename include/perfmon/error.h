@@ -22,6 +22,7 @@ enum pm_status {
     PM_ENOENT = -5,   /* optional thing absent (hardware, file) */
     PM_ELIMIT = -6,   /* input exceeds a documented bound */
     PM_ETRUNC = -7,   /* input ends early (torn tail) */
+    PM_EEMPTY = -8,   /* input read, but nothing in it to work on */
 };
 
 typedef struct pm_error {

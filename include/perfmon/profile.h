@@ -63,6 +63,9 @@ typedef struct pm_profile_info {
     int64_t start_mono_ns;
     int64_t interval_ns;  /* requested sampling interval */
     int64_t sampler_pid;
+    /* One sampler run, the same in every file it writes (-f both): 16 hex
+     * digits, "" in files written before it was recorded. */
+    char run_id[40];
 } pm_profile_info;
 
 /* Written once at a clean exit (absent after kill -9). */

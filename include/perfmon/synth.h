@@ -41,6 +41,9 @@ typedef struct pm_synth {
     double wall_step_s;    /* wall clock stepped by this much at n/2 (mono unaffected) */
     int with_end;          /* write the end record */
     size_t ncpus;          /* cpu.ncpus */
+    const char *job_id;    /* header job id; NULL = "synthetic" */
+    const char *run_id;    /* header run id; NULL = none (as files before it) */
+    int64_t pid;           /* header sampler pid; 0 = none */
 } pm_synth;
 
 /* Defaults: 60 samples at 1 s from 1.7e9, all groups, 50 % CPU, 1 MiB/s,

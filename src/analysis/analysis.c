@@ -144,6 +144,15 @@ static int times_pass(pm_analysis *a, times_ctx *tc, int phase)
     return tc->failed ? PM_ENOMEM : 0;
 }
 
+static void fmt_utc_s(char *out, size_t cap, double t)
+{
+    struct tm tm;
+    time_t s = t > -1e15 && t < 1e15 ? (time_t)floor(t) : 0; /* inf: no cast */
+    if (!(t > -1e15 && t < 1e15) || !gmtime_r(&s, &tm) ||
+        !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, cap, "?");
+}
+
 static int setup_times(pm_analysis *a, pm_error *err)
 {
     const pm_analyze_opts *o = &a->opts;
@@ -218,9 +227,25 @@ static int setup_times(pm_analysis *a, pm_error *err)
                 a->t_end = s1;
         }
     } else if (!isfinite(a->t_start)) {
-        a->t_start = a->t_end = job_start;
-        (void)pm_strs_add(&a->warnings, &a->nwarnings, "no sample lies inside the %s",
-                          o->has_start || o->has_end ? "--start/--end window" : "inputs");
+        /* Nothing to analyse: say what there is (exit 1, not a report of
+         * zeros). */
+        free(firsts);
+        free(ivals);
+        char b0[32], b1[32];
+        fmt_utc_s(b0, sizeof b0, job_start);
+        fmt_utc_s(b1, sizeof b1, job_end);
+        char w0[32] = "", w1[32] = "";
+        fmt_utc_s(w0, sizeof w0, lo);
+        fmt_utc_s(w1, sizeof w1, hi);
+        if (o->has_start || o->has_end)
+            return pm_error_set(err, PM_EEMPTY,
+                                "no sample lies inside the --start/--end window (%s%s%s); the "
+                                "%zu host%s' samples span %s .. %s",
+                                o->has_start ? w0 : "", o->has_start ? " .. " : "up to ",
+                                o->has_end ? w1 : "", a->nhosts, a->nhosts == 1 ? "" : "s", b0,
+                                b1);
+        return pm_error_set(err, PM_EEMPTY, "the %zu profile%s of the inputs hold%s no sample",
+                            a->nhosts, a->nhosts == 1 ? "" : "s", a->nhosts == 1 ? "s" : "");
     }
     double med_first = pm_median(firsts, nf);
     a->grid_step = pm_median(ivals, ni);

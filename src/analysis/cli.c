@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "perfmon/analysis.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
@@ -52,6 +53,9 @@ static void usage(FILE *f)
             "  --compat=ska       reproduce SKA perfmon's numbers (docs/analysis.md)\n"
             "  --start TIME       analyse from TIME (epoch s, ISO 8601 UTC, or +DURATION)\n"
             "  --end TIME         analyse up to TIME\n"
+            "  --job ID           analyse the profiles of job ID only\n"
+            "  --run N|RUNID      analyse run N of the listing (or the run with that run id)\n"
+            "                     when the inputs hold several runs\n"
             "  --strict           an unreadable input file is fatal\n"
             "  --templates DIR    where metrics.json and rules.json are\n"
             "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
@@ -60,12 +64,14 @@ static void usage(FILE *f)
             "  --compare          job B (second input) against job A (first): exit 1 if worse\n"
             "  --threshold PCT    with --compare: a difference counts beyond PCT %% of A\n"
             "                     (default: TEMPLATES/compare.json, 10 %%)\n"
-            "  -v, --verbose      also list files that are not profiles\n"
+            "  -v, --verbose      also list the files not read, and why\n"
             "  -q, --quiet        no warnings on stderr\n"
             "  -h, --help         this text\n"
             "      --version      the version\n"
-            "exit status: 0 ok, 1 input problem promoted by --strict, 2 usage or no\n"
-            "usable input, 3 an output could not be written; with --compare: 0 B not\n"
+            "exit status: 0 ok, 1 input problem promoted by --strict, or nothing to\n"
+            "analyse (phase marks only, no sample in --start/--end), 2 usage or no usable\n"
+            "input (also several runs or jobs, or one host sampled twice at once), 3 an\n"
+            "output could not be written; with --compare: 0 B not\n"
             "worse, 1 B worse beyond the thresholds, 2 usage or unusable input, 3 output\n");
 }
 
@@ -73,6 +79,39 @@ static void progress(size_t done, size_t total, void *user)
 {
     (void)user;
     fprintf(stderr, "\rperfmon-analyze: reading %zu/%zu%s", done, total, done == total ? "\n" : "");
+}
+
+typedef struct msg_ctx {
+    int verbose, quiet;
+    char **lines;  /* "<kind><message>", printed after the error */
+    size_t n;
+} msg_ctx;
+
+/* What was found when the inputs could not be analysed
+ * (pm_analyze_opts.input_msg): kept, and printed after the error. */
+static void input_msg(int kind, const char *msg, void *user)
+{
+    msg_ctx *m = user;
+    (void)pm_strs_add(&m->lines, &m->n, "%c%s", '0' + kind, msg);
+}
+
+/* The lines that explain the error always, the warnings unless -q, the
+ * files not read with -v. */
+static void print_input_msgs(msg_ctx *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        int kind = m->lines[i][0] - '0';
+        const char *msg = m->lines[i] + 1;
+        if (kind == PM_MSG_DETAIL)
+            fprintf(stderr, "perfmon-analyze:   %s\n", msg);
+        else if (kind == PM_MSG_WARNING && !m->quiet)
+            fprintf(stderr, "perfmon-analyze: warning: %s\n", msg);
+        else if (kind == PM_MSG_IGNORED && m->verbose && !m->quiet)
+            fprintf(stderr, "perfmon-analyze: note: %s\n", msg);
+    }
+    pm_strs_free(m->lines, m->n);
+    m->lines = NULL;
+    m->n = 0;
 }
 
 static int is_pdf_name(const char *s)
@@ -144,7 +183,7 @@ int pm_analyze_main(int argc, char **argv)
     enum { O_STATS = 256, O_JSON, O_DATA, O_CSV, O_HDF5, O_REPAIR, O_ALIGN, O_COMPAT, O_START,
            O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION, O_PDF,
            O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD, O_BYPHASE, O_TRACE, O_COMPARE,
-           O_THRESHOLD, O_DIGITS };
+           O_THRESHOLD, O_DIGITS, O_JOB, O_RUN };
     static const struct option longopts[] = {
         {"stats", no_argument, NULL, O_STATS},       {"json", no_argument, NULL, O_JSON},
         {"data", required_argument, NULL, O_DATA},   {"csv", required_argument, NULL, O_CSV},
@@ -161,7 +200,8 @@ int pm_analyze_main(int argc, char **argv)
         {"bold-font", required_argument, NULL, O_BOLD}, {"by-phase", no_argument, NULL, O_BYPHASE},
         {"trace", required_argument, NULL, O_TRACE}, {"compare", no_argument, NULL, O_COMPARE},
         {"threshold", required_argument, NULL, O_THRESHOLD},
-        {"digits", required_argument, NULL, O_DIGITS}, {NULL, 0, NULL, 0}};
+        {"digits", required_argument, NULL, O_DIGITS}, {"job", required_argument, NULL, O_JOB},
+        {"run", required_argument, NULL, O_RUN},     {NULL, 0, NULL, 0}};
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
     int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0, compare = 0;
@@ -241,6 +281,8 @@ int pm_analyze_main(int argc, char **argv)
             break;
         }
         case O_STRICT: o.strict = 1; break;
+        case O_JOB: o.job = optarg; break;
+        case O_RUN: o.run = optarg; break;
         case O_TEMPLATES: tdir = optarg; break;
         case O_CATALOG: catalog = optarg; break;
         case O_RULES: rules = optarg; break;
@@ -332,10 +374,16 @@ int pm_analyze_main(int argc, char **argv)
     pm_error err;
     pm_error_clear(&err);
     pm_analysis *a = NULL;
+    msg_ctx mc = {o.verbose, quiet, NULL, 0};
+    o.input_msg = input_msg;
+    o.input_msg_user = &mc;
     int rc = pm_analysis_run((const char *const *)argv + optind, (size_t)(argc - optind), &o, &a,
                              &err);
     if (rc) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        print_input_msgs(&mc);
+        if (rc == PM_EEMPTY)
+            return EXIT_PARTIAL;
         return o.strict && rc != PM_ENOENT && rc != PM_EUSAGE ? EXIT_PARTIAL : EXIT_USAGE;
     }
     if (!quiet) {

@@ -5,13 +5,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "perfmon/buf.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase.h"
@@ -70,21 +73,6 @@ static int collect_dir(const char *dir, char ***files, size_t *nfiles, pm_error 
 
 /* --- reading ------------------------------------------------------------- */
 
-typedef struct plist {
-    pm_profile **p;
-    size_t n;
-} plist;
-
-static int plist_add(plist *l, pm_profile *p)
-{
-    pm_profile **na = pm_realloc_array(l->p, l->n + 1, sizeof *na);
-    if (!na)
-        return PM_ENOMEM;
-    l->p = na;
-    na[l->n++] = p;
-    return 0;
-}
-
 /* Assess the clock of one of our own profiles from its (monotonic, wall)
  * pairs, then put its time axis on the monotonic clock anchored at the
  * first wall time, so a wall-clock step inside the run cannot reorder
@@ -133,6 +121,7 @@ typedef struct slot {
     size_t ngot;
     pm_clock *clocks;      /* [ngot] */
     char *ignored;         /* why the file is not a profile, or NULL */
+    off_t size;            /* the file's size when it was read */
     pm_event_list events;  /* an events file's phase marks */
     pm_phase_set phases;   /* a Scanner profile's intervals and totals */
     int rc;
@@ -157,9 +146,16 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
     char head[4096];
     pm_error *err = &sl->err;
     pm_error_clear(err);
+    struct stat st;
+    sl->size = stat(sl->path, &st) == 0 ? st.st_size : -1;
     ssize_t len = pm_read_small(AT_FDCWD, sl->path, head, sizeof head, NULL);
     if (len < 0) {
         sl->rc = pm_error_sys(err, PM_EIO, (int)-len, "%s: cannot read", sl->path);
+        return;
+    }
+    if (len == 0) {
+        if (asprintf(&sl->ignored, "%s: empty file, ignored", sl->path) < 0)
+            sl->ignored = NULL;
         return;
     }
     int fmt = pm_profile_sniff(head, (size_t)len);
@@ -211,8 +207,18 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
             rc = 0;
         }
     } else {
-        if (asprintf(&sl->ignored, len == 0 ? "%s: empty file, ignored" : "%s: not a profile, ignored",
-                     sl->path) < 0)
+        /* Say what the file starts with, printable bytes only. */
+        char what[40];
+        size_t k = 0;
+        for (ssize_t i = 0; i < len && k + 1 < sizeof what && i < 24; i++) {
+            unsigned char ch = (unsigned char)head[i];
+            what[k++] = ch >= 0x20 && ch < 0x7f && ch != '"' ? (char)ch : '.';
+        }
+        what[k] = 0;
+        if (asprintf(&sl->ignored,
+                     "%s: offset 0: not a profile (neither perfmon binary or JSON Lines, SKA "
+                     "JSON, phase marks nor Scanner; it starts with \"%s\"), ignored",
+                     sl->path, what) < 0)
             sl->ignored = NULL;
         rc = 0;
     }
@@ -395,6 +401,7 @@ typedef struct pref {
     pm_profile *p;
     pm_clock clock;
     int gpu;       /* split off a node's profile by pm_gpu_split */
+    const char *incomplete; /* why it may be unfinished, or NULL */
 } pref;
 
 /* Nodes first, then GPUs; by name, then by first time. */
@@ -443,7 +450,7 @@ static int split_gpus(pref **prs, size_t *np, pm_error *err)
         }
         *prs = grown;
         for (size_t k = 0; k < ng; k++)
-            (*prs)[(*np)++] = (pref){g[k], (*prs)[i].clock, 1};
+            (*prs)[(*np)++] = (pref){g[k], (*prs)[i].clock, 1, (*prs)[i].incomplete};
         free(g);
     }
     return 0;
@@ -476,6 +483,9 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
                 snprintf(h->format, sizeof h->format, "mixed");
             if (fabs(prs[k].clock.step_max_s) > fabs(h->clock.step_max_s))
                 h->clock.step_max_s = prs[k].clock.step_max_s;
+            /* "still running" says more than "no end record". */
+            if (prs[k].incomplete && (!h->incomplete[0] || prs[k].incomplete[0] == 't'))
+                snprintf(h->incomplete, sizeof h->incomplete, "%s", prs[k].incomplete);
         }
         if (j - i == 1) {
             h->prof = prs[i].p;
@@ -495,6 +505,436 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
         i = j;
     }
     return 0;
+}
+
+/* --- jobs and runs (docs/analysis.md, "Jobs and runs") ------------------- */
+
+/* One profile on its way to a host. */
+typedef struct ent {
+    pm_profile *p;
+    pm_clock clock;
+    off_t size;            /* the file's size when read, -1 unknown */
+    double t0, t1;         /* first and last sample (s); the start time if none */
+    size_t run;            /* its run (index into the runs) */
+    int drop;              /* a copy of another file's run, or not selected */
+} ent;
+
+typedef struct run_grp {
+    const char *job;       /* borrowed from a profile */
+    double t0, t1;
+    size_t num;            /* 1-based, in order of start time */
+    int sel;
+} run_grp;
+
+static void span_of(const pm_profile *p, double *t0, double *t1)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < p->n; i++) {
+        int64_t t = p->t_wall_ns[i];
+        if (t == INT64_MIN)
+            continue;
+        if (t < lo)
+            lo = t;
+        if (t > hi)
+            hi = t;
+    }
+    if (lo > hi)
+        lo = hi = p->info.start_wall_ns;
+    *t0 = (double)lo * 1e-9;
+    *t1 = (double)hi * 1e-9;
+}
+
+/* Two files of one sampler run (-f both, or a copy): the run id, or for
+ * files written before it, the sampler's pid and start time. */
+static int same_run(const pm_profile *x, const pm_profile *y)
+{
+    if (x->format == PM_FMT_SKA || y->format == PM_FMT_SKA ||
+        strcmp(pm_profile_host(x), pm_profile_host(y)) != 0 ||
+        strcmp(x->info.job_id, y->info.job_id) != 0)
+        return 0;
+    if (x->info.run_id[0] || y->info.run_id[0])
+        return strcmp(x->info.run_id, y->info.run_id) == 0;
+    /* The JSON form keeps microseconds, read back through a double. */
+    int64_t d = x->info.start_wall_ns - y->info.start_wall_ns;
+    return x->info.sampler_pid > 0 && x->info.sampler_pid == y->info.sampler_pid && d > -2000 &&
+           d < 2000;
+}
+
+/* Is x the copy to read rather than y?  The binary form (exact times and
+ * values), then the one with more samples, then the first. */
+static int better_copy(const ent *x, const ent *y)
+{
+    int bx = x->p->format == PM_FMT_BIN, by = y->p->format == PM_FMT_BIN;
+    if (bx != by)
+        return bx;
+    return x->p->n > y->p->n;
+}
+
+static int cmp_ent_host(const void *a, const void *b)
+{
+    const ent *x = a, *y = b;
+    int c = strcmp(pm_profile_host(x->p), pm_profile_host(y->p));
+    if (c)
+        return c;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static int cmp_ent_job(const void *a, const void *b)
+{
+    const ent *x = *(const ent *const *)a, *y = *(const ent *const *)b;
+    int c = strcmp(x->p->info.job_id, y->p->info.job_id);
+    if (c)
+        return c;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static void fmt_utc(char *out, size_t cap, double t)
+{
+    struct tm tm;
+    time_t s = t > -1e15 && t < 1e15 ? (time_t)floor(t) : 0; /* inf, NaN: no cast */
+    if (!(t > -1e15 && t < 1e15) || !gmtime_r(&s, &tm) ||
+        !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, cap, "%.0f", t);
+}
+
+static const char *job_name(const char *job)
+{
+    return *job ? job : "(none)";
+}
+
+/* Short host names compare equal ("n01" and "n01.cluster"). */
+static int same_host_name(const char *a, const char *b)
+{
+    size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+    return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* Is the sampler that wrote this profile still running here?  Its host is
+ * this one and a process with its pid started when it did: proc(5)
+ * /proc/<pid>/stat field 22, starttime in clock ticks after boot, against
+ * the profile's start on CLOCK_MONOTONIC (a reused pid started later). */
+static int sampler_alive(const pm_profile_info *in)
+{
+    if (in->sampler_pid <= 1 || in->sampler_pid > INT32_MAX || in->start_mono_ns <= 0)
+        return 0;
+    char me[256] = "";
+    const char *slurm = getenv("SLURMD_NODENAME");
+    if (gethostname(me, sizeof me - 1) != 0)
+        me[0] = 0;
+    if (!(me[0] && same_host_name(me, in->host)) && !(slurm && same_host_name(slurm, in->host)))
+        return 0;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)in->sampler_pid);
+    if (pm_read_small(AT_FDCWD, path, buf, sizeof buf, NULL) <= 0)
+        return 0;
+    const char *q = strrchr(buf, ')');
+    if (!q)
+        return 0;
+    q++;
+    for (int field = 3; field < 22; field++) { /* skip fields 3..21 */
+        while (*q == ' ')
+            q++;
+        while (*q && *q != ' ')
+            q++;
+    }
+    while (*q == ' ')
+        q++;
+    char *end;
+    errno = 0;
+    unsigned long long ticks = strtoull(q, &end, 10);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (end == q || errno || hz <= 0)
+        return 0;
+    double d = (double)in->start_mono_ns * 1e-9 - (double)ticks / (double)hz;
+    return d > -2 && d < 600;
+}
+
+static const char *incomplete_reason(const ent *e)
+{
+    const pm_profile *p = e->p;
+    if ((p->format != PM_FMT_BIN && p->format != PM_FMT_JSONL) || p->has_end)
+        return NULL;
+    struct stat st;
+    if (sampler_alive(&p->info) ||
+        (e->size >= 0 && stat(p->path, &st) == 0 && st.st_size != e->size))
+        return "the sampler was still running";
+    return "no end record";
+}
+
+/* A run's line in the listing: number, job, start, span, hosts, run ids,
+ * files (each list shortened after a few). */
+static char *run_line(const run_grp *r, size_t ri, const ent *es, size_t ne)
+{
+    char t0[40];
+    fmt_utc(t0, sizeof t0, r->t0);
+    pm_buf b;
+    pm_buf_init(&b);
+    pm_buf_printf(&b, "run %zu: job %s, from %s for %.0f s", r->num, job_name(r->job), t0,
+                  r->t1 - r->t0);
+    const char *what[3] = {"host", "run id", "file"};
+    for (int k = 0; k < 3; k++) {
+        size_t n = 0;
+        pm_buf items;
+        pm_buf_init(&items);
+        for (size_t i = 0; i < ne; i++) {
+            if (es[i].drop || es[i].run != ri)
+                continue;
+            const char *s = k == 0 ? pm_profile_host(es[i].p)
+                                   : k == 1 ? es[i].p->info.run_id : es[i].p->path;
+            if (!*s)
+                continue;
+            int seen = 0; /* each once (an SKA file holds several hosts) */
+            for (size_t j = 0; j < i && !seen; j++)
+                seen = !es[j].drop && es[j].run == ri &&
+                       strcmp(k == 0 ? pm_profile_host(es[j].p)
+                                     : k == 1 ? es[j].p->info.run_id : es[j].p->path, s) == 0;
+            if (seen)
+                continue;
+            if (n < 4)
+                pm_buf_printf(&items, "%s%s", n ? ", " : "", s);
+            n++;
+        }
+        if (n > 4)
+            pm_buf_printf(&items, ", and %zu more", n - 4);
+        if (n)
+            pm_buf_printf(&b, "; %zu %s%s: %s", n, what[k], n == 1 ? "" : "s",
+                          items.len ? items.data : "");
+        pm_buf_free(&items);
+    }
+    if (b.oom) {
+        pm_buf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
+/* Decide which profiles are analysed: drop a second copy of one sampler
+ * run (the JSON Lines file of -f both), group the rest by job id and by
+ * run (profiles that overlap or follow within tol in time), keep the run
+ * opts->job/opts->run select, and refuse several runs, or one host sampled
+ * twice at once.  Lines explaining a refusal go to *details. */
+static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_t *ndetails,
+                      pm_error *err)
+{
+    const pm_analyze_opts *o = &a->opts;
+    int rc = 0;
+    if (ne) /* Scanner profiles alone: none */
+        qsort(es, ne, sizeof *es, cmp_ent_host);
+    /* Copies, and two samplers of one host at once. */
+    char **clash = NULL;
+    size_t nclash = 0;
+    size_t *clash_ent = NULL; /* [2 nclash] the two entries of each clash */
+    for (size_t i = 0; i < ne; i++) {
+        for (size_t j = i + 1;
+             j < ne && strcmp(pm_profile_host(es[j].p), pm_profile_host(es[i].p)) == 0; j++) {
+            ent *x = &es[i], *y = &es[j];
+            if (x->drop || y->drop)
+                continue;
+            if (same_run(x->p, y->p)) {
+                ent *keep = better_copy(y, x) ? y : x, *copy = keep == x ? y : x;
+                copy->drop = 1;
+                (void)pm_strs_add(&a->ignored, &a->nignored,
+                                  "%s: the same sampler run as %s (run id %s); only that one is "
+                                  "read", copy->p->path, keep->p->path,
+                                  keep->p->info.run_id[0] ? keep->p->info.run_id : "not recorded");
+                if (x->drop)
+                    break;
+                continue;
+            }
+            double ov = fmin(x->t1, y->t1) - fmax(x->t0, y->t0);
+            if (ov <= 0 || (x->p->format == PM_FMT_SKA && y->p->format == PM_FMT_SKA))
+                continue;
+            size_t *nc = pm_realloc_array(clash_ent, 2 * (nclash + 1), sizeof *nc);
+            if (!nc || pm_strs_add(&clash, &nclash,
+                                   "host %s was sampled twice at once: %s (pid %lld, run id %s) and "
+                                   "%s (pid %lld, run id %s) overlap for %.0f s",
+                                   pm_profile_host(x->p), x->p->path,
+                                   (long long)x->p->info.sampler_pid,
+                                   x->p->info.run_id[0] ? x->p->info.run_id : "-", y->p->path,
+                                   (long long)y->p->info.sampler_pid,
+                                   y->p->info.run_id[0] ? y->p->info.run_id : "-", ov)) {
+                free(nc ? nc : clash_ent);
+                pm_strs_free(clash, nclash);
+                return pm_error_set(err, PM_ENOMEM, "out of memory");
+            }
+            clash_ent = nc;
+            clash_ent[2 * nclash - 2] = i;
+            clash_ent[2 * nclash - 1] = j;
+        }
+    }
+    /* Runs: by job id, then profiles that overlap in time or follow within
+     * tol (a restarted sampler). */
+    ent **ord = pm_alloc_array(ne ? ne : 1, sizeof *ord);
+    run_grp *runs = pm_alloc_array(ne ? ne : 1, sizeof *runs);
+    if (!ord || !runs) {
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t no = 0, nr = 0;
+    for (size_t i = 0; i < ne; i++) {
+        es[i].run = SIZE_MAX;
+        if (!es[i].drop)
+            ord[no++] = &es[i];
+    }
+    qsort(ord, no, sizeof *ord, cmp_ent_job);
+    /* A host seen again in the current run starts a new run unless another
+     * host was still sampling then (a sampler restarted in a running job);
+     * top[0], top[1]: the latest end over the run and over the hosts other
+     * than top[0]'s. */
+    double tol = 0;
+    struct {
+        const char *host;
+        double t1;
+    } top[2] = {{NULL, -INFINITY}, {NULL, -INFINITY}};
+    for (size_t i = 0; i < no; i++) {
+        ent *e = ord[i];
+        const char *host = pm_profile_host(e->p);
+        double iv = (double)e->p->info.interval_ns * 1e-9;
+        double t = fmax(10.0, 3 * (isfinite(iv) ? iv : 0));
+        int fresh = nr == 0 || strcmp(runs[nr - 1].job, e->p->info.job_id) != 0 ||
+                    e->t0 > runs[nr - 1].t1 + fmax(tol, t);
+        if (!fresh) {
+            int again = 0;
+            size_t me = (size_t)(e - es);
+            for (size_t j = me; j-- > 0 && strcmp(pm_profile_host(es[j].p), host) == 0 && !again;)
+                again = es[j].run == nr - 1;
+            for (size_t j = me + 1; j < ne && strcmp(pm_profile_host(es[j].p), host) == 0 && !again;
+                 j++)
+                again = es[j].run == nr - 1;
+            double others = top[0].host && strcmp(top[0].host, host) != 0 ? top[0].t1 : top[1].t1;
+            fresh = again && !(others >= e->t0);
+        }
+        if (fresh) {
+            runs[nr++] = (run_grp){e->p->info.job_id, e->t0, e->t1, 0, 1};
+            tol = t;
+            top[0].host = host;
+            top[0].t1 = e->t1;
+            top[1].host = NULL;
+            top[1].t1 = -INFINITY;
+        } else {
+            run_grp *r = &runs[nr - 1];
+            if (e->t1 > r->t1)
+                r->t1 = e->t1;
+            if (t > tol)
+                tol = t;
+            if (strcmp(top[0].host, host) == 0) {
+                top[0].t1 = fmax(top[0].t1, e->t1);
+            } else if (e->t1 > top[0].t1) {
+                top[1] = top[0];
+                top[0].host = host;
+                top[0].t1 = e->t1;
+            } else if (e->t1 > top[1].t1) {
+                top[1].host = host;
+                top[1].t1 = e->t1;
+            }
+        }
+        e->run = nr - 1;
+    }
+    /* Numbered by start time. */
+    for (size_t r = 0; r < nr; r++) {
+        runs[r].num = 1;
+        for (size_t q = 0; q < nr; q++)
+            runs[r].num += runs[q].t0 < runs[r].t0 || (runs[q].t0 == runs[r].t0 && q < r);
+    }
+    size_t nsel = nr;
+    if (o->job) {
+        nsel = 0;
+        for (size_t r = 0; r < nr; r++)
+            nsel += runs[r].sel = strcmp(runs[r].job, o->job) == 0;
+        if (nsel == 0) {
+            rc = pm_error_set(err, PM_EUSAGE, "--job %s: no profile of that job among the inputs",
+                              o->job);
+            goto listing;
+        }
+    }
+    if (o->run) {
+        char *end;
+        errno = 0;
+        unsigned long long k = strtoull(o->run, &end, 10);
+        size_t len = strlen(o->run), found = 0, which = 0;
+        int by_num = *o->run && !*end && errno == 0 && k >= 1 && k <= nr;
+        for (size_t r = 0; r < nr; r++) {
+            int hit = 0;
+            if (by_num)
+                hit = runs[r].num == k;
+            else
+                for (size_t i = 0; i < ne && !hit && len >= 4; i++)
+                    hit = !es[i].drop && es[i].run == r &&
+                          strncmp(es[i].p->info.run_id, o->run, len) == 0;
+            if (hit && runs[r].sel) {
+                found++;
+                which = r;
+            }
+        }
+        if (found > 1) {
+            rc = pm_error_set(err, PM_EUSAGE, "--run %s: several runs match; give more of the "
+                              "run id", o->run);
+            goto listing;
+        }
+        if (!found) {
+            rc = pm_error_set(err, PM_EUSAGE, "--run %s: no such run among the inputs%s", o->run,
+                              o->job ? " of that --job" : "");
+            goto listing;
+        }
+        for (size_t r = 0; r < nr; r++)
+            runs[r].sel = r == which;
+        nsel = 1;
+    }
+    if (nsel > 1) {
+        size_t njobs = 0;
+        for (size_t r = 0; r < nr; r++) {
+            int first = runs[r].sel;
+            for (size_t q = 0; q < r && first; q++)
+                first = !(runs[q].sel && strcmp(runs[q].job, runs[r].job) == 0);
+            njobs += first;
+        }
+        rc = pm_error_set(err, PM_EUSAGE,
+                          "the inputs hold %zu runs of %zu job%s, which are not analysed as one; "
+                          "pick one with --run N (or its run id)%s, or name its files",
+                          nsel, njobs, njobs == 1 ? "" : "s", njobs > 1 ? ", --job ID" : "");
+        goto listing;
+    }
+    /* The chosen run: a host sampled twice at once cannot be read as one. */
+    for (size_t c = 0; c < nclash; c++)
+        if (es[clash_ent[2 * c]].run == es[clash_ent[2 * c + 1]].run &&
+            runs[es[clash_ent[2 * c]].run].sel) {
+            rc = pm_error_set(err, PM_EUSAGE, "%s; name the files of one sampler", clash[c]);
+            goto listing;
+        }
+    for (size_t i = 0; i < ne; i++)
+        if (!es[i].drop && !runs[es[i].run].sel) {
+            es[i].drop = 2;
+            (void)pm_strs_add(&a->ignored, &a->nignored, "%s: job %s, run %zu: not selected",
+                              es[i].p->path, job_name(es[i].p->info.job_id),
+                              runs[es[i].run].num);
+        }
+    goto out;
+listing:
+    /* Each run (those selected first, else all), then each clash. */
+    for (size_t k = 1; k <= nr; k++)
+        for (size_t r = 0; r < nr; r++) {
+            if (runs[r].num != k || (nsel && !runs[r].sel))
+                continue;
+            char *line = run_line(&runs[r], r, es, ne);
+            if (line) {
+                (void)pm_strs_add(details, ndetails, "%s", line);
+                /* Without a caller to show the lines, the message holds
+                 * the start of each. */
+                size_t ml = strlen(err->msg);
+                if (!o->input_msg && ml + 4 < sizeof err->msg)
+                    snprintf(err->msg + ml, sizeof err->msg - ml, "%s%.*s", k == 1 ? ": " : " | ",
+                             (int)strcspn(line, ";"), line);
+            }
+            free(line);
+        }
+    for (size_t c = 0; c < nclash; c++)
+        (void)pm_strs_add(details, ndetails, "%s", clash[c]);
+out:
+    free(ord);
+    free(runs);
+    free(clash_ent);
+    pm_strs_free(clash, nclash);
+    return rc;
 }
 
 /* Scanner numbers its nodes; perfmon names its hosts and records each
@@ -531,10 +971,10 @@ static int map_scanner_nodes(pm_analysis *a, pm_error *err)
 int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err)
 {
     const pm_analyze_opts *opts = &a->opts;
-    char **files = NULL;
-    size_t nfiles = 0;
-    plist pl = {NULL, 0};
-    pm_clock *clocks = NULL;
+    char **files = NULL, **details = NULL;
+    size_t nfiles = 0, ndetails = 0, nevfiles = 0;
+    ent *es = NULL;
+    size_t ne = 0;
     pref *prs = NULL;
     int rc = 0;
     for (size_t i = 0; i < npaths; i++) {
@@ -583,6 +1023,7 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
                     (void)pm_strs_add(&a->ignored, &a->nignored, "%s", sl->ignored);
             }
             free(sl->ignored);
+            nevfiles += sl->events.n > 0;
             if (sl->events.n && !rc && events_take(&events, &sl->events) != 0)
                 rc = pm_error_set(err, PM_ENOMEM, "out of memory");
             pm_event_list_free(&sl->events);
@@ -599,16 +1040,15 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
                 pm_profile *p = sl->got[k];
                 for (size_t w = 0; w < p->nwarnings && !rc; w++)
                     (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", p->warnings[w]);
-                pm_clock *nc = rc ? NULL : pm_realloc_array(clocks, pl.n + 1, sizeof *nc);
-                if (nc)
-                    clocks = nc;
-                if (!nc || plist_add(&pl, p)) {
+                ent *grown = rc ? NULL : pm_realloc_array(es, ne + 1, sizeof *grown);
+                if (!grown) {
                     pm_profile_free(p);
                     if (!rc)
                         rc = pm_error_set(err, PM_ENOMEM, "out of memory");
                     continue;
                 }
-                clocks[pl.n - 1] = sl->clocks[k];
+                es = grown;
+                es[ne++] = (ent){.p = p, .clock = sl->clocks[k], .size = sl->size};
             }
             free(sl->got);
             free(sl->clocks);
@@ -623,32 +1063,50 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
         if (rc)
             goto fail;
     }
-    /* Phases alone (Scanner profiles, marks) are an analysis too. */
-    if (pl.n == 0 && a->phases.n == 0 && !a->phases.scanner_files) {
+    if (ne == 0 && a->phases.n == 0 && !a->phases.scanner_files) {
+        /* Say why, for the first file at least (-v and the warnings list
+         * every one). */
+        const char *why = a->nwarnings ? a->warnings[0] : a->nignored ? a->ignored[0] : "";
         rc = pm_error_set(err, PM_ENOENT, "no readable profile among %zu file%s%s%s", nfiles,
-                          nfiles == 1 ? "" : "s", a->nwarnings ? "; " : "",
-                          a->nwarnings ? a->warnings[0] : "");
+                          nfiles == 1 ? "" : "s", *why ? ": " : "", why);
         goto fail;
     }
-    prs = calloc(pl.n ? pl.n : 1, sizeof *prs);
+    /* Scanner profiles alone are an analysis (of phases); marks alone are
+     * not: they say when, not what was used. */
+    if (ne == 0 && !a->phases.scanner_files) {
+        rc = pm_error_set(err, PM_EEMPTY,
+                          "no resource profile among %zu file%s: found only %zu phase%s marked in "
+                          "%zu events file%s", nfiles, nfiles == 1 ? "" : "s", a->phases.n,
+                          a->phases.n == 1 ? "" : "s", nevfiles, nevfiles == 1 ? "" : "s");
+        goto fail;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        pm_profile *p = es[i].p;
+        if (!p->info.host[0]) {
+            /* No host recorded: the file name stands in. */
+            const char *b = strrchr(p->path, '/');
+            snprintf(p->info.host, sizeof p->info.host, "%s", b ? b + 1 : p->path);
+        }
+        span_of(p, &es[i].t0, &es[i].t1);
+    }
+    if ((rc = select_run(a, es, ne, &details, &ndetails, err)))
+        goto fail;
+    prs = calloc(ne ? ne : 1, sizeof *prs);
     if (!prs) {
         rc = pm_error_set(err, PM_ENOMEM, "out of memory");
         goto fail;
     }
-    for (size_t i = 0; i < pl.n; i++) {
-        prs[i].p = pl.p[i];
-        prs[i].clock = clocks[i];
-        if (!prs[i].p->info.host[0]) {
-            /* No host recorded: the file name stands in. */
-            const char *b = strrchr(prs[i].p->path, '/');
-            snprintf(prs[i].p->info.host, sizeof prs[i].p->info.host, "%s",
-                     b ? b + 1 : prs[i].p->path);
+    size_t np = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (es[i].drop) {
+            pm_profile_free(es[i].p);
+            continue;
         }
+        prs[np++] = (pref){es[i].p, es[i].clock, 0, incomplete_reason(&es[i])};
     }
-    free(pl.p);
-    pl.p = NULL;
-    size_t np = pl.n;
-    pl.n = 0;
+    free(es);
+    es = NULL;
+    ne = 0;
     rc = split_gpus(&prs, &np, err);
     if (rc == 0)
         rc = group_hosts(a, prs, np, err);
@@ -658,16 +1116,57 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
     prs = NULL;
     if (rc)
         goto fail;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (a->hosts[h].incomplete[0] && !a->hosts[h].gpu)
+            (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s: incomplete: %s (%s)",
+                              a->hosts[h].name, a->hosts[h].incomplete, a->hosts[h].files[0]);
     if ((rc = map_scanner_nodes(a, err)))
         goto fail;
     pm_strs_free(files, nfiles);
-    free(clocks);
     return 0;
 fail:
-    for (size_t i = 0; i < pl.n; i++)
-        pm_profile_free(pl.p[i]);
-    free(pl.p);
-    free(clocks);
+    if (opts->input_msg) {
+        for (size_t i = 0; i < ndetails; i++)
+            opts->input_msg(PM_MSG_DETAIL, details[i], opts->input_msg_user);
+        for (size_t i = 0; i < a->nwarnings; i++)
+            opts->input_msg(PM_MSG_WARNING, a->warnings[i], opts->input_msg_user);
+        for (size_t i = 0; i < a->nignored; i++)
+            opts->input_msg(PM_MSG_IGNORED, a->ignored[i], opts->input_msg_user);
+    }
+    for (size_t i = 0; i < ne; i++)
+        pm_profile_free(es[i].p);
+    free(es);
+    pm_strs_free(details, ndetails);
     pm_strs_free(files, nfiles);
     return rc ? rc : PM_EFORMAT;
+}
+
+size_t pm_analysis_incomplete(const pm_analysis *a, char *buf, size_t cap)
+{
+    size_t n = 0, shown = 0, len = 0;
+    const char *why = NULL;
+    char hosts[160] = "";
+    if (cap)
+        buf[0] = 0;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_host *ho = &a->hosts[h];
+        if (!ho->incomplete[0] || ho->gpu)
+            continue;
+        n++;
+        if (!why || ho->incomplete[0] == 't') /* "the sampler was still running" */
+            why = ho->incomplete;
+        if (shown < 3 && len + 2 < sizeof hosts) {
+            int w = snprintf(hosts + len, sizeof hosts - len, "%s%s", shown ? ", " : "",
+                             ho->name);
+            len = w > 0 && (size_t)w < sizeof hosts - len ? len + (size_t)w : sizeof hosts - 1;
+            shown++;
+        }
+    }
+    if (n && cap) {
+        if (n > shown)
+            snprintf(buf, cap, "incomplete: %s (%s and %zu more)", why, hosts, n - shown);
+        else
+            snprintf(buf, cap, "incomplete: %s (%s)", why, hosts);
+    }
+    return n;
 }

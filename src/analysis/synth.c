@@ -151,7 +151,10 @@ int pm_synth_write(const char *path, const pm_synth *s, pm_error *err)
     pm_profile_info info;
     memset(&info, 0, sizeof info);
     snprintf(info.host, sizeof info.host, "%s", s->host);
-    snprintf(info.job_id, sizeof info.job_id, "synthetic");
+    snprintf(info.job_id, sizeof info.job_id, "%s", s->job_id ? s->job_id : "synthetic");
+    if (s->run_id)
+        snprintf(info.run_id, sizeof info.run_id, "%s", s->run_id);
+    info.sampler_pid = s->pid;
     snprintf(info.scheduler, sizeof info.scheduler, "local");
     snprintf(info.sampler, sizeof info.sampler, "perfmon-synth");
     int64_t mono0 = 1000000000;

@@ -82,6 +82,12 @@ char *pm_stats_json_string(const pm_analysis *a)
     cJSON_AddStringToObject(job, "user", pm_analysis_info(a, offsetof(pm_profile_info, user)));
     cJSON_AddStringToObject(job, "scheduler",
                             pm_analysis_info(a, offsetof(pm_profile_info, scheduler)));
+    char inc[256];
+    cJSON_AddBoolToObject(job, "incomplete", pm_analysis_incomplete(a, inc, sizeof inc) != 0);
+    if (inc[0])
+        cJSON_AddStringToObject(job, "incomplete_reason", inc + strlen("incomplete: "));
+    else
+        cJSON_AddNullToObject(job, "incomplete_reason");
     figures(job, &a->job);
 
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
@@ -94,6 +100,11 @@ char *pm_stats_json_string(const pm_analysis *a)
         cJSON_AddStringToObject(n, "host", ho->name);
         cJSON_AddBoolToObject(n, "gpu", ho->gpu != 0);
         cJSON_AddStringToObject(n, "format", ho->format);
+        cJSON_AddBoolToObject(n, "incomplete", ho->incomplete[0] != 0);
+        if (ho->incomplete[0])
+            cJSON_AddStringToObject(n, "incomplete_reason", ho->incomplete);
+        else
+            cJSON_AddNullToObject(n, "incomplete_reason");
         cJSON *files = cJSON_AddArrayToObject(n, "files");
         for (size_t i = 0; i < ho->nfiles; i++)
             cJSON_AddItemToArray(files, cJSON_CreateString(ho->files[i]));

@@ -117,6 +117,11 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
             pm_repair_name(a->opts.repair),
             a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time",
             a->opts.compat_ska ? ", compat=ska" : "");
+    char inc[256];
+    if (pm_analysis_incomplete(a, inc, sizeof inc))
+        fprintf(f, "%s: the figures cover the samples written so far\n\n", inc);
+    /* (no end record: the sampler was killed, or crashed, or still runs
+     * on another host) */
 
     fprintf(f, "Hosts\n  %-*s %-7s %9s %8s %8s %10s %11s %10s %9s\n", hw, "host", "format", "samples",
             "dropped", "interval", "offset s", "drift ppm", "step s", "repaired");

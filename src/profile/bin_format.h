@@ -29,6 +29,7 @@ enum pm_tag {
     PM_TAG_INTERVAL = 10,
     PM_TAG_PID = 11,
     PM_TAG_COLUMN = 12,
+    PM_TAG_RUN_ID = 13,
 };
 
 /* Column field: u8 kind, u8 type, u16 name len, u16 unit len, u16 group

@@ -93,6 +93,7 @@ static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t 
         case PM_TAG_USER: copy_str(in->user, sizeof in->user, v, len); break;
         case PM_TAG_COMMAND: copy_str(in->command, sizeof in->command, v, len); break;
         case PM_TAG_SAMPLER: copy_str(in->sampler, sizeof in->sampler, v, len); break;
+        case PM_TAG_RUN_ID: copy_str(in->run_id, sizeof in->run_id, v, len); break;
         case PM_TAG_START_WALL:
         case PM_TAG_START_MONO:
         case PM_TAG_INTERVAL:

@@ -68,6 +68,7 @@ static int parse_header(pm_profile *p, const cJSON *h, pm_error *err)
     get_str(h, "user", in->user, sizeof in->user);
     get_str(h, "command", in->command, sizeof in->command);
     get_str(h, "sampler", in->sampler, sizeof in->sampler);
+    get_str(h, "run_id", in->run_id, sizeof in->run_id);
     int64_t x;
     if ((x = seconds_ns(cJSON_GetObjectItemCaseSensitive(h, "start"))) != INT64_MIN)
         in->start_wall_ns = x;
@@ -209,6 +210,10 @@ int pm_profile_decode_jsonl(const char *path, const char *text, size_t len, pm_p
         size_t ll = nl ? (size_t)(nl - line) : len - off;
         off += ll + (nl ? 1 : 0);
         lineno++;
+        /* JSON whitespace around a line's object (CRLF line ends, blank
+         * lines) is JSON too. */
+        while (ll && (line[ll - 1] == '\r' || line[ll - 1] == ' ' || line[ll - 1] == '\t'))
+            ll--;
         if (ll == 0)
             continue;
         const char *endp = NULL;

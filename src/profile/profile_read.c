@@ -13,23 +13,44 @@
 #include "perfmon/mem.h"
 #include "perfmon/profile.h"
 
+static int json_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Does h[k..span) hold "format" : "perfmon-profile" (JSON whitespace
+ * allowed around the colon, as any JSON tool may rewrite it)? */
+static int format_key_at(const char *h, size_t k, size_t span)
+{
+    static const char key[] = "\"format\"", val[] = "\"perfmon-profile\"";
+    if (span - k < sizeof key - 1 || memcmp(h + k, key, sizeof key - 1) != 0)
+        return 0;
+    k += sizeof key - 1;
+    while (k < span && json_ws(h[k]))
+        k++;
+    if (k >= span || h[k++] != ':')
+        return 0;
+    while (k < span && json_ws(h[k]))
+        k++;
+    return span - k >= sizeof val - 1 && memcmp(h + k, val, sizeof val - 1) == 0;
+}
+
 int pm_profile_sniff(const void *head, size_t len)
 {
     const char *h = head;
     if (len >= PM_BIN_MAGIC_LEN && memcmp(h, PM_BIN_MAGIC, PM_BIN_MAGIC_LEN) == 0)
         return PM_FMT_BIN;
-    static const char key[] = "\"format\":\"perfmon-profile\"";
     size_t i = 0;
-    while (i < len && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n'))
+    while (i < len && json_ws(h[i]))
         i++;
     if (i < len && h[i] == '{') {
-        /* The writer puts the format key first; accept it within the first
-         * line only. */
+        /* The writer puts the format key first; accept it anywhere within
+         * the first line's first 4 KiB. */
         size_t lim = len < 4096 ? len : 4096;
-        const char *nl = memchr(h, '\n', lim);
+        const char *nl = memchr(h + i, '\n', lim - i);
         size_t span = nl ? (size_t)(nl - h) : lim;
-        for (size_t k = i; k + sizeof key - 1 <= span; k++)
-            if (memcmp(h + k, key, sizeof key - 1) == 0)
+        for (size_t k = i; k < span; k++)
+            if (h[k] == '"' && format_key_at(h, k, span))
                 return PM_FMT_JSONL;
     }
     return PM_FMT_UNKNOWN;

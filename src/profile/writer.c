@@ -116,6 +116,8 @@ static int write_bin_header(pm_writer *w, const pm_profile_info *info, const cha
     tlv_i64(&b, PM_TAG_START_MONO, info->start_mono_ns);
     tlv_i64(&b, PM_TAG_INTERVAL, info->interval_ns);
     tlv_i64(&b, PM_TAG_PID, info->sampler_pid);
+    if (info->run_id[0])
+        tlv_str(&b, PM_TAG_RUN_ID, info->run_id);
     for (size_t c = 0; c < w->ncols; c++) {
         const pm_column *col = &w->cols[c];
         size_t nl = strnlen(col->name, sizeof col->name);
@@ -197,7 +199,12 @@ static int write_jsonl_header(pm_writer *w, const pm_profile_info *info, const c
     json_ns_seconds(b, info->start_mono_ns);
     pm_buf_puts(b, ",\"interval\":");
     json_ns_seconds(b, info->interval_ns);
-    pm_buf_printf(b, ",\"pid\":%lld,\"columns\":[", (long long)info->sampler_pid);
+    pm_buf_printf(b, ",\"pid\":%lld", (long long)info->sampler_pid);
+    if (info->run_id[0]) {
+        pm_buf_puts(b, ",\"run_id\":");
+        pm_buf_json_str(b, info->run_id);
+    }
+    pm_buf_puts(b, ",\"columns\":[");
     for (size_t c = 0; c < w->ncols; c++) {
         const pm_column *col = &w->cols[c];
         pm_buf_puts(b, c ? ",{\"name\":" : "{\"name\":");

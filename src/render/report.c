@@ -575,6 +575,8 @@ static void summary_page(doc *d)
     const char *cmd = pm_analysis_info(a, offsetof(pm_profile_info, command));
     if (*cmd)
         kv_row(d, "Command", cmd);
+    if (pm_analysis_incomplete(a, buf, sizeof buf))
+        kv_row(d, "Status", buf);
     d->y += 10;
 
     subheading(d, "Key figures (per node, and for the whole job)");

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -423,6 +424,24 @@ static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
     return 0;
 }
 
+/* The run id that ties together the files of one sampler run (-f both)
+ * and tells runs of one job apart (docs/format.md): 64 random bits, or,
+ * without getrandom, the pid and both clocks mixed (splitmix64). */
+static void make_run_id(char *out, size_t cap)
+{
+    uint64_t x = 0;
+    if (getrandom(&x, sizeof x, GRND_NONBLOCK) != (ssize_t)sizeof x) {
+        x = (uint64_t)getpid() * 0x9E3779B97F4A7C15u ^ (uint64_t)pm_wall_ns() ^
+            (uint64_t)pm_mono_ns() << 17;
+        x ^= x >> 30;
+        x *= 0xBF58476D1CE4E5B9u;
+        x ^= x >> 27;
+        x *= 0x94D049BB133111EBu;
+        x ^= x >> 31;
+    }
+    snprintf(out, cap, "%016llx", (unsigned long long)x);
+}
+
 /* Open the gate and wait for CMD's exec: 0 when it runs, PM_ENOENT with
  * the reason when it could not be started (the child has been reaped). */
 static int release_child(run *r, pm_error *err)
@@ -558,6 +577,7 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
                  r->ctx.slurm_job);
     r->info.interval_ns = o->interval_ns;
     r->info.sampler_pid = getpid();
+    make_run_id(r->info.run_id, sizeof r->info.run_id);
 
     pm_buf meta;
     pm_buf_init(&meta);

@@ -71,7 +71,7 @@ cp "$F/perfmon/node-a.pmp" "$F/bad/malformed.json" "$F/bad/notes.txt" "$T/mixed/
 run -v "$T/mixed"
 check "one bad file is a warning" [ "$rc" -eq 0 ]
 check "the warning names the file" has "$T/err" "warning: .*malformed.json:4:35"
-check "-v notes files that are not profiles" has "$T/err" "notes.txt: not a profile"
+check "-v notes files that are not profiles, and why" has "$T/err" "note: .*notes.txt: offset 0: not a profile"
 run --strict "$T/mixed"
 check "--strict makes it fatal (exit 1)" [ "$rc" -eq 1 ]
 
@@ -112,18 +112,41 @@ if [ -w /dev/full ]; then
     check "a full disk on --csv exits 3" [ "$rc" -eq 3 ]
 fi
 
-for d in perfmon ska; do
+for d in perfmon ska/cpu_metrics.json; do
     PM_THREADS=1 $A --stats --json -q "$F/$d" >"$T/t1.json" 2>/dev/null
     PM_THREADS=4 $A --stats --json -q "$F/$d" >"$T/t4.json" 2>/dev/null
     check "$d: results do not depend on the thread count" \
         sh -c "[ -s '$T/t1.json' ] && cmp -s '$T/t1.json' '$T/t4.json'"
 done
 
+# Profiles of different jobs and runs (1970-dated SKA files, a 2023 perfmon
+# job) are not one job: refused, each run listed, and the way to pick one.
 run "$F/perfmon" "$F/ska"
-check "hosts decades apart: exit 2" [ "$rc" -eq 2 ]
-check "hosts decades apart: the message says what to do" has "$T/err" "use --start/--end or --align=index"
+check "jobs decades apart: exit 2" [ "$rc" -eq 2 ]
+check "jobs decades apart: the message says what to do" has "$T/err" "3 runs of 2 jobs.*--run N"
+check "jobs decades apart: run 1 listed" has "$T/err" "run 1: job (none), from 1970-01-01T00:01:40Z for 8 s; 2 hosts: node-a, node-b; 1 file: .*cpu_metrics.json"
+check "jobs decades apart: run 3 listed" has "$T/err" "run 3: job synthetic, from 2023-11-14T22:13:19Z for 40 s; 4 hosts"
+check "jobs decades apart: no hint to --align=index" sh -c "! grep -q align=index $T/err"
 run --align=index "$F/perfmon" "$F/ska"
-check "hosts decades apart with --align=index: exit 0" [ "$rc" -eq 0 ]
+check "jobs decades apart with --align=index: still refused (no 1.8e9 s job)" [ "$rc" -eq 2 ]
+run --stats --json --run 3 "$F/perfmon" "$F/ska"
+check "--run 3 picks the perfmon job" [ "$rc" -eq 0 ]
+check "--run 3: its 4 hosts, 39.7 s" py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [n["host"] for n in d["nodes"]] == ["node-a", "node-b", "node-c", "node-torn"]
+assert abs(d["job"]["end"] - d["job"]["start"] - 39.7) < 1e-6, d["job"]
+' "$T/out"
+run --stats --json --job synthetic "$F/perfmon" "$F/ska"
+check "--job synthetic picks the same" py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["nodes"]) == 4
+' "$T/out"
+run --job nosuchjob "$F/perfmon" "$F/ska"
+check "--job of no profile: exit 2, named" sh -c "[ $rc -eq 2 ] && grep -q 'nosuchjob: no profile of that job' '$T/err'"
+run --run 2 --stats "$F/ska"
+check "--run 2 of the SKA directory: the single host" has "$T/out" "solo"
 PM_THREADS=1 $A --data "$T/d1" -q "$F/perfmon" 2>/dev/null
 PM_THREADS=4 $A --data "$T/d4" -q "$F/perfmon" 2>/dev/null
 check "data files do not depend on the thread count" diff -r "$T/d1" "$T/d4"

@@ -134,6 +134,6 @@ mkdir "$T/bad"
 cp "$D/nonul.bin" "$T/bad/"
 $A "$T/bad" --stats >/dev/null 2>"$T/err"
 check "only a damaged Scanner file: exit 2" [ $? -eq 2 ]
-check "the reason given" has "$T/err" "no readable profile among 1 file; .*nonul.bin: offset 53"
+check "the reason given" has "$T/err" "no readable profile among 1 file: .*nonul.bin: offset 53"
 
 [ "$fails" -eq 0 ]

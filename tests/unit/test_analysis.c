@@ -112,8 +112,14 @@ static void test_node_figures(void **state)
     assert_int_equal(cpu->host[2]->st.nvalid, 39);
     /* the torn file is a warning, its complete samples kept */
     assert_int_equal(a->hosts[3].n, 19);
-    assert_int_equal(a->nwarnings, 1);
+    assert_int_equal(a->nwarnings, 2);
     assert_non_null(strstr(a->warnings[0], "torn"));
+    /* and it has no end record (the sampler was killed): flagged, the
+     * complete files are not */
+    assert_string_equal(a->hosts[3].incomplete, "no end record");
+    assert_non_null(strstr(a->warnings[1], "node-torn: incomplete: no end record"));
+    for (size_t h = 0; h < 3; h++)
+        assert_string_equal(a->hosts[h].incomplete, "");
     /* node-torn stopped after 18 s, the others ran 39 s: nothing slow;
      * the rules file flags only what exceeds the median */
     for (size_t i = 0; i < a->nnotes; i++)
