@@ -25,7 +25,7 @@
 
 typedef struct pm_check_opts {
     size_t window;      /* previous timings compared with (default 10) */
-    size_t min_history; /* fewer previous timings: no verdict (default 3) */
+    size_t min_history; /* fewer previous timings: no verdict (default 4: the 5th run is judged) */
     double threshold;   /* robust z-score above which it is slower (default 3) */
     double min_change;  /* relative change that matters (default 0.05 = 5 %) */
     double min_abs;     /* absolute change that matters, in the entry's unit (default 0) */

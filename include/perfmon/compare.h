@@ -81,8 +81,10 @@ int pm_compare_is_sampler(const char *name);
 
 /* The semantics of an archived entry (perfmon-archive check): a job
  * figure key takes its figure rule (or, unlisted, an informational one),
- * "phase:NAME" the phase rule, any other name is a TensorFlow benchmark
- * whose timing is its wallTime.  Fills *out; never fails. */
+ * the statistics' data-repair counts ("repaired", "dropped_timestamps")
+ * are informational, "phase:NAME" takes the phase rule, any other name is
+ * a TensorFlow benchmark whose timing is its wallTime.  Fills *out; never
+ * fails. */
 void pm_compare_cfg_entry(const pm_compare_cfg *c, const char *entry, pm_compare_rule *out);
 
 /* --gate / --no-gate: names (a figure key, metric id, "phase:NAME" or an

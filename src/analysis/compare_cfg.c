@@ -61,8 +61,17 @@ void pm_compare_cfg_entry(const pm_compare_cfg *c, const char *entry, pm_compare
 {
     memset(out, 0, sizeof *out);
     out->threshold_pct = NAN;
+    /* perfmon-analyze --stats --json's job counts of data repair: about
+     * the profile, not the job; informational. */
+    static const char *const quality[] = {"repaired", "dropped_timestamps"};
     const pm_compare_rule *r = NULL;
-    if (pm_figure_find(entry)) {
+    int is_quality = 0;
+    for (size_t i = 0; i < sizeof quality / sizeof *quality; i++)
+        is_quality |= strcmp(entry, quality[i]) == 0;
+    if (is_quality) {
+        snprintf(out->key, sizeof out->key, "%s", entry);
+        out->better = PM_BETTER_NONE;
+    } else if (pm_figure_find(entry)) {
         r = find_rule(c->figures, c->nfigures, entry);
         snprintf(out->key, sizeof out->key, "%s", entry);
     } else if (strncmp(entry, "phase:", 6) == 0) {

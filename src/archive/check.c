@@ -11,7 +11,7 @@
 void pm_check_opts_init(pm_check_opts *o)
 {
     o->window = 10;
-    o->min_history = 5;
+    o->min_history = 4;
     o->threshold = 3.0;
     o->min_change = 0.05;
     o->min_abs = 0;

@@ -539,7 +539,8 @@ static int cmd_history(int argc, char **argv, common *c)
     "  --threshold K     robust z-score beyond which it is worse (default 3)\n"           \
     "  --min-change PCT  smallest change that counts, in percent (default: the table's,\n" \
     "                    5 for TensorFlow timings)\n"                                     \
-    "  --min-history N   fewer previous runs: baseline, no verdict (default 5)\n"        \
+    "  --min-history N   fewer previous runs: baseline, no verdict (default 4: the\n"    \
+    "                    5th run archived is the first judged)\n"                         \
     "  --templates DIR   where compare.json, the table of figure semantics, is\n"
 
 static void help_check(FILE *f)
@@ -637,7 +638,9 @@ static void print_verdict(const char *entry, const pm_check_result *r, const pm_
                           int gated)
 {
     if (r->verdict == PM_CHECK_SHORT) {
-        printf("baseline    %s: %zu of %zu runs, no verdict yet\n", entry, r->n, o->min_history);
+        /* runs archived, the latest included, of the runs a verdict needs */
+        printf("baseline    %s: %zu of %zu runs, no verdict yet\n", entry, r->n + 1,
+               o->min_history + 1);
         return;
     }
     char z[32];
@@ -716,7 +719,7 @@ static int cmd_check(int argc, char **argv, common *c)
             }
             return print_json(root);
         }
-        printf("%s: baseline: 0 of %zu runs, no verdict yet\n", test, c->check.min_history);
+        printf("%s: baseline: 0 of %zu runs, no verdict yet\n", test, c->check.min_history + 1);
         return flush_out();
     }
     int64_t latest = INT64_MIN;
@@ -799,8 +802,8 @@ static int cmd_check(int argc, char **argv, common *c)
             return rc;
     } else {
         if (shortest != SIZE_MAX)
-            printf("%s: baseline: %zu of %zu runs, no verdict yet\n", test, shortest,
-                   c->check.min_history);
+            printf("%s: baseline: %zu of %zu runs, no verdict yet\n", test, shortest + 1,
+                   c->check.min_history + 1);
         printf("%s: %zu entries checked, %zu regressions", test, checked, regressions);
         if (info)
             printf(" (%zu informational entries not gated)", info);

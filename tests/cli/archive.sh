@@ -213,8 +213,8 @@ $B check --db "$HDB" bench steady --threshold 1000 >"$T/out"
 check "a huge --threshold lets it pass" [ $? -eq 0 ]
 $B check --db "$HDB" bench steady --min-history 20 >"$T/out"
 check "too little history: no verdict, exit 0" [ $? -eq 0 ]
-check "the baseline is said" has "$T/out" "^baseline    steady: 10 of 20 runs, no verdict yet"
-check "and summed up" has "$T/out" "^bench: baseline: 10 of 20 runs, no verdict yet"
+check "the baseline is said" has "$T/out" "^baseline    steady: 11 of 21 runs, no verdict yet"
+check "and summed up" has "$T/out" "^bench: baseline: 11 of 21 runs, no verdict yet"
 # First runs: an archive without the test yet, then 2 runs: exit 0, a baseline.
 $B check --db "$HDB" newbench >"$T/out" 2>"$T/err"
 check "check of a test not archived yet exits 0" [ $? -eq 0 ]
@@ -225,7 +225,7 @@ tf newbench 1700086400 "$T/nb/2.json" "solve=3.0"
 $B add --db "$HDB" --datadir "$T/nb" --archivedir "$T/nba" >/dev/null
 $B check --db "$HDB" newbench >"$T/out" 2>"$T/err"
 check "two runs (even 3x slower) exit 0" [ $? -eq 0 ]
-check "baseline: 1 of 5 runs" has "$T/out" "^baseline    solve: 1 of 5 runs, no verdict yet"
+check "baseline: 2 of 5 runs" has "$T/out" "^baseline    solve: 2 of 5 runs, no verdict yet"
 $B check --db "$HDB" bench nosuch 2>"$T/err"
 check "check of an unknown entry exits 2" [ $? -eq 2 ]
 
