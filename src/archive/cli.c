@@ -755,9 +755,9 @@ static int cmd_check(int argc, char **argv, common *c)
         entry_opts(c, cfg, p[i].entry, &o, &gated);
         pm_check_result r;
         pm_check_series(v, k, &o, &r);
-        if (r.verdict == PM_CHECK_SHORT && r.n < shortest)
+        if (gated && r.verdict == PM_CHECK_SHORT && r.n < shortest)
             shortest = r.n;
-        if (!gated && r.verdict != PM_CHECK_SHORT) {
+        if (!gated) {
             info++;
             if (json)
                 verdict_json(json, p[i].entry, &r, &o, gated);
