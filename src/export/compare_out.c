@@ -118,8 +118,8 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
     fprintf(f, "perfmon-analyze --compare: B against A\n");
     job_line(f, c, 0);
     job_line(f, c, 1);
-    fprintf(f, "  a difference counts beyond %.3g %% of A (unless compare.json sets another) and "
-               "%.3g standard errors of the noise\n",
+    fprintf(f, "  a difference counts beyond %.3g %% of the smaller of A and B (unless compare.json "
+               "sets another) and %.3g standard errors of the noise; only gated rows make B worse\n",
             c->threshold_pct, c->z);
 
     fprintf(f, "\nJob figures\n  %-*s %-*s %10s %10s %8s %-6s %s\n", kw, "figure", uw, "unit", "A",

@@ -90,7 +90,7 @@ check "--gate without --compare exits 2" [ "$rc" -eq 2 ]
 # --threshold overrides compare.json's thresholds.
 run --compare --threshold 50 "$C/base" "$C/slow"
 check "--threshold 50 exits 0" [ "$rc" -eq 0 ]
-check "--threshold 50 is said" has "$T/out" "beyond 50 % of A"
+check "--threshold 50 is said" has "$T/out" "beyond 50 % of the smaller of A and B"
 run --compare --threshold=30 "$C/base" "$C/slow"
 check "--threshold=30: +30.3 % still worse" [ "$rc" -eq 1 ]
 
