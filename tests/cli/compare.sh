@@ -181,6 +181,18 @@ run --compare --templates "$T/tpl" "$C/base" "$C/rerun"
 check "a custom compare.json applies (noise only: exit 0)" [ "$rc" -eq 0 ]
 check "cpu_usage judged as noise at threshold 0" grep -q "^  cpu_usage .* lower  noise$" "$T/out"
 
+# A trade-off: slower, but (say the table) more data read is better and
+# gated.  Mixed, exit 4, the same both ways; never "worse" both ways.
+printf '{"figures": [{"key": "wall_time_s", "better": "lower", "gate": true}, {"key": "total_disk_io_read_mb", "better": "higher", "gate": true}]}' >"$T/tpl/compare.json"
+run --compare --templates "$T/tpl" "$C/base" "$C/slow"
+check "a gated trade-off is mixed: exit 4" [ "$rc" -eq 4 ]
+check "the mixed verdict names both sides" grep -q "^Verdict: mixed: B is worse than A on wall_time_s +30.3%$" "$T/out"
+check "and the better side" grep -q "^  and better on total_disk_io_read_mb +30.3%$" "$T/out"
+run --compare --templates "$T/tpl" "$C/slow" "$C/base"
+check "swapped, still mixed: exit 4" [ "$rc" -eq 4 ]
+run --compare --templates "$T/tpl" --no-gate total_disk_io_read_mb "$C/base" "$C/slow"
+check "--no-gate of the better side: worse, exit 1" [ "$rc" -eq 1 ]
+
 # Output failure: exit 3, said once.
 if [ -w /dev/full ]; then
     $A --compare "$C/base" "$C/slow" >/dev/full 2>"$T/err"
