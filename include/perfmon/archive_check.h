@@ -8,8 +8,11 @@
  *   x > m,   (x - m) / s > threshold,   (x - m) / |m| >= min_change
  *
  * hold (s = 0, a perfectly steady history, makes the second test pass for
- * any x > m, so min_change alone decides).  Larger timings are worse.
- * Fewer than min_history previous timings: no verdict.
+ * any x > m, so min_change alone decides), and |x - m| > min_abs.  That is
+ * for a lower-is-better figure (timings); for a higher-is-better one
+ * (throughputs) the signs turn: x < m, z < -threshold, change <=
+ * -min_change.  An informational figure (better "none") is never a
+ * regression.  Fewer than min_history previous timings: no verdict.
  *
  * Ownership: the functions only read what they are given.
  */
@@ -22,10 +25,15 @@
 
 typedef struct pm_check_opts {
     size_t window;      /* previous timings compared with (default 10) */
-    size_t min_history; /* fewer previous timings: no verdict (default 3) */
+    size_t min_history; /* fewer previous timings: no verdict (default 4: the 5th run is judged) */
     double threshold;   /* robust z-score above which it is slower (default 3) */
-    double min_change;  /* relative slowdown that matters (default 0.05 = 5 %) */
+    double min_change;  /* relative change that matters (default 0.05 = 5 %) */
+    double min_abs;     /* absolute change that matters, in the entry's unit (default 0) */
+    int better;         /* enum pm_check_better (default lower) */
 } pm_check_opts;
+
+/* The same values as enum pm_better of compare.h (templates/compare.json). */
+enum pm_check_better { PM_CHECK_NONE = 0, PM_CHECK_LOWER = 1, PM_CHECK_HIGHER = 2 };
 
 enum pm_check_verdict { PM_CHECK_OK = 0, PM_CHECK_REGRESSION = 1, PM_CHECK_SHORT = 2 };
 

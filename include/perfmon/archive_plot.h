@@ -15,10 +15,12 @@
 #include "perfmon/error.h"
 
 /* Write the history of pts (one entry, in start order) to path: a PDF
- * when path ends in ".pdf", otherwise a PNG.  *nregressions (may be NULL)
- * receives the number of points marked. */
-int pm_arch_plot(const char *path, const char *test, const char *entry,
-                 const pm_store_point *pts, size_t n, const pm_check_opts *o,
+ * when path ends in ".pdf", otherwise a PNG.  The y axis is labelled
+ * "entry (unit)"; o carries the entry's direction; runs are marked only
+ * when the entry is gated.  *nregressions (may be NULL) receives the
+ * number of points marked. */
+int pm_arch_plot(const char *path, const char *test, const char *entry, const char *unit,
+                 const pm_store_point *pts, size_t n, const pm_check_opts *o, int gated,
                  size_t *nregressions, pm_error *err) PM_WUR;
 
 #endif

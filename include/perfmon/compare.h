@@ -33,6 +33,13 @@ enum pm_verdict {
     PM_VERDICT_MISSING = 5  /* present in one job only: not judged */
 };
 
+/* The verdict on the pair, from the gated rows only: B is worse when a
+ * gated row is worse and none is better, better the other way round,
+ * mixed when both.  Each row's verdict mirrors when A and B swap (worse
+ * becomes better), so "worse" both ways is impossible. */
+enum pm_overall { PM_OVERALL_SAME = 0, PM_OVERALL_WORSE = 1, PM_OVERALL_BETTER = 2,
+                  PM_OVERALL_MIXED = 3 };
+
 /* The kinds of row. */
 enum pm_cmp_kind {
     PM_CMP_FIGURE = 0,         /* a job figure (wall time, energy, ...) */
@@ -46,10 +53,13 @@ enum pm_cmp_kind {
 
 /* One entry of templates/compare.json. */
 typedef struct pm_compare_rule {
-    char key[64];          /* catalog metric id or job figure key */
+    char key[64];          /* catalog metric id, job figure key or TensorFlow entry field */
     int better;            /* enum pm_better */
-    double threshold_pct;  /* NaN: the file's default */
+    double threshold_pct;  /* the relative minimum effect; NaN: the file's default */
     double min_abs;        /* differences at most this large (in the unit) are the same */
+    int gate;              /* a worse verdict fails the gate (never for better "none" or the
+                            * sampler's own figures and metrics) */
+    char series[64];       /* figures: the catalog metric whose noise the figure inherits, "" none */
 } pm_compare_rule;
 
 typedef struct pm_compare_cfg {
@@ -59,9 +69,44 @@ typedef struct pm_compare_cfg {
     int phase_better;      /* for phase durations */
     pm_compare_rule *metrics;
     size_t nmetrics;
+    int phase_gate;        /* phase durations gated */
     pm_compare_rule *figures; /* in output order: only these figures are compared */
     size_t nfigures;
+    pm_compare_rule *tf;   /* TensorFlow benchmark entry fields (wallTime, ...) */
+    size_t ntf;
 } pm_compare_cfg;
+
+/* Whether a figure key or metric id is the sampler's own (never gated). */
+int pm_compare_is_sampler(const char *name);
+
+/* The semantics of an archived entry (perfmon-archive check): a job
+ * figure key takes its figure rule (or, unlisted, an informational one),
+ * the statistics' data-repair counts ("repaired", "dropped_timestamps")
+ * are informational, "phase:NAME" takes the phase rule, any other name is
+ * a TensorFlow benchmark whose timing is its wallTime.  Fills *out; never
+ * fails. */
+void pm_compare_cfg_entry(const pm_compare_cfg *c, const char *entry, pm_compare_rule *out);
+
+/* --gate / --no-gate: names (a figure key, metric id, "phase:NAME" or an
+ * archived entry) whose gating is forced on (gate) or off. */
+typedef struct pm_gate_names {
+    const char *const *on;
+    size_t non;
+    const char *const *off;
+    size_t noff;
+} pm_gate_names;
+
+/* The gating of name after the user's choice: off wins, then on, then
+ * the table's rule_gate; a direction of "none" or a sampler name is never
+ * gated. */
+int pm_gate_decide(const pm_gate_names *g, const char *name, int better, int rule_gate);
+
+/* Parse a comma-separated --gate / --no-gate value into list (cap
+ * entries, pointers into a copy the caller owns in buf of bufcap bytes);
+ * returns the new count, or -1 when a name is empty, a sampler figure
+ * (gate only) or the list is too long. */
+int pm_gate_parse_list(const char *arg, int gate, char *buf, size_t bufcap, const char **list,
+                       size_t n, size_t cap);
 
 /* Parse compare.json text (path is used in messages: file:line:col on a
  * syntax error, file: metrics.ID.better on a bad entry). */
@@ -101,6 +146,11 @@ void pm_compare_side_series(const double *t, const double *v, size_t n, int weig
  * than 3 valid points or 2 differences.  scratch holds n doubles. */
 double pm_compare_se(const double *v, size_t n, double *scratch);
 
+/* The sample-to-sample noise sigma of v[n] (step 3 above, before the
+ * division by n): what a single point, such as a peak, varies by.  NaN as
+ * pm_compare_se. */
+double pm_compare_sigma(const double *v, size_t n, double *scratch);
+
 typedef struct pm_compare_row {
     int kind;              /* enum pm_cmp_kind */
     char key[64];          /* metric id or figure key */
@@ -117,6 +167,7 @@ typedef struct pm_compare_row {
     int better;            /* enum pm_better */
     double threshold_pct;
     double min_abs;
+    int gated;             /* a worse verdict makes B worse (the exit status) */
     int verdict;           /* enum pm_verdict */
 } pm_compare_row;
 
@@ -128,6 +179,7 @@ void pm_compare_judge(pm_compare_row *r, double z);
 typedef struct pm_compare_opts {
     double threshold_pct;  /* >= 0 overrides every threshold of the configuration; NaN: keep */
     const char *label_a, *label_b; /* how outputs name the jobs (their directories); borrowed */
+    pm_gate_names gate;    /* --gate / --no-gate; borrowed */
 } pm_compare_opts;
 
 void pm_compare_opts_init(pm_compare_opts *o);
@@ -140,6 +192,8 @@ typedef struct pm_comparison {
     double z;
     double threshold_pct;      /* the default in force */
     size_t count[6];           /* rows per verdict */
+    size_t gated_worse, gated_better; /* gated rows worse, better */
+    int overall;               /* enum pm_overall */
     size_t nphase_kinds;       /* phase kinds present in both jobs */
 } pm_comparison;
 
@@ -160,6 +214,7 @@ typedef struct pm_compare_cli {
     const char *cfg_path;                 /* templates/compare.json */
     double threshold_pct;                 /* --threshold, NaN: from the configuration */
     int want_text, want_json, want_pdf, quiet;
+    pm_gate_names gate;                   /* --gate / --no-gate */
 } pm_compare_cli;
 
 int pm_compare_main(const pm_compare_cli *cl);

@@ -62,8 +62,11 @@ static void usage(FILE *f)
             "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
             "  --no-rules         no efficiency notes\n"
             "  --compare          job B (second input) against job A (first): exit 1 if worse\n"
-            "  --threshold PCT    with --compare: a difference counts beyond PCT %% of A\n"
-            "                     (default: TEMPLATES/compare.json, 10 %%)\n"
+            "                     on a gated figure (TEMPLATES/compare.json says which)\n"
+            "  --threshold PCT    with --compare: a difference counts beyond PCT %% of the\n"
+            "                     smaller of A and B (default: TEMPLATES/compare.json, 10 %%)\n"
+            "  --gate NAME[,NAME] with --compare: gate these figures, metrics or phase:KIND\n"
+            "  --no-gate NAME[,NAME]  with --compare: never gate these\n"
             "  -v, --verbose      also list the files not read, and why\n"
             "  -q, --quiet        no warnings on stderr\n"
             "  -h, --help         this text\n"
@@ -71,8 +74,9 @@ static void usage(FILE *f)
             "exit status: 0 ok, 1 input problem promoted by --strict, or nothing to\n"
             "analyse (phase marks only, no sample in --start/--end), 2 usage or no usable\n"
             "input (also several runs or jobs, or one host sampled twice at once), 3 an\n"
-            "output could not be written; with --compare: 0 B not\n"
-            "worse, 1 B worse beyond the thresholds, 2 usage or unusable input, 3 output\n");
+            "output could not be written; with --compare: 0 B not worse, 1 B worse beyond\n"
+            "the thresholds, 2 usage or unusable input, 3 output, 4 mixed: B worse on\n"
+            "some gated figures and better on others\n");
 }
 
 static void progress(size_t done, size_t total, void *user)
@@ -183,7 +187,7 @@ int pm_analyze_main(int argc, char **argv)
     enum { O_STATS = 256, O_JSON, O_DATA, O_CSV, O_HDF5, O_REPAIR, O_ALIGN, O_COMPAT, O_START,
            O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION, O_PDF,
            O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD, O_BYPHASE, O_TRACE, O_COMPARE,
-           O_THRESHOLD, O_DIGITS, O_JOB, O_RUN };
+           O_THRESHOLD, O_DIGITS, O_JOB, O_RUN, O_GATE, O_NOGATE };
     static const struct option longopts[] = {
         {"stats", no_argument, NULL, O_STATS},       {"json", no_argument, NULL, O_JSON},
         {"data", required_argument, NULL, O_DATA},   {"csv", required_argument, NULL, O_CSV},
@@ -200,12 +204,17 @@ int pm_analyze_main(int argc, char **argv)
         {"bold-font", required_argument, NULL, O_BOLD}, {"by-phase", no_argument, NULL, O_BYPHASE},
         {"trace", required_argument, NULL, O_TRACE}, {"compare", no_argument, NULL, O_COMPARE},
         {"threshold", required_argument, NULL, O_THRESHOLD},
+        {"gate", required_argument, NULL, O_GATE}, {"no-gate", required_argument, NULL, O_NOGATE},
         {"digits", required_argument, NULL, O_DIGITS}, {"job", required_argument, NULL, O_JOB},
         {"run", required_argument, NULL, O_RUN},     {NULL, 0, NULL, 0}};
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
     int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0, compare = 0;
     double threshold = NAN;
+    /* --gate / --no-gate names (--compare): pointers into gbuf */
+    static char gbuf[2][4096];
+    static const char *glist[2][64];
+    size_t ngl[2] = {0, 0};
     int digits = 0; /* --digits: 0 = each output's default */
     const char *data_dir = NULL, *csv = NULL, *hdf5 = NULL, *tdir = NULL, *catalog = NULL,
                *rules = NULL, *layout = NULL, *trace = NULL;
@@ -305,6 +314,23 @@ int pm_analyze_main(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
+        case O_GATE:
+        case O_NOGATE: {
+            int on = c == O_GATE;
+            size_t used = 0;
+            for (size_t i = 0; i < ngl[!on]; i++)
+                used += strlen(glist[!on][i]) + 1;
+            int n = pm_gate_parse_list(optarg, on, gbuf[!on] + used, sizeof gbuf[0] - used,
+                                       glist[!on], ngl[!on], 64);
+            if (n < 0) {
+                fprintf(stderr, "perfmon-analyze: --%s %s: give names separated by commas%s\n",
+                        on ? "gate" : "no-gate", optarg,
+                        on ? " (the sampler's own figures are never gated)" : "");
+                return EXIT_USAGE;
+            }
+            ngl[!on] = (size_t)n;
+            break;
+        }
         case O_LAYOUT: layout = optarg; break;
         case O_FONT: ro.font_path = optarg; break;
         case O_BOLD: ro.font_bold_path = optarg; break;
@@ -330,8 +356,8 @@ int pm_analyze_main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (!compare && !isnan(threshold)) {
-        fprintf(stderr, "perfmon-analyze: --threshold needs --compare\n");
+    if (!compare && (!isnan(threshold) || ngl[0] || ngl[1])) {
+        fprintf(stderr, "perfmon-analyze: --threshold, --gate and --no-gate need --compare\n");
         return EXIT_USAGE;
     }
     if (compare && (argc - optind != 2 || o.by_phase || data_dir || csv || hdf5 || trace || ro.plots_dir)) {
@@ -364,7 +390,8 @@ int pm_analyze_main(int argc, char **argv)
         char cmpbuf[PATH_MAX + 16];
         snprintf(cmpbuf, sizeof cmpbuf, "%s/compare.json", tbuf);
         pm_compare_cli cl = {argv[optind], argv[optind + 1], &o, &ro, cmpbuf, threshold,
-                             want_stats, want_json, want_pdf, quiet};
+                             want_stats, want_json, want_pdf, quiet,
+                             {glist[0], ngl[0], glist[1], ngl[1]}};
         return pm_compare_main(&cl);
     }
     if (!quiet && isatty(STDERR_FILENO)) {

@@ -85,6 +85,31 @@ double pm_compare_se(const double *v, size_t n, double *scratch)
     return sqrt(var * (1 + rho) / (1 - rho) / (double)nvalid);
 }
 
+double pm_compare_sigma(const double *v, size_t n, double *scratch)
+{
+    size_t nvalid = 0, nd = 0;
+    double msq = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(v[i]))
+            continue;
+        nvalid++;
+        if (i > 0 && isfinite(v[i - 1])) {
+            double d = v[i] - v[i - 1];
+            scratch[nd++] = d;
+            msq += d * d;
+        }
+    }
+    if (nvalid < 3 || nd < 2)
+        return NAN;
+    msq /= (double)nd;
+    if (msq == 0)
+        return 0;
+    double r1 = gsl_stats_lag1_autocorrelation(scratch, 1, nd);
+    double rho = isfinite(r1) ? 1 + 2 * r1 : 0;
+    rho = rho < 0 ? 0 : rho > RHO_MAX ? RHO_MAX : rho;
+    return sqrt(msq / (2 * (1 - rho)));
+}
+
 void pm_compare_side_series(const double *t, const double *v, size_t n, int weighting,
                             double *scratch, pm_compare_side *s)
 {
@@ -121,7 +146,12 @@ void pm_compare_judge(pm_compare_row *r, double z)
          * estimate its noise cannot show a significant difference. */
         r->significant = r->kind == PM_CMP_FIGURE || r->kind == PM_CMP_PHASE_DURATION;
     }
-    int beyond = fabs(r->pct) > r->threshold_pct && fabs(r->diff) > r->min_abs;
+    /* The threshold is taken of the smaller of |A| and |B|, so that the
+     * test reads the same when A and B swap: each row's verdict mirrors
+     * (worse <-> better), and a pair cannot be worse both ways. */
+    double base = fmin(fabs(a), fabs(b));
+    int beyond = (base > 0 ? 100 * fabs(r->diff) / base > r->threshold_pct : r->diff != 0) &&
+                 fabs(r->diff) > r->min_abs;
     if (!beyond)
         r->verdict = PM_VERDICT_SAME;
     else if (!r->significant)
@@ -141,6 +171,7 @@ typedef struct builder {
     size_t cap;
     const pm_compare_cfg *cfg;
     double override_pct;      /* NaN: per rule */
+    const pm_gate_names *gate;
     double *scratch, *masked; /* [max grid points] */
 } builder;
 
@@ -172,11 +203,41 @@ static void apply_rule(const builder *bd, pm_compare_row *r, const pm_compare_ru
                        int default_better)
 {
     r->better = rule ? rule->better : default_better;
+    if (r->kind == PM_CMP_PHASE_DURATION) {
+        char name[80];
+        snprintf(name, sizeof name, "phase:%s", r->phase);
+        r->gated = pm_gate_decide(bd->gate, name, r->better, bd->cfg->phase_gate);
+    } else {
+        r->gated = pm_gate_decide(bd->gate, r->key, r->better, rule ? rule->gate : 0);
+    }
     r->min_abs = rule ? rule->min_abs : 0;
     r->threshold_pct = rule && isfinite(rule->threshold_pct) ? rule->threshold_pct
                                                              : bd->cfg->threshold_pct;
     if (isfinite(bd->override_pct))
         r->threshold_pct = bd->override_pct;
+}
+
+static const pm_metric_result *result_of(const pm_analysis *x, const char *id);
+
+/* The noise of a job figure, borrowed from the series it is made of: the
+ * relative standard error of the series' mean for a figure that is a mean
+ * or a total, its relative sample-to-sample noise for a peak (a maximum
+ * moves with each sample's jitter, not with the mean's), scaled to the
+ * figure.  NaN when the series is absent or its noise unknown. */
+static double figure_se(builder *bd, const pm_analysis *x, const char *series, const pm_figure *f,
+                        double value)
+{
+    const pm_metric_result *m = result_of(x, series);
+    if (!m || !isfinite(value) || m->agg.n < 3)
+        return NAN;
+    pm_compare_side s = {0, NAN, NAN, NAN, NAN};
+    pm_compare_side_series(m->agg.t, m->agg.v, m->agg.n, PM_W_NONE, bd->scratch, &s);
+    if (!isfinite(s.se) || !isfinite(s.mean) || s.mean == 0)
+        return NAN;
+    double noise = s.se;
+    if (f->job == PM_JOB_MAX)
+        noise = pm_compare_sigma(m->agg.v, m->agg.n, bd->scratch);
+    return isfinite(noise) ? fabs(value) * noise / fabs(s.mean) : NAN;
 }
 
 static int figure_rows(builder *bd)
@@ -197,6 +258,10 @@ static int figure_rows(builder *bd)
         r->b.mean = vb;
         r->a.n = isfinite(va);
         r->b.n = isfinite(vb);
+        if (rule->series[0]) {
+            r->a.se = figure_se(bd, a, rule->series, f, va);
+            r->b.se = figure_se(bd, b, rule->series, f, vb);
+        }
         apply_rule(bd, r, rule, PM_BETTER_NONE);
     }
     return 0;
@@ -383,6 +448,7 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
     builder bd;
     memset(&bd, 0, sizeof bd);
     bd.cfg = cfg;
+    bd.gate = o ? &o->gate : NULL;
     bd.override_pct = o && isfinite(o->threshold_pct) && o->threshold_pct >= 0 ? o->threshold_pct
                                                                                : NAN;
     bd.c = calloc(1, sizeof *bd.c);
@@ -410,9 +476,16 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
         return pm_error_set(err, rc, "out of memory comparing the jobs");
     }
     for (size_t i = 0; i < bd.c->nrows; i++) {
-        pm_compare_judge(&bd.c->rows[i], cfg->z);
-        bd.c->count[bd.c->rows[i].verdict]++;
+        pm_compare_row *r = &bd.c->rows[i];
+        pm_compare_judge(r, cfg->z);
+        bd.c->count[r->verdict]++;
+        bd.c->gated_worse += r->gated && r->verdict == PM_VERDICT_WORSE;
+        bd.c->gated_better += r->gated && r->verdict == PM_VERDICT_BETTER;
     }
+    bd.c->overall = bd.c->gated_worse && bd.c->gated_better ? PM_OVERALL_MIXED
+                    : bd.c->gated_worse                      ? PM_OVERALL_WORSE
+                    : bd.c->gated_better                     ? PM_OVERALL_BETTER
+                                                             : PM_OVERALL_SAME;
     *out = bd.c;
     return 0;
 }

@@ -40,7 +40,98 @@ void pm_compare_cfg_free(pm_compare_cfg *c)
         return;
     free(c->metrics);
     free(c->figures);
+    free(c->tf);
     free(c);
+}
+
+int pm_compare_is_sampler(const char *name)
+{
+    return strncmp(name, "sampler_", 8) == 0;
+}
+
+static const pm_compare_rule *find_rule(const pm_compare_rule *r, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(r[i].key, key) == 0)
+            return &r[i];
+    return NULL;
+}
+
+void pm_compare_cfg_entry(const pm_compare_cfg *c, const char *entry, pm_compare_rule *out)
+{
+    memset(out, 0, sizeof *out);
+    out->threshold_pct = NAN;
+    /* perfmon-analyze --stats --json's job counts of data repair: about
+     * the profile, not the job; informational. */
+    static const char *const quality[] = {"repaired", "dropped_timestamps"};
+    const pm_compare_rule *r = NULL;
+    int is_quality = 0;
+    for (size_t i = 0; i < sizeof quality / sizeof *quality; i++)
+        is_quality |= strcmp(entry, quality[i]) == 0;
+    if (is_quality) {
+        snprintf(out->key, sizeof out->key, "%s", entry);
+        out->better = PM_BETTER_NONE;
+    } else if (pm_figure_find(entry)) {
+        r = find_rule(c->figures, c->nfigures, entry);
+        snprintf(out->key, sizeof out->key, "%s", entry);
+    } else if (strncmp(entry, "phase:", 6) == 0) {
+        snprintf(out->key, sizeof out->key, "phase");
+        out->better = c->phase_better;
+        out->gate = c->phase_gate;
+    } else {
+        r = find_rule(c->tf, c->ntf, "wallTime");
+        if (!r) { /* a table without TensorFlow fields: timings are lower-is-better, gated */
+            snprintf(out->key, sizeof out->key, "wallTime");
+            out->better = PM_BETTER_LOWER;
+            out->gate = 1;
+        }
+    }
+    if (r)
+        *out = *r;
+    if (!isfinite(out->threshold_pct))
+        out->threshold_pct = c->threshold_pct;
+    if (out->better == PM_BETTER_NONE || pm_compare_is_sampler(entry))
+        out->gate = 0;
+}
+
+static int on_list(const char *const *l, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(l[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int pm_gate_decide(const pm_gate_names *g, const char *name, int better, int rule_gate)
+{
+    if (better == PM_BETTER_NONE || pm_compare_is_sampler(name))
+        return 0;
+    if (g && on_list(g->off, g->noff, name))
+        return 0;
+    if (g && on_list(g->on, g->non, name))
+        return 1;
+    return rule_gate != 0;
+}
+
+int pm_gate_parse_list(const char *arg, int gate, char *buf, size_t bufcap, const char **list,
+                       size_t n, size_t cap)
+{
+    size_t len = strlen(arg);
+    if (len + 1 > bufcap)
+        return -1;
+    memcpy(buf, arg, len + 1);
+    for (char *p = buf;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        if (!*p || n == cap || (gate && pm_compare_is_sampler(p)))
+            return -1;
+        list[n++] = p;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return (int)n;
 }
 
 const pm_compare_rule *pm_compare_cfg_metric(const pm_compare_cfg *c, const char *id)
@@ -78,6 +169,18 @@ static int get_better(const cJSON *o, const char *key, int *out, const char *pat
     return 0;
 }
 
+static int get_bool(const cJSON *o, const char *key, int *out, const char *path,
+                    const char *where, pm_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v)
+        return 0;
+    if (!cJSON_IsBool(v))
+        return pm_error_set(err, PM_EFORMAT, "%s: %s%s: expected true or false", path, where, key);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
 /* One array of rules; name_key is "id" (metrics) or "key" (figures). */
 static int parse_rules(const cJSON *root, const char *arr_key, const char *name_key,
                        int default_better, pm_compare_rule **out, size_t *nout, const char *path,
@@ -108,7 +211,8 @@ static int parse_rules(const cJSON *root, const char *arr_key, const char *name_
             break;
         }
         snprintf(r[i].key, sizeof r[i].key, "%s", k->valuestring);
-        if (strcmp(arr_key, "figures") == 0 && !pm_figure_find(r[i].key)) {
+        int figures = strcmp(arr_key, "figures") == 0;
+        if (figures && !pm_figure_find(r[i].key)) {
             rc = pm_error_set(err, PM_EFORMAT, "%s: %s%s: \"%s\" is not a job figure", path, where,
                               name_key, r[i].key);
             break;
@@ -124,10 +228,36 @@ static int parse_rules(const cJSON *root, const char *arr_key, const char *name_
         r[i].better = default_better;
         r[i].threshold_pct = NAN;
         r[i].min_abs = 0;
+        r[i].gate = strcmp(arr_key, "tensorflow") == 0; /* benchmark fields: gated unless said */
         if ((rc = get_better(o, "better", &r[i].better, path, where, err)) ||
             (rc = get_num(o, "threshold_pct", &r[i].threshold_pct, path, where, err)) ||
-            (rc = get_num(o, "min_abs", &r[i].min_abs, path, where, err)))
+            (rc = get_num(o, "min_abs", &r[i].min_abs, path, where, err)) ||
+            (rc = get_bool(o, "gate", &r[i].gate, path, where, err)))
             break;
+        if (r[i].gate && pm_compare_is_sampler(r[i].key)) {
+            rc = pm_error_set(err, PM_EFORMAT,
+                              "%s: %sgate: \"%s\" is the sampler's own and is never gated", path,
+                              where, r[i].key);
+            break;
+        }
+        if (r[i].better == PM_BETTER_NONE && !cJSON_GetObjectItemCaseSensitive(o, "gate"))
+            r[i].gate = 0; /* informational */
+        if (r[i].gate && r[i].better == PM_BETTER_NONE) {
+            rc = pm_error_set(err, PM_EFORMAT,
+                              "%s: %sgate: \"%s\" has no better direction (\"none\") and cannot "
+                              "be gated",
+                              path, where, r[i].key);
+            break;
+        }
+        const cJSON *ser = cJSON_GetObjectItemCaseSensitive(o, "series");
+        if (ser && (!figures || !cJSON_IsString(ser) || !*ser->valuestring ||
+                    strlen(ser->valuestring) >= sizeof r[i].series)) {
+            rc = pm_error_set(err, PM_EFORMAT, "%s: %sseries: expected a catalog metric id%s",
+                              path, where, figures ? "" : " (figures only)");
+            break;
+        }
+        if (ser)
+            snprintf(r[i].series, sizeof r[i].series, "%s", ser->valuestring);
         i++;
     }
     if (rc) {
@@ -167,12 +297,19 @@ int pm_compare_cfg_parse(const char *path, const char *text, pm_compare_cfg **ou
     if ((rc = get_num(root, "threshold_pct", &c->threshold_pct, path, "", err)) ||
         (rc = get_num(root, "z", &c->z, path, "", err)) ||
         (rc = get_better(root, "default_better", &c->default_better, path, "", err)) ||
-        (ph && (rc = get_better(ph, "better", &c->phase_better, path, "phases.", err))))
+        (ph && (rc = get_better(ph, "better", &c->phase_better, path, "phases.", err))) ||
+        (ph && (rc = get_bool(ph, "gate", &c->phase_gate, path, "phases.", err))))
         goto out;
+    if (c->phase_gate && c->phase_better == PM_BETTER_NONE) {
+        rc = pm_error_set(err, PM_EFORMAT, "%s: phases.gate: phases without a better direction "
+                                           "cannot be gated", path);
+        goto out;
+    }
     if ((rc = parse_rules(root, "metrics", "id", c->default_better, &c->metrics, &c->nmetrics, path,
                           err)) ||
         (rc = parse_rules(root, "figures", "key", PM_BETTER_NONE, &c->figures, &c->nfigures, path,
-                          err)))
+                          err)) ||
+        (rc = parse_rules(root, "tensorflow", "key", PM_BETTER_LOWER, &c->tf, &c->ntf, path, err)))
         goto out;
 out:
     cJSON_Delete(root);

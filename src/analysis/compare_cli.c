@@ -12,7 +12,7 @@
 #include "perfmon/export.h"
 #include "perfmon/report.h"
 
-enum { EXIT_OK = 0, EXIT_WORSE = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
+enum { EXIT_OK = 0, EXIT_WORSE = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3, EXIT_MIXED = 4 };
 
 static void print_warnings(const pm_analysis *a, const char *which, int verbose)
 {
@@ -74,6 +74,7 @@ int pm_compare_main(const pm_compare_cli *cl)
     co.threshold_pct = cl->threshold_pct;
     co.label_a = cl->path_a;
     co.label_b = cl->path_b;
+    co.gate = cl->gate;
     pm_comparison *cmp = NULL;
     int status = EXIT_OK;
     if (pm_compare_run(x[0], x[1], cfg, &co, &cmp, &err) != 0) {
@@ -97,8 +98,10 @@ int pm_compare_main(const pm_compare_cli *cl)
         status = EXIT_OUTPUT;
     if (cl->want_pdf && write_pdf(cl, cmp) != EXIT_OK)
         status = EXIT_OUTPUT;
-    if (status == EXIT_OK && cmp->count[PM_VERDICT_WORSE])
+    if (status == EXIT_OK && cmp->overall == PM_OVERALL_WORSE)
         status = EXIT_WORSE;
+    if (status == EXIT_OK && cmp->overall == PM_OVERALL_MIXED)
+        status = EXIT_MIXED;
 out:
     pm_comparison_free(cmp);
     pm_analysis_free(x[0]);

@@ -11,9 +11,11 @@
 void pm_check_opts_init(pm_check_opts *o)
 {
     o->window = 10;
-    o->min_history = 3;
+    o->min_history = 4;
     o->threshold = 3.0;
     o->min_change = 0.05;
+    o->min_abs = 0;
+    o->better = PM_CHECK_LOWER;
 }
 
 void pm_check_series(const double *v, size_t n, const pm_check_opts *o, pm_check_result *r)
@@ -36,6 +38,11 @@ void pm_check_series(const double *v, size_t n, const pm_check_opts *o, pm_check
     double d = r->latest - r->median, s = PM_MAD_TO_SD * r->mad;
     r->z = s > 0 ? d / s : (d > 0 ? INFINITY : d < 0 ? -INFINITY : 0);
     r->change = r->median != 0 ? d / fabs(r->median) : (d > 0 ? INFINITY : d < 0 ? -INFINITY : 0);
-    r->verdict = d > 0 && r->z > o->threshold && r->change >= o->min_change ? PM_CHECK_REGRESSION
-                                                                           : PM_CHECK_OK;
+    /* Worse is up for lower-is-better figures, down for higher-is-better
+     * ones; an informational figure is never a regression. */
+    double sign = o->better == PM_CHECK_LOWER ? 1 : o->better == PM_CHECK_HIGHER ? -1 : 0;
+    r->verdict = sign != 0 && sign * d > 0 && sign * r->z > o->threshold &&
+                         sign * r->change >= o->min_change && fabs(d) > o->min_abs
+                     ? PM_CHECK_REGRESSION
+                     : PM_CHECK_OK;
 }

@@ -8,13 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "perfmon/archive.h"
 #include "perfmon/archive_add.h"
 #include "perfmon/archive_check.h"
 #include "perfmon/archive_plot.h"
 #include "perfmon/archive_store.h"
+#include "perfmon/compare.h"
 #include "perfmon/parse.h"
+#include "perfmon/templates.h"
 
 #ifndef PM_VERSION
 #define PM_VERSION "0"
@@ -38,8 +41,8 @@ static void usage_main(FILE *f)
             "  list     --db DB [TEST] [--json]      the archived tests, or a test's entries\n"
             "  history  --db DB TEST [ENTRY] [--since DATE] [--json]\n"
             "  check    --db DB TEST [ENTRY...] [--window N] [--threshold K] [--min-change PCT]\n"
-            "           [--json]\n"
-            "           exit 1 when the latest run of an entry is slower than its history\n"
+            "           [--gate NAME[,NAME]] [--no-gate NAME[,NAME]] [--json]\n"
+            "           exit 1 when the latest run of a gated entry is worse than its history\n"
             "  plot     --db DB TEST ENTRY -o FILE.png|FILE.pdf\n"
             "DB is an SQLite file or a postgresql:// URL (default $" DB_ENV ").\n"
             "'" PROG " COMMAND --help' describes each command.\n"
@@ -54,10 +57,15 @@ typedef struct common {
     pm_check_opts check;
     const char *out;
     const char *since;
+    int min_change_set;   /* --min-change given: overrides the table */
+    const char *templates; /* --templates DIR */
+    char gbuf[2][4096];   /* --gate / --no-gate names */
+    const char *glist[2][64];
+    size_t ngl[2];
 } common;
 
 enum { O_DB = 256, O_JSON, O_SINCE, O_WINDOW, O_THRESHOLD, O_MINCHANGE, O_MINHIST, O_DATADIR,
-       O_ARCHIVEDIR, O_TEST, O_KEEPFAILED, O_VERSION };
+       O_ARCHIVEDIR, O_TEST, O_KEEPFAILED, O_VERSION, O_GATE, O_NOGATE, O_TEMPLATES };
 
 static int parse_size(const char *s, size_t lo, size_t hi, size_t *out)
 {
@@ -114,9 +122,30 @@ static int common_opt(int opt, const char *arg, common *c)
             buf[l - 1] = 0;
         if (pm_parse_double(buf, &d) == 0 && d >= 0) {
             c->check.min_change = d / 100;
+            c->min_change_set = 1;
             return 0;
         }
         fprintf(stderr, PROG ": --min-change %s: not a percentage >= 0\n", arg);
+        return EXIT_USAGE;
+    }
+    case O_TEMPLATES:
+        c->templates = arg;
+        return 0;
+    case O_GATE:
+    case O_NOGATE: {
+        int on = opt == O_GATE;
+        size_t used = 0;
+        for (size_t i = 0; i < c->ngl[!on]; i++)
+            used += strlen(c->glist[!on][i]) + 1;
+        int n = pm_gate_parse_list(arg, on, c->gbuf[!on] + used, sizeof c->gbuf[0] - used,
+                                   c->glist[!on], c->ngl[!on], 64);
+        if (n >= 0) {
+            c->ngl[!on] = (size_t)n;
+            return 0;
+        }
+        fprintf(stderr, PROG ": --%s %s: give entry names separated by commas%s\n",
+                on ? "gate" : "no-gate", arg,
+                on ? " (the sampler's own figures are never gated)" : "");
         return EXIT_USAGE;
     }
     default:
@@ -174,10 +203,19 @@ static int flush_out(void)
     return EXIT_DB;
 }
 
-static int open_store(const common *c, pm_store **s)
+/* Open the store; must_exist (every command but add): an SQLite file that
+ * does not exist is a usage error, and nothing is created (a mistyped
+ * --db must not leave an empty archive behind). */
+static int open_store(const common *c, pm_store **s, int must_exist)
 {
     pm_error err;
     pm_error_clear(&err);
+    struct stat st;
+    if (must_exist && !strstr(c->db, "://") && stat(c->db, &st) != 0) {
+        fprintf(stderr, PROG ": %s: no such archive (%s); 'add' creates one\n", c->db,
+                strerror(errno));
+        return EXIT_USAGE;
+    }
     if (pm_store_open(c->db, s, &err) != 0) {
         fprintf(stderr, PROG ": %s\n", err.msg);
         return err.code == PM_EUSAGE ? EXIT_USAGE : EXIT_DB;
@@ -274,7 +312,7 @@ static int cmd_add(int argc, char **argv, common *c)
         return EXIT_USAGE;
     }
     pm_store *s = NULL;
-    if ((rc = open_store(c, &s)) != 0)
+    if ((rc = open_store(c, &s, 0)) != 0)
         return rc;
     pm_arch_add_report rep;
     pm_error err;
@@ -363,7 +401,7 @@ static int cmd_list(int argc, char **argv, common *c)
         return EXIT_USAGE;
     }
     pm_store *s = NULL;
-    if ((rc = open_store(c, &s)) != 0)
+    if ((rc = open_store(c, &s, 1)) != 0)
         return rc;
     if (optind < argc)
         return list_entries(c, s, argv[optind]);
@@ -418,7 +456,9 @@ static void help_history(FILE *f)
             exit_text);
 }
 
-static int load_history(const common *c, const char *test, const char *entry,
+/* The history of test (of entry, when not NULL); allow_empty: an unknown
+ * test is no error (check: a new pipeline's baseline). */
+static int load_history(const common *c, const char *test, const char *entry, int allow_empty,
                         pm_store_point **p, size_t *n)
 {
     int64_t since = INT64_MIN;
@@ -428,7 +468,7 @@ static int load_history(const common *c, const char *test, const char *entry,
         return EXIT_USAGE;
     }
     pm_store *s = NULL;
-    int rc = open_store(c, &s);
+    int rc = open_store(c, &s, 1);
     if (rc)
         return rc;
     pm_error err;
@@ -439,7 +479,7 @@ static int load_history(const common *c, const char *test, const char *entry,
         fprintf(stderr, PROG ": %s\n", err.msg);
         return EXIT_DB;
     }
-    if (*n == 0 && !c->since) {
+    if (*n == 0 && !c->since && !allow_empty) {
         if (entry)
             fprintf(stderr, PROG ": no timings of entry \"%s\" of test \"%s\"\n", entry, test);
         else
@@ -467,7 +507,7 @@ static int cmd_history(int argc, char **argv, common *c)
     const char *test = argv[optind], *entry = npos == 2 ? argv[optind + 1] : NULL;
     pm_store_point *p = NULL;
     size_t n = 0;
-    if ((rc = load_history(c, test, entry, &p, &n)) != 0)
+    if ((rc = load_history(c, test, entry, 0, &p, &n)) != 0)
         return rc;
     char when[40];
     if (c->json) {
@@ -494,24 +534,33 @@ static int cmd_history(int argc, char **argv, common *c)
 
 /* ---- check ---------------------------------------------------------------- */
 
-#define CHECK_OPTS                                                                  \
-    "  --window N        previous runs compared with (default 10)\n"               \
-    "  --threshold K     robust z-score beyond which it is slower (default 3)\n"   \
-    "  --min-change PCT  smallest slowdown that counts, in percent (default 5)\n" \
-    "  --min-history N   fewer previous runs: no verdict (default 3)\n"
+#define CHECK_OPTS                                                                         \
+    "  --window N        previous runs compared with (default 10)\n"                      \
+    "  --threshold K     robust z-score beyond which it is worse (default 3)\n"           \
+    "  --min-change PCT  smallest change that counts, in percent (default: the table's,\n" \
+    "                    5 for TensorFlow timings)\n"                                     \
+    "  --min-history N   fewer previous runs: baseline, no verdict (default 4: the\n"    \
+    "                    5th run archived is the first judged)\n"                         \
+    "  --templates DIR   where compare.json, the table of figure semantics, is\n"
 
 static void help_check(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " check --db DB TEST [ENTRY...] [options]\n"
             "Compares each entry of the latest run of TEST (or the ENTRYs named) with\n"
-            "its previous N runs: the latest timing x, their median m and median\n"
-            "absolute deviation MAD.  A regression is x > m with (x - m) / (1.4826 MAD)\n"
-            "above the threshold and (x - m) / |m| at least the minimum change.\n"
-            "Larger timings are slower.\n" CHECK_OPTS
-            "  --json            the verdicts as JSON: {test, checked, regressions,\n"
-            "                    entries: [{entry, verdict, previous_runs, latest, median,\n"
-            "                    mad, z, change}]}\n"
+            "its previous N runs: the latest value x, their median m and median\n"
+            "absolute deviation MAD.  A regression is a change in the entry's worse\n"
+            "direction with |x - m| / (1.4826 MAD) above the threshold, |x - m| / |m|\n"
+            "at least the minimum change and |x - m| above the table's absolute minimum.\n"
+            "Directions and gating come from TEMPLATES/compare.json (shared with\n"
+            "perfmon-analyze --compare): TensorFlow timings (lower is better) are gated,\n"
+            "perfmon job figures are informational unless the table says gate, the\n"
+            "sampler's own figures never gate.\n" CHECK_OPTS
+            "  --gate NAME[,NAME]     gate these entries too\n"
+            "  --no-gate NAME[,NAME]  never gate these entries\n"
+            "  --json            the verdicts as JSON: {test, checked, regressions, baseline,\n"
+            "                    entries: [{entry, verdict, gated, better, previous_runs,\n"
+            "                    latest, median, mad, z, change}]}\n"
             "%s",
             exit_text);
 }
@@ -522,11 +571,47 @@ static const struct option check_lo[] = {{"db", required_argument, NULL, O_DB},
                                          {"threshold", required_argument, NULL, O_THRESHOLD},
                                          {"min-change", required_argument, NULL, O_MINCHANGE},
                                          {"min-history", required_argument, NULL, O_MINHIST},
+                                         {"gate", required_argument, NULL, O_GATE},
+                                         {"no-gate", required_argument, NULL, O_NOGATE},
+                                         {"templates", required_argument, NULL, O_TEMPLATES},
                                          {"output", required_argument, NULL, 'o'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
 
-/* Timings of one entry out of the test's history (in start order). */
+/* The table of figure semantics (templates/compare.json); NULL after
+ * saying why. */
+static pm_compare_cfg *load_table(const common *c)
+{
+    char dir[4096], path[4200];
+    pm_find_template_dir(c->templates, "compare.json", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/compare.json", dir);
+    pm_compare_cfg *cfg = NULL;
+    pm_error err;
+    pm_error_clear(&err);
+    if (pm_compare_cfg_load(path, &cfg, &err) != 0) {
+        fprintf(stderr, PROG ": the table of figure semantics: %s\n", err.msg);
+        return NULL;
+    }
+    return cfg;
+}
+
+/* The check options of one entry: its direction and minimum effect from
+ * the table (the command line's --min-change wins); *gated its gating. */
+static void entry_opts(const common *c, const pm_compare_cfg *cfg, const char *entry,
+                       pm_check_opts *o, int *gated)
+{
+    pm_compare_rule rule;
+    pm_compare_cfg_entry(cfg, entry, &rule);
+    *o = c->check;
+    o->better = rule.better;
+    o->min_abs = rule.min_abs;
+    if (!c->min_change_set && isfinite(rule.threshold_pct))
+        o->min_change = rule.threshold_pct / 100;
+    pm_gate_names g = {c->glist[0], c->ngl[0], c->glist[1], c->ngl[1]};
+    *gated = pm_gate_decide(&g, entry, rule.better, rule.gate);
+}
+
+/* Values of one entry out of the test's history (in start order). */
 static size_t entry_series(const pm_store_point *p, size_t n, const char *entry, double *v,
                            int64_t *last)
 {
@@ -549,10 +634,13 @@ static int is_named(const char *entry, char **names, int nnames)
     return 0;
 }
 
-static void print_verdict(const char *entry, const pm_check_result *r, const pm_check_opts *o)
+static void print_verdict(const char *entry, const pm_check_result *r, const pm_check_opts *o,
+                          int gated)
 {
     if (r->verdict == PM_CHECK_SHORT) {
-        printf("no verdict  %s: %zu previous runs, %zu needed\n", entry, r->n, o->min_history);
+        /* runs archived, the latest included, of the runs a verdict needs */
+        printf("baseline    %s: %zu of %zu runs, no verdict yet\n", entry, r->n + 1,
+               o->min_history + 1);
         return;
     }
     char z[32];
@@ -560,23 +648,29 @@ static void print_verdict(const char *entry, const pm_check_result *r, const pm_
         snprintf(z, sizeof z, "%s", r->z > 0 ? "inf" : "-inf");
     else
         snprintf(z, sizeof z, "%.1f", r->z);
-    printf("%-10s  %s: latest %.6g vs median %.6g of %zu runs (%+.1f%%, %s robust sd)\n",
-           r->verdict == PM_CHECK_REGRESSION ? "REGRESSION" : "ok", entry, r->latest, r->median,
-           r->n, r->change * 100, z);
+    const char *v = !gated ? "info" : r->verdict == PM_CHECK_REGRESSION ? "REGRESSION" : "ok";
+    printf("%-10s  %s: latest %.6g vs median %.6g of %zu runs (%+.1f%%, %s robust sd, %s is "
+           "better)\n",
+           v, entry, r->latest, r->median, r->n, r->change * 100, z, pm_better_name(o->better));
 }
 
 /* One entry's verdict as a JSON object appended to arr (unknown figures
  * and infinite z-scores are null). */
-static void verdict_json(cJSON *arr, const char *entry, const pm_check_result *r)
+static void verdict_json(cJSON *arr, const char *entry, const pm_check_result *r,
+                         const pm_check_opts *o, int gated)
 {
     static const char *const names[] = {"ok", "regression", "no verdict"};
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
+    cJSON *obj = cJSON_CreateObject();
+    if (!obj)
         return;
-    cJSON_AddItemToArray(arr, o);
-    cJSON_AddStringToObject(o, "entry", entry);
-    cJSON_AddStringToObject(o, "verdict", names[r->verdict]);
-    cJSON_AddNumberToObject(o, "previous_runs", (double)r->n);
+    cJSON_AddItemToArray(arr, obj);
+    cJSON_AddStringToObject(obj, "entry", entry);
+    cJSON_AddStringToObject(obj, "verdict", !gated && r->verdict != PM_CHECK_SHORT
+                                                ? "informational"
+                                                : names[r->verdict]);
+    cJSON_AddBoolToObject(obj, "gated", gated);
+    cJSON_AddStringToObject(obj, "better", pm_better_name(o->better));
+    cJSON_AddNumberToObject(obj, "previous_runs", (double)r->n);
     const struct {
         const char *key;
         double v;
@@ -584,9 +678,9 @@ static void verdict_json(cJSON *arr, const char *entry, const pm_check_result *r
                 {"z", r->z},           {"change", r->change}};
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
         if (isfinite(nums[i].v))
-            cJSON_AddNumberToObject(o, nums[i].key, nums[i].v);
+            cJSON_AddNumberToObject(obj, nums[i].key, nums[i].v);
         else
-            cJSON_AddNullToObject(o, nums[i].key);
+            cJSON_AddNullToObject(obj, nums[i].key);
     }
 }
 
@@ -602,10 +696,32 @@ static int cmd_check(int argc, char **argv, common *c)
     const char *test = argv[optind];
     char **named = argv + optind + 1;
     int nnamed = argc - optind - 1;
+    pm_compare_cfg *cfg = load_table(c);
+    if (!cfg)
+        return EXIT_USAGE;
     pm_store_point *p = NULL;
     size_t n = 0;
-    if ((rc = load_history(c, test, NULL, &p, &n)) != 0)
+    if ((rc = load_history(c, test, NULL, 1, &p, &n)) != 0) {
+        pm_compare_cfg_free(cfg);
         return rc;
+    }
+    if (n == 0 && nnamed == 0) {
+        /* A new pipeline: nothing archived yet is a baseline, not a failure. */
+        pm_compare_cfg_free(cfg);
+        if (c->json) {
+            cJSON *root = cJSON_CreateObject();
+            if (root) {
+                cJSON_AddStringToObject(root, "test", test);
+                cJSON_AddNumberToObject(root, "checked", 0);
+                cJSON_AddNumberToObject(root, "regressions", 0);
+                cJSON_AddBoolToObject(root, "baseline", 1);
+                cJSON_AddItemToObject(root, "entries", cJSON_CreateArray());
+            }
+            return print_json(root);
+        }
+        printf("%s: baseline: 0 of %zu runs, no verdict yet\n", test, c->check.min_history + 1);
+        return flush_out();
+    }
     int64_t latest = INT64_MIN;
     for (size_t i = 0; i < n; i++)
         if (p[i].start_us > latest)
@@ -616,10 +732,11 @@ static int cmd_check(int argc, char **argv, common *c)
         free(v);
         free(seen);
         pm_store_points_free(p, n);
+        pm_compare_cfg_free(cfg);
         fprintf(stderr, PROG ": out of memory\n");
         return EXIT_DB;
     }
-    size_t nseen = 0, checked = 0, regressions = 0;
+    size_t nseen = 0, checked = 0, regressions = 0, info = 0, shortest = SIZE_MAX;
     cJSON *json = c->json ? cJSON_CreateArray() : NULL;
     for (size_t i = 0; i < n; i++) {
         /* Each entry once, in the order of its first run. */
@@ -633,15 +750,27 @@ static int cmd_check(int argc, char **argv, common *c)
         size_t k = entry_series(p, n, p[i].entry, v, &last);
         if (last != latest && nnamed == 0)
             continue; /* not in the latest run: retired */
+        pm_check_opts o;
+        int gated;
+        entry_opts(c, cfg, p[i].entry, &o, &gated);
         pm_check_result r;
-        pm_check_series(v, k, &c->check, &r);
+        pm_check_series(v, k, &o, &r);
+        if (gated && r.verdict == PM_CHECK_SHORT && r.n < shortest)
+            shortest = r.n;
+        if (!gated) {
+            info++;
+            if (json)
+                verdict_json(json, p[i].entry, &r, &o, gated);
+            continue; /* informational: in the JSON, counted in the text */
+        }
         if (json)
-            verdict_json(json, p[i].entry, &r);
+            verdict_json(json, p[i].entry, &r, &o, gated);
         else
-            print_verdict(p[i].entry, &r, &c->check);
+            print_verdict(p[i].entry, &r, &o, gated);
         checked++;
         regressions += r.verdict == PM_CHECK_REGRESSION;
     }
+    pm_compare_cfg_free(cfg);
     for (int i = 0; i < nnamed; i++) {
         int found = 0;
         for (size_t k = 0; k < nseen && !found; k++)
@@ -664,6 +793,7 @@ static int cmd_check(int argc, char **argv, common *c)
             cJSON_AddStringToObject(root, "test", test);
             cJSON_AddNumberToObject(root, "checked", (double)checked);
             cJSON_AddNumberToObject(root, "regressions", (double)regressions);
+            cJSON_AddBoolToObject(root, "baseline", shortest != SIZE_MAX);
             cJSON_AddItemToObject(root, "entries", json);
         } else {
             cJSON_Delete(json);
@@ -671,7 +801,13 @@ static int cmd_check(int argc, char **argv, common *c)
         if ((rc = print_json(root)) != 0)
             return rc;
     } else {
-        printf("%s: %zu entries checked, %zu regressions\n", test, checked, regressions);
+        if (shortest != SIZE_MAX)
+            printf("%s: baseline: %zu of %zu runs, no verdict yet\n", test, shortest + 1,
+                   c->check.min_history + 1);
+        printf("%s: %zu entries checked, %zu regressions", test, checked, regressions);
+        if (info)
+            printf(" (%zu informational entries not gated)", info);
+        printf("\n");
     }
     if ((rc = flush_out()) != 0)
         return rc;
@@ -702,12 +838,23 @@ static int cmd_plot(int argc, char **argv, common *c)
     const char *test = argv[optind], *entry = argv[optind + 1];
     pm_store_point *p = NULL;
     size_t n = 0;
-    if ((rc = load_history(c, test, entry, &p, &n)) != 0)
+    if ((rc = load_history(c, test, entry, 0, &p, &n)) != 0)
         return rc;
+    pm_compare_cfg *cfg = load_table(c);
+    if (!cfg) {
+        pm_store_points_free(p, n);
+        return EXIT_USAGE;
+    }
+    pm_check_opts o;
+    int gated;
+    entry_opts(c, cfg, entry, &o, &gated);
+    const pm_figure *fig = pm_figure_find(entry);
+    pm_compare_cfg_free(cfg);
     pm_error err;
     pm_error_clear(&err);
     size_t nreg = 0;
-    rc = pm_arch_plot(c->out, test, entry, p, n, &c->check, &nreg, &err);
+    rc = pm_arch_plot(c->out, test, entry, fig ? fig->unit : strncmp(entry, "phase:", 6) ? "s/iteration" : "s",
+                      p, n, &o, gated, &nreg, &err);
     pm_store_points_free(p, n);
     if (rc) {
         fprintf(stderr, PROG ": %s\n", err.msg);

@@ -1,12 +1,14 @@
 /* The history plot of one entry (see archive_plot.h). */
 #include <cairo-pdf.h>
 #include <cairo.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "perfmon/archive_plot.h"
+#include "perfmon/compare.h"
 #include "perfmon/mem.h"
 #include "perfmon/plot.h"
 
@@ -30,11 +32,15 @@ static int write_pdf(const char *path, const pm_plot *p, pm_error *err)
     return 0;
 }
 
-int pm_arch_plot(const char *path, const char *test, const char *entry,
-                 const pm_store_point *pts, size_t n, const pm_check_opts *o,
+int pm_arch_plot(const char *path, const char *test, const char *entry, const char *unit,
+                 const pm_store_point *pts, size_t n, const pm_check_opts *o, int gated,
                  size_t *nregressions, pm_error *err)
 {
-    double *t = pm_alloc_array(n ? n : 1, sizeof *t), *v = pm_alloc_array(n ? n : 1, sizeof *v);
+    /* Two extra points without a value, one before the first run and one
+     * after the last, widen the time axis so that a ring drawn around the
+     * first or last run stays inside the frame. */
+    size_t np = n + 2;
+    double *t = pm_alloc_array(np, sizeof *t), *v = pm_alloc_array(np, sizeof *v);
     double *mt = pm_alloc_array(n ? n : 1, sizeof *mt), *mv = pm_alloc_array(n ? n : 1, sizeof *mv);
     if (!t || !v || !mt || !mv) {
         free(t);
@@ -45,23 +51,29 @@ int pm_arch_plot(const char *path, const char *test, const char *entry,
     }
     size_t nm = 0;
     for (size_t i = 0; i < n; i++) {
-        t[i] = (double)pts[i].start_us * 1e-6;
-        v[i] = pts[i].timing;
+        t[i + 1] = (double)pts[i].start_us * 1e-6;
+        v[i + 1] = pts[i].timing;
         pm_check_result r;
-        pm_check_series(v, i + 1, o, &r);
-        if (r.verdict == PM_CHECK_REGRESSION) {
-            mt[nm] = t[i];
-            mv[nm++] = v[i];
+        pm_check_series(v + 1, i + 1, o, &r);
+        if (gated && r.verdict == PM_CHECK_REGRESSION) {
+            mt[nm] = t[i + 1];
+            mv[nm++] = v[i + 1];
         }
     }
-    char title[600], label[300];
+    double span = n ? t[n] - t[1] : 0, pad = span > 0 ? span * 0.04 : 3600;
+    t[0] = n ? t[1] - pad : 0;
+    t[n + 1] = n ? t[n] + pad : 1;
+    v[0] = v[n + 1] = NAN;
+    char title[600], label[400], ylabel[400];
     snprintf(title, sizeof title, "%.280s: %.280s", test, entry);
-    snprintf(label, sizeof label, "timing (%zu runs, %zu marked as regressions)", n, nm);
-    pm_plot_series ser = {.label = label, .t = t, .v = v, .n = n};
+    snprintf(ylabel, sizeof ylabel, "%.300s (%.60s)", entry, unit && *unit ? unit : "1");
+    snprintf(label, sizeof label, "%.300s, %s is better (%zu runs, %zu marked as regressions%s)",
+             entry, pm_better_name(o->better), n, nm, gated ? "" : "; informational, not gated");
+    pm_plot_series ser = {.label = label, .t = t, .v = v, .n = np};
     pm_plot p;
     memset(&p, 0, sizeof p);
     p.title = title;
-    p.ylabel = "timing";
+    p.ylabel = ylabel;
     p.time_axis = PM_AXIS_CLOCK;
     p.series = &ser;
     p.nseries = 1;

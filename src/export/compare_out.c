@@ -90,6 +90,23 @@ static void head_text(FILE *f, const char *first, int kw, int uw)
             "A", "B", "B-A %", "z", "p95 A", "p95 B", "max A", "max B", "better", "verdict");
 }
 
+/* The gated rows with verdict v: " key[ in phase] +x.y%, ...", newline. */
+static void gated_list(FILE *f, const pm_comparison *c, int v)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < c->nrows; i++) {
+        const pm_compare_row *r = &c->rows[i];
+        if (!r->gated || r->verdict != v)
+            continue;
+        char p[32], ph[80];
+        pm_compare_pct_text(r->pct, p, sizeof p);
+        clean(ph, sizeof ph, r->phase);
+        fprintf(f, "%s %s%s%s %s", shown ? "," : "", r->key, *ph ? " in " : "", ph, p);
+        shown++;
+    }
+    fprintf(f, "\n");
+}
+
 int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
 {
     int kw = 8, uw = shown_unit_w(c);
@@ -101,8 +118,8 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
     fprintf(f, "perfmon-analyze --compare: B against A\n");
     job_line(f, c, 0);
     job_line(f, c, 1);
-    fprintf(f, "  a difference counts beyond %.3g %% of A (unless compare.json sets another) and "
-               "%.3g standard errors of the noise\n",
+    fprintf(f, "  a difference counts beyond %.3g %% of the smaller of A and B (unless compare.json "
+               "sets another) and %.3g standard errors of the noise; only gated rows make B worse\n",
             c->threshold_pct, c->z);
 
     fprintf(f, "\nJob figures\n  %-*s %-*s %10s %10s %8s %-6s %s\n", kw, "figure", uw, "unit", "A",
@@ -140,23 +157,21 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
     }
 
     fprintf(f, "\nVerdict: ");
-    if (c->count[PM_VERDICT_WORSE]) {
+    if (c->overall == PM_OVERALL_WORSE) {
         fprintf(f, "B is worse than A:");
-        size_t shown = 0;
-        for (size_t i = 0; i < c->nrows; i++) {
-            const pm_compare_row *r = &c->rows[i];
-            if (r->verdict != PM_VERDICT_WORSE)
-                continue;
-            char p[32], ph[80];
-            pm_compare_pct_text(r->pct, p, sizeof p);
-            clean(ph, sizeof ph, r->phase);
-            fprintf(f, "%s %s%s%s %s", shown ? "," : "", r->key, *ph ? " in " : "", ph, p);
-            shown++;
-        }
-        fprintf(f, "\n");
+        gated_list(f, c, PM_VERDICT_WORSE);
+    } else if (c->overall == PM_OVERALL_MIXED) {
+        fprintf(f, "mixed: B is worse than A on");
+        gated_list(f, c, PM_VERDICT_WORSE);
+        fprintf(f, "  and better on");
+        gated_list(f, c, PM_VERDICT_BETTER);
     } else {
         fprintf(f, "B is not worse than A\n");
     }
+    size_t informational = c->count[PM_VERDICT_WORSE] - c->gated_worse;
+    if (informational)
+        fprintf(f, "  %zu worse rows are informational (not gated: compare.json, --gate)\n",
+                informational);
     fprintf(f, "  %zu worse, %zu better, %zu changed (no better direction), %zu within the noise, "
                "%zu the same, %zu in one job only\n",
             c->count[PM_VERDICT_WORSE], c->count[PM_VERDICT_BETTER], c->count[PM_VERDICT_CHANGED],
@@ -167,6 +182,12 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
+
+static const char *overall_name(int o)
+{
+    static const char *const names[] = {"not worse", "worse", "better", "mixed"};
+    return o >= 0 && o < 4 ? names[o] : "?";
+}
 
 static void jnum(cJSON *o, const char *k, double v)
 {
@@ -208,6 +229,7 @@ static cJSON *row_json(const pm_compare_row *r)
     jnum(o, "z", r->zscore);
     cJSON_AddBoolToObject(o, "significant", r->significant);
     cJSON_AddStringToObject(o, "verdict", pm_verdict_name(r->verdict));
+    cJSON_AddBoolToObject(o, "gated", r->gated);
     return o;
 }
 
@@ -236,7 +258,10 @@ char *pm_compare_json_string(const pm_comparison *c)
     }
     job_json(root, "a", c->label_a, c->a);
     job_json(root, "b", c->label_b, c->b);
-    cJSON_AddStringToObject(root, "verdict", c->count[PM_VERDICT_WORSE] ? "worse" : "ok");
+    cJSON_AddStringToObject(root, "verdict", c->overall == PM_OVERALL_WORSE   ? "worse"
+                                             : c->overall == PM_OVERALL_MIXED ? "mixed"
+                                                                              : "ok");
+    cJSON_AddStringToObject(root, "overall", overall_name(c->overall));
     cJSON *cnt = cJSON_AddObjectToObject(root, "counts");
     for (int v = 0; cnt && v <= PM_VERDICT_MISSING; v++)
         jnum(cnt, pm_verdict_name(v), (double)c->count[v]);

@@ -52,8 +52,16 @@ check "the unknown option is named" has "$T/err" "unknown option --bogus"
 $B add --db "$T/db" --datadir "$T/none" --archivedir "$T" 2>"$T/err"
 check "a missing data directory exits 3" [ $? -eq 3 ]
 check "the data directory is named" has "$T/err" "$T/none"
-$B list --db "$T/no/such/dir/db" 2>"$T/err"
-check "an unopenable database exits 3" [ $? -eq 3 ]
+$B list --db "$T" 2>"$T/err"
+check "an unopenable database (a directory) exits 3" [ $? -eq 3 ]
+# A database that does not exist: every reading command exits 2 and
+# creates nothing (a typo must not leave an empty archive behind).
+for c in "list" "list t" "history t" "check t" "plot t e -o $T/typo.png"; do
+    $B $c --db "$T/typo.sqlite" >"$T/out" 2>"$T/err"
+    check "$c on a missing database exits 2" [ $? -eq 2 ]
+    check "$c on a missing database says so" has "$T/err" "typo.sqlite: no such archive"
+    check "$c on a missing database creates nothing" [ ! -e "$T/typo.sqlite" -a ! -e "$T/typo.png" ]
+done
 
 # --- add -----------------------------------------------------------------------
 D="$T/data" A="$T/archive" DB="$T/db.sqlite"
@@ -205,7 +213,19 @@ $B check --db "$HDB" bench steady --threshold 1000 >"$T/out"
 check "a huge --threshold lets it pass" [ $? -eq 0 ]
 $B check --db "$HDB" bench steady --min-history 20 >"$T/out"
 check "too little history: no verdict, exit 0" [ $? -eq 0 ]
-check "no verdict is said" has "$T/out" "no verdict  steady: 10 previous runs, 20 needed"
+check "the baseline is said" has "$T/out" "^baseline    steady: 11 of 21 runs, no verdict yet"
+check "and summed up" has "$T/out" "^bench: baseline: 11 of 21 runs, no verdict yet"
+# First runs: an archive without the test yet, then 2 runs: exit 0, a baseline.
+$B check --db "$HDB" newbench >"$T/out" 2>"$T/err"
+check "check of a test not archived yet exits 0" [ $? -eq 0 ]
+check "and says it is a baseline" has "$T/out" "^newbench: baseline: 0 of 5 runs, no verdict yet"
+mkdir "$T/nb" "$T/nba"
+tf newbench 1700000000 "$T/nb/1.json" "solve=1.0"
+tf newbench 1700086400 "$T/nb/2.json" "solve=3.0"
+$B add --db "$HDB" --datadir "$T/nb" --archivedir "$T/nba" >/dev/null
+$B check --db "$HDB" newbench >"$T/out" 2>"$T/err"
+check "two runs (even 3x slower) exit 0" [ $? -eq 0 ]
+check "baseline: 2 of 5 runs" has "$T/out" "^baseline    solve: 2 of 5 runs, no verdict yet"
 $B check --db "$HDB" bench nosuch 2>"$T/err"
 check "check of an unknown entry exits 2" [ $? -eq 2 ]
 

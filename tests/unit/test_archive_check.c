@@ -60,12 +60,48 @@ static void test_verdicts(void **state)
         pm_check_opts o;
         pm_check_opts_init(&o);
         o.window = rows[i].window;
+        o.min_history = 3;
         pm_check_result r;
         pm_check_series(rows[i].v, rows[i].n, &o, &r);
         if (r.verdict != rows[i].verdict || r.n != rows[i].used || !same(r.median, rows[i].median) ||
             !same(r.mad, rows[i].mad) || !same(r.z, rows[i].z) || !same(r.change, rows[i].change))
             fail_msg("row %zu: verdict %d n %zu median %g mad %g z %g change %g", i, r.verdict, r.n,
                      r.median, r.mad, r.z, r.change);
+    }
+}
+
+/* Directions from the table: a throughput is worse when it falls, an
+ * informational figure is never a regression, the absolute minimum. */
+static void test_directions(void **state)
+{
+    (void)state;
+    static const double up[] = {10, 11, 9, 10, 12, 15};   /* +50 %, z 3.37 */
+    static const double down[] = {10, 11, 9, 10, 12, 5};  /* -50 %, z -3.37 */
+    static const struct {
+        const double *v;
+        int better;
+        double min_abs;
+        int verdict;
+    } rows[] = {
+        {up, PM_CHECK_LOWER, 0, PM_CHECK_REGRESSION},
+        {up, PM_CHECK_HIGHER, 0, PM_CHECK_OK},  /* more throughput: better */
+        {up, PM_CHECK_NONE, 0, PM_CHECK_OK},    /* informational */
+        {down, PM_CHECK_LOWER, 0, PM_CHECK_OK}, /* faster */
+        {down, PM_CHECK_HIGHER, 0, PM_CHECK_REGRESSION},
+        {down, PM_CHECK_NONE, 0, PM_CHECK_OK},
+        {up, PM_CHECK_LOWER, 5, PM_CHECK_OK},   /* |15 - 10| = 5 is not above 5 */
+        {up, PM_CHECK_LOWER, 4.9, PM_CHECK_REGRESSION},
+        {down, PM_CHECK_HIGHER, 5, PM_CHECK_OK},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        pm_check_opts o;
+        pm_check_opts_init(&o);
+        o.better = rows[i].better;
+        o.min_abs = rows[i].min_abs;
+        pm_check_result r;
+        pm_check_series(rows[i].v, 6, &o, &r);
+        if (r.verdict != rows[i].verdict)
+            fail_msg("row %zu: verdict %d, want %d", i, r.verdict, rows[i].verdict);
     }
 }
 
@@ -99,6 +135,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_directions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,6 +187,107 @@ static void test_judge_edges(void **state)
     assert_int_equal(pm_better_parse("Higher"), -1);
 }
 
+/* Every row's verdict mirrors when A and B swap, on random rows of every
+ * kind, with and without noise, floors and zeros: "worse" both ways is
+ * impossible. */
+static void test_judge_mirrors(void **state)
+{
+    (void)state;
+    uint64_t x = 88172645463325252ull;
+    size_t worse = 0, better = 0;
+    for (int i = 0; i < 200000; i++) {
+        double u[8];
+        for (int k = 0; k < 8; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            u[k] = (double)(x >> 11) / 9007199254740992.0;
+        }
+        pm_compare_row ab;
+        memset(&ab, 0, sizeof ab);
+        ab.kind = (int)(u[0] * 4);
+        ab.better = (int)(u[1] * 3);
+        ab.threshold_pct = u[2] < 0.2 ? 0 : u[2] * 30;
+        ab.min_abs = u[3] < 0.5 ? 0 : u[3] * 5;
+        double a = u[4] < 0.05 ? 0 : 50 + 100 * u[4], b = u[5] < 0.05 ? 0 : 50 + 100 * u[5];
+        double sa = u[6] < 0.3 ? NAN : u[6] * 10, sb = u[7] < 0.3 ? NAN : u[7] * 10;
+        ab.a = (pm_compare_side){1, a, NAN, NAN, sa};
+        ab.b = (pm_compare_side){1, b, NAN, NAN, sb};
+        pm_compare_row ba = ab;
+        ba.a = ab.b;
+        ba.b = ab.a;
+        pm_compare_judge(&ab, 3);
+        pm_compare_judge(&ba, 3);
+        int want = ab.verdict == PM_VERDICT_WORSE    ? PM_VERDICT_BETTER
+                   : ab.verdict == PM_VERDICT_BETTER ? PM_VERDICT_WORSE
+                                                     : ab.verdict;
+        if (ba.verdict != want)
+            fail_msg("row %d: A %g B %g thr %g floor %g: %s one way, %s the other", i, a, b,
+                     ab.threshold_pct, ab.min_abs, pm_verdict_name(ab.verdict),
+                     pm_verdict_name(ba.verdict));
+        worse += ab.verdict == PM_VERDICT_WORSE;
+        better += ab.verdict == PM_VERDICT_BETTER;
+    }
+    assert_true(worse > 1000 && better > 1000); /* the rows exercise both */
+}
+
+/* The table of figure semantics as perfmon-archive check reads it, and
+ * the --gate / --no-gate rules. */
+static void test_entry_semantics(void **state)
+{
+    (void)state;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/../templates/compare.json", pm_test_fixtures());
+    pm_compare_cfg *cfg = NULL;
+    pm_error err;
+    if (pm_compare_cfg_load(p, &cfg, &err) != 0)
+        fail_msg("%s", err.msg);
+    static const struct {
+        const char *entry;
+        int better, gate;
+        double pct;
+    } rows[] = {
+        {"BM_MatMul/1024", PM_BETTER_LOWER, 1, 5},       /* a TensorFlow timing */
+        {"wall_time_s", PM_BETTER_LOWER, 1, 10},         /* the job's timing */
+        {"cpu_avg_utilization_pct", PM_BETTER_HIGHER, 0, 10}, /* informational */
+        {"max_t_mem_percent", PM_BETTER_LOWER, 0, 10},
+        {"sampler_lateness_max_s", PM_BETTER_NONE, 0, 10},
+        {"repaired", PM_BETTER_NONE, 0, 10},
+        {"phase:solve", PM_BETTER_LOWER, 0, 10},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        pm_compare_rule r;
+        pm_compare_cfg_entry(cfg, rows[i].entry, &r);
+        if (r.better != rows[i].better || r.gate != rows[i].gate ||
+            fabs(r.threshold_pct - rows[i].pct) > 1e-12)
+            fail_msg("%s: better %d gate %d pct %g", rows[i].entry, r.better, r.gate,
+                     r.threshold_pct);
+    }
+    /* Every TensorFlow timing and throughput is gated, every sampler figure never. */
+    for (size_t i = 0; i < cfg->ntf; i++)
+        assert_int_equal(cfg->tf[i].gate, cfg->tf[i].better != PM_BETTER_NONE);
+    for (size_t i = 0; i < cfg->nfigures; i++)
+        if (pm_compare_is_sampler(cfg->figures[i].key))
+            assert_false(cfg->figures[i].gate);
+    pm_compare_cfg_free(cfg);
+
+    const char *on[] = {"energy_j", "sampler_cpu_pct"}, *off[] = {"wall_time_s"};
+    pm_gate_names g = {on, 2, off, 1};
+    assert_true(pm_gate_decide(&g, "energy_j", PM_BETTER_LOWER, 0));
+    assert_false(pm_gate_decide(&g, "wall_time_s", PM_BETTER_LOWER, 1));
+    assert_false(pm_gate_decide(&g, "sampler_cpu_pct", PM_BETTER_LOWER, 1));
+    assert_false(pm_gate_decide(&g, "energy_j", PM_BETTER_NONE, 1));
+    assert_true(pm_gate_decide(NULL, "x", PM_BETTER_HIGHER, 1));
+    char buf[64];
+    const char *list[4];
+    assert_int_equal(pm_gate_parse_list("a,b", 1, buf, sizeof buf, list, 0, 4), 2);
+    assert_string_equal(list[1], "b");
+    assert_int_equal(pm_gate_parse_list("a,,b", 1, buf, sizeof buf, list, 0, 4), -1);
+    assert_int_equal(pm_gate_parse_list("sampler_late", 1, buf, sizeof buf, list, 0, 4), -1);
+    assert_int_equal(pm_gate_parse_list("sampler_late", 0, buf, sizeof buf, list, 0, 4), 1);
+    assert_int_equal(pm_gate_parse_list("a,b,c", 1, buf, sizeof buf, list, 2, 4), -1);
+}
+
 static void test_cfg_parse(void **state)
 {
     (void)state;
@@ -225,6 +326,12 @@ static void test_cfg_parse(void **state)
         {"{\"phases\": 1}", "c.json: phases: expected an object"},
         {"{\"metrics\": {}}", "metrics: expected an array"},
         {"[1]", "c.json: expected an object"},
+        {"{\"figures\": [{\"key\": \"sampler_late\", \"better\": \"lower\", \"gate\": true}]}",
+         "figures[0].gate: \"sampler_late\" is the sampler's own and is never gated"},
+        {"{\"figures\": [{\"key\": \"samples\", \"gate\": true}]}", "cannot be gated"},
+        {"{\"figures\": [{\"key\": \"samples\", \"gate\": 1}]}", "figures[0].gate: expected true or false"},
+        {"{\"metrics\": [{\"id\": \"x\", \"series\": \"y\"}]}", "metrics[0].series: expected a catalog metric id (figures only)"},
+        {"{\"phases\": {\"better\": \"none\", \"gate\": true}}", "phases.gate"},
         {"{\n  \"z\": 3,\n  oops\n}", "c.json:3:"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -437,7 +544,17 @@ static void test_synthetic_pair(void **state)
     r = find_row(c, PM_CMP_FIGURE, "node_cpu_hours", "");
     assert_float_equal(r->a.mean, 2 * 119.0 * 16 / 3600, 1e-9);
     assert_float_equal(r->pct, 100 * 36.0 / 119, 1e-6);
-    assert_int_equal(r->verdict, PM_VERDICT_WORSE);
+    /* CPU hours inherit the noise of cpu_usage (its mean's relative
+     * standard error, scaled to the figure): +30 % is within it here. */
+    const pm_compare_row *cpu = find_row(c, PM_CMP_METRIC, "cpu_usage", "");
+    assert_true(r->a.se > 0 && r->b.se > 0);
+    assert_float_equal(r->a.se / r->a.mean, cpu->a.se / cpu->a.mean, 0.002);
+    assert_false(r->significant);
+    assert_int_equal(r->verdict, PM_VERDICT_NOISE);
+    /* Only the wall time is gated: B is worse because of it alone. */
+    assert_int_equal(c->gated_worse, 1);
+    assert_int_equal(c->gated_better, 0);
+    assert_int_equal(c->overall, PM_OVERALL_WORSE);
     /* The compute phase lasted 126 s instead of 90 s on both nodes. */
     r = find_row(c, PM_CMP_PHASE_DURATION, "duration", "compute");
     assert_float_equal(r->a.mean, 90, 1e-6);
@@ -446,6 +563,11 @@ static void test_synthetic_pair(void **state)
     r = find_row(c, PM_CMP_PHASE_DURATION, "duration", "setup");
     assert_int_equal(r->verdict, PM_VERDICT_SAME);
     assert_true(c->count[PM_VERDICT_WORSE] >= 3);
+    pm_comparison_free(c);
+    /* Swapped: better, never worse. */
+    c = compare(slow, base, NAN);
+    assert_int_equal(c->overall, PM_OVERALL_BETTER);
+    assert_int_equal(c->gated_worse, 0);
     /* --threshold 50 overrides the configuration: nothing is that much worse. */
     pm_comparison_free(c);
     c = compare(base, slow, 50);
@@ -488,6 +610,8 @@ int main(void)
         cmocka_unit_test(test_30pct_more_cpu_is_worse),
         cmocka_unit_test(test_noise_is_not_significant),
         cmocka_unit_test(test_judge_edges),
+        cmocka_unit_test(test_judge_mirrors),
+        cmocka_unit_test(test_entry_semantics),
         cmocka_unit_test(test_cfg_parse),
         cmocka_unit_test(test_shipped_cfg_covers_catalog),
         cmocka_unit_test(test_fixtures_match_generator),
