@@ -1456,6 +1456,88 @@ static void set_info(doc *d)
     HPDF_SetInfoAttr(d->pdf, HPDF_INFO_SUBJECT, "Resource usage of a batch job");
 }
 
+/* libharu 2.3 gives a UTF-8 font the encoder's CMap (code -> CID, with a
+ * "begincidrange" that poppler rejects) as its ToUnicode map.  Under the
+ * UTF-8 encoder each 2-byte code is the UCS-2 code point itself, so the
+ * right map is the identity: replace the stream's contents with a
+ * bfrange CMap (one range per high byte, surrogates left out, at most
+ * 100 ranges per block as the CMap syntax asks). */
+static void fix_to_unicode(doc *d, HPDF_Font font)
+{
+    if (!font)
+        return;
+    HPDF_Dict cmap = HPDF_Dict_GetItem((HPDF_Dict)font, "ToUnicode", HPDF_OCLASS_DICT);
+    if (!cmap || !cmap->stream) {
+        d->oom = 1; /* the layout of libharu changed: fail loudly rather than write bad text */
+        return;
+    }
+    HPDF_Stream s = cmap->stream;
+    HPDF_MemStream_FreeData(s);
+    HPDF_Stream_WriteStr(s, "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
+                            "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+                            "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
+                            "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n");
+    unsigned hi[256];
+    size_t n = 0;
+    for (unsigned h = 0; h < 256; h++)
+        if (h < 0xD8 || h > 0xDF)
+            hi[n++] = h;
+    for (size_t i = 0; i < n; i += 100) {
+        size_t m = n - i < 100 ? n - i : 100;
+        char line[64];
+        snprintf(line, sizeof line, "%zu beginbfrange\n", m);
+        HPDF_Stream_WriteStr(s, line);
+        for (size_t k = i; k < i + m; k++) {
+            snprintf(line, sizeof line, "<%02X00> <%02XFF> <%02X00>\n", hi[k], hi[k], hi[k]);
+            HPDF_Stream_WriteStr(s, line);
+        }
+        HPDF_Stream_WriteStr(s, "endbfrange\n");
+    }
+    HPDF_Stream_WriteStr(s, "endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n");
+}
+
+/* Write the finished document to path through our own checked writes, so
+ * that a failure carries the system's reason ("Permission denied", "No
+ * space left on device"), not a libharu code. */
+static int save_pdf(doc *d, const char *tmp, const char *path, pm_error *err)
+{
+    if (HPDF_SaveToStream(d->pdf) != HPDF_OK || d->hpdf_error)
+        return pm_error_set(err, PM_EIO, "%s: cannot lay out the PDF (PDF library error 0x%04X)",
+                            path, (unsigned)d->hpdf_error);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    HPDF_ResetStream(d->pdf);
+    unsigned char buf[65536];
+    int bad = 0, e = 0;
+    for (;;) {
+        HPDF_UINT32 len = sizeof buf;
+        HPDF_STATUS st = HPDF_ReadFromStream(d->pdf, buf, &len);
+        if (len > 0 && fwrite(buf, 1, len, f) != len) {
+            bad = 1;
+            e = errno;
+            break;
+        }
+        if (st == HPDF_STREAM_EOF)
+            break;
+        if (st != HPDF_OK) {
+            fclose(f);
+            return pm_error_set(err, PM_EIO, "%s: cannot read the PDF back from memory", path);
+        }
+    }
+    if (!bad && fflush(f) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad)
+        return pm_error_sys(err, PM_EIO, e ? e : EIO, "%s: write failed", path);
+    return 0;
+}
+
 int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
 {
     doc *d = calloc(1, sizeof *d);
@@ -1490,6 +1572,8 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     }
     d->font = HPDF_GetFont(d->pdf, fn, "UTF-8");
     d->bold = HPDF_GetFont(d->pdf, bn, "UTF-8");
+    fix_to_unicode(d, d->font);
+    fix_to_unicode(d, d->bold);
     d->root = HPDF_CreateOutline(d->pdf, NULL, "Report", HPDF_GetEncoder(d->pdf, "UTF-8"));
     HPDF_Outline_SetOpened(d->root, HPDF_TRUE);
     HPDF_SetPageMode(d->pdf, HPDF_PAGE_MODE_USE_OUTLINE);
@@ -1533,10 +1617,8 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
      * a truncated report behind under the real name. */
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", o->pdf_path);
-    if (HPDF_SaveToFile(d->pdf, tmp) != HPDF_OK || d->hpdf_error) {
+    if ((rc = save_pdf(d, tmp, o->pdf_path, err)) != 0) {
         unlink(tmp);
-        rc = pm_error_set(err, PM_EIO, "%s: cannot write the PDF (error 0x%04X)", o->pdf_path,
-                          (unsigned)d->hpdf_error);
         goto out;
     }
     if (rename(tmp, o->pdf_path) != 0) {

@@ -48,6 +48,8 @@ if [ "$poppler" = 1 ]; then
     pdfinfo "$T/r1.pdf" >"$T/info" 2>/dev/null
     check "creation date from SOURCE_DATE_EPOCH" has "$T/info" "CreationDate:.*Nov 14 22:13:20 2023"
     check "A4 pages" has "$T/info" "595.276 x 841.89"
+    check "poppler and qpdf read the report without a warning" pdf_clean "$T/a.pdf"
+    check "text is text: the header extracts as typed" has "$T/a.txt" "Job synthetic | User"
 fi
 
 # --plots: PNG files named after the metrics; --elapsed; SKA input.
@@ -59,11 +61,19 @@ check "--plots without --pdf writes no PDF" [ ! -e "$T/plots/job-report-syntheti
 run "$F/ska/cpu_metrics.json" --pdf "$T/ska.pdf"
 check "SKA input to a PDF exits 0" [ "$rc" -eq 0 ]
 check "SKA input to a PDF" pdf_ok "$T/ska.pdf"
+[ "$poppler" = 1 ] && check "SKA report read without a warning" pdf_clean "$T/ska.pdf"
 
 # Failures: exit 3, the file named, nothing half-written left.
 run "$F/perfmon" --pdf "$T/missing/dir/r.pdf"
 check "unwritable --pdf exits 3" [ "$rc" -eq 3 ]
 check "unwritable --pdf is named" has "$T/err" "$T/missing/dir/r.pdf"
+check "unwritable --pdf says why, in the system's words" has "$T/err" "No such file or directory"
+check "unwritable --pdf: no library error code" eval "! grep -q \"0x\" \"$T/err\""
+if [ "$(id -u)" != 0 ]; then
+    mkdir "$T/ro" && chmod 555 "$T/ro"
+    run "$F/perfmon" --pdf "$T/ro/r.pdf"
+    check "read-only directory: Permission denied" has "$T/err" "Permission denied"
+fi
 touch "$T/afile"
 run "$F/perfmon" --plots "$T/afile/sub"
 check "--plots under a file exits 3" [ "$rc" -eq 3 ]
