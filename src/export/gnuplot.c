@@ -193,6 +193,44 @@ static void title(FILE *f, const pm_metric_result *r, int all_nodes)
     fputs(" noenhanced\n", f);
 }
 
+/* What a plot's values hold: any finite one, any above zero. */
+static void scan_values(const double *v, size_t n, int *finite, int *positive)
+{
+    for (size_t i = 0; i < n && !*positive; i++) {
+        if (isfinite(v[i])) {
+            *finite = 1;
+            if (v[i] > 0)
+                *positive = 1;
+        }
+    }
+}
+
+/* The axis settings before one plot command.  gnuplot stops a script at a
+ * plot with no point it can draw ("all points y value undefined"): a log
+ * axis over values that are all zero (idle network), or a series with no
+ * value at all.  So a log axis is asked for only where a value is above
+ * zero (as the PDF does), and a plot with no value gets fixed ranges and
+ * says "no data". */
+static void axis_for(FILE *f, const pm_analysis *a, const pm_metric_result *r, int finite,
+                     int positive, int *fixed)
+{
+    if (*fixed) {
+        fputs("unset label 1\nset autoscale\n", f);
+        *fixed = 0;
+    }
+    fputs(r->def->log_scale && positive ? "set logscale y 10\n" : "unset logscale y\n", f);
+    if (!finite) {
+        double t0 = r->agg.n ? r->agg.t[0] : a->t_start, t1 = r->agg.n ? r->agg.t[r->agg.n - 1] : a->t_end;
+        if (!(t1 > t0) || !isfinite(t0) || !isfinite(t1)) {
+            t0 = isfinite(t0) ? t0 : 0;
+            t1 = t0 + 1;
+        }
+        fprintf(f, "set xrange [\"%.3f\":\"%.3f\"]\nset yrange [0:1]\n"
+                   "set label 1 \"no data\" at graph 0.5, graph 0.5 center\n", t0, t1);
+        *fixed = 1;
+    }
+}
+
 static int write_script(const pm_analysis *a, const pm_metric_result *r, const char *dir,
                         pm_error *err)
 {
@@ -212,8 +250,11 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     fputs("set ylabel ", f);
     pm_gp_quote(f, ylabel, 0);
     fputc('\n', f);
-    if (r->def->log_scale)
-        fputs("set logscale y 10\n", f);
+    int finite = 0, positive = 0, fixed = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (r->host[h])
+            scan_values(r->host[h]->v, r->host[h]->n, &finite, &positive);
+    axis_for(f, a, r, finite, positive, &fixed);
     char fname[128];
     snprintf(fname, sizeof fname, "%s_per_node.png", r->def->id);
     fputs("set output ", f);
@@ -231,11 +272,16 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
         pm_gp_quote(f, a->hosts[h].name, GP_TITLE_MAX);
         first = 0;
     }
+    if (first)
+        fputs("plot NaN notitle", f); /* no host has the metric: an empty frame, not no PNG */
     fputc('\n', f);
     snprintf(fname, sizeof fname, "%s_all_nodes.png", r->def->id);
     fputs("set output ", f);
     pm_gp_quote(f, fname, 0);
     fputc('\n', f);
+    finite = positive = 0;
+    scan_values(r->agg.v, r->agg.n, &finite, &positive);
+    axis_for(f, a, r, finite, positive, &fixed);
     title(f, r, 1);
     snprintf(fname, sizeof fname, "%s_all_nodes.dat", r->def->id);
     fputs("plot ", f);
