@@ -19,7 +19,7 @@ run --help
 check "--help names --pdf" has "$T/out" "--pdf \[FILE\]"
 check "--help names --plots" has "$T/out" "--plots DIR"
 
-# --pdf FILE, --pdf=FILE, and --pdf alone (job-report-<jobid>.pdf in .).
+# --pdf FILE, --pdf=FILE, and --pdf alone (job-report-<jobid>-<start>.pdf in .).
 run "$F/perfmon" --pdf "$T/a.pdf"
 check "--pdf FILE exits 0" [ "$rc" -eq 0 ]
 check "--pdf FILE writes a PDF" pdf_ok "$T/a.pdf"
@@ -28,7 +28,12 @@ run --pdf="$T/b.pdf" "$F/perfmon"
 check "--pdf=FILE writes a PDF" pdf_ok "$T/b.pdf"
 mkdir "$T/cwd"
 (cd "$T/cwd" && $A --pdf "$F/perfmon" >/dev/null 2>&1)
-check "--pdf without a name writes job-report-<jobid>.pdf" pdf_ok "$T/cwd/job-report-synthetic.pdf"
+# The fixture's earliest sample is at 2023-11-14 22:13:19 UTC (1700000000 - 1 s).
+check "--pdf without a name writes job-report-<jobid>-<start>.pdf" pdf_ok "$T/cwd/job-report-synthetic-20231114T221319Z.pdf"
+(cd "$T/cwd" && $A --pdf myreport "$F/perfmon" >/dev/null 2>"$T/err")
+check "--pdf NAME without .pdf takes NAME as the file" pdf_ok "$T/cwd/myreport"
+(cd "$T/cwd" && $A "$F/perfmon" --pdf report2 >/dev/null 2>"$T/err")
+check "--pdf NAME after the input takes NAME as the file" pdf_ok "$T/cwd/report2"
 (cd "$T/cwd" && $A --pdf --stats "$F/perfmon" >"$T/out" 2>"$T/err")
 check "--pdf --stats still prints the table" has "$T/out" "node_unused_cpu_hours"
 
@@ -57,7 +62,7 @@ run "$F/perfmon" --plots "$T/plots" --elapsed
 check "--plots exits 0" [ "$rc" -eq 0 ]
 check "--plots per-node file" [ -s "$T/plots/CPU_Usage_per_node.png" ]
 check "--plots all-node file" [ -s "$T/plots/Total_Output_Traffic_all_nodes.png" ]
-check "--plots without --pdf writes no PDF" [ ! -e "$T/plots/job-report-synthetic.pdf" ]
+check "--plots without --pdf writes no PDF" eval '[ -z "$(ls "$T"/plots/*.pdf 2>/dev/null)" ]'
 run "$F/ska/cpu_metrics.json" --pdf "$T/ska.pdf"
 check "SKA input to a PDF exits 0" [ "$rc" -eq 0 ]
 check "SKA input to a PDF" pdf_ok "$T/ska.pdf"
