@@ -67,6 +67,17 @@ run "$F/ska/cpu_metrics.json" --pdf "$T/ska.pdf"
 check "SKA input to a PDF exits 0" [ "$rc" -eq 0 ]
 check "SKA input to a PDF" pdf_ok "$T/ska.pdf"
 [ "$poppler" = 1 ] && check "SKA report read without a warning" pdf_clean "$T/ska.pdf"
+# Titles say each word once ("Average Average CPU Usage/Node" was one).
+doubled() { grep -Eiq '(^|[^[:alnum:]])([[:alpha:]]+) \2([^[:alnum:]]|$)' "$1"; }
+if [ "$poppler" = 1 ]; then
+    pdftotext "$T/ska.pdf" "$T/ska.txt" 2>/dev/null
+    check "SKA report: no doubled word" eval '! doubled "$T/ska.txt"'
+    check "report: no doubled word" eval '! doubled "$T/a.txt"'
+fi
+run "$F/ska/cpu_metrics.json" --data "$T/skadata"
+grep -h '^set title' "$T"/skadata/*.gp >"$T/titles"
+check "--data titles: every script has them" [ -s "$T/titles" ]
+check "--data titles: no doubled word" eval '! doubled "$T/titles"'
 
 # Failures: exit 3, the file named, nothing half-written left.
 run "$F/perfmon" --pdf "$T/missing/dir/r.pdf"
