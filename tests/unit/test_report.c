@@ -197,7 +197,17 @@ static void test_report_small_job(void **state)
         assert_non_null(strstr(text, "Data quality"));
         assert_non_null(strstr(text, "Hardware"));
         assert_non_null(strstr(text, "CPU and memory: all nodes"));
-        assert_non_null(strstr(text, "Energy: per node"));
+        /* The synthetic power is constant (100 W per package): a row of
+         * the constant table, not two pages of flat lines. */
+        assert_null(strstr(text, "Energy: per node"));
+        assert_non_null(strstr(text, "Constant over the job"));
+        assert_non_null(strstr(text, "Package Power"));
+        /* Sections without data: listed on one line, not as pages. */
+        const char *nd = strstr(text, "No data on this job for:");
+        assert_non_null(nd);
+        const char *eol = strchr(nd, '\n');
+        const char *gpu = strstr(nd, "GPU");
+        assert_true(gpu && eol && gpu < eol);
         assert_non_null(strstr(text, "Statistics per node"));
         assert_non_null(strstr(text, "nœud-ü1"));
         assert_non_null(strstr(text, "node-002"));
@@ -226,6 +236,77 @@ static void test_report_small_job(void **state)
         free(js);
         free(att);
     }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* Pages of a PDF, from pdfinfo; -1 without poppler. */
+static int pdf_pages(const char *pdf)
+{
+    if (!have("pdfinfo"))
+        return -1;
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "pdfinfo '%s' 2>/dev/null", pdf);
+    char *info = capture(cmd);
+    const char *pp = strstr(info, "Pages:");
+    assert_non_null(pp);
+    int pages = atoi(pp + 6);
+    free(info);
+    return pages;
+}
+
+/* Only pages with something to see (issue 15): a 1-minute job on one node
+ * in at most 8 pages, with no all-node copy of its per-node plots; a
+ * 1-hour job on 16 nodes in at most 20.  (Before: 22 and 24.) */
+static void test_page_counts(void **state)
+{
+    (void)state;
+    if (!have("pdfinfo") || !have("pdftotext")) {
+        fprintf(stderr, "SKIP page counts: poppler-utils not installed\n");
+        return;
+    }
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4200], path[4300], cmd[9000];
+    snprintf(job, sizeof job, "%s/one", dir);
+    mkdir(job, 0755);
+    pm_synth s;
+    pm_synth_init(&s, "n01");
+    s.n = 60; /* 1 minute at 1 s */
+    s.cpu_pct = 60;
+    s.cpu_wave = 30;
+    s.wave_period_s = 20;
+    snprintf(path, sizeof path, "%s/n01.pmp", job);
+    pm_error err;
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_analysis *a = analyse(job);
+    snprintf(pdf, sizeof pdf, "%s/one.pdf", dir);
+    write_pdf(a, pdf);
+    int pages = pdf_pages(pdf);
+    fprintf(stderr, "1 node, 1 minute: %d pages\n", pages);
+    assert_true(pages >= 3 && pages <= 8);
+    snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+    char *text = capture(cmd);
+    assert_non_null(strstr(text, "CPU and memory: per node"));
+    assert_null(strstr(text, ": all nodes"));
+    assert_non_null(strstr(text, "Constant over the job"));
+    free(text);
+    pm_analysis_free(a);
+
+    snprintf(job, sizeof job, "%s/sixteen", dir);
+    mkdir(job, 0755);
+    make_job(job, 16, 360, 3, NULL); /* 1 hour at 10 s */
+    a = analyse(job);
+    snprintf(pdf, sizeof pdf, "%s/sixteen.pdf", dir);
+    write_pdf(a, pdf);
+    pages = pdf_pages(pdf);
+    fprintf(stderr, "16 nodes, 1 hour: %d pages\n", pages);
+    assert_true(pages >= 3 && pages <= 20);
+    snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+    text = capture(cmd);
+    assert_non_null(strstr(text, "CPU and memory: all nodes"));
+    assert_non_null(strstr(text, "CPU and memory: per node"));
+    free(text);
     pm_analysis_free(a);
     pm_test_rmrf(dir);
     free(dir);
@@ -574,7 +655,7 @@ int main(void)
     templates();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_plots), cmocka_unit_test(test_golden_image),
-        cmocka_unit_test(test_edge_lines_visible),
+        cmocka_unit_test(test_edge_lines_visible), cmocka_unit_test(test_page_counts),
         cmocka_unit_test(test_plots_png),        cmocka_unit_test(test_report_small_job),
         cmocka_unit_test(test_report_errors),    cmocka_unit_test(test_200_hosts),
     };
