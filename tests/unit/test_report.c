@@ -650,12 +650,94 @@ static void test_edge_lines_visible(void **state)
     pm_test_rmrf(dir);
 }
 
+/* Top and bottom rows of coloured (series) pixels in a surface; -1 if none. */
+static void coloured_rows(cairo_surface_t *a, int *top, int *bottom)
+{
+    cairo_surface_flush(a);
+    const unsigned char *d = cairo_image_surface_get_data(a);
+    int w = cairo_image_surface_get_width(a), h = cairo_image_surface_get_height(a);
+    int st = cairo_image_surface_get_stride(a);
+    *top = *bottom = -1;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const unsigned char *px = d + y * st + x * 4;
+            int mx = px[0] > px[1] ? px[0] : px[1], mn = px[0] < px[1] ? px[0] : px[1];
+            mx = px[2] > mx ? px[2] : mx;
+            mn = px[2] < mn ? px[2] : mn;
+            if (mx - mn > 60) {
+                if (*top < 0)
+                    *top = y;
+                *bottom = y;
+            }
+        }
+}
+
+/* Decimation keeps every extreme: one sample of 86,400 (a 1 s burst in a
+ * day) reaches the top of the plot, on a linear axis and on a log axis,
+ * over an idle level of 0 (zero-heavy I/O) or of 1.  The plot is 600 px
+ * wide: 144 samples to a pixel column. */
+static void test_spike_visible(void **state)
+{
+    (void)state;
+    enum { N = 86400, W = 600, H = 300 };
+    double *t = malloc(N * sizeof *t), *v = malloc(N * sizeof *v);
+    assert_non_null(t);
+    assert_non_null(v);
+    const struct {
+        double base;
+        int logy;
+        size_t at;
+    } cases[] = {{0, 0, 43210}, {0, 1, 43210}, {1, 1, 777}, {1, 0, N - 2}, {0, 1, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        for (size_t i = 0; i < N; i++) {
+            t[i] = 1700000000.0 + (double)i;
+            v[i] = cases[c].base;
+        }
+        int top[2], bottom[2];
+        for (int spike = 0; spike < 2; spike++) {
+            /* 0: a burst of 20 samples (6 s before, 14 after), drawn by any
+             * method; 1: the same burst, 1 sample long. */
+            size_t at = cases[c].at;
+            for (size_t i = at > 6 ? at - 6 : 0; i < at + 14 && i < N; i++)
+                v[i] = spike ? cases[c].base : 200;
+            v[at] = 200; /* the burst the title's maximum names */
+            pm_plot_series ser = {"node-a", t, v, N};
+            pm_plot p;
+            memset(&p, 0, sizeof p);
+            p.title = "Max Disk Write 200 MiB/s";
+            p.ylabel = "Disk Write (MiB/s)";
+            p.series = &ser;
+            p.nseries = 1;
+            p.logy = cases[c].logy;
+            p.step = PM_STEP_BEFORE;
+            cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+            cairo_t *cr = cairo_create(s);
+            cairo_set_source_rgb(cr, 1, 1, 1);
+            cairo_paint(cr);
+            pm_plot_draw(cr, 0, 0, W, H, 10, &p);
+            cairo_destroy(cr);
+            coloured_rows(s, &top[spike], &bottom[spike]);
+            cairo_surface_destroy(s);
+        }
+        /* The 1-sample burst reaches as high as the 20-sample one, and
+         * both climb from the idle level by a quarter of the image at least. */
+        if (!(top[0] >= 0 && top[1] >= 0 && abs(top[1] - top[0]) <= 2 &&
+              abs(bottom[1] - bottom[0]) <= 2 && bottom[1] - top[1] > H / 4))
+            fail_msg("case %zu (base %g, log %d, at %zu): series rows %d-%d, with a 20-sample burst %d-%d",
+                     c, cases[c].base, cases[c].logy, cases[c].at, top[1], bottom[1], top[0],
+                     bottom[0]);
+    }
+    free(t);
+    free(v);
+}
+
 int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_plots), cmocka_unit_test(test_golden_image),
         cmocka_unit_test(test_edge_lines_visible), cmocka_unit_test(test_page_counts),
+        cmocka_unit_test(test_spike_visible),
         cmocka_unit_test(test_plots_png),        cmocka_unit_test(test_report_small_job),
         cmocka_unit_test(test_report_errors),    cmocka_unit_test(test_200_hosts),
     };
