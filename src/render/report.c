@@ -1110,7 +1110,17 @@ static int plot_pages(doc *d, pm_error *err)
         }
         if (it->group != SIZE_MAX) {
             int first = it->group != cur_group || it->all != cur_all;
-            if (first || placed == ppp) {
+            /* A new section starts under the last one when its heading and
+             * first plot fit there: no page with one plot and a blank half. */
+            if (first && placed > 0 && placed < ppp && d->y + 24 + it->h + 8 <= PAGE_H - BOTTOM) {
+                d->y += 4;
+                char title[160];
+                snprintf(title, sizeof title, "%s: %s", d->l->groups[it->group].title,
+                         it->all ? "all nodes" : "per node");
+                heading(d, title, 1);
+                cur_group = it->group;
+                cur_all = it->all;
+            } else if (first || placed == ppp || d->y + it->h > PAGE_H - BOTTOM) {
                 new_page(d);
                 char title[160];
                 snprintf(title, sizeof title, "%s: %s%s", d->l->groups[it->group].title,

@@ -308,6 +308,20 @@ static void test_page_counts(void **state)
     assert_non_null(strstr(text, "CPU and memory: per node"));
     free(text);
     pm_analysis_free(a);
+
+    /* SKA perfmon's cpu_metrics.json of 16 hosts, every field it records
+     * varying at random (nothing constant): at most 20 pages too (was 24). */
+    snprintf(job, sizeof job, "%s/ska", dir);
+    mkdir(job, 0755);
+    snprintf(path, sizeof path, "%s/cpu_metrics.json", job);
+    assert_int_equal(pm_synth_write_ska(path, 16, 360), 0);
+    a = analyse(path);
+    snprintf(pdf, sizeof pdf, "%s/ska.pdf", dir);
+    write_pdf(a, pdf);
+    pages = pdf_pages(pdf);
+    fprintf(stderr, "SKA input, 16 hosts: %d pages\n", pages);
+    assert_true(pages >= 3 && pages <= 20);
+    pm_analysis_free(a);
     pm_test_rmrf(dir);
     free(dir);
 }
