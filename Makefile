@@ -38,7 +38,7 @@ LDFLAGS  += $(SANLD) -pthread
 
 DEB_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
             libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev \
-            libsqlite3-dev libpq-dev postgresql gnuplot-nox valgrind
+            libsqlite3-dev libpq-dev postgresql gnuplot-nox valgrind qpdf
 
 # External libraries, resolved only when something needs them (so that
 # `make deps` works before they exist).

@@ -60,7 +60,17 @@ typedef struct pm_plot {
     const double *mark_t;        /* optional: points marked with a red ring ... */
     const double *mark_v;
     size_t nmarks;               /* ... (e.g. regressions) */
+    int step;                    /* enum pm_plot_step: how a value covers time */
 } pm_plot;
+
+/* How the line joins samples: straight (a gauge), or a step over the
+ * interval before each sample (a rate: measured from the previous sample
+ * to this one) or after it (a held gauge: valid until the next refresh). */
+enum pm_plot_step { PM_STEP_NONE = 0, PM_STEP_BEFORE = 1, PM_STEP_AFTER = 2 };
+
+/* A log axis only where the values above zero span this ratio (two
+ * decades): the report and the --data scripts decide alike. */
+#define PM_LOG_MIN_SPAN 100.0
 
 /* A time x node colour map with the node average along the right edge
  * and the time average along the bottom. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -43,7 +44,7 @@ static void usage(FILE *f)
             "  --hdf5 FILE        a group per host, a dataset per metric, aggregates\n"
             "  --by-phase         with --stats: resource use during each job phase\n"
             "  --trace FILE       Chrome trace (phases and main series; .gz compressed)\n"
-            "  --pdf [FILE]       the PDF job report (default job-report-JOBID.pdf)\n"
+            "  --pdf [FILE]       the PDF job report (default job-report-JOBID-START.pdf)\n"
             "  --plots DIR        every plot as a PNG file (200 dpi, 18 cm wide)\n"
             "  --elapsed          time axes in elapsed time, not UTC clock time\n"
             "  --layout FILE      report layout (default TEMPLATES/report.json)\n"
@@ -118,13 +119,21 @@ static void print_input_msgs(msg_ctx *m)
     m->n = 0;
 }
 
+/* "--pdf WORD": WORD names the report unless it is an option or an input
+ * (an existing directory, or an existing file not named .pdf). */
 static int is_pdf_name(const char *s)
 {
     size_t n = strlen(s);
-    return s[0] != '-' && n > 4 && strcasecmp(s + n - 4, ".pdf") == 0;
+    if (s[0] == '-' || n == 0)
+        return 0;
+    if (n > 4 && strcasecmp(s + n - 4, ".pdf") == 0)
+        return 1;
+    struct stat st;
+    return stat(s, &st) != 0 && errno == ENOENT;
 }
 
-/* job-report-<job id>.pdf, the job id made safe for a file name. */
+/* job-report-<job id>-<start, UTC>.pdf, the job id made safe for a file
+ * name: two local runs (job id "local") do not overwrite each other. */
 static void default_pdf_name(const pm_analysis *a, char *out, size_t cap)
 {
     const char *job = "";
@@ -140,10 +149,15 @@ static void default_pdf_name(const pm_analysis *a, char *out, size_t cap)
         safe[n++] = ok ? (char)ch : '_';
     }
     safe[n] = 0;
+    char when[32] = "";
+    struct tm tm;
+    time_t t0 = (time_t)floor(a->t_start);
+    if (isfinite(a->t_start) && a->t_start >= 0 && a->t_start < 253402300800.0 && gmtime_r(&t0, &tm))
+        strftime(when, sizeof when, "-%Y%m%dT%H%M%SZ", &tm);
     if (n == 0 || strcmp(safe, ".") == 0 || strcmp(safe, "..") == 0)
-        snprintf(out, cap, "job-report.pdf");
+        snprintf(out, cap, "job-report%s.pdf", when);
     else
-        snprintf(out, cap, "job-report-%s.pdf", safe);
+        snprintf(out, cap, "job-report-%s%s.pdf", safe, when);
 }
 
 static int write_report(const pm_analysis *a, const pm_report_opts *opts, int want_pdf, int quiet)
@@ -299,7 +313,7 @@ int pm_analyze_main(int argc, char **argv)
         case O_PDF:
             want_pdf = 1;
             ro.pdf_path = optarg;
-            /* "--pdf report.pdf": take the next word when it names a PDF. */
+            /* "--pdf FILE": the next word, unless it is an option or an input. */
             if (!optarg && optind < argc && is_pdf_name(argv[optind]))
                 ro.pdf_path = argv[optind++];
             break;

@@ -12,6 +12,7 @@
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
+#include "perfmon/plot.h"
 
 /* The one quoting rule for every string perfmon writes for gnuplot (scripts
  * and data files): a double-quoted string in which every byte outside
@@ -193,6 +194,53 @@ static void title(FILE *f, const pm_metric_result *r, int all_nodes)
     fputs(" noenhanced\n", f);
 }
 
+/* What a plot's values hold: any finite one; the smallest and largest
+ * above zero. */
+typedef struct vscan {
+    int finite;
+    double lo, hi;
+} vscan;
+
+static void scan_values(const double *v, size_t n, vscan *sc)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (isfinite(v[i])) {
+            sc->finite = 1;
+            if (v[i] > 0) {
+                sc->lo = v[i] < sc->lo ? v[i] : sc->lo;
+                sc->hi = v[i] > sc->hi ? v[i] : sc->hi;
+            }
+        }
+    }
+}
+
+/* The axis settings before one plot command.  gnuplot stops a script at a
+ * plot with no point it can draw ("all points y value undefined"): a log
+ * axis over values that are all zero (idle network), or a series with no
+ * value at all.  So a log axis is asked for only where the values above
+ * zero span two decades (as the PDF decides), and a plot with no value
+ * gets fixed ranges and says "no data". */
+static void axis_for(FILE *f, const pm_analysis *a, const pm_metric_result *r, const vscan *sc,
+                     int *fixed)
+{
+    int finite = sc->finite, positive = sc->hi >= sc->lo && sc->hi >= PM_LOG_MIN_SPAN * sc->lo;
+    if (*fixed) {
+        fputs("unset label 1\nset autoscale\n", f);
+        *fixed = 0;
+    }
+    fputs(r->def->log_scale && positive ? "set logscale y 10\n" : "unset logscale y\n", f);
+    if (!finite) {
+        double t0 = r->agg.n ? r->agg.t[0] : a->t_start, t1 = r->agg.n ? r->agg.t[r->agg.n - 1] : a->t_end;
+        if (!(t1 > t0) || !isfinite(t0) || !isfinite(t1)) {
+            t0 = isfinite(t0) ? t0 : 0;
+            t1 = t0 + 1;
+        }
+        fprintf(f, "set xrange [\"%.3f\":\"%.3f\"]\nset yrange [0:1]\n"
+                   "set label 1 \"no data\" at graph 0.5, graph 0.5 center\n", t0, t1);
+        *fixed = 1;
+    }
+}
+
 static int write_script(const pm_analysis *a, const pm_metric_result *r, const char *dir,
                         pm_error *err)
 {
@@ -212,8 +260,12 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     fputs("set ylabel ", f);
     pm_gp_quote(f, ylabel, 0);
     fputc('\n', f);
-    if (r->def->log_scale)
-        fputs("set logscale y 10\n", f);
+    int fixed = 0;
+    vscan sc = {0, INFINITY, -INFINITY};
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (r->host[h])
+            scan_values(r->host[h]->v, r->host[h]->n, &sc);
+    axis_for(f, a, r, &sc, &fixed);
     char fname[128];
     snprintf(fname, sizeof fname, "%s_per_node.png", r->def->id);
     fputs("set output ", f);
@@ -231,11 +283,16 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
         pm_gp_quote(f, a->hosts[h].name, GP_TITLE_MAX);
         first = 0;
     }
+    if (first)
+        fputs("plot NaN notitle", f); /* no host has the metric: an empty frame, not no PNG */
     fputc('\n', f);
     snprintf(fname, sizeof fname, "%s_all_nodes.png", r->def->id);
     fputs("set output ", f);
     pm_gp_quote(f, fname, 0);
     fputc('\n', f);
+    sc = (vscan){0, INFINITY, -INFINITY};
+    scan_values(r->agg.v, r->agg.n, &sc);
+    axis_for(f, a, r, &sc, &fixed);
     title(f, r, 1);
     snprintf(fname, sizeof fname, "%s_all_nodes.dat", r->def->id);
     fputs("plot ", f);

@@ -311,6 +311,9 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
     c->plot.time_axis = elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK;
     c->plot.t_origin = a->t_start;
     c->plot.logy = d->log_scale;
+    /* A rate covers the interval before its sample; a sparse gauge (held
+     * between refreshes) holds its value until the next one. */
+    c->plot.step = d->rate ? PM_STEP_BEFORE : r->qc.n[PM_Q_HELD] ? PM_STEP_AFTER : PM_STEP_NONE;
     c->plot.title = c->title;
     c->plot.ylabel = c->ylabel;
     const char *us = unit_gap(d->unit), *u = pm_unit_shown(d->unit);

@@ -176,16 +176,24 @@ typedef struct frame {
     double x, y, w, h;       /* plot area */
     double t0, t1, y0, y1;   /* data ranges */
     int logy;
+    double floor_h;          /* log axis: the strip for zeros */
 } frame;
 
 static double fx(const frame *f, double t) { return f->x + (t - f->t0) / (f->t1 - f->t0) * f->w; }
 
+/* On a log axis the decades fill the frame above a strip of floor_h
+ * points at its bottom, where zeros (and negatives) are drawn, labelled
+ * "0": an idle level stays visible, and a burst out of it is a line, not
+ * an isolated point. */
 static double fy(const frame *f, double v)
 {
     if (f->logy) {
-        if (!(v > 0))
+        if (isnan(v))
             return NAN;
-        return f->y + f->h - (log10(v) - f->y0) / (f->y1 - f->y0) * f->h;
+        double h = f->h - f->floor_h;
+        if (!(v > 0))
+            return f->y + f->h - 0.2 * f->floor_h;
+        return f->y + h - (log10(v) - f->y0) / (f->y1 - f->y0) * h;
     }
     return f->y + f->h - (v - f->y0) / (f->y1 - f->y0) * f->h;
 }
@@ -213,10 +221,14 @@ static void time_range(const double *t, size_t n, double *lo, double *hi)
         *hi = t[n - 1];
 }
 
-/* Draw one series reduced to first/min/max/last per pixel column, with
- * gaps at NaN and at holes longer than ten average intervals. */
+/* Draw one series reduced to first/min/max/last per pixel column (so
+ * every extreme is drawn, a one-sample burst included), with gaps at NaN
+ * and at holes longer than ten average intervals.  step: PM_STEP_BEFORE
+ * draws each value over the interval before its sample (a rate measured
+ * from the previous sample to this one), PM_STEP_AFTER until the next
+ * sample (a held gauge); each becomes two points, the corner first. */
 static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const double *v,
-                           size_t n, double px)
+                           size_t n, double px, int step)
 {
     if (n == 0)
         return;
@@ -227,16 +239,29 @@ static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const d
     size_t imn = 0, imx = 0;
     int have = 0, pen_down = 0;
     double prev_t = NAN;
-    for (size_t i = 0; i <= n; i++) {
+    for (size_t j = 0; j <= 2 * n; j++) {
+        size_t i = j / 2;
+        double ti = 0, vi = NAN;
+        if (j < 2 * n && j % 2 == 0) {
+            /* the corner of a step, where there is a previous sample */
+            if (step == PM_STEP_NONE || i == 0 || isnan(v[i]) || isnan(v[i - 1]) ||
+                t[i] - t[i - 1] > gap)
+                continue;
+            ti = step == PM_STEP_BEFORE ? t[i - 1] : t[i];
+            vi = step == PM_STEP_BEFORE ? v[i] : v[i - 1];
+        } else if (j < 2 * n) {
+            ti = t[i];
+            vi = v[i];
+        }
         int brk = 0;
         long col = 0;
         double y = NAN;
-        if (i < n) {
-            y = fy(f, v[i]);
-            brk = !isfinite(y) || (isfinite(prev_t) && t[i] - prev_t > gap);
-            col = (long)floor((fx(f, t[i]) - f->x) / px);
+        if (j < 2 * n) {
+            y = fy(f, vi);
+            brk = !isfinite(y) || (isfinite(prev_t) && ti - prev_t > gap);
+            col = (long)floor((fx(f, ti) - f->x) / px);
         }
-        if (have && (i == n || brk || col != cur)) {
+        if (have && (j == 2 * n || brk || col != cur)) {
             double x = f->x + ((double)cur + 0.5) * px;
             if (pen_down)
                 cairo_line_to(cr, x, first);
@@ -249,7 +274,7 @@ static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const d
             pen_down = 1;
             have = 0;
         }
-        if (i == n)
+        if (j == 2 * n)
             break;
         if (brk)
             pen_down = 0;
@@ -257,22 +282,22 @@ static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const d
             prev_t = NAN;
             continue;
         }
-        prev_t = t[i];
+        prev_t = ti;
         if (!have) {
             cur = col;
             first = last = mn = mx = y;
-            imn = imx = i;
+            imn = imx = j;
             have = 1;
         } else {
             last = y;
             /* device y grows downwards: "min" is the smallest pixel y */
             if (y < mn) {
                 mn = y;
-                imn = i;
+                imn = j;
             }
             if (y > mx) {
                 mx = y;
-                imx = i;
+                imx = j;
             }
         }
     }
@@ -414,6 +439,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     f.w = W - (f.x - X) - fs * (show_nodes ? 3.2 : 1.2);
     f.h = H - (f.y - Y) - fs * 3.4 - (lrows ? lrows * fs * 1.35 + fs * 0.4 : 0);
     f.logy = p->logy;
+    f.floor_h = fmax(0.06 * f.h, fs * 1.1);
     if (f.w < 10 || f.h < 10) {
         cairo_restore(cr);
         return;
@@ -432,9 +458,13 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             range_of(p->band->lo, p->band->n, f.logy, &lo, &hi);
             range_of(p->band->hi, p->band->n, f.logy, &lo, &hi);
         }
-        if (hi >= lo || !f.logy)
+        /* A log axis where the values above zero span two decades; else
+         * (all zeros, or a narrow range) the linear axis reads better. */
+        if (!f.logy || (hi >= lo && hi >= PM_LOG_MIN_SPAN * lo))
             break;
         f.logy = 0;
+        lo = INFINITY;
+        hi = -INFINITY;
     }
     int empty = !(hi >= lo), no_time = !(t1 >= t0);
     if (no_time) {
@@ -518,6 +548,9 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
                 text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
             }
         }
+        /* the floor strip, where zeros are drawn */
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        text_at(cr, f.x - fs * 0.4, fy(&f, 0), 1, 0.5, "0");
     } else {
         double first = ceil(f.y0 / ystep - 1e-9) * ystep;
         for (int k = 0; k < 50; k++) {
@@ -623,17 +656,19 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
             cairo_set_line_width(cr, lw * 1.2);
             set_dash(cr, 0, lw);
-            draw_decimated(cr, &f, p->band->t, p->band->mid, p->band->n, px);
+            draw_decimated(cr, &f, p->band->t, p->band->mid, p->band->n, px, p->step);
             cairo_stroke(cr);
         }
     }
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    /* Round caps: a lone sample between gaps is a dot, not nothing. */
+    cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
     for (size_t i = 0; i < p->nseries; i++) {
         pm_plot_style(i + (p->band ? 1 : 0), rgb, &dash);
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_set_line_width(cr, lw);
         set_dash(cr, dash, lw);
-        draw_decimated(cr, &f, p->series[i].t, p->series[i].v, p->series[i].n, px);
+        draw_decimated(cr, &f, p->series[i].t, p->series[i].v, p->series[i].n, px, p->step);
         cairo_stroke(cr);
         for (size_t k = 0; p->points && k < p->series[i].n; k++) {
             double xx = fx(&f, p->series[i].t[k]), yy = fy(&f, p->series[i].v[k]);

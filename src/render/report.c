@@ -757,7 +757,12 @@ static void quality_page(doc *d)
 static void hardware_page(doc *d)
 {
     const pm_analysis *a = d->a;
-    new_page(d);
+    /* Below the data-quality table when it leaves room (it does up to
+     * some 40 nodes): a page less to turn. */
+    if (d->y + 140 > PAGE_H - BOTTOM)
+        new_page(d);
+    else
+        d->y += 14;
     heading(d, "Hardware", 1);
     static const double w[6] = {150, 66, 56, 88, 118, 33};
     static const int right[6] = {0, 0, 1, 0, 0, 1};
@@ -937,8 +942,98 @@ static int metric_in_group(const pm_metric_result *r, const char *page)
     return strcmp(r->def->page, page) == 0;
 }
 
+/* Flat within noise: every node's series stays within this fraction of
+ * its largest magnitude (an all-zero series is flat). */
+#define FLAT_REL 1e-3
+
+/* Whether every node's series of r is flat; lo..hi: the range of the
+ * nodes' levels.  A metric without a finite value is not constant (it has
+ * no data). */
+static int metric_constant(const pm_metric_result *r, size_t nhosts, double *lo, double *hi)
+{
+    int any = 0;
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t h = 0; h < nhosts; h++) {
+        const pm_series *s = r->host[h];
+        if (!s)
+            continue;
+        double mn = INFINITY, mx = -INFINITY;
+        for (size_t i = 0; i < s->n; i++) {
+            double v = s->v[i];
+            if (!isfinite(v))
+                continue;
+            if (v < mn)
+                mn = v;
+            if (v > mx)
+                mx = v;
+        }
+        if (!(mx >= mn))
+            continue;
+        if (mx - mn > FLAT_REL * fmax(fabs(mn), fabs(mx)))
+            return 0;
+        any = 1;
+        if (mn < *lo)
+            *lo = mn;
+        if (mx > *hi)
+            *hi = mx;
+    }
+    return any;
+}
+
+typedef struct flat_metric {
+    size_t metric, group;
+    double lo, hi;
+} flat_metric;
+
+/* One row per constant metric instead of its plots, then the sections
+ * the job has no data for, on one line. */
+static void constant_table(doc *d, const flat_metric *fl, size_t nfl, const char *missing)
+{
+    const pm_analysis *a = d->a;
+    if (nfl) {
+        if (d->y + 80 > PAGE_H - BOTTOM)
+            new_page(d);
+        else
+            d->y += 6;
+        heading(d, "Constant over the job", 1);
+        paragraph(d, "Each of these metrics stayed flat (within 0.1 % on every node) for the whole "
+                     "job, so it is given as a number instead of a plot.", 8.5);
+        d->y += 4;
+        static const double w[4] = {110, 200, 131, 70};
+        static const int right[4] = {0, 0, 1, 1};
+        static const char *const head[4] = {"Section", "Metric", "Value", "Nodes"};
+        table t = {4, w, right, head, 8};
+        table_head(d, &t);
+        for (size_t i = 0; i < nfl; i++) {
+            const pm_metric_result *r = &a->metrics[fl[i].metric];
+            const char *u = strcmp(r->def->unit, "1") == 0 ? "" : r->def->unit;
+            char v1[32], v2[32], val[96], nodes[48];
+            pm_fmt_title_num(fl[i].lo, v1, sizeof v1);
+            pm_fmt_title_num(fl[i].hi, v2, sizeof v2);
+            if (strcmp(v1, v2) == 0)
+                snprintf(val, sizeof val, "%s%s%s", v1, *u ? " " : "", u);
+            else
+                snprintf(val, sizeof val, "%s to %s%s%s", v1, v2, *u ? " " : "", u);
+            snprintf(nodes, sizeof nodes, "%zu of %zu", r->nhosts_with_data, a->nhosts);
+            const char *cells[4] = {d->l->groups[fl[i].group].title, r->def->name, val, nodes};
+            table_row(d, &t, cells, (int)(i % 2));
+        }
+        d->y += 6;
+    }
+    if (*missing) {
+        char line[600];
+        snprintf(line, sizeof line, "No data on this job for: %s.", missing);
+        if (!nfl)
+            d->y += 6;
+        paragraph(d, line, 8.5);
+    }
+}
+
 /* The plot pages in the layout's order: per group all-node charts, then
- * per-node charts, plots_per_page to a page; then the colour maps. */
+ * per-node charts, plots_per_page to a page; then the colour maps.  A
+ * metric of one node gets its per-node chart only (the all-node one would
+ * be the same curve), a constant metric a table row instead of plots. */
 static int plot_pages(doc *d, pm_error *err)
 {
     const pm_analysis *a = d->a;
@@ -951,12 +1046,39 @@ static int plot_pages(doc *d, pm_error *err)
     q.a = a;
     q.elapsed = d->o->elapsed;
     q.items = calloc(cap, sizeof *q.items);
-    if (!q.items)
+    flat_metric *fl = calloc(a->nmetrics ? a->nmetrics : 1, sizeof *fl);
+    char *flat = calloc(a->nmetrics ? a->nmetrics : 1, 1);
+    if (!q.items || !fl || !flat) {
+        free(q.items);
+        free(fl);
+        free(flat);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    size_t nfl = 0;
+    char missing[512] = "";
+    for (size_t g = 0; g < d->l->ngroups; g++) {
+        int seen = 0;
+        for (size_t m = 0; m < a->nmetrics; m++) {
+            const pm_metric_result *r = &a->metrics[m];
+            if (!metric_in_group(r, d->l->groups[g].page) || r->nhosts_with_data == 0)
+                continue;
+            seen = 1;
+            double lo, hi;
+            if (metric_constant(r, a->nhosts, &lo, &hi)) {
+                flat[m] = 1;
+                fl[nfl++] = (flat_metric){m, g, lo, hi};
+            }
+        }
+        if (!seen) {
+            size_t ml = strlen(missing);
+            snprintf(missing + ml, sizeof missing - ml, "%s%s", ml ? ", " : "", d->l->groups[g].title);
+        }
+    }
     for (size_t g = 0; g < d->l->ngroups; g++)
         for (int all = 1; all >= 0; all--)
             for (size_t m = 0; m < a->nmetrics; m++)
-                if (metric_in_group(&a->metrics[m], d->l->groups[g].page))
+                if (metric_in_group(&a->metrics[m], d->l->groups[g].page) && !flat[m] &&
+                    !(all && a->metrics[m].nhosts_with_data <= 1))
                     q.items[q.n++] = (plot_item){g, m, all, CONTENT_W, slot - 8, 0, 0, NULL, 0, 0};
     if (a->nhosts > PM_HEATMAP_MIN_HOSTS)
         for (size_t i = 0; i < d->l->nheatmaps; i++) {
@@ -990,7 +1112,17 @@ static int plot_pages(doc *d, pm_error *err)
         }
         if (it->group != SIZE_MAX) {
             int first = it->group != cur_group || it->all != cur_all;
-            if (first || placed == ppp) {
+            /* A new section starts under the last one when its heading and
+             * first plot fit there: no page with one plot and a blank half. */
+            if (first && placed > 0 && placed < ppp && d->y + 24 + it->h + 8 <= PAGE_H - BOTTOM) {
+                d->y += 4;
+                char title[160];
+                snprintf(title, sizeof title, "%s: %s", d->l->groups[it->group].title,
+                         it->all ? "all nodes" : "per node");
+                heading(d, title, 1);
+                cur_group = it->group;
+                cur_all = it->all;
+            } else if (first || placed == ppp || d->y + it->h > PAGE_H - BOTTOM) {
                 new_page(d);
                 char title[160];
                 snprintf(title, sizeof title, "%s: %s%s", d->l->groups[it->group].title,
@@ -1039,6 +1171,10 @@ static int plot_pages(doc *d, pm_error *err)
     free(q.items);
     pthread_cond_destroy(&q.cond);
     pthread_mutex_destroy(&q.lock);
+    if (rc == 0)
+        constant_table(d, fl, nfl, missing);
+    free(fl);
+    free(flat);
     return rc;
 }
 
@@ -1458,6 +1594,88 @@ static void set_info(doc *d)
     HPDF_SetInfoAttr(d->pdf, HPDF_INFO_SUBJECT, "Resource usage of a batch job");
 }
 
+/* libharu 2.3 gives a UTF-8 font the encoder's CMap (code -> CID, with a
+ * "begincidrange" that poppler rejects) as its ToUnicode map.  Under the
+ * UTF-8 encoder each 2-byte code is the UCS-2 code point itself, so the
+ * right map is the identity: replace the stream's contents with a
+ * bfrange CMap (one range per high byte, surrogates left out, at most
+ * 100 ranges per block as the CMap syntax asks). */
+static void fix_to_unicode(doc *d, HPDF_Font font)
+{
+    if (!font)
+        return;
+    HPDF_Dict cmap = HPDF_Dict_GetItem((HPDF_Dict)font, "ToUnicode", HPDF_OCLASS_DICT);
+    if (!cmap || !cmap->stream) {
+        d->oom = 1; /* the layout of libharu changed: fail loudly rather than write bad text */
+        return;
+    }
+    HPDF_Stream s = cmap->stream;
+    HPDF_MemStream_FreeData(s);
+    HPDF_Stream_WriteStr(s, "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
+                            "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+                            "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
+                            "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n");
+    unsigned hi[256];
+    size_t n = 0;
+    for (unsigned h = 0; h < 256; h++)
+        if (h < 0xD8 || h > 0xDF)
+            hi[n++] = h;
+    for (size_t i = 0; i < n; i += 100) {
+        size_t m = n - i < 100 ? n - i : 100;
+        char line[64];
+        snprintf(line, sizeof line, "%zu beginbfrange\n", m);
+        HPDF_Stream_WriteStr(s, line);
+        for (size_t k = i; k < i + m; k++) {
+            snprintf(line, sizeof line, "<%02X00> <%02XFF> <%02X00>\n", hi[k], hi[k], hi[k]);
+            HPDF_Stream_WriteStr(s, line);
+        }
+        HPDF_Stream_WriteStr(s, "endbfrange\n");
+    }
+    HPDF_Stream_WriteStr(s, "endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n");
+}
+
+/* Write the finished document to path through our own checked writes, so
+ * that a failure carries the system's reason ("Permission denied", "No
+ * space left on device"), not a libharu code. */
+static int save_pdf(doc *d, const char *tmp, const char *path, pm_error *err)
+{
+    if (HPDF_SaveToStream(d->pdf) != HPDF_OK || d->hpdf_error)
+        return pm_error_set(err, PM_EIO, "%s: cannot lay out the PDF (PDF library error 0x%04X)",
+                            path, (unsigned)d->hpdf_error);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    HPDF_ResetStream(d->pdf);
+    unsigned char buf[65536];
+    int bad = 0, e = 0;
+    for (;;) {
+        HPDF_UINT32 len = sizeof buf;
+        HPDF_STATUS st = HPDF_ReadFromStream(d->pdf, buf, &len);
+        if (len > 0 && fwrite(buf, 1, len, f) != len) {
+            bad = 1;
+            e = errno;
+            break;
+        }
+        if (st == HPDF_STREAM_EOF)
+            break;
+        if (st != HPDF_OK) {
+            fclose(f);
+            return pm_error_set(err, PM_EIO, "%s: cannot read the PDF back from memory", path);
+        }
+    }
+    if (!bad && fflush(f) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad)
+        return pm_error_sys(err, PM_EIO, e ? e : EIO, "%s: write failed", path);
+    return 0;
+}
+
 int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
 {
     doc *d = calloc(1, sizeof *d);
@@ -1492,6 +1710,8 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     }
     d->font = HPDF_GetFont(d->pdf, fn, "UTF-8");
     d->bold = HPDF_GetFont(d->pdf, bn, "UTF-8");
+    fix_to_unicode(d, d->font);
+    fix_to_unicode(d, d->bold);
     d->root = HPDF_CreateOutline(d->pdf, NULL, "Report", HPDF_GetEncoder(d->pdf, "UTF-8"));
     HPDF_Outline_SetOpened(d->root, HPDF_TRUE);
     HPDF_SetPageMode(d->pdf, HPDF_PAGE_MODE_USE_OUTLINE);
@@ -1535,10 +1755,8 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
      * a truncated report behind under the real name. */
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", o->pdf_path);
-    if (HPDF_SaveToFile(d->pdf, tmp) != HPDF_OK || d->hpdf_error) {
+    if ((rc = save_pdf(d, tmp, o->pdf_path, err)) != 0) {
         unlink(tmp);
-        rc = pm_error_set(err, PM_EIO, "%s: cannot write the PDF (error 0x%04X)", o->pdf_path,
-                          (unsigned)d->hpdf_error);
         goto out;
     }
     if (rename(tmp, o->pdf_path) != 0) {

@@ -19,7 +19,7 @@ run --help
 check "--help names --pdf" has "$T/out" "--pdf \[FILE\]"
 check "--help names --plots" has "$T/out" "--plots DIR"
 
-# --pdf FILE, --pdf=FILE, and --pdf alone (job-report-<jobid>.pdf in .).
+# --pdf FILE, --pdf=FILE, and --pdf alone (job-report-<jobid>-<start>.pdf in .).
 run "$F/perfmon" --pdf "$T/a.pdf"
 check "--pdf FILE exits 0" [ "$rc" -eq 0 ]
 check "--pdf FILE writes a PDF" pdf_ok "$T/a.pdf"
@@ -28,7 +28,12 @@ run --pdf="$T/b.pdf" "$F/perfmon"
 check "--pdf=FILE writes a PDF" pdf_ok "$T/b.pdf"
 mkdir "$T/cwd"
 (cd "$T/cwd" && $A --pdf "$F/perfmon" >/dev/null 2>&1)
-check "--pdf without a name writes job-report-<jobid>.pdf" pdf_ok "$T/cwd/job-report-synthetic.pdf"
+# The fixture's earliest sample is at 2023-11-14 22:13:19 UTC (1700000000 - 1 s).
+check "--pdf without a name writes job-report-<jobid>-<start>.pdf" pdf_ok "$T/cwd/job-report-synthetic-20231114T221319Z.pdf"
+(cd "$T/cwd" && $A --pdf myreport "$F/perfmon" >/dev/null 2>"$T/err")
+check "--pdf NAME without .pdf takes NAME as the file" pdf_ok "$T/cwd/myreport"
+(cd "$T/cwd" && $A "$F/perfmon" --pdf report2 >/dev/null 2>"$T/err")
+check "--pdf NAME after the input takes NAME as the file" pdf_ok "$T/cwd/report2"
 (cd "$T/cwd" && $A --pdf --stats "$F/perfmon" >"$T/out" 2>"$T/err")
 check "--pdf --stats still prints the table" has "$T/out" "node_unused_cpu_hours"
 
@@ -48,6 +53,8 @@ if [ "$poppler" = 1 ]; then
     pdfinfo "$T/r1.pdf" >"$T/info" 2>/dev/null
     check "creation date from SOURCE_DATE_EPOCH" has "$T/info" "CreationDate:.*Nov 14 22:13:20 2023"
     check "A4 pages" has "$T/info" "595.276 x 841.89"
+    check "poppler and qpdf read the report without a warning" pdf_clean "$T/a.pdf"
+    check "text is text: the header extracts as typed" has "$T/a.txt" "Job synthetic | User"
 fi
 
 # --plots: PNG files named after the metrics; --elapsed; SKA input.
@@ -55,15 +62,34 @@ run "$F/perfmon" --plots "$T/plots" --elapsed
 check "--plots exits 0" [ "$rc" -eq 0 ]
 check "--plots per-node file" [ -s "$T/plots/CPU_Usage_per_node.png" ]
 check "--plots all-node file" [ -s "$T/plots/Total_Output_Traffic_all_nodes.png" ]
-check "--plots without --pdf writes no PDF" [ ! -e "$T/plots/job-report-synthetic.pdf" ]
+check "--plots without --pdf writes no PDF" eval '[ -z "$(ls "$T"/plots/*.pdf 2>/dev/null)" ]'
 run "$F/ska/cpu_metrics.json" --pdf "$T/ska.pdf"
 check "SKA input to a PDF exits 0" [ "$rc" -eq 0 ]
 check "SKA input to a PDF" pdf_ok "$T/ska.pdf"
+[ "$poppler" = 1 ] && check "SKA report read without a warning" pdf_clean "$T/ska.pdf"
+# Titles say each word once ("Average Average CPU Usage/Node" was one).
+doubled() { grep -Eiq '(^|[^[:alnum:]])([[:alpha:]]+) \2([^[:alnum:]]|$)' "$1"; }
+if [ "$poppler" = 1 ]; then
+    pdftotext "$T/ska.pdf" "$T/ska.txt" 2>/dev/null
+    check "SKA report: no doubled word" eval '! doubled "$T/ska.txt"'
+    check "report: no doubled word" eval '! doubled "$T/a.txt"'
+fi
+run "$F/ska/cpu_metrics.json" --data "$T/skadata"
+grep -h '^set title' "$T"/skadata/*.gp >"$T/titles"
+check "--data titles: every script has them" [ -s "$T/titles" ]
+check "--data titles: no doubled word" eval '! doubled "$T/titles"'
 
 # Failures: exit 3, the file named, nothing half-written left.
 run "$F/perfmon" --pdf "$T/missing/dir/r.pdf"
 check "unwritable --pdf exits 3" [ "$rc" -eq 3 ]
 check "unwritable --pdf is named" has "$T/err" "$T/missing/dir/r.pdf"
+check "unwritable --pdf says why, in the system's words" has "$T/err" "No such file or directory"
+check "unwritable --pdf: no library error code" eval "! grep -q \"0x\" \"$T/err\""
+if [ "$(id -u)" != 0 ]; then
+    mkdir "$T/ro" && chmod 555 "$T/ro"
+    run "$F/perfmon" --pdf "$T/ro/r.pdf"
+    check "read-only directory: Permission denied" has "$T/err" "Permission denied"
+fi
 touch "$T/afile"
 run "$F/perfmon" --plots "$T/afile/sub"
 check "--plots under a file exits 3" [ "$rc" -eq 3 ]

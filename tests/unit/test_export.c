@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "../support/testutil.h"
 #include "perfmon/analysis.h"
@@ -198,6 +200,80 @@ static void test_write_failures(void **state)
     pm_test_rmrf(g_dir);
 }
 
+/* Every script --data writes runs under gnuplot and leaves non-empty PNGs,
+ * on a job whose network is idle (all-zero rates on the catalog's log
+ * axes: gnuplot used to stop at "all points y value undefined" and leave
+ * 0-byte PNGs) and where one host lacks most metrics. */
+static void test_gnuplot_scripts_run(void **state)
+{
+    (void)state;
+    if (system("gnuplot --version >/dev/null 2>&1") != 0)
+        skip();
+    char *tmp = pm_test_tmpdir();
+    assert_non_null(tmp);
+    char dir[256], path[512], cat[4096], out[512];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    pm_synth s;
+    pm_error err;
+    pm_synth_init(&s, "idle-net");
+    s.net_rate = 0; /* net.ext.bytes_sent constant: every network rate is 0 */
+    snprintf(path, sizeof path, "%s/a.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_synth_init(&s, "proc-only");
+    s.groups = PM_SYNTH_PROC;
+    s.net_rate = 0;
+    snprintf(path, sizeof path, "%s/b.pmp", dir);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    snprintf(cat, sizeof cat, "%s/../templates/metrics.json", pm_test_fixtures());
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = cat;
+    const char *paths[] = {dir};
+    pm_analysis *a = NULL;
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    snprintf(out, sizeof out, "%s/data", dir);
+    assert_int_equal(pm_export_gnuplot(a, out, &err), 0);
+    pm_analysis_free(a);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && for f in *.gp; do gnuplot \"$f\" 2>>gp.err || echo \"$f\" >>failed; done", out);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/failed", out);
+    char *text = NULL;
+    size_t len = 0;
+    if (pm_read_whole(path, 1 << 16, &text, &len, &err) == 0)
+        fail_msg("gnuplot failed on: %s", text);
+    DIR *dp = opendir(out);
+    assert_non_null(dp);
+    size_t scripts = 0, pngs = 0, net_zero = 0;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL) {
+        size_t n = strlen(de->d_name);
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", out, de->d_name);
+        if (n > 3 && strcmp(de->d_name + n - 3, ".gp") == 0)
+            scripts++;
+        if (n > 4 && strcmp(de->d_name + n - 4, ".png") == 0) {
+            pngs++;
+            assert_int_equal(stat(path, &st), 0);
+            if (st.st_size == 0)
+                fail_msg("%s is empty", de->d_name);
+        }
+        if (strcmp(de->d_name, "net_out_per_node.dat") == 0)
+            net_zero = 1;
+    }
+    closedir(dp);
+    assert_true(scripts > 20);
+    assert_int_equal(pngs, 2 * scripts); /* per node and all nodes, for every script */
+    assert_true(net_zero);
+    /* the idle network is drawn, on a linear axis: its rates are 0 */
+    snprintf(path, sizeof path, "%s/net_out.gp", out);
+    assert_int_equal(pm_read_whole(path, 1 << 20, &text, &len, &err), 0);
+    assert_null(strstr(text, "\nset logscale"));
+    free(text);
+    pm_test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_gnuplot_quoting),
         cmocka_unit_test(test_csv_and_hdf5),
         cmocka_unit_test(test_write_failures),
+        cmocka_unit_test(test_gnuplot_scripts_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

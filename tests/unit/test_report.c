@@ -197,7 +197,17 @@ static void test_report_small_job(void **state)
         assert_non_null(strstr(text, "Data quality"));
         assert_non_null(strstr(text, "Hardware"));
         assert_non_null(strstr(text, "CPU and memory: all nodes"));
-        assert_non_null(strstr(text, "Energy: per node"));
+        /* The synthetic power is constant (100 W per package): a row of
+         * the constant table, not two pages of flat lines. */
+        assert_null(strstr(text, "Energy: per node"));
+        assert_non_null(strstr(text, "Constant over the job"));
+        assert_non_null(strstr(text, "Package Power"));
+        /* Sections without data: listed on one line, not as pages. */
+        const char *nd = strstr(text, "No data on this job for:");
+        assert_non_null(nd);
+        const char *eol = strchr(nd, '\n');
+        const char *gpu = strstr(nd, "GPU");
+        assert_true(gpu && eol && gpu < eol);
         assert_non_null(strstr(text, "Statistics per node"));
         assert_non_null(strstr(text, "nœud-ü1"));
         assert_non_null(strstr(text, "node-002"));
@@ -226,6 +236,91 @@ static void test_report_small_job(void **state)
         free(js);
         free(att);
     }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* Pages of a PDF, from pdfinfo; -1 without poppler. */
+static int pdf_pages(const char *pdf)
+{
+    if (!have("pdfinfo"))
+        return -1;
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "pdfinfo '%s' 2>/dev/null", pdf);
+    char *info = capture(cmd);
+    const char *pp = strstr(info, "Pages:");
+    assert_non_null(pp);
+    int pages = atoi(pp + 6);
+    free(info);
+    return pages;
+}
+
+/* Only pages with something to see (issue 15): a 1-minute job on one node
+ * in at most 8 pages, with no all-node copy of its per-node plots; a
+ * 1-hour job on 16 nodes in at most 20.  (Before: 22 and 24.) */
+static void test_page_counts(void **state)
+{
+    (void)state;
+    if (!have("pdfinfo") || !have("pdftotext")) {
+        fprintf(stderr, "SKIP page counts: poppler-utils not installed\n");
+        return;
+    }
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4200], path[4300], cmd[9000];
+    snprintf(job, sizeof job, "%s/one", dir);
+    mkdir(job, 0755);
+    pm_synth s;
+    pm_synth_init(&s, "n01");
+    s.n = 60; /* 1 minute at 1 s */
+    s.cpu_pct = 60;
+    s.cpu_wave = 30;
+    s.wave_period_s = 20;
+    snprintf(path, sizeof path, "%s/n01.pmp", job);
+    pm_error err;
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_analysis *a = analyse(job);
+    snprintf(pdf, sizeof pdf, "%s/one.pdf", dir);
+    write_pdf(a, pdf);
+    int pages = pdf_pages(pdf);
+    fprintf(stderr, "1 node, 1 minute: %d pages\n", pages);
+    assert_true(pages >= 3 && pages <= 8);
+    snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+    char *text = capture(cmd);
+    assert_non_null(strstr(text, "CPU and memory: per node"));
+    assert_null(strstr(text, ": all nodes"));
+    assert_non_null(strstr(text, "Constant over the job"));
+    free(text);
+    pm_analysis_free(a);
+
+    snprintf(job, sizeof job, "%s/sixteen", dir);
+    mkdir(job, 0755);
+    make_job(job, 16, 360, 3, NULL); /* 1 hour at 10 s */
+    a = analyse(job);
+    snprintf(pdf, sizeof pdf, "%s/sixteen.pdf", dir);
+    write_pdf(a, pdf);
+    pages = pdf_pages(pdf);
+    fprintf(stderr, "16 nodes, 1 hour: %d pages\n", pages);
+    assert_true(pages >= 3 && pages <= 20);
+    snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+    text = capture(cmd);
+    assert_non_null(strstr(text, "CPU and memory: all nodes"));
+    assert_non_null(strstr(text, "CPU and memory: per node"));
+    free(text);
+    pm_analysis_free(a);
+
+    /* SKA perfmon's cpu_metrics.json of 16 hosts, every field it records
+     * varying at random (nothing constant): at most 20 pages too (was 24). */
+    snprintf(job, sizeof job, "%s/ska", dir);
+    mkdir(job, 0755);
+    snprintf(path, sizeof path, "%s/cpu_metrics.json", job);
+    assert_int_equal(pm_synth_write_ska(path, 16, 360), 0);
+    a = analyse(path);
+    snprintf(pdf, sizeof pdf, "%s/ska.pdf", dir);
+    write_pdf(a, pdf);
+    pages = pdf_pages(pdf);
+    fprintf(stderr, "SKA input, 16 hosts: %d pages\n", pages);
+    assert_true(pages >= 3 && pages <= 20);
     pm_analysis_free(a);
     pm_test_rmrf(dir);
     free(dir);
@@ -569,12 +664,94 @@ static void test_edge_lines_visible(void **state)
     pm_test_rmrf(dir);
 }
 
+/* Top and bottom rows of coloured (series) pixels in a surface; -1 if none. */
+static void coloured_rows(cairo_surface_t *a, int *top, int *bottom)
+{
+    cairo_surface_flush(a);
+    const unsigned char *d = cairo_image_surface_get_data(a);
+    int w = cairo_image_surface_get_width(a), h = cairo_image_surface_get_height(a);
+    int st = cairo_image_surface_get_stride(a);
+    *top = *bottom = -1;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const unsigned char *px = d + y * st + x * 4;
+            int mx = px[0] > px[1] ? px[0] : px[1], mn = px[0] < px[1] ? px[0] : px[1];
+            mx = px[2] > mx ? px[2] : mx;
+            mn = px[2] < mn ? px[2] : mn;
+            if (mx - mn > 60) {
+                if (*top < 0)
+                    *top = y;
+                *bottom = y;
+            }
+        }
+}
+
+/* Decimation keeps every extreme: one sample of 86,400 (a 1 s burst in a
+ * day) reaches the top of the plot, on a linear axis and on a log axis,
+ * over an idle level of 0 (zero-heavy I/O) or of 1.  The plot is 600 px
+ * wide: 144 samples to a pixel column. */
+static void test_spike_visible(void **state)
+{
+    (void)state;
+    enum { N = 86400, W = 600, H = 300 };
+    double *t = malloc(N * sizeof *t), *v = malloc(N * sizeof *v);
+    assert_non_null(t);
+    assert_non_null(v);
+    const struct {
+        double base;
+        int logy;
+        size_t at;
+    } cases[] = {{0, 0, 43210}, {0, 1, 43210}, {1, 1, 777}, {1, 0, N - 2}, {0, 1, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        for (size_t i = 0; i < N; i++) {
+            t[i] = 1700000000.0 + (double)i;
+            v[i] = cases[c].base;
+        }
+        int top[2], bottom[2];
+        for (int spike = 0; spike < 2; spike++) {
+            /* 0: a burst of 20 samples (6 s before, 14 after), drawn by any
+             * method; 1: the same burst, 1 sample long. */
+            size_t at = cases[c].at;
+            for (size_t i = at > 6 ? at - 6 : 0; i < at + 14 && i < N; i++)
+                v[i] = spike ? cases[c].base : 200;
+            v[at] = 200; /* the burst the title's maximum names */
+            pm_plot_series ser = {"node-a", t, v, N};
+            pm_plot p;
+            memset(&p, 0, sizeof p);
+            p.title = "Max Disk Write 200 MiB/s";
+            p.ylabel = "Disk Write (MiB/s)";
+            p.series = &ser;
+            p.nseries = 1;
+            p.logy = cases[c].logy;
+            p.step = PM_STEP_BEFORE;
+            cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+            cairo_t *cr = cairo_create(s);
+            cairo_set_source_rgb(cr, 1, 1, 1);
+            cairo_paint(cr);
+            pm_plot_draw(cr, 0, 0, W, H, 10, &p);
+            cairo_destroy(cr);
+            coloured_rows(s, &top[spike], &bottom[spike]);
+            cairo_surface_destroy(s);
+        }
+        /* The 1-sample burst reaches as high as the 20-sample one, and
+         * both climb from the idle level by a quarter of the image at least. */
+        if (!(top[0] >= 0 && top[1] >= 0 && abs(top[1] - top[0]) <= 2 &&
+              abs(bottom[1] - bottom[0]) <= 2 && bottom[1] - top[1] > H / 4))
+            fail_msg("case %zu (base %g, log %d, at %zu): series rows %d-%d, with a 20-sample burst %d-%d",
+                     c, cases[c].base, cases[c].logy, cases[c].at, top[1], bottom[1], top[0],
+                     bottom[0]);
+    }
+    free(t);
+    free(v);
+}
+
 int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_plots), cmocka_unit_test(test_golden_image),
-        cmocka_unit_test(test_edge_lines_visible),
+        cmocka_unit_test(test_edge_lines_visible), cmocka_unit_test(test_page_counts),
+        cmocka_unit_test(test_spike_visible),
         cmocka_unit_test(test_plots_png),        cmocka_unit_test(test_report_small_job),
         cmocka_unit_test(test_report_errors),    cmocka_unit_test(test_200_hosts),
     };
