@@ -63,6 +63,7 @@ typedef struct doc {
     toc_entry toc[MAX_TOC];
     size_t ntoc;
     HPDF_Page toc_page;
+    double ink[3];        /* colour of the text drawn next (RGB, 0 = black) */
     int oom;
 } doc;
 
@@ -91,6 +92,8 @@ static double width_of(doc *d, const char *s)
 static void text(doc *d, double x, double top, double size, int bold, const char *s)
 {
     set_font(d, bold, size);
+    HPDF_Page_SetRGBFill(d->page, (HPDF_REAL)d->ink[0], (HPDF_REAL)d->ink[1],
+                         (HPDF_REAL)d->ink[2]);
     HPDF_Page_BeginText(d->page);
     HPDF_Page_TextOut(d->page, (HPDF_REAL)x, (HPDF_REAL)Y(top + size * 0.8), s);
     HPDF_Page_EndText(d->page);
@@ -145,8 +148,12 @@ static void new_page(doc *d)
     d->page = HPDF_AddPage(d->pdf);
     HPDF_Page_SetSize(d->page, HPDF_PAGE_SIZE_A4, HPDF_PAGE_PORTRAIT);
     d->pages[d->npages++] = d->page;
+    double ink[3];
+    memcpy(ink, d->ink, sizeof ink);
+    memset(d->ink, 0, sizeof d->ink);
     text(d, MARGIN_X, 24, 8, 0, d->header);
     text_right(d, PAGE_W - MARGIN_X, 24, 8, 1, "perfmon");
+    memcpy(d->ink, ink, sizeof ink);
     rule(d, 36, 0.6, 0.5);
     d->y = TOP;
 }
@@ -471,6 +478,8 @@ static void notes(doc *d)
 {
     const pm_analysis *a = d->a;
     static const char *const sev[] = {"info", "warning", "critical"};
+    /* info blue-grey, warning orange, critical red */
+    static const double ink[3][3] = {{0.25, 0.35, 0.55}, {0.78, 0.42, 0.0}, {0.78, 0.08, 0.08}};
     if (a->nnotes == 0) {
         paragraph(d, "No rule fired.", 9);
         return;
@@ -489,10 +498,12 @@ static void notes(doc *d)
                 if (done[i] || s != sv || (n->host < 0) != job)
                     continue;
                 const char *msg = n->message ? n->message : n->rule;
+                memcpy(d->ink, ink[s], sizeof d->ink);
                 if (job) {
                     done[i] = 1;
                     snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
                     paragraph(d, buf, 9);
+                    memset(d->ink, 0, sizeof d->ink);
                     continue;
                 }
                 /* Every node this rule fired on. */
@@ -522,6 +533,7 @@ static void notes(doc *d)
                     snprintf(buf, sizeof buf, "[%s] %zu nodes (%s), e.g. %s", sev[s], count, hosts,
                              msg);
                 paragraph(d, buf, 9);
+                memset(d->ink, 0, sizeof d->ink);
             }
         }
     }
@@ -552,6 +564,20 @@ static void summary_page(doc *d)
     char buf[512], b2[128];
     text(d, MARGIN_X, d->y, 20, 1, "Job performance report");
     d->y += 30;
+    /* The verdict in words, then what the profile cannot say. */
+    char verdict[2048];
+    if (pm_verdict_text(a, verdict, sizeof verdict)) {
+        paragraph(d, verdict, 10.5);
+        d->y += 3;
+    }
+    char limits[8][160];
+    size_t nlim = pm_verdict_limits(a, limits, 8);
+    static const double gray[3] = {0.35, 0.35, 0.35};
+    memcpy(d->ink, gray, sizeof d->ink);
+    for (size_t i = 0; i < nlim; i++)
+        paragraph(d, limits[i], 8.5);
+    memset(d->ink, 0, sizeof d->ink);
+    d->y += 8;
     snprintf(buf, sizeof buf, "%s", pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     kv_row(d, "Job ID", buf[0] ? buf : "-");
     kv_row(d, "User", or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))));
@@ -604,13 +630,31 @@ static void summary_page(doc *d)
         if (!k)
             continue;
         char c1[48], c2[48], c3[48], c4[48], lab[128];
-        double sc = lf->scale;
-        num(mn * sc, c1, sizeof c1);
-        num(sum / (double)k * sc, c2, sizeof c2);
-        num(mx * sc, c3, sizeof c3);
-        num(pm_figure_value(&a->job, f) * sc, c4, sizeof c4);
-        snprintf(lab, sizeof lab, "%s (%s)", lf->label[0] ? lf->label : f->label,
-                 lf->unit[0] ? lf->unit : f->unit);
+        double sc = lf->scale, jv = pm_figure_value(&a->job, f);
+        /* Byte counts scaled to their size (KiB ... TiB), each on its own. */
+        double bytes = !strcmp(f->unit, "MiB") ? 1048576.0 : !strcmp(f->unit, "B") ? 1.0 : 0;
+        if (bytes > 0) {
+            pm_fmt_bytes(mn * bytes, c1, sizeof c1);
+            pm_fmt_bytes(sum / (double)k * bytes, c2, sizeof c2);
+            pm_fmt_bytes(mx * bytes, c3, sizeof c3);
+            pm_fmt_bytes(jv * bytes, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
+            /* Times (CPU hours too) scaled from s to h. */
+            double secs = !strcmp(f->unit, "h") ? 3600.0 : 1.0;
+            pm_fmt_duration(mn * secs, c1, sizeof c1);
+            pm_fmt_duration(sum / (double)k * secs, c2, sizeof c2);
+            pm_fmt_duration(mx * secs, c3, sizeof c3);
+            pm_fmt_duration(jv * secs, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else {
+            num(mn * sc, c1, sizeof c1);
+            num(sum / (double)k * sc, c2, sizeof c2);
+            num(mx * sc, c3, sizeof c3);
+            num(jv * sc, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s (%s)", lf->label[0] ? lf->label : f->label,
+                     lf->unit[0] ? lf->unit : f->unit);
+        }
         const char *cells[5] = {lab, c1, c2, c3, c4};
         table_row(d, &t, cells, (int)(i % 2));
     }
