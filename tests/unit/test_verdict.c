@@ -7,12 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "perfmon/analysis.h"
 #include "perfmon/report.h"
+#include "testutil.h"
 
 static void bytes_is(double v, const char *want)
 {
@@ -226,6 +228,63 @@ static void test_limits(void **state)
     assert_int_equal(pm_verdict_limits(&f.a, lines, 2), 2);
 }
 
+/* A 30-second job of 2 nodes, one idle: the shipped rules fire (they
+ * wanted 60 s, so every job under a minute read "No rule fired"), the
+ * minutes-long ones (leaks, capacity) do not. */
+static void test_short_job_rules(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f, 2);
+    f.nodes[0].cpu_avg_utilization_pct = 70;
+    f.nodes[1].cpu_avg_utilization_pct = 5;
+    f.nodes[0].proc_peak_rss_bytes = f.nodes[1].proc_peak_rss_bytes = 1e6;
+    f.hosts[0].mem_total = f.hosts[1].mem_total = 64e9;
+    f.a.job.wall_time_s = 30;
+    f.a.job.cpu_avg_utilization_pct = 37.5;
+    char rules[4096];
+    snprintf(rules, sizeof rules, "%s/../templates/rules.json", pm_test_fixtures());
+    pm_error err = {0};
+    if (pm_rules_eval(&f.a, rules, &err) != 0)
+        fail_msg("%s", err.msg);
+    int low = 0, share = 0, other = 0;
+    for (size_t i = 0; i < f.a.nnotes; i++) {
+        const pm_note *n = &f.a.notes[i];
+        if (!strcmp(n->rule, "low_cpu")) {
+            low++;
+            assert_int_equal(n->host, 1);
+            assert_true(n->value == 5);
+        } else if (!strcmp(n->rule, "low_cpu_share")) {
+            share++;
+            assert_int_equal(n->host, -1);
+            assert_true(n->value == 37.5);
+        } else {
+            other++;
+        }
+    }
+    assert_int_equal(low, 1);
+    assert_int_equal(share, 1);
+    assert_int_equal(other, 0); /* capacity wants 5 min, even at 0.002 % */
+    char v[2048];
+    pm_verdict_text(&f.a, v, sizeof v);
+    has(v, "2 efficiency notes below (0 critical).");
+    for (size_t i = 0; i < f.a.nnotes; i++)
+        free(f.a.notes[i].message);
+    free(f.a.notes);
+
+    /* 5 s: too short for any of them */
+    fake_init(&f, 2);
+    f.nodes[1].cpu_avg_utilization_pct = 5;
+    for (size_t h = 0; h < 2; h++)
+        f.nodes[h].wall_time_s = 5;
+    f.a.job.wall_time_s = 5;
+    f.a.job.cpu_avg_utilization_pct = 5;
+    if (pm_rules_eval(&f.a, rules, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(f.a.nnotes, 0);
+    free(f.a.notes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_memory_and_bytes),
         cmocka_unit_test(test_gpu_hosts_left_out),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_short_job_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
