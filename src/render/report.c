@@ -660,7 +660,10 @@ static void summary_page(doc *d)
     }
     d->y += 8;
 
-    /* Nodes that stand out: the largest imbalances. */
+    /* Nodes that stand out, in both directions: the metrics whose busiest
+     * node's mean is furthest above the per-node average, or whose least
+     * busy node's is furthest below it (an idle node among many hardly
+     * moves the maximum). */
     if (a->nhosts > 1) {
         subheading(d, "Nodes that stand out");
         int shown = 0;
@@ -673,9 +676,18 @@ static void summary_page(doc *d)
                 for (int u = 0; u < pick; u++)
                     dup |= used[u] == m;
                 const pm_metric_result *r = &a->metrics[m];
-                if (!dup && r->nhosts_with_data > 1 && isfinite(r->imbalance) &&
-                    r->imbalance > best && strcmp(r->def->page, "quality") != 0) {
-                    best = r->imbalance;
+                if (dup || r->nhosts_with_data < 2 || !isfinite(r->imbalance) ||
+                    strcmp(r->def->page, "quality") == 0)
+                    continue;
+                double lo = INFINITY;
+                for (size_t h = 0; h < a->nhosts; h++)
+                    if (r->host[h] && isfinite(r->host[h]->st.mean) && r->host[h]->st.mean < lo)
+                        lo = r->host[h]->st.mean;
+                double score = r->imbalance;
+                if (lo > 0 && isfinite(lo) && r->avg_per_node / lo > score)
+                    score = r->avg_per_node / lo;
+                if (score > best) {
+                    best = score;
                     bm = m;
                 }
             }
@@ -683,20 +695,33 @@ static void summary_page(doc *d)
                 break;
             used[pick] = bm;
             const pm_metric_result *r = &a->metrics[bm];
-            /* The host with the largest mean. */
-            size_t hm = 0;
-            double hv = -INFINITY;
-            for (size_t h = 0; h < a->nhosts; h++)
-                if (r->host[h] && r->host[h]->st.mean > hv) {
+            /* The hosts with the largest and the smallest mean. */
+            size_t hm = 0, hl = 0;
+            double hv = -INFINITY, lv = INFINITY;
+            for (size_t h = 0; h < a->nhosts; h++) {
+                if (!r->host[h] || !isfinite(r->host[h]->st.mean))
+                    continue;
+                if (r->host[h]->st.mean > hv) {
                     hv = r->host[h]->st.mean;
                     hm = h;
                 }
-            char v1[32], v2[32];
+                if (r->host[h]->st.mean < lv) {
+                    lv = r->host[h]->st.mean;
+                    hl = h;
+                }
+            }
+            char v1[32], v2[32], v3[32];
             num(hv, v1, sizeof v1);
             num(r->avg_per_node, v2, sizeof v2);
+            num(lv, v3, sizeof v3);
             const char *u = pm_unit_shown(r->def->unit), *g = *u ? " " : "";
-            snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f).",
-                     r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
+            int wn = snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f)",
+                             r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
+            if (wn > 0 && (size_t)wn < sizeof buf && hl != hm && lv * 1.15 < r->avg_per_node)
+                snprintf(buf + wn, sizeof buf - (size_t)wn, "; %s only %s%s%s.", a->hosts[hl].name,
+                         v3, g, u);
+            else if (wn > 0 && (size_t)wn + 1 < sizeof buf)
+                snprintf(buf + wn, sizeof buf - (size_t)wn, ".");
             paragraph(d, buf, 9);
             shown++;
         }
