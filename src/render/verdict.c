@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "perfmon/buf.h"
+#include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
 
 #define MiB 1048576.0
@@ -65,6 +66,7 @@ enum {
     V_NET_NONE,
     V_DISK,         /* bytes read from and written to disk */
     V_NOTES,        /* efficiency notes below */
+    V_PHASE,        /* the phase that moved most of those bytes */
     V_COUNT
 };
 
@@ -79,6 +81,7 @@ static const char *const TEMPLATES[V_COUNT] = {
     [V_NET_NONE] = "Nothing was sent over the network outside the node{s}.",
     [V_DISK] = "{read} were read from disk and {written} written.",
     [V_NOTES] = "{count} efficiency note{s} below ({critical} critical).",
+    [V_PHASE] = "{pct} % of the {what} fell in phase `{phase}`.",
 };
 
 /* Thresholds of the verdict (docs/analysis.md, "The verdict"). */
@@ -161,6 +164,33 @@ static long cpu_outlier(const pm_analysis *a, int dir, double *value, double *ot
             *others = m;
         }
     }
+    return best;
+}
+
+/* The phase kind that moved the most bytes of metric id (a rate in
+ * MiB/s): its duration-weighted mean over the nodes' phases times their
+ * summed duration, as a share of total_mib; -1 when no phase or no
+ * such metric. */
+static long phase_share(const pm_analysis *a, const char *id, double total_mib, double *share)
+{
+    const pm_phase_stats *ps = a->phase_stats;
+    int m = pm_analysis_metric(a, id);
+    if (!ps || m < 0 || (size_t)m >= ps->nmetrics || !(total_mib > 0) ||
+        strcmp(a->metrics[m].def->unit, "MiB/s") != 0)
+        return -1;
+    long best = -1;
+    double most = 0;
+    for (size_t k = 0; k < ps->nkinds; k++) {
+        const pm_phase_kind_stats *ks = &ps->kinds[k];
+        double mib = ks->mean ? ks->mean[m] * ks->total_s : NAN;
+        if (isfinite(mib) && mib > most) {
+            most = mib;
+            best = (long)k;
+        }
+    }
+    *share = most / total_mib * 100.0;
+    if (*share > 100)
+        *share = 100; /* grid and phase edges: never more than the whole */
     return best;
 }
 
@@ -263,6 +293,14 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
             pm_fmt_bytes(isfinite(recv) ? recv * MiB : 0, s2, sizeof s2);
             kv v[] = {{"sent", s1}, {"recv", s2}};
             say(&b, V_NET, v, 2);
+            double share;
+            long k = phase_share(a, "net_out", sent, &share);
+            if (k >= 0) {
+                pct(share, s3, sizeof s3);
+                kv pv[] = {{"pct", s3}, {"what", "bytes sent"},
+                           {"phase", a->phase_stats->kinds[k].name}};
+                say(&b, V_PHASE, pv, 3);
+            }
         } else {
             kv v[] = {{"s", nnodes == 1 ? "" : "s"}};
             say(&b, V_NET_NONE, v, 1);
@@ -275,6 +313,14 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pm_fmt_bytes(isfinite(wr) ? wr * MiB : 0, s2, sizeof s2);
         kv v[] = {{"read", s1}, {"written", s2}};
         say(&b, V_DISK, v, 2);
+        double share;
+        long k = phase_share(a, "disk_write", wr, &share);
+        if (k >= 0) {
+            pct(share, s3, sizeof s3);
+            kv pv[] = {{"pct", s3}, {"what", "bytes written"},
+                       {"phase", a->phase_stats->kinds[k].name}};
+            say(&b, V_PHASE, pv, 3);
+        }
         nsent++;
     }
 

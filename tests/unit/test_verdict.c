@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "perfmon/analysis.h"
+#include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
 #include "testutil.h"
 
@@ -190,6 +191,47 @@ static void test_memory_and_bytes(void **state)
     has(v, "Nothing was sent over the network outside the nodes.");
 }
 
+/* Phases: 2 kinds over 2 nodes; "exchange" sends 4 MiB/s for 2 x 450 s
+ * (3600 MiB), "setup" 1 MiB/s for 2 x 200 s (400 MiB): 90 % of 4000 MiB. */
+static void test_phase_share(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f, 2);
+    pm_metric_def defs[2];
+    memset(defs, 0, sizeof defs);
+    snprintf(defs[0].id, sizeof defs[0].id, "cpu_usage");
+    snprintf(defs[0].unit, sizeof defs[0].unit, "%%");
+    snprintf(defs[1].id, sizeof defs[1].id, "net_out");
+    snprintf(defs[1].unit, sizeof defs[1].unit, "MiB/s");
+    pm_metric_result res[2];
+    memset(res, 0, sizeof res);
+    res[0].def = &defs[0];
+    res[1].def = &defs[1];
+    f.a.metrics = res;
+    f.a.nmetrics = 2;
+    double mean_setup[2] = {50, 1}, mean_exchange[2] = {90, 4};
+    pm_phase_kind_stats kinds[2];
+    memset(kinds, 0, sizeof kinds);
+    kinds[0].name = (char *)(uintptr_t)"setup";
+    kinds[0].total_s = 400;
+    kinds[0].mean = mean_setup;
+    kinds[1].name = (char *)(uintptr_t)"exchange";
+    kinds[1].total_s = 900;
+    kinds[1].mean = mean_exchange;
+    pm_phase_stats ps = {.kinds = kinds, .nkinds = 2, .nmetrics = 2};
+    f.a.phase_stats = &ps;
+    f.a.job.total_net_io_ext_sent_mb = 4000;
+    f.a.job.total_net_io_ext_recv_mb = 4000;
+    char v[2048];
+    pm_verdict_text(&f.a, v, sizeof v);
+    has(v, "3.9 GiB were sent and 3.9 GiB received over the network. 90 % of the bytes sent fell in phase `exchange`.");
+    /* no phases: no phase sentence */
+    f.a.phase_stats = NULL;
+    pm_verdict_text(&f.a, v, sizeof v);
+    lacks(v, "phase");
+}
+
 /* GPUs are hosts of the analysis, not nodes: never idle nodes. */
 static void test_gpu_hosts_left_out(void **state)
 {
@@ -294,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_busy_and_slow_node),
         cmocka_unit_test(test_memory_and_bytes),
         cmocka_unit_test(test_gpu_hosts_left_out),
+        cmocka_unit_test(test_phase_share),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_short_job_rules),
     };
