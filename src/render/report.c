@@ -205,6 +205,23 @@ static void paragraph(doc *d, const char *s, double size)
         const char *w = p;
         while (*p && *p != ' ')
             p++;
+        /* A number keeps its unit on its line ("154 MiB", "52 %"). */
+        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
+                                            "%", "s", "min", "h"};
+        if (*p == ' ' && p > w && p[-1] >= '0' && p[-1] <= '9') {
+            const char *u = p + 1, *ue = u;
+            while (*ue && *ue != ' ')
+                ue++;
+            size_t ul = (size_t)(ue - u);
+            while (ul && (u[ul - 1] == '.' || u[ul - 1] == ',' || u[ul - 1] == ';' ||
+                          u[ul - 1] == ')'))
+                ul--;
+            for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+                if (strlen(units[k]) == ul && strncmp(units[k], u, ul) == 0) {
+                    p = ue;
+                    break;
+                }
+        }
         size_t wl = (size_t)(p - w);
         char trial[1024];
         snprintf(trial, sizeof trial, "%.*s%s%.*s", (int)ll, line, ll ? " " : "", (int)wl, w);
