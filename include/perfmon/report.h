@@ -131,4 +131,23 @@ void pm_chart_name(const char *name, char *out, size_t cap);
 /* A unit as shown to readers: "" for the dimensionless "1". */
 const char *pm_unit_shown(const char *unit);
 
+/* A byte count scaled to its size with IEC units: "0 B", "1023 B",
+ * "1.0 KiB", "1.5 TiB" (one decimal below 100, none above), "-" when not
+ * finite or negative. */
+void pm_fmt_bytes(double bytes, char *out, size_t cap);
+/* A duration scaled to its size: "4.2 s", "30 s", "12.5 min", "3.2 h";
+ * "-" when not finite or negative. */
+void pm_fmt_duration(double s, char *out, size_t cap);
+
+/* The verdict at the top of the report (verdict.c): sentences built from
+ * the job and node figures of --stats --json (share of the allocated CPU
+ * used, idle, busy and slow nodes, the node closest to running out of
+ * memory, network and disk bytes, the notes), into out (cap bytes, always
+ * NUL-terminated).  Returns the number of sentences. */
+size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap);
+/* What the profile cannot say, one line each (at most max lines of 160
+ * bytes): an incomplete profile, no PMU counters, no RAPL, no network
+ * counters, no process tree.  Returns the number of lines. */
+size_t pm_verdict_limits(const pm_analysis *a, char lines[][160], size_t max);
+
 #endif

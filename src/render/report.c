@@ -63,6 +63,7 @@ typedef struct doc {
     toc_entry toc[MAX_TOC];
     size_t ntoc;
     HPDF_Page toc_page;
+    double ink[3];        /* colour of the text drawn next (RGB, 0 = black) */
     int oom;
 } doc;
 
@@ -91,6 +92,8 @@ static double width_of(doc *d, const char *s)
 static void text(doc *d, double x, double top, double size, int bold, const char *s)
 {
     set_font(d, bold, size);
+    HPDF_Page_SetRGBFill(d->page, (HPDF_REAL)d->ink[0], (HPDF_REAL)d->ink[1],
+                         (HPDF_REAL)d->ink[2]);
     HPDF_Page_BeginText(d->page);
     HPDF_Page_TextOut(d->page, (HPDF_REAL)x, (HPDF_REAL)Y(top + size * 0.8), s);
     HPDF_Page_EndText(d->page);
@@ -145,8 +148,12 @@ static void new_page(doc *d)
     d->page = HPDF_AddPage(d->pdf);
     HPDF_Page_SetSize(d->page, HPDF_PAGE_SIZE_A4, HPDF_PAGE_PORTRAIT);
     d->pages[d->npages++] = d->page;
+    double ink[3];
+    memcpy(ink, d->ink, sizeof ink);
+    memset(d->ink, 0, sizeof d->ink);
     text(d, MARGIN_X, 24, 8, 0, d->header);
     text_right(d, PAGE_W - MARGIN_X, 24, 8, 1, "perfmon");
+    memcpy(d->ink, ink, sizeof ink);
     rule(d, 36, 0.6, 0.5);
     d->y = TOP;
 }
@@ -198,6 +205,23 @@ static void paragraph(doc *d, const char *s, double size)
         const char *w = p;
         while (*p && *p != ' ')
             p++;
+        /* A number keeps its unit on its line ("154 MiB", "52 %"). */
+        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
+                                            "%", "s", "min", "h"};
+        if (*p == ' ' && p > w && p[-1] >= '0' && p[-1] <= '9') {
+            const char *u = p + 1, *ue = u;
+            while (*ue && *ue != ' ')
+                ue++;
+            size_t ul = (size_t)(ue - u);
+            while (ul && (u[ul - 1] == '.' || u[ul - 1] == ',' || u[ul - 1] == ';' ||
+                          u[ul - 1] == ')'))
+                ul--;
+            for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+                if (strlen(units[k]) == ul && strncmp(units[k], u, ul) == 0) {
+                    p = ue;
+                    break;
+                }
+        }
         size_t wl = (size_t)(p - w);
         char trial[1024];
         snprintf(trial, sizeof trial, "%.*s%s%.*s", (int)ll, line, ll ? " " : "", (int)wl, w);
@@ -471,6 +495,8 @@ static void notes(doc *d)
 {
     const pm_analysis *a = d->a;
     static const char *const sev[] = {"info", "warning", "critical"};
+    /* info blue-grey, warning orange, critical red */
+    static const double ink[3][3] = {{0.25, 0.35, 0.55}, {0.78, 0.42, 0.0}, {0.78, 0.08, 0.08}};
     if (a->nnotes == 0) {
         paragraph(d, "No rule fired.", 9);
         return;
@@ -489,10 +515,12 @@ static void notes(doc *d)
                 if (done[i] || s != sv || (n->host < 0) != job)
                     continue;
                 const char *msg = n->message ? n->message : n->rule;
+                memcpy(d->ink, ink[s], sizeof d->ink);
                 if (job) {
                     done[i] = 1;
                     snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
                     paragraph(d, buf, 9);
+                    memset(d->ink, 0, sizeof d->ink);
                     continue;
                 }
                 /* Every node this rule fired on. */
@@ -522,6 +550,7 @@ static void notes(doc *d)
                     snprintf(buf, sizeof buf, "[%s] %zu nodes (%s), e.g. %s", sev[s], count, hosts,
                              msg);
                 paragraph(d, buf, 9);
+                memset(d->ink, 0, sizeof d->ink);
             }
         }
     }
@@ -552,6 +581,20 @@ static void summary_page(doc *d)
     char buf[512], b2[128];
     text(d, MARGIN_X, d->y, 20, 1, "Job performance report");
     d->y += 30;
+    /* The verdict in words, then what the profile cannot say. */
+    char verdict[2048];
+    if (pm_verdict_text(a, verdict, sizeof verdict)) {
+        paragraph(d, verdict, 10.5);
+        d->y += 3;
+    }
+    char limits[8][160];
+    size_t nlim = pm_verdict_limits(a, limits, 8);
+    static const double gray[3] = {0.35, 0.35, 0.35};
+    memcpy(d->ink, gray, sizeof d->ink);
+    for (size_t i = 0; i < nlim; i++)
+        paragraph(d, limits[i], 8.5);
+    memset(d->ink, 0, sizeof d->ink);
+    d->y += 8;
     snprintf(buf, sizeof buf, "%s", pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     kv_row(d, "Job ID", buf[0] ? buf : "-");
     kv_row(d, "User", or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))));
@@ -604,19 +647,40 @@ static void summary_page(doc *d)
         if (!k)
             continue;
         char c1[48], c2[48], c3[48], c4[48], lab[128];
-        double sc = lf->scale;
-        num(mn * sc, c1, sizeof c1);
-        num(sum / (double)k * sc, c2, sizeof c2);
-        num(mx * sc, c3, sizeof c3);
-        num(pm_figure_value(&a->job, f) * sc, c4, sizeof c4);
-        snprintf(lab, sizeof lab, "%s (%s)", lf->label[0] ? lf->label : f->label,
-                 lf->unit[0] ? lf->unit : f->unit);
+        double sc = lf->scale, jv = pm_figure_value(&a->job, f);
+        /* Byte counts scaled to their size (KiB ... TiB), each on its own. */
+        double bytes = !strcmp(f->unit, "MiB") ? 1048576.0 : !strcmp(f->unit, "B") ? 1.0 : 0;
+        if (bytes > 0) {
+            pm_fmt_bytes(mn * bytes, c1, sizeof c1);
+            pm_fmt_bytes(sum / (double)k * bytes, c2, sizeof c2);
+            pm_fmt_bytes(mx * bytes, c3, sizeof c3);
+            pm_fmt_bytes(jv * bytes, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
+            /* Times (CPU hours too) scaled from s to h. */
+            double secs = !strcmp(f->unit, "h") ? 3600.0 : 1.0;
+            pm_fmt_duration(mn * secs, c1, sizeof c1);
+            pm_fmt_duration(sum / (double)k * secs, c2, sizeof c2);
+            pm_fmt_duration(mx * secs, c3, sizeof c3);
+            pm_fmt_duration(jv * secs, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else {
+            num(mn * sc, c1, sizeof c1);
+            num(sum / (double)k * sc, c2, sizeof c2);
+            num(mx * sc, c3, sizeof c3);
+            num(jv * sc, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s (%s)", lf->label[0] ? lf->label : f->label,
+                     lf->unit[0] ? lf->unit : f->unit);
+        }
         const char *cells[5] = {lab, c1, c2, c3, c4};
         table_row(d, &t, cells, (int)(i % 2));
     }
     d->y += 8;
 
-    /* Nodes that stand out: the largest imbalances. */
+    /* Nodes that stand out, in both directions: the metrics whose busiest
+     * node's mean is furthest above the per-node average, or whose least
+     * busy node's is furthest below it (an idle node among many hardly
+     * moves the maximum). */
     if (a->nhosts > 1) {
         subheading(d, "Nodes that stand out");
         int shown = 0;
@@ -629,9 +693,18 @@ static void summary_page(doc *d)
                 for (int u = 0; u < pick; u++)
                     dup |= used[u] == m;
                 const pm_metric_result *r = &a->metrics[m];
-                if (!dup && r->nhosts_with_data > 1 && isfinite(r->imbalance) &&
-                    r->imbalance > best && strcmp(r->def->page, "quality") != 0) {
-                    best = r->imbalance;
+                if (dup || r->nhosts_with_data < 2 || !isfinite(r->imbalance) ||
+                    strcmp(r->def->page, "quality") == 0)
+                    continue;
+                double lo = INFINITY;
+                for (size_t h = 0; h < a->nhosts; h++)
+                    if (r->host[h] && isfinite(r->host[h]->st.mean) && r->host[h]->st.mean < lo)
+                        lo = r->host[h]->st.mean;
+                double score = r->imbalance;
+                if (lo > 0 && isfinite(lo) && r->avg_per_node / lo > score)
+                    score = r->avg_per_node / lo;
+                if (score > best) {
+                    best = score;
                     bm = m;
                 }
             }
@@ -639,20 +712,33 @@ static void summary_page(doc *d)
                 break;
             used[pick] = bm;
             const pm_metric_result *r = &a->metrics[bm];
-            /* The host with the largest mean. */
-            size_t hm = 0;
-            double hv = -INFINITY;
-            for (size_t h = 0; h < a->nhosts; h++)
-                if (r->host[h] && r->host[h]->st.mean > hv) {
+            /* The hosts with the largest and the smallest mean. */
+            size_t hm = 0, hl = 0;
+            double hv = -INFINITY, lv = INFINITY;
+            for (size_t h = 0; h < a->nhosts; h++) {
+                if (!r->host[h] || !isfinite(r->host[h]->st.mean))
+                    continue;
+                if (r->host[h]->st.mean > hv) {
                     hv = r->host[h]->st.mean;
                     hm = h;
                 }
-            char v1[32], v2[32];
+                if (r->host[h]->st.mean < lv) {
+                    lv = r->host[h]->st.mean;
+                    hl = h;
+                }
+            }
+            char v1[32], v2[32], v3[32];
             num(hv, v1, sizeof v1);
             num(r->avg_per_node, v2, sizeof v2);
+            num(lv, v3, sizeof v3);
             const char *u = pm_unit_shown(r->def->unit), *g = *u ? " " : "";
-            snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f).",
-                     r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
+            int wn = snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f)",
+                             r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
+            if (wn > 0 && (size_t)wn < sizeof buf && hl != hm && lv * 1.15 < r->avg_per_node)
+                snprintf(buf + wn, sizeof buf - (size_t)wn, "; %s only %s%s%s.", a->hosts[hl].name,
+                         v3, g, u);
+            else if (wn > 0 && (size_t)wn + 1 < sizeof buf)
+                snprintf(buf + wn, sizeof buf - (size_t)wn, ".");
             paragraph(d, buf, 9);
             shown++;
         }

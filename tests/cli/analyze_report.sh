@@ -74,6 +74,63 @@ if [ "$poppler" = 1 ]; then
     check "SKA report: no doubled word" eval '! doubled "$T/ska.txt"'
     check "report: no doubled word" eval '! doubled "$T/a.txt"'
 fi
+# Page 1's verdict says in words what --stats --json has in numbers: the
+# sentences are rebuilt here from the JSON (bytes scaled by this script's
+# own IEC formatter) and looked up in the text of page 1.
+verdict_expect() { # JSON -> the sentences page 1 must hold, one a line
+    python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+j, nodes = d['job'], [n for n in d['nodes'] if not n['gpu']]
+def iec(b):
+    u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']
+    i = 0
+    while i + 1 < len(u) and (b >= 1023.5 if i == 0 else b >= 1023.95):
+        b /= 1024.0
+        i += 1
+    return '%.0f B' % b if i == 0 else ('%.1f %s' if b < 99.95 else '%.0f %s') % (b, u[i])
+if j['node_cpu_hours']:
+    used = (j['node_cpu_hours'] - j['node_unused_cpu_hours']) / j['node_cpu_hours'] * 100
+    print('%.0f %% of the allocated CPU was used' % used)
+cpu = [(n['cpu_avg_utilization_pct'], n['host']) for n in nodes if n['cpu_avg_utilization_pct'] is not None]
+for v, h in cpu:
+    others = (sum(x for x, _ in cpu) - v) / (len(cpu) - 1) if len(cpu) > 1 else 0
+    if others > 0 and v / others < 0.5:
+        print('%s was nearly idle: its CPU averaged %.0f %% against %.0f %% on the other nodes.' % (h, v, others))
+mem = [(n['max_t_mem_percent'], n['host']) for n in nodes if n['max_t_mem_percent'] is not None]
+if mem:
+    v, h = max(mem, key=lambda x: x[0])
+    print(('%s came within %.0f %% of running out of memory' % (h, 100 - v)) if v >= 80 else
+          'Memory peaked at %.0f %% of a node (%s).' % (v, h))
+if j['total_net_io_ext_sent_mb']:
+    print('%s were sent and %s received over the network.' % (iec(j['total_net_io_ext_sent_mb'] * 2**20), iec((j['total_net_io_ext_recv_mb'] or 0) * 2**20)))
+if j['total_disk_io_read_mb'] is not None:
+    print('%s were read from disk and %s written.' % (iec(j['total_disk_io_read_mb'] * 2**20), iec(j['total_disk_io_write_mb'] * 2**20)))
+if j['incomplete']:
+    print('Incomplete profile:')
+if all(n['perf_instructions'] is None for n in nodes):
+    print('No PMU counters on these nodes: IPC and FLOP/s not measured.')
+" "$1"
+}
+verdict_check() { # NAME JSON PDF
+    pdftotext -f 1 -l 1 "$3" - 2>/dev/null | tr '\n' ' ' | tr -s ' ' >"$T/page1"
+    verdict_expect "$2" >"$T/expect"
+    check "$1: page 1 has a verdict" [ -s "$T/expect" ]
+    while IFS= read -r line; do
+        check "$1: page 1 says \"$line\"" grep -qF -- "$line" "$T/page1"
+    done <"$T/expect"
+}
+if [ "$poppler" = 1 ] && command -v python3 >/dev/null 2>&1; then
+    $A "$F/perfmon" --stats --json >"$T/a.json" 2>/dev/null
+    verdict_check "4-node fixture" "$T/a.json" "$T/a.pdf"
+    grep -c . "$T/expect" | grep -qx 6 || { echo "FAIL  4-node fixture: 6 sentences expected"; fails=$((fails + 1)); }
+    $A "$F/ska/cpu_metrics.json" --stats --json >"$T/ska.json" 2>/dev/null
+    verdict_check "SKA input" "$T/ska.json" "$T/ska.pdf"
+    check "SKA input: node-a named idle" grep -qF "node-a was nearly idle" "$T/page1"
+    pdftotext -f 1 -l 1 -layout "$T/a.pdf" "$T/a1.txt" 2>/dev/null
+    check "key figures scaled: Network sent in MiB with its unit" grep -Eq "Network sent .* 134 MiB *$" "$T/a1.txt"
+    check "key figures scaled: CPU time in min" grep -Eq "CPU time allocated .* 36.0 min *$" "$T/a1.txt"
+fi
 run "$F/ska/cpu_metrics.json" --data "$T/skadata"
 grep -h '^set title' "$T"/skadata/*.gp >"$T/titles"
 check "--data titles: every script has them" [ -s "$T/titles" ]

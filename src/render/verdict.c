@@ -1,0 +1,379 @@
+/* The verdict on page 1 of the report: the analysis turned into a few
+ * sentences (see report.h).  The sentences are a table of templates with
+ * {name} placeholders, filled from the node and job figures that
+ * --stats --json prints, so a reader can check every number. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/buf.h"
+#include "perfmon/phase_stats.h"
+#include "perfmon/report.h"
+
+#define MiB 1048576.0
+
+void pm_fmt_bytes(double bytes, char *out, size_t cap)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (!cap)
+        return;
+    if (!isfinite(bytes) || bytes < 0) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    double v = bytes;
+    size_t u = 0;
+    /* Move up while the number would print as 1024 or more. */
+    while (u + 1 < sizeof unit / sizeof unit[0] && v >= 1023.95 && (u > 0 || v >= 1023.5)) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(out, cap, "%.0f B", v);
+    else if (v < 99.95)
+        snprintf(out, cap, "%.1f %s", v, unit[u]);
+    else
+        snprintf(out, cap, "%.0f %s", v, unit[u]);
+}
+
+void pm_fmt_duration(double s, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    if (!isfinite(s) || s < 0)
+        snprintf(out, cap, "-");
+    else if (s < 9.95)
+        snprintf(out, cap, "%.1f s", s);
+    else if (s < 59.5)
+        snprintf(out, cap, "%.0f s", s);
+    else if (s < 3600 - 3) /* 59.95 min and above print as 1.0 h */
+        snprintf(out, cap, "%.1f min", s / 60.0);
+    else
+        snprintf(out, cap, "%.1f h", s / 3600.0);
+}
+
+/* ---- sentence templates ---------------------------------------------------- */
+
+enum {
+    V_CPU,          /* share of the allocated CPU used */
+    V_IDLE,         /* a node far below the others */
+    V_BUSY,         /* a node far above the others */
+    V_SLOW,         /* a node that ran longer than the median */
+    V_MEM_NEAR,     /* a node came close to running out of memory */
+    V_MEM_PEAK,     /* otherwise: where memory peaked */
+    V_NET,          /* bytes over the network */
+    V_NET_NONE,
+    V_DISK,         /* bytes read from and written to disk */
+    V_NOTES,        /* efficiency notes below */
+    V_PHASE,        /* the phase that moved most of those bytes */
+    V_COUNT
+};
+
+static const char *const TEMPLATES[V_COUNT] = {
+    [V_CPU] = "{pct} % of the allocated CPU was used ({used} of {alloc} CPU time).",
+    [V_IDLE] = "{host} was nearly idle: its CPU averaged {value} % against {mean} % on the other nodes.",
+    [V_BUSY] = "{host} was the busiest node: its CPU averaged {value} % against {mean} % on the other nodes.",
+    [V_SLOW] = "{host} ran {ratio} times as long as the median node ({value} against {mean}); the others may have waited for it.",
+    [V_MEM_NEAR] = "{host} came within {value} % of running out of memory (peak {pct} % of the node).",
+    [V_MEM_PEAK] = "Memory peaked at {pct} % of a node ({host}).",
+    [V_NET] = "{sent} were sent and {recv} received over the network.",
+    [V_NET_NONE] = "Nothing was sent over the network outside the node{s}.",
+    [V_DISK] = "{read} were read from disk and {written} written.",
+    [V_NOTES] = "{count} efficiency note{s} below ({critical} critical).",
+    [V_PHASE] = "{pct} % of the {what} fell in phase `{phase}`.",
+};
+
+/* Thresholds of the verdict (docs/analysis.md, "The verdict"). */
+#define IDLE_RATIO 0.5    /* a node's CPU below this share of the others' mean */
+#define BUSY_RATIO 1.5    /* above this multiple of the others' mean */
+#define SLOW_RATIO 1.2    /* wall time above this multiple of the median node's */
+#define MEM_NEAR_PCT 80.0 /* peak memory at or above this: "came within" */
+
+typedef struct kv {
+    const char *k, *v;
+} kv;
+
+static void say(pm_buf *b, int which, const kv *vals, size_t nvals)
+{
+    if (b->len)
+        pm_buf_puts(b, " ");
+    for (const char *p = TEMPLATES[which]; *p; p++) {
+        if (*p == '{') {
+            const char *e = strchr(p, '}');
+            size_t i = 0;
+            for (; e && i < nvals; i++)
+                if (strlen(vals[i].k) == (size_t)(e - p - 1) &&
+                    strncmp(vals[i].k, p + 1, (size_t)(e - p - 1)) == 0)
+                    break;
+            if (e && i < nvals) {
+                pm_buf_puts(b, vals[i].v);
+                p = e;
+                continue;
+            }
+        }
+        pm_buf_add(b, p, 1);
+    }
+}
+
+static void pct(double v, char *out, size_t cap)
+{
+    if (!isfinite(v))
+        snprintf(out, cap, "-");
+    else if ((fabs(v) < 9.95 && v != floor(v)) || (v > 99.5 && v < 100))
+        snprintf(out, cap, "%.1f", v); /* 99.7 % is not 100 % */
+    else
+        snprintf(out, cap, "%.0f", v);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The CPU node (not GPU) furthest below (dir < 0) or above (dir > 0) the
+ * mean of the other nodes, as value / that mean; -1 when none. */
+static long cpu_outlier(const pm_analysis *a, int dir, double *value, double *others)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        double v = a->nodes[h].cpu_avg_utilization_pct;
+        if (!a->hosts[h].gpu && isfinite(v)) {
+            sum += v;
+            n++;
+        }
+    }
+    if (n < 2)
+        return -1;
+    long best = -1;
+    double best_ratio = dir < 0 ? IDLE_RATIO : BUSY_RATIO;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        double v = a->nodes[h].cpu_avg_utilization_pct;
+        if (a->hosts[h].gpu || !isfinite(v))
+            continue;
+        double m = (sum - v) / (double)(n - 1);
+        if (dir < 0 ? !(m > 0) : !(m > 0 && v > 0))
+            continue;
+        double r = v / m;
+        if (dir < 0 ? r < best_ratio : r > best_ratio) {
+            best_ratio = r;
+            best = (long)h;
+            *value = v;
+            *others = m;
+        }
+    }
+    return best;
+}
+
+/* The phase kind that moved the most bytes of metric id (a rate in
+ * MiB/s): its duration-weighted mean over the nodes' phases times their
+ * summed duration, as a share of total_mib; -1 when no phase or no
+ * such metric. */
+static long phase_share(const pm_analysis *a, const char *id, double total_mib, double *share)
+{
+    const pm_phase_stats *ps = a->phase_stats;
+    int m = pm_analysis_metric(a, id);
+    if (!ps || m < 0 || (size_t)m >= ps->nmetrics || !(total_mib > 0) ||
+        strcmp(a->metrics[m].def->unit, "MiB/s") != 0)
+        return -1;
+    long best = -1;
+    double most = 0;
+    for (size_t k = 0; k < ps->nkinds; k++) {
+        const pm_phase_kind_stats *ks = &ps->kinds[k];
+        double mib = ks->mean ? ks->mean[m] * ks->total_s : NAN;
+        if (isfinite(mib) && mib > most) {
+            most = mib;
+            best = (long)k;
+        }
+    }
+    *share = most / total_mib * 100.0;
+    if (*share > 100)
+        *share = 100; /* grid and phase edges: never more than the whole */
+    return best;
+}
+
+size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
+{
+    pm_buf b;
+    pm_buf_init(&b);
+    size_t nsent = 0;
+    char s1[48], s2[48], s3[48], s4[48];
+    const pm_node_summary *j = &a->job;
+    size_t nnodes = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        nnodes += !a->hosts[h].gpu;
+
+    /* CPU share: CPU time used over CPU time allocated (job sums). */
+    if (j->node_cpu_hours > 0 && isfinite(j->node_unused_cpu_hours)) {
+        double used = j->node_cpu_hours - j->node_unused_cpu_hours;
+        pct(used / j->node_cpu_hours * 100.0, s1, sizeof s1);
+        pm_fmt_duration(used * 3600.0, s2, sizeof s2);
+        pm_fmt_duration(j->node_cpu_hours * 3600.0, s3, sizeof s3);
+        kv v[] = {{"pct", s1}, {"used", s2}, {"alloc", s3}};
+        say(&b, V_CPU, v, 3);
+        nsent++;
+    }
+
+    /* Nodes that stand out, in both directions. */
+    double val = NAN, others = NAN;
+    long h = cpu_outlier(a, -1, &val, &others);
+    if (h >= 0) {
+        pct(val, s1, sizeof s1);
+        pct(others, s2, sizeof s2);
+        kv v[] = {{"host", a->hosts[h].name}, {"value", s1}, {"mean", s2}};
+        say(&b, V_IDLE, v, 3);
+        nsent++;
+    }
+    /* A node above the others, unless an idle node already explains the
+     * gap (with 2 nodes, or an idle one pulling the mean down). */
+    h = h >= 0 ? -1 : cpu_outlier(a, +1, &val, &others);
+    if (h >= 0) {
+        pct(val, s1, sizeof s1);
+        pct(others, s2, sizeof s2);
+        kv v[] = {{"host", a->hosts[h].name}, {"value", s1}, {"mean", s2}};
+        say(&b, V_BUSY, v, 3);
+        nsent++;
+    }
+    if (nnodes >= 2) {
+        double *w = calloc(a->nhosts, sizeof *w);
+        size_t n = 0;
+        for (size_t k = 0; w && k < a->nhosts; k++)
+            if (!a->hosts[k].gpu && isfinite(a->nodes[k].wall_time_s))
+                w[n++] = a->nodes[k].wall_time_s;
+        if (n >= 2) {
+            qsort(w, n, sizeof *w, cmp_double);
+            double med = n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+            long slow = -1;
+            double worst = SLOW_RATIO;
+            for (size_t k = 0; med > 0 && k < a->nhosts; k++) {
+                double r = a->nodes[k].wall_time_s / med;
+                if (!a->hosts[k].gpu && r > worst) {
+                    worst = r;
+                    slow = (long)k;
+                }
+            }
+            if (slow >= 0) {
+                snprintf(s1, sizeof s1, "%.2g", worst);
+                pm_fmt_duration(a->nodes[slow].wall_time_s, s2, sizeof s2);
+                pm_fmt_duration(med, s3, sizeof s3);
+                kv v[] = {{"host", a->hosts[slow].name}, {"ratio", s1}, {"value", s2},
+                          {"mean", s3}};
+                say(&b, V_SLOW, v, 4);
+                nsent++;
+            }
+        }
+        free(w);
+    }
+
+    /* Memory: the node closest to running out. */
+    long mh = -1;
+    double mpeak = -INFINITY;
+    for (size_t k = 0; k < a->nhosts; k++) {
+        double v = a->nodes[k].max_t_mem_percent;
+        if (!a->hosts[k].gpu && isfinite(v) && v > mpeak) {
+            mpeak = v;
+            mh = (long)k;
+        }
+    }
+    if (mh >= 0) {
+        pct(mpeak, s1, sizeof s1);
+        pct(100.0 - mpeak, s2, sizeof s2);
+        kv v[] = {{"host", a->hosts[mh].name}, {"pct", s1}, {"value", s2}};
+        say(&b, mpeak >= MEM_NEAR_PCT ? V_MEM_NEAR : V_MEM_PEAK, v, 3);
+        nsent++;
+    }
+
+    /* Bytes over the network and the disks (job sums, MiB). */
+    double sent = j->total_net_io_ext_sent_mb, recv = j->total_net_io_ext_recv_mb;
+    if (isfinite(sent) || isfinite(recv)) {
+        if ((isfinite(sent) && sent > 0) || (isfinite(recv) && recv > 0)) {
+            pm_fmt_bytes(isfinite(sent) ? sent * MiB : 0, s1, sizeof s1);
+            pm_fmt_bytes(isfinite(recv) ? recv * MiB : 0, s2, sizeof s2);
+            kv v[] = {{"sent", s1}, {"recv", s2}};
+            say(&b, V_NET, v, 2);
+            double share;
+            long k = phase_share(a, "net_out", sent, &share);
+            if (k >= 0) {
+                pct(share, s3, sizeof s3);
+                kv pv[] = {{"pct", s3}, {"what", "bytes sent"},
+                           {"phase", a->phase_stats->kinds[k].name}};
+                say(&b, V_PHASE, pv, 3);
+            }
+        } else {
+            kv v[] = {{"s", nnodes == 1 ? "" : "s"}};
+            say(&b, V_NET_NONE, v, 1);
+        }
+        nsent++;
+    }
+    double rd = j->total_disk_io_read_mb, wr = j->total_disk_io_write_mb;
+    if (isfinite(rd) || isfinite(wr)) {
+        pm_fmt_bytes(isfinite(rd) ? rd * MiB : 0, s1, sizeof s1);
+        pm_fmt_bytes(isfinite(wr) ? wr * MiB : 0, s2, sizeof s2);
+        kv v[] = {{"read", s1}, {"written", s2}};
+        say(&b, V_DISK, v, 2);
+        double share;
+        long k = phase_share(a, "disk_write", wr, &share);
+        if (k >= 0) {
+            pct(share, s3, sizeof s3);
+            kv pv[] = {{"pct", s3}, {"what", "bytes written"},
+                       {"phase", a->phase_stats->kinds[k].name}};
+            say(&b, V_PHASE, pv, 3);
+        }
+        nsent++;
+    }
+
+    if (a->nnotes) {
+        size_t crit = 0;
+        for (size_t k = 0; k < a->nnotes; k++)
+            crit += a->notes[k].severity == PM_SEV_CRITICAL;
+        snprintf(s3, sizeof s3, "%zu", a->nnotes);
+        snprintf(s4, sizeof s4, "%zu", crit);
+        kv v[] = {{"count", s3}, {"s", a->nnotes == 1 ? "" : "s"}, {"critical", s4}};
+        say(&b, V_NOTES, v, 3);
+        nsent++;
+    }
+
+    if (cap) {
+        size_t n = b.oom ? 0 : b.len < cap ? b.len : cap - 1;
+        if (n)
+            memcpy(out, b.data, n);
+        out[n] = 0;
+    }
+    pm_buf_free(&b);
+    return nsent;
+}
+
+/* ---- what the profile cannot say ------------------------------------------- */
+
+static int all_nan(const pm_analysis *a, size_t off)
+{
+    for (size_t h = 0; h < a->nhosts; h++) {
+        double v;
+        memcpy(&v, (const char *)&a->nodes[h] + off, sizeof v);
+        if (!a->hosts[h].gpu && isfinite(v))
+            return 0;
+    }
+    return 1;
+}
+
+size_t pm_verdict_limits(const pm_analysis *a, char lines[][160], size_t max)
+{
+    size_t n = 0;
+    char inc[160];
+    if (!a->nhosts)
+        return 0;
+    if (n < max && pm_analysis_incomplete(a, inc, sizeof inc))
+        snprintf(lines[n++], 160, "Incomplete profile: %s.", inc + strlen("incomplete: "));
+    if (n < max && all_nan(a, offsetof(pm_node_summary, perf_instructions)) &&
+        all_nan(a, offsetof(pm_node_summary, perf_flop)))
+        snprintf(lines[n++], 160, "No PMU counters on these nodes: IPC and FLOP/s not measured.");
+    if (n < max && all_nan(a, offsetof(pm_node_summary, energy_j)))
+        snprintf(lines[n++], 160, "No energy counters (RAPL) on these nodes: energy and power not measured.");
+    if (n < max && all_nan(a, offsetof(pm_node_summary, total_net_io_ext_sent_mb)))
+        snprintf(lines[n++], 160, "No network counters: network traffic not measured.");
+    if (n < max && all_nan(a, offsetof(pm_node_summary, proc_peak_rss_bytes)))
+        snprintf(lines[n++], 160, "No process tree: the job's own CPU and memory not separated from the node's.");
+    return n;
+}
