@@ -20,4 +20,4 @@ mpirun -machinefile "$OAR_NODEFILE" -np "$(sort -u "$OAR_NODEFILE" | wc -l)" \
 
 echo FINISHED > "$IPC"
 wait
-perfmon-analyze "$OUT" --stats --pdf "$OUT/job-report.pdf"
+perfmon-analyze "$OUT" --run last --stats --pdf "$OUT/job-report.pdf"

@@ -25,4 +25,4 @@ mpirun --map-by node -np "$NODES" ./matmul-io -n 2000 -t 4 -r 10 -d /tmp
 
 echo FINISHED > "$IPC"
 wait "$SAMPLERS"
-perfmon-analyze "$OUT" --stats --pdf "$OUT/job-report.pdf"
+perfmon-analyze "$OUT" --run last --stats --pdf "$OUT/job-report.pdf"

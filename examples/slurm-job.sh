@@ -29,4 +29,4 @@ srun ./matmul-io -n 2000 -t "${SLURM_CPUS_ON_NODE:-4}" -r 10 -d /tmp
 
 echo FINISHED > "$IPC"
 wait "$SAMPLERS"
-perfmon-analyze "$OUT" --stats --pdf "$OUT/job-report-$SLURM_JOB_ID.pdf"
+perfmon-analyze "$OUT" --run last --stats --pdf "$OUT/job-report-$SLURM_JOB_ID.pdf"

@@ -853,6 +853,15 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
         unsigned long long k = strtoull(o->run, &end, 10);
         size_t len = strlen(o->run), found = 0, which = 0;
         int by_num = *o->run && !*end && errno == 0 && k >= 1 && k <= nr;
+        /* "last": the latest run (of --job, when given), what a job script
+         * that reuses its directory across requeues wants. */
+        if (strcmp(o->run, "last") == 0) {
+            by_num = 1;
+            k = 0;
+            for (size_t r = 0; r < nr; r++)
+                if (runs[r].sel && runs[r].num > k)
+                    k = runs[r].num;
+        }
         for (size_t r = 0; r < nr; r++) {
             int hit = 0;
             if (by_num)

@@ -61,6 +61,11 @@ rid=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline(
 check "the run id is in the listing" has "$T/err" "run 2: .*run id: $rid"
 run --stats --json --run "$rid" "$T/jA" "$T/jB"
 check "--run RUNID picks that run" [ "$(json 'd["nodes"][0]["files"][0]')" = "$(ls "$T"/jB/*.jsonl)" ]
+run --stats --json --run last "$T/jB" "$T/jA"
+check "--run last picks the latest run, whatever the order of the inputs" [ "$(json 'd["nodes"][0]["files"][0]')" = "$(ls "$T"/jB/*.jsonl)" ]
+run --stats --json --run last --job jobA "$T/two"
+want=$(samples "$T"/two/jobA_*.pmp.jsonl)
+check "--run last --job jobA: the latest run of that job ($want)" [ "$(json 'int(d["job"]["samples"])')" = "$want" ]
 
 # --- -f both: one run, read once ------------------------------------------
 $S -o "$T/both" -i 0.2 -f both -- sleep 1.1 || exit 1
