@@ -708,6 +708,46 @@ static char *run_line(const run_grp *r, size_t ri, const ent *es, size_t ne)
     return b.data;
 }
 
+
+/* One events file serves every run that wrote marks into a directory (a
+ * requeued job's, a second run's): a phase mark belongs to the run whose
+ * span is nearest to its start (0 inside it), and the marks of runs not
+ * chosen are dropped, so --run picks the phases with the samples.  Scanner
+ * intervals (their own track) are left alone. */
+static void keep_run_phases(pm_analysis *a, const run_grp *runs, size_t nr)
+{
+    pm_phase_set *ps = &a->phases;
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < ps->n; i++) {
+        pm_phase *ph = &ps->v[i];
+        size_t best = 0;
+        double bd = INFINITY;
+        for (size_t r = 0; r < nr; r++) {
+            double d = ph->t0 < runs[r].t0 ? runs[r].t0 - ph->t0
+                       : ph->t0 > runs[r].t1 ? ph->t0 - runs[r].t1
+                                             : 0;
+            if (d <= bd) {
+                bd = d;
+                best = r;
+            }
+        }
+        if (ph->track[0] || runs[best].sel) {
+            ps->v[kept++] = *ph;
+            continue;
+        }
+        free(ph->host);
+        free(ph->name);
+        free(ph->key);
+        free(ph->track);
+        free(ph->attrs);
+        dropped++;
+    }
+    ps->n = kept;
+    if (dropped)
+        (void)pm_strs_add(&a->ignored, &a->nignored,
+                          "%zu phase%s marked during runs not selected: not used", dropped,
+                          dropped == 1 ? "" : "s");
+}
 /* Decide which profiles are analysed: drop a second copy of one sampler
  * run (the JSON Lines file of -f both), group the rest by job id and by
  * run (profiles that overlap or follow within tol in time), keep the run
@@ -917,6 +957,8 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
                               es[i].p->path, job_name(es[i].p->info.job_id),
                               runs[es[i].run].num);
         }
+    if (nsel < nr)
+        keep_run_phases(a, runs, nr);
     goto out;
 listing:
     /* Each run (those selected first, else all), then each clash. */

@@ -67,6 +67,20 @@ run --stats --json --run last --job jobA "$T/two"
 want=$(samples "$T"/two/jobA_*.pmp.jsonl)
 check "--run last --job jobA: the latest run of that job ($want)" [ "$(json 'int(d["job"]["samples"])')" = "$want" ]
 
+# --- a directory reused by a requeued job: the phases follow the run ----------
+# Both runs mark phase "solve" into the one events file of the directory;
+# the chosen run's analysis has its own mark only, at its own time.
+for i in 1 2; do
+    $S -o "$T/rq" -i 0.2 -j J -- sh -c "$PM_BIN/perfmon-sample mark -o '$T/rq' solve start; sleep 0.6; $PM_BIN/perfmon-sample mark -o '$T/rq' solve end" || exit 1
+    sleep 1
+done
+for r in 1 last; do
+    run --stats --json --by-phase --run $r "$T/rq"
+    got=$(json 'sum(k["count"] for k in d["phases"]["kinds"]) if d.get("phases") else 0')
+    inside=$(json '1 if all(d["job"]["start"] <= k["first_start"] <= d["job"]["end"] for k in d["phases"]["kinds"]) else 0')
+    check "requeued directory, --run $r: one phase, inside the run (count $got, inside $inside)" [ "$got$inside" = 11 ]
+done
+
 # --- -f both: one run, read once ------------------------------------------
 $S -o "$T/both" -i 0.2 -f both -- sleep 1.1 || exit 1
 run -v --stats --json "$T/both"
