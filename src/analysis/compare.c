@@ -53,61 +53,61 @@ void pm_compare_pct_text(double pct, char *out, size_t cap)
         snprintf(out, cap, "%+.1f%%", pct);
 }
 
-double pm_compare_se(const double *v, size_t n, double *scratch)
+/* The noise model shared by pm_compare_se and pm_compare_sigma: the mean
+ * square of neighbour differences (*msq) and the lag-1 correlation of the
+ * AR(1) noise behind them (*rho, clamped to [0, RHO_MAX]), over the valid
+ * values (*nvalid).  0 when they are known, -1 when there are too few
+ * values; *msq == 0 is a constant series. */
+static int ar1_noise(const double *v, size_t n, double *scratch, size_t *nvalid, double *msq,
+                     double *rho)
 {
-    size_t nvalid = 0, nd = 0;
-    double msq = 0;
+    size_t nd = 0;
+    *nvalid = 0;
+    *msq = 0;
+    *rho = 0;
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(v[i]))
             continue;
-        nvalid++;
+        (*nvalid)++;
         /* Only neighbours on the grid: a gap breaks the chain. */
         if (i > 0 && isfinite(v[i - 1])) {
             double d = v[i] - v[i - 1];
             scratch[nd++] = d;
-            msq += d * d;
+            *msq += d * d;
         }
     }
-    if (nvalid < 3 || nd < 2)
-        return NAN;
-    msq /= (double)nd;
-    if (msq == 0)
-        return 0; /* a constant series: its mean is exact */
+    if (*nvalid < 3 || nd < 2)
+        return -1;
+    *msq /= (double)nd;
+    if (*msq == 0)
+        return 0;
     /* For AR(1) noise with lag-1 correlation rho the differences have
      * lag-1 correlation -(1 - rho) / 2, so rho = 1 + 2 r1. */
     double r1 = gsl_stats_lag1_autocorrelation(scratch, 1, nd);
-    double rho = isfinite(r1) ? 1 + 2 * r1 : 0;
-    if (rho < 0)
-        rho = 0;
-    if (rho > RHO_MAX)
-        rho = RHO_MAX;
+    double r = isfinite(r1) ? 1 + 2 * r1 : 0;
+    *rho = r < 0 ? 0 : r > RHO_MAX ? RHO_MAX : r;
+    return 0;
+}
+
+double pm_compare_se(const double *v, size_t n, double *scratch)
+{
+    size_t nvalid;
+    double msq, rho;
+    if (ar1_noise(v, n, scratch, &nvalid, &msq, &rho) != 0)
+        return NAN;
+    if (msq == 0)
+        return 0; /* a constant series: its mean is exact */
     double var = msq / (2 * (1 - rho));
     return sqrt(var * (1 + rho) / (1 - rho) / (double)nvalid);
 }
 
 double pm_compare_sigma(const double *v, size_t n, double *scratch)
 {
-    size_t nvalid = 0, nd = 0;
-    double msq = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(v[i]))
-            continue;
-        nvalid++;
-        if (i > 0 && isfinite(v[i - 1])) {
-            double d = v[i] - v[i - 1];
-            scratch[nd++] = d;
-            msq += d * d;
-        }
-    }
-    if (nvalid < 3 || nd < 2)
+    size_t nvalid;
+    double msq, rho;
+    if (ar1_noise(v, n, scratch, &nvalid, &msq, &rho) != 0)
         return NAN;
-    msq /= (double)nd;
-    if (msq == 0)
-        return 0;
-    double r1 = gsl_stats_lag1_autocorrelation(scratch, 1, nd);
-    double rho = isfinite(r1) ? 1 + 2 * r1 : 0;
-    rho = rho < 0 ? 0 : rho > RHO_MAX ? RHO_MAX : rho;
-    return sqrt(msq / (2 * (1 - rho)));
+    return msq == 0 ? 0 : sqrt(msq / (2 * (1 - rho)));
 }
 
 void pm_compare_side_series(const double *t, const double *v, size_t n, int weighting,

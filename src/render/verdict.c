@@ -194,6 +194,21 @@ static long phase_share(const pm_analysis *a, const char *id, double total_mib, 
     return best;
 }
 
+/* "90 % of the <what> fell in phase <name>", when a phase moved most of
+ * total_mib of metric id. */
+static void say_phase(pm_buf *b, const pm_analysis *a, const char *id, double total_mib,
+                      const char *what)
+{
+    double share;
+    long k = phase_share(a, id, total_mib, &share);
+    if (k < 0)
+        return;
+    char p[48];
+    pct(share, p, sizeof p);
+    kv pv[] = {{"pct", p}, {"what", what}, {"phase", a->phase_stats->kinds[k].name}};
+    say(b, V_PHASE, pv, 3);
+}
+
 size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
 {
     pm_buf b;
@@ -293,14 +308,7 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
             pm_fmt_bytes(isfinite(recv) ? recv * MiB : 0, s2, sizeof s2);
             kv v[] = {{"sent", s1}, {"recv", s2}};
             say(&b, V_NET, v, 2);
-            double share;
-            long k = phase_share(a, "net_out", sent, &share);
-            if (k >= 0) {
-                pct(share, s3, sizeof s3);
-                kv pv[] = {{"pct", s3}, {"what", "bytes sent"},
-                           {"phase", a->phase_stats->kinds[k].name}};
-                say(&b, V_PHASE, pv, 3);
-            }
+            say_phase(&b, a, "net_out", sent, "bytes sent");
         } else {
             kv v[] = {{"s", nnodes == 1 ? "" : "s"}};
             say(&b, V_NET_NONE, v, 1);
@@ -313,14 +321,7 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pm_fmt_bytes(isfinite(wr) ? wr * MiB : 0, s2, sizeof s2);
         kv v[] = {{"read", s1}, {"written", s2}};
         say(&b, V_DISK, v, 2);
-        double share;
-        long k = phase_share(a, "disk_write", wr, &share);
-        if (k >= 0) {
-            pct(share, s3, sizeof s3);
-            kv pv[] = {{"pct", s3}, {"what", "bytes written"},
-                       {"phase", a->phase_stats->kinds[k].name}};
-            say(&b, V_PHASE, pv, 3);
-        }
+        say_phase(&b, a, "disk_write", wr, "bytes written");
         nsent++;
     }
 
