@@ -57,6 +57,11 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libperfmon.a
 
 PROGRAMS := perfmon-sample perfmon-analyze perfmon-archive
+# Each program's driver (its command line) lives beside its main.c, above
+# the library; the tests that call a driver link this archive too.
+CLI_SRC  := $(filter-out %/main.c,$(foreach p,$(PROGRAMS),$(wildcard src/$(p)/*.c)))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_LIB  := $(BUILD)/libperfmon-cli.a
 PROG_BIN := $(foreach p,$(PROGRAMS),$(if $(wildcard src/$(p)/main.c),$(BUILD)/bin/$(p)))
 
 TEST_SRC := $(wildcard tests/unit/test_*.c)
@@ -75,7 +80,7 @@ SHIM := $(BUILD)/tests/clockstep.so
 
 .PHONY: all check test unit cli deps demo bench fmt-sweep install uninstall clean valgrind format fuzz fuzz-ci \
         fuzz-build fuzz-merge check-slurm soak
-all: $(LIB) $(PROG_BIN) $(EXAMPLE_BIN)
+all: $(LIB) $(CLI_LIB) $(PROG_BIN) $(EXAMPLE_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -87,25 +92,30 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+$(CLI_LIB): $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
 # The sampler links libc only (libm only if a source ever needs it): it runs
 # beside the job, and every shared library it maps adds to its resident size.
-$(BUILD)/bin/perfmon-sample: $(BUILD)/src/perfmon-sample/main.o $(LIB)
+$(BUILD)/bin/perfmon-sample: $(BUILD)/src/perfmon-sample/main.o $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ -Wl,--as-needed -ldl -lm
 
-$(BUILD)/bin/perfmon-archive: $(BUILD)/src/perfmon-archive/main.o $(LIB)
+$(BUILD)/bin/perfmon-archive: $(BUILD)/src/perfmon-archive/main.o $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(ARCHIVE_LIBS) -ldl
 
-$(BUILD)/tests/test_archive%: $(BUILD)/tests/unit/test_archive%.o $(SUPPORT_OBJ) $(LIB)
+$(BUILD)/tests/test_archive%: $(BUILD)/tests/unit/test_archive%.o $(SUPPORT_OBJ) $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(EXT_LIBS) $(ARCHIVE_LIBS) -ldl
 
-$(BUILD)/bin/%: $(BUILD)/src/%/main.o $(LIB)
+$(BUILD)/bin/%: $(BUILD)/src/%/main.o $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) -ldl
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJ) $(LIB)
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJ) $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(EXT_LIBS) -ldl
 

@@ -318,9 +318,5 @@ size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out);
  * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
 int pm_parse_time_bound(const char *s, double *value, int *relative);
 
-/* The program: perfmon-analyze's command line (cli.c).  Returns the exit
- * status (0 ok, 1 warnings with --strict or partial output, 2 usage or
- * unusable input, 3 output failed). */
-int pm_analyze_main(int argc, char **argv);
 
 #endif

@@ -82,8 +82,5 @@ int pm_arch_parse_date(const char *s, int64_t *us);
  * microseconds when not whole) into out (>= 32 bytes). */
 void pm_arch_format_time(int64_t us, char *out, size_t cap);
 
-/* perfmon-archive's command line (the program's main calls only this).
- * Exit codes: docs/man/perfmon-archive.1. */
-int pm_archive_main(int argc, char **argv);
 
 #endif

@@ -16,6 +16,10 @@
 
 #include "perfmon/error.h"
 
+/* A log axis only where the values above zero span this ratio (two
+ * decades): the report and the --data scripts decide alike. */
+#define PM_LOG_MIN_SPAN 100.0
+
 #define PM_CAT_MAX_PATTERNS 16
 
 enum pm_comb { PM_COMB_AVERAGE = 0, PM_COMB_TOTAL = 1 };
@@ -38,7 +42,7 @@ typedef struct pm_metric_def {
     size_t nper;
     double conversion;    /* displayed = raw / conversion (after the rate) */
     int rate;             /* counter: differentiate over time */
-    int log_scale;
+    int log_scale;        /* applied only where PM_LOG_MIN_SPAN holds */
     int comb;             /* enum pm_comb: all-node Total or Average */
     /* SKA perfmon's choices where they differ ("ska_comb", "ska_columns"),
      * put in place of comb and patterns by pm_catalog_use_ska(). */

@@ -202,22 +202,6 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
                    const pm_compare_opts *o, pm_comparison **out, pm_error *err) PM_WUR;
 void pm_comparison_free(pm_comparison *c);
 
-/* perfmon-analyze --compare (compare_cli.c): analyse both inputs with the
- * same options, compare, write the outputs; returns the exit status: 0 B
- * is not worse, 1 B is worse beyond the thresholds, 2 usage or unusable
- * input (either job, or compare.json), 3 an output could not be written. */
-struct pm_report_opts;
-typedef struct pm_compare_cli {
-    const char *path_a, *path_b;          /* job A (reference) and job B */
-    const pm_analyze_opts *analyze;
-    const struct pm_report_opts *report;  /* for --pdf; pdf_path NULL: job-compare.pdf */
-    const char *cfg_path;                 /* templates/compare.json */
-    double threshold_pct;                 /* --threshold, NaN: from the configuration */
-    int want_text, want_json, want_pdf, quiet;
-    pm_gate_names gate;                   /* --gate / --no-gate */
-} pm_compare_cli;
-
-int pm_compare_main(const pm_compare_cli *cl);
 
 /* The job id of an analysis (first non-empty over hosts), else "". */
 const char *pm_analysis_job_id(const pm_analysis *a);

@@ -16,6 +16,7 @@
 #include <cairo.h>
 #include <stddef.h>
 
+#include "perfmon/catalog.h" /* PM_LOG_MIN_SPAN */
 #include "perfmon/error.h"
 
 enum pm_time_axis { PM_AXIS_CLOCK = 0, PM_AXIS_ELAPSED = 1 };
@@ -67,10 +68,6 @@ typedef struct pm_plot {
  * interval before each sample (a rate: measured from the previous sample
  * to this one) or after it (a held gauge: valid until the next refresh). */
 enum pm_plot_step { PM_STEP_NONE = 0, PM_STEP_BEFORE = 1, PM_STEP_AFTER = 2 };
-
-/* A log axis only where the values above zero span this ratio (two
- * decades): the report and the --data scripts decide alike. */
-#define PM_LOG_MIN_SPAN 100.0
 
 /* A time x node colour map with the node average along the right edge
  * and the time average along the bottom. */

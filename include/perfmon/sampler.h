@@ -35,21 +35,9 @@ typedef struct pm_sampler_opts {
  * (SLURM, PBS, OAR; "local" otherwise).  host must already be set. */
 void pm_job_detect(pm_profile_info *info);
 
-/* Turn s into a file-name-safe token of at most cap-1 bytes: only
- * [A-Za-z0-9._-], never starting with '.', never empty. */
-void pm_sanitize_name(const char *s, char *out, size_t cap);
-
-/* Parse the command line into opts.  Returns 0, 1 when --help/--version
- * was printed (exit 0), or PM_EUSAGE with err filled (exit 2). */
-int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *opts, pm_error *err);
 
 /* Run the sampler; returns the process exit status (see the man page). */
 int pm_sampler_run(const pm_sampler_opts *opts);
 
-/* perfmon-sample mark ...: record a phase mark (mark.c). */
-int pm_mark_main(int argc, char **argv);
-
-/* main() of perfmon-sample. */
-int pm_sample_main(int argc, char **argv);
 
 #endif

@@ -8,13 +8,11 @@
 #include <stddef.h>
 
 #include "perfmon/analysis.h"
+#include "perfmon/strs.h"
 #include "perfmon/threads.h"
 
 #define PM_MAX_GRID_POINTS (8u << 20) /* 97 days at 1 Hz */
 
-/* Append a formatted string to a list; 0 or PM_ENOMEM. */
-int pm_strs_add(char ***arr, size_t *n, const char *fmt, ...) PM_PRINTF(3, 4);
-void pm_strs_free(char **a, size_t n);
 /* Median of x[n] (sorted in place); NaN when empty. */
 double pm_median(double *x, size_t n);
 

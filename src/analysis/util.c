@@ -1,4 +1,5 @@
-/* Small shared helpers of the analysis: string lists, median, thread pool. */
+/* Small shared helpers of the analysis: median, thread pool (string lists:
+ * src/common/strs.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,32 +8,6 @@
 
 #include "internal.h"
 #include "perfmon/mem.h"
-
-int pm_strs_add(char ***arr, size_t *n, const char *fmt, ...)
-{
-    va_list ap;
-    char *s = NULL;
-    va_start(ap, fmt);
-    int len = vasprintf(&s, fmt, ap);
-    va_end(ap);
-    if (len < 0)
-        return PM_ENOMEM;
-    char **na = pm_realloc_array(*arr, *n + 1, sizeof **arr);
-    if (!na) {
-        free(s);
-        return PM_ENOMEM;
-    }
-    *arr = na;
-    na[(*n)++] = s;
-    return 0;
-}
-
-void pm_strs_free(char **a, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(a[i]);
-    free(a);
-}
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -12,7 +12,7 @@
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
-#include "perfmon/plot.h"
+#include "perfmon/catalog.h"
 
 /* The one quoting rule for every string perfmon writes for gnuplot (scripts
  * and data files): a double-quoted string in which every byte outside

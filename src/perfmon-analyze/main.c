@@ -1,5 +1,5 @@
-/* perfmon-analyze: everything is in the library (src/analysis/cli.c). */
-#include "perfmon/analysis.h"
+/* perfmon-analyze: the driver is cli.c beside this file. */
+#include "analyze_cli.h"
 
 int main(int argc, char **argv)
 {

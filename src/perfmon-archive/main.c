@@ -1,5 +1,5 @@
-/* perfmon-archive: everything is in the library (src/archive/cli.c). */
-#include "perfmon/archive.h"
+/* perfmon-archive: the driver is cli.c beside this file. */
+#include "archive_cli.h"
 
 int main(int argc, char **argv)
 {

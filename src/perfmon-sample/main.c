@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "perfmon/sampler.h"
+#include "sample_cli.h"
 
 int main(int argc, char **argv)
 {

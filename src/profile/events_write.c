@@ -14,7 +14,7 @@
 #include "perfmon/buf.h"
 #include "perfmon/fileio.h"
 #include "perfmon/phase.h"
-#include "perfmon/sampler.h"
+#include "perfmon/strs.h"
 
 static int64_t clock_ns(clockid_t id)
 {

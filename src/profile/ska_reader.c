@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perfmon/catalog.h"
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
 #include "perfmon/threads.h"

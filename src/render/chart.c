@@ -18,13 +18,6 @@
 #define MAX_OUTLIERS 3
 #define MAX_GRID 4000
 
-void pm_report_opts_init(pm_report_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->dpi = 200;
-    o->creation_time = -1;
-}
-
 void pm_chart_name(const char *name, char *out, size_t cap)
 {
     size_t n = 0;

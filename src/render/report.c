@@ -1762,6 +1762,13 @@ static int save_pdf(doc *d, const char *tmp, const char *path, pm_error *err)
     return 0;
 }
 
+void pm_report_opts_init(pm_report_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dpi = 200;
+    o->creation_time = -1;
+}
+
 int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
 {
     doc *d = calloc(1, sizeof *d);

@@ -114,21 +114,3 @@ void pm_job_detect(pm_profile_info *info)
     }
     snprintf(info->user, sizeof info->user, "%s", user ? user : "");
 }
-
-void pm_sanitize_name(const char *s, char *out, size_t cap)
-{
-    size_t n = 0;
-    if (cap == 0)
-        return;
-    for (; s && *s && n + 1 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '.' || c == '_' || c == '-';
-        out[n++] = ok ? (char)c : '_';
-    }
-    out[n] = '\0';
-    if (n == 0)
-        snprintf(out, cap, "unknown");
-    else if (out[0] == '.')
-        out[0] = '_';
-}

@@ -28,6 +28,7 @@
 #include "perfmon/ipc.h"
 #include "perfmon/log.h"
 #include "perfmon/sampler.h"
+#include "perfmon/strs.h"
 #include "perfmon/source.h"
 #include "perfmon/writer.h"
 

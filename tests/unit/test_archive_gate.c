@@ -23,6 +23,7 @@
 #include "perfmon/archive_check.h"
 #include "perfmon/archive_store.h"
 #include "perfmon/compare.h"
+#include "../../src/perfmon-archive/archive_cli.h"
 #include "testutil.h"
 
 #define RUNS 30

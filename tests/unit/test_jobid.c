@@ -1,6 +1,6 @@
 /* Unit tests of the job identity (src/sampler/jobid.c: pm_job_detect from
  * the SLURM, PBS and OAR environments) and of perfmon-sample's option
- * parser (src/sampler/cli.c: pm_sampler_parse_args), called in-process. */
+ * parser (src/perfmon-sample/cli.c: pm_sampler_parse_args), called in-process. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "perfmon/sampler.h"
+#include "../../src/perfmon-sample/sample_cli.h"
 
 #include "../support/testutil.h"
 

@@ -19,6 +19,7 @@
 #include "perfmon/crc32c.h"
 #include "perfmon/parse.h"
 #include "perfmon/sampler.h"
+#include "perfmon/strs.h"
 
 #include "../support/testutil.h"
 

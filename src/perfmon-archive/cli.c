@@ -18,6 +18,7 @@
 #include "perfmon/compare.h"
 #include "perfmon/parse.h"
 #include "perfmon/templates.h"
+#include "archive_cli.h"
 
 #ifndef PM_VERSION
 #define PM_VERSION "0"

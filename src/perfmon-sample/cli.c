@@ -8,6 +8,7 @@
 #include "perfmon/clock.h"
 #include "perfmon/parse.h"
 #include "perfmon/sampler.h"
+#include "sample_cli.h"
 
 static const char usage_text[] =
     "Usage: perfmon-sample -o DIR [OPTIONS] [-p PID[,PID...] | -- CMD [ARGS...]]\n"

@@ -12,13 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "analyze_cli.h"
 #include "perfmon/analysis.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/parse.h"
 #include "perfmon/report.h"
+#include "perfmon/strs.h"
 #include "perfmon/templates.h"
 
 #ifndef PM_VERSION

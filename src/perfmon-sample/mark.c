@@ -11,6 +11,7 @@
 #include "perfmon/parse.h"
 #include "perfmon/phase.h"
 #include "perfmon/sampler.h"
+#include "sample_cli.h"
 
 static void mark_usage(FILE *f)
 {

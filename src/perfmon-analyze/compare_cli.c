@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze_cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
 #include "perfmon/report.h"

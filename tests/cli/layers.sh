@@ -1,0 +1,39 @@
+#!/bin/sh
+# Every dependency points down (tests/layers.sh, docs/architecture.md): the
+# tree as built passes; a profile file that includes and calls the analysis
+# (a layer above it) is refused, with the file, the header and the symbol.
+set -u
+. "$PM_ROOT/tests/support/cli.sh"
+cd "$PM_ROOT" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check "the tree: no module includes or calls a module above it" \
+    sh tests/layers.sh . "$PM_BUILD"
+
+# A copy of the sources and the objects (linked), plus one wrong file.
+cp -R src include "$tmp/"
+for o in "$PM_BUILD"/src/*/*.o; do
+    m=$(basename "$(dirname "$o")")
+    mkdir -p "$tmp/build/src/$m"
+    ln -s "$o" "$tmp/build/src/$m/"
+done
+cat >"$tmp/src/profile/zz_wrong.c" <<'C'
+#include "perfmon/compare.h"
+int pm_zz_wrong(const pm_analysis *a, pm_comparison **out, pm_error *err);
+int pm_zz_wrong(const pm_analysis *a, pm_comparison **out, pm_error *err)
+{
+    return pm_compare_run(a, a, 0, 0, out, err);
+}
+C
+check "the wrong file compiles" \
+    cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/profile/zz_wrong.c" \
+    -o "$tmp/build/src/profile/zz_wrong.o"
+sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
+rc=$?
+sed 's/^/      /' "$tmp/out"
+check "refused (exit 1)" [ "$rc" -eq 1 ]
+check "names the call" has "$tmp/out" "src/profile/zz_wrong.c -> src/analysis/compare.c (calls pm_compare_run)"
+check "names the include" has "$tmp/out" "src/profile/zz_wrong.c -> include/perfmon/compare.h"
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

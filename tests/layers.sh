@@ -1,0 +1,90 @@
+#!/bin/sh
+# tests/layers.sh ROOT BUILD: every dependency points down.
+#
+# The layers, lowest first (docs/architecture.md):
+#   0 common   1 profile   2 sampler, analysis   3 export   4 render
+#   5 archive   6 the programs (src/perfmon-*)
+# A module may call and include its own files and any lower layer; two
+# modules of one layer (sampler, analysis) know nothing of each other.
+#
+# Two checks, both over what the build really holds:
+#   calls     every undefined symbol of ROOT's BUILD/src/<module>/*.o that
+#             another module defines (nm) must be defined lower down;
+#   includes  every #include "perfmon/X.h" of src/<module>/*.[ch] must name a
+#             header whose layer is not above the module's.  A header's
+#             layer is the highest layer among the modules that define the
+#             functions it declares (a header of types only: common).
+# Prints each violation as "file -> target (symbol or header)" and exits 1
+# when there is one.
+set -u
+ROOT=${1:-.}
+BUILD=${2:-build/release}
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+rank() {
+    case $1 in
+    common) echo 0 ;; profile) echo 1 ;; sampler | analysis) echo 2 ;; export) echo 3 ;;
+    render) echo 4 ;; archive) echo 5 ;; perfmon-*) echo 6 ;; *) echo 99 ;;
+    esac
+}
+: >"$tmp/ranks"
+for d in "$ROOT"/src/*/; do
+    m=$(basename "$d")
+    r=$(rank "$m")
+    [ "$r" = 99 ] && { echo "layers: src/$m is in no layer (tests/layers.sh, docs/architecture.md)"; exit 1; }
+    echo "$m $r" >>"$tmp/ranks"
+done
+
+# symbol module file, for every defined and every undefined global symbol
+: >"$tmp/defs"
+: >"$tmp/uses"
+nobj=0
+for o in "$BUILD"/src/*/*.o; do
+    [ -f "$o" ] || continue
+    m=$(basename "$(dirname "$o")")
+    f=$(basename "$o" .o)
+    # objects of sources that no longer exist (moved files) are not the code
+    ls "$ROOT/src/$m/$f.c" >/dev/null 2>&1 || continue
+    nobj=$((nobj + 1))
+    nm -g --defined-only "$o" | awk -v m="$m" -v f="$f" 'NF == 3 { print $3, m, f }' >>"$tmp/defs"
+    nm -u "$o" | awk -v m="$m" -v f="$f" '{ print $2, m, f }' >>"$tmp/uses"
+done
+[ "$nobj" -gt 0 ] || { echo "layers: no objects under $BUILD/src (build first)"; exit 2; }
+
+awk 'FILENAME == ARGV[1] { rank[$1] = $2; next }
+     FILENAME == ARGV[2] { dm[$1] = $2; df[$1] = $3; next }
+     ($1 in dm) && dm[$1] != $2 && rank[dm[$1]] >= rank[$2] {
+         printf "src/%s/%s.c -> src/%s/%s.c (calls %s)\n", $2, $3, dm[$1], df[$1], $1 }' \
+    "$tmp/ranks" "$tmp/defs" "$tmp/uses" | sort -u >"$tmp/bad"
+
+# The layer of each public header, from the functions it declares.
+for h in "$ROOT"/include/perfmon/*.h; do
+    b=$(basename "$h")
+    grep -o 'pm_[A-Za-z0-9_]*[ ]*(' "$h" | tr -d ' (' | sort -u |
+        awk -v h="$b" '{ print h, $1 }'
+done >"$tmp/decls"
+awk 'FILENAME == ARGV[1] { rank[$1] = $2; next }
+     FILENAME == ARGV[2] { dm[$1] = $2; next }
+     ($2 in dm) { r = rank[dm[$2]]; if (!($1 in hr) || r > hr[$1]) { hr[$1] = r; hm[$1] = dm[$2] } }
+     END { for (h in hr) print h, hr[h], hm[h] }' \
+    "$tmp/ranks" "$tmp/defs" "$tmp/decls" >"$tmp/hdr"
+for f in "$ROOT"/src/*/*.c "$ROOT"/src/*/*.h; do
+    [ -f "$f" ] || continue
+    m=$(basename "$(dirname "$f")")
+    sed -n 's/^[ ]*#[ ]*include[ ]*"perfmon\/\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
+        echo "$m ${f#"$ROOT"/} $inc"
+    done
+done >"$tmp/incs"
+awk 'FILENAME == ARGV[1] { rank[$1] = $2; next }
+     FILENAME == ARGV[2] { hr[$1] = $2; hm[$1] = $3; next }
+     ($3 in hr) && hm[$3] != $1 && hr[$3] > rank[$1] {
+         printf "%s -> include/perfmon/%s (a header of src/%s)\n", $2, $3, hm[$3] }' \
+    "$tmp/ranks" "$tmp/hdr" "$tmp/incs" | sort -u >>"$tmp/bad"
+
+if [ -s "$tmp/bad" ]; then
+    echo "layers: a module reaches above its layer (docs/architecture.md):"
+    sed 's/^/  /' "$tmp/bad"
+    exit 1
+fi
+echo "layers: $nobj objects, $(wc -l <"$tmp/incs") includes: every dependency points down"
