@@ -14,6 +14,7 @@
 
 #include "analyze_cli.h"
 #include "perfmon/analysis.h"
+#include "perfmon/cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
@@ -29,7 +30,8 @@
 #define PM_TEMPLATE_DIR "/usr/local/share/perfmon/templates"
 #endif
 
-enum { EXIT_OK = 0, EXIT_PARTIAL = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
+enum { EXIT_OK = PM_EXIT_OK, EXIT_PARTIAL = PM_EXIT_FAIL, EXIT_USAGE = PM_EXIT_USAGE,
+       EXIT_OUTPUT = PM_EXIT_OUTPUT };
 
 static void usage(FILE *f)
 {
@@ -78,7 +80,10 @@ static void usage(FILE *f)
             "input (also several runs or jobs, or one host sampled twice at once), 3 an\n"
             "output could not be written; with --compare: 0 B not worse, 1 B worse beyond\n"
             "the thresholds, 2 usage or unusable input, 3 output, 4 mixed: B worse on\n"
-            "some gated figures and better on others\n");
+            "some gated figures and better on others\n"
+            "examples:\n"
+            "  perfmon-analyze prof --stats --pdf report.pdf\n"
+            "  perfmon-analyze --compare prof-before prof-after\n");
 }
 
 static void progress(size_t done, size_t total, void *user)
@@ -352,18 +357,14 @@ int pm_analyze_main(int argc, char **argv)
         case 'v': o.verbose = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return EXIT_OK;
-        case O_VERSION: printf("perfmon-analyze %s\n", PM_VERSION); return EXIT_OK;
-        case ':':
-            fprintf(stderr, "perfmon-analyze: option %s needs a value\n", argv[optind - 1]);
-            usage(stderr);
+        case O_VERSION: return pm_cli_version("perfmon-analyze");
+        default: {
+            pm_error err;
+            pm_error_clear(&err);
+            (void)pm_cli_refused(c, argv, ":vqh", longopts, &err);
+            fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
             return EXIT_USAGE;
-        default:
-            if (optopt && optopt != '?' && optopt < 256)
-                fprintf(stderr, "perfmon-analyze: unknown option -%c\n", optopt);
-            else
-                fprintf(stderr, "perfmon-analyze: unknown option \"%s\"\n", argv[optind - 1]);
-            usage(stderr);
-            return EXIT_USAGE;
+        }
         }
     }
     if (optind >= argc) {

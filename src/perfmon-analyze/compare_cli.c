@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include "analyze_cli.h"
+#include "perfmon/cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
 #include "perfmon/report.h"
 
-enum { EXIT_OK = 0, EXIT_WORSE = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3, EXIT_MIXED = 4 };
+enum { EXIT_OK = PM_EXIT_OK, EXIT_WORSE = PM_EXIT_FAIL, EXIT_USAGE = PM_EXIT_USAGE,
+       EXIT_OUTPUT = PM_EXIT_OUTPUT, EXIT_MIXED = PM_EXIT_MIXED };
 
 static void print_warnings(const pm_analysis *a, const char *which, int verbose)
 {

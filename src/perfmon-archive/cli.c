@@ -15,6 +15,7 @@
 #include "perfmon/archive_check.h"
 #include "perfmon/archive_plot.h"
 #include "perfmon/archive_store.h"
+#include "perfmon/cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/parse.h"
 #include "perfmon/templates.h"
@@ -24,7 +25,8 @@
 #define PM_VERSION "0"
 #endif
 
-enum { EXIT_OK = 0, EXIT_FOUND = 1, EXIT_USAGE = 2, EXIT_DB = 3 };
+enum { EXIT_OK = PM_EXIT_OK, EXIT_FOUND = PM_EXIT_FAIL, EXIT_USAGE = PM_EXIT_USAGE,
+       EXIT_DB = PM_EXIT_OUTPUT };
 
 #define PROG "perfmon-archive"
 #define DB_ENV "PERFMON_ARCHIVE_DB"
@@ -46,8 +48,11 @@ static void usage_main(FILE *f)
             "           exit 1 when the latest run of a gated entry is worse than its history\n"
             "  plot     --db DB TEST ENTRY -o FILE.png|FILE.pdf\n"
             "DB is an SQLite file or a postgresql:// URL (default $" DB_ENV ").\n"
-            "'" PROG " COMMAND --help' describes each command.\n"
-            "%s",
+            "'" PROG " COMMAND --help' describes each command; " PROG " --version the version.\n"
+            "%s"
+            "examples:\n"
+            "  " PROG " add --db runs.sqlite --datadir results --archivedir done\n"
+            "  " PROG " check --db runs.sqlite nightly\n",
             exit_text);
 }
 
@@ -169,15 +174,10 @@ static int parse_opts(int argc, char **argv, const char *shortopts, const struct
             return EXIT_OK;
         }
         if (opt == '?' || opt == ':') {
-            /* A short option is named by optopt (optind may still point
-             * inside its cluster); a long one by the word it came in. */
-            char shortname[3] = {'-', (char)optopt, 0};
-            const char *name = optopt ? shortname : argv[optind - 1];
-            if (opt == ':')
-                fprintf(stderr, PROG " %s: %s needs a value\n", argv[0], name);
-            else
-                fprintf(stderr, PROG " %s: unknown option %s\n", argv[0], name);
-            help(stderr);
+            pm_error err;
+            pm_error_clear(&err);
+            (void)pm_cli_refused(opt, argv, shortopts, lo, &err);
+            fprintf(stderr, PROG " %s: %s\n", argv[0], err.msg);
             return EXIT_USAGE;
         }
         int rc = common_opt(opt, optarg, c);
@@ -882,10 +882,8 @@ int pm_archive_main(int argc, char **argv)
         usage_main(stdout);
         return EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf(PROG " " PM_VERSION "\n");
-        return EXIT_OK;
-    }
+    if (strcmp(argv[1], "--version") == 0)
+        return pm_cli_version(PROG);
     common c;
     memset(&c, 0, sizeof c);
     pm_check_opts_init(&c.check);

@@ -5,13 +5,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfmon/cli.h"
 #include "perfmon/clock.h"
 #include "perfmon/parse.h"
 #include "perfmon/sampler.h"
 #include "sample_cli.h"
 
 static const char usage_text[] =
-    "Usage: perfmon-sample -o DIR [OPTIONS] [-p PID[,PID...] | -- CMD [ARGS...]]\n"
+    "usage: perfmon-sample -o DIR [OPTIONS] [-p PID[,PID...] | -- CMD [ARGS...]]\n"
     "\n"
     "Record this node's system and process-tree time series into DIR.\n"
     "With -- CMD, run CMD, follow its process tree and exit with its status.\n"
@@ -52,7 +53,11 @@ static const char usage_text[] =
     "Hardware counters are counted with perf_event_open for CMD, the -p trees or\n"
     "(--system-counters) every CPU; FLOP and cache/memory event tables are read\n"
     "from $PERFMON_TEMPLATES/events or the installed templates.\n"
-    "See perfmon-sample(1) and docs/format.md.\n";
+    "See perfmon-sample(1) and docs/format.md.\n"
+    "\n"
+    "Examples:\n"
+    "  perfmon-sample -o prof -i 0.5 -- ./solver input.dat\n"
+    "  perfmon-sample mark -o prof solve start\n";
 
 static int parse_seconds(const char *opt, const char *arg, int64_t min_ns, int64_t *out,
                          pm_error *err)
@@ -87,35 +92,6 @@ static int parse_pids(const char *arg, pm_sampler_opts *o, pm_error *err)
 /* "+": stop at the first non-option, so CMD's own options stay its;
  * ":": a missing value comes back as ':', told apart from an unknown '?'. */
 static const char short_opts[] = "+:o:i:c:d:j:f:p:vhV";
-
-/* The message for an option getopt_long refused (c is ':' or '?').  A long
- * option was the whole argument argv[optind - 1]; a short one is optopt,
- * as it may sit inside a cluster such as "-vx" (and then optind has not
- * moved past it). */
-static int refused_option(int c, char **argv, const struct option *longopts, pm_error *err)
-{
-    const char *arg = optind > 0 ? argv[optind - 1] : "";
-    int is_long = optopt == 0 || optopt >= 256 || strncmp(arg, "--", 2) == 0;
-    if (c == ':') { /* the option's value is the last char or argument: optind moved */
-        if (is_long)
-            return pm_error_set(err, PM_EUSAGE, "option %s: missing its value (see --help)", arg);
-        return pm_error_set(err, PM_EUSAGE, "option -%c: missing its value (see --help)",
-                            optopt);
-    }
-    int known = optopt >= 256 || (optopt > 0 && optopt != ':' && optopt != '+' &&
-                                  strchr(short_opts, optopt));
-    if (optopt && !known)
-        return pm_error_set(err, PM_EUSAGE, "unknown option -%c (see --help)", optopt);
-    size_t nl = strcspn(arg, "=");
-    if (known) /* a long option that takes no value was given one */
-        return pm_error_set(err, PM_EUSAGE, "option %.*s takes no value (see --help)", (int)nl,
-                            arg);
-    int matches = 0;
-    for (const struct option *l = longopts; l->name && nl > 2; l++)
-        matches += strncmp(l->name, arg + 2, nl - 2) == 0;
-    return pm_error_set(err, PM_EUSAGE, "%s option '%s' (see --help)",
-                        matches > 1 ? "ambiguous" : "unknown", arg);
-}
 
 int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *err)
 {
@@ -209,8 +185,8 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
         case OPT_SYS: o->sys_root = optarg; break;
         case 'v': o->verbose++; break;
         case 'h': fputs(usage_text, stdout); return 1;
-        case 'V': printf("perfmon-sample %s\n", PM_VERSION); return 1;
-        default: return refused_option(c, argv, longopts, err);
+        case 'V': (void)pm_cli_version("perfmon-sample"); return 1;
+        default: return pm_cli_refused(c, argv, short_opts, longopts, err);
         }
     }
     if (optind < argc) {
@@ -245,10 +221,10 @@ int pm_sample_main(int argc, char **argv)
     pm_error_clear(&err);
     int rc = pm_sampler_parse_args(argc, argv, &o, &err);
     if (rc == 1)
-        return 0;
+        return PM_EXIT_OK;
     if (rc != 0) {
         fprintf(stderr, "perfmon-sample: %s\n", err.msg);
-        return 2;
+        return PM_EXIT_USAGE;
     }
     return pm_sampler_run(&o);
 }

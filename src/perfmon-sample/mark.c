@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfmon/cli.h"
 #include "perfmon/parse.h"
 #include "perfmon/phase.h"
 #include "perfmon/sampler.h"
@@ -25,7 +26,11 @@ static void mark_usage(FILE *f)
             "  -o, --output DIR   the job's profile directory (or $PERFMON_DIR)\n"
             "      --host NAME    host name (default: SLURMD_NODENAME or hostname)\n"
             "  -h, --help         this text\n"
-            "exit status: 0 recorded, 2 usage error, 3 the event could not be written\n");
+            "      --version      the version\n"
+            "exit status: 0 recorded, 2 usage error, 3 the event could not be written\n"
+            "examples:\n"
+            "  perfmon-sample mark -o prof solve start img=3\n"
+            "  perfmon-sample mark -o prof checkpoint once diff=12.5\n");
 }
 
 int pm_mark_main(int argc, char **argv)
@@ -33,6 +38,7 @@ int pm_mark_main(int argc, char **argv)
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
                                               {"host", required_argument, NULL, 'H'},
                                               {"help", no_argument, NULL, 'h'},
+                                              {"version", no_argument, NULL, 'V'},
                                               {NULL, 0, NULL, 0}};
     const char *dir = getenv("PERFMON_DIR"), *host = NULL;
     int c;
@@ -43,27 +49,25 @@ int pm_mark_main(int argc, char **argv)
         switch (c) {
         case 'o': dir = optarg; break;
         case 'H': host = optarg; break;
-        case 'h': mark_usage(stdout); return 0;
-        case ':':
-            fprintf(stderr, "perfmon-sample mark: option %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            if (optopt && optopt != '?')
-                fprintf(stderr, "perfmon-sample mark: unknown option -%c\n", optopt);
-            else
-                fprintf(stderr, "perfmon-sample mark: unknown option \"%s\"\n", argv[optind - 1]);
-            mark_usage(stderr);
-            return 2;
+        case 'h': mark_usage(stdout); return PM_EXIT_OK;
+        case 'V': return pm_cli_version("perfmon-sample mark");
+        default: {
+            pm_error err;
+            pm_error_clear(&err);
+            (void)pm_cli_refused(c, argv, "+:o:h", longopts, &err);
+            fprintf(stderr, "perfmon-sample mark: %s\n", err.msg);
+            return PM_EXIT_USAGE;
+        }
         }
     }
     if (!dir || !*dir) {
         fprintf(stderr, "perfmon-sample mark: no directory: give -o DIR (or set PERFMON_DIR)\n");
-        return 2;
+        return PM_EXIT_USAGE;
     }
     if (optind >= argc) {
         fprintf(stderr, "perfmon-sample mark: no phase name\n");
         mark_usage(stderr);
-        return 2;
+        return PM_EXIT_USAGE;
     }
     const char *name = argv[optind++];
     int edge = -1;
@@ -77,7 +81,7 @@ int pm_mark_main(int argc, char **argv)
             edge = PM_EDGE_ONESHOT;
         else {
             fprintf(stderr, "perfmon-sample mark: \"%s\" is not start, end or once\n", e);
-            return 2;
+            return PM_EXIT_USAGE;
         }
     }
     /* diff=SECONDS makes a one-shot phase; the other KEY=VALUEs are kept. */
@@ -90,13 +94,13 @@ int pm_mark_main(int argc, char **argv)
             if (pm_parse_double(a + 5, &diff) != 0 || diff < 0) {
                 fprintf(stderr, "perfmon-sample mark: diff=\"%s\" is not a duration in seconds\n",
                         a + 5);
-                return 2;
+                return PM_EXIT_USAGE;
             }
             continue;
         }
         if (nattrs > PM_EVENT_ATTRS_MAX) {
             fprintf(stderr, "perfmon-sample mark: at most %d attributes\n", PM_EVENT_ATTRS_MAX);
-            return 2;
+            return PM_EXIT_USAGE;
         }
         attrs[nattrs++] = a;
     }
@@ -104,13 +108,13 @@ int pm_mark_main(int argc, char **argv)
         if (edge != -1 && edge != PM_EDGE_ONESHOT) {
             fprintf(stderr, "perfmon-sample mark: diff= goes with a one-shot phase, not %s\n",
                     edge == PM_EDGE_START ? "start" : "end");
-            return 2;
+            return PM_EXIT_USAGE;
         }
         edge = PM_EDGE_ONESHOT;
     }
     if (edge == -1) {
         fprintf(stderr, "perfmon-sample mark: say start, end, or once with diff=SECONDS\n");
-        return 2;
+        return PM_EXIT_USAGE;
     }
     char hbuf[256];
     if (!host) {
@@ -128,7 +132,7 @@ int pm_mark_main(int argc, char **argv)
     int rc = pm_event_append(dir, host, name, edge, diff, attrs, nattrs, &err);
     if (rc) {
         fprintf(stderr, "perfmon-sample mark: %s\n", err.msg);
-        return rc == PM_EUSAGE ? 2 : 3;
+        return rc == PM_EUSAGE ? PM_EXIT_USAGE : PM_EXIT_OUTPUT;
     }
-    return 0;
+    return PM_EXIT_OK;
 }
