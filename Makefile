@@ -3,6 +3,7 @@
 #   make            build the library and the programs
 #   make check      install missing dependencies, build with -Werror, run all tests
 #   make check SAN=1  the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make DEBUG=1    -O0 with the invariants checked (PM_ASSERT, as SAN=1 does)
 #   make demo       sample the bundled workload and analyse it
 #   make bench      benchmarks (not part of check)
 #   make fmt-sweep  the number formatter against printf on 50 million values
@@ -15,13 +16,18 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 CC       ?= cc
 SAN      ?= 0
+DEBUG    ?= 0
 VERSION  := 0.1.0
 
 ifeq ($(SAN),1)
 BUILD    ?= build/san
 OPT      ?= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow \
-            -fno-sanitize-recover=undefined,float-cast-overflow
+            -fno-sanitize-recover=undefined,float-cast-overflow -DPM_DEBUG
 SANLD    := -fsanitize=address,undefined,float-cast-overflow
+else ifeq ($(DEBUG),1)
+BUILD    ?= build/debug
+OPT      ?= -O0 -g -DPM_DEBUG
+SANLD    :=
 else
 BUILD    ?= build/release
 OPT      ?= -O2 -g

@@ -1,6 +1,7 @@
 /* Per-point series operations (docs/analysis.md, "Rates and repairs"). */
 #include "perfmon/series.h"
 #include "perfmon/stats.h"
+#include "perfmon/invariant.h"
 
 #include <stdint.h>
 #include <math.h>
@@ -28,6 +29,18 @@ const char *pm_repair_name(int mode)
     return mode >= 0 && mode < 4 ? RNAMES[mode] : "?";
 }
 
+/* The series invariant once times are cleaned: the kept indices (all of
+ * 0..n-1 when keep is NULL) increase, and so do their finite times. */
+__attribute__((unused)) static int times_increasing(const double *t, const size_t *keep, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t a = keep ? keep[i - 1] : i - 1, b = keep ? keep[i] : i;
+        if (!(a < b && isfinite(t[a]) && isfinite(t[b]) && t[a] < t[b]))
+            return 0;
+    }
+    return 1;
+}
+
 size_t pm_time_increasing(const double *t, size_t n, size_t *keep, size_t *ndropped)
 {
     size_t k = 0;
@@ -38,6 +51,8 @@ size_t pm_time_increasing(const double *t, size_t n, size_t *keep, size_t *ndrop
             last = t[i];
         }
     }
+    PM_ASSERT(k <= n);
+    PM_ASSERT(times_increasing(t, keep, k));
     if (ndropped)
         *ndropped = n - k;
     return k;
@@ -120,6 +135,7 @@ size_t pm_repair(double *v, uint8_t *q, size_t n, int mode)
                         break;
                     }
             }
+            PM_ASSERT(next_i > i && next_i <= n); /* the look-ahead cursor */
             if (!isnan(before) && !isnan(next_v))
                 v[i] = (before + next_v) / 2;
             else if (!isnan(before))
@@ -162,6 +178,8 @@ void pm_qcounts_add(pm_qcounts *c, const uint8_t *q, size_t n)
 size_t pm_hold_sparse(const double *t, double *v, uint8_t *q, size_t n, double interval,
                       double *scratch)
 {
+    /* Called on a cleaned time axis (pm_time_increasing), never SKA's. */
+    PM_ASSERT(times_increasing(t, NULL, n));
     size_t ng = 0, last = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
         if (isnan(v[i]))
@@ -170,6 +188,7 @@ size_t pm_hold_sparse(const double *t, double *v, uint8_t *q, size_t n, double i
             scratch[ng++] = t[i] - t[last];
         last = i;
     }
+    PM_ASSERT(ng < n || n == 0); /* n values make n-1 gaps: scratch holds n */
     if (ng == 0 || !(interval > 0))
         return 0;
     double gap = pm_quantile_select(scratch, ng, 0.5);

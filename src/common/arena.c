@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfmon/invariant.h"
 #include "perfmon/mem.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -24,6 +25,17 @@ void pm_arena_init(pm_arena *a)
 {
     memset(a, 0, sizeof *a);
     pthread_mutex_init(&a->lock, NULL);
+}
+
+/* The arena's invariants (with the lock held): the piece list within its
+ * capacity; a current block only while one is being carved, and the bytes
+ * left in it a multiple of ALIGN, so every carved array stays aligned. */
+static void arena_check(const pm_arena *a)
+{
+    PM_ASSERT(a->npieces <= a->cap);
+    PM_ASSERT(a->cap == 0 || a->pieces != NULL);
+    PM_ASSERT(a->cur != NULL || a->left == 0);
+    PM_ASSERT(a->left % ALIGN == 0 && ((uintptr_t)a->cur & (ALIGN - 1)) == 0);
 }
 
 /* Remember a piece to free; called with the lock held. */
@@ -62,6 +74,7 @@ void *pm_arena_alloc(pm_arena *a, size_t n, size_t size)
         return NULL;
     void *p = NULL;
     pthread_mutex_lock(&a->lock);
+    arena_check(a);
     if (!ARENA_BLOCKS || bytes < PM_ARENA_BIG) {
         p = small_alloc(a, bytes);
         goto out;
@@ -81,10 +94,12 @@ void *pm_arena_alloc(pm_arena *a, size_t n, size_t size)
         a->cur = b;
         a->left = bb;
     }
+    PM_ASSERT(bytes <= a->left);
     p = a->cur;
     a->cur += bytes;
     a->left -= bytes;
 out:
+    arena_check(a);
     pthread_mutex_unlock(&a->lock);
     return p;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfmon/invariant.h"
+
 void pm_buf_init(pm_buf *b) { memset(b, 0, sizeof *b); }
 
 void pm_buf_free(pm_buf *b)
@@ -21,8 +23,16 @@ void pm_buf_reset(pm_buf *b)
         b->data[0] = '\0';
 }
 
+/* A buffer's invariant: its text and the NUL after it fit the capacity,
+ * and data is NUL-terminated once it exists. */
+static void buf_check(const pm_buf *b)
+{
+    PM_ASSERT(b->data ? b->len < b->cap && b->data[b->len] == '\0' : b->len == 0 && b->cap == 0);
+}
+
 static int grow(pm_buf *b, size_t extra)
 {
+    buf_check(b);
     if (b->oom)
         return -1;
     if (extra > SIZE_MAX / 2 - b->len) {
@@ -52,6 +62,7 @@ void pm_buf_add(pm_buf *b, const void *data, size_t len)
     memcpy(b->data + b->len, data, len);
     b->len += len;
     b->data[b->len] = '\0';
+    buf_check(b);
 }
 
 void pm_buf_puts(pm_buf *b, const char *s) { pm_buf_add(b, s, strlen(s)); }
@@ -75,6 +86,7 @@ void pm_buf_printf(pm_buf *b, const char *fmt, ...)
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+    buf_check(b);
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0 when it is not valid. */

@@ -1,4 +1,5 @@
 #include "perfmon/fileio.h"
+#include "perfmon/invariant.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@ ssize_t pm_read_fd(int fd, char *buf, size_t cap, int *full)
         if (n == 0)
             break;
         got += (size_t)n;
+        PM_ASSERT(got <= cap - 1); /* read never passes the room it was given */
     }
     buf[got] = '\0';
     if (full && got == cap - 1)

@@ -1,4 +1,5 @@
 #include "perfmon/parse.h"
+#include "perfmon/invariant.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -107,6 +108,7 @@ size_t pm_split_fields(char *line, char **fields, size_t max)
         if (*p)
             *p++ = '\0';
     }
+    PM_ASSERT(n <= max && p >= line);
     return n;
 }
 
@@ -122,6 +124,7 @@ char *pm_next_line(char **cursor)
     } else {
         *cursor = s + strlen(s);
     }
+    PM_ASSERT(*cursor > s); /* the cursor moves forward, within the text */
     return s;
 }
 
