@@ -244,8 +244,8 @@ static void help_add(FILE *f)
             "  --keep-failed      leave bad files in DIR instead of ARCHIVEDIR/failed/\n"
             "  -v, --verbose      one line per file archived or skipped\n"
             "  -h, --help         this text\n"
-            "%s",
-            exit_text);
+            "%s%s",
+            exit_text, "example:\n  " PROG " add --db runs.sqlite --datadir results --archivedir done\n");
 }
 
 typedef struct add_args {
@@ -339,8 +339,8 @@ static void help_list(FILE *f)
             "usage: " PROG " list --db DB [TEST] [--json]\n"
             "Every archived test: runs, distinct entries, first and latest start;\n"
             "with TEST, the names of its entries.\n"
-            "%s",
-            exit_text);
+            "%s%s",
+            exit_text, "example:\n  " PROG " list --db runs.sqlite nightly\n");
 }
 
 /* Print a JSON document (consumed) and a newline; 0 or EXIT_DB. */
@@ -453,8 +453,8 @@ static void help_history(FILE *f)
             "  --since DATE   from DATE: seconds since the epoch, YYYY-MM-DD or\n"
             "                 YYYY-MM-DDTHH:MM:SS[Z] (UTC)\n"
             "  --json         an array of {start, start_us, entry, timing}\n"
-            "%s",
-            exit_text);
+            "%s%s",
+            exit_text, "example:\n  " PROG " history --db runs.sqlite nightly wall_time_s --since 2026-01-01\n");
 }
 
 /* The history of test (of entry, when not NULL); allow_empty: an unknown
@@ -562,8 +562,8 @@ static void help_check(FILE *f)
             "  --json            the verdicts as JSON: {test, checked, regressions, baseline,\n"
             "                    entries: [{entry, verdict, gated, better, previous_runs,\n"
             "                    latest, median, mad, z, change}]}\n"
-            "%s",
-            exit_text);
+            "%s%s",
+            exit_text, "example:\n  " PROG " check --db runs.sqlite nightly --window 10 --json\n");
 }
 
 static const struct option check_lo[] = {{"db", required_argument, NULL, O_DB},
@@ -823,8 +823,8 @@ static void help_plot(FILE *f)
             "usage: " PROG " plot --db DB TEST ENTRY -o FILE.png|FILE.pdf [options]\n"
             "The history of ENTRY, each run a point; the runs that check would call\n"
             "regressions (each judged against the runs before it) are ringed in red.\n"
-            "  -o, --output FILE  PNG, or PDF when FILE ends in .pdf\n" CHECK_OPTS "%s",
-            exit_text);
+            "  -o, --output FILE  PNG, or PDF when FILE ends in .pdf\n" CHECK_OPTS "%s%s",
+            exit_text, "example:\n  " PROG " plot --db runs.sqlite nightly wall_time_s -o wall.png\n");
 }
 
 static int cmd_plot(int argc, char **argv, common *c)
