@@ -1295,7 +1295,8 @@ static int plot_pages(doc *d, pm_error *err)
     if (a->nhosts > PM_HEATMAP_MIN_HOSTS)
         for (size_t i = 0; i < d->l->nheatmaps; i++) {
             int m = pm_analysis_metric(a, d->l->heatmaps[i]);
-            if (m >= 0)
+            /* A flat metric is a row of the constant table, not a map. */
+            if (m >= 0 && !flat[m])
                 q.items[q.n++] = (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2,
                                              0, 0, NULL, 0, 0};
         }
