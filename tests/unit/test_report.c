@@ -571,7 +571,50 @@ static void test_200_hosts(void **state)
         if (strstr(c.plot.series[i].label, "node-137"))
             named = 1;
     assert_true(named);
+    /* The inner band: 5th and 95th percentile across the 200 nodes, by hand
+     * from the generator's formula at elapsed 300 s (make_job), ranked and
+     * interpolated between order statistics (rank 0.05 * 199 = 9.95). */
+    assert_non_null(c.band.p5);
+    assert_non_null(c.band.p95);
+    size_t g = 0;
+    while (g < c.band.n && fabs(c.band.t[g] - (a->t_start + 300)) > 1e-6)
+        g++;
+    assert_true(g < c.band.n);
+    double x[200];
+    for (size_t k = 0; k < 200; k++) {
+        double pct = k == 137 ? 90 : 20 + (double)((k * 7) % 60);
+        double wave = k == 137 ? 5 : 10;
+        x[k] = pct + wave * sin(2 * M_PI * 300 / 600 + (double)k * 0.3);
+    }
+    for (size_t i = 1; i < 200; i++) /* insertion sort */
+        for (size_t j = i; j > 0 && x[j - 1] > x[j]; j--) {
+            double t = x[j];
+            x[j] = x[j - 1];
+            x[j - 1] = t;
+        }
+    double p5 = x[9] + 0.95 * (x[10] - x[9]), p95 = x[189] + 0.05 * (x[190] - x[189]);
+    assert_true(fabs(c.band.p5[g] - p5) < 1e-6 * fabs(p5) + 1e-9);
+    assert_true(fabs(c.band.p95[g] - p95) < 1e-6 * fabs(p95) + 1e-9);
+    assert_true(c.band.lo[g] <= c.band.p5[g] && c.band.p95[g] <= c.band.hi[g]);
     pm_chart_free(&c);
+
+    /* The colour map's rows by mean, highest first: the hot node on top. */
+    pm_heatmap_data hd;
+    assert_int_equal(pm_heatmap_build(a, (size_t)m, 0, 400, &hd, &err), 0);
+    assert_int_equal(hd.hm.nrows, 200);
+    assert_string_equal(hd.hm.rows[0], "node-137");
+    for (size_t r = 1; r < hd.hm.nrows; r++) {
+        int h0 = -1, h1 = -1;
+        for (size_t h = 0; h < a->nhosts; h++) {
+            if (strcmp(a->hosts[h].name, hd.hm.rows[r - 1]) == 0)
+                h0 = (int)h;
+            if (strcmp(a->hosts[h].name, hd.hm.rows[r]) == 0)
+                h1 = (int)h;
+        }
+        assert_true(h0 >= 0 && h1 >= 0);
+        assert_true(a->metrics[m].host[h0]->st.mean >= a->metrics[m].host[h1]->st.mean);
+    }
+    pm_heatmap_data_free(&hd);
 
     snprintf(pdf, sizeof pdf, "%s/big.pdf", dir);
     write_pdf(a, pdf);
