@@ -26,6 +26,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/profile.h"
 #include "perfmon/report.h"
+#include "perfmon/spread.h"
 #include "perfmon/synth.h"
 #include "testutil.h"
 
@@ -686,6 +687,43 @@ static void test_idle_node_on_page1(void **state)
     free(dir);
 }
 
+/* A column across nodes: percentiles at rank p (n - 1) between order
+ * statistics, NaN left out; by hand for 1..20 (in any order, with a NaN):
+ * p5 at rank 0.95 = 1.95, median 10.5, p95 at rank 18.05 = 19.05. */
+static void test_spread(void **state)
+{
+    (void)state;
+    double v[21];
+    for (int i = 0; i < 20; i++)
+        v[i] = (double)((i * 7) % 20 + 1); /* 1..20 shuffled */
+    v[20] = NAN;
+    static const struct {
+        size_t n;
+        double min, p5, median, p95, max;
+    } rows[] = {
+        {21, 1, 1.95, 10.5, 19.05, 20}, /* 1..20 and a NaN */
+        {1, 1, 1, 1, 1, 1},             /* one value (v[0] = 1) */
+        {0, NAN, NAN, NAN, NAN, NAN},   /* empty */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        pm_spread sp;
+        assert_int_equal(pm_spread_of(v, rows[r].n, &sp), 0);
+        const double got[5] = {sp.min, sp.p5, sp.median, sp.p95, sp.max};
+        const double want[5] = {rows[r].min, rows[r].p5, rows[r].median, rows[r].p95, rows[r].max};
+        for (int k = 0; k < 5; k++) {
+            if (isnan(want[k]))
+                assert_true(isnan(got[k]));
+            else
+                assert_true(fabs(got[k] - want[k]) < 1e-12);
+        }
+        assert_int_equal(sp.n, rows[r].n == 21 ? 20 : rows[r].n);
+    }
+    pm_spread sp;
+    const double nan1[1] = {NAN};
+    assert_int_equal(pm_spread_of(nan1, 1, &sp), 0);
+    assert_int_equal(sp.n, 0);
+}
+
 /* The line of text holding both a and b, or NULL. */
 static const char *line_with(const char *text, const char *a, const char *b)
 {
@@ -707,7 +745,8 @@ static const char *line_with(const char *text, const char *a, const char *b)
  * node-idle idle (2 % CPU) from sample 72 of 360 on: by hand 288 of 360
  * samples below 20 %, "idle 80 % of the job", the first of the least busy
  * nodes; node-short stops 12 samples early (348 of the 360 the hour holds
- * at 10 s): "12 samples lost" among the data-quality outliers.  The full
+ * at 10 s): "12 samples lost" among the data-quality outliers, and
+ * node-late, started 3 s after the others, "clock offset 3 s".  The full
  * per-node data stays in the attached --stats --json (40 nodes, node-idle
  * above 20 % for 20 % of its samples). */
 static void test_big_job_outliers(void **state)
@@ -719,7 +758,8 @@ static void test_big_job_outliers(void **state)
     assert_int_equal(mkdir(job, 0755), 0);
     for (size_t k = 0; k < 40; k++) {
         char host[64], path[4400];
-        snprintf(host, sizeof host, k == 23 ? "node-idle" : k == 31 ? "node-short" : "node-%02zu", k);
+        snprintf(host, sizeof host,
+                 k == 23 ? "node-idle" : k == 31 ? "node-short" : k == 5 ? "node-late" : "node-%02zu", k);
         snprintf(path, sizeof path, "%s/%s.pmp", job, host);
         pm_synth s;
         pm_synth_init(&s, host);
@@ -729,6 +769,8 @@ static void test_big_job_outliers(void **state)
         s.cpu_wave = 10;
         s.wave_period_s = 600;
         s.wave_phase = (double)k * 0.3;
+        if (k == 5)
+            s.start_s += 3; /* its first sample 3 s after every other node's */
         if (k == 23) {
             s.idle_from = 72;
             s.idle_pct = 2;
@@ -754,6 +796,8 @@ static void test_big_job_outliers(void **state)
             fail_msg("node-idle not first with 'idle 80 %% of the job': %.300s", least);
         if (!line_with(text, "node-short", "12 samples lost"))
             fail_msg("node-short's 12 lost samples not among the data-quality outliers");
+        if (!line_with(text, "node-late", "clock offset 3 s"))
+            fail_msg("node-late's clock offset of 3 s not among the data-quality outliers");
         /* The distribution, not one row per node. */
         assert_non_null(strstr(text, "95th pct"));
         assert_null(line_with(text, "node-17", "cpu"));
@@ -989,7 +1033,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_plots), cmocka_unit_test(test_golden_image),
         cmocka_unit_test(test_edge_lines_visible), cmocka_unit_test(test_page_counts),
-        cmocka_unit_test(test_big_job_outliers),
+        cmocka_unit_test(test_big_job_outliers), cmocka_unit_test(test_spread),
         cmocka_unit_test(test_spike_visible),
         cmocka_unit_test(test_plots_png),        cmocka_unit_test(test_report_small_job),
         cmocka_unit_test(test_report_errors),    cmocka_unit_test(test_200_hosts),
