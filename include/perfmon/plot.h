@@ -32,6 +32,7 @@ typedef struct pm_plot_band {
     const double *t, *lo, *mid, *hi; /* min, median, max across hosts */
     size_t n;
     const char *label;               /* e.g. "median of 200 hosts" */
+    const double *p5, *p95;          /* optional: an inner band, 5th to 95th percentile */
 } pm_plot_band;
 
 typedef struct pm_plot_span {

@@ -34,6 +34,7 @@ typedef struct pm_chart {
     char **labels;           /* owned */
     pm_plot_band band;
     double *band_t, *band_lo, *band_mid, *band_hi; /* owned */
+    double *band_p5, *band_p95;                    /* owned */
     pm_plot_span *spans;     /* owned */
     double *nodes_n;         /* owned */
     char band_label[96];

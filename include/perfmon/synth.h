@@ -32,6 +32,8 @@ typedef struct pm_synth {
     double cpu_wave;       /* + cpu_wave * sin(2 pi e / wave_period_s + wave_phase); */
     double wave_period_s;  /*   0 = constant (and cpu.user grows exactly with it) */
     double wave_phase;
+    size_t idle_from;      /* if > 0: cpu.percent = idle_pct from this sample on */
+    double idle_pct;
     double net_rate;       /* net.ext.bytes_sent grows by net_rate B/s */
     double power_w;        /* rapl.package-0 and -1 each at power_w W */
     uint64_t rapl_wrap;    /* RAPL column wrap (max_energy_range_uj + 1); 0 = none */

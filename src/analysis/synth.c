@@ -80,9 +80,15 @@ static double value(const pm_synth *s, int c, size_t i, double e)
     /* CPU: cpu_pct + cpu_wave * sin(w e + phase), and its exact integral. */
     double w = s->wave_period_s > 0 ? 2 * M_PI / s->wave_period_s : 0;
     double pct = s->cpu_pct + (w > 0 ? s->cpu_wave * sin(w * e + s->wave_phase) : 0);
-    double integral = e * s->cpu_pct;
+    double ie = s->idle_from && i >= s->idle_from ? (double)s->idle_from * iv : e;
+    double integral = ie * s->cpu_pct;
     if (w > 0)
-        integral += s->cpu_wave / w * (cos(s->wave_phase) - cos(w * e + s->wave_phase));
+        integral += s->cpu_wave / w * (cos(s->wave_phase) - cos(w * ie + s->wave_phase));
+    if (s->idle_from && i >= s->idle_from) {
+        /* Idle from sample idle_from on: a flat idle_pct. */
+        pct = s->idle_pct;
+        integral += (e - ie) * s->idle_pct;
+    }
     switch (c) {
     case C_CPU_PCT: return s->gap_at && i == s->gap_at ? NAN : pct;
     case C_CPU_AVG: return pct;

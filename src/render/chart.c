@@ -2,6 +2,7 @@
  * report layout file, and PNG output (see report.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -73,6 +74,8 @@ void pm_chart_free(pm_chart *c)
     free(c->band_lo);
     free(c->band_mid);
     free(c->band_hi);
+    free(c->band_p5);
+    free(c->band_p95);
     free(c->spans);
     free(c->nodes_n);
     memset(c, 0, sizeof *c);
@@ -199,7 +202,10 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
     c->band_lo = pm_alloc_array(ng, sizeof *c->band_lo);
     c->band_mid = pm_alloc_array(ng, sizeof *c->band_mid);
     c->band_hi = pm_alloc_array(ng, sizeof *c->band_hi);
-    if (!rows || !col || !c->band_t || !c->band_lo || !c->band_mid || !c->band_hi) {
+    c->band_p5 = pm_alloc_array(ng, sizeof *c->band_p5);
+    c->band_p95 = pm_alloc_array(ng, sizeof *c->band_p95);
+    if (!rows || !col || !c->band_t || !c->band_lo || !c->band_mid || !c->band_hi || !c->band_p5 ||
+        !c->band_p95) {
         free(rows);
         free(col);
         return PM_ENOMEM;
@@ -221,17 +227,22 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
         c->band_t[g] = t0 + (double)g * step;
         if (m == 0) {
             c->band_lo[g] = c->band_mid[g] = c->band_hi[g] = NAN;
+            c->band_p5[g] = c->band_p95[g] = NAN;
             continue;
         }
         qsort(col, m, sizeof *col, cmp_double);
         c->band_lo[g] = col[0];
         c->band_hi[g] = col[m - 1];
         c->band_mid[g] = m % 2 ? col[m / 2] : (col[m / 2 - 1] + col[m / 2]) / 2;
+        c->band_p5[g] = gsl_stats_quantile_from_sorted_data(col, 1, m, 0.05);
+        c->band_p95[g] = gsl_stats_quantile_from_sorted_data(col, 1, m, 0.95);
     }
     free(rows);
     free(col);
-    c->band = (pm_plot_band){c->band_t, c->band_lo, c->band_mid, c->band_hi, ng, c->band_label};
-    snprintf(c->band_label, sizeof c->band_label, "min-max of %zu nodes, median line", k);
+    c->band = (pm_plot_band){c->band_t, c->band_lo, c->band_mid, c->band_hi, ng, c->band_label,
+                             c->band_p5, c->band_p95};
+    snprintf(c->band_label, sizeof c->band_label,
+             "%zu nodes: min-max, 5-95th pct (darker), median line", k);
     c->plot.band = &c->band;
     return 0;
 }
@@ -436,6 +447,42 @@ void pm_heatmap_data_free(pm_heatmap_data *h)
     memset(h, 0, sizeof *h);
 }
 
+typedef struct heat_key {
+    double mean;
+    size_t host;
+} heat_key;
+
+static int cmp_heat(const void *x, const void *y)
+{
+    const heat_key *a = x, *b = y;
+    int na = !isfinite(a->mean), nb = !isfinite(b->mean);
+    if (na != nb)
+        return na - nb; /* nodes without data last */
+    if (!na && a->mean != b->mean)
+        return a->mean < b->mean ? 1 : -1;
+    return (a->host > b->host) - (a->host < b->host);
+}
+
+/* The colour map's rows: the nodes by their mean, highest first, so that
+ * similar nodes sit together and an idle one is at the bottom edge. */
+static size_t *heat_order(const pm_analysis *a, const pm_metric_result *r)
+{
+    heat_key *k = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *k);
+    size_t *o = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *o);
+    if (!k || !o) {
+        free(k);
+        free(o);
+        return NULL;
+    }
+    for (size_t h = 0; h < a->nhosts; h++)
+        k[h] = (heat_key){r->host[h] ? r->host[h]->st.mean : NAN, h};
+    qsort(k, a->nhosts, sizeof *k, cmp_heat);
+    for (size_t h = 0; h < a->nhosts; h++)
+        o[h] = k[h].host;
+    free(k);
+    return o;
+}
+
 int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_cols,
                      pm_heatmap_data *h, pm_error *err)
 {
@@ -454,17 +501,25 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
     }
     for (size_t g = 0; g < ng; g++)
         h->t[g] = t0 + (double)g * step;
+    size_t *order = heat_order(a, r);
+    if (!order) {
+        pm_heatmap_data_free(h);
+        return pm_error_set(err, PM_ENOMEM, "out of memory for a colour map");
+    }
     for (size_t k = 0; k < a->nhosts; k++) {
-        h->rows[k] = a->hosts[k].name;
+        size_t hk = order[k];
+        h->rows[k] = a->hosts[hk].name;
         double *row = h->values + k * ng;
-        const pm_series *s = r->host[k];
+        const pm_series *s = r->host[hk];
         if (s)
             pm_grid_interp(s->t, s->v, s->n, t0, step, ng, row);
         else
             for (size_t g = 0; g < ng; g++)
                 row[g] = NAN;
     }
-    snprintf(h->title, sizeof h->title, "%s per node (%s)", r->def->name, r->def->unit);
+    free(order);
+    snprintf(h->title, sizeof h->title, "%s per node (%s), nodes by mean", r->def->name,
+             r->def->unit);
     h->hm = (pm_heatmap){h->title, r->def->unit, elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
                          a->t_start, h->rows, a->nhosts, h->t, ng, h->values};
     return 0;

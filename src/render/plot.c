@@ -652,6 +652,13 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     if (p->band) {
         pm_plot_style(0, rgb, &dash);
         draw_band(cr, &f, p->band, px, rgb);
+        if (p->band->p5 && p->band->p95) {
+            /* The inner 90 % of the nodes, over the min-max band: darker. */
+            pm_plot_band in = *p->band;
+            in.lo = p->band->p5;
+            in.hi = p->band->p95;
+            draw_band(cr, &f, &in, px, rgb);
+        }
         if (p->band->mid) {
             cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
             cairo_set_line_width(cr, lw * 1.2);

@@ -27,6 +27,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
+#include "perfmon/spread.h"
 
 #define PAGE_W 595.276
 #define PAGE_H 841.89
@@ -37,6 +38,7 @@
 #define PDF_DPI 150
 #define MAX_TOC 64
 #define STATS_MAX_COLS 6  /* value columns per statistics table */
+#define HW_MAX_ROWS 10    /* hardware configurations listed */
 
 #define DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 #define DEFAULT_BOLD "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
@@ -755,15 +757,10 @@ static void summary_page(doc *d)
     d->toc_page = d->page;
 }
 
-static void quality_page(doc *d)
+/* The full per-host data-quality table (up to PM_SPREAD_MIN_NODES nodes). */
+static void quality_table(doc *d)
 {
     const pm_analysis *a = d->a;
-    new_page(d);
-    heading(d, "Data quality", 1);
-    paragraph(d, "Per node: samples analysed, samples dropped for a non-increasing timestamp, "
-                 "values repaired (counter resets), missing values, the estimated offset of the "
-                 "node's clock against the others, and what the sampler itself cost.", 8.5);
-    d->y += 4;
     static const double w[10] = {92, 44, 40, 44, 46, 44, 50, 50, 52, 49};
     static const int right[10] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     static const char *const head[10] = {"Host", "Samples", "Interval s", "Dropped", "Repaired",
@@ -772,27 +769,138 @@ static void quality_page(doc *d)
     table t = {10, w, right, head, 7.5};
     table_head(d, &t);
     for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_host *ho = &a->hosts[h];
-        const pm_node_summary *s = &a->nodes[h];
-        uint64_t gaps = 0;
-        for (size_t m = 0; m < a->nmetrics; m++)
-            if (a->metrics[m].host[h])
-                gaps += a->metrics[m].host[h]->qc.n[PM_Q_GAP];
+        pm_quality_row q;
+        pm_quality_row_of(a, h, &q);
         char c[10][48];
-        snprintf(c[0], 48, "%s", ho->name);
-        snprintf(c[1], 48, "%zu", ho->n);
-        num(ho->interval, c[2], 48);
-        snprintf(c[3], 48, "%zu", ho->dropped_time);
-        snprintf(c[4], 48, "%zu", s->repaired);
-        snprintf(c[5], 48, "%llu", (unsigned long long)gaps);
-        num(ho->clock.offset_s, c[6], 48);
-        num(s->sampler_cpu_pct, c[7], 48);
-        num(s->sampler_peak_rss_bytes / 1048576.0, c[8], 48);
-        num(s->sampler_missed, c[9], 48);
+        snprintf(c[0], 48, "%s", a->hosts[h].name);
+        snprintf(c[1], 48, "%.0f", q.samples);
+        num(q.interval_s, c[2], 48);
+        snprintf(c[3], 48, "%.0f", q.dropped);
+        snprintf(c[4], 48, "%.0f", q.repaired);
+        snprintf(c[5], 48, "%.0f", q.gaps);
+        num(q.clock_offset_s, c[6], 48);
+        num(q.sampler_cpu_pct, c[7], 48);
+        num(q.sampler_mib, c[8], 48);
+        num(q.missed, c[9], 48);
         const char *cells[10];
         for (int i = 0; i < 10; i++)
             cells[i] = c[i];
         table_row(d, &t, cells, (int)(h % 2));
+    }
+}
+
+/* A distribution table: one row per column, its min, p5, median, p95 and
+ * max across the nodes. */
+static const double spread_w[6] = {171, 68, 68, 68, 68, 68};
+static const int spread_right[6] = {0, 1, 1, 1, 1, 1};
+static const char *const spread_head[6] = {"Across nodes", "Min", "5th pct", "Median", "95th pct",
+                                           "Max"};
+
+static void spread_row(doc *d, const table *t, const char *label, const double *v, size_t n,
+                       int shade)
+{
+    pm_spread sp;
+    if (pm_spread_of(v, n, &sp) != 0) {
+        d->oom = 1;
+        return;
+    }
+    if (sp.n == 0)
+        return;
+    char c[5][48];
+    num(sp.min, c[0], 48);
+    num(sp.p5, c[1], 48);
+    num(sp.median, c[2], 48);
+    num(sp.p95, c[3], 48);
+    num(sp.max, c[4], 48);
+    const char *cells[6] = {label, c[0], c[1], c[2], c[3], c[4]};
+    table_row(d, t, cells, shade);
+}
+
+/* Nodes at one end of a ranking, each with its reason. */
+static void outlier_table(doc *d, const char *title, const pm_node_rank *r, size_t n)
+{
+    static const double w[2] = {92, CONTENT_W - 92};
+    static const int right[2] = {0, 0};
+    const char *head[2] = {"Node", title};
+    table t = {2, w, right, head, 7.5};
+    table_head(d, &t);
+    for (size_t i = 0; i < n; i++) {
+        const char *cells[2] = {d->a->hosts[r[i].host].name, r[i].reason};
+        table_row(d, &t, cells, (int)(i % 2));
+    }
+}
+
+/* Many nodes: the distribution of each data-quality column and the nodes
+ * with something wrong; the full table is in the attached JSON. */
+static void quality_spread(doc *d)
+{
+    const pm_analysis *a = d->a;
+    size_t n = a->nhosts;
+    double *col = pm_alloc_array(10 * n, sizeof *col);
+    if (!col) {
+        d->oom = 1;
+        return;
+    }
+    for (size_t h = 0; h < n; h++) {
+        pm_quality_row q;
+        pm_quality_row_of(a, h, &q);
+        const double v[10] = {q.samples, q.lost, q.interval_s, q.dropped, q.repaired, q.gaps,
+                              q.clock_offset_s, q.sampler_cpu_pct, q.sampler_mib, q.missed};
+        for (int k = 0; k < 10; k++)
+            col[(size_t)k * n + h] = v[k];
+    }
+    static const char *const label[10] = {"Samples", "Samples lost", "Interval s",
+                                          "Dropped (time not increasing)", "Values repaired",
+                                          "Missing values", "Clock offset s", "Sampler CPU %",
+                                          "Sampler peak MiB", "Samples missed by the sampler"};
+    table t = {6, spread_w, spread_right, spread_head, 7.5};
+    table_head(d, &t);
+    for (int k = 0; k < 10; k++)
+        spread_row(d, &t, label[k], col + (size_t)k * n, n, k % 2);
+    free(col);
+    d->y += 8;
+    pm_node_rank worst[PM_SPREAD_OUTLIERS];
+    size_t nbad = 0;
+    size_t nw = pm_quality_worst(a, worst, PM_SPREAD_OUTLIERS, &nbad);
+    char buf[400];
+    if (nw) {
+        outlier_table(d, "Worst nodes: what their profile lacks or had mended", worst, nw);
+        d->y += 4;
+        char which[64] = "";
+        if (nw < nbad)
+            snprintf(which, sizeof which, " (the %zu worst above)", nw);
+        snprintf(buf, sizeof buf, "%zu of %zu nodes %s something to report%s; the other %zu "
+                 "%s every sample, no correction and a clock within a second.", nbad, n,
+                 nbad == 1 ? "has" : "have", which, n - nbad, n - nbad == 1 ? "has" : "have");
+    } else {
+        snprintf(buf, sizeof buf, "All %zu nodes have every sample, no correction and a clock "
+                 "within a second.", n);
+    }
+    paragraph(d, buf, 8.5);
+    paragraph(d, "Every node's row is in the attached perfmon-stats.json and in perfmon-analyze "
+                 "--stats.", 8.5);
+}
+
+static void quality_page(doc *d)
+{
+    const pm_analysis *a = d->a;
+    new_page(d);
+    heading(d, "Data quality", 1);
+    if (a->nhosts > PM_SPREAD_MIN_NODES) {
+        char buf[400];
+        snprintf(buf, sizeof buf, "Over the %zu nodes: samples analysed, samples the job's span "
+                 "should hold but a node lacks, samples dropped, values repaired, missing values, "
+                 "the offset of each node's clock against the others, and what the sampler itself "
+                 "cost; then the nodes with something wrong.", a->nhosts);
+        paragraph(d, buf, 8.5);
+        d->y += 4;
+        quality_spread(d);
+    } else {
+        paragraph(d, "Per node: samples analysed, samples dropped for a non-increasing timestamp, "
+                     "values repaired (counter resets), missing values, the estimated offset of the "
+                     "node's clock against the others, and what the sampler itself cost.", 8.5);
+        d->y += 4;
+        quality_table(d);
     }
     d->y += 10;
     int any = 0;
@@ -909,16 +1017,34 @@ static void hardware_page(doc *d)
         }
         count[k]++;
     }
-    for (size_t k = 0; k < nrows; k++) {
-        char n[32];
-        snprintf(n, sizeof n, "%zu", count[k]);
-        const char *cells[6] = {rows[k][0], rows[k][1], rows[k][2], rows[k][3], rows[k][4], n};
-        table_row(d, &t, cells, (int)(k % 2));
+    /* The commonest configurations first, at most HW_MAX_ROWS of them: a
+     * job on many nodes gets a few lines, not one per node. */
+    size_t shown = 0, rest = 0;
+    for (size_t r = 0; r < nrows; r++) {
+        size_t k = 0;
+        for (size_t j = 1; j < nrows; j++)
+            if (count[j] > count[k])
+                k = j;
+        if (r < HW_MAX_ROWS) {
+            char n[32];
+            snprintf(n, sizeof n, "%zu", count[k]);
+            const char *cells[6] = {rows[k][0], rows[k][1], rows[k][2], rows[k][3], rows[k][4], n};
+            table_row(d, &t, cells, (int)(r % 2));
+            shown++;
+        } else {
+            rest += count[k];
+        }
+        count[k] = 0;
     }
     d->y += 6;
     char buf[256];
-    snprintf(buf, sizeof buf, "%zu distinct configuration%s over %zu node%s.", nrows,
-             nrows == 1 ? "" : "s", a->nhosts, a->nhosts == 1 ? "" : "s");
+    if (shown < nrows)
+        snprintf(buf, sizeof buf, "%zu distinct configurations over %zu nodes; the %zu above "
+                 "cover %zu nodes, %zu more configurations the other %zu.", nrows, a->nhosts,
+                 shown, a->nhosts - rest, nrows - shown, rest);
+    else
+        snprintf(buf, sizeof buf, "%zu distinct configuration%s over %zu node%s.", nrows,
+                 nrows == 1 ? "" : "s", a->nhosts, a->nhosts == 1 ? "" : "s");
     paragraph(d, buf, 8.5);
     free(rows);
     free(count);
@@ -1169,7 +1295,8 @@ static int plot_pages(doc *d, pm_error *err)
     if (a->nhosts > PM_HEATMAP_MIN_HOSTS)
         for (size_t i = 0; i < d->l->nheatmaps; i++) {
             int m = pm_analysis_metric(a, d->l->heatmaps[i]);
-            if (m >= 0)
+            /* A flat metric is a row of the constant table, not a map. */
+            if (m >= 0 && !flat[m])
                 q.items[q.n++] = (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2,
                                              0, 0, NULL, 0, 0};
         }
@@ -1440,19 +1567,99 @@ static void statistics_by_node(doc *d)
     }
 }
 
+/* Many nodes: each figure's distribution across the nodes and the job's
+ * value, then the least and the most busy nodes with the reason; every
+ * node's row stays in the attached JSON and --stats. */
+static void statistics_spread(doc *d)
+{
+    const pm_analysis *a = d->a;
+    size_t n = a->nhosts;
+    double *v = pm_alloc_array(n ? n : 1, sizeof *v);
+    if (!v) {
+        d->oom = 1;
+        return;
+    }
+    static const double w[7] = {155, 57, 57, 57, 57, 57, 71};
+    static const int right[7] = {0, 1, 1, 1, 1, 1, 1};
+    static const char *const head[7] = {"Figure", "Min", "5th pct", "Median", "95th pct", "Max",
+                                        "Job"};
+    table t = {7, w, right, head, 7.5};
+    table_head(d, &t);
+    size_t row = 0;
+    for (size_t i = 0; i < PM_NFIGURES; i++) {
+        const pm_figure *f = &PM_FIGURES[i];
+        for (size_t h = 0; h < n; h++)
+            v[h] = pm_figure_value(&a->nodes[h], f);
+        pm_spread sp;
+        if (pm_spread_of(v, n, &sp) != 0) {
+            d->oom = 1;
+            break;
+        }
+        if (sp.n == 0)
+            continue;
+        char c[7][64];
+        const double vals[6] = {sp.min, sp.p5, sp.median, sp.p95, sp.max,
+                                pm_figure_value(&a->job, f)};
+        /* Bytes scaled to their size, each on its own (as the key figures). */
+        double bytes = !strcmp(f->unit, "MiB") ? 1048576.0 : !strcmp(f->unit, "B") ? 1.0 : 0;
+        if (bytes > 0)
+            snprintf(c[0], sizeof c[0], "%s", f->title);
+        else
+            figure_head(f, c[0], sizeof c[0]);
+        for (int k = 0; k < 6; k++) {
+            if (bytes > 0 && isfinite(vals[k]))
+                pm_fmt_bytes(vals[k] * bytes, c[1 + k], 64);
+            else
+                num(vals[k], c[1 + k], 64);
+        }
+        const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
+        table_row(d, &t, cells, (int)(row++ % 2));
+    }
+    free(v);
+    d->y += 8;
+    pm_node_rank worst[PM_SPREAD_OUTLIERS], best[PM_SPREAD_OUTLIERS];
+    size_t nw = 0, nb = 0;
+    if (pm_usage_outliers(a, worst, &nw, best, &nb, PM_SPREAD_OUTLIERS) != 0) {
+        d->oom = 1;
+        return;
+    }
+    if (nw) {
+        char title[96];
+        snprintf(title, sizeof title, "The %zu least busy nodes (most idle time first; idle: "
+                 "CPU below %.0f %%)", nw, PM_IDLE_BELOW_PCT);
+        outlier_table(d, title, worst, nw);
+        d->y += 8;
+    }
+    if (nb) {
+        char title[96];
+        snprintf(title, sizeof title, "The %zu busiest nodes", nb);
+        outlier_table(d, title, best, nb);
+        d->y += 8;
+    }
+}
+
 static void statistics_pages(doc *d)
 {
     new_page(d);
     heading(d, "Statistics per node", 1);
-    paragraph(d, "The per-node figures of perfmon-analyze --stats, the same numbers as the "
-                 "attached perfmon-stats.json; the job column sums, averages or takes the "
-                 "maximum as each figure requires (see docs/analysis.md).",
-              8.5);
+    if (d->a->nhosts > PM_SPREAD_MIN_NODES)
+        paragraph(d, "The per-node figures of perfmon-analyze --stats as their distribution "
+                     "across the nodes (every node's value is in the attached perfmon-stats.json "
+                     "and in --stats); the job column sums, averages or takes the maximum as each "
+                     "figure requires (see docs/analysis.md).",
+                  8.5);
+    else
+        paragraph(d, "The per-node figures of perfmon-analyze --stats, the same numbers as the "
+                     "attached perfmon-stats.json; the job column sums, averages or takes the "
+                     "maximum as each figure requires (see docs/analysis.md).",
+                  8.5);
     d->y += 4;
     if (d->a->nhosts <= STATS_MAX_COLS - 1)
         statistics_by_figure(d);
-    else
+    else if (d->a->nhosts <= PM_SPREAD_MIN_NODES)
         statistics_by_node(d);
+    else
+        statistics_spread(d);
 }
 
 /* ---- comparison with another job (--compare) ----------------------------- */

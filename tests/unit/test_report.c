@@ -19,11 +19,14 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "perfmon/analysis.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/profile.h"
 #include "perfmon/report.h"
+#include "perfmon/spread.h"
 #include "perfmon/synth.h"
 #include "testutil.h"
 
@@ -256,6 +259,41 @@ static int pdf_pages(const char *pdf)
     return pages;
 }
 
+/* The node rows of the statistics attached to a PDF (pdfdetach), parsed
+ * back; -1 without poppler.  *idle_over20 receives the figure
+ * cpu_avg_utilization_over20_pct of host `host` (NaN if absent). */
+static int attached_nodes(const char *pdf, const char *host, double *idle_over20)
+{
+    *idle_over20 = NAN;
+    if (!have("pdfdetach"))
+        return -1;
+    char dir[4200], cmd[9000];
+    snprintf(dir, sizeof dir, "%s.att", pdf);
+    mkdir(dir, 0755);
+    snprintf(cmd, sizeof cmd, "cd '%s' && pdfdetach -saveall '%s' >/dev/null 2>&1 && cat perfmon-stats.json",
+             dir, pdf);
+    char *js = capture(cmd);
+    cJSON *root = cJSON_Parse(js);
+    free(js);
+    assert_non_null(root);
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+    assert_true(cJSON_IsArray(nodes));
+    int n = cJSON_GetArraySize(nodes);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, nodes)
+    {
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(x, "host");
+        if (!cJSON_IsString(h) || strcmp(h->valuestring, host) != 0)
+            continue;
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(x, "figures");
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(f ? f : x, "cpu_avg_utilization_over20_pct");
+        if (cJSON_IsNumber(o))
+            *idle_over20 = o->valuedouble;
+    }
+    cJSON_Delete(root);
+    return n;
+}
+
 /* Only pages with something to see (issue 15): a 1-minute job on one node
  * in at most 8 pages, with no all-node copy of its per-node plots; a
  * 1-hour job on 16 nodes in at most 20.  (Before: 22 and 24.) */
@@ -322,6 +360,33 @@ static void test_page_counts(void **state)
     fprintf(stderr, "SKA input, 16 hosts: %d pages\n", pages);
     assert_true(pages >= 3 && pages <= 20);
     pm_analysis_free(a);
+
+    /* 512 nodes in at most 24 pages, and 2048 nodes in no more: the tables
+     * above 16 nodes are distributions and outliers, the per-node plots
+     * bands, the maps one image each (before: 512 nodes 77 pages, of them
+     * 8 of data quality and 59 of statistics per node). */
+    int big[2];
+    const size_t sizes[2] = {512, 2048};
+    for (int i = 0; i < 2; i++) {
+        snprintf(job, sizeof job, "%s/n%zu", dir, sizes[i]);
+        mkdir(job, 0755);
+        make_job(job, sizes[i], 30, 5, NULL); /* 5 minutes at 10 s */
+        a = analyse(job);
+        assert_int_equal(a->nhosts, sizes[i]);
+        snprintf(pdf, sizeof pdf, "%s/n%zu.pdf", dir, sizes[i]);
+        write_pdf(a, pdf);
+        big[i] = pdf_pages(pdf);
+        fprintf(stderr, "%zu nodes: %d pages\n", sizes[i], big[i]);
+        double over20;
+        int nn = attached_nodes(pdf, "node-005", &over20);
+        if (nn >= 0) /* every node stays in the attached statistics */
+            assert_int_equal(nn, (int)sizes[i]);
+        pm_analysis_free(a);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", job);
+        assert_int_equal(system(cmd), 0);
+    }
+    assert_true(big[0] >= 3 && big[0] <= 24);
+    assert_true(big[1] <= big[0]);
     pm_test_rmrf(dir);
     free(dir);
 }
@@ -507,7 +572,50 @@ static void test_200_hosts(void **state)
         if (strstr(c.plot.series[i].label, "node-137"))
             named = 1;
     assert_true(named);
+    /* The inner band: 5th and 95th percentile across the 200 nodes, by hand
+     * from the generator's formula at elapsed 300 s (make_job), ranked and
+     * interpolated between order statistics (rank 0.05 * 199 = 9.95). */
+    assert_non_null(c.band.p5);
+    assert_non_null(c.band.p95);
+    size_t g = 0;
+    while (g < c.band.n && fabs(c.band.t[g] - (a->t_start + 300)) > 1e-6)
+        g++;
+    assert_true(g < c.band.n);
+    double x[200];
+    for (size_t k = 0; k < 200; k++) {
+        double pct = k == 137 ? 90 : 20 + (double)((k * 7) % 60);
+        double wave = k == 137 ? 5 : 10;
+        x[k] = pct + wave * sin(2 * M_PI * 300 / 600 + (double)k * 0.3);
+    }
+    for (size_t i = 1; i < 200; i++) /* insertion sort */
+        for (size_t j = i; j > 0 && x[j - 1] > x[j]; j--) {
+            double t = x[j];
+            x[j] = x[j - 1];
+            x[j - 1] = t;
+        }
+    double p5 = x[9] + 0.95 * (x[10] - x[9]), p95 = x[189] + 0.05 * (x[190] - x[189]);
+    assert_true(fabs(c.band.p5[g] - p5) < 1e-6 * fabs(p5) + 1e-9);
+    assert_true(fabs(c.band.p95[g] - p95) < 1e-6 * fabs(p95) + 1e-9);
+    assert_true(c.band.lo[g] <= c.band.p5[g] && c.band.p95[g] <= c.band.hi[g]);
     pm_chart_free(&c);
+
+    /* The colour map's rows by mean, highest first: the hot node on top. */
+    pm_heatmap_data hd;
+    assert_int_equal(pm_heatmap_build(a, (size_t)m, 0, 400, &hd, &err), 0);
+    assert_int_equal(hd.hm.nrows, 200);
+    assert_string_equal(hd.hm.rows[0], "node-137");
+    for (size_t r = 1; r < hd.hm.nrows; r++) {
+        int h0 = -1, h1 = -1;
+        for (size_t h = 0; h < a->nhosts; h++) {
+            if (strcmp(a->hosts[h].name, hd.hm.rows[r - 1]) == 0)
+                h0 = (int)h;
+            if (strcmp(a->hosts[h].name, hd.hm.rows[r]) == 0)
+                h1 = (int)h;
+        }
+        assert_true(h0 >= 0 && h1 >= 0);
+        assert_true(a->metrics[m].host[h0]->st.mean >= a->metrics[m].host[h1]->st.mean);
+    }
+    pm_heatmap_data_free(&hd);
 
     snprintf(pdf, sizeof pdf, "%s/big.pdf", dir);
     write_pdf(a, pdf);
@@ -519,10 +627,15 @@ static void test_200_hosts(void **state)
         assert_non_null(strstr(text, "Imbalance: time x node"));
         assert_non_null(strstr(text, "Nodes that stand out"));
         assert_non_null(strstr(text, "node-137"));
-        /* The statistics appendix lists every host. */
-        assert_non_null(strstr(text, "node-199"));
-        assert_non_null(strstr(text, "node-001"));
         free(text);
+        /* The statistics appendix gives the distribution; every host stays
+         * in the attached statistics. */
+        double over20;
+        int nn = attached_nodes(pdf, "node-199", &over20);
+        if (nn >= 0) {
+            assert_int_equal(nn, 200);
+            assert_true(isfinite(over20));
+        }
     }
     pm_analysis_free(a);
     pm_test_rmrf(dir);
@@ -568,6 +681,130 @@ static void test_idle_node_on_page1(void **state)
         assert_null(strstr(text, "No rule fired"));
         assert_non_null(strstr(text, "node-idle: CPU utilisation averaged 2%"));
         free(text);
+    }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* A column across nodes: percentiles at rank p (n - 1) between order
+ * statistics, NaN left out; by hand for 1..20 (in any order, with a NaN):
+ * p5 at rank 0.95 = 1.95, median 10.5, p95 at rank 18.05 = 19.05. */
+static void test_spread(void **state)
+{
+    (void)state;
+    double v[21];
+    for (int i = 0; i < 20; i++)
+        v[i] = (double)((i * 7) % 20 + 1); /* 1..20 shuffled */
+    v[20] = NAN;
+    static const struct {
+        size_t n;
+        double min, p5, median, p95, max;
+    } rows[] = {
+        {21, 1, 1.95, 10.5, 19.05, 20}, /* 1..20 and a NaN */
+        {1, 1, 1, 1, 1, 1},             /* one value (v[0] = 1) */
+        {0, NAN, NAN, NAN, NAN, NAN},   /* empty */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        pm_spread sp;
+        assert_int_equal(pm_spread_of(v, rows[r].n, &sp), 0);
+        const double got[5] = {sp.min, sp.p5, sp.median, sp.p95, sp.max};
+        const double want[5] = {rows[r].min, rows[r].p5, rows[r].median, rows[r].p95, rows[r].max};
+        for (int k = 0; k < 5; k++) {
+            if (isnan(want[k]))
+                assert_true(isnan(got[k]));
+            else
+                assert_true(fabs(got[k] - want[k]) < 1e-12);
+        }
+        assert_int_equal(sp.n, rows[r].n == 21 ? 20 : rows[r].n);
+    }
+    pm_spread sp;
+    const double nan1[1] = {NAN};
+    assert_int_equal(pm_spread_of(nan1, 1, &sp), 0);
+    assert_int_equal(sp.n, 0);
+}
+
+/* The line of text holding both a and b, or NULL. */
+static const char *line_with(const char *text, const char *a, const char *b)
+{
+    for (const char *p = text; (p = strstr(p, a)) != NULL; p += strlen(a)) {
+        const char *s = p, *e = strchr(p, '\n');
+        while (s > text && s[-1] != '\n')
+            s--;
+        if (!e)
+            e = p + strlen(p);
+        const char *q = strstr(s, b);
+        if (q && q < e)
+            return s;
+    }
+    return NULL;
+}
+
+/* Above 16 nodes the tables are a distribution and the nodes at the ends,
+ * each with its reason.  A 40-node hour where the generator makes
+ * node-idle idle (2 % CPU) from sample 72 of 360 on: by hand 288 of 360
+ * samples below 20 %, "idle 80 % of the job", the first of the least busy
+ * nodes; node-short stops 12 samples early (348 of the 360 the hour holds
+ * at 10 s): "12 samples lost" among the data-quality outliers, and
+ * node-late, started 3 s after the others, "clock offset 3 s".  The full
+ * per-node data stays in the attached --stats --json (40 nodes, node-idle
+ * above 20 % for 20 % of its samples). */
+static void test_big_job_outliers(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4400];
+    snprintf(job, sizeof job, "%s/job", dir);
+    assert_int_equal(mkdir(job, 0755), 0);
+    for (size_t k = 0; k < 40; k++) {
+        char host[64], path[4400];
+        snprintf(host, sizeof host,
+                 k == 23 ? "node-idle" : k == 31 ? "node-short" : k == 5 ? "node-late" : "node-%02zu", k);
+        snprintf(path, sizeof path, "%s/%s.pmp", job, host);
+        pm_synth s;
+        pm_synth_init(&s, host);
+        s.n = k == 31 ? 348 : 360;
+        s.interval_s = 10;
+        s.cpu_pct = 45 + (double)((k * 7) % 30);
+        s.cpu_wave = 10;
+        s.wave_period_s = 600;
+        s.wave_phase = (double)k * 0.3;
+        if (k == 5)
+            s.start_s += 3; /* its first sample 3 s after every other node's */
+        if (k == 23) {
+            s.idle_from = 72;
+            s.idle_pct = 2;
+        }
+        pm_error err;
+        assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    }
+    pm_analysis *a = analyse(job);
+    assert_int_equal(a->nhosts, 40);
+    snprintf(pdf, sizeof pdf, "%s/big.pdf", dir);
+    write_pdf(a, pdf);
+    if (have("pdftotext") && have("pdfdetach")) {
+        char cmd[4600];
+        snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+        char *text = capture(cmd);
+        const char *least = strstr(text, "least busy nodes");
+        assert_non_null(least);
+        /* node-idle heads the least busy nodes, with its idle share. */
+        const char *row = strchr(least, '\n');
+        assert_non_null(row);
+        if (!line_with(row + 1, "node-idle", "idle 80 % of the job") ||
+            strncmp(row + 1 + strspn(row + 1, " "), "node-idle", 9) != 0)
+            fail_msg("node-idle not first with 'idle 80 %% of the job': %.300s", least);
+        if (!line_with(text, "node-short", "12 samples lost"))
+            fail_msg("node-short's 12 lost samples not among the data-quality outliers");
+        if (!line_with(text, "node-late", "clock offset 3 s"))
+            fail_msg("node-late's clock offset of 3 s not among the data-quality outliers");
+        /* The distribution, not one row per node. */
+        assert_non_null(strstr(text, "95th pct"));
+        assert_null(line_with(text, "node-17", "cpu"));
+        free(text);
+        double over20;
+        assert_int_equal(attached_nodes(pdf, "node-idle", &over20), 40);
+        assert_true(fabs(over20 - 20.0) < 1e-9);
     }
     pm_analysis_free(a);
     pm_test_rmrf(dir);
@@ -796,6 +1033,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_plots), cmocka_unit_test(test_golden_image),
         cmocka_unit_test(test_edge_lines_visible), cmocka_unit_test(test_page_counts),
+        cmocka_unit_test(test_big_job_outliers), cmocka_unit_test(test_spread),
         cmocka_unit_test(test_spike_visible),
         cmocka_unit_test(test_plots_png),        cmocka_unit_test(test_report_small_job),
         cmocka_unit_test(test_report_errors),    cmocka_unit_test(test_200_hosts),
