@@ -764,6 +764,7 @@ static int scan_group(scan *s, host *h, const char *group)
         } else if ((rc = skip_value(s))) {
             return rc;
         }
+        release_below(s, s->p);
         if ((rc = scan_next(s, &more)))
             return rc;
     }
@@ -823,6 +824,9 @@ static int scan_host(scan *s, host *h)
         } else {
             rc = skip_value(s);
         }
+        /* A list read is a list done with: each thread keeps the page or
+         * two of text it is reading resident, not its whole host. */
+        release_below(s, s->p);
         if (rc || (rc = scan_next(s, &more)))
             return rc;
     }
