@@ -261,6 +261,54 @@ static void test_wall_step_uses_monotonic(void **state)
     pm_test_rmrf(dir);
 }
 
+/* The grid point a lone sample is placed on: the nearest, ties to the even
+ * one (nearbyint in the default rounding mode, here the reference). */
+static long placed_at(double t, double t0, double step, size_t ngrid)
+{
+    double v = 7, out[64];
+    pm_place it;
+    assert_true(ngrid <= 64);
+    pm_place_init(&it, &t, &v, 1, t0, step, ngrid);
+    pm_place_next(&it, 0, ngrid, out);
+    long at = -1;
+    for (size_t k = 0; k < ngrid; k++)
+        if (!isnan(out[k])) {
+            assert_int_equal(at, -1); /* one point only */
+            at = (long)k;
+        }
+    return at;
+}
+
+static void test_place_nearest_ties_even(void **state)
+{
+    (void)state;
+    /* exact halves: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, 3.5 -> 4 ... */
+    for (int k = 0; k < 20; k++) {
+        long want = k % 2 == 0 ? k : k + 1;
+        assert_int_equal(placed_at(k + 0.5, 0, 1, 40), want);
+        assert_int_equal(placed_at(1e9 + 0.25 * (k + 0.5), 1e9, 0.25, 40), want);
+    }
+    /* before the grid: its first point; past it: its last */
+    assert_int_equal(placed_at(-3.7, 0, 1, 10), 0);
+    assert_int_equal(placed_at(-0.4, 0, 1, 10), 0);
+    assert_int_equal(placed_at(1e300, 0, 1, 10), 9);
+    /* a million pseudo-random offsets against libm's nearbyint */
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 1000000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double step = 0.05 + (double)(x % 1000) / 100.0;
+        double t0 = 1.7e9 + (double)(x >> 40) / 1024.0;
+        double t = t0 + ((double)(x % 4096) - 8.0) / 64.0 * step;
+        double kd = nearbyint((t - t0) / step);
+        long want = kd <= 0 ? 0 : kd >= 63 ? 63 : (long)kd;
+        long got = placed_at(t, t0, step, 64);
+        if (got != want)
+            fail_msg("t %.17g t0 %.17g step %.17g: at %ld, want %ld", t, t0, step, got, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_skewed_clocks_no_sawtooth),
         cmocka_unit_test(test_index_alignment),
         cmocka_unit_test(test_wall_step_uses_monotonic),
+        cmocka_unit_test(test_place_nearest_ties_even),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
