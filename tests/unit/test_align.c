@@ -309,6 +309,60 @@ static void test_place_nearest_ties_even(void **state)
     }
 }
 
+/* Grid points computed once per host (pm_place_points, as the analysis
+ * does for all its metrics) place every sample where computing them on
+ * the way does: ragged, jittered times with NaN runs. */
+static void test_place_points_same(void **state)
+{
+    (void)state;
+    enum { N = 5000, G = 3000 };
+    double *t = malloc(N * sizeof *t), *v = malloc(N * sizeof *v);
+    double *o1 = malloc(G * sizeof *o1), *o2 = malloc(G * sizeof *o2);
+    uint32_t *k = malloc(N * sizeof *k);
+    assert_true(t && v && o1 && o2 && k);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    double tt = 1.7e9 - 3.3;
+    for (size_t i = 0; i < N; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        tt += 0.2 + (double)(x % 1000) / 1000.0; /* 0.2-1.2 s apart */
+        t[i] = tt;
+        v[i] = x % 11 == 0 ? NAN : (double)(x % 100000) / 7.0;
+    }
+    double t0 = 1.7e9, step = 0.7;
+    pm_place_points(t, N, t0, step, G, k);
+    for (size_t i = 0; i < N; i++) {
+        double kd = nearbyint((t[i] - t0) / step);
+        uint32_t want = kd <= 0 ? 0 : kd >= G - 1 ? G - 1 : (uint32_t)kd;
+        assert_int_equal(k[i], want);
+    }
+    pm_place a, b;
+    pm_place_init(&a, t, v, N, t0, step, G);
+    pm_place_init_k(&b, t, k, v, N, t0, step, G);
+    /* in uneven chunks, as --data asks for them */
+    for (size_t k0 = 0; k0 < G; k0 += 97) {
+        size_t k1 = k0 + 97 < G ? k0 + 97 : G;
+        assert_int_equal(pm_place_next(&a, k0, k1, o1), pm_place_next(&b, k0, k1, o2));
+    }
+    pm_place_init(&a, t, v, N, t0, step, G);
+    pm_place_init_k(&b, t, k, v, N, t0, step, G);
+    pm_place_next(&a, 0, G, o1);
+    pm_place_next(&b, 0, G, o2);
+    size_t set = 0;
+    for (size_t i = 0; i < G; i++) {
+        if (memcmp(&o1[i], &o2[i], sizeof o1[i]) != 0)
+            fail_msg("grid point %zu: %.17g vs %.17g", i, o1[i], o2[i]);
+        set += !isnan(o1[i]);
+    }
+    assert_true(set > G / 2);
+    free(t);
+    free(v);
+    free(o1);
+    free(o2);
+    free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_index_alignment),
         cmocka_unit_test(test_wall_step_uses_monotonic),
         cmocka_unit_test(test_place_nearest_ties_even),
+        cmocka_unit_test(test_place_points_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
