@@ -85,7 +85,7 @@ typedef struct pm_host {
                             * metric using them are computed, to bound memory */
     size_t n;              /* samples kept (increasing time, inside the window) */
     double *t;             /* [n] seconds since the epoch */
-    size_t *idx;           /* [n] index of each kept sample in prof */
+    uint32_t *idx;         /* [n] index of each kept sample in prof */
     uint32_t *grid_k;      /* [n] the common grid's point nearest each sample
                             * (time alignment), computed once for all metrics;
                             * NULL when not aligned by time */

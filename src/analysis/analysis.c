@@ -51,23 +51,30 @@ typedef struct times_ctx {
 static int host_axis(pm_analysis *a, pm_host *ho)
 {
     const pm_profile *p = ho->prof;
+    if (p->n > UINT32_MAX)
+        return PM_ELIMIT; /* 136 years at 1 s: not a profile */
     double *t = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *t);
-    size_t *idx = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *idx);
+    uint32_t *idx = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *idx);
     if (!t || !idx)
         return PM_ENOMEM;
     for (size_t i = 0; i < p->n; i++)
         t[i] = p->t_wall_ns[i] == INT64_MIN ? NAN : ns_to_s(p->t_wall_ns[i]);
-    size_t k;
+    size_t k = 0;
     if (a->opts.compat_ska) {
         /* SKA differences timestamps as they are. */
-        k = 0;
         for (size_t i = 0; i < p->n; i++)
             if (isfinite(t[i]))
-                idx[k++] = i;
-        ho->dropped_time = p->n - k;
+                idx[k++] = (uint32_t)i;
     } else {
-        k = pm_time_increasing(t, p->n, idx, &ho->dropped_time);
+        /* pm_time_increasing, into 32-bit indices */
+        double last = -INFINITY;
+        for (size_t i = 0; i < p->n; i++)
+            if (isfinite(t[i]) && t[i] > last) {
+                idx[k++] = (uint32_t)i;
+                last = t[i];
+            }
     }
+    ho->dropped_time = p->n - k;
     for (size_t i = 0; i < k; i++)
         t[i] = t[idx[i]];
     ho->t = t;
