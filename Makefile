@@ -48,9 +48,15 @@ DEB_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev li
 
 # External libraries, resolved only when something needs them (so that
 # `make deps` works before they exist).
-PKGS      = cairo libcjson gsl hdf5-serial
-EXT_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS      = cairo libcjson gsl
+EXT_CFLAGS = $(shell pkg-config --cflags $(PKGS) hdf5-serial 2>/dev/null)
 EXT_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhpdf -lz -lm
+# HDF5 is opened with dlopen by --hdf5 (src/export/hdf5.c), not linked: with
+# what it pulls in it adds some 7 MB to every perfmon-analyze run.  Only the
+# tests that read HDF5 files back link it.
+HDF5_LIBS  = $(shell pkg-config --libs hdf5-serial 2>/dev/null)
+HDF5_SONAME = $(shell f=$$(pkg-config --variable=libdir hdf5-serial 2>/dev/null)/libhdf5.so; \
+  objdump -p "$$f" 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # The archive's databases: only perfmon-archive and its tests link them.
 ARCHIVE_CFLAGS = $(shell pkg-config --cflags sqlite3 libpq 2>/dev/null)
@@ -93,6 +99,8 @@ $(BUILD)/%.o: %.c
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(EXT_CFLAGS) $(ARCHIVE_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/src/export/hdf5.o: CPPFLAGS += $(if $(HDF5_SONAME),-DPM_HDF5_LIB='"$(HDF5_SONAME)"')
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
@@ -115,7 +123,7 @@ $(BUILD)/bin/perfmon-archive: $(BUILD)/src/perfmon-archive/main.o $(CLI_LIB) $(L
 
 $(BUILD)/tests/test_archive%: $(BUILD)/tests/unit/test_archive%.o $(SUPPORT_OBJ) $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(EXT_LIBS) $(ARCHIVE_LIBS) -ldl
+	$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(EXT_LIBS) $(HDF5_LIBS) $(ARCHIVE_LIBS) -ldl
 
 $(BUILD)/bin/%: $(BUILD)/src/%/main.o $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
@@ -123,7 +131,7 @@ $(BUILD)/bin/%: $(BUILD)/src/%/main.o $(CLI_LIB) $(LIB)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJ) $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(EXT_LIBS) -ldl
+	$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(EXT_LIBS) $(HDF5_LIBS) -ldl
 
 # The stand-in NVML library that the GPU tests load through PERFMON_NVML_LIB;
 # no sanitizer flags: it is dlopen'ed into (possibly sanitized) programs.

@@ -85,7 +85,10 @@ typedef struct pm_host {
                             * metric using them are computed, to bound memory */
     size_t n;              /* samples kept (increasing time, inside the window) */
     double *t;             /* [n] seconds since the epoch */
-    size_t *idx;           /* [n] index of each kept sample in prof */
+    uint32_t *idx;         /* [n] index of each kept sample in prof */
+    uint32_t *grid_k;      /* [n] the common grid's point nearest each sample
+                            * (time alignment), computed once for all metrics;
+                            * NULL when not aligned by time */
     size_t dropped_time;   /* samples dropped for a non-increasing timestamp */
     size_t outside_window; /* samples outside --start/--end */
     double interval;       /* median sampling interval (s) */
@@ -308,9 +311,19 @@ typedef struct pm_place {
     size_t k1, k2;           /* their grid points */
     double m1, m2, f1, f2;   /* their means and first samples */
     int adj1, adj2;          /* no NaN between the group and the one before */
+    const uint32_t *k;       /* [n] each sample's grid point (pm_place_points), or NULL */
 } pm_place;
 void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0,
                    double step, size_t ngrid);
+/* The same with each sample's grid point given (k from pm_place_points on
+ * the same t, t0, step and ngrid): the same results without computing
+ * them again for each metric. */
+void pm_place_init_k(pm_place *it, const double *t, const uint32_t *k, const double *v,
+                     size_t n, double t0, double step, size_t ngrid);
+/* k[i] = the grid point nearest t[i] (ties to even), clamped to the grid;
+ * ngrid must be at least 1 and at most UINT32_MAX. */
+void pm_place_points(const double *t, size_t n, double t0, double step, size_t ngrid,
+                     uint32_t *k);
 size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out);
 
 /* Parse a --start/--end value: "+DURATION" (relative), a plain number

@@ -79,6 +79,16 @@ void *pm_arena_alloc(pm_arena *a, size_t n, size_t size)
         p = small_alloc(a, bytes);
         goto out;
     }
+    if (!a->cur && a->heap_big < PM_ARENA_HEAP_FIRST && bytes <= PM_ARENA_HEAP_FIRST - a->heap_big) {
+        /* Aligned like a block's pieces: calloc leaves a fresh mapping
+         * untouched, where aligned_alloc + memset would fault it all in. */
+        char *raw = small_alloc(a, bytes + ALIGN - 1);
+        if (raw) {
+            a->heap_big += bytes;
+            p = (void *)(((uintptr_t)raw + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+        }
+        goto out;
+    }
     bytes = (bytes + ALIGN - 1) & ~(ALIGN - 1);
     if (bytes > a->left) {
         size_t bb = bytes > PM_ARENA_BLOCK ? bytes : PM_ARENA_BLOCK;
@@ -117,4 +127,5 @@ void pm_arena_free(pm_arena *a)
     a->npieces = a->cap = 0;
     a->cur = NULL;
     a->left = 0;
+    a->heap_big = 0;
 }

@@ -261,6 +261,108 @@ static void test_wall_step_uses_monotonic(void **state)
     pm_test_rmrf(dir);
 }
 
+/* The grid point a lone sample is placed on: the nearest, ties to the even
+ * one (nearbyint in the default rounding mode, here the reference). */
+static long placed_at(double t, double t0, double step, size_t ngrid)
+{
+    double v = 7, out[64];
+    pm_place it;
+    assert_true(ngrid <= 64);
+    pm_place_init(&it, &t, &v, 1, t0, step, ngrid);
+    pm_place_next(&it, 0, ngrid, out);
+    long at = -1;
+    for (size_t k = 0; k < ngrid; k++)
+        if (!isnan(out[k])) {
+            assert_int_equal(at, -1); /* one point only */
+            at = (long)k;
+        }
+    return at;
+}
+
+static void test_place_nearest_ties_even(void **state)
+{
+    (void)state;
+    /* exact halves: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, 3.5 -> 4 ... */
+    for (int k = 0; k < 20; k++) {
+        long want = k % 2 == 0 ? k : k + 1;
+        assert_int_equal(placed_at(k + 0.5, 0, 1, 40), want);
+        assert_int_equal(placed_at(1e9 + 0.25 * (k + 0.5), 1e9, 0.25, 40), want);
+    }
+    /* before the grid: its first point; past it: its last */
+    assert_int_equal(placed_at(-3.7, 0, 1, 10), 0);
+    assert_int_equal(placed_at(-0.4, 0, 1, 10), 0);
+    assert_int_equal(placed_at(1e300, 0, 1, 10), 9);
+    /* a million pseudo-random offsets against libm's nearbyint */
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 1000000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double step = 0.05 + (double)(x % 1000) / 100.0;
+        double t0 = 1.7e9 + (double)(x >> 40) / 1024.0;
+        double t = t0 + ((double)(x % 4096) - 8.0) / 64.0 * step;
+        double kd = nearbyint((t - t0) / step);
+        long want = kd <= 0 ? 0 : kd >= 63 ? 63 : (long)kd;
+        long got = placed_at(t, t0, step, 64);
+        if (got != want)
+            fail_msg("t %.17g t0 %.17g step %.17g: at %ld, want %ld", t, t0, step, got, want);
+    }
+}
+
+/* Grid points computed once per host (pm_place_points, as the analysis
+ * does for all its metrics) place every sample where computing them on
+ * the way does: ragged, jittered times with NaN runs. */
+static void test_place_points_same(void **state)
+{
+    (void)state;
+    enum { N = 5000, G = 3000 };
+    double *t = malloc(N * sizeof *t), *v = malloc(N * sizeof *v);
+    double *o1 = malloc(G * sizeof *o1), *o2 = malloc(G * sizeof *o2);
+    uint32_t *k = malloc(N * sizeof *k);
+    assert_true(t && v && o1 && o2 && k);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    double tt = 1.7e9 - 3.3;
+    for (size_t i = 0; i < N; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        tt += 0.2 + (double)(x % 1000) / 1000.0; /* 0.2-1.2 s apart */
+        t[i] = tt;
+        v[i] = x % 11 == 0 ? NAN : (double)(x % 100000) / 7.0;
+    }
+    double t0 = 1.7e9, step = 0.7;
+    pm_place_points(t, N, t0, step, G, k);
+    for (size_t i = 0; i < N; i++) {
+        double kd = nearbyint((t[i] - t0) / step);
+        uint32_t want = kd <= 0 ? 0 : kd >= G - 1 ? G - 1 : (uint32_t)kd;
+        assert_int_equal(k[i], want);
+    }
+    pm_place a, b;
+    pm_place_init(&a, t, v, N, t0, step, G);
+    pm_place_init_k(&b, t, k, v, N, t0, step, G);
+    /* in uneven chunks, as --data asks for them */
+    for (size_t k0 = 0; k0 < G; k0 += 97) {
+        size_t k1 = k0 + 97 < G ? k0 + 97 : G;
+        assert_int_equal(pm_place_next(&a, k0, k1, o1), pm_place_next(&b, k0, k1, o2));
+    }
+    pm_place_init(&a, t, v, N, t0, step, G);
+    pm_place_init_k(&b, t, k, v, N, t0, step, G);
+    pm_place_next(&a, 0, G, o1);
+    pm_place_next(&b, 0, G, o2);
+    size_t set = 0;
+    for (size_t i = 0; i < G; i++) {
+        if (memcmp(&o1[i], &o2[i], sizeof o1[i]) != 0)
+            fail_msg("grid point %zu: %.17g vs %.17g", i, o1[i], o2[i]);
+        set += !isnan(o1[i]);
+    }
+    assert_true(set > G / 2);
+    free(t);
+    free(v);
+    free(o1);
+    free(o2);
+    free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +371,8 @@ int main(void)
         cmocka_unit_test(test_skewed_clocks_no_sawtooth),
         cmocka_unit_test(test_index_alignment),
         cmocka_unit_test(test_wall_step_uses_monotonic),
+        cmocka_unit_test(test_place_nearest_ties_even),
+        cmocka_unit_test(test_place_points_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

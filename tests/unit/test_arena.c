@@ -58,6 +58,40 @@ static void test_overflow(void **state)
     pthread_mutex_destroy(&a.lock);
 }
 
+/* A small analysis's big arrays come from the heap, not from a block that
+ * a first touch backs with a whole huge page; past PM_ARENA_HEAP_FIRST
+ * they are carved from blocks. */
+static void test_heap_first(void **state)
+{
+    (void)state;
+    pm_arena a;
+    pm_arena_init(&a);
+    size_t big = 460800, got = 0; /* 57,600 doubles: a 16 x 3,600 job's scratch */
+    while (got + big <= PM_ARENA_HEAP_FIRST) {
+        unsigned char *p = pm_arena_alloc(&a, big, 1);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 64, 0);
+        assert_zero(p, big);
+        memset(p, 0x5A, big);
+        got += big;
+    }
+    size_t nheap = a.npieces;
+    for (size_t i = 0; i < nheap; i++)
+        assert_int_equal(a.pieces[i].bytes, 0); /* calloc'd, no block */
+    assert_null(a.cur);
+    unsigned char *p = pm_arena_alloc(&a, big, 1);
+    assert_non_null(p);
+    assert_zero(p, big);
+#if !defined(__SANITIZE_ADDRESS__)
+    assert_int_equal(a.npieces, nheap + 1);
+    assert_true(a.pieces[nheap].bytes >= PM_ARENA_BLOCK); /* now a block */
+    assert_ptr_equal(a.pieces[nheap].p, p);
+#endif
+    pm_arena_free(&a);
+    assert_int_equal(a.heap_big, 0);
+    pthread_mutex_destroy(&a.lock);
+}
+
 typedef struct job {
     pm_arena *a;
     unsigned char *got[64];
@@ -106,6 +140,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_heap_first),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

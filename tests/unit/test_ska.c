@@ -178,6 +178,81 @@ static void test_numbers(void **state)
     free_list(ps, np);
 }
 
+/* Runs of white space of every length from 0 to 40 (spaces, tabs, CR, LF
+ * mixed) around every token, up to the last byte of the buffer: the
+ * values are those written, and a stray byte after a long run is reported
+ * at its own line and column. */
+static void ws_run(char *out, size_t *o, size_t len, size_t seed)
+{
+    static const char ws[] = " \t\r\n   ";
+    for (size_t i = 0; i < len; i++)
+        out[(*o)++] = ws[(seed * 7 + i * 3) % (sizeof ws - 1)];
+}
+
+static void test_whitespace(void **state)
+{
+    (void)state;
+    enum { N = 41 };
+    for (size_t trail = 0; trail < 20; trail++) {
+        size_t cap = 16384, o = 0, run = 0;
+        char *text = malloc(cap);
+        assert_non_null(text);
+        const char *parts[] = {"{", "\"time_stamps\"", ":", "["};
+        for (size_t k = 0; k < 4; k++) {
+            ws_run(text, &o, run++ % N, trail);
+            memcpy(text + o, parts[k], strlen(parts[k]));
+            o += strlen(parts[k]);
+        }
+        for (size_t i = 0; i < N; i++) {
+            ws_run(text, &o, run++ % N, trail);
+            o += (size_t)snprintf(text + o, cap - o, "%zu", 100 + i);
+            ws_run(text, &o, i, trail);
+            text[o++] = i + 1 < N ? ',' : ']';
+        }
+        o += (size_t)snprintf(text + o, cap - o, ",\"cpu_percent_sys\":[");
+        for (size_t i = 0; i < N; i++) {
+            ws_run(text, &o, N - 1 - i, trail);
+            o += (size_t)snprintf(text + o, cap - o, "%zu.25", i);
+            ws_run(text, &o, (i * 5) % N, trail);
+            text[o++] = i + 1 < N ? ',' : ']';
+        }
+        ws_run(text, &o, trail, trail);
+        text[o++] = '}';
+        ws_run(text, &o, trail, trail + 1); /* the buffer ends in white space */
+        char *exact = malloc(o); /* no NUL after it: a read past the end is caught */
+        assert_non_null(exact);
+        memcpy(exact, text, o);
+        pm_profile **ps = NULL;
+        size_t np = 0;
+        pm_error err;
+        if (pm_ska_decode("w.json", exact, o, &ps, &np, &err) != 0)
+            fail_msg("trail %zu: %s", trail, err.msg);
+        assert_int_equal(np, 1);
+        assert_int_equal(ps[0]->n, N);
+        for (size_t i = 0; i < N; i++) {
+            assert_true(ps[0]->t_wall_ns[i] == (int64_t)(100 + i) * 1000000000);
+            assert_true(at(ps[0], "cpu.percent", i) == (double)i + 0.25);
+        }
+        free_list(ps, np);
+        /* A stray '@' after a run of 33 blanks on line 3. */
+        o = (size_t)snprintf(text, cap, "{\"time_stamps\": [1,\n2,\n");
+        size_t col = 1;
+        for (size_t i = 0; i < 33; i++, col++)
+            text[o++] = i % 2 ? ' ' : '\t';
+        text[o++] = '@';
+        text[o++] = ']';
+        text[o++] = '}';
+        memcpy(exact, text, o);
+        assert_int_not_equal(pm_ska_decode("w.json", exact, o, &ps, &np, &err), 0);
+        char want[64];
+        snprintf(want, sizeof want, "w.json:3:%zu:", col);
+        if (!strstr(err.msg, want))
+            fail_msg("error %s, want position %s", err.msg, want);
+        free(exact);
+        free(text);
+    }
+}
+
 static void test_per_host_file(void **state)
 {
     (void)state;
@@ -215,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_partial_and_long_names),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_whitespace),
         cmocka_unit_test(test_per_host_file),
         cmocka_unit_test(test_sniff),
     };
