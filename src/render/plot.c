@@ -1,6 +1,8 @@
 /* Time-series plots and colour maps with Cairo (see plot.h). */
 #include "perfmon/plot.h"
 
+#include "perfmon/canvas.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -60,7 +62,7 @@ static void text_at(cairo_t *cr, double x, double y, double ax, double ay, const
     double w = text_width(cr, s);
     double h = fe.ascent;
     cairo_move_to(cr, x - ax * w, y - ay * h + h);
-    cairo_show_text(cr, s);
+    pm_cv_show_text(cr, s);
 }
 
 /* Shorten s with an ellipsis until it fits max_w. */
@@ -331,7 +333,7 @@ static void draw_band(cairo_t *cr, const frame *f, const pm_plot_band *b, double
             cairo_close_path(cr);
         }
         cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.22);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
         return;
     }
     double *top = malloc(ncol * sizeof *top), *bot = malloc(ncol * sizeof *bot);
@@ -374,7 +376,7 @@ static void draw_band(cairo_t *cr, const frame *f, const pm_plot_band *b, double
         cairo_close_path(cr);
     }
     cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.22);
-    cairo_fill(cr);
+    pm_cv_fill(cr);
     free(top);
     free(bot);
 }
@@ -410,12 +412,12 @@ static void legend_layout(cairo_t *cr, const pm_plot *p, double w, double fs, in
 void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
                   const pm_plot *p)
 {
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, fs);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, X, Y, W, H);
-    cairo_fill(cr);
+    pm_cv_fill(cr);
 
     /* Device pixels per user unit, for decimation. */
     double ux = 1, uy = 0;
@@ -441,7 +443,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     f.logy = p->logy;
     f.floor_h = fmax(0.06 * f.h, fs * 1.1);
     if (f.w < 10 || f.h < 10) {
-        cairo_restore(cr);
+        pm_cv_restore(cr);
         return;
     }
 
@@ -542,7 +544,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
                 cairo_set_source_rgb(cr, j ? 0.92 : 0.85, j ? 0.92 : 0.85, j ? 0.92 : 0.85);
                 cairo_move_to(cr, f.x, yy);
                 cairo_line_to(cr, f.x + f.w, yy);
-                cairo_stroke(cr);
+                pm_cv_stroke(cr);
                 fmt_num(v, v, lab, sizeof lab);
                 cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
                 text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
@@ -563,7 +565,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
             cairo_move_to(cr, f.x, yy);
             cairo_line_to(cr, f.x + f.w, yy);
-            cairo_stroke(cr);
+            pm_cv_stroke(cr);
             fmt_num(v, ystep, lab, sizeof lab);
             cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
             text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
@@ -585,7 +587,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
         cairo_move_to(cr, xx, f.y);
         cairo_line_to(cr, xx, f.y + f.h);
-        cairo_stroke(cr);
+        pm_cv_stroke(cr);
         fmt_time(tt, tstep, span, p->time_axis, p->t_origin, lab, sizeof lab);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         text_at(cr, xx, f.y + f.h + fs * 0.35, 0.5, 0, lab);
@@ -595,18 +597,18 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     text_at(cr, f.x + f.w / 2, f.y + f.h + fs * 1.65, 0.5, 0,
             p->time_axis == PM_AXIS_ELAPSED ? "Elapsed time (h:mm:ss)" : "Time (UTC)");
     if (p->ylabel) {
-        cairo_save(cr);
+        pm_cv_save(cr);
         cairo_translate(cr, X + fs * 0.35, f.y + f.h / 2);
         cairo_rotate(cr, -M_PI / 2);
         char yl[256];
         fit_text(cr, p->ylabel, f.h, yl, sizeof yl);
         text_at(cr, 0, 0, 0.5, 0, yl);
-        cairo_restore(cr);
+        pm_cv_restore(cr);
     }
 
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_rectangle(cr, f.x, f.y, f.w, f.h);
-    cairo_clip(cr);
+    pm_cv_clip(cr);
     /* Spans: phases tinted, repaired data hatched. */
     for (size_t i = 0; i < p->nspans; i++) {
         const pm_plot_span *s = &p->spans[i];
@@ -622,14 +624,14 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             double lh = fs * 0.55, ly = f.y + (double)((s->color > 0 ? s->color - 1 : 0) % 8) * lh;
             cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.05);
             cairo_rectangle(cr, a, f.y, b - a, f.h);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
             cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.75);
             cairo_rectangle(cr, a, ly, b - a, lh * 0.85);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
         } else {
             cairo_set_source_rgba(cr, 0.55, 0.55, 0.55, 0.25);
             cairo_rectangle(cr, a, f.y, b - a, f.h);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
         }
     }
     /* Phase names, right of their lane's first band, over the bands. */
@@ -642,7 +644,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         double x = fmax(fx(&f, s->t0), f.x) + fs * 0.2, tw = text_width(cr, s->label);
         cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
         cairo_rectangle(cr, x - fs * 0.1, ly, tw + fs * 0.2, lh * 0.85);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
         cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
         text_at(cr, x, ly + lh * 0.42, 0, 0.5, s->label);
     }
@@ -657,7 +659,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             cairo_set_line_width(cr, lw * 1.2);
             set_dash(cr, 0, lw);
             draw_decimated(cr, &f, p->band->t, p->band->mid, p->band->n, px, p->step);
-            cairo_stroke(cr);
+            pm_cv_stroke(cr);
         }
     }
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
@@ -669,7 +671,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         cairo_set_line_width(cr, lw);
         set_dash(cr, dash, lw);
         draw_decimated(cr, &f, p->series[i].t, p->series[i].v, p->series[i].n, px, p->step);
-        cairo_stroke(cr);
+        pm_cv_stroke(cr);
         for (size_t k = 0; p->points && k < p->series[i].n; k++) {
             double xx = fx(&f, p->series[i].t[k]), yy = fy(&f, p->series[i].v[k]);
             if (isfinite(xx) && isfinite(yy)) {
@@ -677,7 +679,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
                 cairo_arc(cr, xx, yy, lw * 2.2, 0, 2 * M_PI);
             }
         }
-        cairo_fill(cr);
+        pm_cv_fill(cr);
     }
     set_dash(cr, 0, lw);
     cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
@@ -689,14 +691,14 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             cairo_arc(cr, xx, yy, fs * 0.5, 0, 2 * M_PI);
         }
     }
-    cairo_stroke(cr);
-    cairo_restore(cr);
+    pm_cv_stroke(cr);
+    pm_cv_restore(cr);
 
     /* Contributing nodes on a right-hand scale, where below the total. */
     if (show_nodes) {
-        cairo_save(cr);
+        pm_cv_save(cr);
         cairo_rectangle(cr, f.x, f.y, f.w, f.h);
-        cairo_clip(cr);
+        pm_cv_clip(cr);
         cairo_set_source_rgba(cr, 0.75, 0.1, 0.1, 0.8);
         cairo_set_line_width(cr, lw * 0.8);
         double d[2] = {lw * 2, lw * 2};
@@ -714,25 +716,25 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
                 cairo_line_to(cr, xx, yy);
             }
         }
-        cairo_stroke(cr);
-        cairo_restore(cr);
+        pm_cv_stroke(cr);
+        pm_cv_restore(cr);
         cairo_set_source_rgb(cr, 0.75, 0.1, 0.1);
         cairo_set_font_size(cr, fs * 0.75);
         snprintf(lab, sizeof lab, "%d", p->nodes_total);
         text_at(cr, f.x + f.w + fs * 0.3, f.y + f.h - f.h * 0.95, 0, 0.5, lab);
         text_at(cr, f.x + f.w + fs * 0.3, f.y + f.h, 0, 0.5, "0");
-        cairo_save(cr);
+        pm_cv_save(cr);
         cairo_translate(cr, f.x + f.w + fs * 1.9, f.y + f.h / 2);
         cairo_rotate(cr, M_PI / 2);
         text_at(cr, 0, 0, 0.5, 0, "nodes reporting");
-        cairo_restore(cr);
+        pm_cv_restore(cr);
     }
 
     /* Frame. */
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     cairo_set_line_width(cr, px * 1.2);
     cairo_rectangle(cr, f.x, f.y, f.w, f.h);
-    cairo_stroke(cr);
+    pm_cv_stroke(cr);
     if (empty) {
         cairo_set_font_size(cr, fs);
         text_at(cr, f.x + f.w / 2, f.y + f.h / 2, 0.5, 0.5, "no data");
@@ -749,7 +751,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             double xx = lx0, yy = ly;
             cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.3);
             cairo_rectangle(cr, xx, yy + fs * 0.15, fs * 2.2, fs * 0.6);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
             cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
             char t[256];
             fit_text(cr, p->band->label ? p->band->label : "min-max", lcolw - fs * 3, t, sizeof t);
@@ -765,7 +767,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             set_dash(cr, dash, lw);
             cairo_move_to(cr, xx, yy + fs * 0.45);
             cairo_line_to(cr, xx + fs * 2.2, yy + fs * 0.45);
-            cairo_stroke(cr);
+            pm_cv_stroke(cr);
             set_dash(cr, 0, lw);
             cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
             char t[256];
@@ -774,7 +776,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
         }
     }
-    cairo_restore(cr);
+    pm_cv_restore(cr);
 }
 
 /* Perceptually ordered colour map (dark blue -> green -> yellow), whose
@@ -802,11 +804,11 @@ static void cmap(double x, double rgb[3])
 void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
                      const pm_heatmap *hm)
 {
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, X, Y, W, H);
-    cairo_fill(cr);
+    pm_cv_fill(cr);
     double ux = 1, uy = 0;
     cairo_user_to_device_distance(cr, &ux, &uy);
     double px = ux > 0 ? 1.0 / ux : 1.0;
@@ -825,7 +827,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     double side = fs * 4.5, bottom = fs * 4.2, cbar = fs * 3.6;
     double mw = W - (mx - X) - side - cbar, mh = H - (my - Y) - bottom - fs * 2.6;
     if (mw < 20 || mh < 20 || hm->nrows == 0 || hm->ncols == 0) {
-        cairo_restore(cr);
+        pm_cv_restore(cr);
         return;
     }
     double lo = INFINITY, hi = -INFINITY;
@@ -856,7 +858,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         free(colavg);
         free(colcnt);
         cairo_surface_destroy(img);
-        cairo_restore(cr);
+        pm_cv_restore(cr);
         return;
     }
     cairo_surface_flush(img);
@@ -893,13 +895,12 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         rowavg[r] = rn ? rs / (double)rn : NAN;
     }
     cairo_surface_mark_dirty(img);
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_translate(cr, mx, my);
     cairo_scale(cr, mw / iw, mh / ih);
     cairo_set_source_surface(cr, img, 0, 0);
-    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
-    cairo_paint(cr);
-    cairo_restore(cr);
+    pm_cv_paint_image(cr); /* one cell, one colour: no smoothing */
+    pm_cv_restore(cr);
     cairo_surface_destroy(img);
 
     /* Title. */
@@ -933,7 +934,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
         cairo_rectangle(cr, sx, my + r * rowh + rowh * 0.1, sw * (frac > 0 ? frac : 0),
                         rowh * 0.8 > px ? rowh * 0.8 : px);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
     }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_font_size(cr, fs * 0.7);
@@ -957,11 +958,11 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
             cairo_move_to(cr, xx, yy);
         pen = 1;
     }
-    cairo_stroke(cr);
+    pm_cv_stroke(cr);
     cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
     cairo_set_line_width(cr, px);
     cairo_rectangle(cr, mx, by, mw, bh);
-    cairo_stroke(cr);
+    pm_cv_stroke(cr);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     text_at(cr, mx - fs * 0.3, by + bh / 2, 1, 0.5, "time avg");
     /* Time ticks under the average strip. */
@@ -990,7 +991,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         cmap(k / 63.0, rgb);
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_rectangle(cr, cx, my + mh - (k + 1) * mh / 64, cw, mh / 64 + px);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
     }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_font_size(cr, fs * 0.7);
@@ -1003,7 +1004,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     free(rowavg);
     free(colavg);
     free(colcnt);
-    cairo_restore(cr);
+    pm_cv_restore(cr);
 }
 
 typedef void (*draw_fn)(cairo_t *, double, double, double, double, double, const void *);
@@ -1069,10 +1070,10 @@ int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, doub
 void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
                       const pm_timeline *tl)
 {
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, X, Y, W, H);
-    cairo_fill(cr);
+    pm_cv_fill(cr);
     double ux = 1, uy = 0;
     cairo_user_to_device_distance(cr, &ux, &uy);
     double px = ux > 0 ? 1.0 / ux : 1.0;
@@ -1096,7 +1097,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     double fx0 = X + lw, fw = W - lw - fs * 0.8;
     double fy0 = Y + fs * 2.2, fh = H - (fy0 - Y) - fs * 2.8 - (double)lrows * fs * 1.3;
     if (fw < 10 || fh < 10 || tl->nrows == 0) {
-        cairo_restore(cr);
+        pm_cv_restore(cr);
         return;
     }
     double t0 = tl->t0, t1 = tl->t1 > tl->t0 ? tl->t1 : tl->t0 + 1;
@@ -1117,7 +1118,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         if (r % 2) {
             cairo_set_source_rgb(cr, 0.965, 0.965, 0.965);
             cairo_rectangle(cr, fx0, fy0 + (double)r * rowh, fw, rowh);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
         }
         if (r % every == 0) {
             char t[256];
@@ -1143,7 +1144,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
         cairo_move_to(cr, xx, fy0);
         cairo_line_to(cr, xx, fy0 + fh);
-        cairo_stroke(cr);
+        pm_cv_stroke(cr);
         fmt_time(tt, tstep, span, tl->time_axis, tl->t_origin, lab, sizeof lab);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         text_at(cr, xx, fy0 + fh + fs * 0.3, 0.5, 0, lab);
@@ -1151,9 +1152,9 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     text_at(cr, fx0 + fw / 2, fy0 + fh + fs * 1.4, 0.5, 0,
             tl->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
     /* Bars: at least one device pixel wide, so a short phase is seen. */
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_rectangle(cr, fx0, fy0, fw, fh);
-    cairo_clip(cr);
+    pm_cv_clip(cr);
     double pad = rowh > 4 * px ? rowh * 0.15 : 0;
     for (size_t i = 0; i < tl->nbars; i++) {
         const pm_timeline_bar *b = &tl->bars[i];
@@ -1167,12 +1168,12 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         pm_plot_style(b->kind + 1, rgb, &d); /* as the phase bands */
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_rectangle(cr, a, fy0 + (double)b->row * rowh + pad, e - a, rowh - 2 * pad);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
     }
-    cairo_restore(cr);
+    pm_cv_restore(cr);
     cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
     cairo_rectangle(cr, fx0, fy0, fw, fh);
-    cairo_stroke(cr);
+    pm_cv_stroke(cr);
     /* Legend. */
     double ly = fy0 + fh + fs * 2.8;
     cairo_set_font_size(cr, fs * 0.85);
@@ -1183,11 +1184,11 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         pm_plot_style(k + 1, rgb, &d);
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_rectangle(cr, lx, yy, fs * 1.6, fs * 0.8);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
         char t[256];
         fit_text(cr, tl->kinds[k], cw - fs * 2.4, t, sizeof t);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         text_at(cr, lx + fs * 2.0, yy + fs * 0.4, 0, 0.5, t);
     }
-    cairo_restore(cr);
+    pm_cv_restore(cr);
 }
