@@ -265,15 +265,21 @@ static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const d
         }
         if (have && (j == 2 * n || brk || col != cur)) {
             double x = f->x + ((double)cur + 0.5) * px;
-            if (pen_down)
-                cairo_line_to(cr, x, first);
-            else
-                cairo_move_to(cr, x, first);
             double a = imn < imx ? mn : mx, b = imn < imx ? mx : mn;
-            cairo_line_to(cr, x, a);
-            cairo_line_to(cr, x, b);
-            cairo_line_to(cr, x, last);
-            pen_down = 1;
+            /* Each point once: a column of one sample is one point (two
+             * where the line starts, a dot under round caps), so the path
+             * is at most 4 points a column and often 1. */
+            double pts[4] = {first, a, b, last}, prev = NAN;
+            for (int k = 0; k < 4; k++) {
+                if (pts[k] == prev && (k < 3 || pen_down))
+                    continue;
+                if (pen_down)
+                    cairo_line_to(cr, x, pts[k]);
+                else
+                    cairo_move_to(cr, x, pts[k]);
+                pen_down = 1;
+                prev = pts[k];
+            }
             have = 0;
         }
         if (j == 2 * n)

@@ -35,7 +35,7 @@
 #define TOP 58.0        /* content starts this far from the top */
 #define BOTTOM 48.0     /* and ends this far from the bottom */
 #define CONTENT_W (PAGE_W - 2 * MARGIN_X)
-#define PDF_DPI 150
+#define PDF_DPI 72 /* vectors: a series is decimated to one column per point */
 #define MAX_TOC 64
 #define STATS_MAX_COLS 6  /* value columns per statistics table */
 
