@@ -80,6 +80,10 @@ void pm_cv_clip(cairo_t *cr);
 void pm_cv_save(cairo_t *cr);
 void pm_cv_restore(cairo_t *cr);
 void pm_cv_show_text(cairo_t *cr, const char *s);
+/* The width of a hairline (grid, frame) for a device pixel of px user
+ * units: px on pixels; on a canvas at most 0.48 pt (a 150-dpi pixel, as
+ * the report's plots had as images), however coarse its columns. */
+double pm_cv_hairline(cairo_t *cr, double px);
 /* Paint the current source, an RGB24 image surface, scaled by the CTM
  * to its rectangle; drawn without smoothing (one cell, one colour). */
 void pm_cv_paint_image(cairo_t *cr);

@@ -289,6 +289,11 @@ void pm_cv_show_text(cairo_t *cr, const char *s)
               cairo_toy_font_face_get_weight(ff) == CAIRO_FONT_WEIGHT_BOLD;
 }
 
+double pm_cv_hairline(cairo_t *cr, double px)
+{
+    return canvas_of(cr) ? fmin(px, 72.0 / 150) : px;
+}
+
 void pm_cv_paint_image(cairo_t *cr)
 {
     pm_canvas *cv = canvas_of(cr);

@@ -534,7 +534,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     cairo_set_font_size(cr, fs * 0.85);
 
     /* Grid and y ticks. */
-    cairo_set_line_width(cr, px);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
     char lab[64];
     if (f.logy) {
         int ndec = (int)(f.y1 - f.y0);
@@ -738,7 +738,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
 
     /* Frame. */
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-    cairo_set_line_width(cr, px * 1.2);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px) * 1.2);
     cairo_rectangle(cr, f.x, f.y, f.w, f.h);
     pm_cv_stroke(cr);
     if (empty) {
@@ -948,7 +948,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     /* Time average along the bottom. */
     double by = my + mh + fs * 0.4, bh = fs * 1.6;
     cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
-    cairo_set_line_width(cr, px * 1.5);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px) * 1.5);
     int pen = 0;
     for (int c = 0; c < iw; c++) {
         if (!colcnt[c]) {
@@ -966,7 +966,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     }
     pm_cv_stroke(cr);
     cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-    cairo_set_line_width(cr, px);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
     cairo_rectangle(cr, mx, by, mw, bh);
     pm_cv_stroke(cr);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
@@ -1140,7 +1140,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     double origin = tl->time_axis == PM_AXIS_ELAPSED ? tl->t_origin : 0;
     double first = origin + ceil((t0 - origin) / tstep - 1e-9) * tstep;
     char lab[64];
-    cairo_set_line_width(cr, px);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
     cairo_set_font_size(cr, fs * 0.8);
     for (int k = 0; k < 60; k++) {
         double tt = first + k * tstep;
