@@ -270,9 +270,11 @@ static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const d
              * where the line starts, a dot under round caps), so the path
              * is at most 4 points a column and often 1. */
             double pts[4] = {first, a, b, last}, prev = NAN;
+            int fresh = !pen_down, drawn = 0;
             for (int k = 0; k < 4; k++) {
-                if (pts[k] == prev && (k < 3 || pen_down))
+                if (pts[k] == prev && !(k == 3 && fresh && drawn == 1))
                     continue;
+                drawn++;
                 if (pen_down)
                     cairo_line_to(cr, x, pts[k]);
                 else

@@ -130,6 +130,42 @@ static void test_burst_reads_its_value(void **state)
     free(v);
 }
 
+/* A sample alone between gaps (NaN on both sides) is a dot: a segment of
+ * length zero, which round caps draw as a disc, in PNG files and in the
+ * PDF alike.  A move alone would draw nothing. */
+static void test_lone_sample_is_a_dot(void **state)
+{
+    (void)state;
+    double t[100], v[100];
+    for (size_t i = 0; i < 100; i++) {
+        t[i] = (double)i;
+        v[i] = NAN;
+    }
+    v[20] = 1;
+    v[50] = 5;
+    v[80] = 3;
+    pm_plot_series ser = {"node-a", t, v, 100};
+    pm_plot p;
+    memset(&p, 0, sizeof p);
+    p.title = "lone samples";
+    p.series = &ser;
+    p.nseries = 1;
+    pm_canvas *cv = pm_canvas_new(400, 200, 72);
+    assert_non_null(cv);
+    pm_plot_draw(pm_canvas_cairo(cv), 0, 0, 400, 200, 8, &p);
+    pm_canvas_op s;
+    size_t i = series_op(cv, 8);
+    pm_canvas_get(cv, i, &s);
+    double x[16], y[16];
+    assert_int_equal(s.npoints, 6);
+    pm_canvas_points(cv, i, x, y, 16);
+    for (size_t k = 0; k < 6; k += 2) {
+        assert_true(x[k] == x[k + 1]);
+        assert_true(y[k] == y[k + 1]);
+    }
+    pm_canvas_free(cv);
+}
+
 /* Titles and axis labels are text in the record (pdftotext reads them in
  * the report), not pixels. */
 static void test_text_is_recorded(void **state)
@@ -170,6 +206,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_reads_its_value),
+        cmocka_unit_test(test_lone_sample_is_a_dot),
         cmocka_unit_test(test_text_is_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
