@@ -1,6 +1,8 @@
 /* Time-series plots and colour maps with Cairo (see plot.h). */
 #include "perfmon/plot.h"
 
+#include "perfmon/canvas.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -60,7 +62,7 @@ static void text_at(cairo_t *cr, double x, double y, double ax, double ay, const
     double w = text_width(cr, s);
     double h = fe.ascent;
     cairo_move_to(cr, x - ax * w, y - ay * h + h);
-    cairo_show_text(cr, s);
+    pm_cv_show_text(cr, s);
 }
 
 /* Shorten s with an ellipsis until it fits max_w. */
@@ -263,15 +265,23 @@ static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const d
         }
         if (have && (j == 2 * n || brk || col != cur)) {
             double x = f->x + ((double)cur + 0.5) * px;
-            if (pen_down)
-                cairo_line_to(cr, x, first);
-            else
-                cairo_move_to(cr, x, first);
             double a = imn < imx ? mn : mx, b = imn < imx ? mx : mn;
-            cairo_line_to(cr, x, a);
-            cairo_line_to(cr, x, b);
-            cairo_line_to(cr, x, last);
-            pen_down = 1;
+            /* Each point once: a column of one sample is one point (two
+             * where the line starts, a dot under round caps), so the path
+             * is at most 4 points a column and often 1. */
+            double pts[4] = {first, a, b, last}, prev = NAN;
+            int fresh = !pen_down, drawn = 0;
+            for (int k = 0; k < 4; k++) {
+                if (pts[k] == prev && !(k == 3 && fresh && drawn == 1))
+                    continue;
+                drawn++;
+                if (pen_down)
+                    cairo_line_to(cr, x, pts[k]);
+                else
+                    cairo_move_to(cr, x, pts[k]);
+                pen_down = 1;
+                prev = pts[k];
+            }
             have = 0;
         }
         if (j == 2 * n)
@@ -331,7 +341,7 @@ static void draw_band(cairo_t *cr, const frame *f, const pm_plot_band *b, double
             cairo_close_path(cr);
         }
         cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.22);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
         return;
     }
     double *top = malloc(ncol * sizeof *top), *bot = malloc(ncol * sizeof *bot);
@@ -374,7 +384,7 @@ static void draw_band(cairo_t *cr, const frame *f, const pm_plot_band *b, double
         cairo_close_path(cr);
     }
     cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.22);
-    cairo_fill(cr);
+    pm_cv_fill(cr);
     free(top);
     free(bot);
 }
@@ -410,12 +420,12 @@ static void legend_layout(cairo_t *cr, const pm_plot *p, double w, double fs, in
 void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
                   const pm_plot *p)
 {
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, fs);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, X, Y, W, H);
-    cairo_fill(cr);
+    pm_cv_fill(cr);
 
     /* Device pixels per user unit, for decimation. */
     double ux = 1, uy = 0;
@@ -441,7 +451,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     f.logy = p->logy;
     f.floor_h = fmax(0.06 * f.h, fs * 1.1);
     if (f.w < 10 || f.h < 10) {
-        cairo_restore(cr);
+        pm_cv_restore(cr);
         return;
     }
 
@@ -526,7 +536,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     cairo_set_font_size(cr, fs * 0.85);
 
     /* Grid and y ticks. */
-    cairo_set_line_width(cr, px);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
     char lab[64];
     if (f.logy) {
         int ndec = (int)(f.y1 - f.y0);
@@ -542,7 +552,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
                 cairo_set_source_rgb(cr, j ? 0.92 : 0.85, j ? 0.92 : 0.85, j ? 0.92 : 0.85);
                 cairo_move_to(cr, f.x, yy);
                 cairo_line_to(cr, f.x + f.w, yy);
-                cairo_stroke(cr);
+                pm_cv_stroke(cr);
                 fmt_num(v, v, lab, sizeof lab);
                 cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
                 text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
@@ -563,7 +573,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
             cairo_move_to(cr, f.x, yy);
             cairo_line_to(cr, f.x + f.w, yy);
-            cairo_stroke(cr);
+            pm_cv_stroke(cr);
             fmt_num(v, ystep, lab, sizeof lab);
             cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
             text_at(cr, f.x - fs * 0.4, yy, 1, 0.5, lab);
@@ -585,7 +595,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
         cairo_move_to(cr, xx, f.y);
         cairo_line_to(cr, xx, f.y + f.h);
-        cairo_stroke(cr);
+        pm_cv_stroke(cr);
         fmt_time(tt, tstep, span, p->time_axis, p->t_origin, lab, sizeof lab);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         text_at(cr, xx, f.y + f.h + fs * 0.35, 0.5, 0, lab);
@@ -595,18 +605,18 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     text_at(cr, f.x + f.w / 2, f.y + f.h + fs * 1.65, 0.5, 0,
             p->time_axis == PM_AXIS_ELAPSED ? "Elapsed time (h:mm:ss)" : "Time (UTC)");
     if (p->ylabel) {
-        cairo_save(cr);
+        pm_cv_save(cr);
         cairo_translate(cr, X + fs * 0.35, f.y + f.h / 2);
         cairo_rotate(cr, -M_PI / 2);
         char yl[256];
         fit_text(cr, p->ylabel, f.h, yl, sizeof yl);
         text_at(cr, 0, 0, 0.5, 0, yl);
-        cairo_restore(cr);
+        pm_cv_restore(cr);
     }
 
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_rectangle(cr, f.x, f.y, f.w, f.h);
-    cairo_clip(cr);
+    pm_cv_clip(cr);
     /* Spans: phases tinted, repaired data hatched. */
     for (size_t i = 0; i < p->nspans; i++) {
         const pm_plot_span *s = &p->spans[i];
@@ -622,14 +632,14 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             double lh = fs * 0.55, ly = f.y + (double)((s->color > 0 ? s->color - 1 : 0) % 8) * lh;
             cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.05);
             cairo_rectangle(cr, a, f.y, b - a, f.h);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
             cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.75);
             cairo_rectangle(cr, a, ly, b - a, lh * 0.85);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
         } else {
             cairo_set_source_rgba(cr, 0.55, 0.55, 0.55, 0.25);
             cairo_rectangle(cr, a, f.y, b - a, f.h);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
         }
     }
     /* Phase names, right of their lane's first band, over the bands. */
@@ -642,7 +652,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         double x = fmax(fx(&f, s->t0), f.x) + fs * 0.2, tw = text_width(cr, s->label);
         cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
         cairo_rectangle(cr, x - fs * 0.1, ly, tw + fs * 0.2, lh * 0.85);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
         cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
         text_at(cr, x, ly + lh * 0.42, 0, 0.5, s->label);
     }
@@ -664,7 +674,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             cairo_set_line_width(cr, lw * 1.2);
             set_dash(cr, 0, lw);
             draw_decimated(cr, &f, p->band->t, p->band->mid, p->band->n, px, p->step);
-            cairo_stroke(cr);
+            pm_cv_stroke(cr);
         }
     }
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
@@ -676,7 +686,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
         cairo_set_line_width(cr, lw);
         set_dash(cr, dash, lw);
         draw_decimated(cr, &f, p->series[i].t, p->series[i].v, p->series[i].n, px, p->step);
-        cairo_stroke(cr);
+        pm_cv_stroke(cr);
         for (size_t k = 0; p->points && k < p->series[i].n; k++) {
             double xx = fx(&f, p->series[i].t[k]), yy = fy(&f, p->series[i].v[k]);
             if (isfinite(xx) && isfinite(yy)) {
@@ -684,7 +694,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
                 cairo_arc(cr, xx, yy, lw * 2.2, 0, 2 * M_PI);
             }
         }
-        cairo_fill(cr);
+        pm_cv_fill(cr);
     }
     set_dash(cr, 0, lw);
     cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
@@ -696,14 +706,14 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             cairo_arc(cr, xx, yy, fs * 0.5, 0, 2 * M_PI);
         }
     }
-    cairo_stroke(cr);
-    cairo_restore(cr);
+    pm_cv_stroke(cr);
+    pm_cv_restore(cr);
 
     /* Contributing nodes on a right-hand scale, where below the total. */
     if (show_nodes) {
-        cairo_save(cr);
+        pm_cv_save(cr);
         cairo_rectangle(cr, f.x, f.y, f.w, f.h);
-        cairo_clip(cr);
+        pm_cv_clip(cr);
         cairo_set_source_rgba(cr, 0.75, 0.1, 0.1, 0.8);
         cairo_set_line_width(cr, lw * 0.8);
         double d[2] = {lw * 2, lw * 2};
@@ -721,25 +731,25 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
                 cairo_line_to(cr, xx, yy);
             }
         }
-        cairo_stroke(cr);
-        cairo_restore(cr);
+        pm_cv_stroke(cr);
+        pm_cv_restore(cr);
         cairo_set_source_rgb(cr, 0.75, 0.1, 0.1);
         cairo_set_font_size(cr, fs * 0.75);
         snprintf(lab, sizeof lab, "%d", p->nodes_total);
         text_at(cr, f.x + f.w + fs * 0.3, f.y + f.h - f.h * 0.95, 0, 0.5, lab);
         text_at(cr, f.x + f.w + fs * 0.3, f.y + f.h, 0, 0.5, "0");
-        cairo_save(cr);
+        pm_cv_save(cr);
         cairo_translate(cr, f.x + f.w + fs * 1.9, f.y + f.h / 2);
         cairo_rotate(cr, M_PI / 2);
         text_at(cr, 0, 0, 0.5, 0, "nodes reporting");
-        cairo_restore(cr);
+        pm_cv_restore(cr);
     }
 
     /* Frame. */
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-    cairo_set_line_width(cr, px * 1.2);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px) * 1.2);
     cairo_rectangle(cr, f.x, f.y, f.w, f.h);
-    cairo_stroke(cr);
+    pm_cv_stroke(cr);
     if (empty) {
         cairo_set_font_size(cr, fs);
         text_at(cr, f.x + f.w / 2, f.y + f.h / 2, 0.5, 0.5, "no data");
@@ -756,7 +766,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             double xx = lx0, yy = ly;
             cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], 0.3);
             cairo_rectangle(cr, xx, yy + fs * 0.15, fs * 2.2, fs * 0.6);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
             cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
             char t[256];
             fit_text(cr, p->band->label ? p->band->label : "min-max", lcolw - fs * 3, t, sizeof t);
@@ -772,7 +782,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             set_dash(cr, dash, lw);
             cairo_move_to(cr, xx, yy + fs * 0.45);
             cairo_line_to(cr, xx + fs * 2.2, yy + fs * 0.45);
-            cairo_stroke(cr);
+            pm_cv_stroke(cr);
             set_dash(cr, 0, lw);
             cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
             char t[256];
@@ -781,7 +791,7 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
             text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
         }
     }
-    cairo_restore(cr);
+    pm_cv_restore(cr);
 }
 
 /* Perceptually ordered colour map (dark blue -> green -> yellow), whose
@@ -809,11 +819,11 @@ static void cmap(double x, double rgb[3])
 void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
                      const pm_heatmap *hm)
 {
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, X, Y, W, H);
-    cairo_fill(cr);
+    pm_cv_fill(cr);
     double ux = 1, uy = 0;
     cairo_user_to_device_distance(cr, &ux, &uy);
     double px = ux > 0 ? 1.0 / ux : 1.0;
@@ -832,7 +842,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     double side = fs * 4.5, bottom = fs * 4.2, cbar = fs * 3.6;
     double mw = W - (mx - X) - side - cbar, mh = H - (my - Y) - bottom - fs * 2.6;
     if (mw < 20 || mh < 20 || hm->nrows == 0 || hm->ncols == 0) {
-        cairo_restore(cr);
+        pm_cv_restore(cr);
         return;
     }
     double lo = INFINITY, hi = -INFINITY;
@@ -863,7 +873,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         free(colavg);
         free(colcnt);
         cairo_surface_destroy(img);
-        cairo_restore(cr);
+        pm_cv_restore(cr);
         return;
     }
     cairo_surface_flush(img);
@@ -900,13 +910,12 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         rowavg[r] = rn ? rs / (double)rn : NAN;
     }
     cairo_surface_mark_dirty(img);
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_translate(cr, mx, my);
     cairo_scale(cr, mw / iw, mh / ih);
     cairo_set_source_surface(cr, img, 0, 0);
-    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
-    cairo_paint(cr);
-    cairo_restore(cr);
+    pm_cv_paint_image(cr); /* one cell, one colour: no smoothing */
+    pm_cv_restore(cr);
     cairo_surface_destroy(img);
 
     /* Title. */
@@ -940,7 +949,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
         cairo_rectangle(cr, sx, my + r * rowh + rowh * 0.1, sw * (frac > 0 ? frac : 0),
                         rowh * 0.8 > px ? rowh * 0.8 : px);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
     }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_font_size(cr, fs * 0.7);
@@ -948,7 +957,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     /* Time average along the bottom. */
     double by = my + mh + fs * 0.4, bh = fs * 1.6;
     cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
-    cairo_set_line_width(cr, px * 1.5);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px) * 1.5);
     int pen = 0;
     for (int c = 0; c < iw; c++) {
         if (!colcnt[c]) {
@@ -964,11 +973,11 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
             cairo_move_to(cr, xx, yy);
         pen = 1;
     }
-    cairo_stroke(cr);
+    pm_cv_stroke(cr);
     cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-    cairo_set_line_width(cr, px);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
     cairo_rectangle(cr, mx, by, mw, bh);
-    cairo_stroke(cr);
+    pm_cv_stroke(cr);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     text_at(cr, mx - fs * 0.3, by + bh / 2, 1, 0.5, "time avg");
     /* Time ticks under the average strip. */
@@ -997,7 +1006,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         cmap(k / 63.0, rgb);
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_rectangle(cr, cx, my + mh - (k + 1) * mh / 64, cw, mh / 64 + px);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
     }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_font_size(cr, fs * 0.7);
@@ -1010,7 +1019,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     free(rowavg);
     free(colavg);
     free(colcnt);
-    cairo_restore(cr);
+    pm_cv_restore(cr);
 }
 
 typedef void (*draw_fn)(cairo_t *, double, double, double, double, double, const void *);
@@ -1076,10 +1085,10 @@ int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, doub
 void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
                       const pm_timeline *tl)
 {
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, X, Y, W, H);
-    cairo_fill(cr);
+    pm_cv_fill(cr);
     double ux = 1, uy = 0;
     cairo_user_to_device_distance(cr, &ux, &uy);
     double px = ux > 0 ? 1.0 / ux : 1.0;
@@ -1103,7 +1112,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     double fx0 = X + lw, fw = W - lw - fs * 0.8;
     double fy0 = Y + fs * 2.2, fh = H - (fy0 - Y) - fs * 2.8 - (double)lrows * fs * 1.3;
     if (fw < 10 || fh < 10 || tl->nrows == 0) {
-        cairo_restore(cr);
+        pm_cv_restore(cr);
         return;
     }
     double t0 = tl->t0, t1 = tl->t1 > tl->t0 ? tl->t1 : tl->t0 + 1;
@@ -1124,7 +1133,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         if (r % 2) {
             cairo_set_source_rgb(cr, 0.965, 0.965, 0.965);
             cairo_rectangle(cr, fx0, fy0 + (double)r * rowh, fw, rowh);
-            cairo_fill(cr);
+            pm_cv_fill(cr);
         }
         if (r % every == 0) {
             char t[256];
@@ -1140,7 +1149,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     double origin = tl->time_axis == PM_AXIS_ELAPSED ? tl->t_origin : 0;
     double first = origin + ceil((t0 - origin) / tstep - 1e-9) * tstep;
     char lab[64];
-    cairo_set_line_width(cr, px);
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
     cairo_set_font_size(cr, fs * 0.8);
     for (int k = 0; k < 60; k++) {
         double tt = first + k * tstep;
@@ -1150,7 +1159,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
         cairo_move_to(cr, xx, fy0);
         cairo_line_to(cr, xx, fy0 + fh);
-        cairo_stroke(cr);
+        pm_cv_stroke(cr);
         fmt_time(tt, tstep, span, tl->time_axis, tl->t_origin, lab, sizeof lab);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         text_at(cr, xx, fy0 + fh + fs * 0.3, 0.5, 0, lab);
@@ -1158,9 +1167,9 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     text_at(cr, fx0 + fw / 2, fy0 + fh + fs * 1.4, 0.5, 0,
             tl->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
     /* Bars: at least one device pixel wide, so a short phase is seen. */
-    cairo_save(cr);
+    pm_cv_save(cr);
     cairo_rectangle(cr, fx0, fy0, fw, fh);
-    cairo_clip(cr);
+    pm_cv_clip(cr);
     double pad = rowh > 4 * px ? rowh * 0.15 : 0;
     for (size_t i = 0; i < tl->nbars; i++) {
         const pm_timeline_bar *b = &tl->bars[i];
@@ -1174,12 +1183,12 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         pm_plot_style(b->kind + 1, rgb, &d); /* as the phase bands */
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_rectangle(cr, a, fy0 + (double)b->row * rowh + pad, e - a, rowh - 2 * pad);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
     }
-    cairo_restore(cr);
+    pm_cv_restore(cr);
     cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
     cairo_rectangle(cr, fx0, fy0, fw, fh);
-    cairo_stroke(cr);
+    pm_cv_stroke(cr);
     /* Legend. */
     double ly = fy0 + fh + fs * 2.8;
     cairo_set_font_size(cr, fs * 0.85);
@@ -1190,11 +1199,11 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         pm_plot_style(k + 1, rgb, &d);
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_rectangle(cr, lx, yy, fs * 1.6, fs * 0.8);
-        cairo_fill(cr);
+        pm_cv_fill(cr);
         char t[256];
         fit_text(cr, tl->kinds[k], cw - fs * 2.4, t, sizeof t);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         text_at(cr, lx + fs * 2.0, yy + fs * 0.4, 0, 0.5, t);
     }
-    cairo_restore(cr);
+    pm_cv_restore(cr);
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "perfmon/buf.h"
+#include "perfmon/canvas.h"
 #include "perfmon/compare.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
@@ -35,7 +36,7 @@
 #define TOP 58.0        /* content starts this far from the top */
 #define BOTTOM 48.0     /* and ends this far from the bottom */
 #define CONTENT_W (PAGE_W - 2 * MARGIN_X)
-#define PDF_DPI 150
+#define PDF_DPI 72 /* vectors: a series is decimated to one column per point */
 #define MAX_TOC 64
 #define STATS_MAX_COLS 6  /* value columns per statistics table */
 #define HW_MAX_ROWS 10    /* hardware configurations listed */
@@ -67,6 +68,7 @@ typedef struct doc {
     HPDF_Page toc_page;
     double ink[3];        /* colour of the text drawn next (RGB, 0 = black) */
     int oom;
+    pm_canvas_pdf cv;     /* what the plots' vectors share in the PDF */
 } doc;
 
 static void on_hpdf_error(HPDF_STATUS error_no, HPDF_STATUS detail_no, void *user)
@@ -412,62 +414,27 @@ static void draw_timeline(cairo_t *cr, double w, double h, const void *obj)
     pm_timeline_draw(cr, 0, 0, w, h, 8.0, obj);
 }
 
-/* Render with Cairo at PDF_DPI into packed RGB (what libharu takes: a PNG
- * round trip would deflate and inflate every plot once more for nothing). */
-static unsigned char *render_rgb(draw_cb fn, const void *obj, double w, double h, int *pw_out,
-                                 int *ph_out)
+/* Draw into a canvas that records vectors (see canvas.h); PDF_DPI sets
+ * the pixel columns a series is decimated to (min and max per column). */
+static pm_canvas *render_canvas(draw_cb fn, const void *obj, double w, double h)
 {
-    int pw = (int)lround(w / 72.0 * PDF_DPI), ph = (int)lround(h / 72.0 * PDF_DPI);
-    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, pw, ph);
-    if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
-        cairo_surface_destroy(s);
+    pm_canvas *cv = pm_canvas_new(w, h, PDF_DPI);
+    if (!cv)
+        return NULL;
+    fn(pm_canvas_cairo(cv), w, h, obj);
+    if (pm_canvas_status(cv) != 0) {
+        pm_canvas_free(cv);
         return NULL;
     }
-    cairo_t *cr = cairo_create(s);
-    cairo_scale(cr, PDF_DPI / 72.0, PDF_DPI / 72.0);
-    cairo_font_options_t *fo = cairo_font_options_create();
-    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
-    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
-    cairo_font_options_set_antialias(fo, CAIRO_ANTIALIAS_GRAY);
-    cairo_set_font_options(cr, fo);
-    cairo_font_options_destroy(fo);
-    fn(cr, w, h, obj);
-    cairo_destroy(cr);
-    cairo_surface_flush(s);
-    const unsigned char *px = cairo_image_surface_get_data(s);
-    int stride = cairo_image_surface_get_stride(s);
-    unsigned char *rgb = pm_alloc_array((size_t)pw * (size_t)ph, 3);
-    if (!px || !rgb) {
-        free(rgb);
-        cairo_surface_destroy(s);
-        return NULL;
-    }
-    for (int yy = 0; yy < ph; yy++) {
-        const uint32_t *row = (const uint32_t *)(const void *)(px + (size_t)yy * (size_t)stride);
-        unsigned char *o = rgb + (size_t)yy * (size_t)pw * 3;
-        for (int xx = 0; xx < pw; xx++) {
-            uint32_t v = row[xx];
-            o[0] = (unsigned char)(v >> 16);
-            o[1] = (unsigned char)(v >> 8);
-            o[2] = (unsigned char)v;
-            o += 3;
-        }
-    }
-    cairo_surface_destroy(s);
-    *pw_out = pw;
-    *ph_out = ph;
-    return rgb;
+    return cv;
 }
 
-/* Place pw x ph RGB pixels as w x h points at the cursor. */
-static int place_rgb(doc *d, const unsigned char *rgb, int pw, int ph, double w, double h)
+/* Write a canvas of w x h points at the cursor, as PDF paths and text. */
+static int place_canvas(doc *d, const pm_canvas *cv, double h)
 {
-    HPDF_Image img = HPDF_LoadRawImageFromMem(d->pdf, rgb, (HPDF_UINT)pw, (HPDF_UINT)ph,
-                                              HPDF_CS_DEVICE_RGB, 8);
-    if (!img)
+    pm_canvas_pdf_write(cv, &d->cv, d->page, MARGIN_X, d->y, PAGE_H);
+    if (d->hpdf_error)
         return PM_EIO;
-    HPDF_Page_DrawImage(d->page, img, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + h), (HPDF_REAL)w,
-                        (HPDF_REAL)h);
     d->y += h;
     return 0;
 }
@@ -1062,8 +1029,7 @@ typedef struct plot_item {
     /* Set by the worker: */
     int state;             /* 0 waiting, 1 rendering, 2 done */
     int rc;                /* 0, PM_ENOENT (nothing to draw) or an error */
-    unsigned char *rgb;
-    int pw, ph;
+    pm_canvas *cv;
 } plot_item;
 
 typedef struct plot_queue {
@@ -1089,7 +1055,7 @@ static void render_item(const plot_queue *q, plot_item *it)
             it->rc = rc;
             return;
         }
-        it->rgb = render_rgb(draw_chart, &c.plot, it->w, it->h, &it->pw, &it->ph);
+        it->cv = render_canvas(draw_chart, &c.plot, it->w, it->h);
         pm_chart_free(&c);
     } else {
         pm_heatmap_data hd;
@@ -1097,10 +1063,10 @@ static void render_item(const plot_queue *q, plot_item *it)
             it->rc = PM_ENOENT;
             return;
         }
-        it->rgb = render_rgb(draw_heat, &hd.hm, it->w, it->h, &it->pw, &it->ph);
+        it->cv = render_canvas(draw_heat, &hd.hm, it->w, it->h);
         pm_heatmap_data_free(&hd);
     }
-    it->rc = it->rgb ? 0 : PM_ENOMEM;
+    it->rc = it->cv ? 0 : PM_ENOMEM;
 }
 
 static void *plot_worker(void *arg)
@@ -1291,14 +1257,14 @@ static int plot_pages(doc *d, pm_error *err)
             for (size_t m = 0; m < a->nmetrics; m++)
                 if (metric_in_group(&a->metrics[m], d->l->groups[g].page) && !flat[m] &&
                     !(all && a->metrics[m].nhosts_with_data <= 1))
-                    q.items[q.n++] = (plot_item){g, m, all, CONTENT_W, slot - 8, 0, 0, NULL, 0, 0};
+                    q.items[q.n++] = (plot_item){g, m, all, CONTENT_W, slot - 8, 0, 0, NULL};
     if (a->nhosts > PM_HEATMAP_MIN_HOSTS)
         for (size_t i = 0; i < d->l->nheatmaps; i++) {
             int m = pm_analysis_metric(a, d->l->heatmaps[i]);
             /* A flat metric is a row of the constant table, not a map. */
             if (m >= 0 && !flat[m])
                 q.items[q.n++] = (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2,
-                                             0, 0, NULL, 0, 0};
+                                             0, 0, NULL};
         }
     size_t nt = pm_thread_count(q.n);
     q.ahead = 4 * (nt ? nt : 1);
@@ -1353,19 +1319,9 @@ static int plot_pages(doc *d, pm_error *err)
             heat_first = 0;
             cur_group = SIZE_MAX;
         }
-        if (it->group != SIZE_MAX) {
-            /* The title drawn in the image, again as invisible text over
-             * it, so that it can be searched, copied and read by
-             * pdftotext (tests/cli/figures.sh does). */
-            char t[256];
-            (void)pm_metric_title(&a->metrics[it->metric], it->all, t, sizeof t);
-            HPDF_Page_SetTextRenderingMode(d->page, HPDF_INVISIBLE);
-            text(d, MARGIN_X + 20, d->y + 4, 6, 0, t);
-            HPDF_Page_SetTextRenderingMode(d->page, HPDF_FILL);
-        }
-        rc = place_rgb(d, it->rgb, it->pw, it->ph, it->w, it->h);
-        free(it->rgb);
-        it->rgb = NULL;
+        rc = place_canvas(d, it->cv, it->h);
+        pm_canvas_free(it->cv);
+        it->cv = NULL;
         if (rc)
             rc = pm_error_set(err, rc, "cannot place the %s plot (PDF library error 0x%04X, "
                               "detail %u)", a->metrics[it->metric].def->id,
@@ -1380,7 +1336,7 @@ static int plot_pages(doc *d, pm_error *err)
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     for (size_t i = 0; i < q.n; i++)
-        free(q.items[i].rgb);
+        pm_canvas_free(q.items[i].cv);
     free(q.items);
     pthread_cond_destroy(&q.cond);
     pthread_mutex_destroy(&q.lock);
@@ -1442,10 +1398,9 @@ static int phases_page(doc *d, pm_error *err)
     new_page(d);
     heading(d, "Phases", 1);
     double h = fmin(PAGE_H - TOP - BOTTOM - 230, 140 + 9.0 * (double)nrows);
-    int pw, ph;
-    unsigned char *rgb = render_rgb(draw_timeline, &tl, CONTENT_W, h, &pw, &ph);
-    int rc = rgb ? place_rgb(d, rgb, pw, ph, CONTENT_W, h) : PM_ENOMEM;
-    free(rgb);
+    pm_canvas *cv = render_canvas(draw_timeline, &tl, CONTENT_W, h);
+    int rc = cv ? place_canvas(d, cv, h) : PM_ENOMEM;
+    pm_canvas_free(cv);
     free(rows);
     free(kinds);
     free(bars);
@@ -1773,14 +1728,13 @@ static int compare_pages(doc *d, pm_error *err)
             first = 0;
             placed = 0;
         }
-        int pw, ph;
-        unsigned char *rgb = render_rgb(draw_chart, &ov.plot, CONTENT_W, slot - 8, &pw, &ph);
-        if (!rgb)
+        pm_canvas *cv = render_canvas(draw_chart, &ov.plot, CONTENT_W, slot - 8);
+        if (!cv)
             rc = pm_error_set(err, PM_ENOMEM, "cannot draw the %s overlay", c->rows[order[k]].key);
-        else if (place_rgb(d, rgb, pw, ph, CONTENT_W, slot - 8) != 0)
+        else if (place_canvas(d, cv, slot - 8) != 0)
             rc = pm_error_set(err, PM_EIO, "cannot place the %s overlay (PDF library error 0x%04X)",
                               c->rows[order[k]].key, (unsigned)d->hpdf_error);
-        free(rgb);
+        pm_canvas_free(cv);
         pm_overlay_free(&ov);
         d->y += 8;
         placed++;
@@ -2012,6 +1966,9 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     d->bold = HPDF_GetFont(d->pdf, bn, "UTF-8");
     fix_to_unicode(d, d->font);
     fix_to_unicode(d, d->bold);
+    d->cv.doc = d->pdf;
+    d->cv.font = d->font;
+    d->cv.bold = d->bold;
     d->root = HPDF_CreateOutline(d->pdf, NULL, "Report", HPDF_GetEncoder(d->pdf, "UTF-8"));
     HPDF_Outline_SetOpened(d->root, HPDF_TRUE);
     HPDF_SetPageMode(d->pdf, HPDF_PAGE_MODE_USE_OUTLINE);

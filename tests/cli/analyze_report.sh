@@ -55,6 +55,31 @@ if [ "$poppler" = 1 ]; then
     check "A4 pages" has "$T/info" "595.276 x 841.89"
     check "poppler and qpdf read the report without a warning" pdf_clean "$T/a.pdf"
     check "text is text: the header extracts as typed" has "$T/a.txt" "Job synthetic | User"
+    # Plots are vectors: their titles and axis labels are text, and no
+    # time-series plot is an image (few nodes: no colour map either).
+    $A "$F/ska/cpu_metrics.json" --pdf "$T/v.pdf" 2>/dev/null
+    pdftotext "$T/v.pdf" "$T/v.txt" 2>/dev/null
+    check "a plot title is text" has "$T/v.txt" "^Average CPU Usage/Node: .*, Max CPU Usage/Node: "
+    check "a y axis label is text" has "$T/v.txt" "^CPU Usage (%)$"
+    check "the time axis label is text" has "$T/v.txt" "^Time (UTC)$"
+    pdfimages -list "$T/v.pdf" 2>/dev/null | tail -n +3 >"$T/images"
+    check "no raster image in a 2-node report (time series are paths)" [ ! -s "$T/images" ]
+    # 20 nodes: the colour maps are the only images, one pixel per node
+    # and time cell (20 rows, at most one column a sample: 40 here).
+    mkdir "$T/n20"
+    for i in $(seq 10 29); do
+        sed "s/\"host\":\"node-c\"/\"host\":\"node-$i\"/" "$F/perfmon/node-c.jsonl" >"$T/n20/node-$i.jsonl"
+    done
+    run "$T/n20" --pdf "$T/n20.pdf"
+    check "20 nodes to a PDF exits 0" [ "$rc" -eq 0 ]
+    pdfimages -list "$T/n20.pdf" 2>/dev/null | tail -n +3 >"$T/images"
+    check "20 nodes: the colour maps are images" [ -s "$T/images" ]
+    check "20 nodes: every image has one row per node and a column per sample at most" \
+        awk '$5 != 20 || $4 > 43 { bad = 1 } END { exit bad }' "$T/images"
+    pdftotext "$T/n20.pdf" "$T/n20.txt" 2>/dev/null
+    nheat=$(grep -c "Imbalance" "$T/n20.txt")
+    check "20 nodes: colour map pages drawn" [ "$nheat" -ge 1 ]
+    check "20 nodes report read without a warning" pdf_clean "$T/n20.pdf"
 fi
 
 # --plots: PNG files named after the metrics; --elapsed; SKA input.
