@@ -67,8 +67,20 @@ if [ "$poppler" = 1 ]; then
     # 20 nodes: the colour maps are the only images, one pixel per node
     # and time cell (20 rows, at most one column a sample: 40 here).
     mkdir "$T/n20"
+    # Each node's CPU usage (the first column) rises by its own step, so
+    # that the colour maps have something to show (flat metrics are rows of
+    # the constant table, not maps).
     for i in $(seq 10 29); do
-        sed "s/\"host\":\"node-c\"/\"host\":\"node-$i\"/" "$F/perfmon/node-c.jsonl" >"$T/n20/node-$i.jsonl"
+        python3 -c '
+import json, sys
+i = int(sys.argv[1])
+for n, line in enumerate(open(sys.argv[2])):
+    r = json.loads(line)
+    if "host" in r:
+        r["host"] = "node-%d" % i
+    elif "v" in r:
+        r["v"][0] = min(100, 5 + (i - 10) * (n % 7))
+    print(json.dumps(r))' "$i" "$F/perfmon/node-c.jsonl" >"$T/n20/node-$i.jsonl"
     done
     run "$T/n20" --pdf "$T/n20.pdf"
     check "20 nodes to a PDF exits 0" [ "$rc" -eq 0 ]
