@@ -139,6 +139,10 @@ void pm_fmt_bytes(double bytes, char *out, size_t cap);
  * "-" when not finite or negative. */
 void pm_fmt_duration(double s, char *out, size_t cap);
 
+/* An energy scaled to its size: "850 J", "2.5 kJ", "1.2 Wh", "7.2 kWh",
+ * "3.1 MWh" (one decimal below 100, none above; kJ only below 1 Wh),
+ * "-" when not finite or negative.  Used wherever an energy is shown. */
+void pm_fmt_energy(double joules, char *out, size_t cap);
 /* The verdict at the top of the report (verdict.c): sentences built from
  * the job and node figures of --stats --json (share of the allocated CPU
  * used, idle, busy and slow nodes, the node closest to running out of

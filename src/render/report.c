@@ -656,6 +656,14 @@ static void summary_page(doc *d)
             pm_fmt_bytes(mx * bytes, c3, sizeof c3);
             pm_fmt_bytes(jv * bytes, c4, sizeof c4);
             snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else if (!strcmp(f->unit, "kWh") || !strcmp(f->unit, "J")) {
+            /* Energies scaled from J to MWh (pm_fmt_energy, as --stats and --compare). */
+            double j = !strcmp(f->unit, "kWh") ? 3.6e6 : 1.0;
+            pm_fmt_energy(mn * j, c1, sizeof c1);
+            pm_fmt_energy(sum / (double)k * j, c2, sizeof c2);
+            pm_fmt_energy(mx * j, c3, sizeof c3);
+            pm_fmt_energy(jv * j, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
         } else if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
             /* Times (CPU hours too) scaled from s to h. */
             double secs = !strcmp(f->unit, "h") ? 3600.0 : 1.0;

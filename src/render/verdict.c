@@ -53,6 +53,27 @@ void pm_fmt_duration(double s, char *out, size_t cap)
         snprintf(out, cap, "%.1f h", s / 3600.0);
 }
 
+void pm_fmt_energy(double joules, char *out, size_t cap)
+{
+    static const struct {
+        double size;
+        const char *unit;
+    } u[] = {{1, "J"}, {1e3, "kJ"}, {3.6e3, "Wh"}, {3.6e6, "kWh"}, {3.6e9, "MWh"}};
+    if (!cap)
+        return;
+    if (!isfinite(joules) || joules < 0) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    /* The largest unit the energy reaches once rounded: 999.96 J prints
+     * as 1.0 kJ, 3599.9 J as 1.0 Wh. */
+    size_t k = 0;
+    while (k + 1 < sizeof u / sizeof u[0] && joules / u[k + 1].size >= 0.9995)
+        k++;
+    double v = joules / u[k].size;
+    snprintf(out, cap, v < 99.95 ? "%.1f %s" : "%.0f %s", v, u[k].unit);
+}
+
 /* ---- sentence templates ---------------------------------------------------- */
 
 enum {

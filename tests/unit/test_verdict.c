@@ -71,6 +71,35 @@ static void test_fmt_duration(void **state)
     dur_is(-5, "-");
 }
 
+static void energy_is(double v, const char *want)
+{
+    char buf[32];
+    pm_fmt_energy(v, buf, sizeof buf);
+    if (strcmp(buf, want) != 0)
+        fail_msg("pm_fmt_energy(%.17g) = \"%s\", want \"%s\"", v, buf, want);
+}
+
+/* Hand-scaled: 1 Wh = 3600 J, 1 kWh = 3.6 MJ. */
+static void test_fmt_energy(void **state)
+{
+    (void)state;
+    energy_is(0, "0.0 J");
+    energy_is(12.34, "12.3 J");
+    energy_is(850, "850 J");
+    energy_is(999.96, "1.0 kJ");
+    energy_is(2500, "2.5 kJ");
+    energy_is(3600, "1.0 Wh");
+    energy_is(7200, "2.0 Wh");
+    energy_is(0.002 * 3.6e6, "2.0 Wh"); /* the old "0.002 kWh" */
+    energy_is(150 * 3600.0, "150 Wh");
+    energy_is(3.6e6, "1.0 kWh");
+    energy_is(7.26 * 3.6e6, "7.3 kWh");
+    energy_is(998 * 3.6e6, "998 kWh");
+    energy_is(2.5 * 3.6e9, "2.5 MWh");
+    energy_is(NAN, "-");
+    energy_is(-1, "-");
+}
+
 /* A synthetic analysis of n nodes: every figure NaN, then set by hand. */
 typedef struct fake {
     pm_analysis a;
@@ -332,6 +361,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fmt_bytes),
         cmocka_unit_test(test_fmt_duration),
+        cmocka_unit_test(test_fmt_energy),
         cmocka_unit_test(test_idle_node_named),
         cmocka_unit_test(test_busy_and_slow_node),
         cmocka_unit_test(test_memory_and_bytes),
