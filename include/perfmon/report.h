@@ -143,6 +143,16 @@ void pm_fmt_duration(double s, char *out, size_t cap);
  * "3.1 MWh" (one decimal below 100, none above; kJ only below 1 Wh),
  * "-" when not finite or negative.  Used wherever an energy is shown. */
 void pm_fmt_energy(double joules, char *out, size_t cap);
+/* Resource use per phase kind, as the report's table and --stats show it
+ * (phase_table.c): the kind's name, its time (the longest per-node total,
+ * pm_fmt_duration), CPU time used (core-seconds, pm_fmt_duration) and its
+ * share of the allocated CPU, the memory peak, disk read and written,
+ * network sent and received (pm_fmt_bytes); "-" where not measured. */
+#define PM_PHASE_USE_COLS 9
+extern const char *const PM_PHASE_USE_HEAD[PM_PHASE_USE_COLS];
+struct pm_phase_kind_stats;
+void pm_phase_use_cells(const struct pm_phase_kind_stats *ks, char cells[PM_PHASE_USE_COLS][48]);
+
 /* The verdict at the top of the report (verdict.c): sentences built from
  * the job and node figures of --stats --json (share of the allocated CPU
  * used, idle, busy and slow nodes, the node closest to running out of

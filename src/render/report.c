@@ -575,6 +575,32 @@ static void nodes_text(const pm_analysis *a, char *buf, size_t cap)
         snprintf(buf + w, cap - (size_t)w, ", %zu GPU%s", ngpu, ngpu == 1 ? "" : "s");
 }
 
+/* Resource use per phase on page 1, where the job has phases: the cells
+ * --stats prints (pm_phase_use_cells). */
+static void phase_use_table(doc *d)
+{
+    const pm_phase_stats *st = d->a->phase_stats;
+    if (!st || !st->nkinds)
+        return;
+    subheading(d, "Resource use per phase (whole job)");
+    static const double w[PM_PHASE_USE_COLS] = {95, 46, 52, 48, 56, 52, 54, 52, 56};
+    static const int right[PM_PHASE_USE_COLS] = {0, 1, 1, 1, 1, 1, 1, 1, 1};
+    table t = {PM_PHASE_USE_COLS, w, right, PM_PHASE_USE_HEAD, 8};
+    table_head(d, &t);
+    for (size_t k = 0; k < st->nkinds; k++) {
+        char c[PM_PHASE_USE_COLS][48];
+        const char *cells[PM_PHASE_USE_COLS];
+        pm_phase_use_cells(&st->kinds[k], c);
+        for (int i = 0; i < PM_PHASE_USE_COLS; i++)
+            cells[i] = c[i];
+        table_row(d, &t, cells, (int)(k % 2));
+    }
+    paragraph(d, "Time: the longest node's; CPU time in core-seconds, its share of the CPUs the "
+                 "nodes have over the phase; memory: the highest node's peak; bytes summed over "
+                 "nodes.", 7.5);
+    d->y += 8;
+}
+
 static void summary_page(doc *d)
 {
     const pm_analysis *a = d->a;
@@ -684,6 +710,8 @@ static void summary_page(doc *d)
         table_row(d, &t, cells, (int)(i % 2));
     }
     d->y += 8;
+
+    phase_use_table(d);
 
     /* Nodes that stand out, in both directions: the metrics whose busiest
      * node's mean is furthest above the per-node average, or whose least
