@@ -58,6 +58,12 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err) PM_WUR
 void pm_phases_text(const pm_analysis *a, FILE *f);
 struct cJSON;
 void pm_phases_json(const pm_analysis *a, struct cJSON *root);
+/* Requested vs used (request_out.c): the --stats section (nothing when
+ * no request was recorded), the JSON object "request", and the lines both
+ * the text and the report's page 1 show (at most 3 of 160 bytes, *n). */
+void pm_request_use_text(const pm_analysis *a, FILE *f);
+void pm_request_use_json(const pm_analysis *a, struct cJSON *root);
+void pm_request_use_lines(const pm_analysis *a, char lines[3][160], size_t *n);
 
 /* timings.dat (one row per node, a column per phase kind) and timings.gp
  * (stacked boxes) in dir; nothing when the job has no phases. */

@@ -171,6 +171,8 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         fprintf(f, "  %-32s %14s %14s %14s  %s%s\n", fg->key, b1, b2, b3, fg->unit, b4);
     }
 
+    pm_request_use_text(a, f);
+
     static const char *const node_cols[] = {"cpu_avg_utilization_pct", "node_cpu_hours",
                                             "node_unused_cpu_hours", "max_t_mem_percent",
                                             "energy_j", "avg_power_w", "proc_cpu_hours",

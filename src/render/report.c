@@ -23,10 +23,12 @@
 
 #include "perfmon/buf.h"
 #include "perfmon/compare.h"
+#include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
+#include "perfmon/request.h"
 
 #define PAGE_W 595.276
 #define PAGE_H 841.89
@@ -575,6 +577,29 @@ static void nodes_text(const pm_analysis *a, char *buf, size_t cap)
         snprintf(buf + w, cap - (size_t)w, ", %zu GPU%s", ngpu, ngpu == 1 ? "" : "s");
 }
 
+/* Requested vs used (request_out.c's lines, as --stats), the note for
+ * far-apart figures in the warning colour. */
+static void request_rows(doc *d)
+{
+    char lines[3][160], note[512];
+    size_t n;
+    pm_request_use_lines(d->a, lines, &n);
+    for (size_t i = 0; i < n; i++) {
+        const char *colon = strchr(lines[i], ':');
+        char k[16];
+        snprintf(k, sizeof k, "%.*s", colon ? (int)(colon - lines[i]) : 0, lines[i]);
+        kv_row(d, colon ? k : "Requested", colon ? colon + 2 : lines[i]);
+    }
+    pm_request_use u;
+    pm_request_use_compute(d->a, &u);
+    if (pm_request_note(&u, note, sizeof note)) {
+        static const double orange[3] = {0.78, 0.42, 0.0};
+        memcpy(d->ink, orange, sizeof d->ink);
+        paragraph(d, note, 9);
+        memset(d->ink, 0, sizeof d->ink);
+    }
+}
+
 /* Resource use per phase on page 1, where the job has phases: the cells
  * --stats prints (pm_phase_use_cells). */
 static void phase_use_table(doc *d)
@@ -646,6 +671,7 @@ static void summary_page(doc *d)
         kv_row(d, "Command", cmd);
     if (pm_analysis_incomplete(a, buf, sizeof buf))
         kv_row(d, "Status", buf);
+    request_rows(d);
     d->y += 10;
 
     subheading(d, "Key figures (per node, and for the whole job)");
