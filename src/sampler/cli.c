@@ -51,6 +51,9 @@ static const char usage_text[] =
     "Hardware counters are counted with perf_event_open for CMD, the -p trees or\n"
     "(--system-counters) every CPU; FLOP and cache/memory event tables are read\n"
     "from $PERFMON_TEMPLATES/events or the installed templates.\n"
+    "In a SLURM, PBS or OAR job, what it asked for (CPUs, memory, time limit) is\n"
+    "recorded once at start; an older SLURM's time limit comes from squeue,\n"
+    "killed after 2 s.\n"
     "See perfmon-sample(1) and docs/format.md.\n";
 
 static int parse_seconds(const char *opt, const char *arg, int64_t min_ns, int64_t *out,
