@@ -37,6 +37,11 @@ int pm_stats_json(const pm_analysis *a, FILE *f, pm_error *err) PM_WUR;
  * (0: no limit), its start and "..." for display. */
 void pm_gp_quote(FILE *f, const char *s, size_t max);
 
+/* phases.dat and phases.gp in dir (phase_timeline.c): every node's phases
+ * as bars on a time axis, one colour and key entry per kind; nothing when
+ * the job has no phases.  Returns 0 or PM_EIO/PM_ENOMEM/PM_EUSAGE. */
+int pm_export_phase_timeline(const pm_analysis *a, const char *dir, pm_error *err) PM_WUR;
+
 /* Per metric: <id>_per_node.dat, <id>_all_nodes.dat, <id>.gp in dir
  * (created if absent).  Values with PM_DATA_DIGITS significant digits;
  * the _digits form takes their number (1 to 17; 17 is round-trip exact). */
