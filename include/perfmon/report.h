@@ -102,6 +102,9 @@ void pm_report_opts_init(pm_report_opts *o);
 
 /* Write every chart as PNG into o->plots_dir (created if missing). */
 int pm_plots_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;
+/* --plots: the phase timeline as phases_timeline.png in o->plots_dir
+ * (timeline_png.c); nothing when the job has no phases. */
+int pm_timeline_png(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;
 
 /* Write the PDF report to o->pdf_path. */
 int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;

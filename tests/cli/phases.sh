@@ -104,6 +104,14 @@ assert [k for k, _ in got] == [k for k, _ in want], (got, want)
 for (k, g), (_, w) in zip(got, want):
     assert abs(g - w) < 2e-6, (k, g, w)
 ' "$J/node-1.events" "$T/data/phases.dat"
+$A "$J" --plots "$T/plots" -q 2>/dev/null
+check "--plots draws the phase timeline as a PNG (18 cm at 200 dpi)" py -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n", b[:8]
+w, h = struct.unpack(">II", b[16:24])
+assert w == round(18 / 2.54 * 200) and 300 < h < w, (w, h)
+' "$T/plots/phases_timeline.png"
 if command -v gnuplot >/dev/null 2>&1; then
     (cd "$T/data" && gnuplot phases.gp) >"$T/gp.out" 2>&1
     gp_rc=$?
