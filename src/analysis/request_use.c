@@ -49,11 +49,11 @@ void pm_request_use_compute(const pm_analysis *a, pm_request_use *u)
         double wall = s->wall_time_s;
         /* Memory: the job's processes where the tree was followed. */
         double used = s->proc_peak_rss_bytes;
-        u->mem_used_from = "job processes";
+        const char *from = "job processes";
         if (!isfinite(used)) {
             const pm_series *se = mi >= 0 ? a->metrics[mi].host[h] : NULL;
             used = se ? se->st.max * a->metrics[mi].def->conversion : NAN;
-            u->mem_used_from = "node";
+            from = "node";
         }
         double req = num(r, "mem_bytes");
         if (isfinite(req) && req > 0) {
@@ -62,6 +62,7 @@ void pm_request_use_compute(const pm_analysis *a, pm_request_use *u)
             if (isfinite(used) && (isnan(mem_pct) || used / req * 100 > mem_pct)) {
                 mem_pct = used / req * 100;
                 u->mem_used_bytes = used;
+                u->mem_used_from = from;
             }
         }
         double cpus = num(r, "cpus");
