@@ -191,6 +191,16 @@ PY
         tr -d ' ' <"$T/p1" >"$T/p1n"
         tr -d ' ' <"$T/rows" >"$T/rowsn"
         check "$dir: page 1 has the table" has "$T/p1n" "Resourceuseperphase"
+        python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+u = {k["name"]: k["use"]["disk_write_bytes"] for k in d["phases"]["kinds"]}
+v = u["write"] / (d["job"]["total_disk_io_write_mb"] * 1048576) * 100
+v = min(v, 100)
+print(("%.1f" if (v < 9.95 and v != int(v)) or 99.5 < v < 100 else "%.0f") % v)
+' "$T/stats.json" >"$T/share"
+        check "$dir: page 1's verdict puts $(cat "$T/share") % of the bytes written in phase write, as the table" \
+            has "$T/p1n" "$(cat "$T/share")%ofthebyteswrittenfellinphase\`write\`"
         check "$dir: page 1's rows are the same cells" sh -c 'while read -r l; do grep -qxF "$l" "$1" || { echo "  missing: $l"; exit 1; }; done <"$2"' - "$T/p1n" "$T/rowsn"
     fi
 done

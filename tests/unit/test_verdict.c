@@ -248,13 +248,17 @@ static void test_phase_share(void **state)
     kinds[1].name = (char *)(uintptr_t)"exchange";
     kinds[1].total_s = 900;
     kinds[1].mean = mean_exchange;
+    /* The bytes of the resource-use table, not mean x duration: 3000 of 4000 MiB. */
+    kinds[0].net_sent_bytes = 400 * 1048576.0;
+    kinds[1].net_sent_bytes = 3000 * 1048576.0; /* less than 900 s x 4 MiB/s: the bytes count */
+    kinds[0].disk_write_bytes = kinds[1].disk_write_bytes = NAN;
     pm_phase_stats ps = {.kinds = kinds, .nkinds = 2, .nmetrics = 2};
     f.a.phase_stats = &ps;
     f.a.job.total_net_io_ext_sent_mb = 4000;
     f.a.job.total_net_io_ext_recv_mb = 4000;
     char v[2048];
     pm_verdict_text(&f.a, v, sizeof v);
-    has(v, "3.9 GiB were sent and 3.9 GiB received over the network. 90 % of the bytes sent fell in phase `exchange`.");
+    has(v, "3.9 GiB were sent and 3.9 GiB received over the network. 75 % of the bytes sent fell in phase `exchange`.");
     /* no phases: no phase sentence */
     f.a.phase_stats = NULL;
     pm_verdict_text(&f.a, v, sizeof v);
