@@ -37,6 +37,11 @@ int pm_stats_json(const pm_analysis *a, FILE *f, pm_error *err) PM_WUR;
  * (0: no limit), its start and "..." for display. */
 void pm_gp_quote(FILE *f, const char *s, size_t max);
 
+/* phases.dat and phases.gp in dir (phase_timeline.c): every node's phases
+ * as bars on a time axis, one colour and key entry per kind; nothing when
+ * the job has no phases.  Returns 0 or PM_EIO/PM_ENOMEM/PM_EUSAGE. */
+int pm_export_phase_timeline(const pm_analysis *a, const char *dir, pm_error *err) PM_WUR;
+
 /* Per metric: <id>_per_node.dat, <id>_all_nodes.dat, <id>.gp in dir
  * (created if absent).  Values with PM_DATA_DIGITS significant digits;
  * the _digits form takes their number (1 to 17; 17 is round-trip exact). */
@@ -58,6 +63,12 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err) PM_WUR
 void pm_phases_text(const pm_analysis *a, FILE *f);
 struct cJSON;
 void pm_phases_json(const pm_analysis *a, struct cJSON *root);
+/* Requested vs used (request_out.c): the --stats section (nothing when
+ * no request was recorded), the JSON object "request", and the lines both
+ * the text and the report's page 1 show (at most 3 of 160 bytes, *n). */
+void pm_request_use_text(const pm_analysis *a, FILE *f);
+void pm_request_use_json(const pm_analysis *a, struct cJSON *root);
+void pm_request_use_lines(const pm_analysis *a, char lines[3][160], size_t *n);
 
 /* timings.dat (one row per node, a column per phase kind) and timings.gp
  * (stacked boxes) in dir; nothing when the job has no phases. */
@@ -88,5 +99,16 @@ struct pm_comparison;
 int pm_compare_text(const struct pm_comparison *c, FILE *f, pm_error *err) PM_WUR;
 char *pm_compare_json_string(const struct pm_comparison *c);
 int pm_compare_json(const struct pm_comparison *c, FILE *f, pm_error *err) PM_WUR;
+
+/* Resource use per phase kind, as the report's table and --stats show it
+ * (src/export/phase_table.c): the kind's name, its time (the longest per-node total,
+ * pm_fmt_duration), CPU time used (core-seconds, pm_fmt_duration) and its
+ * share of the allocated CPU, the memory peak, disk read and written,
+ * network sent and received (pm_fmt_bytes); "-" where not measured. */
+#define PM_PHASE_USE_COLS 9
+extern const char *const PM_PHASE_USE_HEAD[PM_PHASE_USE_COLS];
+struct pm_phase_kind_stats;
+void pm_phase_use_cells(const struct pm_phase_kind_stats *ks, char cells[PM_PHASE_USE_COLS][48]);
+
 
 #endif

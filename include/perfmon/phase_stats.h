@@ -28,6 +28,17 @@ typedef struct pm_phase_kind_stats {
      * energy in J used during the phases, summed over nodes. */
     double *mean;
     double *energy_j;
+    /* Resource use of the whole job during the phases of this kind
+     * (phase_use.c; docs/analysis.md, "Resource use per phase"), NaN where
+     * no node recorded the metric: core-seconds of CPU used (cpu_usage x
+     * the node's CPUs) and allocated (the node's CPUs x the phase's
+     * duration) summed over the kind's phases on all nodes, their ratio in
+     * %, the highest memory used on one node, and bytes read from and
+     * written to disk, sent and received over the network, summed. */
+    double cpu_core_s, cpu_alloc_core_s, cpu_share_pct;
+    double mem_peak_bytes;
+    double disk_read_bytes, disk_write_bytes;
+    double net_sent_bytes, net_recv_bytes;
 } pm_phase_kind_stats;
 
 typedef struct pm_phase_host_stats {

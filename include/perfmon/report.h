@@ -103,6 +103,9 @@ void pm_report_opts_init(pm_report_opts *o);
 
 /* Write every chart as PNG into o->plots_dir (created if missing). */
 int pm_plots_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;
+/* --plots: the phase timeline as phases_timeline.png in o->plots_dir
+ * (timeline_png.c); nothing when the job has no phases. */
+int pm_timeline_png(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;
 
 /* Write the PDF report to o->pdf_path. */
 int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err) PM_WUR;
@@ -131,14 +134,6 @@ void pm_chart_name(const char *name, char *out, size_t cap);
 
 /* A unit as shown to readers: "" for the dimensionless "1". */
 const char *pm_unit_shown(const char *unit);
-
-/* A byte count scaled to its size with IEC units: "0 B", "1023 B",
- * "1.0 KiB", "1.5 TiB" (one decimal below 100, none above), "-" when not
- * finite or negative. */
-void pm_fmt_bytes(double bytes, char *out, size_t cap);
-/* A duration scaled to its size: "4.2 s", "30 s", "12.5 min", "3.2 h";
- * "-" when not finite or negative. */
-void pm_fmt_duration(double s, char *out, size_t cap);
 
 /* The verdict at the top of the report (verdict.c): sentences built from
  * the job and node figures of --stats --json (share of the allocated CPU

@@ -40,4 +40,9 @@ int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, d
                       pm_arena *arena) PM_WUR;
 int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *arena) PM_WUR;
 
+struct pm_phase_stats;
+/* The resource use per phase kind of st (phase_use.c), from a's metric
+ * series: fills the cpu_*, mem_*, disk_* and net_* fields of every kind. */
+void pm_phase_use_compute(const pm_analysis *a, struct pm_phase_stats *st);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "perfmon/analysis.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
@@ -250,6 +251,7 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
             ks->energy_j[mi] = power && wtot > 0 ? energy : NAN;
         }
     }
+    pm_phase_use_compute(a, st);
     qsort(st->kinds, st->nkinds, sizeof *st->kinds, cmp_kind);
     qsort(st->rows, st->nrows, sizeof *st->rows, cmp_row);
     free(ord);

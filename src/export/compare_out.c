@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfmon/units.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
 
@@ -51,9 +52,12 @@ static void job_line(FILE *f, const pm_comparison *c, int which)
 static int shown_unit_w(const pm_comparison *c)
 {
     size_t w = 4;
-    for (size_t i = 0; i < c->nrows; i++)
-        if (strlen(c->rows[i].unit) > w)
-            w = strlen(c->rows[i].unit);
+    for (size_t i = 0; i < c->nrows; i++) {
+        const char *u = c->rows[i].unit;
+        size_t l = !strcmp(u, "J") || !strcmp(u, "kWh") ? strlen("energy") : strlen(u);
+        if (l > w)
+            w = l;
+    }
     return (int)(w > 12 ? 12 : w);
 }
 
@@ -61,10 +65,18 @@ static int shown_unit_w(const pm_comparison *c)
 static void figure_text(FILE *f, const pm_compare_row *r, int kw, int uw)
 {
     char a[32], b[32], p[32];
-    fnum(a, sizeof a, r->a.mean);
-    fnum(b, sizeof b, r->b.mean);
+    double joules = !strcmp(r->unit, "J") ? 1 : !strcmp(r->unit, "kWh") ? 3.6e6 : 0;
+    const char *unit = r->unit;
+    if (joules > 0) { /* an energy scaled to its size (pm_fmt_energy, as the report) */
+        pm_fmt_energy(r->a.mean * joules, a, sizeof a);
+        pm_fmt_energy(r->b.mean * joules, b, sizeof b);
+        unit = "energy";
+    } else {
+        fnum(a, sizeof a, r->a.mean);
+        fnum(b, sizeof b, r->b.mean);
+    }
     pm_compare_pct_text(r->pct, p, sizeof p);
-    fprintf(f, "  %-*.*s %-*.*s %10s %10s %8s %-6s %s\n", kw, kw, r->key, uw, uw, r->unit, a, b, p,
+    fprintf(f, "  %-*.*s %-*.*s %10s %10s %8s %-6s %s\n", kw, kw, r->key, uw, uw, unit, a, b, p,
             pm_better_name(r->better), pm_verdict_name(r->verdict));
 }
 

@@ -372,5 +372,7 @@ int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits, 
     free(j.errs);
     if (!rc)
         rc = pm_export_timings(a, dir, err);
+    if (!rc)
+        rc = pm_export_phase_timeline(a, dir, err);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "perfmon/units.h"
 #include "perfmon/buf.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
@@ -60,6 +61,22 @@ void pm_phases_text(const pm_analysis *a, FILE *f)
             put_safe(f, ks->name, 24);
             fprintf(f, " %5zu %6zu %12s %12s %12s %12s %12s %12s\n", ks->hosts, ks->count, b[0],
                     b[1], b[2], b[3], b[4], b[5]);
+        }
+        fprintf(f, "\nResource use per phase (whole job: time = longest node, CPU time in "
+                   "core-seconds and its share of the allocated CPUs, memory peak of the highest "
+                   "node, bytes summed over nodes)\n ");
+        static const int wcol[PM_PHASE_USE_COLS] = {-24, 9, 9, 9, 11, 11, 12, 11, 12};
+        for (int c = 0; c < PM_PHASE_USE_COLS; c++)
+            fprintf(f, " %*s", wcol[c], PM_PHASE_USE_HEAD[c]);
+        fputc('\n', f);
+        for (size_t k = 0; k < st->nkinds; k++) {
+            char cells[PM_PHASE_USE_COLS][48];
+            pm_phase_use_cells(&st->kinds[k], cells);
+            fprintf(f, "  ");
+            put_safe(f, cells[0], 24);
+            for (int c = 1; c < PM_PHASE_USE_COLS; c++)
+                fprintf(f, " %*s", wcol[c], cells[c]);
+            fputc('\n', f);
         }
         fprintf(f, "\nPhases per node\n  %-24s %-24s %6s %12s %12s\n", "host", "phase", "count",
                 "total s", "first start");
@@ -148,6 +165,18 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
         jnum(o, "last_first_start", ks->start_max);
         jnum(o, "start_spread_s", ks->start_spread_s);
         jnum(o, "start_sd_s", ks->start_sd_s);
+        cJSON *use = cJSON_AddObjectToObject(o, "use");
+        if (use) { /* resource use of the whole job (the report's table) */
+            jnum(use, "time_s", ks->max_host_s);
+            jnum(use, "cpu_core_s", ks->cpu_core_s);
+            jnum(use, "cpu_alloc_core_s", ks->cpu_alloc_core_s);
+            jnum(use, "cpu_share_pct", ks->cpu_share_pct);
+            jnum(use, "mem_peak_bytes", ks->mem_peak_bytes);
+            jnum(use, "disk_read_bytes", ks->disk_read_bytes);
+            jnum(use, "disk_write_bytes", ks->disk_write_bytes);
+            jnum(use, "net_sent_bytes", ks->net_sent_bytes);
+            jnum(use, "net_recv_bytes", ks->net_recv_bytes);
+        }
         cJSON *by = cJSON_AddObjectToObject(o, "by_metric");
         for (size_t m = 0; by && m < st->nmetrics && m < a->nmetrics; m++) {
             if (!isfinite(ks->mean[m]))

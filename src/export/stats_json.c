@@ -172,6 +172,7 @@ char *pm_stats_json_string(const pm_analysis *a)
         cJSON_AddStringToObject(o, "message", a->notes[i].message);
     }
     pm_phases_json(a, root);
+    pm_request_use_json(a, root);
     cJSON *w = cJSON_AddArrayToObject(root, "warnings");
     for (size_t i = 0; i < a->nwarnings; i++)
         cJSON_AddItemToArray(w, cJSON_CreateString(a->warnings[i]));

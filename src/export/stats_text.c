@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "perfmon/units.h"
 #include "perfmon/export.h"
 
 int pm_close_checked(FILE *f, const char *path, pm_error *err)
@@ -93,7 +94,11 @@ static void figure_table(const pm_analysis *a, FILE *f, const char *title, int g
             continue;
         fprintf(f, "  %-*.*s", hw, hw, safe_name(a->hosts[h].name, 0));
         for (size_t c = 0; c < nkeys; c++) {
-            fmt_num(b, sizeof b, pm_figure_value(&a->nodes[h], pm_figure_find(keys[c])));
+            const pm_figure *fg = pm_figure_find(keys[c]);
+            if (!strcmp(fg->unit, "J")) /* energies scaled to their size */
+                pm_fmt_energy(pm_figure_value(&a->nodes[h], fg), b, sizeof b);
+            else
+                fmt_num(b, sizeof b, pm_figure_value(&a->nodes[h], fg));
             fprintf(f, " %11s", b);
         }
         fprintf(f, "\n");
@@ -155,12 +160,22 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         fmt_num(b1, sizeof b1, jv);
         fmt_num(b2, sizeof b2, lo);
         fmt_num(b3, sizeof b3, hi);
-        fprintf(f, "  %-32s %14s %14s %14s  %s\n", fg->key, b1, b2, b3, fg->unit);
+        /* An energy gets its size beside it: "energy_j 7200.000 ... J (2.0 Wh)". */
+        b4[0] = 0;
+        double joules = !strcmp(fg->unit, "J") ? jv : !strcmp(fg->unit, "kWh") ? jv * 3.6e6 : NAN;
+        if (isfinite(joules)) {
+            char e[32];
+            pm_fmt_energy(joules, e, sizeof e);
+            snprintf(b4, sizeof b4, " (%s)", e);
+        }
+        fprintf(f, "  %-32s %14s %14s %14s  %s%s\n", fg->key, b1, b2, b3, fg->unit, b4);
     }
+
+    pm_request_use_text(a, f);
 
     static const char *const node_cols[] = {"cpu_avg_utilization_pct", "node_cpu_hours",
                                             "node_unused_cpu_hours", "max_t_mem_percent",
-                                            "energy_kwh", "avg_power_w", "proc_cpu_hours",
+                                            "energy_j", "avg_power_w", "proc_cpu_hours",
                                             "proc_peak_rss_bytes", "total_net_io_ext_sent_mb"};
     static const char *const gpu_cols[] = {"gpu_avg_utilization_pct", "gpu_hours", "gpu_energy_j",
                                            "gpu_avg_power_w", "gpu_peak_mem_bytes"};

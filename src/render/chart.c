@@ -774,5 +774,7 @@ int pm_plots_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
     pthread_mutex_destroy(&j.lock);
     if (j.rc)
         *err = j.err;
+    if (!j.rc)
+        j.rc = pm_timeline_png(a, o, err);
     return j.rc;
 }

@@ -21,13 +21,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfmon/units.h"
 #include "perfmon/buf.h"
 #include "perfmon/canvas.h"
 #include "perfmon/compare.h"
+#include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
+#include "perfmon/request.h"
 #include "perfmon/spread.h"
 
 #define PAGE_W 595.276
@@ -544,6 +547,55 @@ static void nodes_text(const pm_analysis *a, char *buf, size_t cap)
         snprintf(buf + w, cap - (size_t)w, ", %zu GPU%s", ngpu, ngpu == 1 ? "" : "s");
 }
 
+/* Requested vs used (request_out.c's lines, as --stats), the note for
+ * far-apart figures in the warning colour. */
+static void request_rows(doc *d)
+{
+    char lines[3][160], note[512];
+    size_t n;
+    pm_request_use_lines(d->a, lines, &n);
+    for (size_t i = 0; i < n; i++) {
+        const char *colon = strchr(lines[i], ':');
+        char k[16];
+        snprintf(k, sizeof k, "%.*s", colon ? (int)(colon - lines[i]) : 0, lines[i]);
+        kv_row(d, colon ? k : "Requested", colon ? colon + 2 : lines[i]);
+    }
+    pm_request_use u;
+    pm_request_use_compute(d->a, &u);
+    if (pm_request_note(&u, note, sizeof note)) {
+        static const double orange[3] = {0.78, 0.42, 0.0};
+        memcpy(d->ink, orange, sizeof d->ink);
+        paragraph(d, note, 9);
+        memset(d->ink, 0, sizeof d->ink);
+    }
+}
+
+/* Resource use per phase on page 1, where the job has phases: the cells
+ * --stats prints (pm_phase_use_cells). */
+static void phase_use_table(doc *d)
+{
+    const pm_phase_stats *st = d->a->phase_stats;
+    if (!st || !st->nkinds)
+        return;
+    subheading(d, "Resource use per phase (whole job)");
+    static const double w[PM_PHASE_USE_COLS] = {95, 46, 52, 48, 56, 52, 54, 52, 56};
+    static const int right[PM_PHASE_USE_COLS] = {0, 1, 1, 1, 1, 1, 1, 1, 1};
+    table t = {PM_PHASE_USE_COLS, w, right, PM_PHASE_USE_HEAD, 8};
+    table_head(d, &t);
+    for (size_t k = 0; k < st->nkinds; k++) {
+        char c[PM_PHASE_USE_COLS][48];
+        const char *cells[PM_PHASE_USE_COLS];
+        pm_phase_use_cells(&st->kinds[k], c);
+        for (int i = 0; i < PM_PHASE_USE_COLS; i++)
+            cells[i] = c[i];
+        table_row(d, &t, cells, (int)(k % 2));
+    }
+    paragraph(d, "Time: the longest node's; CPU time in core-seconds, its share of the CPUs the "
+                 "nodes have over the phase; memory: the highest node's peak; bytes summed over "
+                 "nodes.", 7.5);
+    d->y += 8;
+}
+
 static void summary_page(doc *d)
 {
     const pm_analysis *a = d->a;
@@ -589,6 +641,7 @@ static void summary_page(doc *d)
         kv_row(d, "Command", cmd);
     if (pm_analysis_incomplete(a, buf, sizeof buf))
         kv_row(d, "Status", buf);
+    request_rows(d);
     d->y += 10;
 
     subheading(d, "Key figures (per node, and for the whole job)");
@@ -625,6 +678,14 @@ static void summary_page(doc *d)
             pm_fmt_bytes(mx * bytes, c3, sizeof c3);
             pm_fmt_bytes(jv * bytes, c4, sizeof c4);
             snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else if (!strcmp(f->unit, "kWh") || !strcmp(f->unit, "J")) {
+            /* Energies scaled from J to MWh (pm_fmt_energy, as --stats and --compare). */
+            double j = !strcmp(f->unit, "kWh") ? 3.6e6 : 1.0;
+            pm_fmt_energy(mn * j, c1, sizeof c1);
+            pm_fmt_energy(sum / (double)k * j, c2, sizeof c2);
+            pm_fmt_energy(mx * j, c3, sizeof c3);
+            pm_fmt_energy(jv * j, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
         } else if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
             /* Times (CPU hours too) scaled from s to h. */
             double secs = !strcmp(f->unit, "h") ? 3600.0 : 1.0;
@@ -645,6 +706,8 @@ static void summary_page(doc *d)
         table_row(d, &t, cells, (int)(i % 2));
     }
     d->y += 8;
+
+    phase_use_table(d);
 
     /* Nodes that stand out, in both directions: the metrics whose busiest
      * node's mean is furthest above the per-node average, or whose least

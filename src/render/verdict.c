@@ -7,51 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfmon/units.h"
 #include "perfmon/buf.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
 
 #define MiB 1048576.0
-
-void pm_fmt_bytes(double bytes, char *out, size_t cap)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (!cap)
-        return;
-    if (!isfinite(bytes) || bytes < 0) {
-        snprintf(out, cap, "-");
-        return;
-    }
-    double v = bytes;
-    size_t u = 0;
-    /* Move up while the number would print as 1024 or more. */
-    while (u + 1 < sizeof unit / sizeof unit[0] && v >= 1023.95 && (u > 0 || v >= 1023.5)) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(out, cap, "%.0f B", v);
-    else if (v < 99.95)
-        snprintf(out, cap, "%.1f %s", v, unit[u]);
-    else
-        snprintf(out, cap, "%.0f %s", v, unit[u]);
-}
-
-void pm_fmt_duration(double s, char *out, size_t cap)
-{
-    if (!cap)
-        return;
-    if (!isfinite(s) || s < 0)
-        snprintf(out, cap, "-");
-    else if (s < 9.95)
-        snprintf(out, cap, "%.1f s", s);
-    else if (s < 59.5)
-        snprintf(out, cap, "%.0f s", s);
-    else if (s < 3600 - 3) /* 59.95 min and above print as 1.0 h */
-        snprintf(out, cap, "%.1f min", s / 60.0);
-    else
-        snprintf(out, cap, "%.1f h", s / 3600.0);
-}
 
 /* ---- sentence templates ---------------------------------------------------- */
 
@@ -167,22 +128,22 @@ static long cpu_outlier(const pm_analysis *a, int dir, double *value, double *ot
     return best;
 }
 
-/* The phase kind that moved the most bytes of metric id (a rate in
- * MiB/s): its duration-weighted mean over the nodes' phases times their
- * summed duration, as a share of total_mib; -1 when no phase or no
+/* The phase kind that moved the most bytes of metric id ("net_out": sent,
+ * "disk_write": written), by the bytes of the "Resource use per phase"
+ * table (phase_use.c), as a share of total_mib; -1 when no phase or no
  * such metric. */
 static long phase_share(const pm_analysis *a, const char *id, double total_mib, double *share)
 {
     const pm_phase_stats *ps = a->phase_stats;
-    int m = pm_analysis_metric(a, id);
-    if (!ps || m < 0 || (size_t)m >= ps->nmetrics || !(total_mib > 0) ||
-        strcmp(a->metrics[m].def->unit, "MiB/s") != 0)
+    int sent = strcmp(id, "net_out") == 0;
+    if (!ps || (!sent && strcmp(id, "disk_write") != 0) || !(total_mib > 0))
         return -1;
     long best = -1;
     double most = 0;
     for (size_t k = 0; k < ps->nkinds; k++) {
+        /* The bytes of the page's "Resource use per phase" table. */
         const pm_phase_kind_stats *ks = &ps->kinds[k];
-        double mib = ks->mean ? ks->mean[m] * ks->total_s : NAN;
+        double mib = (sent ? ks->net_sent_bytes : ks->disk_write_bytes) / 1048576.0;
         if (isfinite(mib) && mib > most) {
             most = mib;
             best = (long)k;

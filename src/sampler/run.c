@@ -27,6 +27,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/ipc.h"
 #include "perfmon/log.h"
+#include "perfmon/request.h"
 #include "perfmon/sampler.h"
 #include "perfmon/strs.h"
 #include "perfmon/source.h"
@@ -589,6 +590,11 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
         pm_buf_puts(&meta, "{\"hostname\":\"?\"");
     free(hw);
     rc = open_sources(r, &meta, err);
+    /* What the job asked for, once, before the first sample (squeue, where
+     * needed, is bounded to 2 s). */
+    pm_request req;
+    pm_request_detect(&req, 2000);
+    pm_request_json(&req, &meta);
     pm_buf_puts(&meta, "}");
     if (rc == 0 && meta.oom)
         rc = pm_error_set(err, PM_ENOMEM, "out of memory");

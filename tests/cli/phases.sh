@@ -79,6 +79,48 @@ assert any("orphan" in u for u in d["phases"]["unmatched"])
 $A "$J" --data "$T/data" --trace "$T/trace.json" -q
 check "--data writes timings.dat" has "$T/data/timings.dat" '"node-1"'
 check "--data writes timings.gp" has "$T/data/timings.gp" "rowstacked"
+check "--data's phase timeline has every phase of the events file, start and end" py -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+want, open_ = [], {}
+for e in ev:  # pair by hand: start/end by name, once = diff_s before it
+    w = int(e["wall_ns"]) / 1e9
+    if e["edge"] == "start":
+        open_[e["name"]] = w
+    elif e["edge"] == "end" and e["name"] in open_:
+        want.append((e["name"], w - open_.pop(e["name"])))
+    elif e["edge"] == "once":
+        want.append((e["name"], float(e["attrs"].get("diff", e.get("diff_s", 0)))))
+got, kind = [], None
+for l in open(sys.argv[2]):
+    if l.startswith("# \""):
+        kind = l[3:].strip().strip("\"")
+    elif l.strip() and not l.startswith("#"):
+        row, a, b = l.split()
+        assert row == "0", l
+        got.append((kind, float(b) - float(a)))
+want.sort(); got.sort()
+assert [k for k, _ in got] == [k for k, _ in want], (got, want)
+for (k, g), (_, w) in zip(got, want):
+    assert abs(g - w) < 2e-6, (k, g, w)
+' "$J/node-1.events" "$T/data/phases.dat"
+$A "$J" --plots "$T/plots" -q 2>/dev/null
+check "--plots draws the phase timeline as a PNG (18 cm at 200 dpi)" py -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n", b[:8]
+w, h = struct.unpack(">II", b[16:24])
+assert w == round(18 / 2.54 * 200) and 300 < h < w, (w, h)
+' "$T/plots/phases_timeline.png"
+if command -v gnuplot >/dev/null 2>&1; then
+    (cd "$T/data" && gnuplot phases.gp) >"$T/gp.out" 2>&1
+    gp_rc=$?
+    check "gnuplot runs phases.gp without a word" \
+        sh -c '[ "$1" -eq 0 ] && [ ! -s "$2" ] || { sed "s/^/  gnuplot: /" "$2"; false; }' - "$gp_rc" "$T/gp.out"
+    check "phases.gp draws phases.png" [ -s "$T/data/phases.png" ]
+else
+    echo "SKIP  gnuplot not installed: phases.gp not rendered"
+fi
 check "--trace is a Chrome trace" py -c '
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]

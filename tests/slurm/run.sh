@@ -110,7 +110,7 @@ ReturnToService=2
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$(awk '/^MemTotal:/ {print int($2 / 1024 / 2)}' /proc/meminfo) State=UNKNOWN
 PartitionName=check Nodes=$HOST Default=YES MaxTime=10 State=UP OverSubscribe=YES
 EOF
 export SLURM_CONF="$T/slurm.conf"
@@ -131,7 +131,8 @@ cat >"$T/job.sh" <<EOF
 #SBATCH --job-name=perfmon-check
 #SBATCH --nodes=1
 #SBATCH --ntasks-per-node=1
-#SBATCH --time=00:05:00
+#SBATCH --time=00:07:00
+#SBATCH --mem=1000M
 set -eu
 OUT=$T/perfmon-\$SLURM_JOB_ID
 IPC=\$OUT/ipc
@@ -204,11 +205,39 @@ end = [l["end"] for l in lines if "end" in l]
 assert end and end[0]["reason"] == "IPC file says FINISHED", end
 print("proc.count up to %d, proc.cpu_time %.2f s, %d samples" % (max(count), max(cpu) - min(cpu), len(s)))
 EOF
+# What the job asked for (--time=00:07:00, --mem=1000M), as the sampler
+# recorded it at start and as the analysis sets it against what was used.
+check "the profile records the request: 420 s, 1000 MiB, the node's CPUs" \
+    python3 - "$OUT/${JOBID}_$HOST.pmp.jsonl" "$(nproc)" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+r = [l["metadata"] for l in lines if "metadata" in l][0]["request"]
+print("request:", r)
+assert r["scheduler"] == "slurm", r
+assert r["time_limit_s"] == 7 * 60, r
+assert r["time_limit_from"] in ("squeue", "SLURM_JOB_END_TIME"), r
+assert r["mem_bytes"] == 1000 * 1048576, r
+assert 1 <= r["cpus"] <= int(sys.argv[2]), r
+EOF
+"$BIN/perfmon-analyze" "$OUT" --stats --json >"$T/stats.json" 2>/dev/null
+check "--stats --json sets the request against the job" python3 - "$T/stats.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["request"]
+print("request vs used:", r)
+assert r["time_limit_s"] == 420 and r["mem_req_bytes"] == 1000 * 1048576, r
+assert abs(r["time_pct"] - r["wall_s"] / 420 * 100) < 1e-9, r
+assert 0 < r["wall_s"] < 420 and r["time_pct"] < 25, r
+assert r["mem_used_bytes"] > 0 and abs(r["mem_pct"] - r["mem_used_bytes"] / (1000 * 1048576) * 100) < 1e-9, r
+assert "walltime" in r["note"], r
+EOF
 check "the analysis in the job wrote the report" [ -s "$OUT/job-report-$JOBID.pdf" ]
 check "the job output has the statistics" grep -q "^  $HOST " "$T/job-$JOBID.out"
 if command -v pdftotext >/dev/null 2>&1; then
     pdftotext "$OUT/job-report-$JOBID.pdf" "$T/report.txt" 2>/dev/null
     check "the report names the job and the node" sh -c "grep -q '$JOBID' '$T/report.txt' && grep -q '$HOST' '$T/report.txt'"
+    check "the report's page 1 shows the requested walltime and memory" \
+        sh -c "grep -q 'of 7.0 min requested' '$T/report.txt' && grep -q 'of 1000 MiB requested per node' '$T/report.txt'"
 fi
 [ "$fails" -eq 0 ] || { logs; exit 1; }
 echo "check-slurm: passed"

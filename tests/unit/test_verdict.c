@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "perfmon/units.h"
 #include "perfmon/analysis.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
@@ -69,6 +70,35 @@ static void test_fmt_duration(void **state)
     dur_is(3 * 3600 + 720, "3.2 h");
     dur_is(NAN, "-");
     dur_is(-5, "-");
+}
+
+static void energy_is(double v, const char *want)
+{
+    char buf[32];
+    pm_fmt_energy(v, buf, sizeof buf);
+    if (strcmp(buf, want) != 0)
+        fail_msg("pm_fmt_energy(%.17g) = \"%s\", want \"%s\"", v, buf, want);
+}
+
+/* Hand-scaled: 1 Wh = 3600 J, 1 kWh = 3.6 MJ. */
+static void test_fmt_energy(void **state)
+{
+    (void)state;
+    energy_is(0, "0.0 J");
+    energy_is(12.34, "12.3 J");
+    energy_is(850, "850 J");
+    energy_is(999.96, "1.0 kJ");
+    energy_is(2500, "2.5 kJ");
+    energy_is(3600, "1.0 Wh");
+    energy_is(7200, "2.0 Wh");
+    energy_is(0.002 * 3.6e6, "2.0 Wh"); /* the old "0.002 kWh" */
+    energy_is(150 * 3600.0, "150 Wh");
+    energy_is(3.6e6, "1.0 kWh");
+    energy_is(7.26 * 3.6e6, "7.3 kWh");
+    energy_is(998 * 3.6e6, "998 kWh");
+    energy_is(2.5 * 3.6e9, "2.5 MWh");
+    energy_is(NAN, "-");
+    energy_is(-1, "-");
 }
 
 /* A synthetic analysis of n nodes: every figure NaN, then set by hand. */
@@ -219,13 +249,17 @@ static void test_phase_share(void **state)
     kinds[1].name = (char *)(uintptr_t)"exchange";
     kinds[1].total_s = 900;
     kinds[1].mean = mean_exchange;
+    /* The bytes of the resource-use table, not mean x duration: 3000 of 4000 MiB. */
+    kinds[0].net_sent_bytes = 400 * 1048576.0;
+    kinds[1].net_sent_bytes = 3000 * 1048576.0; /* less than 900 s x 4 MiB/s: the bytes count */
+    kinds[0].disk_write_bytes = kinds[1].disk_write_bytes = NAN;
     pm_phase_stats ps = {.kinds = kinds, .nkinds = 2, .nmetrics = 2};
     f.a.phase_stats = &ps;
     f.a.job.total_net_io_ext_sent_mb = 4000;
     f.a.job.total_net_io_ext_recv_mb = 4000;
     char v[2048];
     pm_verdict_text(&f.a, v, sizeof v);
-    has(v, "3.9 GiB were sent and 3.9 GiB received over the network. 90 % of the bytes sent fell in phase `exchange`.");
+    has(v, "3.9 GiB were sent and 3.9 GiB received over the network. 75 % of the bytes sent fell in phase `exchange`.");
     /* no phases: no phase sentence */
     f.a.phase_stats = NULL;
     pm_verdict_text(&f.a, v, sizeof v);
@@ -332,6 +366,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fmt_bytes),
         cmocka_unit_test(test_fmt_duration),
+        cmocka_unit_test(test_fmt_energy),
         cmocka_unit_test(test_idle_node_named),
         cmocka_unit_test(test_busy_and_slow_node),
         cmocka_unit_test(test_memory_and_bytes),

@@ -1,0 +1,63 @@
+/* request.h - what a job asked its batch system for (CPUs, memory, time
+ * limit), as the sampler reads it at start (src/sampler/request.c), and
+ * the requested-vs-used figures of an analysis (src/analysis/request_use.c).
+ * docs/format.md "Metadata", docs/analysis.md "Requested vs used".
+ *
+ * Ownership: plain values; nothing to free. */
+#ifndef PERFMON_REQUEST_H
+#define PERFMON_REQUEST_H
+
+#include <stddef.h>
+
+#include "perfmon/buf.h"
+
+/* NaN where the scheduler does not tell. */
+typedef struct pm_request {
+    char scheduler[16];          /* "slurm", "pbs", "oar"; "" outside a job */
+    double cpus;                 /* CPUs of the job on this node */
+    double cpus_per_task, ntasks, nodes;
+    char cpus_per_node_list[64]; /* SLURM_JOB_CPUS_PER_NODE as written ("4(x2),2") */
+    double mem_bytes;            /* memory for the job on this node */
+    double mem_per_node_bytes, mem_per_cpu_bytes;
+    double time_limit_s;         /* the job's time limit */
+    char time_limit_from[32];    /* "SLURM_JOB_END_TIME", "squeue", "PBS_WALLTIME", ... */
+    double start_time;           /* the job's start (s since the epoch), SLURM >= 23.02 */
+} pm_request;
+
+/* Read the request from the environment; for a SLURM without
+ * SLURM_JOB_END_TIME run `squeue -h -j $SLURM_JOB_ID -o %l` (from PATH),
+ * killed after timeout_ms (0: not run). */
+void pm_request_detect(pm_request *r, int timeout_ms);
+/* Append ,"request":{...} to a metadata object being written (nothing
+ * outside a job); only the known keys. */
+void pm_request_json(const pm_request *r, pm_buf *b);
+/* A SLURM or PBS time ("2-12:00:00", "1:30:00", "90:00", "30" minutes for
+ * SLURM, "UNLIMITED") in seconds; NaN when not a limit. */
+double pm_request_parse_time(const char *s);
+
+struct pm_analysis;
+/* Requested against used for a job (the first node whose profile has a
+ * request; per node figures are the highest over nodes). */
+typedef struct pm_request_use {
+    int have;                    /* a request was recorded */
+    char scheduler[16];
+    double time_limit_s, wall_s, time_pct;
+    double mem_req_bytes;        /* per node */
+    double mem_used_bytes;       /* highest per node: job RSS (process tree), else node memory used */
+    const char *mem_used_from;   /* "job processes" or "node" */
+    double mem_pct;
+    double cpus_req;             /* per node */
+    double cpu_used_core_s;      /* job processes' CPU time, else the node's busy time (all nodes) */
+    const char *cpu_used_from;
+    double cpu_req_core_s;       /* cpus_req x the node's wall time, summed over nodes */
+    double cpu_pct;
+} pm_request_use;
+
+void pm_request_use_compute(const struct pm_analysis *a, pm_request_use *u);
+/* The note for far-apart figures (less than 25 % of the request used):
+ * "Used 6 % of the requested walltime (7.3 min of 2.0 h); peak memory 3 %
+ * of the requested (1.9 GiB of 64.0 GiB per node)." into out; returns 0
+ * when nothing is far apart (out ""). */
+int pm_request_note(const pm_request_use *u, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,140 @@
+/* Resource use per phase kind for the whole job: CPU core-seconds used
+ * and allocated, the memory peak, disk and network bytes, from the
+ * metric series during each phase (docs/analysis.md, "Resource use per
+ * phase").
+ *
+ * A rate's sample i holds the rate over (t[i-1], t[i]] (pm_rate), and so
+ * does cpu_usage (the sampler's share of /proc/stat's jiffies since the
+ * previous sample): a phase [t0, t1] gets each sample's value times the
+ * part of its interval inside the phase, which is the counter's increase
+ * between t0 and t1 with the counter taken as linear between samples.  A
+ * gauge (memory used) counts at the samples that close an interval the
+ * phase overlaps. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "perfmon/phase_stats.h"
+
+/* Index of the node (not a GPU) named name, or -1. */
+static long node_index(const pm_analysis *a, const char *name)
+{
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (!a->hosts[h].gpu && strcmp(a->hosts[h].name, name) == 0)
+            return (long)h;
+    return -1;
+}
+
+/* First sample i with t[i] > t0 (binary search). */
+static size_t first_after(const pm_series *s, double t0)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->t[mid] <= t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Integral over [t0, t1] of s taken as a step: sample i's value over
+ * (t[i-1], t[i]].  *covered gets the seconds of the phase with a value.
+ * NaN when no interval with a value overlaps the phase. */
+static double step_integral(const pm_series *s, double t0, double t1, double *covered)
+{
+    double sum = 0, cov = 0;
+    int any = 0;
+    for (size_t i = first_after(s, t0); i < s->n; i++) {
+        if (i == 0)
+            continue;
+        double a = fmax(s->t[i - 1], t0), b = fmin(s->t[i], t1);
+        if (s->t[i - 1] >= t1)
+            break;
+        if (!(b > a) || !isfinite(s->v[i]))
+            continue;
+        sum += s->v[i] * (b - a);
+        cov += b - a;
+        any = 1;
+    }
+    if (covered)
+        *covered = cov;
+    return any ? sum : NAN;
+}
+
+/* Largest value of s at the samples closing an interval that overlaps
+ * [t0, t1]; a phase shorter than an interval still gets one sample. */
+static double step_max(const pm_series *s, double t0, double t1)
+{
+    double m = NAN;
+    for (size_t i = first_after(s, t0); i < s->n; i++) {
+        if (i > 0 && s->t[i - 1] >= t1)
+            break;
+        if (isfinite(s->v[i]) && (isnan(m) || s->v[i] > m))
+            m = s->v[i];
+    }
+    return m;
+}
+
+static void add(double *acc, double v)
+{
+    if (isfinite(v))
+        *acc = isnan(*acc) ? v : *acc + v;
+}
+
+/* The series of metric id on host h, or NULL; *conv its conversion. */
+static const pm_series *series_of(const pm_analysis *a, const char *id, size_t h, double *conv)
+{
+    int m = pm_analysis_metric(a, id);
+    if (m < 0 || !a->metrics[m].host)
+        return NULL;
+    *conv = a->metrics[m].def->conversion;
+    return a->metrics[m].host[h];
+}
+
+void pm_phase_use_compute(const pm_analysis *a, pm_phase_stats *st)
+{
+    static const char *const bytes_ids[4] = {"disk_read", "disk_write", "net_out", "net_in"};
+    for (size_t k = 0; k < st->nkinds; k++) {
+        pm_phase_kind_stats *ks = &st->kinds[k];
+        double *bytes[4] = {&ks->disk_read_bytes, &ks->disk_write_bytes, &ks->net_sent_bytes,
+                            &ks->net_recv_bytes};
+        ks->cpu_core_s = ks->cpu_alloc_core_s = ks->cpu_share_pct = NAN;
+        ks->mem_peak_bytes = NAN;
+        for (int b = 0; b < 4; b++)
+            *bytes[b] = NAN;
+        for (size_t i = 0; i < a->phases.n; i++) {
+            const pm_phase *p = &a->phases.v[i];
+            if (strcmp(p->name, ks->name) != 0 || !(p->t1 >= p->t0))
+                continue;
+            long h = node_index(a, p->host);
+            if (h < 0)
+                continue;
+            double conv = 1, cov = 0;
+            const pm_series *se = series_of(a, "cpu_usage", (size_t)h, &conv);
+            double ncpus = a->hosts[h].ncpus;
+            if (se && isfinite(ncpus) && ncpus > 0) {
+                double pct_s = step_integral(se, p->t0, p->t1, &cov);
+                /* Used: over the seconds that have a value; allocated: the
+                 * same seconds, so a gap does not count as idle. */
+                add(&ks->cpu_core_s, pct_s / 100.0 * ncpus);
+                if (isfinite(pct_s))
+                    add(&ks->cpu_alloc_core_s, cov * ncpus);
+            }
+            se = series_of(a, "mem_used", (size_t)h, &conv);
+            if (se) {
+                double m = step_max(se, p->t0, p->t1) * conv;
+                if (isfinite(m) && (isnan(ks->mem_peak_bytes) || m > ks->mem_peak_bytes))
+                    ks->mem_peak_bytes = m;
+            }
+            for (int b = 0; b < 4; b++) {
+                se = series_of(a, bytes_ids[b], (size_t)h, &conv);
+                if (se)
+                    add(bytes[b], step_integral(se, p->t0, p->t1, NULL) * conv);
+            }
+        }
+        if (ks->cpu_alloc_core_s > 0)
+            ks->cpu_share_pct = ks->cpu_core_s / ks->cpu_alloc_core_s * 100.0;
+    }
+}
