@@ -16,7 +16,9 @@
 
 #include "perfmon/error.h"
 
-#define PM_PROFILE_VERSION 1
+/* The binary version written (docs/format.md); JSON Lines stays 1. */
+#define PM_PROFILE_VERSION 2
+#define PM_PROFILE_JSONL_VERSION 1
 
 /* Bounds that every reader enforces (docs/format.md, "Limits"). */
 #define PM_MAX_COLUMNS 65536u
@@ -26,7 +28,8 @@
 
 enum pm_kind { PM_GAUGE = 0, PM_COUNTER = 1 };
 enum pm_vtype { PM_F64 = 0, PM_U64 = 1 };
-enum pm_format { PM_FMT_UNKNOWN = 0, PM_FMT_BIN = 1, PM_FMT_JSONL = 2 };
+/* PM_FMT_BIN1: for pm_writer_open only, binary version 1 (tests). */
+enum pm_format { PM_FMT_UNKNOWN = 0, PM_FMT_BIN = 1, PM_FMT_JSONL = 2, PM_FMT_BIN1 = 3 };
 
 /* Record types of the binary form. */
 enum pm_record_type {
