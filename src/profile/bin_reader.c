@@ -286,11 +286,23 @@ static void other_record(pm_profile *p, unsigned type, const unsigned char *d, s
     }
 }
 
+/* Version 2 decodes a batch of this many samples, column-major. */
+#define V2_BATCH 64
+
 static void flush_batch(pm_profile *p, double *const *sp, size_t *nb)
 {
-    for (size_t c = 0; c < p->ncols; c++)
-        memcpy(p->values[c] + p->n, sp[c], *nb * sizeof(double));
-    p->n += *nb;
+    size_t n = *nb;
+    for (size_t c = 0; c < p->ncols; c++) {
+        double *dst = p->values[c] + p->n;
+        const double *src = sp[c];
+        if (n == V2_BATCH) /* the usual case: a fixed count the compiler unrolls */
+            for (size_t r = 0; r < V2_BATCH; r++)
+                dst[r] = src[r];
+        else
+            for (size_t r = 0; r < n; r++)
+                dst[r] = src[r];
+    }
+    p->n += n;
     *nb = 0;
 }
 
@@ -357,7 +369,7 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
      * out a run of values per column (as decode_samples does). */
     pm_codec codec = {0};
     size_t nc = p->ncols ? p->ncols : 1;
-    double *sb = pm_alloc_array(nc * SAMPLE_BATCH, sizeof *sb);
+    double *sb = pm_alloc_array(nc * V2_BATCH, sizeof *sb);
     double **sp = pm_alloc_array(nc, sizeof *sp);
     if (oom || !sb || !sp || pm_codec_init(&codec, p->cols, p->ncols) != 0 ||
         pm_profile_reserve_block(p, count + 1, hint) != 0) {
@@ -368,7 +380,7 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory for %zu samples", path, count);
     }
     for (size_t c = 0; c < p->ncols; c++)
-        sp[c] = sb + c * SAMPLE_BATCH;
+        sp[c] = sb + c * V2_BATCH;
     size_t nb = 0;
 
     /* Pass 2.  A delta sample needs every sample since its key sample:
@@ -428,7 +440,7 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
             continue;
         p->t_mono_ns[row] = mono;
         p->t_wall_ns[row] = wall;
-        if (++nb == SAMPLE_BATCH)
+        if (++nb == V2_BATCH)
             flush_batch(p, sp, &nb);
     }
     flush_batch(p, sp, &nb);
