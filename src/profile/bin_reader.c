@@ -462,10 +462,12 @@ int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len
     return pm_profile_decode_bin_hinted(path, buf, len, NULL, out, err);
 }
 
-int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, size_t len,
-                                 const pm_read_hint *hint, pm_profile **out, pm_error *err)
+/* Check the preamble and decode the header record: a new profile in *pp,
+ * the version, and the offset after the header. */
+static int open_bin(const char *path, const unsigned char *buf, size_t len, pm_profile **pp,
+                    uint32_t *versionp, size_t *offp, pm_error *err)
 {
-    *out = NULL;
+    *pp = NULL;
     if (len < PM_BIN_PREAMBLE || memcmp(buf, PM_BIN_MAGIC, PM_BIN_MAGIC_LEN) != 0)
         return pm_error_set(err, PM_EFORMAT, "%s: offset 0: not a perfmon binary profile "
                             "(bad magic)", path);
@@ -491,7 +493,22 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
         pm_profile_free(p);
         return rc;
     }
-    off += PM_REC_HEAD + (size_t)hl + PM_REC_TAIL;
+    *pp = p;
+    *versionp = version;
+    *offp = off + PM_REC_HEAD + (size_t)hl + PM_REC_TAIL;
+    return 0;
+}
+
+int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, size_t len,
+                                 const pm_read_hint *hint, pm_profile **out, pm_error *err)
+{
+    *out = NULL;
+    pm_profile *p;
+    uint32_t version;
+    size_t off;
+    int rc = open_bin(path, buf, len, &p, &version, &off, err);
+    if (rc)
+        return rc;
     if (version == 2) {
         rc = decode_v2(p, buf, len, off, hint, NULL, err);
         if (rc) {
@@ -574,6 +591,165 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
         p->skipped_bytes += bad_len;
         pm_profile_add_warning(p, "%s: offset %zu: torn tail of %zu bytes skipped "
                                "(%zu complete samples kept)", path, bad_start, bad_len, p->n);
+    }
+    *out = p;
+    return 0;
+}
+
+/* --- the index of a version 2 file ------------------------------------ */
+
+void pm_bin_index_free(pm_bin_index *idx)
+{
+    free(idx->keys);
+    memset(idx, 0, sizeof *idx);
+}
+
+static int index_push(pm_bin_index *idx, size_t *cap, const pm_bin_key *k)
+{
+    if (idx->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        pm_bin_key *nk = pm_realloc_array(idx->keys, nc, sizeof *nk);
+        if (!nk)
+            return -1;
+        idx->keys = nk;
+        *cap = nc;
+    }
+    idx->keys[idx->n++] = *k;
+    return 0;
+}
+
+/* The footer's chain of index records, checked entry by entry against the
+ * key samples it names; 0, or -1 when anything does not hold (then the
+ * index is rebuilt by scanning). */
+static int index_from_footer(const unsigned char *buf, size_t len, size_t body,
+                             pm_bin_index *idx)
+{
+    size_t cap = 0;
+    if (len < body + PM_REC_HEAD + PM_INDEX_FIXED + PM_REC_TAIL)
+        return -1;
+    size_t plen = pm_get_u32(buf + len - PM_REC_TAIL - 4);
+    if (plen < PM_INDEX_FIXED || plen > len - body - PM_REC_HEAD - PM_REC_TAIL)
+        return -1;
+    size_t at = len - PM_REC_TAIL - plen - PM_REC_HEAD;
+    /* Walk back through the chain; the entries of each record are added
+     * in reverse, and the whole list reversed at the end. */
+    for (;;) {
+        long long pl = record_at(buf, len, at, PM_REC_INDEX);
+        if (pl < PM_INDEX_FIXED || buf[at + 4] != PM_REC_INDEX)
+            return -1;
+        const unsigned char *d = buf + at + PM_REC_HEAD;
+        size_t count = pm_get_u32(d + 8);
+        if ((size_t)pl != PM_INDEX_FIXED + count * PM_INDEX_ENTRY ||
+            pm_get_u32(d + pl - 4) != (uint32_t)pl)
+            return -1;
+        for (size_t i = count; i-- > 0;) {
+            const unsigned char *e = d + 16 + i * PM_INDEX_ENTRY;
+            pm_bin_key k = {(int64_t)pm_get_u64(e), (int64_t)pm_get_u64(e + 8), pm_get_u64(e + 16),
+                            pm_get_u64(e + 24)};
+            if (index_push(idx, &cap, &k))
+                return -1;
+        }
+        uint64_t prev = pm_get_u64(d);
+        if (prev == 0)
+            break;
+        if (prev < body || prev >= at)
+            return -1;
+        at = (size_t)prev;
+    }
+    for (size_t i = 0, j = idx->n; i + 1 < j; i++, j--) {
+        pm_bin_key t = idx->keys[i];
+        idx->keys[i] = idx->keys[j - 1];
+        idx->keys[j - 1] = t;
+    }
+    for (size_t i = 0; i < idx->n; i++) {
+        const pm_bin_key *k = &idx->keys[i];
+        if (k->offset < body || k->offset >= len || (i && k->offset <= idx->keys[i - 1].offset))
+            return -1;
+        long long pl = record_at(buf, len, (size_t)k->offset, PM_REC_INDEX);
+        int64_t mono, wall;
+        if (pl < 0 || buf[k->offset + 4] != PM_REC_KEY ||
+            pm_codec_key_times(buf + k->offset + PM_REC_HEAD, (size_t)pl, &mono, &wall) ||
+            mono != k->mono_ns || wall != k->wall_ns)
+            return -1;
+    }
+    return 0;
+}
+
+int pm_bin_index_load(const char *path, const unsigned char *buf, size_t len, pm_bin_index *idx,
+                      pm_error *err)
+{
+    memset(idx, 0, sizeof *idx);
+    pm_profile *p;
+    uint32_t version;
+    size_t body;
+    int rc = open_bin(path, buf, len, &p, &version, &body, err);
+    if (rc)
+        return rc;
+    pm_profile_free(p);
+    if (version < 2)
+        return pm_error_set(err, PM_EFORMAT, "%s: offset 8: format version 1 has no index",
+                            path);
+    if (index_from_footer(buf, len, body, idx) == 0) {
+        idx->from_footer = 1;
+        return 0;
+    }
+    /* No footer (killed), or a damaged one: every key sample, by scanning. */
+    pm_bin_index_free(idx);
+    size_t cap = 0, at;
+    uint64_t sample = 0;
+    long long pl;
+    scan s = {buf, len, body, 0, 0};
+    while ((pl = scan_next(&s, &at)) >= 0) {
+        unsigned type = buf[at + 4];
+        pm_bin_key k = {0, 0, at, sample};
+        if (type == PM_REC_KEY &&
+            pm_codec_key_times(buf + at + PM_REC_HEAD, (size_t)pl, &k.mono_ns, &k.wall_ns) == 0 &&
+            index_push(idx, &cap, &k)) {
+            pm_bin_index_free(idx);
+            return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+        }
+        sample += type == PM_REC_KEY || type == PM_REC_DELTA;
+    }
+    return 0;
+}
+
+int pm_profile_decode_bin_range(const char *path, const unsigned char *buf, size_t len,
+                                int64_t from_wall_ns, int64_t to_wall_ns, pm_profile **out,
+                                pm_error *err)
+{
+    *out = NULL;
+    pm_bin_index idx;
+    int rc = pm_bin_index_load(path, buf, len, &idx, err);
+    if (rc)
+        return rc;
+    pm_profile *p;
+    uint32_t version;
+    size_t off;
+    rc = open_bin(path, buf, len, &p, &version, &off, err);
+    if (rc) {
+        pm_bin_index_free(&idx);
+        return rc;
+    }
+    /* The metadata record follows the header. */
+    long long pl = record_at(buf, len, off, PM_REC_INDEX);
+    if (pl >= 0 && buf[off + 4] == PM_REC_META)
+        other_record(p, PM_REC_META, buf + off + PM_REC_HEAD, (size_t)pl, off);
+    /* The last key sample at or before from (the first one when none). */
+    size_t lo = 0, hi = idx.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (idx.keys[mid].wall_ns <= from_wall_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t start = idx.n == 0 ? off : (size_t)idx.keys[lo ? lo - 1 : 0].offset;
+    pm_bin_index_free(&idx);
+    v2_range rg = {from_wall_ns, to_wall_ns};
+    rc = decode_v2(p, buf, len, start, NULL, &rg, err);
+    if (rc) {
+        pm_profile_free(p);
+        return rc;
     }
     *out = p;
     return 0;
