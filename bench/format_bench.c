@@ -3,8 +3,9 @@
  * is written again as version 1 and as version 2 with pm_writer, and a
  * generated 24-hour profile (pm_synth, all 32 columns, 1 s) is written in
  * both; per file: the bytes per sample (the file less its header, the
- * same in both), the MB per day at 1 s, and the reading time per value
- * (file to values, the least CPU time of nine reads).  Used by bench/run.sh.
+ * same in both), the MB per day at 1 s, the reading time per value
+ * (file to values, the least CPU time of nine reads: ns/v), and the
+ * writer's CPU time per sample (us/w).  Used by bench/run.sh.
  *
  *   format_bench [PROFILE...] */
 #include <math.h>
@@ -33,8 +34,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Write p's samples again as fmt to path; *hdr gets the size with no
- * sample (header, metadata). */
-static int rewrite(const pm_profile *p, int fmt, const char *path, off_t *hdr)
+ * sample (header, metadata), *us the writer's CPU time per sample (the
+ * encoding and the write(2) of each record: the sampler's cost). */
+static int rewrite(const pm_profile *p, int fmt, const char *path, off_t *hdr, double *us)
 {
     pm_error err;
     pm_writer *w;
@@ -47,6 +49,7 @@ static int rewrite(const pm_profile *p, int fmt, const char *path, off_t *hdr)
     *hdr = st.st_size;
     pm_value *v = calloc(p->ncols + 1, sizeof *v);
     uint8_t *pr = calloc(p->ncols / 8 + 1, 1);
+    double spent = 0;
     for (size_t i = 0; i < p->n; i++) {
         memset(pr, 0, p->ncols / 8 + 1);
         for (size_t c = 0; c < p->ncols; c++) {
@@ -59,9 +62,12 @@ static int rewrite(const pm_profile *p, int fmt, const char *path, off_t *hdr)
             else
                 v[c].f = x;
         }
+        double t0 = now();
         if (pm_writer_sample(w, p->t_mono_ns[i], p->t_wall_ns[i], v, pr, &err))
             goto fail;
+        spent += now() - t0;
     }
+    *us = spent / (double)(p->n ? p->n : 1) * 1e6;
     free(v);
     free(pr);
     if (p->has_end && pm_writer_end(w, &p->end, &err))
@@ -101,12 +107,13 @@ static double decode_ns(const char *path, size_t *n, size_t *ncols)
 static int row(const char *label, const pm_profile *p, const char *dir)
 {
     char path[2][4200];
-    double bps[2], ns[2];
+    double bps[2], ns[2], us[2];
     for (int v = 0; v < 2; v++) {
         off_t hdr;
         struct stat st;
         snprintf(path[v], sizeof path[v], "%s/v%d.pmp", dir, v + 1);
-        if (rewrite(p, v ? PM_FMT_BIN : PM_FMT_BIN1, path[v], &hdr) || stat(path[v], &st))
+        if (rewrite(p, v ? PM_FMT_BIN : PM_FMT_BIN1, path[v], &hdr, &us[v]) ||
+            stat(path[v], &st))
             return -1;
         bps[v] = (double)(st.st_size - hdr) / (double)p->n;
         size_t n, nc;
@@ -115,9 +122,9 @@ static int row(const char *label, const pm_profile *p, const char *dir)
         if (ns[v] < 0)
             return -1;
     }
-    printf("%-28s %7zu %5zu %9.1f %9.1f %6.3f %9.2f %9.2f %8.2f %8.2f\n", label, p->n, p->ncols,
-           bps[0], bps[1], bps[1] / bps[0], bps[0] * 86400 / 1e6, bps[1] * 86400 / 1e6, ns[0],
-           ns[1]);
+    printf("%-28s %7zu %5zu %9.1f %9.1f %6.3f %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f\n", label,
+           p->n, p->ncols, bps[0], bps[1], bps[1] / bps[0], bps[0] * 86400 / 1e6,
+           bps[1] * 86400 / 1e6, ns[0], ns[1], us[0], us[1]);
     return 0;
 }
 
@@ -126,8 +133,9 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/pm-fmt-bench.XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    printf("%-28s %7s %5s %9s %9s %6s %9s %9s %8s %8s\n", "profile", "samples", "cols", "v1 B/smp",
-           "v2 B/smp", "v2/v1", "v1 MB/day", "v2 MB/day", "v1 ns/v", "v2 ns/v");
+    printf("%-28s %7s %5s %9s %9s %6s %9s %9s %8s %8s %8s %8s\n", "profile", "samples", "cols",
+           "v1 B/smp", "v2 B/smp", "v2/v1", "v1 MB/day", "v2 MB/day", "v1 ns/v", "v2 ns/v",
+           "v1 us/w", "v2 us/w");
     int bad = 0;
     for (int a = 1; a < argc; a++) {
         pm_profile *p;
