@@ -150,19 +150,30 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
         pm_codec_col *s = &c->col[i];
         uint64_t m;
         int form;
+        if (!s->u64 && s->form != PM_FORM_NONE && f64_bits(vals[i].f) == s->bits &&
+            (!s->counter || s->form == PM_FORM_RAW || s->d == 0)) {
+            set_code(codes, i, 1); /* the same value, and no change expected */
+            continue;
+        }
+        s->bits = f64_bits(vals[i].f);
         if (s->u64) {
             m = vals[i].u;
             form = 0;
         } else if (s->form <= PM_FORM_MAXSCALE && as_int(vals[i].f, s->form, &m)) {
             form = s->form;
+        } else if (s->form == PM_FORM_RAW) {
+            /* A true float: only the scale the column last had is tried
+             * (searching all ten on every sample would cost the sampler
+             * more than it saves), and the raw form is left only when
+             * that is shorter. */
+            form = -1;
+            if (as_int(vals[i].f, s->hint, &m) &&
+                varint_len(f64_bits(vals[i].f) ^ s->m) > 1 + varint_len(zz(m)))
+                form = s->hint;
         } else {
             form = find_scale(vals[i].f, &m);
-            if (form >= 0 && s->form == PM_FORM_RAW) {
-                /* Leave the raw form only when that is shorter. */
-                uint64_t x = f64_bits(vals[i].f) ^ s->m;
-                if (varint_len(x) <= 1 + varint_len(zz(m)))
-                    form = -1;
-            }
+            if (form >= 0)
+                s->hint = (uint8_t)form;
         }
         if (form < 0) {
             uint64_t bits = f64_bits(vals[i].f);

@@ -46,6 +46,8 @@ typedef struct pm_codec_col {
     uint8_t op;    /* decoder: what a code means for this column now */
     uint8_t counter;
     uint8_t u64;
+    uint8_t hint;  /* encoder: the integer scale this column last had */
+    uint64_t bits; /* encoder: the last value's bits (f64 columns) */
 } pm_codec_col;
 
 typedef struct pm_codec {
