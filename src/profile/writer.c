@@ -375,7 +375,8 @@ static int sample_v2(pm_writer *w, int64_t mono, int64_t wall, const pm_value *v
          * (a full disk), its entries wait for the next try, and the
          * sample above stays written. */
         pm_error ierr;
-        (void)write_index(w, &ierr);
+        if (write_index(w, &ierr) != 0)
+            pm_error_clear(&ierr);
     }
     return 0;
 }
@@ -439,9 +440,13 @@ int pm_writer_end(pm_writer *w, const pm_profile_end *e, pm_error *err)
         pm_put_u32(p + 60, (uint32_t)rl);
         memcpy(p + PM_END_FIXED, e->reason, rl);
         int rc = write_record(w, PM_REC_END, p, PM_END_FIXED + rl, err);
-        /* Version 2: the footer, an index record as the file's last. */
-        if (rc == 0 && w->version >= 2)
-            rc = write_index(w, err);
+        /* Version 2: the footer, an index record as the file's last (when
+         * it cannot be written, readers rebuild the index by scanning). */
+        if (rc == 0 && w->version >= 2) {
+            pm_error ierr;
+            if (write_index(w, &ierr) != 0)
+                pm_error_clear(&ierr);
+        }
         return rc;
     }
     pm_buf *b = &w->line;
@@ -463,11 +468,15 @@ int pm_writer_end(pm_writer *w, const pm_profile_end *e, pm_error *err)
 
 int pm_writer_sync(pm_writer *w, pm_error *err)
 {
-    /* A checkpoint: the key samples so far get into the index first. */
+    /* A checkpoint: the key samples so far get into the index first.  The
+     * index only speeds up seeking (a reader rebuilds it by scanning), so
+     * when it cannot be written (a full disk) its entries wait for the next
+     * try, the file is cut back to its last record, and the samples are
+     * made durable all the same. */
     if (w->format == PM_FMT_BIN && w->version >= 2 && w->npending) {
-        int rc = write_index(w, err);
-        if (rc)
-            return rc;
+        pm_error ierr;
+        if (write_index(w, &ierr) != 0)
+            pm_error_clear(&ierr);
     }
     if (fdatasync(w->fd) != 0 && errno != EINVAL && errno != EROFS)
         return pm_error_sys(err, PM_EIO, errno, "%s: fdatasync failed", w->path);
