@@ -27,6 +27,7 @@ int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols)
         return PM_ENOMEM;
     c->ncols = ncols;
     for (size_t i = 0; i < ncols; i++) {
+        memset(&c->col[i], 0, sizeof c->col[i]);
         c->col[i].counter = cols[i].kind == PM_COUNTER;
         c->col[i].u64 = cols[i].type == PM_U64;
     }
