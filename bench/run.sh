@@ -13,10 +13,16 @@ echo "   10-process tree (sh + 9 children), -i 0.05 for 20 s, binary format"
     sh -c 'for i in 1 2 3 4 5 6 7 8 9; do sleep 21 & done; wait'
 echo "   system-wide only, -i 0.05 for 10 s"
 "$BIN/perfmon-sample" -o "$TMP/sys" -i 0.05 -d 10
+echo "   the same writing profile format version 1 (PERFMON_PROFILE_VERSION=1)"
+PERFMON_PROFILE_VERSION=1 "$BIN/perfmon-sample" -o "$TMP/sys1" -i 0.05 -d 10
 echo "   10-process tree, JSON Lines format, -i 0.05 for 10 s"
 "$BIN/perfmon-sample" -o "$TMP/json" -f json -i 0.05 -d 10 -- \
     sh -c 'for i in 1 2 3 4 5 6 7 8 9; do sleep 11 & done; wait'
-"$BUILD/bench/sampler_cost" "$TMP"/tree/*.pmp "$TMP"/sys/*.pmp "$TMP"/json/*.jsonl
+"$BUILD/bench/sampler_cost" "$TMP"/tree/*.pmp "$TMP"/sys/*.pmp "$TMP"/sys1/*.pmp "$TMP"/json/*.jsonl
+
+echo "== profile format: bytes per sample, version 1 against 2 (target: v2 <= 1/4 of v1; <= 8.7 MB per day at 1 s for 32 columns)"
+echo "   the runs above written again in each version, and a generated 24-hour 32-column profile"
+"$BUILD/bench/format_bench" "$TMP"/tree/*.pmp "$TMP"/sys/*.pmp
 
 echo "== perfmon-analyze: ${PM_BENCH_HOSTS:-64} hosts x ${PM_BENCH_SAMPLES:-86400} samples; SKA JSON ${PM_BENCH_SKA_HOSTS:-16} x ${PM_BENCH_SKA_SAMPLES:-3600}"
 "$BUILD/bench/analyze_bench" "${PM_BENCH_HOSTS:-64}" "${PM_BENCH_SAMPLES:-86400}" \

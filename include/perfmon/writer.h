@@ -19,7 +19,12 @@
 typedef struct pm_writer pm_writer;
 
 /* Create path (must not exist: O_EXCL) and write the header and, when
- * meta_json is not NULL, the metadata record.  cols is copied. */
+ * meta_json is not NULL, the metadata record.  cols is copied.  format:
+ * PM_FMT_BIN writes binary version 2 (samples as changes from the one
+ * before, a key sample every 64, index records at checkpoints and after
+ * the end record), or version 1 when the environment has
+ * PERFMON_PROFILE_VERSION=1; PM_FMT_BIN1 always writes version 1;
+ * PM_FMT_JSONL writes JSON Lines (docs/format.md). */
 int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profile_info *info,
                    const pm_column *cols, size_t ncols, const char *meta_json,
                    pm_error *err) PM_WUR;
@@ -48,7 +53,7 @@ int pm_writer_restore(pm_writer *w, pm_error *err) PM_WUR;
 /* Sync and close; frees w even on error.  NULL is a no-op. */
 int pm_writer_close(pm_writer *w, pm_error *err);
 
-/* Encoded size of one binary sample record for ncols columns. */
+/* Encoded size of one binary version 1 sample record for ncols columns. */
 size_t pm_bin_sample_size(size_t ncols);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bin_codec.h"
 #include "bin_format.h"
 #include "perfmon/crc32c.h"
 #include "perfmon/endian.h"
@@ -153,14 +154,15 @@ out:
     return rc;
 }
 
-/* Is there a valid record at off?  Returns its payload length or -1. */
-static long long record_at(const unsigned char *buf, size_t len, size_t off)
+/* Is there a valid record at off?  Returns its payload length or -1.
+ * maxtype: the last record type of the file's version. */
+static long long record_at(const unsigned char *buf, size_t len, size_t off, unsigned maxtype)
 {
-    if (len - off < PM_REC_HEAD + PM_REC_TAIL)
+    if (off > len || len - off < PM_REC_HEAD + PM_REC_TAIL)
         return -1;
     size_t plen = pm_get_u32(buf + off);
     unsigned type = buf[off + 4];
-    if (type < PM_REC_HEADER || type > PM_REC_END || buf[off + 5] || buf[off + 6] ||
+    if (type < PM_REC_HEADER || type > maxtype || buf[off + 5] || buf[off + 6] ||
         buf[off + 7] || plen > PM_MAX_RECORD_BYTES)
         return -1;
     if (plen > len - off - PM_REC_HEAD - PM_REC_TAIL)
@@ -228,26 +230,253 @@ static int decode_end(pm_profile *p, const unsigned char *d, size_t n)
     return 0;
 }
 
+/* --- version 2 (docs/format.md, "Version 2") --------------------------- */
+
+/* Walks the records of a file: each call gives the next valid one, and
+ * the damaged bytes skipped to reach it. */
+typedef struct scan {
+    const unsigned char *buf;
+    size_t len, off;
+    size_t bad_start, bad_len; /* damage skipped before the record returned */
+} scan;
+
+/* The next valid record at or after s->off (its offset in *at, its payload
+ * length returned), or -1 at the end; s->off moves past it. */
+static long long scan_next(scan *s, size_t *at)
+{
+    s->bad_len = 0;
+    while (s->off < s->len) {
+        long long pl = record_at(s->buf, s->len, s->off, PM_REC_INDEX);
+        if (pl >= 0) {
+            *at = s->off;
+            s->off += PM_REC_HEAD + (size_t)pl + PM_REC_TAIL;
+            return pl;
+        }
+        if (s->bad_len++ == 0)
+            s->bad_start = s->off;
+        s->off++;
+    }
+    return -1;
+}
+
+static void other_record(pm_profile *p, unsigned type, const unsigned char *d, size_t pl,
+                         size_t at)
+{
+    switch (type) {
+    case PM_REC_META:
+        if (!p->meta_json) {
+            p->meta_json = malloc(pl + 1);
+            if (p->meta_json) {
+                memcpy(p->meta_json, d, pl);
+                p->meta_json[pl] = '\0';
+            }
+        }
+        break;
+    case PM_REC_NOTE:
+        pm_profile_add_note(p, (const char *)d, pl);
+        break;
+    case PM_REC_END:
+        if (decode_end(p, d, pl) != 0)
+            pm_profile_add_warning(p, "%s: offset %zu: end record is malformed", p->path, at);
+        break;
+    case PM_REC_INDEX:
+        break; /* for seeking (pm_bin_index_load) */
+    default:
+        pm_profile_add_warning(p, "%s: offset %zu: unexpected record type %u", p->path, at, type);
+    }
+}
+
+/* Version 2 decodes a batch of this many samples, column-major. */
+#define V2_BATCH 64
+
+static void flush_batch(pm_profile *p, double *const *sp, size_t *nb)
+{
+    size_t n = *nb;
+    for (size_t c = 0; c < p->ncols; c++) {
+        double *dst = p->values[c] + p->n;
+        const double *src = sp[c];
+        if (n == V2_BATCH) /* the usual case: a fixed count the compiler unrolls */
+            for (size_t r = 0; r < V2_BATCH; r++)
+                dst[r] = src[r];
+        else
+            for (size_t r = 0; r < n; r++)
+                dst[r] = src[r];
+    }
+    p->n += n;
+    *nb = 0;
+}
+
+/* A range of wall times to keep, and where decoding stops. */
+typedef struct v2_range {
+    int64_t from, to;
+} v2_range;
+
+/* Decode the records from off on.  With rg, only samples whose wall time
+ * is in [from, to) are kept, and decoding stops at the first key sample
+ * at or after `to`. */
+/* Pass 1's list of what the file holds, in order: the offset of each
+ * valid record, and each damaged span as two entries (its offset with
+ * DAMAGE set, then its length). */
+#define DAMAGE ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
+typedef struct rec_list {
+    size_t *v;
+    size_t n, cap;
+} rec_list;
+
+static int rec_push(rec_list *l, size_t x)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1024;
+        size_t *nv = pm_realloc_array(l->v, cap, sizeof *nv);
+        if (!nv)
+            return -1;
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n++] = x;
+    return 0;
+}
+
+static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t off,
+                     const pm_read_hint *hint, const v2_range *rg, pm_error *err)
+{
+    const char *path = p->path;
+    /* Pass 1: check every record once, list them, and count the samples
+     * to size the arrays exactly. */
+    size_t count = 0, at;
+    long long pl;
+    rec_list l = {NULL, 0, 0};
+    int oom = 0;
+    scan s = {buf, len, off, 0, 0};
+    for (;;) {
+        pl = scan_next(&s, &at);
+        if (s.bad_len)
+            oom |= rec_push(&l, s.bad_start | DAMAGE) | rec_push(&l, s.bad_len);
+        if (pl < 0)
+            break;
+        unsigned type = buf[at + 4];
+        if (type == PM_REC_KEY && rg && count) {
+            int64_t mono, wall;
+            if (pm_codec_key_times(buf + at + PM_REC_HEAD, (size_t)pl, &mono, &wall) == 0 &&
+                wall >= rg->to)
+                break;
+        }
+        count += type == PM_REC_KEY || type == PM_REC_DELTA;
+        oom |= rec_push(&l, at);
+    }
+    /* Samples are decoded into a small column-major batch, then copied
+     * out a run of values per column (as decode_samples does). */
+    pm_codec codec = {0};
+    size_t nc = p->ncols ? p->ncols : 1;
+    double *sb = pm_alloc_array(nc * V2_BATCH, sizeof *sb);
+    double **sp = pm_alloc_array(nc, sizeof *sp);
+    if (oom || !sb || !sp || pm_codec_init(&codec, p->cols, p->ncols) != 0 ||
+        pm_profile_reserve_block(p, count + 1, hint) != 0) {
+        free(l.v);
+        free(sb);
+        free(sp);
+        pm_codec_free(&codec);
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory for %zu samples", path, count);
+    }
+    for (size_t c = 0; c < p->ncols; c++)
+        sp[c] = sb + c * V2_BATCH;
+    size_t nb = 0;
+
+    /* Pass 2.  A delta sample needs every sample since its key sample:
+     * after damage (or a malformed sample) the chain is broken, and delta
+     * samples are skipped until the next key sample. */
+    int chain = 0;
+    size_t lost = 0, lost_at = 0, decoded = 0;
+    for (size_t k = 0; k < l.n; k++) {
+        at = l.v[k];
+        if (at & DAMAGE) {
+            size_t bad_start = at & ~DAMAGE, bad_len = l.v[++k];
+            p->bad_records++;
+            p->skipped_bytes += bad_len;
+            if (k + 1 == l.n && bad_start + bad_len == len)
+                pm_profile_add_warning(p, "%s: offset %zu: torn tail of %zu bytes skipped "
+                                       "(%zu complete samples kept)", path, bad_start,
+                                       bad_len, p->n + nb);
+            else
+                pm_profile_add_warning(p, "%s: offset %zu: %zu damaged bytes skipped", path,
+                                       bad_start, bad_len);
+            chain = 0;
+            continue;
+        }
+        unsigned type = buf[at + 4];
+        size_t plen = pm_get_u32(buf + at);
+        const unsigned char *d = buf + at + PM_REC_HEAD;
+        if (type != PM_REC_KEY && type != PM_REC_DELTA) {
+            other_record(p, type, d, plen, at);
+            continue;
+        }
+        int key = type == PM_REC_KEY;
+        if (!key && !chain) {
+            if (lost++ == 0)
+                lost_at = at;
+            continue;
+        }
+        if (key && lost) {
+            p->bad_records += lost;
+            pm_profile_add_warning(p, "%s: offset %zu: %zu delta samples skipped (the samples "
+                                   "they build on are lost); the key sample at offset %zu "
+                                   "resynchronises", path, lost_at, lost, at);
+            lost = 0;
+        }
+        if (decoded >= count)
+            break; /* cannot happen: pass 1 counted them */
+        size_t row = p->n + nb;
+        int64_t mono, wall;
+        if (pm_codec_decode(&codec, key, d, plen, &mono, &wall, sp, nb) != 0) {
+            pm_profile_add_warning(p, "%s: offset %zu: malformed sample record", path, at);
+            p->bad_records++;
+            chain = 0;
+            continue;
+        }
+        chain = 1;
+        decoded++;
+        if (rg && (wall < rg->from || wall >= rg->to))
+            continue;
+        p->t_mono_ns[row] = mono;
+        p->t_wall_ns[row] = wall;
+        if (++nb == V2_BATCH)
+            flush_batch(p, sp, &nb);
+    }
+    flush_batch(p, sp, &nb);
+    free(l.v);
+    free(sb);
+    free(sp);
+    if (lost) {
+        p->bad_records += lost;
+        pm_profile_add_warning(p, "%s: offset %zu: %zu delta samples skipped (the samples they "
+                               "build on are lost; no key sample follows)", path, lost_at, lost);
+    }
+    pm_codec_free(&codec);
+    return 0;
+}
+
 int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len,
                           pm_profile **out, pm_error *err)
 {
     return pm_profile_decode_bin_hinted(path, buf, len, NULL, out, err);
 }
 
-int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, size_t len,
-                                 const pm_read_hint *hint, pm_profile **out, pm_error *err)
+/* Check the preamble and decode the header record: a new profile in *pp,
+ * the version, and the offset after the header. */
+static int open_bin(const char *path, const unsigned char *buf, size_t len, pm_profile **pp,
+                    uint32_t *versionp, size_t *offp, pm_error *err)
 {
-    *out = NULL;
+    *pp = NULL;
     if (len < PM_BIN_PREAMBLE || memcmp(buf, PM_BIN_MAGIC, PM_BIN_MAGIC_LEN) != 0)
         return pm_error_set(err, PM_EFORMAT, "%s: offset 0: not a perfmon binary profile "
                             "(bad magic)", path);
     uint32_t version = pm_get_u32(buf + 8);
-    if (version != PM_PROFILE_VERSION)
+    if (version != 1 && version != 2)
         return pm_error_set(err, PM_EFORMAT, "%s: offset 8: format version %" PRIu32
-                            " is not supported (this reader knows %d)", path, version,
-                            PM_PROFILE_VERSION);
+                            " is not supported (this reader knows 1 and 2)", path, version);
     size_t off = PM_BIN_PREAMBLE;
-    long long hl = record_at(buf, len, off);
+    long long hl = record_at(buf, len, off, PM_REC_END);
     if (hl < 0 || buf[off + 4] != PM_REC_HEADER) {
         if (len - off < PM_REC_HEAD)
             return pm_error_set(err, PM_ETRUNC, "%s: offset %zu: file ends before the header "
@@ -264,7 +493,31 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
         pm_profile_free(p);
         return rc;
     }
-    off += PM_REC_HEAD + (size_t)hl + PM_REC_TAIL;
+    *pp = p;
+    *versionp = version;
+    *offp = off + PM_REC_HEAD + (size_t)hl + PM_REC_TAIL;
+    return 0;
+}
+
+int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, size_t len,
+                                 const pm_read_hint *hint, pm_profile **out, pm_error *err)
+{
+    *out = NULL;
+    pm_profile *p;
+    uint32_t version;
+    size_t off;
+    int rc = open_bin(path, buf, len, &p, &version, &off, err);
+    if (rc)
+        return rc;
+    if (version == 2) {
+        rc = decode_v2(p, buf, len, off, hint, NULL, err);
+        if (rc) {
+            pm_profile_free(p);
+            return rc;
+        }
+        *out = p;
+        return 0;
+    }
 
     /* Size the arrays from the file size: an upper bound on the samples. */
     size_t srec = pm_bin_sample_size(p->ncols);
@@ -279,7 +532,7 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
     const unsigned char *batch[SAMPLE_BATCH] = {0};
     size_t nb = 0;
     while (off < len) {
-        long long pl = record_at(buf, len, off);
+        long long pl = record_at(buf, len, off, PM_REC_END);
         if (pl >= 0 && buf[off + 4] == PM_REC_SAMPLE && (size_t)pl != splen)
             pl = -1; /* a sample of the wrong width is damage, not data */
         if (pl < 0) {
@@ -338,6 +591,165 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
         p->skipped_bytes += bad_len;
         pm_profile_add_warning(p, "%s: offset %zu: torn tail of %zu bytes skipped "
                                "(%zu complete samples kept)", path, bad_start, bad_len, p->n);
+    }
+    *out = p;
+    return 0;
+}
+
+/* --- the index of a version 2 file ------------------------------------ */
+
+void pm_bin_index_free(pm_bin_index *idx)
+{
+    free(idx->keys);
+    memset(idx, 0, sizeof *idx);
+}
+
+static int index_push(pm_bin_index *idx, size_t *cap, const pm_bin_key *k)
+{
+    if (idx->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        pm_bin_key *nk = pm_realloc_array(idx->keys, nc, sizeof *nk);
+        if (!nk)
+            return -1;
+        idx->keys = nk;
+        *cap = nc;
+    }
+    idx->keys[idx->n++] = *k;
+    return 0;
+}
+
+/* The footer's chain of index records, checked entry by entry against the
+ * key samples it names; 0, or -1 when anything does not hold (then the
+ * index is rebuilt by scanning). */
+static int index_from_footer(const unsigned char *buf, size_t len, size_t body,
+                             pm_bin_index *idx)
+{
+    size_t cap = 0;
+    if (len < body + PM_REC_HEAD + PM_INDEX_FIXED + PM_REC_TAIL)
+        return -1;
+    size_t plen = pm_get_u32(buf + len - PM_REC_TAIL - 4);
+    if (plen < PM_INDEX_FIXED || plen > len - body - PM_REC_HEAD - PM_REC_TAIL)
+        return -1;
+    size_t at = len - PM_REC_TAIL - plen - PM_REC_HEAD;
+    /* Walk back through the chain; the entries of each record are added
+     * in reverse, and the whole list reversed at the end. */
+    for (;;) {
+        long long pl = record_at(buf, len, at, PM_REC_INDEX);
+        if (pl < PM_INDEX_FIXED || buf[at + 4] != PM_REC_INDEX)
+            return -1;
+        const unsigned char *d = buf + at + PM_REC_HEAD;
+        size_t count = pm_get_u32(d + 8);
+        if ((size_t)pl != PM_INDEX_FIXED + count * PM_INDEX_ENTRY ||
+            pm_get_u32(d + pl - 4) != (uint32_t)pl)
+            return -1;
+        for (size_t i = count; i-- > 0;) {
+            const unsigned char *e = d + 16 + i * PM_INDEX_ENTRY;
+            pm_bin_key k = {(int64_t)pm_get_u64(e), (int64_t)pm_get_u64(e + 8), pm_get_u64(e + 16),
+                            pm_get_u64(e + 24)};
+            if (index_push(idx, &cap, &k))
+                return -1;
+        }
+        uint64_t prev = pm_get_u64(d);
+        if (prev == 0)
+            break;
+        if (prev < body || prev >= at)
+            return -1;
+        at = (size_t)prev;
+    }
+    for (size_t i = 0, j = idx->n; i + 1 < j; i++, j--) {
+        pm_bin_key t = idx->keys[i];
+        idx->keys[i] = idx->keys[j - 1];
+        idx->keys[j - 1] = t;
+    }
+    for (size_t i = 0; i < idx->n; i++) {
+        const pm_bin_key *k = &idx->keys[i];
+        if (k->offset < body || k->offset >= len || (i && k->offset <= idx->keys[i - 1].offset))
+            return -1;
+        long long pl = record_at(buf, len, (size_t)k->offset, PM_REC_INDEX);
+        int64_t mono, wall;
+        if (pl < 0 || buf[k->offset + 4] != PM_REC_KEY ||
+            pm_codec_key_times(buf + k->offset + PM_REC_HEAD, (size_t)pl, &mono, &wall) ||
+            mono != k->mono_ns || wall != k->wall_ns)
+            return -1;
+    }
+    return 0;
+}
+
+int pm_bin_index_load(const char *path, const unsigned char *buf, size_t len, pm_bin_index *idx,
+                      pm_error *err)
+{
+    memset(idx, 0, sizeof *idx);
+    pm_profile *p;
+    uint32_t version;
+    size_t body;
+    int rc = open_bin(path, buf, len, &p, &version, &body, err);
+    if (rc)
+        return rc;
+    pm_profile_free(p);
+    if (version < 2)
+        return pm_error_set(err, PM_EFORMAT, "%s: offset 8: format version 1 has no index",
+                            path);
+    if (index_from_footer(buf, len, body, idx) == 0) {
+        idx->from_footer = 1;
+        return 0;
+    }
+    /* No footer (killed), or a damaged one: every key sample, by scanning. */
+    pm_bin_index_free(idx);
+    size_t cap = 0, at;
+    uint64_t sample = 0;
+    long long pl;
+    scan s = {buf, len, body, 0, 0};
+    while ((pl = scan_next(&s, &at)) >= 0) {
+        unsigned type = buf[at + 4];
+        pm_bin_key k = {0, 0, at, sample};
+        if (type == PM_REC_KEY &&
+            pm_codec_key_times(buf + at + PM_REC_HEAD, (size_t)pl, &k.mono_ns, &k.wall_ns) == 0 &&
+            index_push(idx, &cap, &k)) {
+            pm_bin_index_free(idx);
+            return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+        }
+        sample += type == PM_REC_KEY || type == PM_REC_DELTA;
+    }
+    return 0;
+}
+
+int pm_profile_decode_bin_range(const char *path, const unsigned char *buf, size_t len,
+                                int64_t from_wall_ns, int64_t to_wall_ns, pm_profile **out,
+                                pm_error *err)
+{
+    *out = NULL;
+    pm_bin_index idx;
+    int rc = pm_bin_index_load(path, buf, len, &idx, err);
+    if (rc)
+        return rc;
+    pm_profile *p;
+    uint32_t version;
+    size_t off;
+    rc = open_bin(path, buf, len, &p, &version, &off, err);
+    if (rc) {
+        pm_bin_index_free(&idx);
+        return rc;
+    }
+    /* The metadata record follows the header. */
+    long long pl = record_at(buf, len, off, PM_REC_INDEX);
+    if (pl >= 0 && buf[off + 4] == PM_REC_META)
+        other_record(p, PM_REC_META, buf + off + PM_REC_HEAD, (size_t)pl, off);
+    /* The last key sample at or before from (the first one when none). */
+    size_t lo = 0, hi = idx.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (idx.keys[mid].wall_ns <= from_wall_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t start = idx.n == 0 ? off : (size_t)idx.keys[lo ? lo - 1 : 0].offset;
+    pm_bin_index_free(&idx);
+    v2_range rg = {from_wall_ns, to_wall_ns};
+    rc = decode_v2(p, buf, len, start, NULL, &rg, err);
+    if (rc) {
+        pm_profile_free(p);
+        return rc;
     }
     *out = p;
     return 0;

@@ -57,9 +57,9 @@ static int parse_header(pm_profile *p, const cJSON *h, pm_error *err)
         return pm_error_set(err, PM_EFORMAT, "%s:1: header has no \"format\":\"perfmon-profile\"",
                             path);
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(h, "version");
-    if (!cJSON_IsNumber(ver) || ver->valuedouble != PM_PROFILE_VERSION)
+    if (!cJSON_IsNumber(ver) || ver->valuedouble != PM_PROFILE_JSONL_VERSION)
         return pm_error_set(err, PM_EFORMAT, "%s:1: field 'version' must be %d", path,
-                            PM_PROFILE_VERSION);
+                            PM_PROFILE_JSONL_VERSION);
     pm_profile_info *in = &p->info;
     get_str(h, "host", in->host, sizeof in->host);
     get_str(h, "job_id", in->job_id, sizeof in->job_id);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bin_codec.h"
 #include "bin_format.h"
 #include "perfmon/buf.h"
 #include "perfmon/crc32c.h"
@@ -21,6 +22,7 @@
 struct pm_writer {
     int fd;               /* read-write, so that pm_writer_restore can copy it */
     int format;
+    int version;          /* binary: 1 or 2 */
     char *path;
     off_t size;           /* bytes of complete records written */
     size_t ncols;
@@ -28,6 +30,16 @@ struct pm_writer {
     unsigned char *rec;   /* binary sample record scratch */
     size_t rec_size;
     pm_buf line;          /* JSON line scratch */
+    /* Version 2 (bin_codec.h): the encoder, when the next key sample is
+     * due, and the key samples not yet in an index record. */
+    pm_codec codec;
+    size_t since_key;     /* samples since the last key sample */
+    int64_t key_mono;
+    int force_key;        /* the last sample did not reach the file */
+    uint64_t nsamples;
+    off_t last_index;     /* offset of the last index record, 0 = none */
+    size_t npending;
+    unsigned char pending[2 * PM_INDEX_EVERY][PM_INDEX_ENTRY];
 };
 
 size_t pm_bin_sample_size(size_t ncols)
@@ -97,7 +109,7 @@ static int write_bin_header(pm_writer *w, const pm_profile_info *info, const cha
 {
     unsigned char pre[PM_BIN_PREAMBLE];
     memcpy(pre, PM_BIN_MAGIC, PM_BIN_MAGIC_LEN);
-    pm_put_u32(pre + 8, PM_PROFILE_VERSION);
+    pm_put_u32(pre + 8, (uint32_t)w->version);
     pm_put_u32(pre + 12, 0);
     int rc = write_checked(w, pre, sizeof pre, err);
     if (rc)
@@ -178,7 +190,7 @@ static int write_jsonl_header(pm_writer *w, const pm_profile_info *info, const c
                               pm_error *err)
 {
     pm_buf *b = &w->line;
-    pm_buf_printf(b, "{\"format\":\"perfmon-profile\",\"version\":%d", PM_PROFILE_VERSION);
+    pm_buf_printf(b, "{\"format\":\"perfmon-profile\",\"version\":%d", PM_PROFILE_JSONL_VERSION);
     pm_buf_puts(b, ",\"host\":");
     pm_buf_json_str(b, info->host);
     pm_buf_puts(b, ",\"job_id\":");
@@ -234,8 +246,14 @@ int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profi
                    const pm_column *cols, size_t ncols, const char *meta_json, pm_error *err)
 {
     *out = NULL;
-    if (format != PM_FMT_BIN && format != PM_FMT_JSONL)
+    if (format != PM_FMT_BIN && format != PM_FMT_JSONL && format != PM_FMT_BIN1)
         return pm_error_set(err, PM_EUSAGE, "%s: unknown profile format %d", path, format);
+    int version = PM_PROFILE_VERSION;
+    const char *env = getenv("PERFMON_PROFILE_VERSION");
+    if (format == PM_FMT_BIN1 || (format == PM_FMT_BIN && env && strcmp(env, "1") == 0))
+        version = 1;
+    if (format == PM_FMT_BIN1)
+        format = PM_FMT_BIN;
     if (ncols > PM_MAX_COLUMNS)
         return pm_error_set(err, PM_ELIMIT, "%s: %zu columns exceed the limit", path, ncols);
     pm_writer *w = calloc(1, sizeof *w);
@@ -243,13 +261,17 @@ int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profi
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
     w->fd = -1;
     w->format = format;
+    w->version = version;
     w->ncols = ncols;
+    w->force_key = 1;
     w->path = pm_strdup(path);
     w->cols = pm_alloc_array(ncols, sizeof *cols);
-    w->rec_size = pm_bin_sample_size(ncols);
+    w->rec_size = version == 1 ? pm_bin_sample_size(ncols)
+                               : PM_REC_HEAD + pm_codec_max_payload(ncols) + PM_REC_TAIL;
     w->rec = malloc(w->rec_size);
     pm_buf_init(&w->line);
-    if (!w->path || !w->cols || !w->rec) {
+    int crc = version == 1 ? 0 : pm_codec_init(&w->codec, cols, ncols);
+    if (!w->path || !w->cols || !w->rec || crc) {
         pm_writer_close(w, NULL);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
     }
@@ -294,6 +316,71 @@ static int sample_bin(pm_writer *w, int64_t mono, int64_t wall, const pm_value *
     return write_checked(w, r, w->rec_size, err);
 }
 
+/* An index record of the key samples since the last one (docs/format.md,
+ * "Index"); it ends with its own payload length so that a reader finds
+ * the last one from the end of the file. */
+static int write_index(pm_writer *w, pm_error *err)
+{
+    size_t plen = PM_INDEX_FIXED + w->npending * PM_INDEX_ENTRY;
+    unsigned char p[PM_INDEX_FIXED + sizeof w->pending];
+    pm_put_u64(p, (uint64_t)w->last_index);
+    pm_put_u32(p + 8, (uint32_t)w->npending);
+    pm_put_u32(p + 12, 0);
+    for (size_t i = 0; i < w->npending; i++)
+        memcpy(p + 16 + i * PM_INDEX_ENTRY, w->pending[i], PM_INDEX_ENTRY);
+    pm_put_u32(p + plen - 4, (uint32_t)plen);
+    off_t at = w->size;
+    int rc = write_record(w, PM_REC_INDEX, p, plen, err);
+    if (rc == 0) {
+        w->last_index = at;
+        w->npending = 0;
+    }
+    return rc;
+}
+
+static int sample_v2(pm_writer *w, int64_t mono, int64_t wall, const pm_value *vals,
+                     const uint8_t *present, pm_error *err)
+{
+    int key = w->force_key || w->since_key >= PM_KEY_EVERY || mono < w->key_mono ||
+              (uint64_t)mono - (uint64_t)w->key_mono >= (uint64_t)PM_KEY_EVERY_NS;
+    unsigned char *r = w->rec;
+    size_t plen = pm_codec_encode(&w->codec, key, mono, wall, vals, present, r + PM_REC_HEAD);
+    pm_put_u32(r, (uint32_t)plen);
+    r[4] = key ? PM_REC_KEY : PM_REC_DELTA;
+    r[5] = r[6] = r[7] = 0;
+    pm_put_u32(r + PM_REC_HEAD + plen, pm_crc32c(0, r, PM_REC_HEAD + plen));
+    off_t at = w->size;
+    int rc = write_checked(w, r, PM_REC_HEAD + plen + PM_REC_TAIL, err);
+    if (rc != 0) {
+        /* The encoder moved on without this sample: start afresh. */
+        w->force_key = 1;
+        return rc;
+    }
+    if (key) {
+        w->force_key = 0;
+        w->since_key = 0;
+        w->key_mono = mono;
+        if (w->npending < sizeof w->pending / sizeof w->pending[0]) {
+            unsigned char *e = w->pending[w->npending++];
+            pm_put_u64(e, (uint64_t)wall);
+            pm_put_u64(e + 8, (uint64_t)mono);
+            pm_put_u64(e + 16, (uint64_t)at);
+            pm_put_u64(e + 24, w->nsamples);
+        }
+    }
+    w->since_key++;
+    w->nsamples++;
+    if (w->npending >= PM_INDEX_EVERY) {
+        /* The index only speeds up seeking: when it cannot be written now
+         * (a full disk), its entries wait for the next try, and the
+         * sample above stays written. */
+        pm_error ierr;
+        if (write_index(w, &ierr) != 0)
+            pm_error_clear(&ierr);
+    }
+    return 0;
+}
+
 static int sample_jsonl(pm_writer *w, int64_t mono, int64_t wall, const pm_value *vals,
                         const uint8_t *present, pm_error *err)
 {
@@ -320,8 +407,10 @@ static int sample_jsonl(pm_writer *w, int64_t mono, int64_t wall, const pm_value
 int pm_writer_sample(pm_writer *w, int64_t mono_ns, int64_t wall_ns, const pm_value *vals,
                      const uint8_t *present, pm_error *err)
 {
-    return w->format == PM_FMT_BIN ? sample_bin(w, mono_ns, wall_ns, vals, present, err)
-                                   : sample_jsonl(w, mono_ns, wall_ns, vals, present, err);
+    if (w->format != PM_FMT_BIN)
+        return sample_jsonl(w, mono_ns, wall_ns, vals, present, err);
+    return w->version == 1 ? sample_bin(w, mono_ns, wall_ns, vals, present, err)
+                           : sample_v2(w, mono_ns, wall_ns, vals, present, err);
 }
 
 int pm_writer_note(pm_writer *w, const char *text, pm_error *err)
@@ -350,7 +439,15 @@ int pm_writer_end(pm_writer *w, const pm_profile_end *e, pm_error *err)
         pm_put_u32(p + 56, (uint32_t)e->exit_status);
         pm_put_u32(p + 60, (uint32_t)rl);
         memcpy(p + PM_END_FIXED, e->reason, rl);
-        return write_record(w, PM_REC_END, p, PM_END_FIXED + rl, err);
+        int rc = write_record(w, PM_REC_END, p, PM_END_FIXED + rl, err);
+        /* Version 2: the footer, an index record as the file's last (when
+         * it cannot be written, readers rebuild the index by scanning). */
+        if (rc == 0 && w->version >= 2) {
+            pm_error ierr;
+            if (write_index(w, &ierr) != 0)
+                pm_error_clear(&ierr);
+        }
+        return rc;
     }
     pm_buf *b = &w->line;
     pm_buf_puts(b, "{\"end\":{\"t\":");
@@ -371,6 +468,16 @@ int pm_writer_end(pm_writer *w, const pm_profile_end *e, pm_error *err)
 
 int pm_writer_sync(pm_writer *w, pm_error *err)
 {
+    /* A checkpoint: the key samples so far get into the index first.  The
+     * index only speeds up seeking (a reader rebuilds it by scanning), so
+     * when it cannot be written (a full disk) its entries wait for the next
+     * try, the file is cut back to its last record, and the samples are
+     * made durable all the same. */
+    if (w->format == PM_FMT_BIN && w->version >= 2 && w->npending) {
+        pm_error ierr;
+        if (write_index(w, &ierr) != 0)
+            pm_error_clear(&ierr);
+    }
     if (fdatasync(w->fd) != 0 && errno != EINVAL && errno != EROFS)
         return pm_error_sys(err, PM_EIO, errno, "%s: fdatasync failed", w->path);
     return 0;
@@ -439,6 +546,7 @@ int pm_writer_close(pm_writer *w, pm_error *err)
     free(w->cols);
     free(w->rec);
     pm_buf_free(&w->line);
+    pm_codec_free(&w->codec);
     free(w);
     return rc;
 }

@@ -422,6 +422,7 @@ static int gen_all(const char *root)
             s.cpu_wave = 6;
             s.wave_period_s = 5;
             s.wave_phase = JOBS[j].wave_phase + h;
+            s.format = PM_FMT_BIN1; /* the fixtures stay binary version 1 */
             snprintf(path, sizeof path, "%s/%s/%s.pmp", root, JOBS[j].dir, host);
             unlink(path);
             if (pm_synth_write(path, &s, &err) != 0) {

@@ -30,8 +30,10 @@ static int gen_all(const char *dir)
         double skew;
         size_t reset_at, gap_at;
     } rows[] = {
-        {"node-a.pmp", "node-a", PM_FMT_BIN, PM_SYNTH_ALL, 0.0, 0, 0},
-        {"node-b.pmp", "node-b", PM_FMT_BIN, PM_SYNTH_ALL, 0.4, 20, 0},
+        /* Binary version 1, as written before version 2: every test that
+         * reads these fixtures reads version 1 (docs/format.md). */
+        {"node-a.pmp", "node-a", PM_FMT_BIN1, PM_SYNTH_ALL, 0.0, 0, 0},
+        {"node-b.pmp", "node-b", PM_FMT_BIN1, PM_SYNTH_ALL, 0.4, 20, 0},
         {"node-c.jsonl", "node-c", PM_FMT_JSONL, PM_SYNTH_PROC | PM_SYNTH_SAMPLER, -0.3, 0, 7},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
@@ -52,6 +54,7 @@ static int gen_all(const char *dir)
     }
     /* A torn copy of node-a under another host name. */
     pm_synth_init(&s, "node-torn");
+    s.format = PM_FMT_BIN1;
     s.n = 20;
     s.with_end = 0;
     snprintf(path, sizeof path, "%s/torn.pmp", dir);

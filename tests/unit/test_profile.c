@@ -283,7 +283,7 @@ static void partial_write(int format)
     struct rlimit old, lim;
     assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
     lim = old;
-    lim.rlim_cur = (rlim_t)st.st_size + 1000; /* not a whole number of records */
+    lim.rlim_cur = (rlim_t)st.st_size + 300; /* not a whole number of records */
     void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
     size_t i = 0;
@@ -347,7 +347,7 @@ static void test_damaged_middle_bin(void **state)
     char *dir = strdup(pm_test_tmpdir());
     char path[512];
     snprintf(path, sizeof path, "%s/p.pmp", dir);
-    write_profile(path, PM_FMT_BIN, 30, 1);
+    write_profile(path, PM_FMT_BIN1, 30, 1); /* version 1: samples of fixed size */
     char *buf;
     size_t len;
     pm_error err;
@@ -405,7 +405,7 @@ static void test_bad_headers(void **state)
     (void)state;
     EXPECT_ERROR("", "empty");
     EXPECT_ERROR("hello world\n", "not a perfmon profile");
-    EXPECT_ERROR("\x89PMPROF\n\x02\0\0\0\0\0\0\0", "version 2");
+    EXPECT_ERROR("\x89PMPROF\n\x03\0\0\0\0\0\0\0", "version 3");
     EXPECT_ERROR("\x89PMPROF\n\x01\0\0\0\0\0\0\0\x10", "before the header");
     /* A header record claiming 4 GB. */
     EXPECT_ERROR("\x89PMPROF\n\x01\0\0\0\0\0\0\0\xff\xff\xff\xff\x01\0\0\0\0\0\0\0",

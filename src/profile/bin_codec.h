@@ -1,0 +1,82 @@
+/* bin_codec.h - the sample encoding of binary profile version 2
+ * (docs/format.md, "Version 2 samples").  Private to src/profile.
+ *
+ * A key sample stores every value whole; a delta sample stores each value
+ * as its change from the previous sample of the same column (counters:
+ * the change of the change), as zig-zag varints.  Floats that are exact
+ * decimals (m / 10^k, k <= 9, as ticks / 100 or ns / 1e9 are) are coded
+ * as the integer m; the others as the XOR of their bits with the previous
+ * value's.  Every value round-trips bit for bit. */
+#ifndef PERFMON_BIN_CODEC_H
+#define PERFMON_BIN_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfmon/profile.h"
+
+/* Record types added by version 2 (version 1 files never hold them). */
+#define PM_REC_KEY 6   /* key sample: decodable alone */
+#define PM_REC_DELTA 7 /* delta sample: needs the samples since the last key */
+#define PM_REC_INDEX 8 /* index of key samples (checkpoints and exit) */
+
+/* A key sample at least this often (samples), and at least every
+ * PM_KEY_EVERY_NS of monotonic time. */
+#define PM_KEY_EVERY 64
+#define PM_KEY_EVERY_NS (900LL * 1000000000LL)
+/* An index record once this many key samples are not yet indexed. */
+#define PM_INDEX_EVERY 16
+/* Index record: u64 previous index offset, u32 count, u32 zero, count
+ * entries of PM_INDEX_ENTRY bytes, u32 payload length. */
+#define PM_INDEX_FIXED 20
+#define PM_INDEX_ENTRY 32
+
+/* Value forms: 0..9 an integer m meaning m / 10^form (u64 columns: the
+ * value itself, form 0); PM_FORM_RAW the IEEE 754 bits; PM_FORM_NONE
+ * nothing yet (after a key sample started). */
+#define PM_FORM_MAXSCALE 9
+#define PM_FORM_RAW 0x80
+#define PM_FORM_NONE 0xff
+
+typedef struct pm_codec_col {
+    uint64_t m;    /* integer forms: the integer; raw: the bits */
+    uint64_t d;    /* counters in integer form: the last change */
+    double last;   /* decoder: the last value, as a double */
+    uint8_t form;
+    uint8_t op;    /* decoder: what a code means for this column now */
+    uint8_t counter;
+    uint8_t u64;
+    uint8_t hint;  /* encoder: the integer scale this column last had */
+    uint64_t bits; /* encoder: the last value's bits (f64 columns) */
+} pm_codec_col;
+
+typedef struct pm_codec {
+    size_t ncols;
+    pm_codec_col *col;
+    int64_t mono, mono_d, off; /* last mono, its last change, last wall - mono */
+} pm_codec;
+
+/* Set up for cols (kinds and types are copied); 0 or PM_ENOMEM. */
+int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols);
+void pm_codec_free(pm_codec *c);
+/* Forget all previous values (a key sample follows). */
+void pm_codec_reset(pm_codec *c);
+
+/* Largest payload pm_codec_encode writes for ncols columns. */
+size_t pm_codec_max_payload(size_t ncols);
+
+/* Encode one sample as a key (key != 0: the state is reset first) or delta
+ * payload into out (pm_codec_max_payload bytes); returns its length. */
+size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const pm_value *vals,
+                       const uint8_t *present, unsigned char *out);
+
+/* Decode one payload (key != 0: a key sample, the state is reset first); the values go to
+ * values[col][row] (NaN when absent).  0, or -1 when the payload is
+ * malformed (the codec state is then undefined until the next key). */
+int pm_codec_decode(pm_codec *c, int key, const unsigned char *p, size_t n, int64_t *mono,
+                    int64_t *wall, double *const *values, size_t row);
+
+/* The times of a key payload without decoding its values; 0 or -1. */
+int pm_codec_key_times(const unsigned char *p, size_t n, int64_t *mono, int64_t *wall);
+
+#endif

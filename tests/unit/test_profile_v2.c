@@ -1,0 +1,523 @@
+/* Binary profile version 2 (docs/format.md, "Version 2"): every value read
+ * back equals the one written, bit for bit, and equals what version 1
+ * gives; torn tails, a damaged key sample, a corrupted or malformed delta
+ * sample, and the index (footer, rebuilt, seeking by time). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perfmon/crc32c.h"
+#include "perfmon/endian.h"
+#include "perfmon/fileio.h"
+#include "perfmon/profile.h"
+#include "perfmon/writer.h"
+#include "testutil.h"
+
+/* The awkward columns: one per row of docs/format.md's coding table. */
+enum {
+    C_RESET,   /* u64 counter: grows, restarts from 0 (a reset) */
+    C_WRAP32,  /* u64 counter wrapping at 2^32 */
+    C_HUGE,    /* u64 counter with changes of 2^63 and 2^64 - 1 */
+    C_TICKS,   /* f64 counter: ticks / 100 (scaled integer) */
+    C_NS,      /* f64 gauge: ns / 1e9 (scale 9) */
+    C_FLOAT,   /* f64 gauge: true floats, -0.0, infinities, NaN payloads, denormals */
+    C_BIGINT,  /* f64 gauge: integers beyond 2^53 */
+    C_GAPS,    /* f64 gauge: missing in runs, also at key samples */
+    C_U64MAX,  /* u64 gauge near 2^64 */
+    C_CONST,   /* f64 gauge: constant */
+    NC
+};
+static const pm_column cols[NC] = {
+    {.name = "a.reset", .unit = "B", .group = "t", .kind = PM_COUNTER, .type = PM_U64},
+    {.name = "a.wrap32", .unit = "1", .group = "t", .kind = PM_COUNTER, .type = PM_U64,
+     .wrap = 1ull << 32},
+    {.name = "a.huge", .unit = "1", .group = "t", .kind = PM_COUNTER, .type = PM_U64},
+    {.name = "a.ticks", .unit = "s", .group = "t", .kind = PM_COUNTER, .type = PM_F64},
+    {.name = "a.ns", .unit = "s", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
+    {.name = "a.float", .unit = "%", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
+    {.name = "a.bigint", .unit = "B", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
+    {.name = "a.gaps", .unit = "%", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
+    {.name = "a.u64max", .unit = "1", .group = "t", .kind = PM_GAUGE, .type = PM_U64},
+    {.name = "a.const", .unit = "1", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
+};
+
+static double bits_f(uint64_t b)
+{
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+static uint64_t f_bits(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+/* Sample i: the values, which are present, and the clocks. */
+static void sample_at(size_t i, pm_value *v, uint8_t *present, int64_t *mono, int64_t *wall)
+{
+    static const uint64_t huge[] = {0, 1ull << 63, UINT64_MAX, 0, 5, 1ull << 63};
+    static const uint64_t odd_floats[] = {
+        0x8000000000000000ull, /* -0.0 */
+        0x7ff0000000000000ull, /* +inf */
+        0xfff0000000000000ull, /* -inf */
+        0x7ff8000000000123ull, /* a quiet NaN with a payload */
+        0x0000000000000001ull, /* the smallest denormal */
+        0x3fb999999999999aull, /* 0.1 */
+    };
+    memset(present, 0, (NC + 7) / 8);
+    v[C_RESET].u = i < 150 ? 4096 * i + i * i : 17 * (i - 150);
+    v[C_WRAP32].u = (uint64_t)(4294967296.0 - 5e5 + 7919.0 * (double)i) % 4294967296ull;
+    v[C_HUGE].u = huge[i % 6] + (i / 6);
+    v[C_TICKS].f = (double)(100 * i + i % 7) / 100.0;
+    v[C_NS].f = (double)(123456789 + 1000 * (int64_t)(i % 13)) / 1e9;
+    v[C_FLOAT].f = i % 17 < 6 ? bits_f(odd_floats[i % 17]) : 50 + 20 * sin((double)i / 7);
+    v[C_BIGINT].f = 9007199254740992.0 * 4 + 8.0 * (double)i;
+    v[C_GAPS].f = (double)i / 3;
+    v[C_U64MAX].u = UINT64_MAX - i % 3;
+    v[C_CONST].f = 64;
+    for (int c = 0; c < NC; c++) {
+        int missing = c == C_GAPS && (i % 64 == 0 || (i >= 200 && i < 230) || i % 5 == 1);
+        missing |= c == C_FLOAT && i == 1;
+        if (!missing)
+            present[c / 8] |= (uint8_t)(1u << (c % 8));
+    }
+    /* Jitter on the sampling clock, and the wall clock stepped back at 100. */
+    *mono = 5000000000LL + (int64_t)i * 1000000000LL + (int64_t)((i * 7919) % 50000);
+    *wall = 1700000000000000000LL + *mono - (i >= 100 ? 3000000000LL : 0);
+}
+
+static void write_file(const char *path, int format, size_t n, int with_end)
+{
+    pm_profile_info in;
+    memset(&in, 0, sizeof in);
+    strcpy(in.host, "n01");
+    strcpy(in.job_id, "7");
+    strcpy(in.scheduler, "local");
+    in.interval_ns = 1000000000LL;
+    pm_writer *w;
+    pm_error err;
+    assert_int_equal(pm_writer_open(&w, path, format, &in, cols, NC, "{\"x\":1}", &err), 0);
+    for (size_t i = 0; i < n; i++) {
+        pm_value v[NC];
+        uint8_t present[(NC + 7) / 8];
+        int64_t mono, wall;
+        sample_at(i, v, present, &mono, &wall);
+        assert_int_equal(pm_writer_sample(w, mono, wall, v, present, &err), 0);
+        if (i == 77)
+            assert_int_equal(pm_writer_note(w, "a note among the samples", &err), 0);
+    }
+    if (with_end) {
+        pm_profile_end e;
+        memset(&e, 0, sizeof e);
+        e.samples = n;
+        strcpy(e.reason, "command exited");
+        assert_int_equal(pm_writer_end(w, &e, &err), 0);
+    }
+    assert_int_equal(pm_writer_close(w, &err), 0);
+}
+
+/* Row r of p is sample i as written (sample_at, not another reader). */
+static void expect_sample(const pm_profile *p, size_t r, size_t i)
+{
+    pm_value v[NC];
+    uint8_t present[(NC + 7) / 8];
+    int64_t mono, wall;
+    sample_at(i, v, present, &mono, &wall);
+    if (p->t_mono_ns[r] != mono || p->t_wall_ns[r] != wall)
+        fail_msg("row %zu (sample %zu): times %lld %lld, wrote %lld %lld", r, i,
+                 (long long)p->t_mono_ns[r], (long long)p->t_wall_ns[r], (long long)mono,
+                 (long long)wall);
+    for (int c = 0; c < NC; c++) {
+        double got = p->values[c][r];
+        if (!(present[c / 8] >> (c % 8) & 1)) {
+            if (!isnan(got))
+                fail_msg("sample %zu %s: %g where nothing was recorded", i, cols[c].name, got);
+            continue;
+        }
+        double want = cols[c].type == PM_U64 ? (double)v[c].u : v[c].f;
+        if (f_bits(got) != f_bits(want))
+            fail_msg("sample %zu %s: %.17g (%016llx), wrote %.17g (%016llx)", i, cols[c].name,
+                     got, (unsigned long long)f_bits(got), want,
+                     (unsigned long long)f_bits(want));
+    }
+}
+
+static char *dir;
+
+static int setup(void **state)
+{
+    (void)state;
+    dir = strdup(pm_test_tmpdir());
+    return dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    pm_test_rmrf(dir);
+    free(dir);
+    return 0;
+}
+
+static void read_ok(const char *path, pm_profile **p)
+{
+    pm_error err;
+    if (pm_profile_read(path, p, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
+static void load(const char *path, unsigned char **buf, size_t *len)
+{
+    pm_error err;
+    char *b;
+    assert_int_equal(pm_read_whole(path, 1 << 24, &b, len, &err), 0);
+    *buf = (unsigned char *)b;
+}
+
+static void store(const char *path, const unsigned char *buf, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(pm_write_all(fd, buf, len), 0);
+    close(fd);
+}
+
+/* The records of an undamaged file, walked by their lengths (not by the
+ * reader): offsets and types; returns the count. */
+static size_t records(const unsigned char *buf, size_t len, size_t *off, unsigned *type,
+                      size_t cap)
+{
+    size_t n = 0;
+    for (size_t at = 16; at + 12 <= len && n < cap; n++) {
+        off[n] = at;
+        type[n] = buf[at + 4];
+        at += 12 + pm_get_u32(buf + at);
+    }
+    return n;
+}
+
+/* The offset of sample record number s (key or delta). */
+static size_t sample_offset(const unsigned char *buf, size_t len, size_t s, unsigned *type)
+{
+    size_t off[2048];
+    unsigned ty[2048];
+    size_t n = records(buf, len, off, ty, 2048);
+    for (size_t k = 0, i = 0; k < n; k++)
+        if (ty[k] == 6 || ty[k] == 7) {
+            if (i++ == s) {
+                *type = ty[k];
+                return off[k];
+            }
+        }
+    fail_msg("no sample %zu", s);
+    return 0;
+}
+
+static void test_lossless(void **state)
+{
+    (void)state;
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/v1.pmp", dir);
+    snprintf(p2, sizeof p2, "%s/v2.pmp", dir);
+    write_file(p1, PM_FMT_BIN1, 300, 1);
+    write_file(p2, PM_FMT_BIN, 300, 1);
+    pm_profile *a, *b;
+    read_ok(p1, &a);
+    read_ok(p2, &b);
+    unsigned char *buf;
+    size_t len;
+    load(p2, &buf, &len);
+    assert_int_equal(pm_get_u32(buf + 8), 2);
+    free(buf);
+    assert_int_equal(b->n, 300);
+    assert_int_equal(b->nwarnings, 0);
+    for (size_t i = 0; i < 300; i++)
+        expect_sample(b, i, i);
+    /* And the same bits as version 1 gives. */
+    assert_int_equal(a->n, b->n);
+    assert_memory_equal(a->t_mono_ns, b->t_mono_ns, 300 * sizeof(int64_t));
+    assert_memory_equal(a->t_wall_ns, b->t_wall_ns, 300 * sizeof(int64_t));
+    for (int c = 0; c < NC; c++)
+        assert_memory_equal(a->values[c], b->values[c], 300 * sizeof(double));
+    assert_int_equal(b->nnotes, 1);
+    assert_true(b->has_end);
+    assert_string_equal(b->end.reason, "command exited");
+    assert_string_equal(b->meta_json, "{\"x\":1}");
+    pm_profile_free(a);
+    pm_profile_free(b);
+}
+
+/* Cut after every byte of the last two sample records: every complete
+ * sample before the cut is kept, and the rest is named a torn tail. */
+static void test_torn_tail(void **state)
+{
+    (void)state;
+    char path[512], cut[512];
+    snprintf(path, sizeof path, "%s/torn.pmp", dir);
+    snprintf(cut, sizeof cut, "%s/cut.pmp", dir);
+    write_file(path, PM_FMT_BIN, 130, 0);
+    unsigned char *buf;
+    size_t len;
+    load(path, &buf, &len);
+    unsigned type;
+    size_t s128 = sample_offset(buf, len, 128, &type);
+    assert_int_equal(type, 6); /* sample 128 is a key sample (every 64) */
+    size_t s129 = sample_offset(buf, len, 129, &type);
+    size_t end = s129 + 12 + pm_get_u32(buf + s129);
+    for (size_t at = s128; at < end; at++) {
+        store(cut, buf, at);
+        pm_profile *p;
+        read_ok(cut, &p);
+        size_t want = at < s129 ? 128 : 129;
+        assert_int_equal(p->n, want);
+        for (size_t i = 0; i < p->n; i++)
+            expect_sample(p, i, i);
+        if (at != s128 && at != s129) {
+            assert_int_equal(p->nwarnings, 1);
+            assert_non_null(strstr(p->warnings[0], "torn tail"));
+        } else {
+            assert_int_equal(p->nwarnings, 0);
+        }
+        pm_profile_free(p);
+        unlink(cut);
+    }
+    free(buf);
+}
+
+/* A key sample whose record lost its end (a torn write in the middle of
+ * the file, the next record appended after it): the 64 samples that build
+ * on it are lost and named; the next key sample resynchronises. */
+static void test_truncated_key(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/key.pmp", dir);
+    write_file(path, PM_FMT_BIN, 300, 1);
+    unsigned char *buf;
+    size_t len;
+    load(path, &buf, &len);
+    unsigned type;
+    size_t k64 = sample_offset(buf, len, 64, &type), d65 = sample_offset(buf, len, 65, &type);
+    assert_int_equal(sample_offset(buf, len, 64, &type), k64);
+    assert_int_equal(type, 6);
+    /* Drop the key record's last 7 bytes. */
+    memmove(buf + d65 - 7, buf + d65, len - d65);
+    store(path, buf, len - 7);
+    pm_profile *p;
+    read_ok(path, &p);
+    assert_int_equal(p->n, 300 - 64);
+    for (size_t i = 0; i < 64; i++)
+        expect_sample(p, i, i);
+    for (size_t i = 128; i < 300; i++)
+        expect_sample(p, i - 64, i);
+    char want[64];
+    snprintf(want, sizeof want, "offset %zu: %zu damaged bytes", k64, d65 - 7 - k64);
+    assert_true(p->nwarnings >= 2);
+    if (!strstr(p->warnings[0], want))
+        fail_msg("'%s' lacks '%s'", p->warnings[0], want);
+    snprintf(want, sizeof want, "offset %zu: 63 delta samples skipped", d65 - 7);
+    if (!strstr(p->warnings[1], want) || !strstr(p->warnings[1], "resynchronises"))
+        fail_msg("'%s' lacks '%s'", p->warnings[1], want);
+    assert_int_equal(p->bad_records, 1 + 63);
+    pm_profile_free(p);
+    free(buf);
+}
+
+/* A flipped bit in delta sample 70: its CRC fails, it is skipped and named
+ * by offset, samples 71..127 need it and are skipped too, and key sample
+ * 128 resynchronises. */
+static void test_corrupt_delta(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/delta.pmp", dir);
+    write_file(path, PM_FMT_BIN, 300, 1);
+    unsigned char *buf;
+    size_t len;
+    load(path, &buf, &len);
+    unsigned type;
+    size_t d70 = sample_offset(buf, len, 70, &type), d71 = sample_offset(buf, len, 71, &type);
+    assert_int_equal(sample_offset(buf, len, 70, &type), d70);
+    assert_int_equal(type, 7);
+    buf[d70 + 10] ^= 0x10;
+    store(path, buf, len);
+    pm_profile *p;
+    read_ok(path, &p);
+    assert_int_equal(p->n, 300 - 58);
+    for (size_t i = 0; i < 70; i++)
+        expect_sample(p, i, i);
+    for (size_t i = 128; i < 300; i++)
+        expect_sample(p, i - 58, i);
+    char want[96];
+    snprintf(want, sizeof want, "offset %zu: %zu damaged bytes skipped", d70, d71 - d70);
+    if (p->nwarnings < 2 || !strstr(p->warnings[0], want))
+        fail_msg("'%s' lacks '%s'", p->nwarnings ? p->warnings[0] : "", want);
+    snprintf(want, sizeof want, "offset %zu: 57 delta samples skipped", d71);
+    if (!strstr(p->warnings[1], want))
+        fail_msg("'%s' lacks '%s'", p->warnings[1], want);
+    assert_true(p->has_end);
+    pm_profile_free(p);
+    free(buf);
+}
+
+/* A delta record with a valid CRC but a payload that does not decode (a
+ * buggy or hostile writer): named, and the chain restarts at the next key. */
+static void test_malformed_delta(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/bad.pmp", dir);
+    write_file(path, PM_FMT_BIN, 100, 1);
+    unsigned char *buf;
+    size_t len;
+    load(path, &buf, &len);
+    unsigned type;
+    size_t d10 = sample_offset(buf, len, 10, &type);
+    size_t plen = pm_get_u32(buf + d10);
+    /* Every code 3 (escape), with escape bytes that name no form. */
+    memset(buf + d10 + 8 + 2, 0xff, plen - 2);
+    pm_put_u32(buf + d10 + 8 + plen, pm_crc32c(0, buf + d10, 8 + plen));
+    store(path, buf, len);
+    pm_profile *p;
+    read_ok(path, &p);
+    assert_int_equal(p->n, 100 - 54);
+    for (size_t i = 0; i < 10; i++)
+        expect_sample(p, i, i);
+    for (size_t i = 64; i < 100; i++)
+        expect_sample(p, i - 54, i);
+    char want[64];
+    snprintf(want, sizeof want, "offset %zu: malformed sample record", d10);
+    if (!strstr(p->warnings[0], want))
+        fail_msg("'%s' lacks '%s'", p->warnings[0], want);
+    pm_profile_free(p);
+    free(buf);
+}
+
+static void check_keys(const pm_bin_index *idx, const unsigned char *buf, size_t len, size_t n)
+{
+    assert_int_equal(idx->n, (n + 63) / 64);
+    for (size_t k = 0; k < idx->n; k++) {
+        unsigned type;
+        assert_int_equal(idx->keys[k].offset, sample_offset(buf, len, 64 * k, &type));
+        assert_int_equal(type, 6);
+        assert_int_equal(idx->keys[k].sample, 64 * k);
+        pm_value v[NC];
+        uint8_t present[(NC + 7) / 8];
+        int64_t mono, wall;
+        sample_at(64 * k, v, present, &mono, &wall);
+        assert_true(idx->keys[k].mono_ns == mono && idx->keys[k].wall_ns == wall);
+    }
+}
+
+/* Decode [from, to) through the index: the samples of that span, as
+ * written. */
+static void check_range(const unsigned char *buf, size_t len, size_t i0, size_t i1, size_t n)
+{
+    pm_value v[NC];
+    uint8_t present[(NC + 7) / 8];
+    int64_t mono, from, to;
+    sample_at(i0, v, present, &mono, &from);
+    sample_at(i1, v, present, &mono, &to);
+    pm_profile *p;
+    pm_error err;
+    if (pm_profile_decode_bin_range("r.pmp", buf, len, from, to, &p, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(p->n, i1 > n ? n - i0 : i1 - i0);
+    for (size_t r = 0; r < p->n; r++)
+        expect_sample(p, r, i0 + r);
+    assert_non_null(p->meta_json);
+    pm_profile_free(p);
+}
+
+static void test_index_seek(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/idx.pmp", dir);
+    size_t n = 1500; /* 24 key samples: a checkpoint index after 16, the footer */
+    write_file(path, PM_FMT_BIN, n, 1);
+    unsigned char *buf;
+    size_t len;
+    load(path, &buf, &len);
+    pm_bin_index idx;
+    pm_error err;
+    assert_int_equal(pm_bin_index_load("idx.pmp", buf, len, &idx, &err), 0);
+    assert_int_equal(idx.from_footer, 1);
+    check_keys(&idx, buf, len, n);
+    pm_bin_index_free(&idx);
+    /* The wall clock steps back at sample 100: seek after it. */
+    check_range(buf, len, 300, 450, n);
+    check_range(buf, len, 1024, 1025, n);
+    check_range(buf, len, 1400, 1500, n);
+    /* Killed before the footer: the last record is a sample, the index is
+     * rebuilt by scanning and says the same. */
+    unsigned type;
+    size_t last = sample_offset(buf, len, n - 1, &type);
+    size_t end = last + 12 + pm_get_u32(buf + last);
+    assert_int_equal(pm_bin_index_load("idx.pmp", buf, end, &idx, &err), 0);
+    assert_int_equal(idx.from_footer, 0);
+    check_keys(&idx, buf, end, n);
+    pm_bin_index_free(&idx);
+    check_range(buf, end, 700, 900, n);
+    /* A footer whose entry no longer matches its key sample: rebuilt. */
+    buf[len - 4 - 4 - 32 + 8] ^= 1; /* the last entry's mono */
+    size_t plen = pm_get_u32(buf + len - 8);
+    pm_put_u32(buf + len - 4, pm_crc32c(0, buf + len - 4 - plen - 8, 8 + plen));
+    assert_int_equal(pm_bin_index_load("idx.pmp", buf, len, &idx, &err), 0);
+    assert_int_equal(idx.from_footer, 0);
+    check_keys(&idx, buf, len, n);
+    pm_bin_index_free(&idx);
+    /* Version 1 has no index. */
+    char p1[512];
+    snprintf(p1, sizeof p1, "%s/idx1.pmp", dir);
+    write_file(p1, PM_FMT_BIN1, 10, 1);
+    free(buf);
+    load(p1, &buf, &len);
+    assert_int_not_equal(pm_bin_index_load("idx1.pmp", buf, len, &idx, &err), 0);
+    assert_non_null(strstr(err.msg, "no index"));
+    free(buf);
+}
+
+/* PERFMON_PROFILE_VERSION=1 makes PM_FMT_BIN write version 1. */
+static void test_env_v1(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/env.pmp", dir);
+    setenv("PERFMON_PROFILE_VERSION", "1", 1);
+    write_file(path, PM_FMT_BIN, 70, 1);
+    unsetenv("PERFMON_PROFILE_VERSION");
+    unsigned char *buf;
+    size_t len;
+    load(path, &buf, &len);
+    assert_int_equal(pm_get_u32(buf + 8), 1);
+    free(buf);
+    pm_profile *p;
+    read_ok(path, &p);
+    for (size_t i = 0; i < 70; i++)
+        expect_sample(p, i, i);
+    pm_profile_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lossless),       cmocka_unit_test(test_torn_tail),
+        cmocka_unit_test(test_truncated_key),  cmocka_unit_test(test_corrupt_delta),
+        cmocka_unit_test(test_malformed_delta), cmocka_unit_test(test_index_seek),
+        cmocka_unit_test(test_env_v1),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
