@@ -1,8 +1,17 @@
 /* Import of SKA SDP perfmon JSON (cpu_metrics.json and per-host files).
  *
- * The top level is scanned by hand (strings, brackets; nothing decoded), so
- * a 1 GB merged file never becomes one cJSON tree: each host object is
- * parsed alone, converted to doubles, and its tree freed before the next.
+ * Interface: pm_ska_sniff, pm_ska_read (maps the file), pm_ska_decode (a
+ * text in memory), see perfmon/ska.h.
+ *
+ * Order of work: the streaming scanner (json_scan.c) finds the top-level
+ * members without decoding them; a per-host file is one host, a merged
+ * file (cpu_metrics.json) names its hosts in host_names, and each host's
+ * span is then read by its own thread (pm_pool) straight into growing
+ * arrays of doubles, one per column of SKA_MAP: no JSON tree is built for
+ * a host (only host_names and escaped names go through cJSON).  Each host
+ * becomes a pm_profile, its lists cut or NaN-padded to time_stamps.  With
+ * pm_ska_read the pages of the mapping already read are given back, so a
+ * 1 GB file never stays resident.
  */
 #include "perfmon/ska.h"
 
@@ -17,15 +26,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
+#include "perfmon/json_scan.h"
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
 #include "perfmon/threads.h"
 
-#define SKA_MAX_DEPTH 256
 #define SKA_MAX_HOSTS 100000
 #define SKA_MAX_SAMPLES (1u << 28)
 #define SKA_MAX_NAME 65536      /* bytes of a host name (a 10,000-byte one is fine) */
@@ -79,317 +85,6 @@ int pm_ska_sniff(const void *head, size_t len)
     if (i >= len || h[i] != '{')
         return 0;
     return pm_profile_sniff(head, len) == PM_FMT_UNKNOWN;
-}
-
-/* --- top-level scanner ------------------------------------------------------ */
-
-typedef struct scan {
-    const char *path;
-    const char *text;
-    const char *p;
-    const char *e;
-    pm_error *err;
-    int release;           /* text is a private file mapping: drop pages once read */
-    const char *released;  /* everything below this was released */
-} scan;
-
-/* Give back the pages of the mapping below `to` (whole pages only), so a
- * 1 GB file does not stay resident while later hosts are parsed.  Only for
- * pm_ska_read()'s read-only private mapping, where a dropped page is simply
- * read again from the file if touched. */
-static void release_below(scan *s, const char *to)
-{
-    if (!s->release || to <= s->released)
-        return;
-    uintptr_t page = 4096;
-    uintptr_t lo = ((uintptr_t)s->released + page - 1) & ~(page - 1);
-    uintptr_t hi = (uintptr_t)to & ~(page - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
-    s->released = to;
-}
-
-static int scan_fail(scan *s, const char *at, const char *what)
-{
-    int line, col;
-    size_t off = (size_t)(at - s->text);
-    /* pm_text_position stops at NUL; the text may not be NUL-terminated, so
-     * count by hand. */
-    line = 1;
-    col = 1;
-    for (size_t i = 0; i < off; i++) {
-        if (s->text[i] == '\n') {
-            line++;
-            col = 1;
-        } else {
-            col++;
-        }
-    }
-    return pm_error_set(s->err, PM_EFORMAT, "%s:%d:%d: %s", s->path, line, col, what);
-}
-
-static inline int is_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Python's json.dump(indent=4) puts every number of a list on its own line
- * after 12 spaces: skipping them a byte at a time was a third of reading
- * such a file, so runs of white space are skipped 16 bytes at a time
- * (SSE2, part of x86-64's base instruction set). */
-static void skip_ws(scan *s)
-{
-    const char *p = s->p, *e = s->e;
-    if (p < e && !is_ws(*p))
-        return;
-#if defined(__SSE2__)
-    const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), tab = _mm_set1_epi8('\t'),
-                  cr = _mm_set1_epi8('\r');
-    while (e - p >= 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, nl)),
-                                 _mm_or_si128(_mm_cmpeq_epi8(x, tab), _mm_cmpeq_epi8(x, cr)));
-        unsigned mask = (unsigned)_mm_movemask_epi8(m);
-        if (mask != 0xFFFF) {
-            s->p = p + __builtin_ctz(~mask);
-            return;
-        }
-        p += 16;
-    }
-#endif
-    while (p < e && is_ws(*p))
-        p++;
-    s->p = p;
-}
-
-static int skip_string(scan *s)
-{
-    const char *start = s->p;
-    s->p++; /* opening quote */
-    while (s->p < s->e) {
-        char c = *s->p++;
-        if (c == '\\') {
-            if (s->p >= s->e)
-                break;
-            s->p++;
-        } else if (c == '"') {
-            return 0;
-        } else if ((unsigned char)c < 0x20) {
-            return scan_fail(s, s->p - 1, "control character in string");
-        }
-    }
-    return scan_fail(s, start, "unterminated string");
-}
-
-/* Byte classes for skipping: most bytes of a document are "plain". */
-enum { C_PLAIN = 0, C_QUOTE, C_OPEN, C_CLOSE, C_BAD };
-
-static unsigned char byte_class(unsigned char c)
-{
-    if (c == '"')
-        return C_QUOTE;
-    if (c == '[' || c == '{')
-        return C_OPEN;
-    if (c == ']' || c == '}')
-        return C_CLOSE;
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-        c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' || c == '-' ||
-        c == '+' || c == '.')
-        return C_PLAIN;
-    return C_BAD;
-}
-
-static unsigned char CLASS[256];
-static pthread_once_t class_once = PTHREAD_ONCE_INIT;
-
-static void class_init(void)
-{
-    for (int c = 0; c < 256; c++)
-        CLASS[c] = byte_class((unsigned char)c);
-}
-
-/* The first byte at or after p (before e) that is not plain.  Most of a
- * document is plain (numbers, separators, indentation), so on x86-64 it is
- * tested 16 bytes at a time (SSE2, part of the base instruction set); the
- * table decides the rest and elsewhere. */
-#if defined(__SSE2__)
-static const unsigned char *skip_plain(const unsigned char *p, const unsigned char *e)
-{
-    const __m128i zero_m1 = _mm_set1_epi8('0' - 1), nine_p1 = _mm_set1_epi8('9' + 1);
-    const __m128i a_m1 = _mm_set1_epi8('a' - 1), z_p1 = _mm_set1_epi8('z' + 1);
-    const __m128i lower = _mm_set1_epi8(0x20);
-    while (e - p >= 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        /* signed compares: bytes from 0x80 up are negative, never plain */
-        __m128i m = _mm_and_si128(_mm_cmpgt_epi8(x, zero_m1), _mm_cmplt_epi8(x, nine_p1));
-        __m128i l = _mm_or_si128(x, lower);
-        m = _mm_or_si128(m, _mm_and_si128(_mm_cmpgt_epi8(l, a_m1), _mm_cmplt_epi8(l, z_p1)));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('\n')));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(',')));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('.')));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('-')));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(':')));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('+')));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('\t')));
-        m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('\r')));
-        unsigned mask = (unsigned)_mm_movemask_epi8(m);
-        if (mask != 0xFFFF)
-            return p + __builtin_ctz(~mask);
-        p += 16;
-    }
-    while (p < e && CLASS[*p] == C_PLAIN)
-        p++;
-    return p;
-}
-#else
-static const unsigned char *skip_plain(const unsigned char *p, const unsigned char *e)
-{
-    while (p < e && CLASS[*p] == C_PLAIN)
-        p++;
-    return p;
-}
-#endif
-
-/* Skip one JSON value, checking bracket nesting and strings only; scalars
- * are checked when a host object is parsed.  Plain bytes (digits, spaces,
- * separators) are skipped by a table lookup each: this pass reads the
- * whole document once. */
-static int skip_value(scan *s)
-{
-    char stack[SKA_MAX_DEPTH];
-    int depth = 0;
-    pthread_once(&class_once, class_init);
-    skip_ws(s);
-    if (s->p >= s->e)
-        return scan_fail(s, s->p, "unexpected end of input, expected a value");
-    unsigned char k = CLASS[(unsigned char)*s->p];
-    if (k == C_QUOTE)
-        return skip_string(s);
-    if (k != C_OPEN) {
-        const char *start = s->p;
-        while (s->p < s->e && CLASS[(unsigned char)*s->p] == C_PLAIN && *s->p != ',' &&
-               *s->p != ':' && *s->p != ' ' && *s->p != '\t' && *s->p != '\n' && *s->p != '\r')
-            s->p++;
-        return s->p > start ? 0 : scan_fail(s, s->p, "unexpected character");
-    }
-    const unsigned char *p = (const unsigned char *)s->p, *e = (const unsigned char *)s->e;
-    while (p < e) {
-        switch (CLASS[*p]) {
-        case C_PLAIN:
-            p = skip_plain(p + 1, e);
-            break;
-        case C_QUOTE: {
-            s->p = (const char *)p;
-            int rc = skip_string(s);
-            if (rc)
-                return rc;
-            p = (const unsigned char *)s->p;
-            break;
-        }
-        case C_OPEN:
-            if (depth >= SKA_MAX_DEPTH)
-                return scan_fail(s, (const char *)p, "nesting too deep");
-            stack[depth++] = *p == '{' ? '}' : ']';
-            p++;
-            break;
-        case C_CLOSE:
-            if (depth == 0 || stack[depth - 1] != (char)*p)
-                return scan_fail(s, (const char *)p, "mismatched bracket");
-            depth--;
-            p++;
-            if (depth == 0) {
-                s->p = (const char *)p;
-                return 0;
-            }
-            break;
-        default:
-            return scan_fail(s, (const char *)p, "unexpected character");
-        }
-    }
-    return scan_fail(s, (const char *)p, "unexpected end of input");
-}
-
-typedef struct member {
-    const char *key;     /* points into text, after the quote */
-    size_t klen;
-    const char *val;
-    size_t vlen;
-} member;
-
-/* Scan the top-level object into members[]. */
-static int scan_top(scan *s, member **out, size_t *nout)
-{
-    member *m = NULL;
-    size_t n = 0, cap = 0;
-    *out = NULL;
-    *nout = 0;
-    skip_ws(s);
-    if (s->p >= s->e || *s->p != '{')
-        return scan_fail(s, s->p, "expected a JSON object");
-    s->p++;
-    skip_ws(s);
-    if (s->p < s->e && *s->p == '}') {
-        s->p++;
-        goto tail;
-    }
-    for (;;) {
-        skip_ws(s);
-        if (s->p >= s->e || *s->p != '"') {
-            free(m);
-            return scan_fail(s, s->p, "expected a member name");
-        }
-        const char *k = s->p + 1;
-        int rc = skip_string(s);
-        if (rc) {
-            free(m);
-            return rc;
-        }
-        size_t klen = (size_t)(s->p - 1 - k);
-        skip_ws(s);
-        if (s->p >= s->e || *s->p != ':') {
-            free(m);
-            return scan_fail(s, s->p, "expected ':'");
-        }
-        s->p++;
-        skip_ws(s);
-        const char *v = s->p;
-        if ((rc = skip_value(s))) {
-            free(m);
-            return rc;
-        }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            member *nm = pm_realloc_array(m, cap, sizeof *m);
-            if (!nm) {
-                free(m);
-                return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
-            }
-            m = nm;
-        }
-        m[n++] = (member){k, klen, v, (size_t)(s->p - v)};
-        release_below(s, s->p);
-        skip_ws(s);
-        if (s->p < s->e && *s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (s->p < s->e && *s->p == '}') {
-            s->p++;
-            break;
-        }
-        free(m);
-        return scan_fail(s, s->p, "expected ',' or '}'");
-    }
-tail:
-    skip_ws(s);
-    if (s->p < s->e && *s->p != '\0') {
-        free(m);
-        return scan_fail(s, s->p, "trailing characters after the top-level object");
-    }
-    *out = m;
-    *nout = n;
-    return 0;
 }
 
 /* --- one host, parsed straight into doubles ----------------------------------- */
@@ -533,84 +228,12 @@ static int col_push(col *c, double v)
     return 0;
 }
 
-static const double EXACT_POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* Parse one JSON number at s->p.  Integers and decimals with at most 15
- * significant digits and a small exponent are converted exactly
- * (mantissa and power of ten both exact doubles, one correctly rounded
- * operation); anything else goes to strtod.  The JSON grammar is checked. */
-static int scan_number(scan *s, double *out)
-{
-    const char *p = s->p, *e = s->e, *start = p;
-    int neg = 0;
-    if (p < e && *p == '-') {
-        neg = 1;
-        p++;
-    }
-    if (p >= e || *p < '0' || *p > '9')
-        return scan_fail(s, start, "malformed JSON: expected a number");
-    uint64_t m = 0;
-    int digits = 0, frac = 0, exact = 1;
-    if (*p == '0') {
-        p++;
-    } else {
-        while (p < e && *p >= '0' && *p <= '9') {
-            if (digits < 19)
-                m = m * 10 + (uint64_t)(*p - '0');
-            else
-                exact = 0;
-            digits += m != 0;
-            p++;
-        }
-    }
-    if (p < e && *p == '.') {
-        p++;
-        if (p >= e || *p < '0' || *p > '9')
-            return scan_fail(s, p, "malformed JSON: expected a digit");
-        while (p < e && *p >= '0' && *p <= '9') {
-            if (digits < 19) {
-                m = m * 10 + (uint64_t)(*p - '0');
-                frac++;
-                digits += m != 0;
-            } else {
-                exact = 0;
-            }
-            p++;
-        }
-    }
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        exact = 0;
-        p++;
-        if (p < e && (*p == '+' || *p == '-'))
-            p++;
-        if (p >= e || *p < '0' || *p > '9')
-            return scan_fail(s, p, "malformed JSON: expected an exponent");
-        while (p < e && *p >= '0' && *p <= '9')
-            p++;
-    }
-    if (exact && digits <= 15 && frac <= 22) {
-        double v = frac ? (double)m / EXACT_POW10[frac] : (double)m;
-        *out = neg ? -v : v;
-    } else {
-        char buf[128];
-        size_t len = (size_t)(p - start);
-        if (len >= sizeof buf)
-            return scan_fail(s, start, "number too long");
-        memcpy(buf, start, len);
-        buf[len] = 0;
-        *out = strtod(buf, NULL);
-    }
-    s->p = p;
-    return 0;
-}
 
 /* A string holding a number ("0" in SKA's swap lists), else NaN. */
-static int scan_string_number(scan *s, double *out)
+static int scan_string_number(pm_jscan *s, double *out)
 {
     const char *start = s->p + 1;
-    int rc = skip_string(s);
+    int rc = pm_jscan_string(s);
     if (rc)
         return rc;
     size_t len = (size_t)(s->p - 1 - start);
@@ -626,57 +249,49 @@ static int scan_string_number(scan *s, double *out)
     return 0;
 }
 
-static int expect_literal(scan *s, const char *lit)
-{
-    size_t n = strlen(lit);
-    if ((size_t)(s->e - s->p) < n || memcmp(s->p, lit, n) != 0)
-        return scan_fail(s, s->p, "malformed JSON: unexpected value");
-    s->p += n;
-    return 0;
-}
 
 /* A list of numbers (strings with numbers and null accepted) into c. */
-static int scan_number_list(scan *s, col *c, const char *what)
+static int scan_number_list(pm_jscan *s, col *c, const char *what)
 {
-    skip_ws(s);
+    pm_jscan_ws(s);
     if (s->p >= s->e || *s->p != '[') {
         char m[160];
         snprintf(m, sizeof m, "%s: expected a list", what);
-        return scan_fail(s, s->p, m);
+        return pm_jscan_fail(s, s->p, m);
     }
     s->p++;
     c->seen = 1;
-    skip_ws(s);
+    pm_jscan_ws(s);
     if (s->p < s->e && *s->p == ']') {
         s->p++;
         return 0;
     }
     for (;;) {
-        skip_ws(s);
+        pm_jscan_ws(s);
         if (s->p >= s->e)
-            return scan_fail(s, s->p, "malformed JSON: unexpected end of input");
+            return pm_jscan_fail(s, s->p, "malformed JSON: unexpected end of input");
         double v = NAN;
         int rc;
         char ch = *s->p;
         if (ch == '"') {
             rc = scan_string_number(s, &v);
         } else if (ch == 'n') {
-            rc = expect_literal(s, "null");
+            rc = pm_jscan_literal(s, "null");
         } else if (ch == 't') {
-            rc = expect_literal(s, "true");
+            rc = pm_jscan_literal(s, "true");
             v = 1;
         } else if (ch == 'f') {
-            rc = expect_literal(s, "false");
+            rc = pm_jscan_literal(s, "false");
             v = 0;
         } else {
-            rc = scan_number(s, &v);
+            rc = pm_jscan_number(s, &v);
         }
         if (rc)
             return rc;
         if ((rc = col_push(c, v)))
             return rc == PM_ENOMEM ? pm_error_set(s->err, rc, "%s: out of memory", s->path)
-                                   : scan_fail(s, s->p, "too many values");
-        skip_ws(s);
+                                   : pm_jscan_fail(s, s->p, "too many values");
+        pm_jscan_ws(s);
         if (s->p < s->e && *s->p == ',') {
             s->p++;
             continue;
@@ -685,49 +300,10 @@ static int scan_number_list(scan *s, col *c, const char *what)
             s->p++;
             return 0;
         }
-        return scan_fail(s, s->p, "malformed JSON: expected ',' or ']'");
+        return pm_jscan_fail(s, s->p, "malformed JSON: expected ',' or ']'");
     }
 }
 
-/* Read a member name at s->p into key (truncated names never match). */
-static int scan_key(scan *s, char *key, size_t cap)
-{
-    skip_ws(s);
-    if (s->p >= s->e || *s->p != '"')
-        return scan_fail(s, s->p, "malformed JSON: expected a member name");
-    const char *k = s->p + 1;
-    int rc = skip_string(s);
-    if (rc)
-        return rc;
-    size_t len = (size_t)(s->p - 1 - k);
-    if (len >= cap || memchr(k, '\\', len))
-        len = 0; /* escaped or overlong names are not SKA fields */
-    memcpy(key, k, len);
-    key[len] = 0;
-    skip_ws(s);
-    if (s->p >= s->e || *s->p != ':')
-        return scan_fail(s, s->p, "malformed JSON: expected ':'");
-    s->p++;
-    skip_ws(s);
-    return 0;
-}
-
-/* After a member value: ',' (returns 1: more) or the closing '}' (0). */
-static int scan_next(scan *s, int *more)
-{
-    skip_ws(s);
-    if (s->p < s->e && *s->p == ',') {
-        s->p++;
-        *more = 1;
-        return 0;
-    }
-    if (s->p < s->e && *s->p == '}') {
-        s->p++;
-        *more = 0;
-        return 0;
-    }
-    return scan_fail(s, s->p, "malformed JSON: expected ',' or '}'");
-}
 
 static const struct ska_map *map_find(const char *group, const char *field)
 {
@@ -754,15 +330,15 @@ static int is_group(const char *key)
 }
 
 /* A group object ("memory_info": {"rss": [...], ...}). */
-static int scan_group(scan *s, host *h, const char *group)
+static int scan_group(pm_jscan *s, host *h, const char *group)
 {
     if (s->p >= s->e || *s->p != '{') {
         /* not an object: SKA never writes that; skip it like any
          * unknown value */
-        return skip_value(s);
+        return pm_jscan_skip(s);
     }
     s->p++;
-    skip_ws(s);
+    pm_jscan_ws(s);
     if (s->p < s->e && *s->p == '}') {
         s->p++;
         return 0;
@@ -770,7 +346,7 @@ static int scan_group(scan *s, host *h, const char *group)
     int more = 1, rc;
     while (more) {
         char key[96];
-        if ((rc = scan_key(s, key, sizeof key)))
+        if ((rc = pm_jscan_key(s, key, sizeof key)))
             return rc;
         const struct ska_map *m = map_find(group, key);
         char what[200];
@@ -789,25 +365,25 @@ static int scan_group(scan *s, host *h, const char *group)
                 return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
             if ((rc = scan_number_list(s, c, what)))
                 return rc;
-        } else if ((rc = skip_value(s))) {
+        } else if ((rc = pm_jscan_skip(s))) {
             return rc;
         }
-        release_below(s, s->p);
-        if ((rc = scan_next(s, &more)))
+        pm_jscan_release(s, s->p);
+        if ((rc = pm_jscan_next(s, &more)))
             return rc;
     }
     return 0;
 }
 
 /* Parse one host object at s->p (the whole span val..val+vlen). */
-static int scan_host(scan *s, host *h)
+static int scan_host(pm_jscan *s, host *h)
 {
-    skip_ws(s);
+    pm_jscan_ws(s);
     if (s->p >= s->e || *s->p != '{')
         return pm_error_set(s->err, PM_EFORMAT, "%s: host %s: expected an object", s->path,
                             h->name);
     s->p++;
-    skip_ws(s);
+    pm_jscan_ws(s);
     if (s->p < s->e && *s->p == '}') {
         s->p++;
         return 0;
@@ -815,7 +391,7 @@ static int scan_host(scan *s, host *h)
     int more = 1, rc;
     while (more) {
         char key[96];
-        if ((rc = scan_key(s, key, sizeof key)))
+        if ((rc = pm_jscan_key(s, key, sizeof key)))
             return rc;
         char what[200];
         snprintf(what, sizeof what, "host %s: %s", h->name, key);
@@ -839,23 +415,23 @@ static int scan_host(scan *s, host *h)
             if (s->p < s->e && *s->p == '{') {
                 rc = scan_group(s, h, key);
             } else {
-                rc = skip_value(s);
+                rc = pm_jscan_skip(s);
             }
         } else if ((strcmp(key, "host_name") == 0 || strcmp(key, "hostname") == 0) &&
                    s->p < s->e && *s->p == '"') {
             const char *v = s->p + 1;
-            rc = skip_string(s);
+            rc = pm_jscan_string(s);
             char *name = rc ? NULL : decode_name(v, (size_t)(s->p - 1 - v));
             if (name && host_set_name(h, name))
                 rc = pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
             free(name);
         } else {
-            rc = skip_value(s);
+            rc = pm_jscan_skip(s);
         }
         /* A list read is a list done with: each thread keeps the page or
          * two of text it is reading resident, not its whole host. */
-        release_below(s, s->p);
-        if (rc || (rc = scan_next(s, &more)))
+        pm_jscan_release(s, s->p);
+        if (rc || (rc = pm_jscan_next(s, &more)))
             return rc;
     }
     return 0;
@@ -957,19 +533,19 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
 }
 
 /* Parse the host value at val..val+vlen into a profile. */
-static int convert_span(scan *s, const char *name, int may_rename, const char *val,
+static int convert_span(pm_jscan *s, const char *name, int may_rename, const char *val,
                         size_t vlen, pm_profile **out)
 {
     host h;
     memset(&h, 0, sizeof h);
     if (host_set_name(&h, name))
         return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
-    scan hs = *s;
+    pm_jscan hs = *s;
     hs.p = val;
     hs.e = val + vlen;
     hs.released = val;
     int rc = scan_host(&hs, &h);
-    release_below(&hs, val + vlen);
+    pm_jscan_release(&hs, val + vlen);
     if (!rc && !may_rename && strcmp(h.full, name) != 0 && host_set_name(&h, name))
         rc = pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
     if (!rc)
@@ -982,14 +558,14 @@ static int convert_span(scan *s, const char *name, int may_rename, const char *v
  * span of the text, its own scan and its own error). */
 typedef struct host_job {
     const char *name;
-    const member *m;
+    const pm_jmember *m;
     pm_profile *prof;
     int rc;
     pm_error err;
 } host_job;
 
 typedef struct host_jobs {
-    const scan *s;
+    const pm_jscan *s;
     host_job *v;
 } host_jobs;
 
@@ -999,7 +575,7 @@ static void *host_worker(void *arg)
     host_jobs *j = pool->ctx;
     for (size_t i; (i = pm_pool_next(pool)) < pool->n;) {
         host_job *hj = &j->v[i];
-        scan hs = *j->s;
+        pm_jscan hs = *j->s;
         hs.err = &hj->err;
         pm_error_clear(&hj->err);
         hj->rc = convert_span(&hs, hj->name, 0, hj->m->val, hj->m->vlen, &hj->prof);
@@ -1007,7 +583,7 @@ static void *host_worker(void *arg)
     return NULL;
 }
 
-static void convert_hosts(const scan *s, host_job *v, size_t n)
+static void convert_hosts(const pm_jscan *s, host_job *v, size_t n)
 {
     host_jobs j = {s, v};
     pm_pool pool = {.n = n, .ctx = &j};
@@ -1033,13 +609,13 @@ static void free_list(pm_profile **arr, size_t n)
     free(arr);
 }
 
-static int member_is(const member *m, const char *key)
+static int member_is(const pm_jmember *m, const char *key)
 {
     return m->klen == strlen(key) && memcmp(m->key, key, m->klen) == 0;
 }
 
 /* Host name from a member key (JSON escapes decoded), or NULL. */
-static char *key_name(const member *m)
+static char *key_name(const pm_jmember *m)
 {
     return decode_name(m->key, m->klen);
 }
@@ -1060,16 +636,17 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
 {
     *out = NULL;
     *nout = 0;
-    scan s = {path, text, text, text + len, err, release, text};
-    member *mem = NULL;
+    pm_jscan s;
+    pm_jscan_init(&s, path, text, len, release, err);
+    pm_jmember *mem = NULL;
     size_t nmem = 0;
-    int rc = scan_top(&s, &mem, &nmem);
+    int rc = pm_jscan_top(&s, &mem, &nmem);
     if (rc)
         return rc;
     pm_profile **list = NULL;
     size_t nlist = 0;
     char **keys = NULL;
-    const member *names = NULL, *stamps = NULL;
+    const pm_jmember *names = NULL, *stamps = NULL;
     for (size_t i = 0; i < nmem; i++) {
         if (member_is(&mem[i], "host_names"))
             names = &mem[i];
@@ -1126,7 +703,7 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
                 break;
             }
             nx++;
-            const member *hm = NULL;
+            const pm_jmember *hm = NULL;
             for (size_t i = 0; i < nmem && !hm; i++)
                 if (keys[i] && strcmp(keys[i], x->valuestring) == 0)
                     hm = &mem[i];
