@@ -1,0 +1,45 @@
+/* report_int.h - what the report's files share (private to src/render/).
+ *
+ * The report is written by pm_report_write (report.c), which opens a
+ * pdf_doc (pdf_doc.h) and calls the pages in this order:
+ *
+ *     report_summary_page      report_summary.c   page 1: job, figures, notes
+ *     report_compare_pages     report_compare.c   with --compare
+ *     report_quality_page      report_nodes.c     data quality per node
+ *     report_hardware_page     report_nodes.c     hardware per node
+ *     report_phases_page       report_phases.c    when the job has phases
+ *     report_plot_pages        report_plots.c     plots and colour maps
+ *     report_statistics_pages  report_stats.c     per-node statistics
+ *
+ * then the contents, the footers and the attached statistics.  Each page
+ * function lays out at the cursor and starts its own pages.
+ */
+#ifndef PERFMON_RENDER_REPORT_INT_H
+#define PERFMON_RENDER_REPORT_INT_H
+
+#include <cairo.h>
+
+#include "pdf_doc.h"
+#include "perfmon/spread.h"
+
+/* The pages (see above); those with an error return 0 or a pm_error code. */
+void report_summary_page(pdf_doc *d);
+int report_compare_pages(pdf_doc *d, pm_error *err) PM_WUR;
+void report_quality_page(pdf_doc *d);
+void report_hardware_page(pdf_doc *d);
+int report_phases_page(pdf_doc *d, pm_error *err) PM_WUR;
+int report_plot_pages(pdf_doc *d, pm_error *err) PM_WUR;
+void report_statistics_pages(pdf_doc *d);
+
+/* Plots as vectors (report_plots.c): fn draws obj into a w x h canvas. */
+typedef void (*report_draw_cb)(cairo_t *cr, double w, double h, const void *obj);
+void report_draw_chart(cairo_t *cr, double w, double h, const void *obj);
+void report_draw_timeline(cairo_t *cr, double w, double h, const void *obj);
+pm_canvas *report_render_canvas(report_draw_cb fn, const void *obj, double w, double h);
+
+/* Shared by the pages (report_summary.c, report_nodes.c). */
+const char *report_or_dash(const char *s);
+void report_nodes_text(const pm_analysis *a, char *buf, size_t cap);
+void report_outlier_table(pdf_doc *d, const char *title, const pm_node_rank *r, size_t n);
+
+#endif

@@ -1,0 +1,108 @@
+/* The report's phases page: a timeline of every node's phases, the
+ * resource use per phase kind and the marks that did not pair.  Called by
+ * pm_report_write when the job has phases, before the plot pages.
+ */
+#include "report_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/export.h"
+#include "perfmon/mem.h"
+#include "perfmon/phase_stats.h"
+#include "perfmon/units.h"
+
+/* The phases: a timeline of every node's phases, the per-kind table and
+ * the marks that did not pair. */
+int report_phases_page(pdf_doc *d, pm_error *err)
+{
+    const pm_analysis *a = d->a;
+    const pm_phase_stats *st = a->phase_stats;
+    if (!st || a->phases.n == 0)
+        return 0;
+    const pm_phase_set *ps = &a->phases;
+    const char **rows = pm_alloc_array(ps->n + a->nhosts, sizeof *rows);
+    const char **kinds = pm_alloc_array(st->nkinds, sizeof *kinds);
+    pm_timeline_bar *bars = pm_alloc_array(ps->n, sizeof *bars);
+    if (!rows || !kinds || !bars) {
+        free(rows);
+        free(kinds);
+        free(bars);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    /* Rows: the analysis hosts that have phases, in host order, then the
+     * hosts only phases name (Scanner nodes). */
+    size_t nrows = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        for (size_t i = 0; i < ps->n; i++)
+            if (strcmp(ps->v[i].host, a->hosts[h].name) == 0) {
+                rows[nrows++] = a->hosts[h].name;
+                break;
+            }
+    double t0 = a->t_start, t1 = a->t_end;
+    for (size_t i = 0; i < ps->n; i++) {
+        const pm_phase *p = &ps->v[i];
+        size_t r;
+        for (r = 0; r < nrows; r++)
+            if (strcmp(rows[r], p->host) == 0)
+                break;
+        if (r == nrows)
+            rows[nrows++] = p->host;
+        size_t k;
+        for (k = 0; k < st->nkinds; k++)
+            if (strcmp(st->kinds[k].name, p->name) == 0)
+                break;
+        bars[i] = (pm_timeline_bar){r, k, p->t0, p->t1};
+        t0 = fmin(t0, p->t0);
+        t1 = fmax(t1, p->t1);
+    }
+    for (size_t k = 0; k < st->nkinds; k++)
+        kinds[k] = st->kinds[k].name;
+    pm_timeline tl = {"Phases per node", d->o->elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
+                      a->t_start, t0, t1, rows, nrows, kinds, st->nkinds, bars, ps->n};
+    pdf_new_page(d);
+    pdf_heading(d, "Phases", 1);
+    double h = fmin(PAGE_H - TOP - BOTTOM - 230, 140 + 9.0 * (double)nrows);
+    pm_canvas *cv = report_render_canvas(report_draw_timeline, &tl, CONTENT_W, h);
+    int rc = cv ? pdf_place_canvas(d, cv, h) : PM_ENOMEM;
+    pm_canvas_free(cv);
+    free(rows);
+    free(kinds);
+    free(bars);
+    if (rc)
+        return pm_error_set(err, rc, "cannot draw the phase timeline");
+    d->y += 10;
+    static const double w[7] = {131, 50, 50, 70, 70, 70, 70};
+    static const int right[7] = {0, 1, 1, 1, 1, 1, 1};
+    static const char *const head[7] = {"Phase", "Nodes", "Count", "Total s", "Avg/node s",
+                                        "Max/node s", "Start spread s"};
+    pdf_table t = {7, w, right, head, 8};
+    pdf_table_head(d, &t);
+    for (size_t k = 0; k < st->nkinds; k++) {
+        const pm_phase_kind_stats *ks = &st->kinds[k];
+        char c[7][64];
+        snprintf(c[0], 64, "%s", ks->name);
+        snprintf(c[1], 64, "%zu", ks->hosts);
+        snprintf(c[2], 64, "%zu", ks->count);
+        pdf_num(ks->total_s, c[3], 64);
+        pdf_num(ks->avg_host_s, c[4], 64);
+        pdf_num(ks->max_host_s, c[5], 64);
+        pdf_num(ks->start_spread_s, c[6], 64);
+        const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
+        pdf_table_row(d, &t, cells, (int)(k % 2));
+    }
+    if (ps->nproblems) {
+        d->y += 8;
+        pdf_subheading(d, "Marks that did not pair");
+        for (size_t i = 0; i < ps->nproblems && i < 30; i++)
+            pdf_paragraph(d, ps->problems[i], 8);
+        if (ps->nproblems > 30) {
+            char buf[64];
+            snprintf(buf, sizeof buf, "... and %zu more.", ps->nproblems - 30);
+            pdf_paragraph(d, buf, 8);
+        }
+    }
+    return 0;
+}

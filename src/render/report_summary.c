@@ -1,0 +1,363 @@
+/* The report's first page: the job at a glance (who, where, when, how
+ * long), requested against used, resource use per phase, the key figures,
+ * the nodes that stand out and the efficiency notes, and the room where
+ * pm_report_write later writes the contents (d->toc_page).  Called once,
+ * first, by pm_report_write; report_or_dash and report_nodes_text also
+ * make the running header.
+ */
+#include "report_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/buf.h"
+#include "perfmon/export.h"
+#include "perfmon/mem.h"
+#include "perfmon/phase_stats.h"
+#include "perfmon/request.h"
+#include "perfmon/units.h"
+
+static size_t total_samples(const pm_analysis *a)
+{
+    size_t n = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        n += a->hosts[h].n;
+    return n;
+}
+
+static void kv_row(pdf_doc *d, const char *k, const char *v)
+{
+    static const double w[2] = {130, CONTENT_W - 130};
+    static const int right[2] = {0, 0};
+    pdf_table t = {2, w, right, NULL, 9};
+    const char *cells[2] = {k, v};
+    pdf_table_row(d, &t, cells, 0);
+}
+
+/* The efficiency notes, a rule that fired on several nodes folded into
+ * one line (most severe first, the job-level notes before node notes). */
+static void notes(pdf_doc *d)
+{
+    const pm_analysis *a = d->a;
+    static const char *const sev[] = {"info", "warning", "critical"};
+    /* info blue-grey, warning orange, critical red */
+    static const double ink[3][3] = {{0.25, 0.35, 0.55}, {0.78, 0.42, 0.0}, {0.78, 0.08, 0.08}};
+    if (a->nnotes == 0) {
+        pdf_paragraph(d, "No rule fired.", 9);
+        return;
+    }
+    unsigned char *done = calloc(a->nnotes, 1);
+    if (!done) {
+        d->oom = 1;
+        return;
+    }
+    char buf[1024];
+    for (int sv = PM_SEV_CRITICAL; sv >= PM_SEV_INFO; sv--) {
+        for (int job = 1; job >= 0; job--) {
+            for (size_t i = 0; i < a->nnotes; i++) {
+                const pm_note *n = &a->notes[i];
+                int s = n->severity < 0 || n->severity > 2 ? 0 : n->severity;
+                if (done[i] || s != sv || (n->host < 0) != job)
+                    continue;
+                const char *msg = n->message ? n->message : n->rule;
+                memcpy(d->ink, ink[s], sizeof d->ink);
+                if (job) {
+                    done[i] = 1;
+                    snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
+                    pdf_paragraph(d, buf, 9);
+                    memset(d->ink, 0, sizeof d->ink);
+                    continue;
+                }
+                /* Every node this rule fired on. */
+                size_t count = 0, shown = 0;
+                char hosts[400] = "";
+                size_t hl = 0;
+                for (size_t k = i; k < a->nnotes; k++) {
+                    const pm_note *m = &a->notes[k];
+                    if (done[k] || m->host < 0 || strcmp(m->rule, n->rule) != 0)
+                        continue;
+                    done[k] = 1;
+                    count++;
+                    if (shown < 4 && hl < sizeof hosts - 80) {
+                        int w = snprintf(hosts + hl, sizeof hosts - hl, "%s%s", shown ? ", " : "",
+                                         a->hosts[m->host].name);
+                        if (w > 0)
+                            hl += (size_t)w;
+                        shown++;
+                    }
+                }
+                if (count == 1)
+                    snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
+                else if (count > shown)
+                    snprintf(buf, sizeof buf, "[%s] %zu nodes (%s and %zu more), e.g. %s", sev[s],
+                             count, hosts, count - shown, msg);
+                else
+                    snprintf(buf, sizeof buf, "[%s] %zu nodes (%s), e.g. %s", sev[s], count, hosts,
+                             msg);
+                pdf_paragraph(d, buf, 9);
+                memset(d->ink, 0, sizeof d->ink);
+            }
+        }
+    }
+    free(done);
+}
+
+const char *report_or_dash(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+/* "3 nodes", or "1 node, 2 GPUs": GPUs are hosts of their own in the
+ * analysis (gpu-<n>.<node>) but not nodes of the job. */
+void report_nodes_text(const pm_analysis *a, char *buf, size_t cap)
+{
+    size_t ngpu = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        ngpu += a->hosts[h].gpu != 0;
+    size_t nn = a->nhosts - ngpu;
+    int w = snprintf(buf, cap, "%zu node%s", nn, nn == 1 ? "" : "s");
+    if (ngpu && w > 0 && (size_t)w < cap)
+        snprintf(buf + w, cap - (size_t)w, ", %zu GPU%s", ngpu, ngpu == 1 ? "" : "s");
+}
+
+/* Requested vs used (request_out.c's lines, as --stats), the note for
+ * far-apart figures in the warning colour. */
+static void request_rows(pdf_doc *d)
+{
+    char lines[3][160], note[512];
+    size_t n;
+    pm_request_use_lines(d->a, lines, &n);
+    for (size_t i = 0; i < n; i++) {
+        const char *colon = strchr(lines[i], ':');
+        char k[16];
+        snprintf(k, sizeof k, "%.*s", colon ? (int)(colon - lines[i]) : 0, lines[i]);
+        kv_row(d, colon ? k : "Requested", colon ? colon + 2 : lines[i]);
+    }
+    pm_request_use u;
+    pm_request_use_compute(d->a, &u);
+    if (pm_request_note(&u, note, sizeof note)) {
+        static const double orange[3] = {0.78, 0.42, 0.0};
+        memcpy(d->ink, orange, sizeof d->ink);
+        pdf_paragraph(d, note, 9);
+        memset(d->ink, 0, sizeof d->ink);
+    }
+}
+
+/* Resource use per phase on page 1, where the job has phases: the cells
+ * --stats prints (pm_phase_use_cells). */
+static void phase_use_table(pdf_doc *d)
+{
+    const pm_phase_stats *st = d->a->phase_stats;
+    if (!st || !st->nkinds)
+        return;
+    pdf_subheading(d, "Resource use per phase (whole job)");
+    static const double w[PM_PHASE_USE_COLS] = {95, 46, 52, 48, 56, 52, 54, 52, 56};
+    static const int right[PM_PHASE_USE_COLS] = {0, 1, 1, 1, 1, 1, 1, 1, 1};
+    pdf_table t = {PM_PHASE_USE_COLS, w, right, PM_PHASE_USE_HEAD, 8};
+    pdf_table_head(d, &t);
+    for (size_t k = 0; k < st->nkinds; k++) {
+        char c[PM_PHASE_USE_COLS][48];
+        const char *cells[PM_PHASE_USE_COLS];
+        pm_phase_use_cells(&st->kinds[k], c);
+        for (int i = 0; i < PM_PHASE_USE_COLS; i++)
+            cells[i] = c[i];
+        pdf_table_row(d, &t, cells, (int)(k % 2));
+    }
+    pdf_paragraph(d, "Time: the longest node's; CPU time in core-seconds, its share of the CPUs the "
+                 "nodes have over the phase; memory: the highest node's peak; bytes summed over "
+                 "nodes.", 7.5);
+    d->y += 8;
+}
+
+void report_summary_page(pdf_doc *d)
+{
+    const pm_analysis *a = d->a;
+    char buf[512], b2[128];
+    pdf_text(d, MARGIN_X, d->y, 20, 1, "Job performance report");
+    d->y += 30;
+    /* The verdict in words, then what the profile cannot say. */
+    char verdict[2048];
+    if (pm_verdict_text(a, verdict, sizeof verdict)) {
+        pdf_paragraph(d, verdict, 10.5);
+        d->y += 3;
+    }
+    char limits[8][160];
+    size_t nlim = pm_verdict_limits(a, limits, 8);
+    static const double gray[3] = {0.35, 0.35, 0.35};
+    memcpy(d->ink, gray, sizeof d->ink);
+    for (size_t i = 0; i < nlim; i++)
+        pdf_paragraph(d, limits[i], 8.5);
+    memset(d->ink, 0, sizeof d->ink);
+    d->y += 8;
+    snprintf(buf, sizeof buf, "%s", pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
+    kv_row(d, "Job ID", buf[0] ? buf : "-");
+    kv_row(d, "User", report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))));
+    kv_row(d, "Scheduler", report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, scheduler))));
+    report_nodes_text(a, buf, sizeof buf);
+    kv_row(d, "Nodes", buf);
+    pdf_utc(a->t_start, buf, sizeof buf);
+    kv_row(d, "Start", buf);
+    pdf_utc(a->t_end, buf, sizeof buf);
+    kv_row(d, "End", buf);
+    pdf_duration(a->t_end - a->t_start, buf, sizeof buf);
+    kv_row(d, "Duration", buf);
+    double iv = NAN;
+    if (a->nhosts)
+        iv = a->hosts[0].interval;
+    pdf_num(iv, b2, sizeof b2);
+    snprintf(buf, sizeof buf, "%s s (analysis grid %.3g s)", b2, a->grid_step);
+    kv_row(d, "Sampling interval", buf);
+    snprintf(buf, sizeof buf, "%zu", total_samples(a));
+    kv_row(d, "Samples analysed", buf);
+    const char *cmd = pm_analysis_info(a, offsetof(pm_profile_info, command));
+    if (*cmd)
+        kv_row(d, "Command", cmd);
+    if (pm_analysis_incomplete(a, buf, sizeof buf))
+        kv_row(d, "Status", buf);
+    request_rows(d);
+    d->y += 10;
+
+    pdf_subheading(d, "Key figures (per node, and for the whole job)");
+    static const double w[5] = {175, 84, 84, 84, 84};
+    static const int right[5] = {0, 1, 1, 1, 1};
+    static const char *const head[5] = {"Figure", "Min node", "Average", "Max node", "Job"};
+    pdf_table t = {5, w, right, head, 8.5};
+    pdf_table_head(d, &t);
+    for (size_t i = 0; i < d->l->nfigures; i++) {
+        const pm_layout_figure *lf = &d->l->figures[i];
+        const pm_figure *f = pm_figure_find(lf->key);
+        if (!f)
+            continue;
+        double mn = INFINITY, mx = -INFINITY, sum = 0;
+        size_t k = 0;
+        for (size_t h = 0; h < a->nhosts; h++) {
+            double v = pm_figure_value(&a->nodes[h], f);
+            if (!isfinite(v))
+                continue;
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+            sum += v;
+            k++;
+        }
+        if (!k)
+            continue;
+        char c1[48], c2[48], c3[48], c4[48], lab[128];
+        double sc = lf->scale, jv = pm_figure_value(&a->job, f);
+        /* Byte counts scaled to their size (KiB ... TiB), each on its own. */
+        double bytes = !strcmp(f->unit, "MiB") ? 1048576.0 : !strcmp(f->unit, "B") ? 1.0 : 0;
+        if (bytes > 0) {
+            pm_fmt_bytes(mn * bytes, c1, sizeof c1);
+            pm_fmt_bytes(sum / (double)k * bytes, c2, sizeof c2);
+            pm_fmt_bytes(mx * bytes, c3, sizeof c3);
+            pm_fmt_bytes(jv * bytes, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else if (!strcmp(f->unit, "kWh") || !strcmp(f->unit, "J")) {
+            /* Energies scaled from J to MWh (pm_fmt_energy, as --stats and --compare). */
+            double j = !strcmp(f->unit, "kWh") ? 3.6e6 : 1.0;
+            pm_fmt_energy(mn * j, c1, sizeof c1);
+            pm_fmt_energy(sum / (double)k * j, c2, sizeof c2);
+            pm_fmt_energy(mx * j, c3, sizeof c3);
+            pm_fmt_energy(jv * j, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
+            /* Times (CPU hours too) scaled from s to h. */
+            double secs = !strcmp(f->unit, "h") ? 3600.0 : 1.0;
+            pm_fmt_duration(mn * secs, c1, sizeof c1);
+            pm_fmt_duration(sum / (double)k * secs, c2, sizeof c2);
+            pm_fmt_duration(mx * secs, c3, sizeof c3);
+            pm_fmt_duration(jv * secs, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        } else {
+            pdf_num(mn * sc, c1, sizeof c1);
+            pdf_num(sum / (double)k * sc, c2, sizeof c2);
+            pdf_num(mx * sc, c3, sizeof c3);
+            pdf_num(jv * sc, c4, sizeof c4);
+            snprintf(lab, sizeof lab, "%s (%s)", lf->label[0] ? lf->label : f->label,
+                     lf->unit[0] ? lf->unit : f->unit);
+        }
+        const char *cells[5] = {lab, c1, c2, c3, c4};
+        pdf_table_row(d, &t, cells, (int)(i % 2));
+    }
+    d->y += 8;
+
+    phase_use_table(d);
+
+    /* Nodes that stand out, in both directions: the metrics whose busiest
+     * node's mean is furthest above the per-node average, or whose least
+     * busy node's is furthest below it (an idle node among many hardly
+     * moves the maximum). */
+    if (a->nhosts > 1) {
+        pdf_subheading(d, "Nodes that stand out");
+        int shown = 0;
+        size_t used[5];
+        for (int pick = 0; pick < 5; pick++) {
+            double best = 1.15;
+            size_t bm = SIZE_MAX;
+            for (size_t m = 0; m < a->nmetrics; m++) {
+                int dup = 0;
+                for (int u = 0; u < pick; u++)
+                    dup |= used[u] == m;
+                const pm_metric_result *r = &a->metrics[m];
+                if (dup || r->nhosts_with_data < 2 || !isfinite(r->imbalance) ||
+                    strcmp(r->def->page, "quality") == 0)
+                    continue;
+                double lo = INFINITY;
+                for (size_t h = 0; h < a->nhosts; h++)
+                    if (r->host[h] && isfinite(r->host[h]->st.mean) && r->host[h]->st.mean < lo)
+                        lo = r->host[h]->st.mean;
+                double score = r->imbalance;
+                if (lo > 0 && isfinite(lo) && r->avg_per_node / lo > score)
+                    score = r->avg_per_node / lo;
+                if (score > best) {
+                    best = score;
+                    bm = m;
+                }
+            }
+            if (bm == SIZE_MAX)
+                break;
+            used[pick] = bm;
+            const pm_metric_result *r = &a->metrics[bm];
+            /* The hosts with the largest and the smallest mean. */
+            size_t hm = 0, hl = 0;
+            double hv = -INFINITY, lv = INFINITY;
+            for (size_t h = 0; h < a->nhosts; h++) {
+                if (!r->host[h] || !isfinite(r->host[h]->st.mean))
+                    continue;
+                if (r->host[h]->st.mean > hv) {
+                    hv = r->host[h]->st.mean;
+                    hm = h;
+                }
+                if (r->host[h]->st.mean < lv) {
+                    lv = r->host[h]->st.mean;
+                    hl = h;
+                }
+            }
+            char v1[32], v2[32], v3[32];
+            pdf_num(hv, v1, sizeof v1);
+            pdf_num(r->avg_per_node, v2, sizeof v2);
+            pdf_num(lv, v3, sizeof v3);
+            const char *u = pm_unit_shown(r->def->unit), *g = *u ? " " : "";
+            int wn = snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f)",
+                             r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
+            if (wn > 0 && (size_t)wn < sizeof buf && hl != hm && lv * 1.15 < r->avg_per_node)
+                snprintf(buf + wn, sizeof buf - (size_t)wn, "; %s only %s%s%s.", a->hosts[hl].name,
+                         v3, g, u);
+            else if (wn > 0 && (size_t)wn + 1 < sizeof buf)
+                snprintf(buf + wn, sizeof buf - (size_t)wn, ".");
+            pdf_paragraph(d, buf, 9);
+            shown++;
+        }
+        if (!shown)
+            pdf_paragraph(d, "No metric differs between nodes by more than 15%.", 9);
+        d->y += 6;
+    }
+
+    pdf_subheading(d, "Efficiency notes");
+    notes(d);
+    d->y += 6;
+    /* Contents: lines filled in with page numbers at the end. */
+    pdf_subheading(d, "Contents");
+    d->toc_page = d->page;
+}
