@@ -8,7 +8,7 @@
  * name; pm_heatmap_build turns it into a colour map (a row per node,
  * nodes by mean).  Both only describe: plot.c draws them (pm_plot_draw,
  * pm_heatmap_draw), into the PDF (report_plots.c) or PNG files
- * (plots_png.c).  Order of calls: build, draw, pm_chart_free or
+ * (plots_write.c).  Order of calls: build, draw, pm_chart_free or
  * pm_heatmap_data_free.
  */
 #include <gsl/gsl_statistics_double.h>
