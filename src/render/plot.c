@@ -1,7 +1,15 @@
-/* Time-series plots and colour maps with Cairo (see plot.h). */
+/* The time-series chart with Cairo (pm_plot_draw, see plot.h).
+ *
+ * A chart is drawn in steps, in this order: chart_frame (background,
+ * legend rows, the frame left for data), chart_ranges (time and value
+ * ranges, the y axis), chart_title, chart_axes (grid, ticks, axis
+ * labels), chart_data (spans, band, series and marks, clipped to the
+ * frame), chart_nodes (the nodes-reporting line, when some are missing),
+ * chart_border and chart_legend.  Each series is decimated to
+ * first/min/max/last per pixel column (draw_decimated), so the cost
+ * follows the pixels and every extreme stays visible.
+ */
 #include "perfmon/plot.h"
-
-#include "perfmon/canvas.h"
 
 #include <limits.h>
 #include <math.h>
@@ -9,170 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define FONT "DejaVu Sans"
-
-/* Eight hues of clearly different lightness, combined with three dash
- * patterns: 24 series stay apart even printed in grey. */
-static const double palette[8][3] = {
-    {0.000, 0.447, 0.698}, /* blue */
-    {0.835, 0.369, 0.000}, /* vermillion */
-    {0.000, 0.620, 0.451}, /* bluish green */
-    {0.800, 0.475, 0.655}, /* reddish purple */
-    {0.337, 0.706, 0.914}, /* sky blue */
-    {0.902, 0.624, 0.000}, /* orange */
-    {0.200, 0.200, 0.200}, /* near black */
-    {0.600, 0.600, 0.150}, /* olive */
-};
-
-void pm_plot_style(size_t i, double rgb[3], int *dash)
-{
-    memcpy(rgb, palette[i % 8], sizeof palette[0]);
-    *dash = (int)((i + i / 8) % 3); /* solid, dashed, dotted: apart in greyscale too */
-}
-
-static void set_dash(cairo_t *cr, int dash, double lw)
-{
-    static const double dashed[] = {6, 3}, dotted[] = {1.5, 2.5};
-    if (dash == 1) {
-        double d[2] = {dashed[0] * lw, dashed[1] * lw};
-        cairo_set_dash(cr, d, 2, 0);
-    } else if (dash == 2) {
-        double d[2] = {dotted[0] * lw, dotted[1] * lw};
-        cairo_set_dash(cr, d, 2, 0);
-    } else {
-        cairo_set_dash(cr, NULL, 0, 0);
-    }
-}
-
-static double text_width(cairo_t *cr, const char *s)
-{
-    cairo_text_extents_t e;
-    cairo_text_extents(cr, s, &e);
-    return e.x_advance;
-}
-
-/* Draw s with its anchor at (x, y): ax 0 left, 0.5 centre, 1 right;
- * ay 0 top, 0.5 middle, 1 baseline-ish bottom. */
-static void text_at(cairo_t *cr, double x, double y, double ax, double ay, const char *s)
-{
-    cairo_font_extents_t fe;
-    cairo_font_extents(cr, &fe);
-    double w = text_width(cr, s);
-    double h = fe.ascent;
-    cairo_move_to(cr, x - ax * w, y - ay * h + h);
-    pm_cv_show_text(cr, s);
-}
-
-/* Shorten s with an ellipsis until it fits max_w. */
-static void fit_text(cairo_t *cr, const char *s, double max_w, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s", s);
-    if (text_width(cr, out) <= max_w + 0.5)
-        return;
-    size_t n = strlen(out);
-    while (n > 1) {
-        n--;
-        while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80)
-            n--; /* do not cut a UTF-8 sequence */
-        if (n + 4 > cap)
-            continue;
-        memcpy(out + n, "\xe2\x80\xa6", 4);
-        if (text_width(cr, out) <= max_w)
-            return;
-    }
-}
-
-/* A "nice" step (1, 2, 2.5, 5 x 10^k) giving about target intervals. */
-static double nice_step(double range, int target)
-{
-    if (!(range > 0))
-        return 1;
-    double raw = range / target;
-    double mag = pow(10, floor(log10(raw)));
-    double f = raw / mag;
-    double nice = f < 1.5 ? 1 : f < 2.25 ? 2 : f < 3.5 ? 2.5 : f < 7.5 ? 5 : 10;
-    return nice * mag;
-}
-
-/* Compact number for tick labels: 0, 0.25, 12.5, 1500, 2.5e+06 -> 2.5M. */
-static void fmt_num(double v, double step, char *out, size_t cap)
-{
-    double a = fabs(v);
-    if (a < 1e-12 * (step > 0 ? step : 1)) {
-        snprintf(out, cap, "0");
-        return;
-    }
-    static const struct {
-        double f;
-        const char *s;
-    } si[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e4, "k"}};
-    for (size_t i = 0; i < sizeof si / sizeof si[0]; i++)
-        if (a >= si[i].f) {
-            double d = si[i].f == 1e4 ? 1e3 : si[i].f;
-            const char *sfx = si[i].f == 1e4 ? "k" : si[i].s;
-            snprintf(out, cap, "%.4g%s", v / d, sfx);
-            return;
-        }
-    if (a < 1e-3)
-        snprintf(out, cap, "%.2g", v);
-    else
-        snprintf(out, cap, "%.4g", v);
-}
-
-/* Time ticks: steps a reader can count in. */
-static double time_step(double span, int target)
-{
-    static const double steps[] = {0.1,   0.2,   0.5,   1,     2,      5,      10,     15,
-                                   30,    60,    120,   300,   600,    900,    1800,   3600,
-                                   7200,  10800, 21600, 43200, 86400,  172800, 604800, 1209600};
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-        if (span / steps[i] <= target)
-            return steps[i];
-    return 2592000;
-}
-
-static void fmt_time(double t, double step, double span, int axis, double origin, char *out,
-                     size_t cap)
-{
-    if (axis == PM_AXIS_ELAPSED) {
-        double e = t - origin;
-        long s = lround(e);
-        if (step < 1)
-            snprintf(out, cap, "%.1fs", e);
-        else if (span < 120)
-            snprintf(out, cap, "%lds", s);
-        else if (s < 3600 * 100)
-            snprintf(out, cap, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-        else
-            snprintf(out, cap, "%ldh", s / 3600);
-        return;
-    }
-    if (step < 1) {
-        /* Sub-second ticks (a job of a few seconds): tenths after the
-         * seconds, or every label of a second would read the same. */
-        double r = round(t * 10) / 10;
-        time_t ts = (time_t)floor(r);
-        struct tm tm;
-        gmtime_r(&ts, &tm);
-        char hms[32];
-        strftime(hms, sizeof hms, "%H:%M:%S", &tm);
-        snprintf(out, cap, "%s.%d", hms, (int)lround((r - floor(r)) * 10) % 10);
-        return;
-    }
-    time_t tt = (time_t)floor(t);
-    struct tm tm;
-    gmtime_r(&tt, &tm);
-    if (step >= 86400)
-        strftime(out, cap, "%m-%d", &tm);
-    else if (span > 86400)
-        strftime(out, cap, "%m-%d %H:%M", &tm);
-    else if (step < 60)
-        strftime(out, cap, "%H:%M:%S", &tm);
-    else
-        strftime(out, cap, "%H:%M", &tm);
-}
+#include "perfmon/canvas.h"
+#include "plot_int.h"
 
 typedef struct frame {
     double x, y, w, h;       /* plot area */
@@ -200,19 +47,6 @@ static double fy(const frame *f, double v)
     return f->y + f->h - (v - f->y0) / (f->y1 - f->y0) * f->h;
 }
 
-static void range_of(const double *v, size_t n, int logy, double *lo, double *hi)
-{
-    for (size_t i = 0; i < n; i++) {
-        double x = v[i];
-        if (!isfinite(x) || (logy && !(x > 0)))
-            continue;
-        if (x < *lo)
-            *lo = x;
-        if (x > *hi)
-            *hi = x;
-    }
-}
-
 static void time_range(const double *t, size_t n, double *lo, double *hi)
 {
     if (n == 0)
@@ -221,6 +55,20 @@ static void time_range(const double *t, size_t n, double *lo, double *hi)
         *lo = t[0];
     if (t[n - 1] > *hi)
         *hi = t[n - 1];
+}
+
+static void set_dash(cairo_t *cr, int dash, double lw)
+{
+    static const double dashed[] = {6, 3}, dotted[] = {1.5, 2.5};
+    if (dash == 1) {
+        double d[2] = {dashed[0] * lw, dashed[1] * lw};
+        cairo_set_dash(cr, d, 2, 0);
+    } else if (dash == 2) {
+        double d[2] = {dotted[0] * lw, dotted[1] * lw};
+        cairo_set_dash(cr, d, 2, 0);
+    } else {
+        cairo_set_dash(cr, NULL, 0, 0);
+    }
 }
 
 /* Draw one series reduced to first/min/max/last per pixel column (so
@@ -395,12 +243,12 @@ static void legend_layout(cairo_t *cr, const pm_plot *p, double w, double fs, in
     double maxw = 0;
     size_t n = p->nseries + (p->band ? 1 : 0);
     for (size_t i = 0; i < p->nseries; i++) {
-        double tw = text_width(cr, p->series[i].label ? p->series[i].label : "");
+        double tw = plot_text_width(cr, p->series[i].label ? p->series[i].label : "");
         if (tw > maxw)
             maxw = tw;
     }
     if (p->band && p->band->label) {
-        double tw = text_width(cr, p->band->label);
+        double tw = plot_text_width(cr, p->band->label);
         if (tw > maxw)
             maxw = tw;
     }
@@ -479,12 +327,12 @@ static void chart_ranges(const pm_plot *p, chart_geom *g)
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < p->nseries; i++) {
             time_range(p->series[i].t, p->series[i].n, &t0, &t1);
-            range_of(p->series[i].v, p->series[i].n, f->logy, &lo, &hi);
+            plot_range_of(p->series[i].v, p->series[i].n, f->logy, &lo, &hi);
         }
         if (p->band) {
             time_range(p->band->t, p->band->n, &t0, &t1);
-            range_of(p->band->lo, p->band->n, f->logy, &lo, &hi);
-            range_of(p->band->hi, p->band->n, f->logy, &lo, &hi);
+            plot_range_of(p->band->lo, p->band->n, f->logy, &lo, &hi);
+            plot_range_of(p->band->hi, p->band->n, f->logy, &lo, &hi);
         }
         /* A log axis where the values above zero span two decades; else
          * (all zeros, or a narrow range) the linear axis reads better. */
@@ -522,7 +370,7 @@ static void chart_ranges(const pm_plot *p, chart_geom *g)
             lo = 0; /* rates and levels read against zero */
         if (hi <= lo)
             hi = lo + (lo == 0 ? 1 : fabs(lo) * 0.1);
-        g->ystep = nice_step(hi - lo, 5);
+        g->ystep = plot_nice_step(hi - lo, 5);
         f->y0 = floor(lo / g->ystep) * g->ystep;
         f->y1 = ceil(hi / g->ystep) * g->ystep;
         /* A line on the frame would be hidden by it (CPU at exactly 100 %,
@@ -548,13 +396,13 @@ static void chart_title(cairo_t *cr, double X, double Y, double W, double fs, co
     double tfs = fs * 1.05;
     cairo_set_font_size(cr, tfs);
     if (p->title) {
-        while (text_width(cr, p->title) > W - fs && tfs > fs * 0.7) {
+        while (plot_text_width(cr, p->title) > W - fs && tfs > fs * 0.7) {
             tfs *= 0.95;
             cairo_set_font_size(cr, tfs);
         }
         char t[512];
-        fit_text(cr, p->title, W - fs, t, sizeof t);
-        text_at(cr, X + W / 2, Y + fs * 0.5, 0.5, 0, t);
+        plot_fit_text(cr, p->title, W - fs, t, sizeof t);
+        plot_text_at(cr, X + W / 2, Y + fs * 0.5, 0.5, 0, t);
     }
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, fs * 0.85);
@@ -583,14 +431,14 @@ static void chart_axes(cairo_t *cr, double X, double fs, const pm_plot *p, const
                 cairo_move_to(cr, f->x, yy);
                 cairo_line_to(cr, f->x + f->w, yy);
                 pm_cv_stroke(cr);
-                fmt_num(v, v, lab, sizeof lab);
+                plot_fmt_num(v, v, lab, sizeof lab);
                 cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-                text_at(cr, f->x - fs * 0.4, yy, 1, 0.5, lab);
+                plot_text_at(cr, f->x - fs * 0.4, yy, 1, 0.5, lab);
             }
         }
         /* the floor strip, where zeros are drawn */
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        text_at(cr, f->x - fs * 0.4, fy(f, 0), 1, 0.5, "0");
+        plot_text_at(cr, f->x - fs * 0.4, fy(f, 0), 1, 0.5, "0");
     } else {
         double first = ceil(f->y0 / g->ystep - 1e-9) * g->ystep;
         for (int k = 0; k < 50; k++) {
@@ -604,9 +452,9 @@ static void chart_axes(cairo_t *cr, double X, double fs, const pm_plot *p, const
             cairo_move_to(cr, f->x, yy);
             cairo_line_to(cr, f->x + f->w, yy);
             pm_cv_stroke(cr);
-            fmt_num(v, g->ystep, lab, sizeof lab);
+            plot_fmt_num(v, g->ystep, lab, sizeof lab);
             cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-            text_at(cr, f->x - fs * 0.4, yy, 1, 0.5, lab);
+            plot_text_at(cr, f->x - fs * 0.4, yy, 1, 0.5, lab);
         }
     }
     /* Time ticks. */
@@ -614,7 +462,7 @@ static void chart_axes(cairo_t *cr, double X, double fs, const pm_plot *p, const
     int target = (int)(f->w / (fs * 7));
     if (target < 2)
         target = 2;
-    double tstep = time_step(span, target);
+    double tstep = plot_time_step(span, target);
     double origin = p->time_axis == PM_AXIS_ELAPSED ? p->t_origin : 0;
     double first = origin + ceil((f->t0 - origin) / tstep - 1e-9) * tstep;
     for (int k = 0; k < 60 && !g->no_time; k++) {
@@ -626,21 +474,21 @@ static void chart_axes(cairo_t *cr, double X, double fs, const pm_plot *p, const
         cairo_move_to(cr, xx, f->y);
         cairo_line_to(cr, xx, f->y + f->h);
         pm_cv_stroke(cr);
-        fmt_time(tt, tstep, span, p->time_axis, p->t_origin, lab, sizeof lab);
+        plot_fmt_time(tt, tstep, span, p->time_axis, p->t_origin, lab, sizeof lab);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        text_at(cr, xx, f->y + f->h + fs * 0.35, 0.5, 0, lab);
+        plot_text_at(cr, xx, f->y + f->h + fs * 0.35, 0.5, 0, lab);
     }
     /* Axis labels. */
     cairo_set_font_size(cr, fs * 0.9);
-    text_at(cr, f->x + f->w / 2, f->y + f->h + fs * 1.65, 0.5, 0,
+    plot_text_at(cr, f->x + f->w / 2, f->y + f->h + fs * 1.65, 0.5, 0,
             p->time_axis == PM_AXIS_ELAPSED ? "Elapsed time (h:mm:ss)" : "Time (UTC)");
     if (p->ylabel) {
         pm_cv_save(cr);
         cairo_translate(cr, X + fs * 0.35, f->y + f->h / 2);
         cairo_rotate(cr, -M_PI / 2);
         char yl[256];
-        fit_text(cr, p->ylabel, f->h, yl, sizeof yl);
-        text_at(cr, 0, 0, 0.5, 0, yl);
+        plot_fit_text(cr, p->ylabel, f->h, yl, sizeof yl);
+        plot_text_at(cr, 0, 0, 0.5, 0, yl);
         pm_cv_restore(cr);
     }
 }
@@ -686,12 +534,12 @@ static void chart_data(cairo_t *cr, double fs, const pm_plot *p, const chart_geo
             continue;
         double lh = fs * 0.55, ly = f->y + (double)((s->color > 0 ? s->color - 1 : 0) % 8) * lh;
         cairo_set_font_size(cr, fs * 0.6);
-        double x = fmax(fx(f, s->t0), f->x) + fs * 0.2, tw = text_width(cr, s->label);
+        double x = fmax(fx(f, s->t0), f->x) + fs * 0.2, tw = plot_text_width(cr, s->label);
         cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
         cairo_rectangle(cr, x - fs * 0.1, ly, tw + fs * 0.2, lh * 0.85);
         pm_cv_fill(cr);
         cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-        text_at(cr, x, ly + lh * 0.42, 0, 0.5, s->label);
+        plot_text_at(cr, x, ly + lh * 0.42, 0, 0.5, s->label);
     }
     double rgb[3];
     int dash;
@@ -781,12 +629,12 @@ static void chart_nodes(cairo_t *cr, double fs, const pm_plot *p, const chart_ge
         cairo_set_source_rgb(cr, 0.75, 0.1, 0.1);
         cairo_set_font_size(cr, fs * 0.75);
         snprintf(lab, sizeof lab, "%d", p->nodes_total);
-        text_at(cr, f->x + f->w + fs * 0.3, f->y + f->h - f->h * 0.95, 0, 0.5, lab);
-        text_at(cr, f->x + f->w + fs * 0.3, f->y + f->h, 0, 0.5, "0");
+        plot_text_at(cr, f->x + f->w + fs * 0.3, f->y + f->h - f->h * 0.95, 0, 0.5, lab);
+        plot_text_at(cr, f->x + f->w + fs * 0.3, f->y + f->h, 0, 0.5, "0");
         pm_cv_save(cr);
         cairo_translate(cr, f->x + f->w + fs * 1.9, f->y + f->h / 2);
         cairo_rotate(cr, M_PI / 2);
-        text_at(cr, 0, 0, 0.5, 0, "nodes reporting");
+        plot_text_at(cr, 0, 0, 0.5, 0, "nodes reporting");
         pm_cv_restore(cr);
     }
 }
@@ -802,7 +650,7 @@ static void chart_border(cairo_t *cr, double fs, const chart_geom *g)
     pm_cv_stroke(cr);
     if (g->empty) {
         cairo_set_font_size(cr, fs);
-        text_at(cr, f->x + f->w / 2, f->y + f->h / 2, 0.5, 0.5, "no data");
+        plot_text_at(cr, f->x + f->w / 2, f->y + f->h / 2, 0.5, 0.5, "no data");
     }
 }
 
@@ -827,8 +675,8 @@ static void chart_legend(cairo_t *cr, double fs, const pm_plot *p, const chart_g
             pm_cv_fill(cr);
             cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
             char t[256];
-            fit_text(cr, p->band->label ? p->band->label : "min-max", g->lcolw - fs * 3, t, sizeof t);
-            text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
+            plot_fit_text(cr, p->band->label ? p->band->label : "min-max", g->lcolw - fs * 3, t, sizeof t);
+            plot_text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
             k++;
         }
         for (size_t i = 0; i < p->nseries; i++, k++) {
@@ -844,9 +692,9 @@ static void chart_legend(cairo_t *cr, double fs, const pm_plot *p, const chart_g
             set_dash(cr, 0, lw);
             cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
             char t[256];
-            fit_text(cr, p->series[i].label ? p->series[i].label : "", g->lcolw - fs * 3, t,
+            plot_fit_text(cr, p->series[i].label ? p->series[i].label : "", g->lcolw - fs * 3, t,
                      sizeof t);
-            text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
+            plot_text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
         }
     }
 }
@@ -871,419 +719,5 @@ void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs
     chart_border(cr, fs, &g);
     if (g.nleg)
         chart_legend(cr, fs, p, &g);
-    pm_cv_restore(cr);
-}
-
-/* Perceptually ordered colour map (dark blue -> green -> yellow), whose
- * lightness rises monotonically, so it also reads in grey. */
-static void cmap(double x, double rgb[3])
-{
-    static const double stops[9][3] = {
-        {0.267, 0.005, 0.329}, {0.283, 0.141, 0.458}, {0.254, 0.265, 0.530},
-        {0.207, 0.372, 0.553}, {0.164, 0.471, 0.558}, {0.128, 0.567, 0.551},
-        {0.135, 0.659, 0.518}, {0.478, 0.821, 0.318}, {0.993, 0.906, 0.144},
-    };
-    if (!(x >= 0))
-        x = 0;
-    if (x > 1)
-        x = 1;
-    double s = x * 8;
-    int i = (int)floor(s);
-    if (i >= 8)
-        i = 7;
-    double u = s - i;
-    for (int k = 0; k < 3; k++)
-        rgb[k] = stops[i][k] * (1 - u) + stops[i + 1][k] * u;
-}
-
-void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
-                     const pm_heatmap *hm)
-{
-    pm_cv_save(cr);
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_rectangle(cr, X, Y, W, H);
-    pm_cv_fill(cr);
-    double ux = 1, uy = 0;
-    cairo_user_to_device_distance(cr, &ux, &uy);
-    double px = ux > 0 ? 1.0 / ux : 1.0;
-
-    /* Row label width: the longest host name, capped. */
-    cairo_set_font_size(cr, fs * 0.7);
-    double lw = 0;
-    for (size_t r = 0; r < hm->nrows; r++) {
-        double w = text_width(cr, hm->rows[r]);
-        if (w > lw)
-            lw = w;
-    }
-    if (lw > W * 0.2)
-        lw = W * 0.2;
-    double mx = X + lw + fs * 0.8, my = Y + fs * 2.4;
-    double side = fs * 4.5, bottom = fs * 4.2, cbar = fs * 3.6;
-    double mw = W - (mx - X) - side - cbar, mh = H - (my - Y) - bottom - fs * 2.6;
-    if (mw < 20 || mh < 20 || hm->nrows == 0 || hm->ncols == 0) {
-        pm_cv_restore(cr);
-        return;
-    }
-    double lo = INFINITY, hi = -INFINITY;
-    size_t total = hm->nrows * hm->ncols;
-    range_of(hm->values, total, 0, &lo, &hi);
-    if (!(hi >= lo)) {
-        lo = 0;
-        hi = 1;
-    }
-    if (hi == lo)
-        hi = lo + 1;
-
-    /* The cells: an image of ncols_px x nrows, scaled without smoothing. */
-    int iw = (int)ceil(mw / px);
-    if (iw < 1)
-        iw = 1;
-    if ((size_t)iw > hm->ncols)
-        iw = (int)hm->ncols;
-    int ih = (int)hm->nrows;
-    cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, iw, ih);
-    unsigned char *data = cairo_image_surface_get_data(img);
-    int stride = cairo_image_surface_get_stride(img);
-    double *rowavg = calloc(hm->nrows, sizeof *rowavg);
-    double *colavg = calloc((size_t)iw, sizeof *colavg);
-    size_t *colcnt = calloc((size_t)iw, sizeof *colcnt);
-    if (!data || !rowavg || !colavg || !colcnt) {
-        free(rowavg);
-        free(colavg);
-        free(colcnt);
-        cairo_surface_destroy(img);
-        pm_cv_restore(cr);
-        return;
-    }
-    cairo_surface_flush(img);
-    for (int r = 0; r < ih; r++) {
-        const double *row = hm->values + (size_t)r * hm->ncols;
-        double rs = 0;
-        size_t rn = 0;
-        for (int c = 0; c < iw; c++) {
-            size_t a = (size_t)c * hm->ncols / (size_t)iw, b = (size_t)(c + 1) * hm->ncols / (size_t)iw;
-            if (b <= a)
-                b = a + 1;
-            double s = 0;
-            size_t k = 0;
-            for (size_t j = a; j < b && j < hm->ncols; j++)
-                if (isfinite(row[j])) {
-                    s += row[j];
-                    k++;
-                }
-            uint32_t pix;
-            if (k) {
-                double v = s / (double)k, rgb[3];
-                cmap((v - lo) / (hi - lo), rgb);
-                pix = (uint32_t)lround(rgb[0] * 255) << 16 | (uint32_t)lround(rgb[1] * 255) << 8 |
-                      (uint32_t)lround(rgb[2] * 255);
-                colavg[c] += v;
-                colcnt[c]++;
-                rs += s;
-                rn += k;
-            } else {
-                pix = 0xF0F0F0; /* no data: light grey */
-            }
-            memcpy(data + (size_t)r * (size_t)stride + (size_t)c * 4, &pix, 4);
-        }
-        rowavg[r] = rn ? rs / (double)rn : NAN;
-    }
-    cairo_surface_mark_dirty(img);
-    pm_cv_save(cr);
-    cairo_translate(cr, mx, my);
-    cairo_scale(cr, mw / iw, mh / ih);
-    cairo_set_source_surface(cr, img, 0, 0);
-    pm_cv_paint_image(cr); /* one cell, one colour: no smoothing */
-    pm_cv_restore(cr);
-    cairo_surface_destroy(img);
-
-    /* Title. */
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-    cairo_set_font_size(cr, fs * 1.05);
-    if (hm->title) {
-        char t[512];
-        fit_text(cr, hm->title, W - fs, t, sizeof t);
-        text_at(cr, X + W / 2, Y + fs * 0.5, 0.5, 0, t);
-    }
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    /* Row labels: as many as fit without overlapping. */
-    cairo_set_font_size(cr, fs * 0.7);
-    double rowh = mh / (double)hm->nrows;
-    size_t every = (size_t)ceil(fs * 0.85 / rowh);
-    if (every < 1)
-        every = 1;
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    for (size_t r = 0; r < hm->nrows; r += every) {
-        char t[256];
-        fit_text(cr, hm->rows[r], lw, t, sizeof t);
-        text_at(cr, mx - fs * 0.3, my + (r + 0.5) * rowh, 1, 0.5, t);
-    }
-    /* Node averages along the right edge. */
-    double sx = mx + mw + fs * 0.4, sw = side - fs * 1.0;
-    for (size_t r = 0; r < hm->nrows; r++) {
-        if (!isfinite(rowavg[r]))
-            continue;
-        double frac = (rowavg[r] - (lo < 0 ? lo : 0)) / (hi - (lo < 0 ? lo : 0));
-        cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
-        cairo_rectangle(cr, sx, my + r * rowh + rowh * 0.1, sw * (frac > 0 ? frac : 0),
-                        rowh * 0.8 > px ? rowh * 0.8 : px);
-        pm_cv_fill(cr);
-    }
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cairo_set_font_size(cr, fs * 0.7);
-    text_at(cr, sx + sw / 2, my - fs * 0.9, 0.5, 0, "node avg");
-    /* Time average along the bottom. */
-    double by = my + mh + fs * 0.4, bh = fs * 1.6;
-    cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
-    cairo_set_line_width(cr, pm_cv_hairline(cr, px) * 1.5);
-    int pen = 0;
-    for (int c = 0; c < iw; c++) {
-        if (!colcnt[c]) {
-            pen = 0;
-            continue;
-        }
-        double v = colavg[c] / (double)colcnt[c];
-        double frac = (v - lo) / (hi - lo);
-        double xx = mx + (c + 0.5) * mw / iw, yy = by + bh - frac * bh;
-        if (pen)
-            cairo_line_to(cr, xx, yy);
-        else
-            cairo_move_to(cr, xx, yy);
-        pen = 1;
-    }
-    pm_cv_stroke(cr);
-    cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
-    cairo_rectangle(cr, mx, by, mw, bh);
-    pm_cv_stroke(cr);
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    text_at(cr, mx - fs * 0.3, by + bh / 2, 1, 0.5, "time avg");
-    /* Time ticks under the average strip. */
-    double t0 = hm->t[0], t1 = hm->t[hm->ncols - 1];
-    if (t1 <= t0)
-        t1 = t0 + 1;
-    double tstep = time_step(t1 - t0, (int)(mw / (fs * 7)) > 2 ? (int)(mw / (fs * 7)) : 2);
-    double origin = hm->time_axis == PM_AXIS_ELAPSED ? hm->t_origin : 0;
-    double first = origin + ceil((t0 - origin) / tstep - 1e-9) * tstep;
-    char lab[64];
-    cairo_set_font_size(cr, fs * 0.8);
-    for (int k = 0; k < 60; k++) {
-        double tt = first + k * tstep;
-        if (!(tt <= t1 + 1e-9))
-            break;
-        double xx = mx + (tt - t0) / (t1 - t0) * mw;
-        fmt_time(tt, tstep, t1 - t0, hm->time_axis, hm->t_origin, lab, sizeof lab);
-        text_at(cr, xx, by + bh + fs * 0.3, 0.5, 0, lab);
-    }
-    text_at(cr, mx + mw / 2, by + bh + fs * 1.5, 0.5, 0,
-            hm->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
-    /* Colour bar. */
-    double cx = X + W - cbar + fs * 0.6, cw = fs * 0.9;
-    for (int k = 0; k < 64; k++) {
-        double rgb[3];
-        cmap(k / 63.0, rgb);
-        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_rectangle(cr, cx, my + mh - (k + 1) * mh / 64, cw, mh / 64 + px);
-        pm_cv_fill(cr);
-    }
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cairo_set_font_size(cr, fs * 0.7);
-    fmt_num(hi, hi - lo, lab, sizeof lab);
-    text_at(cr, cx + cw / 2, my - fs * 0.9, 0.5, 0, lab);
-    fmt_num(lo, hi - lo, lab, sizeof lab);
-    text_at(cr, cx + cw / 2, my + mh + fs * 0.2, 0.5, 0, lab);
-    if (hm->unit)
-        text_at(cr, cx + cw / 2, my + mh + fs * 1.1, 0.5, 0, hm->unit);
-    free(rowavg);
-    free(colavg);
-    free(colcnt);
-    pm_cv_restore(cr);
-}
-
-typedef void (*draw_fn)(cairo_t *, double, double, double, double, double, const void *);
-
-static void draw_plot_cb(cairo_t *cr, double x, double y, double w, double h, double fs,
-                         const void *p)
-{
-    pm_plot_draw(cr, x, y, w, h, fs, p);
-}
-
-static void draw_heat_cb(cairo_t *cr, double x, double y, double w, double h, double fs,
-                         const void *p)
-{
-    pm_heatmap_draw(cr, x, y, w, h, fs, p);
-}
-
-static int render_png(const char *path, draw_fn fn, const void *obj, double width_cm,
-                      double aspect, int dpi, pm_error *err)
-{
-    if (width_cm <= 0 || aspect <= 0 || dpi <= 0 || dpi > 2400)
-        return pm_error_set(err, PM_EUSAGE, "%s: bad image size", path);
-    int w = (int)lround(width_cm / 2.54 * dpi);
-    int h = (int)lround(width_cm * aspect / 2.54 * dpi);
-    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
-    if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
-        cairo_surface_destroy(s);
-        return pm_error_set(err, PM_ENOMEM, "%s: cannot create a %dx%d image", path, w, h);
-    }
-    cairo_t *cr = cairo_create(s);
-    /* Draw in points (1/72 in), so sizes match the PDF report. */
-    double scale = dpi / 72.0;
-    cairo_scale(cr, scale, scale);
-    cairo_font_options_t *fo = cairo_font_options_create();
-    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
-    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
-    cairo_font_options_set_antialias(fo, CAIRO_ANTIALIAS_GRAY);
-    cairo_set_font_options(cr, fo);
-    cairo_font_options_destroy(fo);
-    fn(cr, 0, 0, w / scale, h / scale, 9.0, obj);
-    cairo_destroy(cr);
-    cairo_status_t st = cairo_surface_write_to_png(s, path);
-    cairo_surface_destroy(s);
-    if (st != CAIRO_STATUS_SUCCESS)
-        return pm_error_set(err, PM_EIO, "%s: cannot write PNG: %s", path,
-                            cairo_status_to_string(st));
-    return 0;
-}
-
-int pm_plot_png(const char *path, const pm_plot *p, double width_cm, double aspect, int dpi,
-                pm_error *err)
-{
-    return render_png(path, draw_plot_cb, p, width_cm, aspect, dpi, err);
-}
-
-int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, double aspect,
-                   int dpi, pm_error *err)
-{
-    return render_png(path, draw_heat_cb, hm, width_cm, aspect, dpi, err);
-}
-
-/* ---- phase timeline --------------------------------------------------------- */
-
-void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
-                      const pm_timeline *tl)
-{
-    pm_cv_save(cr);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_rectangle(cr, X, Y, W, H);
-    pm_cv_fill(cr);
-    double ux = 1, uy = 0;
-    cairo_user_to_device_distance(cr, &ux, &uy);
-    double px = ux > 0 ? 1.0 / ux : 1.0;
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    /* Legend layout: kinds in columns under the chart. */
-    cairo_set_font_size(cr, fs * 0.85);
-    double maxw = 0;
-    for (size_t k = 0; k < tl->nkinds; k++)
-        maxw = fmax(maxw, text_width(cr, tl->kinds[k]));
-    double cw = fmin(maxw + fs * 2.6, W);
-    size_t cols = (size_t)(W / cw);
-    if (cols < 1)
-        cols = 1;
-    size_t lrows = tl->nkinds ? (tl->nkinds + cols - 1) / cols : 0;
-    /* Row labels. */
-    cairo_set_font_size(cr, fs * 0.75);
-    double lw = 0;
-    for (size_t r = 0; r < tl->nrows; r++)
-        lw = fmax(lw, text_width(cr, tl->rows[r]));
-    lw = fmin(lw + fs * 0.6, W * 0.25);
-    double fx0 = X + lw, fw = W - lw - fs * 0.8;
-    double fy0 = Y + fs * 2.2, fh = H - (fy0 - Y) - fs * 2.8 - (double)lrows * fs * 1.3;
-    if (fw < 10 || fh < 10 || tl->nrows == 0) {
-        pm_cv_restore(cr);
-        return;
-    }
-    double t0 = tl->t0, t1 = tl->t1 > tl->t0 ? tl->t1 : tl->t0 + 1;
-    double rowh = fh / (double)tl->nrows;
-    /* Title. */
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-    cairo_set_font_size(cr, fs * 1.05);
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    if (tl->title)
-        text_at(cr, X + W / 2, Y + fs * 0.4, 0.5, 0, tl->title);
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    /* Alternate row shading and labels (as many as fit). */
-    size_t every = (size_t)ceil(fs * 0.85 / rowh);
-    if (every < 1)
-        every = 1;
-    cairo_set_font_size(cr, fs * 0.75);
-    for (size_t r = 0; r < tl->nrows; r++) {
-        if (r % 2) {
-            cairo_set_source_rgb(cr, 0.965, 0.965, 0.965);
-            cairo_rectangle(cr, fx0, fy0 + (double)r * rowh, fw, rowh);
-            pm_cv_fill(cr);
-        }
-        if (r % every == 0) {
-            char t[256];
-            fit_text(cr, tl->rows[r], lw - fs * 0.4, t, sizeof t);
-            cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-            text_at(cr, fx0 - fs * 0.3, fy0 + ((double)r + 0.5) * rowh, 1, 0.5, t);
-        }
-    }
-    /* Time grid and ticks. */
-    double span = t1 - t0;
-    int target = (int)(fw / (fs * 7));
-    double tstep = time_step(span, target < 2 ? 2 : target);
-    double origin = tl->time_axis == PM_AXIS_ELAPSED ? tl->t_origin : 0;
-    double first = origin + ceil((t0 - origin) / tstep - 1e-9) * tstep;
-    char lab[64];
-    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
-    cairo_set_font_size(cr, fs * 0.8);
-    for (int k = 0; k < 60; k++) {
-        double tt = first + k * tstep;
-        if (!(tt <= t1 + 1e-9))
-            break;
-        double xx = fx0 + (tt - t0) / span * fw;
-        cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
-        cairo_move_to(cr, xx, fy0);
-        cairo_line_to(cr, xx, fy0 + fh);
-        pm_cv_stroke(cr);
-        fmt_time(tt, tstep, span, tl->time_axis, tl->t_origin, lab, sizeof lab);
-        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        text_at(cr, xx, fy0 + fh + fs * 0.3, 0.5, 0, lab);
-    }
-    text_at(cr, fx0 + fw / 2, fy0 + fh + fs * 1.4, 0.5, 0,
-            tl->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
-    /* Bars: at least one device pixel wide, so a short phase is seen. */
-    pm_cv_save(cr);
-    cairo_rectangle(cr, fx0, fy0, fw, fh);
-    pm_cv_clip(cr);
-    double pad = rowh > 4 * px ? rowh * 0.15 : 0;
-    for (size_t i = 0; i < tl->nbars; i++) {
-        const pm_timeline_bar *b = &tl->bars[i];
-        if (b->row >= tl->nrows || !isfinite(b->t0) || !isfinite(b->t1))
-            continue;
-        double a = fx0 + (b->t0 - t0) / span * fw, e = fx0 + (b->t1 - t0) / span * fw;
-        if (e - a < px)
-            e = a + px;
-        double rgb[3];
-        int d;
-        pm_plot_style(b->kind + 1, rgb, &d); /* as the phase bands */
-        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_rectangle(cr, a, fy0 + (double)b->row * rowh + pad, e - a, rowh - 2 * pad);
-        pm_cv_fill(cr);
-    }
-    pm_cv_restore(cr);
-    cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
-    cairo_rectangle(cr, fx0, fy0, fw, fh);
-    pm_cv_stroke(cr);
-    /* Legend. */
-    double ly = fy0 + fh + fs * 2.8;
-    cairo_set_font_size(cr, fs * 0.85);
-    for (size_t k = 0; k < tl->nkinds; k++) {
-        double lx = X + lw + (double)(k % cols) * cw, yy = ly + (double)(k / cols) * fs * 1.3;
-        double rgb[3];
-        int d;
-        pm_plot_style(k + 1, rgb, &d);
-        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_rectangle(cr, lx, yy, fs * 1.6, fs * 0.8);
-        pm_cv_fill(cr);
-        char t[256];
-        fit_text(cr, tl->kinds[k], cw - fs * 2.4, t, sizeof t);
-        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        text_at(cr, lx + fs * 2.0, yy + fs * 0.4, 0, 0.5, t);
-    }
     pm_cv_restore(cr);
 }

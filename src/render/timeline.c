@@ -1,0 +1,142 @@
+/* The phase timeline (Gantt chart) with Cairo (pm_timeline_draw, see
+ * plot.h): one row per node, a bar per phase coloured by its kind
+ * (pm_plot_style), a time axis and a legend of kinds.  Drawn into the
+ * report's phases page (report_phases.c) and --plots'
+ * phases_timeline.png (timeline_png.c).
+ */
+#include "perfmon/plot.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/canvas.h"
+#include "plot_int.h"
+
+void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
+                      const pm_timeline *tl)
+{
+    pm_cv_save(cr);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_rectangle(cr, X, Y, W, H);
+    pm_cv_fill(cr);
+    double ux = 1, uy = 0;
+    cairo_user_to_device_distance(cr, &ux, &uy);
+    double px = ux > 0 ? 1.0 / ux : 1.0;
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    /* Legend layout: kinds in columns under the chart. */
+    cairo_set_font_size(cr, fs * 0.85);
+    double maxw = 0;
+    for (size_t k = 0; k < tl->nkinds; k++)
+        maxw = fmax(maxw, plot_text_width(cr, tl->kinds[k]));
+    double cw = fmin(maxw + fs * 2.6, W);
+    size_t cols = (size_t)(W / cw);
+    if (cols < 1)
+        cols = 1;
+    size_t lrows = tl->nkinds ? (tl->nkinds + cols - 1) / cols : 0;
+    /* Row labels. */
+    cairo_set_font_size(cr, fs * 0.75);
+    double lw = 0;
+    for (size_t r = 0; r < tl->nrows; r++)
+        lw = fmax(lw, plot_text_width(cr, tl->rows[r]));
+    lw = fmin(lw + fs * 0.6, W * 0.25);
+    double fx0 = X + lw, fw = W - lw - fs * 0.8;
+    double fy0 = Y + fs * 2.2, fh = H - (fy0 - Y) - fs * 2.8 - (double)lrows * fs * 1.3;
+    if (fw < 10 || fh < 10 || tl->nrows == 0) {
+        pm_cv_restore(cr);
+        return;
+    }
+    double t0 = tl->t0, t1 = tl->t1 > tl->t0 ? tl->t1 : tl->t0 + 1;
+    double rowh = fh / (double)tl->nrows;
+    /* Title. */
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, fs * 1.05);
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    if (tl->title)
+        plot_text_at(cr, X + W / 2, Y + fs * 0.4, 0.5, 0, tl->title);
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    /* Alternate row shading and labels (as many as fit). */
+    size_t every = (size_t)ceil(fs * 0.85 / rowh);
+    if (every < 1)
+        every = 1;
+    cairo_set_font_size(cr, fs * 0.75);
+    for (size_t r = 0; r < tl->nrows; r++) {
+        if (r % 2) {
+            cairo_set_source_rgb(cr, 0.965, 0.965, 0.965);
+            cairo_rectangle(cr, fx0, fy0 + (double)r * rowh, fw, rowh);
+            pm_cv_fill(cr);
+        }
+        if (r % every == 0) {
+            char t[256];
+            plot_fit_text(cr, tl->rows[r], lw - fs * 0.4, t, sizeof t);
+            cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+            plot_text_at(cr, fx0 - fs * 0.3, fy0 + ((double)r + 0.5) * rowh, 1, 0.5, t);
+        }
+    }
+    /* Time grid and ticks. */
+    double span = t1 - t0;
+    int target = (int)(fw / (fs * 7));
+    double tstep = plot_time_step(span, target < 2 ? 2 : target);
+    double origin = tl->time_axis == PM_AXIS_ELAPSED ? tl->t_origin : 0;
+    double first = origin + ceil((t0 - origin) / tstep - 1e-9) * tstep;
+    char lab[64];
+    cairo_set_line_width(cr, pm_cv_hairline(cr, px));
+    cairo_set_font_size(cr, fs * 0.8);
+    for (int k = 0; k < 60; k++) {
+        double tt = first + k * tstep;
+        if (!(tt <= t1 + 1e-9))
+            break;
+        double xx = fx0 + (tt - t0) / span * fw;
+        cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+        cairo_move_to(cr, xx, fy0);
+        cairo_line_to(cr, xx, fy0 + fh);
+        pm_cv_stroke(cr);
+        plot_fmt_time(tt, tstep, span, tl->time_axis, tl->t_origin, lab, sizeof lab);
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        plot_text_at(cr, xx, fy0 + fh + fs * 0.3, 0.5, 0, lab);
+    }
+    plot_text_at(cr, fx0 + fw / 2, fy0 + fh + fs * 1.4, 0.5, 0,
+            tl->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
+    /* Bars: at least one device pixel wide, so a short phase is seen. */
+    pm_cv_save(cr);
+    cairo_rectangle(cr, fx0, fy0, fw, fh);
+    pm_cv_clip(cr);
+    double pad = rowh > 4 * px ? rowh * 0.15 : 0;
+    for (size_t i = 0; i < tl->nbars; i++) {
+        const pm_timeline_bar *b = &tl->bars[i];
+        if (b->row >= tl->nrows || !isfinite(b->t0) || !isfinite(b->t1))
+            continue;
+        double a = fx0 + (b->t0 - t0) / span * fw, e = fx0 + (b->t1 - t0) / span * fw;
+        if (e - a < px)
+            e = a + px;
+        double rgb[3];
+        int d;
+        pm_plot_style(b->kind + 1, rgb, &d); /* as the phase bands */
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_rectangle(cr, a, fy0 + (double)b->row * rowh + pad, e - a, rowh - 2 * pad);
+        pm_cv_fill(cr);
+    }
+    pm_cv_restore(cr);
+    cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+    cairo_rectangle(cr, fx0, fy0, fw, fh);
+    pm_cv_stroke(cr);
+    /* Legend. */
+    double ly = fy0 + fh + fs * 2.8;
+    cairo_set_font_size(cr, fs * 0.85);
+    for (size_t k = 0; k < tl->nkinds; k++) {
+        double lx = X + lw + (double)(k % cols) * cw, yy = ly + (double)(k / cols) * fs * 1.3;
+        double rgb[3];
+        int d;
+        pm_plot_style(k + 1, rgb, &d);
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_rectangle(cr, lx, yy, fs * 1.6, fs * 0.8);
+        pm_cv_fill(cr);
+        char t[256];
+        plot_fit_text(cr, tl->kinds[k], cw - fs * 2.4, t, sizeof t);
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        plot_text_at(cr, lx + fs * 2.0, yy + fs * 0.4, 0, 0.5, t);
+    }
+    pm_cv_restore(cr);
+}
