@@ -105,7 +105,8 @@ void pdf_paragraph(pdf_doc *d, const char *s, double size);
 void pdf_table_head(pdf_doc *d, const pdf_table *t);
 void pdf_table_row(pdf_doc *d, const pdf_table *t, const char *const *cells, int shade);
 
-/* Cells: a number to 3 significant digits, a UTC time, a duration. */
+/* Cells: a number (an integer in full, else 3 significant digits or up
+ * to 3 decimals by size, "-" when not finite), a UTC time, a duration. */
 void pdf_num(double v, char *out, size_t cap);
 void pdf_utc(double t, char *out, size_t cap);
 void pdf_duration(double s, char *out, size_t cap);
