@@ -16,10 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "perfmon/mem.h"
 
-void pdf_on_error(HPDF_STATUS error_no, HPDF_STATUS detail_no, void *user)
+#define DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+#define DEFAULT_BOLD "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+
+static void pdf_on_error(HPDF_STATUS error_no, HPDF_STATUS detail_no, void *user)
 {
     pdf_doc *d = user;
     if (!d->hpdf_error) {
@@ -396,7 +400,7 @@ void pdf_contents(pdf_doc *d, double y0)
  * right map is the identity: replace the stream's contents with a
  * bfrange CMap (one range per high byte, surrogates left out, at most
  * 100 ranges per block as the CMap syntax asks). */
-void pdf_fix_to_unicode(pdf_doc *d, HPDF_Font font)
+static void pdf_fix_to_unicode(pdf_doc *d, HPDF_Font font)
 {
     if (!font)
         return;
@@ -469,5 +473,35 @@ int pdf_save(pdf_doc *d, const char *tmp, const char *path, pm_error *err)
     }
     if (bad)
         return pm_error_sys(err, PM_EIO, e ? e : EIO, "%s: write failed", path);
+    return 0;
+}
+
+/* ---- the document -------------------------------------------------------- */
+
+int pdf_open(pdf_doc *d, const char *font, const char *bold, pm_error *err)
+{
+    d->pdf = HPDF_New(pdf_on_error, d);
+    if (!d->pdf)
+        return pm_error_set(err, PM_ENOMEM, "cannot start a PDF document");
+    HPDF_SetCompressionMode(d->pdf, HPDF_COMP_ALL);
+    HPDF_UseUTFEncodings(d->pdf);
+    HPDF_SetCurrentEncoder(d->pdf, "UTF-8");
+    const char *fp = font ? font : DEFAULT_FONT;
+    const char *bp = bold ? bold : DEFAULT_BOLD;
+    const char *fn = access(fp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, fp, HPDF_TRUE) : NULL;
+    const char *bn = access(bp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, bp, HPDF_TRUE) : NULL;
+    if (!fn || !bn)
+        return pm_error_set(err, PM_EIO, "%s: cannot load the report font (install fonts-dejavu-core)",
+                            !fn ? fp : bp);
+    d->font = HPDF_GetFont(d->pdf, fn, "UTF-8");
+    d->bold = HPDF_GetFont(d->pdf, bn, "UTF-8");
+    pdf_fix_to_unicode(d, d->font);
+    pdf_fix_to_unicode(d, d->bold);
+    d->cv.doc = d->pdf;
+    d->cv.font = d->font;
+    d->cv.bold = d->bold;
+    d->root = HPDF_CreateOutline(d->pdf, NULL, "Report", HPDF_GetEncoder(d->pdf, "UTF-8"));
+    HPDF_Outline_SetOpened(d->root, HPDF_TRUE);
+    HPDF_SetPageMode(d->pdf, HPDF_PAGE_MODE_USE_OUTLINE);
     return 0;
 }

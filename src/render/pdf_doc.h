@@ -9,7 +9,7 @@
  *
  * Order of calls (as pm_report_write makes them, report.c):
  *
- *     HPDF_New(pdf_on_error, d), fonts loaded, pdf_fix_to_unicode(d, font)
+ *     pdf_open(d, font, bold, err)   libharu, the fonts, the outline's root
  *     pdf_new_page(d)                a page with the running header
  *     pdf_heading / pdf_subheading / pdf_paragraph / pdf_text ...
  *     pdf_table_head(d, &t), pdf_table_row(d, &t, cells, shade) ...
@@ -18,8 +18,7 @@
  *     pdf_footers(d)                 "Page N of M" on every page
  *     pdf_save(d, tmp, path, err)    the bytes, through checked writes
  *
- * Errors: libharu reports through pdf_on_error into d->hpdf_error (the
- * first one is kept) and an allocation failure sets d->oom; the drawing
+ * Errors: libharu reports into d->hpdf_error (the first one is kept) and an allocation failure sets d->oom; the drawing
  * calls return nothing, pm_report_write checks both before saving.
  */
 #ifndef PERFMON_RENDER_PDF_DOC_H
@@ -80,8 +79,11 @@ typedef struct pdf_table {
     double size;
 } pdf_table;
 
-/* libharu's error handler: keeps the first error in d (user). */
-void pdf_on_error(HPDF_STATUS error_no, HPDF_STATUS detail_no, void *user);
+/* Start the document in d (d->pdf, freed by the caller with HPDF_Free
+ * even when this fails): compression, UTF-8, the fonts (NULL: DejaVu Sans
+ * and DejaVu Sans Bold) with their ToUnicode maps fixed, the outline's
+ * root.  PM_ENOMEM, or PM_EIO naming the font file that cannot be read. */
+int pdf_open(pdf_doc *d, const char *font, const char *bold, pm_error *err) PM_WUR;
 
 /* Text in the current font: its width, and text at (x, top) with its
  * baseline 0.8 em below top (pdf_text_right: ending at xr). */
@@ -119,8 +121,6 @@ int pdf_place_canvas(pdf_doc *d, const pm_canvas *cv, double h);
  * left for them (from y0 down), the page footers, the saved bytes. */
 void pdf_contents(pdf_doc *d, double y0);
 void pdf_footers(pdf_doc *d);
-/* libharu's ToUnicode map of a UTF-8 font replaced by the identity. */
-void pdf_fix_to_unicode(pdf_doc *d, HPDF_Font font);
 int pdf_save(pdf_doc *d, const char *tmp, const char *path, pm_error *err) PM_WUR;
 
 #endif

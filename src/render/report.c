@@ -26,9 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-#define DEFAULT_BOLD "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
-
 /* Attach the statistics JSON as an embedded file named perfmon-stats.json. */
 static int attach_stats(pdf_doc *d, char *dir, size_t cap, pm_error *err)
 {
@@ -116,34 +113,9 @@ int pm_report_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err
         return rc;
     }
     d->l = layout;
-    d->pdf = HPDF_New(pdf_on_error, d);
     char tmpdir[4096] = "";
-    if (!d->pdf) {
-        rc = pm_error_set(err, PM_ENOMEM, "cannot start a PDF document");
+    if ((rc = pdf_open(d, o->font_path, o->font_bold_path, err)) != 0)
         goto out;
-    }
-    HPDF_SetCompressionMode(d->pdf, HPDF_COMP_ALL);
-    HPDF_UseUTFEncodings(d->pdf);
-    HPDF_SetCurrentEncoder(d->pdf, "UTF-8");
-    const char *fp = o->font_path ? o->font_path : DEFAULT_FONT;
-    const char *bp = o->font_bold_path ? o->font_bold_path : DEFAULT_BOLD;
-    const char *fn = access(fp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, fp, HPDF_TRUE) : NULL;
-    const char *bn = access(bp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, bp, HPDF_TRUE) : NULL;
-    if (!fn || !bn) {
-        rc = pm_error_set(err, PM_EIO, "%s: cannot load the report font (install fonts-dejavu-core)",
-                          !fn ? fp : bp);
-        goto out;
-    }
-    d->font = HPDF_GetFont(d->pdf, fn, "UTF-8");
-    d->bold = HPDF_GetFont(d->pdf, bn, "UTF-8");
-    pdf_fix_to_unicode(d, d->font);
-    pdf_fix_to_unicode(d, d->bold);
-    d->cv.doc = d->pdf;
-    d->cv.font = d->font;
-    d->cv.bold = d->bold;
-    d->root = HPDF_CreateOutline(d->pdf, NULL, "Report", HPDF_GetEncoder(d->pdf, "UTF-8"));
-    HPDF_Outline_SetOpened(d->root, HPDF_TRUE);
-    HPDF_SetPageMode(d->pdf, HPDF_PAGE_MODE_USE_OUTLINE);
     set_info(d);
     char start[64];
     pdf_utc(a->t_start, start, sizeof start);
