@@ -561,7 +561,8 @@ static void phase_use_table(doc *d)
         table_row(d, &t, cells, (int)(k % 2));
     }
     paragraph(d, "Time: the longest node's; CPU time in core-seconds, its share of the CPUs the "
-                 "nodes have over the phase; memory: the highest node's peak; bytes summed over "
+                 "nodes have over the phase; memory: the highest node's peak of the job's RSS "
+                 "(of its memory used where no process tree was followed); bytes summed over "
                  "nodes.", 7.5);
     d->y += 8;
 }
