@@ -52,7 +52,7 @@ LDFLAGS  += $(SANLD) -pthread
 # SKIP and why when its tool is missing; `make valgrind` needs valgrind).
 DEB_BUILD_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
             libgsl-dev libcmocka-dev fonts-dejavu-core zlib1g-dev libsqlite3-dev libpq-dev
-DEB_TEST_PKGS := poppler-utils postgresql gnuplot-nox valgrind qpdf python3
+DEB_TEST_PKGS := poppler-utils postgresql gnuplot-nox valgrind qpdf
 DEB_PKGS := $(DEB_BUILD_PKGS) $(DEB_TEST_PKGS)
 
 # External libraries, resolved only when something needs them (so that
@@ -187,13 +187,14 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory test
 
-# A target-specific variable reaches every prerequisite built for it.
-test valgrind: WERROR := -Werror
+# A target-specific variable reaches every prerequisite built for it (a
+# recursive make gets it on its command line, as valgrind's does).
+test: WERROR := -Werror
 test: all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
 valgrind: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM)
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM) WERROR=-Werror
 	@BUILD=$(BUILD) VALGRIND=1 tests/run.sh $(TEST_BIN)
 
 # --- fuzzing (docs/testing.md, "Fuzzing") -----------------------------------

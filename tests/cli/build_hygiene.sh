@@ -4,7 +4,7 @@
 #  - every name in .PHONY is a target with a rule (a phantom one makes
 #    `make NAME` say "Nothing to be done" and pass);
 #  - a user's `make` compiles without -Werror, `make test` (and so
-#    `make check`) with it;
+#    `make check`) and `make valgrind` with it;
 #  - library and program objects are compiled without -Itests/support,
 #    the tests' objects with it;
 #  - `make deps` as a user who is not root, with only optional packages
@@ -36,11 +36,13 @@ test_o=$T/b/tests/unit/test_arena.o
 sup_o=$T/b/tests/support/testutil.o
 $M -n "$lib_o" "$cli_o" "$test_o" "$sup_o" >"$T/plain" 2>&1
 $M -n test >"$T/test" 2>&1
+$M -n valgrind >"$T/valgrind" 2>&1
 line() { grep -- " -c $2 " "$1"; }
 check "make: library object compiled" sh -c "grep -q -- ' -c src/common/arena.c ' '$T/plain'"
 check "make: no -Werror" sh -c "! grep -q -- -Werror '$T/plain'"
 check "make test: library object with -Werror" sh -c "grep -- ' -c src/common/arena.c ' '$T/test' | grep -q -- ' -Werror '"
 check "make test: test object with -Werror" sh -c "grep -- ' -c tests/unit/test_arena.c ' '$T/test' | grep -q -- ' -Werror '"
+check "make valgrind: library object with -Werror" sh -c "grep -- ' -c src/common/arena.c ' '$T/valgrind' | grep -q -- ' -Werror '"
 for f in src/common/arena.c src/perfmon-analyze/main.c; do
     check "$f: without -Itests/support" sh -c "line() { grep -- \" -c \$2 \" \"\$1\"; }; line '$T/plain' $f >'$T/l' && ! grep -q -- -Itests/support '$T/l'"
     check "$f under make test: without -Itests/support" sh -c "grep -- ' -c $f ' '$T/test' >'$T/l' && ! grep -q -- -Itests/support '$T/l'"
