@@ -1,7 +1,8 @@
 # perfmon - one non-recursive Makefile.
 #
-#   make            build the library and the programs
+#   make            build the library and the programs (warnings shown, not fatal)
 #   make check      install missing dependencies, build with -Werror, run all tests
+#   make test       the same without the dependency check (-Werror too)
 #   make check SAN=1  the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make DEBUG=1    -O0 with the invariants checked (PM_ASSERT, as SAN=1 does)
 #   make demo       sample the bundled workload and analyse it
@@ -11,6 +12,8 @@
 #   make fuzz-ci    the same, briefly (FUZZ_CI_SECONDS each)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deps       install missing Debian packages (as root) or print the command
+#   make format     clang-format (14, .clang-format) every tracked .c and .h file
+#   make format-check  list the tracked .c and .h files that `make format` would change
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -34,17 +37,23 @@ OPT      ?= -O2 -g
 SANLD    :=
 endif
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+# -Werror only where the build is a test (check, test, valgrind, CI): a
+# user's `make` with a newer compiler shows its new warnings and goes on.
+WERROR   ?=
+WARN  = -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
         -Wcast-qual -Wwrite-strings -Wundef -Wno-format-nonliteral -Wno-format-truncation
-CPPFLAGS += -Iinclude -Itests/support -D_GNU_SOURCE -DPM_VERSION='"$(VERSION)"' \
+CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPM_VERSION='"$(VERSION)"' \
             -DPM_TEMPLATE_DIR='"$(PREFIX)/share/perfmon/templates"'
 CFLAGS   ?=
 CFLAGS   += -std=gnu11 $(OPT) $(WARN) -fPIC -pthread
 LDFLAGS  += $(SANLD) -pthread
 
-DEB_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
-            libgsl-dev libcmocka-dev fonts-dejavu-core poppler-utils zlib1g-dev \
-            libsqlite3-dev libpq-dev postgresql gnuplot-nox valgrind qpdf
+# What the build needs, then what only some tests use (each such test says
+# SKIP and why when its tool is missing; `make valgrind` needs valgrind).
+DEB_BUILD_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
+            libgsl-dev libcmocka-dev fonts-dejavu-core zlib1g-dev libsqlite3-dev libpq-dev
+DEB_TEST_PKGS := poppler-utils postgresql gnuplot-nox valgrind qpdf
+DEB_PKGS := $(DEB_BUILD_PKGS) $(DEB_TEST_PKGS)
 
 # External libraries, resolved only when something needs them (so that
 # `make deps` works before they exist).
@@ -90,14 +99,18 @@ REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/replay_%)
 
 SHIM := $(BUILD)/tests/clockstep.so
 
-.PHONY: all check test unit cli deps demo bench fmt-sweep install uninstall clean valgrind format fuzz fuzz-ci \
-        fuzz-build fuzz-merge check-slurm soak
+.PHONY: all check test deps demo bench fmt-sweep install uninstall clean valgrind format format-check \
+        fuzz fuzz-ci fuzz-build fuzz-merge check-slurm soak
 all: $(LIB) $(CLI_LIB) $(PROG_BIN) $(EXAMPLE_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) $(EXT_CFLAGS) $(ARCHIVE_CFLAGS) -MMD -MP -c $< -o $@
+	@$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) $(EXT_CFLAGS) $(ARCHIVE_CFLAGS) -MMD -MP -c $< -o $@
+
+# Only the tests see tests/support (testutil.h): the library and the
+# programs must not depend on it.
+$(BUILD)/tests/%.o: TEST_CPPFLAGS := -Itests/support
 
 $(BUILD)/src/export/hdf5.o: CPPFLAGS += $(if $(HDF5_SONAME),-DPM_HDF5_LIB='"$(HDF5_SONAME)"')
 
@@ -158,27 +171,38 @@ $(BUILD)/examples/tree-workload: examples/tree-workload.c
 
 # --- dependencies ------------------------------------------------------------
 deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	@if ! command -v dpkg-query >/dev/null 2>&1; then \
+	  echo "perfmon: not a Debian system; the build needs the equivalents of: $(DEB_BUILD_PKGS)"; \
+	  echo "perfmon: and some tests use: $(DEB_TEST_PKGS)"; exit 0; fi; \
+	missing=""; optional=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" && continue; \
+	  case " $(DEB_BUILD_PKGS) " in *" $$p "*) missing="$$missing $$p";; *) optional="$$optional $$p";; esac; \
 	done; \
-	if [ -z "$$missing" ]; then exit 0; fi; \
-	cmd="apt-get install -y --no-install-recommends$$missing"; \
+	if [ -z "$$missing$$optional" ]; then exit 0; fi; \
+	cmd="apt-get install -y --no-install-recommends$$missing$$optional"; \
 	if [ "$$(id -u)" = 0 ]; then \
-	  echo "perfmon: installing$$missing"; \
+	  echo "perfmon: installing$$missing$$optional"; \
 	  (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive $$cmd >/dev/null; \
-	else \
+	elif [ -n "$$missing" ]; then \
 	  echo "perfmon: missing packages; run as root:"; echo "  apt-get update && $$cmd"; exit 1; \
+	else \
+	  echo "perfmon: not root: optional packages not installed:$$optional"; \
+	  echo "perfmon: the tests that need them are skipped; to install them, as root:"; \
+	  echo "  apt-get update && $$cmd"; \
 	fi
 
 # --- tests -----------------------------------------------------------------
 check: deps
 	@$(MAKE) --no-print-directory test
 
+# A target-specific variable reaches every prerequisite built for it (a
+# recursive make gets it on its command line, as valgrind's does).
+test: WERROR := -Werror
 test: all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
 valgrind: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM)
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM) WERROR=-Werror
 	@BUILD=$(BUILD) VALGRIND=1 tests/run.sh $(TEST_BIN)
 
 # --- fuzzing (docs/testing.md, "Fuzzing") -----------------------------------
@@ -279,8 +303,27 @@ uninstall:
 	  $(foreach p,$(PROGRAMS),$(DESTDIR)$(PREFIX)/share/man/man1/$(p).1)
 	rm -rf $(DESTDIR)$(PREFIX)/share/perfmon
 
+# The style is .clang-format, tuned on clang-format 14 (Debian bookworm's);
+# another version may format some lines differently.
+CLANG_FORMAT ?= clang-format
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	@$(MAKE) --no-print-directory deps DEB_BUILD_PKGS= DEB_PKGS=clang-format DEB_TEST_PKGS=clang-format
+	$(CLANG_FORMAT) -i $(FORMAT_FILES)
+
+# Lists each file whose clang-format output differs, with the number of
+# lines that would change; fails if there is one.
+format-check:
+	@$(MAKE) --no-print-directory deps DEB_BUILD_PKGS= DEB_PKGS=clang-format DEB_TEST_PKGS=clang-format
+	@command -v $(CLANG_FORMAT) >/dev/null 2>&1 || { echo "perfmon: $(CLANG_FORMAT) not found"; exit 1; }; \
+	bad=0; lines=0; for f in $(FORMAT_FILES); do \
+	  d=$$($(CLANG_FORMAT) "$$f" | diff "$$f" -); \
+	  if [ -n "$$d" ]; then n=$$(printf '%s\n' "$$d" | grep -c '^<'); \
+	    echo "  not formatted: $$f ($$n lines)"; bad=$$((bad + 1)); lines=$$((lines + n)); fi; \
+	done; \
+	if [ "$$bad" != 0 ]; then echo "format-check: $$bad files, $$lines lines differ from clang-format; run make format"; exit 1; fi; \
+	echo "format-check: all $(words $(FORMAT_FILES)) files formatted"
 
 clean:
 	rm -rf build

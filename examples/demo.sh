@@ -8,9 +8,10 @@ BIN="$BUILD/bin"
 OUT=out/demo
 rm -rf "$OUT" out/demo-plots out/demo-data
 mkdir -p out
-echo "== perfmon-sample: 0.2 s interval, matmul-io with 2 threads and disk I/O"
+echo "== perfmon-sample: 0.2 s interval; the job (examples/demo-job.sh): phase solve, matmul-io"
+echo "   with 2 threads and a result file per round, then phase checkpoint, 256 MiB written"
 "$BIN/perfmon-sample" -o "$OUT" -i 0.2 --job-id demo -- \
-    "$BUILD/examples/matmul-io" -n 1400 -t 2 -r 8 -d "$OUT"
+    examples/demo-job.sh "$BIN" "$BUILD" "$OUT"
 ls -l "$OUT"
 echo "== perfmon-analyze --stats"
 "$BIN/perfmon-analyze" "$OUT" --stats

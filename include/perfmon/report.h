@@ -135,6 +135,20 @@ void pm_chart_name(const char *name, char *out, size_t cap);
 /* A unit as shown to readers: "" for the dimensionless "1". */
 const char *pm_unit_shown(const char *unit);
 
+/* The efficiency notes as the report lists them (verdict.c): most severe
+ * first, the job's own notes before the nodes', and a rule that fired on
+ * several nodes as one line that counts them and names up to four.
+ * pm_note_lines returns the number of lines and sets *out to an array the
+ * caller frees (NULL when out of memory). */
+typedef struct pm_note_line {
+    size_t note;     /* index in a->notes of the line's first note */
+    int severity;    /* PM_SEV_* */
+    size_t count;    /* notes on this line: 1, or the nodes the rule fired on */
+    size_t shown;    /* nodes named in hosts */
+    char hosts[400]; /* "n1, n2, n3, n4" */
+} pm_note_line;
+size_t pm_note_lines(const pm_analysis *a, pm_note_line **out);
+
 /* The verdict at the top of the report (verdict.c): sentences built from
  * the job and node figures of --stats --json (share of the allocated CPU
  * used, idle, busy and slow nodes, the node closest to running out of

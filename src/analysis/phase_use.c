@@ -9,7 +9,8 @@
  * part of its interval inside the phase, which is the counter's increase
  * between t0 and t1 with the counter taken as linear between samples.  A
  * gauge (memory used) counts at the samples that close an interval the
- * phase overlaps. */
+ * phase overlaps; the memory is the job's (the process tree's RSS) where
+ * the sampler followed one, else the node's memory used. */
 #include <math.h>
 #include <string.h>
 
@@ -122,7 +123,12 @@ void pm_phase_use_compute(const pm_analysis *a, pm_phase_stats *st)
                 if (isfinite(pct_s))
                     add(&ks->cpu_alloc_core_s, cov * ncpus);
             }
-            se = series_of(a, "mem_used", (size_t)h, &conv);
+            /* The job's memory (the process tree's RSS, as page 1's "Peak
+             * job RSS"), else the node's memory used when no tree was
+             * followed. */
+            se = series_of(a, "proc_rss", (size_t)h, &conv);
+            if (!se)
+                se = series_of(a, "mem_used", (size_t)h, &conv);
             if (se) {
                 double m = step_max(se, p->t0, p->t1) * conv;
                 if (isfinite(m) && (isnan(ks->mem_peak_bytes) || m > ks->mem_peak_bytes))

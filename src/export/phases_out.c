@@ -63,8 +63,9 @@ void pm_phases_text(const pm_analysis *a, FILE *f)
                     b[1], b[2], b[3], b[4], b[5]);
         }
         fprintf(f, "\nResource use per phase (whole job: time = longest node, CPU time in "
-                   "core-seconds and its share of the allocated CPUs, memory peak of the highest "
-                   "node, bytes summed over nodes)\n ");
+                   "core-seconds and its share of the allocated CPUs, the highest node's peak of "
+                   "the job's RSS (of its memory used without a process tree), bytes summed "
+                   "over nodes)\n ");
         static const int wcol[PM_PHASE_USE_COLS] = {-24, 9, 9, 9, 11, 11, 12, 11, 12};
         for (int c = 0; c < PM_PHASE_USE_COLS; c++)
             fprintf(f, " %*s", wcol[c], PM_PHASE_USE_HEAD[c]);

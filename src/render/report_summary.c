@@ -48,60 +48,30 @@ static void notes(pdf_doc *d)
         pdf_paragraph(d, "No rule fired.", 9);
         return;
     }
-    unsigned char *done = calloc(a->nnotes, 1);
-    if (!done) {
+    pm_note_line *l = NULL;
+    size_t n = pm_note_lines(a, &l);
+    if (!l) {
         d->oom = 1;
         return;
     }
     char buf[1024];
-    for (int sv = PM_SEV_CRITICAL; sv >= PM_SEV_INFO; sv--) {
-        for (int job = 1; job >= 0; job--) {
-            for (size_t i = 0; i < a->nnotes; i++) {
-                const pm_note *n = &a->notes[i];
-                int s = n->severity < 0 || n->severity > 2 ? 0 : n->severity;
-                if (done[i] || s != sv || (n->host < 0) != job)
-                    continue;
-                const char *msg = n->message ? n->message : n->rule;
-                memcpy(d->ink, ink[s], sizeof d->ink);
-                if (job) {
-                    done[i] = 1;
-                    snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
-                    pdf_paragraph(d, buf, 9);
-                    memset(d->ink, 0, sizeof d->ink);
-                    continue;
-                }
-                /* Every node this rule fired on. */
-                size_t count = 0, shown = 0;
-                char hosts[400] = "";
-                size_t hl = 0;
-                for (size_t k = i; k < a->nnotes; k++) {
-                    const pm_note *m = &a->notes[k];
-                    if (done[k] || m->host < 0 || strcmp(m->rule, n->rule) != 0)
-                        continue;
-                    done[k] = 1;
-                    count++;
-                    if (shown < 4 && hl < sizeof hosts - 80) {
-                        int w = snprintf(hosts + hl, sizeof hosts - hl, "%s%s", shown ? ", " : "",
-                                         a->hosts[m->host].name);
-                        if (w > 0)
-                            hl += (size_t)w;
-                        shown++;
-                    }
-                }
-                if (count == 1)
-                    snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
-                else if (count > shown)
-                    snprintf(buf, sizeof buf, "[%s] %zu nodes (%s and %zu more), e.g. %s", sev[s],
-                             count, hosts, count - shown, msg);
-                else
-                    snprintf(buf, sizeof buf, "[%s] %zu nodes (%s), e.g. %s", sev[s], count, hosts,
-                             msg);
-                pdf_paragraph(d, buf, 9);
-                memset(d->ink, 0, sizeof d->ink);
-            }
-        }
+    for (size_t i = 0; i < n; i++) {
+        const pm_note *nt = &a->notes[l[i].note];
+        const char *msg = nt->message ? nt->message : nt->rule;
+        int s = l[i].severity;
+        memcpy(d->ink, ink[s], sizeof d->ink);
+        if (l[i].count == 1)
+            snprintf(buf, sizeof buf, "[%s] %s", sev[s], msg);
+        else if (l[i].count > l[i].shown)
+            snprintf(buf, sizeof buf, "[%s] %zu nodes (%s and %zu more), e.g. %s", sev[s],
+                     l[i].count, l[i].hosts, l[i].count - l[i].shown, msg);
+        else
+            snprintf(buf, sizeof buf, "[%s] %zu nodes (%s), e.g. %s", sev[s], l[i].count,
+                     l[i].hosts, msg);
+        pdf_paragraph(d, buf, 9);
+        memset(d->ink, 0, sizeof d->ink);
     }
-    free(done);
+    free(l);
 }
 
 const char *report_or_dash(const char *s)
@@ -166,7 +136,8 @@ static void phase_use_table(pdf_doc *d)
         pdf_table_row(d, &t, cells, (int)(k % 2));
     }
     pdf_paragraph(d, "Time: the longest node's; CPU time in core-seconds, its share of the CPUs the "
-                 "nodes have over the phase; memory: the highest node's peak; bytes summed over "
+                 "nodes have over the phase; memory: the highest node's peak of the job's RSS "
+                 "(of its memory used where no process tree was followed); bytes summed over "
                  "nodes.", 7.5);
     d->y += 8;
 }

@@ -14,6 +14,59 @@
 
 #define MiB 1048576.0
 
+/* ---- efficiency notes as lines ------------------------------------------- */
+
+size_t pm_note_lines(const pm_analysis *a, pm_note_line **out)
+{
+    *out = NULL;
+    pm_note_line *l = calloc(a->nnotes ? a->nnotes : 1, sizeof *l);
+    unsigned char *done = calloc(a->nnotes ? a->nnotes : 1, 1);
+    if (!l || !done) {
+        free(l);
+        free(done);
+        return 0;
+    }
+    size_t n = 0;
+    for (int sv = PM_SEV_CRITICAL; sv >= PM_SEV_INFO; sv--) {
+        for (int job = 1; job >= 0; job--) {
+            for (size_t i = 0; i < a->nnotes; i++) {
+                const pm_note *nt = &a->notes[i];
+                int s = nt->severity < 0 || nt->severity > 2 ? 0 : nt->severity;
+                if (done[i] || s != sv || (nt->host < 0) != job)
+                    continue;
+                pm_note_line *x = &l[n++];
+                x->note = i;
+                x->severity = s;
+                if (job) {
+                    done[i] = 1;
+                    x->count = 1;
+                    continue;
+                }
+                /* Every node this rule fired on, named up to four. */
+                size_t hl = 0;
+                for (size_t k = i; k < a->nnotes; k++) {
+                    const pm_note *m = &a->notes[k];
+                    if (done[k] || m->host < 0 || strcmp(m->rule, nt->rule) != 0)
+                        continue;
+                    done[k] = 1;
+                    x->count++;
+                    if (x->shown < 4 && hl < sizeof x->hosts - 80) {
+                        int w = snprintf(x->hosts + hl, sizeof x->hosts - hl, "%s%s",
+                                         x->shown ? ", " : "", a->hosts[m->host].name);
+                        if (w > 0)
+                            hl += (size_t)w < sizeof x->hosts - hl ? (size_t)w
+                                                                   : sizeof x->hosts - hl - 1;
+                        x->shown++;
+                    }
+                }
+            }
+        }
+    }
+    free(done);
+    *out = l;
+    return n;
+}
+
 /* ---- sentence templates ---------------------------------------------------- */
 
 enum {
@@ -287,12 +340,20 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
     }
 
     if (a->nnotes) {
-        size_t crit = 0;
-        for (size_t k = 0; k < a->nnotes; k++)
+        /* Count the notes as the page shows them: a rule that fired on
+         * many nodes is one line, so it is one note here too. */
+        pm_note_line *l = NULL;
+        size_t nl = pm_note_lines(a, &l), crit = 0;
+        if (!l)
+            nl = a->nnotes;
+        for (size_t k = 0; l && k < nl; k++)
+            crit += l[k].severity == PM_SEV_CRITICAL;
+        for (size_t k = 0; !l && k < a->nnotes; k++)
             crit += a->notes[k].severity == PM_SEV_CRITICAL;
-        snprintf(s3, sizeof s3, "%zu", a->nnotes);
+        free(l);
+        snprintf(s3, sizeof s3, "%zu", nl);
         snprintf(s4, sizeof s4, "%zu", crit);
-        kv v[] = {{"count", s3}, {"s", a->nnotes == 1 ? "" : "s"}, {"critical", s4}};
+        kv v[] = {{"count", s3}, {"s", nl == 1 ? "" : "s"}, {"critical", s4}};
         say(&b, V_NOTES, v, 3);
         nsent++;
     }

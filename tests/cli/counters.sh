@@ -34,6 +34,7 @@ f = open(sys.argv[1])
 f.readline()
 p = json.loads(f.readline())["metadata"]["perf"]
 print("mode", p["mode"])
+print("user_space_only", 1 if p.get("user_space_only") else 0)
 for k, v in p["events"].items():
     print("event", k, v)
 print("table", json.dumps(p["table"]), p.get("table_reason", ""))
@@ -68,21 +69,27 @@ else
     check "the refusal has a reason" grep -Eq "^event perf.cycles (not supported|not permitted|refused|counter busy)" "$T/meta"
 fi
 
+# Not root under perf_event_paranoid 2: user space only, so the faults of
+# dd's reads (the kernel filling its buffer) and the context switches are
+# not counted; the counts below hold only for a full count.
+uso=$(sed -n 's/^user_space_only //p' "$T/meta")
+[ "$uso" = 1 ] && echo "SKIP  fault and context switch counts: the sampler counts user space only here (not root, perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
 $A "$T/p" --stats --json >"$T/stats.json" 2>"$T/err"
 check "analyze --stats --json exits 0" [ "$?" -eq 0 ]
-python3 - "$T/stats.json" "$hw" >"$T/check" 2>&1 <<'PY'
+python3 - "$T/stats.json" "$hw" "$uso" >"$T/check" 2>&1 <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 job = d["job"]
 bad = []
+full = sys.argv[3] != "1"
 # dd touches 4 MiB + 1 MiB of buffers: at least 1280 faults.
-if not (job.get("perf_page_faults") or 0) >= 1280:
+if not (job.get("perf_page_faults") or 0) >= (1280 if full else 1):
     bad.append("perf_page_faults %r" % job.get("perf_page_faults"))
 # Three sleeps: at least three context switches.
-if not (job.get("perf_context_switches") or 0) >= 3:
+if full and not (job.get("perf_context_switches") or 0) >= 3:
     bad.append("perf_context_switches %r" % job.get("perf_context_switches"))
 ids = {m["id"] for m in d["metrics"]}
-for m in ("perf_page_faults", "perf_context_switches"):
+for m in ("perf_page_faults", "perf_context_switches") if full else ("perf_page_faults",):
     if m not in ids:
         bad.append("metric %s missing" % m)
 if sys.argv[2] == "1":

@@ -88,7 +88,7 @@ busy = ["cpu.user", "cpu.nice", "cpu.system", "cpu.irq", "cpu.softirq", "cpu.ste
 B = [sum(col(n)[i] for n in busy) for i in range(len(S))]
 Tt = [B[i] + col("cpu.idle")[i] + col("cpu.iowait")[i] for i in range(len(S))]
 ncpus = col("cpu.ncpus")[-1]
-mem = col("mem.used")
+mem = col("proc.rss") or col("mem.used")  # the job's RSS where the tree was followed
 marks = {}
 for l in open(events):
     e = json.loads(l)

@@ -361,6 +361,41 @@ static void test_short_job_rules(void **state)
     free(f.a.notes);
 }
 
+/* The verdict counts the notes as page 1 lists them: a rule that fired on
+ * six of eight nodes is one line ("6 nodes (n1, n2, n3, n4 and 2 more)"),
+ * so 6 node notes + 1 job note + 1 critical node note read as 3 notes, 1
+ * critical (it said "8 efficiency notes" above a list of 3 lines). */
+static void test_notes_counted_as_shown(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f, 8);
+    pm_note nt[8];
+    memset(nt, 0, sizeof nt);
+    for (int k = 0; k < 6; k++)
+        nt[k] = (pm_note){.rule = "low_cpu", .severity = PM_SEV_INFO, .host = k};
+    nt[6] = (pm_note){.rule = "low_cpu_share", .severity = PM_SEV_WARNING, .host = -1};
+    nt[7] = (pm_note){.rule = "mem_near_oom", .severity = PM_SEV_CRITICAL, .host = 7};
+    f.a.notes = nt;
+    f.a.nnotes = 8;
+    pm_note_line *l = NULL;
+    size_t n = pm_note_lines(&f.a, &l);
+    assert_non_null(l);
+    assert_int_equal(n, 3);
+    assert_int_equal(l[0].severity, PM_SEV_CRITICAL);
+    assert_int_equal(l[0].note, 7);
+    assert_int_equal(l[1].note, 6); /* the job's warning */
+    assert_int_equal(l[2].count, 6);
+    assert_int_equal(l[2].shown, 4);
+    assert_string_equal(l[2].hosts, "n1, n2, n3, n4");
+    free(l);
+    char v[2048];
+    pm_verdict_text(&f.a, v, sizeof v);
+    has(v, "3 efficiency notes below (1 critical).");
+    f.a.notes = NULL;
+    f.a.nnotes = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_phase_share),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_short_job_rules),
+        cmocka_unit_test(test_notes_counted_as_shown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
