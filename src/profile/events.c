@@ -16,6 +16,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
 #include "perfmon/phase.h"
+#include "perfmon/vec.h"
 
 #define EVENTS_FILE_MAX ((size_t)1 << 30)
 
@@ -172,19 +173,13 @@ int pm_events_decode(const char *path, const char *text, size_t len, pm_event_li
                 }
                 (*bad)++;
             } else {
-                if (out->n == out->cap) {
-                    size_t nc = out->cap ? out->cap * 2 : 64;
-                    pm_event *nv = pm_realloc_array(out->v, nc, sizeof *nv);
-                    if (!nv) {
-                        free(e.host);
-                        free(e.name);
-                        free(e.key);
-                        free(e.attrs);
-                        pm_event_list_free(out);
-                        return pm_error_set(err, PM_ENOMEM, "out of memory");
-                    }
-                    out->v = nv;
-                    out->cap = nc;
+                if (PM_VEC_RESERVE(out->v, out->cap, out->n + 1, 64) != 0) {
+                    free(e.host);
+                    free(e.name);
+                    free(e.key);
+                    free(e.attrs);
+                    pm_event_list_free(out);
+                    return pm_error_set(err, PM_ENOMEM, "out of memory");
                 }
                 e.line = lineno;
                 out->v[out->n++] = e;
