@@ -8,15 +8,6 @@
 #include "perfmon/units.h"
 #include "perfmon/export.h"
 
-int pm_close_checked(FILE *f, const char *path, pm_error *err)
-{
-    int bad = ferror(f);
-    int e = errno;
-    if (fclose(f) != 0 || bad)
-        return pm_error_sys(err, PM_EIO, bad ? e : errno, "%s: write failed", path);
-    return 0;
-}
-
 static void fmt_num(char *b, size_t cap, double v)
 {
     if (isnan(v))
