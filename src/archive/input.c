@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "perfmon/clock.h"
 #include "perfmon/archive.h"
 #include "perfmon/buf.h"
 #include "perfmon/parse.h"
@@ -131,16 +132,6 @@ void pm_arch_format_time(int64_t us, char *out, size_t cap)
         frac += 1000000;
         secs--;
     }
-    time_t t = (time_t)secs;
-    struct tm tm;
-    if (!gmtime_r(&t, &tm)) {
+    if (pm_utc_iso_frac(secs, (long)frac, frac ? 6 : 0, out, cap) < 0)
         snprintf(out, cap, "%lld", (long long)us);
-        return;
-    }
-    char base[32];
-    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (frac)
-        snprintf(out, cap, "%s.%06lldZ", base, (long long)frac);
-    else
-        snprintf(out, cap, "%sZ", base);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "perfmon/clock.h"
 #include "perfmon/units.h"
 #include "perfmon/export.h"
 
@@ -20,14 +21,8 @@ static void fmt_num(char *b, size_t cap, double v)
 
 static void fmt_time(char *b, size_t cap, double t)
 {
-    if (!isfinite(t)) {
+    if (pm_utc_iso(t, b, cap) < 0)
         snprintf(b, cap, "-");
-        return;
-    }
-    time_t s = (time_t)floor(t);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    strftime(b, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 #define HOST_WIDTH 40
