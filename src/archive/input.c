@@ -10,6 +10,7 @@
 #include "perfmon/archive.h"
 #include "perfmon/buf.h"
 #include "perfmon/parse.h"
+#include "perfmon/json.h"
 #include "run_internal.h"
 
 cJSON *pm_arch_json_parse(const char *file, const char *text, size_t len, pm_error *err)
@@ -22,24 +23,7 @@ cJSON *pm_arch_json_parse(const char *file, const char *text, size_t len, pm_err
         pm_error_set(err, PM_EFORMAT, "%s: not valid UTF-8", file);
         return NULL;
     }
-    const char *ep = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(text, len, &ep, 0);
-    if (!j) {
-        /* cJSON stops where it gave up (also at its nesting limit). */
-        const char *stop = ep ? ep : cJSON_GetErrorPtr();
-        long line = 1, col = 1;
-        for (const char *p = text; stop && p < stop && p < text + len; p++) {
-            if (*p == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
-        pm_error_set(err, PM_EFORMAT, "%s:%ld:%ld: not valid JSON (or nested too deeply)", file,
-                     line, col);
-    }
-    return j;
+    return pm_json_parse(file, text, len, "not valid JSON (or nested too deeply)", err);
 }
 
 /* Read root with reader and finish the run (info, digest, checks). */
