@@ -57,6 +57,12 @@ int pm_write_all(int fd, const void *buf, size_t len);
  * or a failing fclose.  Returns 0 or PM_EIO. */
 int pm_close_checked(FILE *f, const char *path, pm_error *err) PM_WUR;
 
+/* mkdir -p: create dir and every missing parent (mode 0755, less the
+ * umask); an existing directory is fine.  Returns 0, PM_EUSAGE for a name
+ * of 4096 bytes or more, or PM_EIO naming the component that could not be
+ * created, or dir when it exists but is not a directory. */
+int pm_mkdir_p(const char *dir, pm_error *err) PM_WUR;
+
 /* Join dir and name into out (cap bytes).  Returns 0 or -ENAMETOOLONG. */
 int pm_path_join(char *out, size_t cap, const char *dir, const char *name);
 

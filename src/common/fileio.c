@@ -267,3 +267,24 @@ int pm_close_checked(FILE *f, const char *path, pm_error *err)
         return pm_error_sys(err, PM_EIO, bad ? e : errno, "%s: write failed", path);
     return 0;
 }
+
+int pm_mkdir_p(const char *dir, pm_error *err)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return pm_error_set(err, PM_EUSAGE, "%s: path too long", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", path);
+        *p = '/';
+    }
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", path);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return pm_error_set(err, PM_EIO, "%s: not a directory", path);
+    return 0;
+}

@@ -394,6 +394,41 @@ static void test_path_join(void **state)
     }
 }
 
+/* mkdir -p, checked with stat(2) by the test: parents created, an existing
+ * tree and a trailing slash fine, a file in the way named, a name too long
+ * refused. */
+static void test_mkdir_p(void **state)
+{
+    (void)state;
+    char p[512], q[512];
+    struct stat st;
+    pm_error err = {0};
+    snprintf(p, sizeof p, "%s/a/b/c", dir);
+    assert_int_equal(pm_mkdir_p(p, &err), 0);
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(pm_mkdir_p(p, &err), 0);
+    snprintf(q, sizeof q, "%s/a/b/d/", dir);
+    assert_int_equal(pm_mkdir_p(q, &err), 0);
+    snprintf(q, sizeof q, "%s/a/b/d", dir);
+    assert_int_equal(stat(q, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    /* a file where a parent should be */
+    put("f", 3);
+    snprintf(p, sizeof p, "%s/f/x", dir);
+    assert_int_equal(pm_mkdir_p(p, &err), PM_EIO);
+    snprintf(q, sizeof q, "%s/f/x: cannot create directory", dir);
+    assert_non_null(strstr(err.msg, q));
+    /* the file itself */
+    snprintf(p, sizeof p, "%s/f", dir);
+    assert_int_equal(pm_mkdir_p(p, &err), PM_EIO);
+    snprintf(q, sizeof q, "%s/f: not a directory", dir);
+    assert_string_equal(err.msg, q);
+    static char big[5000];
+    memset(big, 'a', sizeof big - 1);
+    assert_int_equal(pm_mkdir_p(big, &err), PM_EUSAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +440,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_whole_pipe_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_path_join, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mkdir_p, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
