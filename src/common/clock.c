@@ -1,6 +1,5 @@
 #include "perfmon/clock.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -56,5 +55,8 @@ int pm_utc_iso(double t, char *out, size_t cap)
             out[0] = '\0';
         return -1;
     }
-    return pm_utc_iso_frac((int64_t)floor(t), 0, 0, out, cap);
+    int64_t s = (int64_t)t; /* floor without libm, which the sampler does not link */
+    if ((double)s > t)
+        s--;
+    return pm_utc_iso_frac(s, 0, 0, out, cap);
 }
