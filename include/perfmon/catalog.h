@@ -77,13 +77,4 @@ int pm_metric_role(const pm_metric_def *def, const char *column);
 /* Index of the definition with this id, or -1. */
 int pm_catalog_find(const pm_catalog *c, const char *id);
 
-/* Convert a byte offset in text into 1-based line and column. */
-void pm_text_position(const char *text, size_t offset, int *line, int *col);
-
-/* Parse the JSON text of a template file with cJSON; NULL (err set to
- * "path:line:col: malformed JSON") when it is not JSON.  The caller
- * frees the tree with cJSON_Delete(). */
-struct cJSON;
-struct cJSON *pm_json_parse_text(const char *path, const char *text, pm_error *err);
-
 #endif

@@ -79,10 +79,6 @@ int pm_export_timings(const pm_analysis *a, const char *dir, pm_error *err) PM_W
  * gzip-compressed when path ends in ".gz". */
 int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
 
-/* Close f (which was written to path) and report any earlier write error
- * or a failing fclose.  Returns 0 or PM_EIO. */
-int pm_close_checked(FILE *f, const char *path, pm_error *err) PM_WUR;
-
 /* Format v into buf (cap >= 32) quickly, exactly as printf("%.*g",
  * digits, v) does (ties to even on the exact binary value), except that
  * NaN gives "NaN" (what the data files and gnuplot use).  digits is

@@ -8,6 +8,7 @@
 #define PERFMON_FILEIO_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "perfmon/error.h"
@@ -51,6 +52,12 @@ int pm_read_whole(const char *path, size_t max, char **out, size_t *len,
 /* Write all len bytes, retrying on EINTR and short writes.  Returns 0 or
  * -errno. */
 int pm_write_all(int fd, const void *buf, size_t len);
+
+/* Close f (which was written to path) and report any earlier write error
+ * or a failing fclose.  Returns 0 or PM_EIO. */
+int pm_close_checked(FILE *f, const char *path, pm_error *err) PM_WUR;
+
+/* mkdir -p: pm_mkdir_p in perfmon/dirs.h. */
 
 /* Join dir and name into out (cap bytes).  Returns 0 or -ENAMETOOLONG. */
 int pm_path_join(char *out, size_t cap, const char *dir, const char *name);

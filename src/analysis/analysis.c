@@ -1,6 +1,7 @@
 /* The analysis pipeline: hosts -> series -> aggregates -> statistics.
  * Inputs are loaded by input.c, aggregation is in align.c.
  * Semantics: docs/analysis.md. */
+#include "perfmon/clock.h"
 #include "perfmon/analysis.h"
 #include "perfmon/phase_stats.h"
 
@@ -168,10 +169,7 @@ static size_t grid_points(const pm_analysis *a);
 
 static void fmt_utc_s(char *out, size_t cap, double t)
 {
-    struct tm tm;
-    time_t s = t > -1e15 && t < 1e15 ? (time_t)floor(t) : 0; /* inf: no cast */
-    if (!(t > -1e15 && t < 1e15) || !gmtime_r(&s, &tm) ||
-        !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    if (pm_utc_iso(t, out, cap) < 0)
         snprintf(out, cap, "?");
 }
 

@@ -10,36 +10,10 @@
 
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
+#include "perfmon/json.h"
 
 #define CATALOG_MAX_BYTES (4u << 20)
 #define CATALOG_MAX_METRICS 4096
-
-void pm_text_position(const char *text, size_t offset, int *line, int *col)
-{
-    int l = 1, c = 1;
-    for (size_t i = 0; i < offset && text[i]; i++) {
-        if (text[i] == '\n') {
-            l++;
-            c = 1;
-        } else {
-            c++;
-        }
-    }
-    *line = l;
-    *col = c;
-}
-
-cJSON *pm_json_parse_text(const char *path, const char *text, pm_error *err)
-{
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
-    if (!root) {
-        int line, col;
-        pm_text_position(text, end ? (size_t)(end - text) : 0, &line, &col);
-        pm_error_set(err, PM_EFORMAT, "%s:%d:%d: malformed JSON", path, line, col);
-    }
-    return root;
-}
 
 void pm_catalog_free(pm_catalog *c)
 {
@@ -207,7 +181,7 @@ void pm_catalog_use_ska(pm_catalog *c)
 int pm_catalog_parse(const char *path, const char *text, pm_catalog **out, pm_error *err)
 {
     *out = NULL;
-    cJSON *root = pm_json_parse_text(path, text, err);
+    cJSON *root = pm_json_parse(path, text, strlen(text), "malformed JSON", err);
     if (!root)
         return PM_EFORMAT;
     int rc = 0;

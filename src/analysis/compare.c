@@ -10,6 +10,7 @@
 #include "perfmon/compare.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
+#include "perfmon/vec.h"
 
 #define RHO_MAX 0.9
 
@@ -179,14 +180,8 @@ static pm_compare_row *add_row(builder *bd, int kind, const char *key, const cha
                                const char *name, const char *unit)
 {
     pm_comparison *c = bd->c;
-    if (c->nrows == bd->cap) {
-        size_t nc = bd->cap ? bd->cap * 2 : 64;
-        pm_compare_row *nr = pm_realloc_array(c->rows, nc, sizeof *nr);
-        if (!nr)
-            return NULL;
-        c->rows = nr;
-        bd->cap = nc;
-    }
+    if (PM_VEC_RESERVE(c->rows, bd->cap, c->nrows + 1, 64) != 0)
+        return NULL;
     pm_compare_row *r = &c->rows[c->nrows++];
     memset(r, 0, sizeof *r);
     r->kind = kind;

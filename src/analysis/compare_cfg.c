@@ -9,6 +9,7 @@
 #include "perfmon/catalog.h"
 #include "perfmon/compare.h"
 #include "perfmon/fileio.h"
+#include "perfmon/json.h"
 
 #define CFG_MAX_BYTES (1u << 20)
 #define CFG_MAX_ENTRIES 4096
@@ -272,7 +273,7 @@ static int parse_rules(const cJSON *root, const char *arr_key, const char *name_
 int pm_compare_cfg_parse(const char *path, const char *text, pm_compare_cfg **out, pm_error *err)
 {
     *out = NULL;
-    cJSON *root = pm_json_parse_text(path, text, err);
+    cJSON *root = pm_json_parse(path, text, strlen(text), "malformed JSON", err);
     if (!root)
         return PM_EFORMAT;
     int rc = 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "perfmon/clock.h"
 #include "perfmon/buf.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
@@ -590,10 +591,7 @@ static int cmp_ent_job(const void *a, const void *b)
 
 static void fmt_utc(char *out, size_t cap, double t)
 {
-    struct tm tm;
-    time_t s = t > -1e15 && t < 1e15 ? (time_t)floor(t) : 0; /* inf, NaN: no cast */
-    if (!(t > -1e15 && t < 1e15) || !gmtime_r(&s, &tm) ||
-        !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    if (pm_utc_iso(t, out, cap) < 0)
         snprintf(out, cap, "%.0f", t);
 }
 

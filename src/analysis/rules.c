@@ -10,6 +10,7 @@
 #include "perfmon/buf.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
+#include "perfmon/json.h"
 
 #define RULES_MAX_BYTES (1u << 20)
 
@@ -238,13 +239,10 @@ int pm_rules_eval(pm_analysis *a, const char *path, pm_error *err)
     int rc = pm_read_whole(path, RULES_MAX_BYTES, &text, &len, err);
     if (rc)
         return rc;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    cJSON *root = pm_json_parse(path, text, len, "malformed JSON", err);
     if (!root) {
-        int line, col;
-        pm_text_position(text, end ? (size_t)(end - text) : 0, &line, &col);
         free(text);
-        return pm_error_set(err, PM_EFORMAT, "%s:%d:%d: malformed JSON", path, line, col);
+        return PM_EFORMAT;
     }
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "rules");
     if (!cJSON_IsArray(arr)) {

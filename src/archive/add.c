@@ -23,6 +23,7 @@
 #include "perfmon/archive_add.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
+#include "perfmon/vec.h"
 
 /* Names listed per run: beyond this the rest waits for the next run. */
 #define FILES_MAX 1000000
@@ -70,14 +71,8 @@ static int list_files(const char *dir, cand **out, size_t *n, pm_error *err)
             errno = 0;
             continue;
         }
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            cand *g = pm_realloc_array(c, nc, sizeof *c);
-            if (!g)
-                goto oom;
-            c = g;
-            cap = nc;
-        }
+        if (PM_VEC_RESERVE(c, cap, *n + 1, 64) != 0)
+            goto oom;
         if (!(c[*n].name = pm_strdup(de->d_name)))
             goto oom;
         c[(*n)++].mtime = st.st_mtim;

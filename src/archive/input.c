@@ -6,9 +6,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "perfmon/clock.h"
 #include "perfmon/archive.h"
 #include "perfmon/buf.h"
 #include "perfmon/parse.h"
+#include "perfmon/json.h"
 #include "run_internal.h"
 
 cJSON *pm_arch_json_parse(const char *file, const char *text, size_t len, pm_error *err)
@@ -21,24 +23,7 @@ cJSON *pm_arch_json_parse(const char *file, const char *text, size_t len, pm_err
         pm_error_set(err, PM_EFORMAT, "%s: not valid UTF-8", file);
         return NULL;
     }
-    const char *ep = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(text, len, &ep, 0);
-    if (!j) {
-        /* cJSON stops where it gave up (also at its nesting limit). */
-        const char *stop = ep ? ep : cJSON_GetErrorPtr();
-        long line = 1, col = 1;
-        for (const char *p = text; stop && p < stop && p < text + len; p++) {
-            if (*p == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
-        pm_error_set(err, PM_EFORMAT, "%s:%ld:%ld: not valid JSON (or nested too deeply)", file,
-                     line, col);
-    }
-    return j;
+    return pm_json_parse(file, text, len, "not valid JSON (or nested too deeply)", err);
 }
 
 /* Read root with reader and finish the run (info, digest, checks). */
@@ -131,16 +116,6 @@ void pm_arch_format_time(int64_t us, char *out, size_t cap)
         frac += 1000000;
         secs--;
     }
-    time_t t = (time_t)secs;
-    struct tm tm;
-    if (!gmtime_r(&t, &tm)) {
+    if (pm_utc_iso_frac(secs, (long)frac, frac ? 6 : 0, out, cap) < 0)
         snprintf(out, cap, "%lld", (long long)us);
-        return;
-    }
-    char base[32];
-    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (frac)
-        snprintf(out, cap, "%s.%06lldZ", base, (long long)frac);
-    else
-        snprintf(out, cap, "%sZ", base);
 }

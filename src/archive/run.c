@@ -7,6 +7,7 @@
 
 #include "perfmon/archive.h"
 #include "perfmon/mem.h"
+#include "perfmon/vec.h"
 #include "run_internal.h"
 
 /* Entries per run: far above any real benchmark suite, and a bound on
@@ -60,14 +61,8 @@ int pm_arch_run_add(pm_arch_run *r, const char *name, double timing, const char 
                             name);
     if (r->nentries >= ENTRIES_MAX)
         return pm_error_set(err, PM_ELIMIT, "more than %d entries", ENTRIES_MAX);
-    if (r->nentries == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 16;
-        pm_arch_entry *e = pm_realloc_array(r->entries, nc, sizeof *e);
-        if (!e)
-            return pm_error_set(err, PM_ENOMEM, "out of memory");
-        r->entries = e;
-        r->cap = nc;
-    }
+    if (PM_VEC_RESERVE(r->entries, r->cap, r->nentries + 1, 16) != 0)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
     pm_arch_entry *e = &r->entries[r->nentries];
     e->name = pm_strdup(name);
     e->info = pm_strdup(info ? info : "{}");

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "perfmon/mem.h"
+#include "perfmon/vec.h"
 #include "store_internal.h"
 
 static int is_pg_url(const char *db)
@@ -86,27 +87,11 @@ void pm_store_names_free(char **names, size_t n)
     free(names);
 }
 
-/* Make room for one more element of size sz in *arr (n used, cap held). */
-static int grow(void **arr, size_t n, size_t *cap, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *p = pm_realloc_array(*arr, nc, sz);
-    if (!p)
-        return PM_ENOMEM;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
 int pm_store_push_point(pm_store_point **p, size_t *n, size_t *cap, int64_t start_us,
                         double timing, const char *entry)
 {
-    void *arr = *p;
-    if (grow(&arr, *n, cap, sizeof **p) != 0)
+    if (PM_VEC_RESERVE(*p, *cap, *n + 1, 16) != 0)
         return PM_ENOMEM;
-    *p = arr;
     char *e = pm_strdup(entry ? entry : "");
     if (!e)
         return PM_ENOMEM;
@@ -117,10 +102,8 @@ int pm_store_push_point(pm_store_point **p, size_t *n, size_t *cap, int64_t star
 int pm_store_push_test(pm_store_test **t, size_t *n, size_t *cap, const char *test,
                        const pm_store_test *row)
 {
-    void *arr = *t;
-    if (grow(&arr, *n, cap, sizeof **t) != 0)
+    if (PM_VEC_RESERVE(*t, *cap, *n + 1, 16) != 0)
         return PM_ENOMEM;
-    *t = arr;
     char *name = pm_strdup(test ? test : "");
     if (!name)
         return PM_ENOMEM;
@@ -131,10 +114,8 @@ int pm_store_push_test(pm_store_test **t, size_t *n, size_t *cap, const char *te
 
 int pm_store_push_name(char ***names, size_t *n, size_t *cap, const char *name)
 {
-    void *arr = *names;
-    if (grow(&arr, *n, cap, sizeof **names) != 0)
+    if (PM_VEC_RESERVE(*names, *cap, *n + 1, 16) != 0)
         return PM_ENOMEM;
-    *names = arr;
     char *s = pm_strdup(name ? name : "");
     if (!s)
         return PM_ENOMEM;

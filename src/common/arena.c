@@ -7,6 +7,7 @@
 
 #include "perfmon/invariant.h"
 #include "perfmon/mem.h"
+#include "perfmon/vec.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ARENA_BLOCKS 0
@@ -41,14 +42,8 @@ static void arena_check(const pm_arena *a)
 /* Remember a piece to free; called with the lock held. */
 static int keep(pm_arena *a, void *p, size_t bytes)
 {
-    if (a->npieces == a->cap) {
-        size_t nc = a->cap ? 2 * a->cap : 16;
-        pm_arena_piece *np = pm_realloc_array(a->pieces, nc, sizeof *np);
-        if (!np)
-            return -1;
-        a->pieces = np;
-        a->cap = nc;
-    }
+    if (PM_VEC_RESERVE(a->pieces, a->cap, a->npieces + 1, 16) != 0)
+        return -1;
     a->pieces[a->npieces].p = p;
     a->pieces[a->npieces].bytes = bytes;
     a->npieces++;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perfmon/invariant.h"
+#include "perfmon/vec.h"
 
 void pm_buf_init(pm_buf *b) { memset(b, 0, sizeof *b); }
 
@@ -39,19 +40,10 @@ static int grow(pm_buf *b, size_t extra)
         b->oom = 1;
         return -1;
     }
-    size_t need = b->len + extra + 1;
-    if (need <= b->cap)
-        return 0;
-    size_t ncap = b->cap ? b->cap : 256;
-    while (ncap < need)
-        ncap *= 2;
-    char *nd = realloc(b->data, ncap);
-    if (!nd) {
+    if (PM_VEC_RESERVE(b->data, b->cap, b->len + extra + 1, 256) != 0) {
         b->oom = 1;
         return -1;
     }
-    b->data = nd;
-    b->cap = ncap;
     return 0;
 }
 

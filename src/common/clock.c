@@ -15,19 +15,48 @@ int64_t pm_mono_ns(void) { return read_clock(CLOCK_MONOTONIC); }
 int64_t pm_wall_ns(void) { return read_clock(CLOCK_REALTIME); }
 int64_t pm_self_cpu_ns(void) { return read_clock(CLOCK_PROCESS_CPUTIME_ID); }
 
-void pm_format_iso8601(int64_t wall_ns, char *out, unsigned long cap)
+int pm_utc_iso_frac(int64_t s, long frac, int digits, char *out, size_t cap)
 {
-    time_t s = (time_t)(wall_ns / PM_NS_PER_S);
-    long us = (long)((wall_ns % PM_NS_PER_S) / 1000);
-    if (us < 0) {
-        us += 1000000;
-        s -= 1;
-    }
     struct tm tm;
-    if (!gmtime_r(&s, &tm)) {
-        snprintf(out, cap, "?");
-        return;
+    char b[64];
+    int n = -1;
+    time_t ts = (time_t)s;
+    if (digits < 0)
+        digits = 0;
+    if (digits > 9)
+        digits = 9;
+    if (frac >= 0 && frac < 1000000000L && gmtime_r(&ts, &tm) && strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm))
+        n = digits > 0 ? snprintf(out, cap, "%s.%0*ldZ", b, digits, frac)
+                       : snprintf(out, cap, "%sZ", b);
+    if (n < 0 || (size_t)n >= cap) {
+        if (cap)
+            out[0] = '\0';
+        return -1;
     }
-    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+    return n;
+}
+
+int pm_utc_iso_ns(int64_t ns, int digits, char *out, size_t cap)
+{
+    int64_t s = ns / PM_NS_PER_S, sub = ns % PM_NS_PER_S;
+    if (sub < 0) {
+        sub += PM_NS_PER_S;
+        s--;
+    }
+    for (int d = digits < 0 ? 0 : digits; d < 9; d++)
+        sub /= 10;
+    return pm_utc_iso_frac(s, (long)sub, digits, out, cap);
+}
+
+int pm_utc_iso(double t, char *out, size_t cap)
+{
+    if (!(t > -1e15 && t < 1e15)) { /* NaN, inf: no cast */
+        if (cap)
+            out[0] = '\0';
+        return -1;
+    }
+    int64_t s = (int64_t)t; /* floor without libm, which the sampler does not link */
+    if ((double)s > t)
+        s--;
+    return pm_utc_iso_frac(s, 0, 0, out, cap);
 }

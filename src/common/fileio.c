@@ -258,3 +258,13 @@ int pm_path_join(char *out, size_t cap, const char *dir, const char *name)
         return -ENAMETOOLONG;
     return 0;
 }
+
+int pm_close_checked(FILE *f, const char *path, pm_error *err)
+{
+    int bad = ferror(f);
+    int e = errno;
+    if (fclose(f) != 0 || bad)
+        return pm_error_sys(err, PM_EIO, bad ? e : errno, "%s: write failed", path);
+    return 0;
+}
+

@@ -8,6 +8,7 @@
 #include "perfmon/units.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
+#include "perfmon/json.h"
 
 /* ---- text ------------------------------------------------------------------ */
 
@@ -201,24 +202,16 @@ static const char *overall_name(int o)
     return o >= 0 && o < 4 ? names[o] : "?";
 }
 
-static void jnum(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
 static void side_json(cJSON *o, const char *k, const pm_compare_side *s)
 {
     cJSON *x = cJSON_AddObjectToObject(o, k);
     if (!x)
         return;
-    jnum(x, "n", (double)s->n);
-    jnum(x, "mean", s->mean);
-    jnum(x, "p95", s->p95);
-    jnum(x, "max", s->max);
-    jnum(x, "se", s->se);
+    pm_json_num(x, "n", (double)s->n);
+    pm_json_num(x, "mean", s->mean);
+    pm_json_num(x, "p95", s->p95);
+    pm_json_num(x, "max", s->max);
+    pm_json_num(x, "se", s->se);
 }
 
 static cJSON *row_json(const pm_compare_row *r)
@@ -230,15 +223,15 @@ static cJSON *row_json(const pm_compare_row *r)
     cJSON_AddStringToObject(o, "name", r->name);
     cJSON_AddStringToObject(o, "unit", r->unit);
     cJSON_AddStringToObject(o, "better", pm_better_name(r->better));
-    jnum(o, "threshold_pct", r->threshold_pct);
-    jnum(o, "min_abs", r->min_abs);
+    pm_json_num(o, "threshold_pct", r->threshold_pct);
+    pm_json_num(o, "min_abs", r->min_abs);
     side_json(o, "a", &r->a);
     side_json(o, "b", &r->b);
-    jnum(o, "diff", r->diff);
+    pm_json_num(o, "diff", r->diff);
     /* +-inf (A is 0) has no JSON number: null with diff telling the sign. */
-    jnum(o, "diff_pct", r->pct);
-    jnum(o, "se", r->se);
-    jnum(o, "z", r->zscore);
+    pm_json_num(o, "diff_pct", r->pct);
+    pm_json_num(o, "se", r->se);
+    pm_json_num(o, "z", r->zscore);
     cJSON_AddBoolToObject(o, "significant", r->significant);
     cJSON_AddStringToObject(o, "verdict", pm_verdict_name(r->verdict));
     cJSON_AddBoolToObject(o, "gated", r->gated);
@@ -252,9 +245,9 @@ static void job_json(cJSON *root, const char *k, const char *label, const pm_ana
         return;
     cJSON_AddStringToObject(o, "path", label);
     cJSON_AddStringToObject(o, "job", pm_analysis_job_id(a));
-    jnum(o, "hosts", (double)a->nhosts);
-    jnum(o, "start", a->t_start);
-    jnum(o, "end", a->t_end);
+    pm_json_num(o, "hosts", (double)a->nhosts);
+    pm_json_num(o, "start", a->t_start);
+    pm_json_num(o, "end", a->t_end);
 }
 
 char *pm_compare_json_string(const pm_comparison *c)
@@ -264,9 +257,9 @@ char *pm_compare_json_string(const pm_comparison *c)
         return NULL;
     cJSON *hd = cJSON_AddObjectToObject(root, "perfmon_compare");
     if (hd) {
-        jnum(hd, "schema", PM_COMPARE_JSON_SCHEMA);
-        jnum(hd, "threshold_pct", c->threshold_pct);
-        jnum(hd, "z", c->z);
+        pm_json_num(hd, "schema", PM_COMPARE_JSON_SCHEMA);
+        pm_json_num(hd, "threshold_pct", c->threshold_pct);
+        pm_json_num(hd, "z", c->z);
     }
     job_json(root, "a", c->label_a, c->a);
     job_json(root, "b", c->label_b, c->b);
@@ -276,7 +269,7 @@ char *pm_compare_json_string(const pm_comparison *c)
     cJSON_AddStringToObject(root, "overall", overall_name(c->overall));
     cJSON *cnt = cJSON_AddObjectToObject(root, "counts");
     for (int v = 0; cnt && v <= PM_VERDICT_MISSING; v++)
-        jnum(cnt, pm_verdict_name(v), (double)c->count[v]);
+        pm_json_num(cnt, pm_verdict_name(v), (double)c->count[v]);
     cJSON *figs = cJSON_AddArrayToObject(root, "figures");
     cJSON *mets = cJSON_AddArrayToObject(root, "metrics");
     cJSON *phs = cJSON_AddArrayToObject(root, "phases");

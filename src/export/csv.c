@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "perfmon/export.h"
+#include "perfmon/fileio.h"
 
 static void csv_str(FILE *f, const char *s)
 {

@@ -13,6 +13,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/catalog.h"
+#include "perfmon/threads.h"
 
 /* The one quoting rule for every string perfmon writes for gnuplot (scripts
  * and data files): a double-quoted string in which every byte outside
@@ -307,21 +308,15 @@ typedef struct gp_job {
     const pm_analysis *a;
     const char *dir;
     int digits;
-    size_t next;
-    pthread_mutex_t lock;
     int *rcs;
     pm_error *errs;
 } gp_job;
 
 static void *gp_worker(void *arg)
 {
-    gp_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        size_t m = j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (m >= j->a->nmetrics)
-            break;
+    pm_pool *pool = arg;
+    gp_job *j = pool->ctx;
+    for (size_t m; (m = pm_pool_next(pool)) < pool->n;) {
         const pm_metric_result *r = &j->a->metrics[m];
         pm_error *e = &j->errs[m];
         pm_error_clear(e);
@@ -350,18 +345,11 @@ int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits, 
         free(j.errs);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
-    pthread_mutex_init(&j.lock, NULL);
     /* Metrics are independent files: one writer per CPU. */
-    size_t nt = pm_thread_count(a->nmetrics);
-    pthread_t th[8];
-    size_t started = 0;
-    for (size_t i = 1; i < nt && i < 8; i++)
-        if (pthread_create(&th[started], NULL, gp_worker, &j) == 0)
-            started++;
-    gp_worker(&j);
-    for (size_t i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&j.lock);
+    pm_pool pool = {.n = a->nmetrics, .ctx = &j};
+    pthread_mutex_init(&pool.lock, NULL);
+    pm_pool_run(&pool, gp_worker, a->nmetrics);
+    pthread_mutex_destroy(&pool.lock);
     int rc = 0;
     for (size_t m = 0; m < a->nmetrics && !rc; m++)
         if (j.rcs[m]) {

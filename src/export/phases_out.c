@@ -18,6 +18,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
+#include "perfmon/json.h"
 
 static void fmt3(char *b, size_t cap, double v)
 {
@@ -132,14 +133,6 @@ void pm_phases_text(const pm_analysis *a, FILE *f)
     }
 }
 
-static void jnum(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
 void pm_phases_json(const pm_analysis *a, cJSON *root)
 {
     const pm_phase_stats *st = a->phase_stats;
@@ -158,25 +151,25 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
         cJSON_AddStringToObject(o, "name", ks->name);
         cJSON_AddNumberToObject(o, "nodes", (double)ks->hosts);
         cJSON_AddNumberToObject(o, "count", (double)ks->count);
-        jnum(o, "total_s", ks->total_s);
-        jnum(o, "avg_per_node_s", ks->avg_host_s);
-        jnum(o, "min_per_node_s", ks->min_host_s);
-        jnum(o, "max_per_node_s", ks->max_host_s);
-        jnum(o, "first_start", ks->start_min);
-        jnum(o, "last_first_start", ks->start_max);
-        jnum(o, "start_spread_s", ks->start_spread_s);
-        jnum(o, "start_sd_s", ks->start_sd_s);
+        pm_json_num(o, "total_s", ks->total_s);
+        pm_json_num(o, "avg_per_node_s", ks->avg_host_s);
+        pm_json_num(o, "min_per_node_s", ks->min_host_s);
+        pm_json_num(o, "max_per_node_s", ks->max_host_s);
+        pm_json_num(o, "first_start", ks->start_min);
+        pm_json_num(o, "last_first_start", ks->start_max);
+        pm_json_num(o, "start_spread_s", ks->start_spread_s);
+        pm_json_num(o, "start_sd_s", ks->start_sd_s);
         cJSON *use = cJSON_AddObjectToObject(o, "use");
         if (use) { /* resource use of the whole job (the report's table) */
-            jnum(use, "time_s", ks->max_host_s);
-            jnum(use, "cpu_core_s", ks->cpu_core_s);
-            jnum(use, "cpu_alloc_core_s", ks->cpu_alloc_core_s);
-            jnum(use, "cpu_share_pct", ks->cpu_share_pct);
-            jnum(use, "mem_peak_bytes", ks->mem_peak_bytes);
-            jnum(use, "disk_read_bytes", ks->disk_read_bytes);
-            jnum(use, "disk_write_bytes", ks->disk_write_bytes);
-            jnum(use, "net_sent_bytes", ks->net_sent_bytes);
-            jnum(use, "net_recv_bytes", ks->net_recv_bytes);
+            pm_json_num(use, "time_s", ks->max_host_s);
+            pm_json_num(use, "cpu_core_s", ks->cpu_core_s);
+            pm_json_num(use, "cpu_alloc_core_s", ks->cpu_alloc_core_s);
+            pm_json_num(use, "cpu_share_pct", ks->cpu_share_pct);
+            pm_json_num(use, "mem_peak_bytes", ks->mem_peak_bytes);
+            pm_json_num(use, "disk_read_bytes", ks->disk_read_bytes);
+            pm_json_num(use, "disk_write_bytes", ks->disk_write_bytes);
+            pm_json_num(use, "net_sent_bytes", ks->net_sent_bytes);
+            pm_json_num(use, "net_recv_bytes", ks->net_recv_bytes);
         }
         cJSON *by = cJSON_AddObjectToObject(o, "by_metric");
         for (size_t m = 0; by && m < st->nmetrics && m < a->nmetrics; m++) {
@@ -185,9 +178,9 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
             cJSON *mo = cJSON_AddObjectToObject(by, a->metrics[m].def->id);
             if (!mo)
                 continue;
-            jnum(mo, "mean", ks->mean[m]);
+            pm_json_num(mo, "mean", ks->mean[m]);
             if (isfinite(ks->energy_j[m]))
-                jnum(mo, "energy_j", ks->energy_j[m]);
+                pm_json_num(mo, "energy_j", ks->energy_j[m]);
         }
     }
     cJSON *rows = cJSON_AddArrayToObject(ph, "nodes");
@@ -200,8 +193,8 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
         cJSON_AddStringToObject(o, "host", r->host);
         cJSON_AddStringToObject(o, "phase", r->name);
         cJSON_AddNumberToObject(o, "count", (double)r->count);
-        jnum(o, "total_s", r->total_s);
-        jnum(o, "first_start", r->first_start);
+        pm_json_num(o, "total_s", r->total_s);
+        pm_json_num(o, "first_start", r->first_start);
     }
     if (a->phases.scanner_files) {
         /* Scanner's statistics() per kind and key, its interval times (in
@@ -213,7 +206,7 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
         if (!ivs || !cts)
             return;
         cJSON_AddNumberToObject(sc, "files", (double)a->phases.scanner_files);
-        jnum(sc, "total_time_s", a->phases.scanner_total_s);
+        pm_json_num(sc, "total_time_s", a->phases.scanner_total_s);
         for (size_t i = 0; i < a->phases.ncounters; i++) {
             const pm_phase_counter *c = &a->phases.counters[i];
             cJSON *top = c->is_time ? ivs : cts;

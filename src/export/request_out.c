@@ -7,14 +7,7 @@
 #include "perfmon/units.h"
 #include "perfmon/export.h"
 #include "perfmon/request.h"
-
-static void jnum(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
+#include "perfmon/json.h"
 
 void pm_request_use_json(const pm_analysis *a, cJSON *root)
 {
@@ -26,20 +19,20 @@ void pm_request_use_json(const pm_analysis *a, cJSON *root)
     if (!o)
         return;
     cJSON_AddStringToObject(o, "scheduler", u.scheduler);
-    jnum(o, "time_limit_s", u.time_limit_s);
-    jnum(o, "wall_s", u.wall_s);
-    jnum(o, "time_pct", u.time_pct);
-    jnum(o, "mem_req_bytes", u.mem_req_bytes);
-    jnum(o, "mem_used_bytes", u.mem_used_bytes);
+    pm_json_num(o, "time_limit_s", u.time_limit_s);
+    pm_json_num(o, "wall_s", u.wall_s);
+    pm_json_num(o, "time_pct", u.time_pct);
+    pm_json_num(o, "mem_req_bytes", u.mem_req_bytes);
+    pm_json_num(o, "mem_used_bytes", u.mem_used_bytes);
     if (u.mem_used_from)
         cJSON_AddStringToObject(o, "mem_used_from", u.mem_used_from);
-    jnum(o, "mem_pct", u.mem_pct);
-    jnum(o, "cpus_req", u.cpus_req);
-    jnum(o, "cpu_req_core_s", u.cpu_req_core_s);
-    jnum(o, "cpu_used_core_s", u.cpu_used_core_s);
+    pm_json_num(o, "mem_pct", u.mem_pct);
+    pm_json_num(o, "cpus_req", u.cpus_req);
+    pm_json_num(o, "cpu_req_core_s", u.cpu_req_core_s);
+    pm_json_num(o, "cpu_used_core_s", u.cpu_used_core_s);
     if (u.cpu_used_from)
         cJSON_AddStringToObject(o, "cpu_used_from", u.cpu_used_from);
-    jnum(o, "cpu_pct", u.cpu_pct);
+    pm_json_num(o, "cpu_pct", u.cpu_pct);
     char note[512];
     if (pm_request_note(&u, note, sizeof note))
         cJSON_AddStringToObject(o, "note", note);

@@ -7,37 +7,30 @@
 #include <string.h>
 
 #include "perfmon/export.h"
-
-static void num(cJSON *o, const char *k, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
+#include "perfmon/json.h"
 
 static void stats_obj(cJSON *parent, const char *key, const pm_stats *s, const pm_analysis *a)
 {
     cJSON *o = cJSON_AddObjectToObject(parent, key);
     if (!o)
         return;
-    num(o, "points", (double)s->n);
-    num(o, "valid", (double)s->nvalid);
-    num(o, "mean", s->mean);
-    num(o, "min", s->min);
-    num(o, "min_time", s->t_min);
-    num(o, "max", s->max);
-    num(o, "max_time", s->t_max);
+    pm_json_num(o, "points", (double)s->n);
+    pm_json_num(o, "valid", (double)s->nvalid);
+    pm_json_num(o, "mean", s->mean);
+    pm_json_num(o, "min", s->min);
+    pm_json_num(o, "min_time", s->t_min);
+    pm_json_num(o, "max", s->max);
+    pm_json_num(o, "max_time", s->t_max);
     if (a) {
         if (s->host_min >= 0)
             cJSON_AddStringToObject(o, "min_host", a->hosts[s->host_min].name);
         if (s->host_max >= 0)
             cJSON_AddStringToObject(o, "max_host", a->hosts[s->host_max].name);
     }
-    num(o, "p50", s->p50);
-    num(o, "p95", s->p95);
-    num(o, "stddev", s->sd);
-    num(o, "duration_s", s->duration);
+    pm_json_num(o, "p50", s->p50);
+    pm_json_num(o, "p95", s->p95);
+    pm_json_num(o, "stddev", s->sd);
+    pm_json_num(o, "duration_s", s->duration);
 }
 
 static void quality_obj(cJSON *parent, const pm_qcounts *q, size_t repaired, size_t wraps)
@@ -46,17 +39,17 @@ static void quality_obj(cJSON *parent, const pm_qcounts *q, size_t repaired, siz
     if (!o)
         return;
     for (int k = 0; k < PM_Q_N; k++)
-        num(o, pm_quality_name(k), (double)q->n[k]);
-    num(o, "repaired", (double)repaired);
-    num(o, "wraps_corrected", (double)wraps);
+        pm_json_num(o, pm_quality_name(k), (double)q->n[k]);
+    pm_json_num(o, "repaired", (double)repaired);
+    pm_json_num(o, "wraps_corrected", (double)wraps);
 }
 
 static void figures(cJSON *o, const pm_node_summary *s)
 {
     for (size_t i = 0; i < PM_NFIGURES; i++)
-        num(o, PM_FIGURES[i].key, pm_figure_value(s, &PM_FIGURES[i]));
-    num(o, "repaired", (double)s->repaired);
-    num(o, "dropped_timestamps", (double)s->dropped);
+        pm_json_num(o, PM_FIGURES[i].key, pm_figure_value(s, &PM_FIGURES[i]));
+    pm_json_num(o, "repaired", (double)s->repaired);
+    pm_json_num(o, "dropped_timestamps", (double)s->dropped);
 }
 
 char *pm_stats_json_string(const pm_analysis *a)
@@ -65,7 +58,7 @@ char *pm_stats_json_string(const pm_analysis *a)
     if (!root)
         return NULL;
     cJSON *meta = cJSON_AddObjectToObject(root, "perfmon_analyze");
-    num(meta, "schema", PM_STATS_JSON_SCHEMA);
+    pm_json_num(meta, "schema", PM_STATS_JSON_SCHEMA);
     cJSON_AddStringToObject(meta, "repair", pm_repair_name(a->opts.repair));
     cJSON_AddStringToObject(meta, "align", a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time");
     cJSON_AddStringToObject(meta, "compat", a->opts.compat_ska ? "ska" : "none");
@@ -74,10 +67,10 @@ char *pm_stats_json_string(const pm_analysis *a)
     size_t ngpus = 0;
     for (size_t h = 0; h < a->nhosts; h++)
         ngpus += a->hosts[h].gpu != 0;
-    num(job, "hosts", (double)(a->nhosts - ngpus)); /* nodes; GPUs in gpu_count */
-    num(job, "start", a->t_start);
-    num(job, "end", a->t_end);
-    num(job, "grid_step_s", a->grid_step);
+    pm_json_num(job, "hosts", (double)(a->nhosts - ngpus)); /* nodes; GPUs in gpu_count */
+    pm_json_num(job, "start", a->t_start);
+    pm_json_num(job, "end", a->t_end);
+    pm_json_num(job, "grid_step_s", a->grid_step);
     cJSON_AddStringToObject(job, "job_id", pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     cJSON_AddStringToObject(job, "user", pm_analysis_info(a, offsetof(pm_profile_info, user)));
     cJSON_AddStringToObject(job, "scheduler",
@@ -108,15 +101,15 @@ char *pm_stats_json_string(const pm_analysis *a)
         cJSON *files = cJSON_AddArrayToObject(n, "files");
         for (size_t i = 0; i < ho->nfiles; i++)
             cJSON_AddItemToArray(files, cJSON_CreateString(ho->files[i]));
-        num(n, "outside_window", (double)ho->outside_window);
-        num(n, "interval_s", ho->interval);
-        num(n, "ncpus", ho->ncpus);
-        num(n, "mem_total_bytes", ho->mem_total);
+        pm_json_num(n, "outside_window", (double)ho->outside_window);
+        pm_json_num(n, "interval_s", ho->interval);
+        pm_json_num(n, "ncpus", ho->ncpus);
+        pm_json_num(n, "mem_total_bytes", ho->mem_total);
         cJSON *c = cJSON_AddObjectToObject(n, "clock");
         cJSON_AddStringToObject(c, "method", ho->clock.method ? "monotonic-wall" : "start-spread");
-        num(c, "offset_s", ho->clock.offset_s);
-        num(c, "drift_ppm", ho->clock.method ? ho->clock.drift_ppm : NAN);
-        num(c, "step_max_s", ho->clock.method ? ho->clock.step_max_s : NAN);
+        pm_json_num(c, "offset_s", ho->clock.offset_s);
+        pm_json_num(c, "drift_ppm", ho->clock.method ? ho->clock.drift_ppm : NAN);
+        pm_json_num(c, "step_max_s", ho->clock.method ? ho->clock.step_max_s : NAN);
         figures(n, &a->nodes[h]);
     }
 
@@ -133,15 +126,15 @@ char *pm_stats_json_string(const pm_analysis *a)
         cJSON_AddStringToObject(o, "category", r->def->category);
         cJSON_AddStringToObject(o, "comb", r->def->comb == PM_COMB_TOTAL ? "Total" : "Average");
         cJSON_AddBoolToObject(o, "rate", r->def->rate);
-        num(o, "nodes", (double)r->nhosts_with_data);
-        num(o, "avg_per_node", r->avg_per_node);
-        num(o, "max_per_node", r->max_per_node);
-        num(o, "imbalance", r->imbalance);
+        pm_json_num(o, "nodes", (double)r->nhosts_with_data);
+        pm_json_num(o, "avg_per_node", r->avg_per_node);
+        pm_json_num(o, "max_per_node", r->max_per_node);
+        pm_json_num(o, "imbalance", r->imbalance);
         stats_obj(o, "all", &r->all, a);
         stats_obj(o, "aggregate", &r->agg.st, NULL);
         cJSON *ag = cJSON_GetObjectItemCaseSensitive(o, "aggregate");
-        num(ag, "min_nodes", (double)r->agg.min_count);
-        num(ag, "interpolated", (double)r->agg.interpolated);
+        pm_json_num(ag, "min_nodes", (double)r->agg.min_count);
+        pm_json_num(ag, "interpolated", (double)r->agg.interpolated);
         quality_obj(o, &r->qc, r->repaired, r->wraps);
         cJSON *hs = cJSON_AddObjectToObject(o, "hosts");
         for (size_t h = 0; h < a->nhosts; h++) {
@@ -168,7 +161,7 @@ char *pm_stats_json_string(const pm_analysis *a)
             cJSON_AddStringToObject(o, "host", a->hosts[a->notes[i].host].name);
         else
             cJSON_AddNullToObject(o, "host");
-        num(o, "value", a->notes[i].value);
+        pm_json_num(o, "value", a->notes[i].value);
         cJSON_AddStringToObject(o, "message", a->notes[i].message);
     }
     pm_phases_json(a, root);

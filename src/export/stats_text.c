@@ -5,17 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "perfmon/clock.h"
 #include "perfmon/units.h"
 #include "perfmon/export.h"
-
-int pm_close_checked(FILE *f, const char *path, pm_error *err)
-{
-    int bad = ferror(f);
-    int e = errno;
-    if (fclose(f) != 0 || bad)
-        return pm_error_sys(err, PM_EIO, bad ? e : errno, "%s: write failed", path);
-    return 0;
-}
 
 static void fmt_num(char *b, size_t cap, double v)
 {
@@ -29,14 +21,8 @@ static void fmt_num(char *b, size_t cap, double v)
 
 static void fmt_time(char *b, size_t cap, double t)
 {
-    if (!isfinite(t)) {
+    if (pm_utc_iso(t, b, cap) < 0)
         snprintf(b, cap, "-");
-        return;
-    }
-    time_t s = (time_t)floor(t);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    strftime(b, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 #define HOST_WIDTH 40

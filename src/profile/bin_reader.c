@@ -13,6 +13,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/profile.h"
 #include "perfmon/writer.h"
+#include "perfmon/vec.h"
 
 typedef struct cursor {
     const unsigned char *p;
@@ -121,14 +122,9 @@ static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t 
                                   at, PM_MAX_COLUMNS);
                 goto out;
             }
-            if (ncols == cap) {
-                cap = cap ? cap * 2 : 64;
-                pm_column *nc = pm_realloc_array(cols, cap, sizeof *nc);
-                if (!nc) {
-                    rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-                    goto out;
-                }
-                cols = nc;
+            if (PM_VEC_RESERVE(cols, cap, ncols + 1, 64) != 0) {
+                rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+                goto out;
             }
             rc = parse_column(path, at, v, len, &cols[ncols], err);
             if (rc)
@@ -323,14 +319,8 @@ typedef struct rec_list {
 
 static int rec_push(rec_list *l, size_t x)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 1024;
-        size_t *nv = pm_realloc_array(l->v, cap, sizeof *nv);
-        if (!nv)
-            return -1;
-        l->v = nv;
-        l->cap = cap;
-    }
+    if (PM_VEC_RESERVE(l->v, l->cap, l->n + 1, 1024) != 0)
+        return -1;
     l->v[l->n++] = x;
     return 0;
 }
@@ -603,14 +593,8 @@ void pm_bin_index_free(pm_bin_index *idx)
 
 static int index_push(pm_bin_index *idx, size_t *cap, const pm_bin_key *k)
 {
-    if (idx->n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 64;
-        pm_bin_key *nk = pm_realloc_array(idx->keys, nc, sizeof *nk);
-        if (!nk)
-            return -1;
-        idx->keys = nk;
-        *cap = nc;
-    }
+    if (PM_VEC_RESERVE(idx->keys, *cap, idx->n + 1, 64) != 0)
+        return -1;
     idx->keys[idx->n++] = *k;
     return 0;
 }

@@ -12,10 +12,12 @@
 #include <unistd.h>
 
 #include "events_internal.h"
+#include "perfmon/clock.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
 #include "perfmon/phase.h"
+#include "perfmon/vec.h"
 
 #define EVENTS_FILE_MAX ((size_t)1 << 30)
 
@@ -172,19 +174,13 @@ int pm_events_decode(const char *path, const char *text, size_t len, pm_event_li
                 }
                 (*bad)++;
             } else {
-                if (out->n == out->cap) {
-                    size_t nc = out->cap ? out->cap * 2 : 64;
-                    pm_event *nv = pm_realloc_array(out->v, nc, sizeof *nv);
-                    if (!nv) {
-                        free(e.host);
-                        free(e.name);
-                        free(e.key);
-                        free(e.attrs);
-                        pm_event_list_free(out);
-                        return pm_error_set(err, PM_ENOMEM, "out of memory");
-                    }
-                    out->v = nv;
-                    out->cap = nc;
+                if (PM_VEC_RESERVE(out->v, out->cap, out->n + 1, 64) != 0) {
+                    free(e.host);
+                    free(e.name);
+                    free(e.key);
+                    free(e.attrs);
+                    pm_event_list_free(out);
+                    return pm_error_set(err, PM_ENOMEM, "out of memory");
                 }
                 e.line = lineno;
                 out->v[out->n++] = e;
@@ -216,16 +212,6 @@ static int cmp_event(const void *pa, const void *pb)
     if (a->edge != b->edge)
         return a->edge < b->edge ? -1 : 1;
     return a->line < b->line ? -1 : a->line > b->line;
-}
-
-static void utc_text(int64_t ns, char *out, size_t cap)
-{
-    time_t s = (time_t)(ns / 1000000000);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    char b[32];
-    strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, cap, "%s.%03dZ", b, (int)((ns % 1000000000) / 1000000));
 }
 
 /* Start attributes, with the end's added where the start has none. */
@@ -268,7 +254,7 @@ int pm_phases_pair(const pm_event_list *events, pm_phase_set *out, pm_error *err
         /* A new host (or the end): what is still open has no end. */
         if (i == n || (i > 0 && strcmp(ord[i]->host, ord[i - 1]->host) != 0)) {
             for (size_t k = 0; k < nopen && rc == 0; k++) {
-                utc_text(open[k]->wall_ns, when, sizeof when);
+                (void)pm_utc_iso_ns(open[k]->wall_ns, 3, when, sizeof when);
                 rc = pm_phase_problem(out, "%s: start of %s%s%s at %s has no end", open[k]->host,
                                       open[k]->name, *open[k]->key ? " " : "", open[k]->key,
                                       when);
@@ -289,7 +275,7 @@ int pm_phases_pair(const pm_event_list *events, pm_phase_set *out, pm_error *err
                               strcmp(open[k - 1]->key, e->key) == 0))
                 k--;
             if (k == 0) {
-                utc_text(e->wall_ns, when, sizeof when);
+                (void)pm_utc_iso_ns(e->wall_ns, 3, when, sizeof when);
                 rc = pm_phase_problem(out, "%s: end of %s%s%s at %s has no start", e->host,
                                       e->name, *e->key ? " " : "", e->key, when);
                 continue;

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "perfmon/mem.h"
+#include "perfmon/vec.h"
 
 void pm_jscan_init(pm_jscan *s, const char *path, const char *text, size_t len, int release,
                    pm_error *err)
@@ -248,14 +249,9 @@ int pm_jscan_top(pm_jscan *s, pm_jmember **out, size_t *nout)
             free(m);
             return rc;
         }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            pm_jmember *nm = pm_realloc_array(m, cap, sizeof *m);
-            if (!nm) {
-                free(m);
-                return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
-            }
-            m = nm;
+        if (PM_VEC_RESERVE(m, cap, n + 1, 16) != 0) {
+            free(m);
+            return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
         }
         m[n++] = (pm_jmember){k, klen, v, (size_t)(s->p - v)};
         pm_jscan_release(s, s->p);

@@ -7,6 +7,7 @@
 
 #include "perfmon/mem.h"
 #include "perfmon/phase.h"
+#include "perfmon/vec.h"
 
 void pm_phase_set_free(pm_phase_set *s)
 {
@@ -32,23 +33,10 @@ void pm_phase_set_free(pm_phase_set *s)
     memset(s, 0, sizeof *s);
 }
 
-static int grow(void **p, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *np = pm_realloc_array(*p, nc, size);
-    if (!np)
-        return PM_ENOMEM;
-    *p = np;
-    *cap = nc;
-    return 0;
-}
-
 int pm_phase_add(pm_phase_set *s, const char *host, const char *name, const char *key,
                  const char *track, double t0, double t1, const char *attrs)
 {
-    if (grow((void **)&s->v, &s->cap, s->n, sizeof *s->v))
+    if (PM_VEC_RESERVE(s->v, s->cap, s->n + 1, 16))
         return PM_ENOMEM;
     pm_phase *p = &s->v[s->n];
     p->host = pm_strdup(host ? host : "");
@@ -127,7 +115,7 @@ int pm_phase_counter_add(pm_phase_set *s, const char *kind, const char *name, in
             *v += value;
         return 0;
     }
-    if (grow((void **)&s->counters, &s->ccap, s->ncounters, sizeof *s->counters))
+    if (PM_VEC_RESERVE(s->counters, s->ccap, s->ncounters + 1, 16))
         return PM_ENOMEM;
     pm_phase_counter *c = &s->counters[s->ncounters];
     c->kind = pm_strdup(kind);
@@ -181,7 +169,7 @@ int pm_phase_set_take(pm_phase_set *dst, pm_phase_set *src)
 
 int pm_phase_problem(pm_phase_set *s, const char *fmt, ...)
 {
-    if (grow((void **)&s->problems, &s->pcap, s->nproblems, sizeof *s->problems))
+    if (PM_VEC_RESERVE(s->problems, s->pcap, s->nproblems + 1, 16))
         return PM_ENOMEM;
     va_list ap;
     va_start(ap, fmt);

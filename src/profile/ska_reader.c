@@ -31,6 +31,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
 #include "perfmon/threads.h"
+#include "perfmon/vec.h"
 
 #define SKA_MAX_HOSTS 100000
 #define SKA_MAX_SAMPLES (1u << 28)
@@ -170,14 +171,8 @@ static col *host_col(host *h, const char *name, const char *unit, const char *gr
     for (size_t i = 0; i < h->ncols; i++)
         if (strcmp(h->cols[i].c.name, name) == 0)
             return &h->cols[i];
-    if (h->ncols == h->capcols) {
-        size_t nc = h->capcols ? h->capcols * 2 : 32;
-        col *na = pm_realloc_array(h->cols, nc, sizeof *na);
-        if (!na)
-            return NULL;
-        h->cols = na;
-        h->capcols = nc;
-    }
+    if (PM_VEC_RESERVE(h->cols, h->capcols, h->ncols + 1, 32) != 0)
+        return NULL;
     /* A host's lists are (nearly) all as long as its time stamps: size a
      * new one like the longest so far, not by doubling from small. */
     size_t hint = h->ts.n;

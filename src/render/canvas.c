@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "perfmon/error.h"
+#include "perfmon/vec.h"
 
 enum { SEG_MOVE, SEG_LINE, SEG_CURVE, SEG_CLOSE };
 
@@ -45,26 +46,6 @@ static const cairo_user_data_key_t canvas_key;
 static pm_canvas *canvas_of(cairo_t *cr)
 {
     return cairo_get_user_data(cr, &canvas_key);
-}
-
-/* Grow *p (of *cap elements of size sz) to hold need; 0 or -1. */
-static int grow(void *pp, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / sz)
-            return -1;
-        n *= 2;
-    }
-    void **p = pp;
-    void *q = realloc(*p, n * sz);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
 }
 
 pm_canvas *pm_canvas_new(double w, double h, double dpi)
@@ -117,7 +98,7 @@ int pm_canvas_status(const pm_canvas *cv) { return cv->status; }
 
 static rec *new_op(pm_canvas *cv, int kind)
 {
-    if (grow(&cv->ops, &cv->capops, cv->nops + 1, sizeof *cv->ops) != 0) {
+    if (PM_VEC_RESERVE(cv->ops, cv->capops, cv->nops + 1, 64) != 0) {
         cv->status = PM_ENOMEM;
         return NULL;
     }
@@ -184,8 +165,8 @@ static void record_path(cairo_t *cr, pm_canvas *cv, int kind)
         nseg++;
         npts += (size_t)(p->data[i].header.length - 1);
     }
-    if (grow(&cv->seg, &cv->capseg, cv->nseg + nseg, 1) != 0 ||
-        grow(&cv->xy, &cv->capxy, cv->nxy + 2 * npts, sizeof *cv->xy) != 0) {
+    if (PM_VEC_RESERVE(cv->seg, cv->capseg, cv->nseg + nseg, 64) != 0 ||
+        PM_VEC_RESERVE(cv->xy, cv->capxy, cv->nxy + 2 * npts, 64) != 0) {
         cv->status = PM_ENOMEM;
         cairo_path_destroy(p);
         return;
@@ -265,7 +246,7 @@ void pm_cv_show_text(cairo_t *cr, const char *s)
     rec *r = new_op(cv, PM_CV_TEXT);
     if (!r)
         return;
-    if (grow(&cv->txt, &cv->captxt, cv->ntxt + n + 1, 1) != 0) {
+    if (PM_VEC_RESERVE(cv->txt, cv->captxt, cv->ntxt + n + 1, 64) != 0) {
         cv->status = PM_ENOMEM;
         cv->nops--;
         return;

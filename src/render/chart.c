@@ -20,6 +20,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
+#include "perfmon/vec.h"
 
 #define MAX_SPANS 256
 #define MAX_OUTLIERS 3
@@ -108,14 +109,9 @@ static int repair_spans(const pm_metric_result *r, size_t nhosts, pm_chart *c)
         for (size_t i = 0; i < se->n; i++) {
             if (se->q[i] != PM_Q_RESET && se->q[i] != PM_Q_DROPPED)
                 continue;
-            if (n == cap) {
-                pm_plot_span *ns = pm_realloc_array(s, cap * 2, sizeof *s);
-                if (!ns) {
-                    free(s);
-                    return PM_ENOMEM;
-                }
-                s = ns;
-                cap *= 2;
+            if (PM_VEC_RESERVE(s, cap, n + 1, 64) != 0) {
+                free(s);
+                return PM_ENOMEM;
             }
             double t0 = i > 0 ? se->t[i - 1] : se->t[i];
             s[n++] = (pm_plot_span){t0, se->t[i], 0, NULL, 0};

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "perfmon/mem.h"
+#include "perfmon/vec.h"
 
 #define DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 #define DEFAULT_BOLD "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
@@ -91,15 +92,9 @@ void pdf_rule(pdf_doc *d, double top, double gray, double lw)
 
 void pdf_new_page(pdf_doc *d)
 {
-    if (d->npages == d->cap) {
-        size_t nc = d->cap ? d->cap * 2 : 32;
-        HPDF_Page *np = pm_realloc_array(d->pages, nc, sizeof *np);
-        if (!np) {
-            d->oom = 1;
-            return;
-        }
-        d->pages = np;
-        d->cap = nc;
+    if (PM_VEC_RESERVE(d->pages, d->cap, d->npages + 1, 32) != 0) {
+        d->oom = 1;
+        return;
     }
     d->page = HPDF_AddPage(d->pdf);
     HPDF_Page_SetSize(d->page, HPDF_PAGE_SIZE_A4, HPDF_PAGE_PORTRAIT);

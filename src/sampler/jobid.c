@@ -8,6 +8,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
 #include "perfmon/sampler.h"
+#include "perfmon/vec.h"
 
 static const char *env(const char *name)
 {
@@ -46,15 +47,9 @@ static int nodefile_rank(const char *path, const char *host)
             found = 1;
             break;
         }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            char **nb = pm_realloc_array(before, nc, sizeof *nb);
-            if (!nb) {
-                found = 0;
-                break;
-            }
-            before = nb;
-            cap = nc;
+        if (PM_VEC_RESERVE(before, cap, n + 1, 64) != 0) {
+            found = 0;
+            break;
         }
         before[n++] = line;
     }

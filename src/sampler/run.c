@@ -24,6 +24,7 @@
 
 #include "perfmon/buf.h"
 #include "perfmon/clock.h"
+#include "perfmon/dirs.h"
 #include "perfmon/fileio.h"
 #include "perfmon/ipc.h"
 #include "perfmon/log.h"
@@ -82,26 +83,14 @@ static void log_sink(int level, const char *msg, void *user)
     fprintf(stderr, "perfmon-sample[%s]: %s: %s\n", host, names[level & 3], msg);
 }
 
+/* The output directory, created with its parents, and writable. */
 static int mkdir_p(const char *dir, pm_error *err)
 {
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return pm_error_set(err, PM_EUSAGE, "%s: path too long", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", path);
-        *p = '/';
-    }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", path);
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return pm_error_set(err, PM_EIO, "%s: not a directory", path);
-    if (access(path, W_OK | X_OK) != 0)
-        return pm_error_sys(err, PM_EIO, errno, "%s: not writable", path);
+    int rc = pm_mkdir_p(dir, err);
+    if (rc)
+        return rc;
+    if (access(dir, W_OK | X_OK) != 0)
+        return pm_error_sys(err, PM_EIO, errno, "%s: not writable", dir);
     return 0;
 }
 

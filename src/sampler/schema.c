@@ -3,6 +3,7 @@
 
 #include "perfmon/mem.h"
 #include "perfmon/source.h"
+#include "perfmon/vec.h"
 
 void pm_schema_init(pm_schema *s) { memset(s, 0, sizeof *s); }
 
@@ -23,14 +24,8 @@ int pm_schema_add(pm_schema *s, const char *name, const char *unit, int kind, in
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->cols[i].name, name) == 0)
             return PM_EUSAGE;
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 64;
-        pm_column *c = pm_realloc_array(s->cols, nc, sizeof *c);
-        if (!c)
-            return PM_ENOMEM;
-        s->cols = c;
-        s->cap = nc;
-    }
+    if (PM_VEC_RESERVE(s->cols, s->cap, s->n + 1, 64) != 0)
+        return PM_ENOMEM;
     pm_column *c = &s->cols[s->n];
     memset(c, 0, sizeof *c);
     strcpy(c->name, name);

@@ -33,6 +33,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
+#include "perfmon/vec.h"
 
 /* Whole devices: at most this many (multipath hosts list every path of
  * every LUN as an sd device), named in fewer than DEV_NAME bytes. */
@@ -86,14 +87,8 @@ static int push_dev(disk_state *st, const char *name)
 {
     if (st->ndevs == MAX_DEVS)
         return 1;
-    if (st->ndevs == st->capdevs) {
-        size_t nc = st->capdevs ? st->capdevs * 2 : 16;
-        char(*nd)[DEV_NAME] = pm_realloc_array(st->devs, nc, sizeof *nd);
-        if (!nd)
-            return -ENOMEM;
-        st->devs = nd;
-        st->capdevs = nc;
-    }
+    if (PM_VEC_RESERVE(st->devs, st->capdevs, st->ndevs + 1, 16) != 0)
+        return -ENOMEM;
     snprintf(st->devs[st->ndevs++], DEV_NAME, "%s", name);
     return 0;
 }

@@ -97,6 +97,7 @@
 #include "perfmon/parse.h"
 #include "perfmon/proctree.h"
 #include "perfmon/source.h"
+#include "perfmon/vec.h"
 
 /* STEPD: a slurmstepd of the followed job; not a member, its children are. */
 enum { UNKNOWN = 0, TREE = 1, OTHER = 2, STEPD = 3 };
@@ -250,14 +251,8 @@ static void close_files(tree_state *st, pent *e)
 
 static int push_gone(tree_state *st, const gone *g)
 {
-    if (st->ngone == st->cap_gone) {
-        size_t nc = st->cap_gone ? st->cap_gone * 2 : 64;
-        gone *p = pm_realloc_array(st->gone, nc, sizeof *p);
-        if (!p)
-            return -1;
-        st->gone = p;
-        st->cap_gone = nc;
-    }
+    if (PM_VEC_RESERVE(st->gone, st->cap_gone, st->ngone + 1, 64) != 0)
+        return -1;
     st->gone[st->ngone++] = *g;
     return 0;
 }
@@ -516,14 +511,8 @@ static int grow_tab(ptab *t, size_t need)
 
 static int push_pending(tree_state *st, int32_t pid)
 {
-    if (st->npending == st->cap_pending) {
-        size_t nc = st->cap_pending ? st->cap_pending * 2 : 256;
-        int32_t *p = pm_realloc_array(st->pending, nc, sizeof *p);
-        if (!p)
-            return -1;
-        st->pending = p;
-        st->cap_pending = nc;
-    }
+    if (PM_VEC_RESERVE(st->pending, st->cap_pending, st->npending + 1, 256) != 0)
+        return -1;
     st->pending[st->npending++] = pid;
     return 0;
 }
@@ -542,14 +531,8 @@ static int discover(tree_state *st, const pm_sctx *ctx)
         if (e->d_name[0] < '1' || e->d_name[0] > '9' || pm_parse_u64(e->d_name, &v) != 0 ||
             v > INT32_MAX)
             continue;
-        if (count == st->cap_listing) {
-            size_t nc = st->cap_listing ? st->cap_listing * 2 : 1024;
-            int32_t *l = pm_realloc_array(st->listing, nc, sizeof *l);
-            if (!l)
-                return -ENOMEM;
-            st->listing = l;
-            st->cap_listing = nc;
-        }
+        if (PM_VEC_RESERVE(st->listing, st->cap_listing, count + 1, 1024) != 0)
+            return -ENOMEM;
         st->listing[count++] = (int32_t)v;
     }
     if (grow_tab(&st->next, count + 16) != 0)
@@ -1034,14 +1017,8 @@ static void settle_gone(tree_state *st)
             hg->in_wb += wb;
         } else if (he) {
             if (!he->sink) {
-                if (st->nsinks == st->cap_sinks) {
-                    size_t nc = st->cap_sinks ? st->cap_sinks * 2 : 16;
-                    pent **s = pm_realloc_array(st->sinks, nc, sizeof *s);
-                    if (!s)
-                        goto outside;
-                    st->sinks = s;
-                    st->cap_sinks = nc;
-                }
+                if (PM_VEC_RESERVE(st->sinks, st->cap_sinks, st->nsinks + 1, 16) != 0)
+                    goto outside;
                 st->sinks[st->nsinks++] = he;
                 he->sink = 1;
                 he->in_cpu = he->in_rb = he->in_wb = 0;

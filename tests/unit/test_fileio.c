@@ -394,6 +394,7 @@ static void test_path_join(void **state)
     }
 }
 
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
