@@ -61,7 +61,10 @@ check "run 6, four times the work: red (exit 1)" [ "$rc" -eq 1 ]
 check "run 6: wall_time_s is the regression" grep -q "^REGRESSION  wall_time_s: latest .* of 5 runs (+[0-9.]*%" "$T/out6"
 check "run 6: the script names it and by how much" grep -q "^ci-archive: REGRESSION: wall_time_s +[0-9.]*%$" "$T/out6"
 pct=$(sed -n 's/^ci-archive: REGRESSION: wall_time_s +\([0-9]*\).*/\1/p' "$T/out6")
-check "run 6: by about +300 % (${pct:-?} %)" [ "${pct:-0}" -ge 100 ]
+# About +300 % on a quiet machine; at least +50 % when other builds load
+# it while the history's runs are timed (+80 % was seen under a concurrent
+# make valgrind).
+check "run 6: by about +300 % (${pct:-?} %), at least +50 %" [ "${pct:-0}" -ge 50 ]
 check "run 6: the only regression" grep -q "^nightly: 1 entries checked, 1 regressions" "$T/out6"
 check "run 6: its plot" [ -s "$R/plots/wall_time_s.png" ]
 sed 's/^/    /' "$T/out6"
