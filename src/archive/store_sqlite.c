@@ -7,9 +7,15 @@
  * take the write lock up front (BEGIN IMMEDIATE): a deferred transaction
  * that upgrades from read to write can fail with SQLITE_BUSY without the
  * busy handler being called. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "perfmon/mem.h"
 #include "store_internal.h"
@@ -351,7 +357,52 @@ static int set_wal(lite *l, pm_error *err)
     }
 }
 
+/* Archivers that start together on a database that does not exist yet all
+ * create it, switch it to WAL and migrate its schema at once; under load
+ * one of them was seen to read the new file as malformed ("cannot switch
+ * to WAL mode: database disk image is malformed", 4 archivers under
+ * valgrind).  That opening phase is therefore taken one archiver at a
+ * time, under an exclusive flock(2) on the database's directory: a lock
+ * on the directory creates no file, and, unlike a second descriptor of
+ * the database itself, closing it cannot drop the POSIX locks SQLite
+ * holds on the database.  Returns the locked descriptor, or -1 when the
+ * directory cannot be opened or locked (the opening then goes on
+ * unserialised, as before). */
+static int lock_dir(const char *path)
+{
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return -1;
+    int fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
+        ;
+    if (rc != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void unlock_dir(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* releases the flock */
+}
+
+static int lite_open(const char *path, pm_store **out, pm_error *err);
+
 int pm_store_sqlite_open(const char *path, pm_store **out, pm_error *err)
+{
+    int lk = lock_dir(path);
+    int rc = lite_open(path, out, err);
+    unlock_dir(lk);
+    return rc;
+}
+
+static int lite_open(const char *path, pm_store **out, pm_error *err)
 {
     *out = NULL;
     pm_store *s = calloc(1, sizeof *s);
