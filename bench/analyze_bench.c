@@ -154,11 +154,11 @@ static int bench_ska(size_t hosts, size_t n, const char *catalog)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "analyze_bench: cleanup of %s failed\n", dir);
-    printf("analyze_bench: SKA cpu_metrics.json, %zu hosts x %zu samples (%.0f MB of JSON)\n", hosts,
-           n, bytes / 1e6);
+    printf("analyze_bench: SKA cpu_metrics.json, %zu hosts x %zu samples (%.0f MB of JSON)\n",
+           hosts, n, bytes / 1e6);
     printf("  %-34s %9.2f\n", "generate the JSON", t_gen);
-    printf("  %-34s %9.3f  (runs: %.3f %.3f %.3f)\n", "read + analyse + --stats",
-           median3(times[0]), times[0][0], times[0][1], times[0][2]);
+    printf("  %-34s %9.3f  (runs: %.3f %.3f %.3f)\n", "read + analyse + --stats", median3(times[0]),
+           times[0][0], times[0][1], times[0][2]);
     printf("  %-34s %9.3f  (runs: %.3f %.3f %.3f)\n", "the same with --compat=ska",
            median3(times[1]), times[1][0], times[1][1], times[1][2]);
     printf("  %-34s %9.0f MB  (before: %.0f MB)\n", "peak RSS after", (double)rss1 / 1024,
@@ -272,8 +272,8 @@ int main(int argc, char **argv)
     printf("  %-34s %9s\n", "step", "seconds");
     printf("  %-34s %9.2f\n", "generate profiles (pm_writer)", t_gen);
     double an = median3(t_an), total = median3(t_total);
-    printf("  %-34s %9.2f  (%.0f MB/s, %.0f Mvalues/s)\n", "read + analyse", an,
-           bytes / 1e6 / an, values / 1e6 / an);
+    printf("  %-34s %9.2f  (%.0f MB/s, %.0f Mvalues/s)\n", "read + analyse", an, bytes / 1e6 / an,
+           values / 1e6 / an);
     printf("  %-34s %9.2f  (profile reader alone, same threads)\n", "  of which reading", t_read);
     printf("  %-34s %9.2f\n", "--stats (text + JSON)", median3(t_stats));
     printf("  %-34s %9.2f\n", "--data (gnuplot files)", median3(t_data));

@@ -34,10 +34,10 @@ static double data_like(void)
 {
     uint64_t r = next();
     switch (r % 4) {
-    case 0: return 1.7e9 + (double)(r >> 20) * 1e-6;            /* times */
-    case 1: return (double)((r >> 8) % 100000000) / 1000.0;      /* 0 .. 1e5 */
-    case 2: return ldexp((double)(r >> 11), -53) * 1e10;         /* 0 .. 1e10 */
-    default: return ldexp((double)(r >> 11), -53) * 100.0;       /* percent */
+    case 0: return 1.7e9 + (double)(r >> 20) * 1e-6;        /* times */
+    case 1: return (double)((r >> 8) % 100000000) / 1000.0; /* 0 .. 1e5 */
+    case 2: return ldexp((double)(r >> 11), -53) * 1e10;    /* 0 .. 1e10 */
+    default: return ldexp((double)(r >> 11), -53) * 100.0;  /* percent */
     }
 }
 

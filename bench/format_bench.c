@@ -112,8 +112,7 @@ static int row(const char *label, const pm_profile *p, const char *dir)
         off_t hdr;
         struct stat st;
         snprintf(path[v], sizeof path[v], "%s/v%d.pmp", dir, v + 1);
-        if (rewrite(p, v ? PM_FMT_BIN : PM_FMT_BIN1, path[v], &hdr, &us[v]) ||
-            stat(path[v], &st))
+        if (rewrite(p, v ? PM_FMT_BIN : PM_FMT_BIN1, path[v], &hdr, &us[v]) || stat(path[v], &st))
             return -1;
         bps[v] = (double)(st.st_size - hdr) / (double)p->n;
         size_t n, nc;
@@ -122,9 +121,9 @@ static int row(const char *label, const pm_profile *p, const char *dir)
         if (ns[v] < 0)
             return -1;
     }
-    printf("%-28s %7zu %5zu %9.1f %9.1f %6.3f %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f\n", label,
-           p->n, p->ncols, bps[0], bps[1], bps[1] / bps[0], bps[0] * 86400 / 1e6,
-           bps[1] * 86400 / 1e6, ns[0], ns[1], us[0], us[1]);
+    printf("%-28s %7zu %5zu %9.1f %9.1f %6.3f %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f\n", label, p->n,
+           p->ncols, bps[0], bps[1], bps[1] / bps[0], bps[0] * 86400 / 1e6, bps[1] * 86400 / 1e6,
+           ns[0], ns[1], us[0], us[1]);
     return 0;
 }
 

@@ -41,9 +41,8 @@ int main(int argc, char **argv)
         wall /= (double)(last - first + 1);
         if (p->has_end && p->end.self_maxrss_kb * 1024.0 > peak)
             peak = p->end.self_maxrss_kb * 1024.0;
-        printf("%-40s %8zu %9.3f ms %9.3f ms %7.2f MiB %8llu %8llu\n", argv[a], p->n,
-               cpu_per * 1e3, wall * 1e3, peak / 1048576.0,
-               (unsigned long long)(p->has_end ? p->end.late : 0),
+        printf("%-40s %8zu %9.3f ms %9.3f ms %7.2f MiB %8llu %8llu\n", argv[a], p->n, cpu_per * 1e3,
+               wall * 1e3, peak / 1048576.0, (unsigned long long)(p->has_end ? p->end.late : 0),
                (unsigned long long)(p->has_end ? p->end.missed : 0));
         pm_profile_free(p);
     }

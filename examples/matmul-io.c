@@ -55,13 +55,16 @@ int main(int argc, char **argv)
     while ((c = getopt(argc, argv, "n:t:r:d:h")) != -1) {
         switch (c) {
         case 'n':
-            if (parse(optarg, 1, 8000, &n)) goto usage;
+            if (parse(optarg, 1, 8000, &n))
+                goto usage;
             break;
         case 't':
-            if (parse(optarg, 1, 256, &threads)) goto usage;
+            if (parse(optarg, 1, 256, &threads))
+                goto usage;
             break;
         case 'r':
-            if (parse(optarg, 1, 100000, &rounds)) goto usage;
+            if (parse(optarg, 1, 100000, &rounds))
+                goto usage;
             break;
         case 'd': dir = optarg; break;
         default: goto usage;
@@ -84,8 +87,8 @@ int main(int argc, char **argv)
         pthread_t tid[256];
         band w[256];
         for (long t = 0; t < threads; t++) {
-            w[t] = (band){a, b, m, (size_t)n, (size_t)(n * t / threads),
-                          (size_t)(n * (t + 1) / threads)};
+            w[t] = (band){
+                a, b, m, (size_t)n, (size_t)(n * t / threads), (size_t)(n * (t + 1) / threads)};
             if (pthread_create(&tid[t], NULL, multiply, &w[t]) != 0) {
                 fprintf(stderr, "matmul-io: cannot start thread\n");
                 return 1;
@@ -94,8 +97,7 @@ int main(int argc, char **argv)
         for (long t = 0; t < threads; t++)
             pthread_join(tid[t], NULL);
         FILE *f = fopen(path, "wb");
-        if (!f || fwrite(m, sizeof *m, nn, f) != nn || fflush(f) || fsync(fileno(f)) ||
-            fclose(f)) {
+        if (!f || fwrite(m, sizeof *m, nn, f) != nn || fflush(f) || fsync(fileno(f)) || fclose(f)) {
             fprintf(stderr, "matmul-io: cannot write %s: %s\n", path, strerror(errno));
             return 1;
         }

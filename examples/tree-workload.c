@@ -286,15 +286,9 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt(argc, argv, "p:d:b:")) != -1) {
         switch (c) {
-        case 'p':
-            g_phase = atof(optarg);
-            break;
-        case 'd':
-            g_dir = optarg;
-            break;
-        case 'b':
-            g_bytes = atol(optarg) & ~4095L;
-            break;
+        case 'p': g_phase = atof(optarg); break;
+        case 'd': g_dir = optarg; break;
+        case 'b': g_bytes = atol(optarg) & ~4095L; break;
         default:
             fprintf(stderr, "usage: tree-workload [-p PHASE_SECONDS] [-d DIR] [-b BYTES]\n");
             return 2;

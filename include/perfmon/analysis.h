@@ -30,19 +30,19 @@
 enum pm_align { PM_ALIGN_TIME = 0, PM_ALIGN_INDEX = 1 };
 
 typedef struct pm_analyze_opts {
-    int repair;            /* enum pm_repair (default hold) */
-    int align;             /* enum pm_align */
-    int compat_ska;        /* --compat=ska: reproduce SKA perfmon's numbers */
-    int strict;            /* a bad input file is fatal */
-    int verbose;           /* keep notes about ignored files */
-    int by_phase;          /* --by-phase: resource use per phase in the text table */
+    int repair;     /* enum pm_repair (default hold) */
+    int align;      /* enum pm_align */
+    int compat_ska; /* --compat=ska: reproduce SKA perfmon's numbers */
+    int strict;     /* a bad input file is fatal */
+    int verbose;    /* keep notes about ignored files */
+    int by_phase;   /* --by-phase: resource use per phase in the text table */
     /* Window; a relative bound is seconds from the job start (the earliest
      * first sample over all hosts). */
     int has_start, has_end;
     int start_rel, end_rel;
     double start, end;
-    const char *catalog_path;  /* templates/metrics.json */
-    const char *rules_path;    /* templates/rules.json, NULL = no notes */
+    const char *catalog_path; /* templates/metrics.json */
+    const char *rules_path;   /* templates/rules.json, NULL = no notes */
     /* Called now and then with (done, total) input files; may be NULL. */
     void (*progress)(size_t done, size_t total, void *user);
     void *progress_user;
@@ -59,24 +59,24 @@ typedef struct pm_analyze_opts {
 } pm_analyze_opts;
 
 enum pm_input_msg {
-    PM_MSG_DETAIL = 0,   /* a line of the error's explanation (a run, a file) */
-    PM_MSG_WARNING = 1,  /* a file read in part or not at all, and why */
-    PM_MSG_IGNORED = 2,  /* a file that is not a profile, or not selected (-v) */
+    PM_MSG_DETAIL = 0,  /* a line of the error's explanation (a run, a file) */
+    PM_MSG_WARNING = 1, /* a file read in part or not at all, and why */
+    PM_MSG_IGNORED = 2, /* a file that is not a profile, or not selected (-v) */
 };
 
 void pm_analyze_opts_init(pm_analyze_opts *o);
 
 /* Clock assessment of one host (docs/analysis.md, "Clocks"). */
 typedef struct pm_clock {
-    int method;            /* 0 = start spread only (SKA input), 1 = also monotonic/wall pairs */
-    double offset_s;       /* first sample minus the median first sample over hosts */
-    double drift_ppm;      /* change of (wall - monotonic), last sample vs first, per run time */
-    double step_max_s;     /* largest jump of (wall - monotonic) between samples */
+    int method;        /* 0 = start spread only (SKA input), 1 = also monotonic/wall pairs */
+    double offset_s;   /* first sample minus the median first sample over hosts */
+    double drift_ppm;  /* change of (wall - monotonic), last sample vs first, per run time */
+    double step_max_s; /* largest jump of (wall - monotonic) between samples */
 } pm_clock;
 
 typedef struct pm_host {
     char *name;
-    char **files;          /* [nfiles] profiles merged into this host */
+    char **files; /* [nfiles] profiles merged into this host */
     size_t nfiles;
     char format[16];       /* "binary", "jsonl", "ska", "mixed" */
     pm_profile *prof;      /* merged raw profile: columns, info, end record and
@@ -93,9 +93,9 @@ typedef struct pm_host {
     size_t outside_window; /* samples outside --start/--end */
     double interval;       /* median sampling interval (s) */
     pm_clock clock;
-    int gpu;               /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
-    double ncpus;          /* from cpu.ncpus or metadata, NaN when unknown */
-    double mem_total;      /* bytes, NaN when unknown */
+    int gpu;          /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
+    double ncpus;     /* from cpu.ncpus or metadata, NaN when unknown */
+    double mem_total; /* bytes, NaN when unknown */
     /* Why the host's profile may be unfinished, "" when it ended cleanly:
      * "the sampler was still running" (its pid is alive on this host or
      * the file grew while read) or "no end record" (docs/analysis.md). */
@@ -104,16 +104,16 @@ typedef struct pm_host {
 
 /* One catalog metric on one host. */
 typedef struct pm_series {
-    size_t n;              /* = host n */
-    const double *t;       /* the host's times (borrowed from pm_host) */
-    double *v;             /* [n] in display units; NaN = no value */
-    uint8_t *q;            /* [n] enum pm_quality */
+    size_t n;        /* = host n */
+    const double *t; /* the host's times (borrowed from pm_host) */
+    double *v;       /* [n] in display units; NaN = no value */
+    uint8_t *q;      /* [n] enum pm_quality */
     pm_qcounts qc;
-    size_t repaired;       /* negative values repaired */
-    size_t wraps;          /* counter wraps corrected */
-    size_t ncolumns;       /* profile columns summed into it */
+    size_t repaired; /* negative values repaired */
+    size_t wraps;    /* counter wraps corrected */
+    size_t ncolumns; /* profile columns summed into it */
     pm_stats st;
-    int owns_v;            /* v was taken from a malloc'd profile column and is
+    int owns_v; /* v was taken from a malloc'd profile column and is
                             * freed with the series; otherwise v and q belong
                             * to the analysis (its arena or a profile block) */
 } pm_series;
@@ -121,24 +121,24 @@ typedef struct pm_series {
 /* The all-node series. */
 typedef struct pm_aggregate {
     size_t n;
-    double *t;             /* [n] grid (or averaged) times */
-    double *v;             /* [n] Total or Average; NaN where no host has data */
-    uint32_t *count;       /* [n] hosts contributing to each point */
+    double *t;       /* [n] grid (or averaged) times */
+    double *v;       /* [n] Total or Average; NaN where no host has data */
+    uint32_t *count; /* [n] hosts contributing to each point */
     pm_stats st;
-    size_t interpolated;   /* host points interpolated onto the grid */
-    uint32_t min_count;    /* smallest count over points with data */
+    size_t interpolated; /* host points interpolated onto the grid */
+    uint32_t min_count;  /* smallest count over points with data */
 } pm_aggregate;
 
 typedef struct pm_metric_result {
-    const pm_metric_def *def;  /* borrowed from the catalog */
-    pm_series **host;          /* [nhosts]; NULL where the host has no data */
+    const pm_metric_def *def; /* borrowed from the catalog */
+    pm_series **host;         /* [nhosts]; NULL where the host has no data */
     size_t nhosts_with_data;
     pm_aggregate agg;
-    pm_stats all;              /* over every host point: min/max carry host */
-    double avg_per_node;       /* mean of host means (SKA title "Average X/Node") */
-    double max_per_node;       /* max of host maxima ("Max X/Node") */
-    double imbalance;          /* max host mean / mean of host means */
-    pm_qcounts qc;             /* summed over hosts */
+    pm_stats all;        /* over every host point: min/max carry host */
+    double avg_per_node; /* mean of host means (SKA title "Average X/Node") */
+    double max_per_node; /* max of host maxima ("Max X/Node") */
+    double imbalance;    /* max host mean / mean of host means */
+    pm_qcounts qc;       /* summed over hosts */
     size_t repaired, wraps;
 } pm_metric_result;
 
@@ -156,33 +156,33 @@ typedef struct pm_node_summary {
     double total_net_io_ext_sent_mb, total_net_io_ext_recv_mb;
     double energy_j, energy_kwh, avg_power_w;
     double proc_cpu_hours, proc_peak_rss_bytes;
-    double sampler_cpu_pct;        /* sampler CPU time / wall time */
+    double sampler_cpu_pct; /* sampler CPU time / wall time */
     double sampler_peak_rss_bytes;
     double sampler_lateness_mean_s, sampler_lateness_max_s;
     double sampler_missed;
-    double sampler_late;           /* samples taken late (end record) */
+    double sampler_late; /* samples taken late (end record) */
     /* Counter totals over the node's samples (perf source); IPC is
      * instructions / cycles, FLOP all precisions. */
     double perf_instructions, perf_cycles, perf_ipc, perf_flop;
     double perf_l2_bytes, perf_l3_bytes, perf_mem_bytes;
     double perf_context_switches, perf_page_faults;
-    double samples;                /* samples analysed */
+    double samples; /* samples analysed */
     /* GPU figures: set on GPU hosts (pm_host.gpu), NaN on nodes. */
     double gpu_count, gpu_hours, gpu_avg_utilization_pct, gpu_energy_j, gpu_avg_power_w;
     double gpu_peak_mem_bytes;
-    size_t repaired, dropped;      /* over all metrics of the node */
+    size_t repaired, dropped; /* over all metrics of the node */
 } pm_node_summary;
 
 /* The named figures of pm_node_summary, in output order.  The same keys
  * are used by --stats --json, the text table and the rules file. */
 enum pm_figure_job { PM_JOB_SUM = 0, PM_JOB_MEAN = 1, PM_JOB_MAX = 2, PM_JOB_SPAN = 3 };
 typedef struct pm_figure {
-    const char *key;       /* stable JSON key, e.g. "cpu_avg_utilization_pct" */
-    size_t offset;         /* offsetof(pm_node_summary, ...) (a double) */
-    const char *unit;      /* "%", "h", "MiB", "J", ... */
-    int job;               /* enum pm_figure_job: how the job figure is formed */
-    const char *label;     /* short column title for the text table */
-    const char *title;     /* what it is, in words (the PDF report) */
+    const char *key;   /* stable JSON key, e.g. "cpu_avg_utilization_pct" */
+    size_t offset;     /* offsetof(pm_node_summary, ...) (a double) */
+    const char *unit;  /* "%", "h", "MiB", "J", ... */
+    int job;           /* enum pm_figure_job: how the job figure is formed */
+    const char *label; /* short column title for the text table */
+    const char *title; /* what it is, in words (the PDF report) */
 } pm_figure;
 
 extern const pm_figure PM_FIGURES[];
@@ -195,9 +195,9 @@ enum pm_severity { PM_SEV_INFO = 0, PM_SEV_WARNING = 1, PM_SEV_CRITICAL = 2 };
 
 typedef struct pm_note {
     char rule[64];
-    int severity;          /* enum pm_severity */
-    int host;              /* host index, -1 for the whole job */
-    double value;          /* the figure that triggered the rule */
+    int severity; /* enum pm_severity */
+    int host;     /* host index, -1 for the whole job */
+    double value; /* the figure that triggered the rule */
     char *message;
 } pm_note;
 
@@ -205,23 +205,23 @@ typedef struct pm_analysis {
     pm_analyze_opts opts;
     pm_catalog *catalog;
     size_t nhosts;
-    pm_host *hosts;              /* [nhosts] sorted by name */
+    pm_host *hosts; /* [nhosts] sorted by name */
     size_t nmetrics;
-    pm_metric_result *metrics;   /* [nmetrics] */
-    pm_node_summary *nodes;      /* [nhosts] */
-    pm_node_summary job;         /* totals (sums) or maxima over nodes */
-    double t_start, t_end;       /* analysed span (s since the epoch) */
-    double grid_step;            /* common grid interval (s) */
+    pm_metric_result *metrics; /* [nmetrics] */
+    pm_node_summary *nodes;    /* [nhosts] */
+    pm_node_summary job;       /* totals (sums) or maxima over nodes */
+    double t_start, t_end;     /* analysed span (s since the epoch) */
+    double grid_step;          /* common grid interval (s) */
     size_t nnotes;
     pm_note *notes;
     size_t nwarnings;
-    char **warnings;             /* input problems, one line each */
-    size_t nignored;             /* files that are not profiles */
-    char **ignored;              /* their messages (verbose) */
-    pm_phase_set phases;         /* job phases (marks paired, Scanner intervals) */
+    char **warnings;                    /* input problems, one line each */
+    size_t nignored;                    /* files that are not profiles */
+    char **ignored;                     /* their messages (verbose) */
+    pm_phase_set phases;                /* job phases (marks paired, Scanner intervals) */
     struct pm_phase_stats *phase_stats; /* their statistics (phases.c), NULL if none */
-    uint32_t **refs;             /* private: [host][column] metrics still to derive */
-    pm_arena arena;              /* private: the host times, series and aggregates */
+    uint32_t **refs;                    /* private: [host][column] metrics still to derive */
+    pm_arena arena;                     /* private: the host times, series and aggregates */
 } pm_analysis;
 
 /* Analyse the given files and directories (a directory contributes every
@@ -283,11 +283,11 @@ typedef struct pm_interp {
     const double *t, *v;
     size_t n, ngrid;
     double t0, step;
-    size_t i;        /* where the next run's search starts */
-    size_t s, f, j;  /* the current run: start, end of its verified points, walk */
-    double a;        /* its first grid point */
-    int ended;       /* its end is known (f) */
-    int have;        /* a run is loaded */
+    size_t i;       /* where the next run's search starts */
+    size_t s, f, j; /* the current run: start, end of its verified points, walk */
+    double a;       /* its first grid point */
+    int ended;      /* its end is known (f) */
+    int have;       /* a run is loaded */
 } pm_interp;
 void pm_interp_init(pm_interp *it, const double *t, const double *v, size_t n, double t0,
                     double step, size_t ngrid);
@@ -305,31 +305,29 @@ typedef struct pm_place {
     const double *t, *v;
     size_t n, ngrid;
     double t0, step;
-    size_t i;                /* the next sample to read */
-    int started;             /* a group was read */
-    int have1, have2;        /* the current and the next group of samples */
-    size_t k1, k2;           /* their grid points */
-    double m1, m2, f1, f2;   /* their means and first samples */
-    int adj1, adj2;          /* no NaN between the group and the one before */
-    const uint32_t *k;       /* [n] each sample's grid point (pm_place_points), or NULL */
+    size_t i;              /* the next sample to read */
+    int started;           /* a group was read */
+    int have1, have2;      /* the current and the next group of samples */
+    size_t k1, k2;         /* their grid points */
+    double m1, m2, f1, f2; /* their means and first samples */
+    int adj1, adj2;        /* no NaN between the group and the one before */
+    const uint32_t *k;     /* [n] each sample's grid point (pm_place_points), or NULL */
 } pm_place;
-void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0,
-                   double step, size_t ngrid);
+void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0, double step,
+                   size_t ngrid);
 /* The same with each sample's grid point given (k from pm_place_points on
  * the same t, t0, step and ngrid): the same results without computing
  * them again for each metric. */
-void pm_place_init_k(pm_place *it, const double *t, const uint32_t *k, const double *v,
-                     size_t n, double t0, double step, size_t ngrid);
+void pm_place_init_k(pm_place *it, const double *t, const uint32_t *k, const double *v, size_t n,
+                     double t0, double step, size_t ngrid);
 /* k[i] = the grid point nearest t[i] (ties to even), clamped to the grid;
  * ngrid must be at least 1 and at most UINT32_MAX. */
-void pm_place_points(const double *t, size_t n, double t0, double step, size_t ngrid,
-                     uint32_t *k);
+void pm_place_points(const double *t, size_t n, double t0, double step, size_t ngrid, uint32_t *k);
 size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out);
 
 /* Parse a --start/--end value: "+DURATION" (relative), a plain number
  * (seconds since the epoch if >= 1e9, else relative seconds), or
  * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
 int pm_parse_time_bound(const char *s, double *value, int *relative);
-
 
 #endif

@@ -26,17 +26,17 @@
 enum pm_arch_kind { PM_ARCH_TENSORFLOW = 1, PM_ARCH_PERFMON_STATS = 2 };
 
 typedef struct pm_arch_entry {
-    char *name;     /* unique within the run */
-    double timing;  /* finite; TensorFlow: wall time per iteration (s) */
-    char *info;     /* the entry's JSON (iterations, extras, ...) */
+    char *name;    /* unique within the run */
+    double timing; /* finite; TensorFlow: wall time per iteration (s) */
+    char *info;    /* the entry's JSON (iterations, extras, ...) */
 } pm_arch_entry;
 
 typedef struct pm_arch_run {
     char *test;
-    int64_t start_us;      /* run start, microseconds since the epoch */
-    int kind;              /* enum pm_arch_kind */
-    char *info;            /* the input text, verbatim */
-    char digest[32];       /* content id of the input bytes (crc32c:length) */
+    int64_t start_us; /* run start, microseconds since the epoch */
+    int kind;         /* enum pm_arch_kind */
+    char *info;       /* the input text, verbatim */
+    char digest[32];  /* content id of the input bytes (crc32c:length) */
     pm_arch_entry *entries;
     size_t nentries, cap;
 } pm_arch_run;
@@ -81,6 +81,5 @@ int pm_arch_parse_date(const char *s, int64_t *us);
 /* Format microseconds since the epoch as ISO 8601 UTC (seconds, and
  * microseconds when not whole) into out (>= 32 bytes). */
 void pm_arch_format_time(int64_t us, char *out, size_t cap);
-
 
 #endif

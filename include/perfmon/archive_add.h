@@ -18,21 +18,26 @@
 #include "perfmon/error.h"
 
 typedef struct pm_arch_add_opts {
-    const char *datadir;     /* where result files land */
-    const char *archivedir;  /* where processed files go (must exist) */
-    const char *test;        /* test name for perfmon statistics files, or NULL */
-    int keep_failed;         /* leave bad files in datadir (default: archivedir/failed/) */
+    const char *datadir;    /* where result files land */
+    const char *archivedir; /* where processed files go (must exist) */
+    const char *test;       /* test name for perfmon statistics files, or NULL */
+    int keep_failed;        /* leave bad files in datadir (default: archivedir/failed/) */
 } pm_arch_add_opts;
 
 typedef struct pm_arch_add_report {
-    size_t stored;   /* runs stored and their files moved */
-    size_t already;  /* files whose run was stored before (moved only) */
-    size_t skipped;  /* locked by another archiver, or gone meanwhile */
-    size_t failed;   /* could not be read, parsed, stored or moved */
-    size_t entries;  /* entries stored */
+    size_t stored;  /* runs stored and their files moved */
+    size_t already; /* files whose run was stored before (moved only) */
+    size_t skipped; /* locked by another archiver, or gone meanwhile */
+    size_t failed;  /* could not be read, parsed, stored or moved */
+    size_t entries; /* entries stored */
 } pm_arch_add_report;
 
-enum pm_arch_notice_kind { PM_NOTICE_STORED, PM_NOTICE_ALREADY, PM_NOTICE_SKIPPED, PM_NOTICE_FAILED };
+enum pm_arch_notice_kind {
+    PM_NOTICE_STORED,
+    PM_NOTICE_ALREADY,
+    PM_NOTICE_SKIPPED,
+    PM_NOTICE_FAILED
+};
 
 /* Called once per file: kind, the file's path, and a message (for
  * PM_NOTICE_FAILED: "cannot process PATH: reason"). */
@@ -50,7 +55,7 @@ int pm_arch_add(pm_store *s, const pm_arch_add_opts *o, pm_arch_add_report *rep,
  * Across file systems: copy into a hidden temporary in dir, fsync, link
  * it under the final name, fsync dir, then remove src.  The final path
  * is written to out (cap bytes, may be NULL). */
-int pm_arch_move(int fd, const char *src, const char *dir, const char *name, char *out,
-                 size_t cap, pm_error *err) PM_WUR;
+int pm_arch_move(int fd, const char *src, const char *dir, const char *name, char *out, size_t cap,
+                 pm_error *err) PM_WUR;
 
 #endif

@@ -38,13 +38,13 @@ enum pm_check_better { PM_CHECK_NONE = 0, PM_CHECK_LOWER = 1, PM_CHECK_HIGHER = 
 enum pm_check_verdict { PM_CHECK_OK = 0, PM_CHECK_REGRESSION = 1, PM_CHECK_SHORT = 2 };
 
 typedef struct pm_check_result {
-    int verdict;       /* enum pm_check_verdict */
-    size_t n;          /* previous timings used */
+    int verdict; /* enum pm_check_verdict */
+    size_t n;    /* previous timings used */
     double latest;
-    double median;     /* of the previous timings */
-    double mad;        /* median absolute deviation (unscaled) */
-    double z;          /* (latest - median) / (1.4826 MAD); +inf when MAD is 0 and latest > median */
-    double change;     /* (latest - median) / |median| */
+    double median; /* of the previous timings */
+    double mad;    /* median absolute deviation (unscaled) */
+    double z;      /* (latest - median) / (1.4826 MAD); +inf when MAD is 0 and latest > median */
+    double change; /* (latest - median) / |median| */
 } pm_check_result;
 
 void pm_check_opts_init(pm_check_opts *o);

@@ -68,8 +68,7 @@ int pm_store_history(pm_store *s, const char *test, const char *entry, int64_t s
 void pm_store_points_free(pm_store_point *p, size_t n);
 
 /* Distinct entry names of test, sorted. */
-int pm_store_entries(pm_store *s, const char *test, char ***names, size_t *n,
-                     pm_error *err) PM_WUR;
+int pm_store_entries(pm_store *s, const char *test, char ***names, size_t *n, pm_error *err) PM_WUR;
 void pm_store_names_free(char **names, size_t n);
 
 #endif

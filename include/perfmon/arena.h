@@ -33,16 +33,16 @@
 
 typedef struct pm_arena_piece {
     void *p;
-    size_t bytes;   /* 0: from calloc */
+    size_t bytes; /* 0: from calloc */
 } pm_arena_piece;
 
 typedef struct pm_arena {
     pthread_mutex_t lock;
-    char *cur;      /* free space in the newest block */
+    char *cur; /* free space in the newest block */
     size_t left;
-    pm_arena_piece *pieces;   /* blocks and calloc'd requests, to free */
+    pm_arena_piece *pieces; /* blocks and calloc'd requests, to free */
     size_t npieces, cap;
-    size_t heap_big;          /* bytes of big requests served by calloc */
+    size_t heap_big; /* bytes of big requests served by calloc */
 } pm_arena;
 
 void pm_arena_init(pm_arena *a);

@@ -13,7 +13,7 @@
 #include "perfmon/error.h"
 
 typedef struct pm_buf {
-    char *data;   /* NUL-terminated when len > 0 */
+    char *data; /* NUL-terminated when len > 0 */
     size_t len;
     size_t cap;
     int oom;

@@ -55,17 +55,23 @@ void pm_canvas_pdf_write(const pm_canvas *cv, pm_canvas_pdf *ctx, HPDF_Page page
 /* The record, for tests: op i of pm_canvas_count.  Coordinates are points
  * from the canvas's top-left corner, y down. */
 enum pm_canvas_kind {
-    PM_CV_STROKE, PM_CV_FILL, PM_CV_CLIP, PM_CV_SAVE, PM_CV_RESTORE, PM_CV_TEXT, PM_CV_IMAGE
+    PM_CV_STROKE,
+    PM_CV_FILL,
+    PM_CV_CLIP,
+    PM_CV_SAVE,
+    PM_CV_RESTORE,
+    PM_CV_TEXT,
+    PM_CV_IMAGE
 };
 typedef struct pm_canvas_op {
-    int kind;                 /* enum pm_canvas_kind */
+    int kind; /* enum pm_canvas_kind */
     double rgba[4];
-    double line_width;        /* points */
-    size_t npoints;           /* path: end points of its segments */
-    double ymin, ymax;        /* path: extent of those points (y down) */
-    const char *text;         /* text: the string; */
-    double tx, ty, size;      /* its origin and size */
-    int image_w, image_h;     /* image: pixels */
+    double line_width;    /* points */
+    size_t npoints;       /* path: end points of its segments */
+    double ymin, ymax;    /* path: extent of those points (y down) */
+    const char *text;     /* text: the string; */
+    double tx, ty, size;  /* its origin and size */
+    int image_w, image_h; /* image: pixels */
 } pm_canvas_op;
 
 size_t pm_canvas_count(const pm_canvas *cv);

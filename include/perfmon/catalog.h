@@ -30,38 +30,37 @@ enum pm_derive { PM_DERIVE_SUM = 0, PM_DERIVE_RATIO = 1 };
 enum pm_role { PM_ROLE_NONE = 0, PM_ROLE_VALUE = 1, PM_ROLE_PER = 2 };
 
 typedef struct pm_metric_def {
-    char id[64];          /* file-name safe, e.g. "net_out" */
-    char name[96];        /* display name, e.g. "Output Traffic" */
-    char unit[32];        /* display unit after conversion, e.g. "MiB/s" */
-    char category[32];    /* "CPU", "Memory", "Network", "Interconnect", "Energy", ... */
-    char page[32];        /* report page group */
+    char id[64];       /* file-name safe, e.g. "net_out" */
+    char name[96];     /* display name, e.g. "Output Traffic" */
+    char unit[32];     /* display unit after conversion, e.g. "MiB/s" */
+    char category[32]; /* "CPU", "Memory", "Network", "Interconnect", "Energy", ... */
+    char page[32];     /* report page group */
     char *patterns[PM_CAT_MAX_PATTERNS]; /* column name globs; matches are summed */
     size_t npatterns;
-    int derive;           /* enum pm_derive */
+    int derive;                     /* enum pm_derive */
     char *per[PM_CAT_MAX_PATTERNS]; /* ratio: denominator column globs, summed */
     size_t nper;
-    double conversion;    /* displayed = raw / conversion (after the rate) */
-    int rate;             /* counter: differentiate over time */
-    int log_scale;        /* applied only where PM_LOG_MIN_SPAN holds */
-    int comb;             /* enum pm_comb: all-node Total or Average */
+    double conversion; /* displayed = raw / conversion (after the rate) */
+    int rate;          /* counter: differentiate over time */
+    int log_scale;     /* applied only where PM_LOG_MIN_SPAN holds */
+    int comb;          /* enum pm_comb: all-node Total or Average */
     /* SKA perfmon's choices where they differ ("ska_comb", "ska_columns"),
      * put in place of comb and patterns by pm_catalog_use_ska(). */
-    int ska_comb;         /* enum pm_comb, or -1: as comb */
+    int ska_comb; /* enum pm_comb, or -1: as comb */
     char *ska_patterns[PM_CAT_MAX_PATTERNS];
     size_t nska_patterns;
-    double size_cm;       /* plot height hint for the report */
+    double size_cm; /* plot height hint for the report */
 } pm_metric_def;
 
 typedef struct pm_catalog {
     char *path;
     size_t n;
-    pm_metric_def *m;     /* [n] in file order (= report order) */
+    pm_metric_def *m; /* [n] in file order (= report order) */
 } pm_catalog;
 
 /* Parse catalog JSON text; path is used in messages (file:line:col on a
  * syntax error, file: metrics[i].field on a bad entry). */
-int pm_catalog_parse(const char *path, const char *text, pm_catalog **out,
-                     pm_error *err) PM_WUR;
+int pm_catalog_parse(const char *path, const char *text, pm_catalog **out, pm_error *err) PM_WUR;
 /* Read and parse a catalog file (at most 4 MiB). */
 int pm_catalog_load(const char *path, pm_catalog **out, pm_error *err) PM_WUR;
 void pm_catalog_free(pm_catalog *c);

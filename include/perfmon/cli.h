@@ -18,14 +18,14 @@
 /* The exit status of every program; each man page's EXIT STATUS says what
  * they mean for that program. */
 enum pm_exit {
-    PM_EXIT_OK = 0,       /* success */
-    PM_EXIT_FAIL = 1,     /* done, but: an input problem promoted by --strict, samples not
+    PM_EXIT_OK = 0,      /* success */
+    PM_EXIT_FAIL = 1,    /* done, but: an input problem promoted by --strict, samples not
                            * written, a file not archived, a regression, job B worse */
-    PM_EXIT_USAGE = 2,    /* a bad option or value, or no usable input */
-    PM_EXIT_OUTPUT = 3,   /* an output (or the archive's database) could not be written */
-    PM_EXIT_MIXED = 4,    /* perfmon-analyze --compare: worse on some gated figures, better
+    PM_EXIT_USAGE = 2,   /* a bad option or value, or no usable input */
+    PM_EXIT_OUTPUT = 3,  /* an output (or the archive's database) could not be written */
+    PM_EXIT_MIXED = 4,   /* perfmon-analyze --compare: worse on some gated figures, better
                            * on others */
-    PM_EXIT_NOEXEC = 127  /* perfmon-sample -- CMD: CMD could not be run */
+    PM_EXIT_NOEXEC = 127 /* perfmon-sample -- CMD: CMD could not be run */
 };
 
 /* Word the option getopt_long refused (it returned c, ':' or '?') into err
@@ -38,8 +38,8 @@ enum pm_exit {
  * "-vx", where optind has not moved past it); a long one by the word it
  * came in, argv[optind - 1].  shortopts and longopts: those given to
  * getopt_long.  Returns PM_EUSAGE. */
-int pm_cli_refused(int c, char *const *argv, const char *shortopts,
-                   const struct option *longopts, pm_error *err);
+int pm_cli_refused(int c, char *const *argv, const char *shortopts, const struct option *longopts,
+                   pm_error *err);
 
 /* --version: "PROGRAM VERSION" on standard output.  Returns PM_EXIT_OK, or
  * PM_EXIT_OUTPUT when standard output cannot be written. */

@@ -30,15 +30,19 @@ enum pm_verdict {
     PM_VERDICT_CHANGED = 2, /* significant, but the metric has no better direction */
     PM_VERDICT_BETTER = 3,
     PM_VERDICT_WORSE = 4,
-    PM_VERDICT_MISSING = 5  /* present in one job only: not judged */
+    PM_VERDICT_MISSING = 5 /* present in one job only: not judged */
 };
 
 /* The verdict on the pair, from the gated rows only: B is worse when a
  * gated row is worse and none is better, better the other way round,
  * mixed when both.  Each row's verdict mirrors when A and B swap (worse
  * becomes better), so "worse" both ways is impossible. */
-enum pm_overall { PM_OVERALL_SAME = 0, PM_OVERALL_WORSE = 1, PM_OVERALL_BETTER = 2,
-                  PM_OVERALL_MIXED = 3 };
+enum pm_overall {
+    PM_OVERALL_SAME = 0,
+    PM_OVERALL_WORSE = 1,
+    PM_OVERALL_BETTER = 2,
+    PM_OVERALL_MIXED = 3
+};
 
 /* The kinds of row. */
 enum pm_cmp_kind {
@@ -53,26 +57,26 @@ enum pm_cmp_kind {
 
 /* One entry of templates/compare.json. */
 typedef struct pm_compare_rule {
-    char key[64];          /* catalog metric id, job figure key or TensorFlow entry field */
-    int better;            /* enum pm_better */
-    double threshold_pct;  /* the relative minimum effect; NaN: the file's default */
-    double min_abs;        /* differences at most this large (in the unit) are the same */
-    int gate;              /* a worse verdict fails the gate (never for better "none" or the
+    char key[64];         /* catalog metric id, job figure key or TensorFlow entry field */
+    int better;           /* enum pm_better */
+    double threshold_pct; /* the relative minimum effect; NaN: the file's default */
+    double min_abs;       /* differences at most this large (in the unit) are the same */
+    int gate;             /* a worse verdict fails the gate (never for better "none" or the
                             * sampler's own figures and metrics) */
-    char series[64];       /* figures: the catalog metric whose noise the figure inherits, "" none */
+    char series[64];      /* figures: the catalog metric whose noise the figure inherits, "" none */
 } pm_compare_rule;
 
 typedef struct pm_compare_cfg {
-    double threshold_pct;  /* default threshold, percent of A's value */
-    double z;              /* significance: |B - A| > z * standard error */
-    int default_better;    /* for metrics not listed */
-    int phase_better;      /* for phase durations */
+    double threshold_pct; /* default threshold, percent of A's value */
+    double z;             /* significance: |B - A| > z * standard error */
+    int default_better;   /* for metrics not listed */
+    int phase_better;     /* for phase durations */
     pm_compare_rule *metrics;
     size_t nmetrics;
-    int phase_gate;        /* phase durations gated */
+    int phase_gate;           /* phase durations gated */
     pm_compare_rule *figures; /* in output order: only these figures are compared */
     size_t nfigures;
-    pm_compare_rule *tf;   /* TensorFlow benchmark entry fields (wallTime, ...) */
+    pm_compare_rule *tf; /* TensorFlow benchmark entry fields (wallTime, ...) */
     size_t ntf;
 } pm_compare_cfg;
 
@@ -125,10 +129,10 @@ const char *pm_verdict_name(int verdict);
 
 /* One job's side of a row. */
 typedef struct pm_compare_side {
-    size_t n;              /* values used (points, or nodes for phase durations) */
-    double mean;           /* time-weighted mean (series), mean over nodes, or the figure */
-    double p95, max;       /* NaN for a job figure */
-    double se;             /* standard error of mean; NaN when it cannot be estimated */
+    size_t n;        /* values used (points, or nodes for phase durations) */
+    double mean;     /* time-weighted mean (series), mean over nodes, or the figure */
+    double p95, max; /* NaN for a job figure */
+    double se;       /* standard error of mean; NaN when it cannot be estimated */
 } pm_compare_side;
 
 /* Fill s from the series t[n], v[n] (NaN = no value): the statistics of
@@ -152,23 +156,23 @@ double pm_compare_se(const double *v, size_t n, double *scratch);
 double pm_compare_sigma(const double *v, size_t n, double *scratch);
 
 typedef struct pm_compare_row {
-    int kind;              /* enum pm_cmp_kind */
-    char key[64];          /* metric id or figure key */
-    char phase[72];        /* phase kind, "" for whole-job rows */
-    const char *name;      /* display name (borrowed) */
-    const char *unit;      /* display unit (borrowed) */
+    int kind;         /* enum pm_cmp_kind */
+    char key[64];     /* metric id or figure key */
+    char phase[72];   /* phase kind, "" for whole-job rows */
+    const char *name; /* display name (borrowed) */
+    const char *unit; /* display unit (borrowed) */
     pm_compare_side a, b;
-    double diff;           /* b.mean - a.mean */
-    double pct;            /* 100 * diff / |a.mean|; 0 when both are 0, +-inf when only A is */
-    double se;             /* sqrt(a.se^2 + b.se^2); NaN when either is unknown */
-    double zscore;         /* diff / se (NaN when se is unknown, +-inf when 0) */
-    int significant;       /* |diff| > z * se; se unknown: 1 for figures and phase
+    double diff;     /* b.mean - a.mean */
+    double pct;      /* 100 * diff / |a.mean|; 0 when both are 0, +-inf when only A is */
+    double se;       /* sqrt(a.se^2 + b.se^2); NaN when either is unknown */
+    double zscore;   /* diff / se (NaN when se is unknown, +-inf when 0) */
+    int significant; /* |diff| > z * se; se unknown: 1 for figures and phase
                             * durations (the threshold decides), 0 for series */
-    int better;            /* enum pm_better */
+    int better;      /* enum pm_better */
     double threshold_pct;
     double min_abs;
-    int gated;             /* a worse verdict makes B worse (the exit status) */
-    int verdict;           /* enum pm_verdict */
+    int gated;   /* a worse verdict makes B worse (the exit status) */
+    int verdict; /* enum pm_verdict */
 } pm_compare_row;
 
 /* Decide r->verdict from r->a, r->b, r->better, r->threshold_pct, r->min_abs
@@ -177,31 +181,30 @@ typedef struct pm_compare_row {
 void pm_compare_judge(pm_compare_row *r, double z);
 
 typedef struct pm_compare_opts {
-    double threshold_pct;  /* >= 0 overrides every threshold of the configuration; NaN: keep */
+    double threshold_pct; /* >= 0 overrides every threshold of the configuration; NaN: keep */
     const char *label_a, *label_b; /* how outputs name the jobs (their directories); borrowed */
-    pm_gate_names gate;    /* --gate / --no-gate; borrowed */
+    pm_gate_names gate;            /* --gate / --no-gate; borrowed */
 } pm_compare_opts;
 
 void pm_compare_opts_init(pm_compare_opts *o);
 
 typedef struct pm_comparison {
-    const pm_analysis *a, *b;  /* borrowed */
+    const pm_analysis *a, *b;      /* borrowed */
     const char *label_a, *label_b; /* borrowed from the options; never NULL */
-    pm_compare_row *rows;      /* figures, then metrics (catalog order), then per phase kind */
+    pm_compare_row *rows;          /* figures, then metrics (catalog order), then per phase kind */
     size_t nrows;
     double z;
-    double threshold_pct;      /* the default in force */
-    size_t count[6];           /* rows per verdict */
+    double threshold_pct;             /* the default in force */
+    size_t count[6];                  /* rows per verdict */
     size_t gated_worse, gated_better; /* gated rows worse, better */
-    int overall;               /* enum pm_overall */
-    size_t nphase_kinds;       /* phase kinds present in both jobs */
+    int overall;                      /* enum pm_overall */
+    size_t nphase_kinds;              /* phase kinds present in both jobs */
 } pm_comparison;
 
 /* Compare job B against job A.  Returns 0, or PM_ENOMEM. */
 int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_cfg *cfg,
                    const pm_compare_opts *o, pm_comparison **out, pm_error *err) PM_WUR;
 void pm_comparison_free(pm_comparison *c);
-
 
 /* The job id of an analysis (first non-empty over hosts), else "". */
 const char *pm_analysis_job_id(const pm_analysis *a);

@@ -52,8 +52,7 @@ int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits,
 /* One row per host and timestamp; one column per metric with its unit.
  * Values with PM_CSV_DIGITS significant digits, or digits (1 to 17). */
 int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
-int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits,
-                         pm_error *err) PM_WUR;
+int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits, pm_error *err) PM_WUR;
 
 /* /hosts/<host>/<metric> datasets (time, value, quality), /aggregates/... */
 int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
@@ -105,6 +104,5 @@ int pm_compare_json(const struct pm_comparison *c, FILE *f, pm_error *err) PM_WU
 extern const char *const PM_PHASE_USE_HEAD[PM_PHASE_USE_COLS];
 struct pm_phase_kind_stats;
 void pm_phase_use_cells(const struct pm_phase_kind_stats *ks, char cells[PM_PHASE_USE_COLS][48]);
-
 
 #endif

@@ -35,8 +35,7 @@ ssize_t pm_pread_kept(int *fd, int dirfd, const char *path, char *buf, size_t ca
  * grown by doubling up to max bytes (max >= 2).  Returns the length of the
  * NUL-terminated content, or -errno: -EFBIG when the file needs more than
  * max bytes, -ENOMEM; a file is never returned cut short. */
-ssize_t pm_pread_grow(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
-                      size_t max);
+ssize_t pm_pread_grow(int *fd, int dirfd, const char *path, char **buf, size_t *cap, size_t max);
 
 /* Close a kept descriptor (if open) and reset it to -1. */
 void pm_close_kept(int *fd);
@@ -46,8 +45,7 @@ ssize_t pm_read_fd(int fd, char *buf, size_t cap, int *full);
 
 /* Read a whole file into a freshly allocated, NUL-terminated buffer of at
  * most max bytes.  On success *out is owned by the caller (free()). */
-int pm_read_whole(const char *path, size_t max, char **out, size_t *len,
-                  pm_error *err) PM_WUR;
+int pm_read_whole(const char *path, size_t max, char **out, size_t *len, pm_error *err) PM_WUR;
 
 /* Write all len bytes, retrying on EINTR and short writes.  Returns 0 or
  * -errno. */

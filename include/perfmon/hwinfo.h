@@ -8,8 +8,8 @@
 #include "perfmon/source.h"
 
 typedef struct pm_cpu_ident {
-    char vendor[64];      /* CPUID vendor string, "" when unknown */
-    int family, model;    /* /proc/cpuinfo "cpu family" and "model" */
+    char vendor[64];       /* CPUID vendor string, "" when unknown */
+    int family, model;     /* /proc/cpuinfo "cpu family" and "model" */
     const char *microarch; /* "skylake-sp", "zen3", ... or "unknown" (static) */
 } pm_cpu_ident;
 

@@ -25,8 +25,7 @@ _Noreturn void pm_assert_fail(const char *file, int line, const char *func, cons
 
 #ifdef PM_DEBUG
 #define PM_ASSERTS_ON 1
-#define PM_ASSERT(cond) \
-    ((cond) ? (void)0 : pm_assert_fail(__FILE__, __LINE__, __func__, #cond))
+#define PM_ASSERT(cond) ((cond) ? (void)0 : pm_assert_fail(__FILE__, __LINE__, __func__, #cond))
 #else
 #define PM_ASSERTS_ON 0
 #define PM_ASSERT(cond) ((void)sizeof(!(cond)))

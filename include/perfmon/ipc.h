@@ -22,12 +22,12 @@
 #define PM_IPC_POLL_NS 1000000000LL
 
 typedef struct pm_ipc {
-    const char *path;   /* borrowed */
-    char dir[4096];     /* directory watched ("." for a bare name) */
-    char name[256];     /* the file's name in it ("" when not watchable) */
-    int ifd;            /* inotify descriptor, -1 without inotify */
-    int wd;             /* watch on dir, -1 while it does not exist */
-    int64_t next_poll;  /* CLOCK_MONOTONIC ns of the next read */
+    const char *path;  /* borrowed */
+    char dir[4096];    /* directory watched ("." for a bare name) */
+    char name[256];    /* the file's name in it ("" when not watchable) */
+    int ifd;           /* inotify descriptor, -1 without inotify */
+    int wd;            /* watch on dir, -1 while it does not exist */
+    int64_t next_poll; /* CLOCK_MONOTONIC ns of the next read */
 } pm_ipc;
 
 /* Does the file at path say FINISHED now?  A missing, unreadable or

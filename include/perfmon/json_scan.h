@@ -42,19 +42,19 @@
 #define PM_JSCAN_MAX_DEPTH 256
 
 typedef struct pm_jscan {
-    const char *path;      /* for messages */
-    const char *text;      /* the whole document: line and column count from here */
-    const char *p;         /* the cursor */
-    const char *e;         /* end of what this scan may read */
+    const char *path; /* for messages */
+    const char *text; /* the whole document: line and column count from here */
+    const char *p;    /* the cursor */
+    const char *e;    /* end of what this scan may read */
     pm_error *err;
-    int release;           /* text is a private file mapping: drop pages once read */
-    const char *released;  /* everything below this was released */
+    int release;          /* text is a private file mapping: drop pages once read */
+    const char *released; /* everything below this was released */
 } pm_jscan;
 
 /* One member of the top-level object: its name as written (escapes not
  * decoded) and the span of its value, both pointing into the text. */
 typedef struct pm_jmember {
-    const char *key;     /* points into text, after the quote */
+    const char *key; /* points into text, after the quote */
     size_t klen;
     const char *val;
     size_t vlen;

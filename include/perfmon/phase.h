@@ -19,44 +19,44 @@
 #include "perfmon/error.h"
 
 /* Limits every reader enforces. */
-#define PM_EVENT_LINE_MAX 4000      /* one event line, bytes (one atomic write) */
+#define PM_EVENT_LINE_MAX 4000 /* one event line, bytes (one atomic write) */
 #define PM_EVENT_NAME_MAX 64
-#define PM_EVENT_ATTRS_MAX 32       /* KEY=VALUE pairs per event */
-#define PM_EVENTS_MAX 10000000      /* events per file */
+#define PM_EVENT_ATTRS_MAX 32  /* KEY=VALUE pairs per event */
+#define PM_EVENTS_MAX 10000000 /* events per file */
 
 enum pm_edge { PM_EDGE_START = 0, PM_EDGE_END = 1, PM_EDGE_ONESHOT = 2 };
 
 /* One recorded mark. */
 typedef struct pm_event {
-    int64_t wall_ns;       /* CLOCK_REALTIME, as the samples' wall time */
-    int64_t mono_ns;       /* CLOCK_MONOTONIC, as the samples' monotonic time */
+    int64_t wall_ns; /* CLOCK_REALTIME, as the samples' wall time */
+    int64_t mono_ns; /* CLOCK_MONOTONIC, as the samples' monotonic time */
     char *host;
     int pid;
-    char *name;            /* phase kind */
-    int edge;              /* enum pm_edge */
-    double diff_s;         /* ONESHOT: duration, ending at wall_ns */
-    char *key;             /* pairing key: the "img", "key" or "id" attribute, or "" */
-    char *attrs;           /* the attributes as a JSON object text ("{}" when none) */
-    size_t line;           /* line in its file (messages) */
+    char *name;    /* phase kind */
+    int edge;      /* enum pm_edge */
+    double diff_s; /* ONESHOT: duration, ending at wall_ns */
+    char *key;     /* pairing key: the "img", "key" or "id" attribute, or "" */
+    char *attrs;   /* the attributes as a JSON object text ("{}" when none) */
+    size_t line;   /* line in its file (messages) */
 } pm_event;
 
 /* One phase interval. */
 typedef struct pm_phase {
-    char *host;            /* node (Scanner: "node <n>") */
-    char *name;            /* phase kind (Scanner: the interval key) */
-    char *key;             /* pairing key value, "" when none */
-    char *track;           /* Scanner worker ("load[0]"), "" for marks */
-    double t0, t1;         /* seconds since the epoch */
-    char *attrs;           /* JSON object text */
+    char *host;    /* node (Scanner: "node <n>") */
+    char *name;    /* phase kind (Scanner: the interval key) */
+    char *key;     /* pairing key value, "" when none */
+    char *track;   /* Scanner worker ("load[0]"), "" for marks */
+    double t0, t1; /* seconds since the epoch */
+    char *attrs;   /* JSON object text */
 } pm_phase;
 
 /* A named total per worker kind, as Scanner's statistics(): a counter's
  * summed values, or the summed time of the intervals with that key. */
 typedef struct pm_phase_counter {
-    char *kind;            /* worker type ("load", "eval", ...) */
-    char *name;            /* counter name or interval key */
-    int is_time;           /* 1: value is summed interval time in ns */
-    int64_t value;         /* saturates at the int64 limits */
+    char *kind;    /* worker type ("load", "eval", ...) */
+    char *name;    /* counter name or interval key */
+    int is_time;   /* 1: value is summed interval time in ns */
+    int64_t value; /* saturates at the int64 limits */
 } pm_phase_counter;
 
 typedef struct pm_phase_set {
@@ -64,9 +64,9 @@ typedef struct pm_phase_set {
     size_t n, cap;
     pm_phase_counter *counters;
     size_t ncounters, ccap;
-    size_t *chash;         /* open-addressing index into counters (private) */
+    size_t *chash; /* open-addressing index into counters (private) */
     size_t chash_cap;
-    char **problems;       /* unmatched marks and the like, one line each */
+    char **problems; /* unmatched marks and the like, one line each */
     size_t nproblems, pcap;
     /* Scanner: profiles read, their earliest start and latest end (ns since
      * the epoch), and the difference in s (Scanner's total_time). */
@@ -86,8 +86,7 @@ int pm_phase_counter_add(pm_phase_set *s, const char *kind, const char *name, in
  * appended, Scanner span widened); src is left empty.  0 or PM_ENOMEM
  * (then src keeps what was not moved and both stay valid to free). */
 int pm_phase_set_take(pm_phase_set *dst, pm_phase_set *src) PM_WUR;
-int pm_phase_problem(pm_phase_set *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int pm_phase_problem(pm_phase_set *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* --- events files ---------------------------------------------------------- */
 

@@ -14,14 +14,14 @@ struct pm_analysis;
 
 typedef struct pm_phase_kind_stats {
     char *name;
-    size_t hosts;            /* nodes on which the kind occurs */
-    size_t count;            /* phases of this kind, all nodes */
-    double total_s;          /* summed durations, all nodes */
-    double avg_host_s;       /* per node: summed duration, averaged over its nodes */
+    size_t hosts;      /* nodes on which the kind occurs */
+    size_t count;      /* phases of this kind, all nodes */
+    double total_s;    /* summed durations, all nodes */
+    double avg_host_s; /* per node: summed duration, averaged over its nodes */
     double min_host_s, max_host_s;
     double start_min, start_max; /* earliest and latest first start over nodes (s) */
-    double start_spread_s;   /* start_max - start_min */
-    double start_sd_s;       /* standard deviation of the first starts */
+    double start_spread_s;       /* start_max - start_min */
+    double start_sd_s;           /* standard deviation of the first starts */
     /* Resource use during the phase, per analysis metric ([a->nmetrics]):
      * the duration-weighted mean of each node's values inside its phases
      * (NaN where no node has data), and for power metrics (unit W) the
@@ -42,17 +42,17 @@ typedef struct pm_phase_kind_stats {
 } pm_phase_kind_stats;
 
 typedef struct pm_phase_host_stats {
-    const char *host;        /* borrowed from the phase set */
+    const char *host; /* borrowed from the phase set */
     const char *name;
     size_t count;
     double total_s;
-    double first_start;      /* s since the epoch */
+    double first_start; /* s since the epoch */
 } pm_phase_host_stats;
 
 typedef struct pm_phase_stats {
-    pm_phase_kind_stats *kinds;  /* sorted by earliest start, then name */
+    pm_phase_kind_stats *kinds; /* sorted by earliest start, then name */
     size_t nkinds;
-    pm_phase_host_stats *rows;   /* by host, then first start */
+    pm_phase_host_stats *rows; /* by host, then first start */
     size_t nrows;
     size_t nmetrics;
 } pm_phase_stats;

@@ -22,47 +22,47 @@
 enum pm_time_axis { PM_AXIS_CLOCK = 0, PM_AXIS_ELAPSED = 1 };
 
 typedef struct pm_plot_series {
-    const char *label;   /* legend text, UTF-8 */
-    const double *t;     /* seconds since the epoch, increasing */
-    const double *v;     /* NaN = no value (a gap in the line) */
+    const char *label; /* legend text, UTF-8 */
+    const double *t;   /* seconds since the epoch, increasing */
+    const double *v;   /* NaN = no value (a gap in the line) */
     size_t n;
 } pm_plot_series;
 
 typedef struct pm_plot_band {
     const double *t, *lo, *mid, *hi; /* min, median, max across hosts */
     size_t n;
-    const char *label;               /* e.g. "median of 200 hosts" */
-    const double *p5, *p95;          /* optional: an inner band, 5th to 95th percentile */
+    const char *label;      /* e.g. "median of 200 hosts" */
+    const double *p5, *p95; /* optional: an inner band, 5th to 95th percentile */
 } pm_plot_band;
 
 typedef struct pm_plot_span {
     double t0, t1;
-    int kind;            /* 0 = repaired data (hatched grey), 1 = phase (tinted) */
-    const char *label;   /* phase name, or NULL */
-    int color;           /* phase: palette index (the phase kind) */
+    int kind;          /* 0 = repaired data (hatched grey), 1 = phase (tinted) */
+    const char *label; /* phase name, or NULL */
+    int color;         /* phase: palette index (the phase kind) */
 } pm_plot_span;
 
 typedef struct pm_plot {
     const char *title;
-    const char *ylabel;          /* with unit, e.g. "Traffic (MB/s)" */
+    const char *ylabel; /* with unit, e.g. "Traffic (MB/s)" */
     int logy;
-    int time_axis;               /* enum pm_time_axis */
-    double t_origin;             /* job start (elapsed axis) */
+    int time_axis;   /* enum pm_time_axis */
+    double t_origin; /* job start (elapsed axis) */
     const pm_plot_series *series;
     size_t nseries;
-    const pm_plot_band *band;    /* optional */
+    const pm_plot_band *band; /* optional */
     const pm_plot_span *spans;
     size_t nspans;
-    const double *nodes_t;       /* optional: contributing-node count ... */
+    const double *nodes_t; /* optional: contributing-node count ... */
     const double *nodes_n;
     size_t nodes_len;
-    int nodes_total;             /* ... drawn where it falls below this */
-    int legend;                  /* draw a legend (series labels) */
-    int points;                  /* also a dot at every series point */
-    const double *mark_t;        /* optional: points marked with a red ring ... */
+    int nodes_total;      /* ... drawn where it falls below this */
+    int legend;           /* draw a legend (series labels) */
+    int points;           /* also a dot at every series point */
+    const double *mark_t; /* optional: points marked with a red ring ... */
     const double *mark_v;
-    size_t nmarks;               /* ... (e.g. regressions) */
-    int step;                    /* enum pm_plot_step: how a value covers time */
+    size_t nmarks; /* ... (e.g. regressions) */
+    int step;      /* enum pm_plot_step: how a value covers time */
 } pm_plot;
 
 /* How the line joins samples: straight (a gauge), or a step over the
@@ -77,11 +77,11 @@ typedef struct pm_heatmap {
     const char *unit;
     int time_axis;
     double t_origin;
-    const char *const *rows;     /* host names */
+    const char *const *rows; /* host names */
     size_t nrows;
-    const double *t;             /* column times (common grid) */
+    const double *t; /* column times (common grid) */
     size_t ncols;
-    const double *values;        /* [nrows * ncols], row-major; NaN = none */
+    const double *values; /* [nrows * ncols], row-major; NaN = none */
 } pm_heatmap;
 
 /* Draw into the rectangle (x, y, w, h) of cr (units are points or pixels,
@@ -97,10 +97,10 @@ typedef struct pm_timeline {
     const char *title;
     int time_axis;
     double t_origin;
-    double t0, t1;               /* time range shown */
-    const char *const *rows;     /* node names */
+    double t0, t1;           /* time range shown */
+    const char *const *rows; /* node names */
     size_t nrows;
-    const char *const *kinds;    /* phase kind names (legend) */
+    const char *const *kinds; /* phase kind names (legend) */
     size_t nkinds;
     const pm_timeline_bar *bars;
     size_t nbars;
@@ -118,8 +118,8 @@ void pm_heatmap_draw(cairo_t *cr, double x, double y, double w, double h, double
  * Returns 0 or PM_EIO with err naming the file. */
 int pm_plot_png(const char *path, const pm_plot *p, double width_cm, double aspect, int dpi,
                 pm_error *err) PM_WUR;
-int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, double aspect,
-                   int dpi, pm_error *err) PM_WUR;
+int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, double aspect, int dpi,
+                   pm_error *err) PM_WUR;
 
 /* Colour and dash of series i (distinguishable in greyscale print). */
 void pm_plot_style(size_t i, double rgb[3], int *dash);

@@ -41,12 +41,12 @@ enum pm_record_type {
 };
 
 typedef struct pm_column {
-    char name[96];   /* dotted, e.g. "net.ext.bytes_sent" */
-    char unit[24];   /* "B", "%", "s", "uJ", "1" ... */
-    char group[32];  /* "cpu", "memory", "disk", "net", "ib", "rapl", "proc", "sampler" */
-    uint8_t kind;    /* enum pm_kind */
-    uint8_t type;    /* enum pm_vtype: how the value is stored */
-    uint64_t wrap;   /* counters only: the value wraps to 0 at this value; 0 = 2^64/none */
+    char name[96];  /* dotted, e.g. "net.ext.bytes_sent" */
+    char unit[24];  /* "B", "%", "s", "uJ", "1" ... */
+    char group[32]; /* "cpu", "memory", "disk", "net", "ib", "rapl", "proc", "sampler" */
+    uint8_t kind;   /* enum pm_kind */
+    uint8_t type;   /* enum pm_vtype: how the value is stored */
+    uint64_t wrap;  /* counters only: the value wraps to 0 at this value; 0 = 2^64/none */
 } pm_column;
 
 typedef union pm_value {
@@ -57,14 +57,14 @@ typedef union pm_value {
 typedef struct pm_profile_info {
     char host[256];
     char job_id[128];
-    char scheduler[16];   /* "slurm", "pbs", "oar", "local" */
-    char node_rank[32];   /* SLURM_NODEID / PROCID etc., "" when unknown */
+    char scheduler[16]; /* "slurm", "pbs", "oar", "local" */
+    char node_rank[32]; /* SLURM_NODEID / PROCID etc., "" when unknown */
     char user[64];
-    char command[1024];   /* monitored command line, "" when system-wide */
-    char sampler[64];     /* producing tool and version */
+    char command[1024]; /* monitored command line, "" when system-wide */
+    char sampler[64];   /* producing tool and version */
     int64_t start_wall_ns;
     int64_t start_mono_ns;
-    int64_t interval_ns;  /* requested sampling interval */
+    int64_t interval_ns; /* requested sampling interval */
     int64_t sampler_pid;
     /* One sampler run, the same in every file it writes (-f both): 16 hex
      * digits, "" in files written before it was recorded. */
@@ -75,40 +75,40 @@ typedef struct pm_profile_info {
 typedef struct pm_profile_end {
     int64_t end_wall_ns;
     int64_t end_mono_ns;
-    uint64_t samples;       /* samples written */
-    uint64_t late;          /* samples taken more than 10% of an interval late */
-    uint64_t missed;        /* deadlines skipped entirely */
-    int64_t self_cpu_ns;    /* sampler CPU time over the run */
+    uint64_t samples;    /* samples written */
+    uint64_t late;       /* samples taken more than 10% of an interval late */
+    uint64_t missed;     /* deadlines skipped entirely */
+    int64_t self_cpu_ns; /* sampler CPU time over the run */
     uint64_t self_maxrss_kb;
-    int32_t exit_status;    /* monitored command's exit status, -1 when none */
-    char reason[64];        /* why sampling stopped: "command exited", "SIGTERM", ... */
+    int32_t exit_status; /* monitored command's exit status, -1 when none */
+    char reason[64];     /* why sampling stopped: "command exited", "SIGTERM", ... */
 } pm_profile_end;
 
 typedef struct pm_profile {
-    char *path;                 /* where it was read from */
-    int format;                 /* enum pm_format */
+    char *path; /* where it was read from */
+    int format; /* enum pm_format */
     pm_profile_info info;
-    char *host_long;            /* the whole host name when info.host is too
+    char *host_long; /* the whole host name when info.host is too
                                  * short for it (info.host has its start), else NULL */
     size_t ncols;
     pm_column *cols;
-    char *meta_json;            /* hardware metadata (JSON object text) or NULL */
-    size_t n;                   /* number of samples */
-    int64_t *t_mono_ns;         /* [n] */
-    int64_t *t_wall_ns;         /* [n] */
-    double **values;            /* [ncols][n]; NaN = not recorded */
-    void *block;                /* when set, the times and values[c] live in this */
-    size_t block_bytes;         /* one mapping (pm_profile_reserve_block), */
-    size_t block_slot;          /* block_slot bytes each; else each is malloc'd */
-    unsigned char *released;    /* [ncols + 2] block slots given back */
+    char *meta_json;         /* hardware metadata (JSON object text) or NULL */
+    size_t n;                /* number of samples */
+    int64_t *t_mono_ns;      /* [n] */
+    int64_t *t_wall_ns;      /* [n] */
+    double **values;         /* [ncols][n]; NaN = not recorded */
+    void *block;             /* when set, the times and values[c] live in this */
+    size_t block_bytes;      /* one mapping (pm_profile_reserve_block), */
+    size_t block_slot;       /* block_slot bytes each; else each is malloc'd */
+    unsigned char *released; /* [ncols + 2] block slots given back */
     int has_end;
     pm_profile_end end;
-    char **notes;               /* [nnotes] notes the sampler recorded */
+    char **notes; /* [nnotes] notes the sampler recorded */
     size_t nnotes;
     /* What the reader had to skip; each is also described in warnings. */
-    size_t bad_records;         /* records skipped for a bad checksum/length */
-    uint64_t skipped_bytes;     /* bytes skipped (torn tail, corruption) */
-    char **warnings;            /* [nwarnings] "file: offset N: ..." */
+    size_t bad_records;     /* records skipped for a bad checksum/length */
+    uint64_t skipped_bytes; /* bytes skipped (torn tail, corruption) */
+    char **warnings;        /* [nwarnings] "file: offset N: ..." */
     size_t nwarnings;
 } pm_profile;
 
@@ -144,8 +144,8 @@ int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_read_b
                            pm_profile **out, pm_error *err) PM_WUR;
 
 /* Decode a binary profile held in memory (path is used in messages). */
-int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len,
-                          pm_profile **out, pm_error *err) PM_WUR;
+int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len, pm_profile **out,
+                          pm_error *err) PM_WUR;
 /* The key samples of a binary version 2 profile (docs/format.md,
  * "Index"): decoding can start at any of them. */
 typedef struct pm_bin_key {
@@ -154,9 +154,9 @@ typedef struct pm_bin_key {
     uint64_t sample;          /* its number, counting from 0 */
 } pm_bin_key;
 typedef struct pm_bin_index {
-    pm_bin_key *keys;         /* [n], in file order */
+    pm_bin_key *keys; /* [n], in file order */
     size_t n;
-    int from_footer;          /* 1: read from the index records; 0: rebuilt by
+    int from_footer; /* 1: read from the index records; 0: rebuilt by
                                * scanning (no footer after a kill, or a damaged one) */
 } pm_bin_index;
 /* Load the index of buf (a version 2 file): from its footer and the chain
@@ -175,8 +175,8 @@ int pm_profile_decode_bin_range(const char *path, const unsigned char *buf, size
                                 int64_t from_wall_ns, int64_t to_wall_ns, pm_profile **out,
                                 pm_error *err) PM_WUR;
 /* Decode a JSON Lines profile held in memory (NUL-terminated text). */
-int pm_profile_decode_jsonl(const char *path, const char *text, size_t len,
-                            pm_profile **out, pm_error *err) PM_WUR;
+int pm_profile_decode_jsonl(const char *path, const char *text, size_t len, pm_profile **out,
+                            pm_error *err) PM_WUR;
 
 /* The host name: host_long when set, else info.host. */
 const char *pm_profile_host(const pm_profile *p);

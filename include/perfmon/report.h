@@ -29,14 +29,14 @@ typedef struct pm_chart {
     pm_plot plot;
     char title[256];
     char ylabel[160];
-    char file[160];          /* PNG file name (no directory) */
-    pm_plot_series *series;  /* owned */
-    char **labels;           /* owned */
+    char file[160];         /* PNG file name (no directory) */
+    pm_plot_series *series; /* owned */
+    char **labels;          /* owned */
     pm_plot_band band;
     double *band_t, *band_lo, *band_mid, *band_hi; /* owned */
     double *band_p5, *band_p95;                    /* owned */
-    pm_plot_span *spans;     /* owned */
-    double *nodes_n;         /* owned */
+    pm_plot_span *spans;                           /* owned */
+    double *nodes_n;                               /* owned */
     char band_label[96];
 } pm_chart;
 
@@ -61,14 +61,14 @@ void pm_heatmap_data_free(pm_heatmap_data *h);
 
 /* Report layout (templates/report.json). */
 typedef struct pm_layout_group {
-    char page[32];           /* catalog "page" value */
-    char title[96];          /* section title */
+    char page[32];  /* catalog "page" value */
+    char title[96]; /* section title */
 } pm_layout_group;
 
 typedef struct pm_layout_figure {
-    char key[64];            /* pm_figure key */
+    char key[64]; /* pm_figure key */
     char label[64];
-    double scale;            /* displayed = value * scale */
+    double scale; /* displayed = value * scale */
     char unit[16];
 } pm_layout_figure;
 
@@ -78,7 +78,7 @@ typedef struct pm_layout {
     size_t ngroups;
     pm_layout_figure *figures;
     size_t nfigures;
-    char **heatmaps;         /* metric ids */
+    char **heatmaps; /* metric ids */
     size_t nheatmaps;
 } pm_layout;
 
@@ -86,15 +86,15 @@ int pm_layout_load(const char *path, pm_layout **out, pm_error *err) PM_WUR;
 void pm_layout_free(pm_layout *l);
 
 typedef struct pm_report_opts {
-    const char *pdf_path;     /* NULL: no PDF */
-    const char *plots_dir;    /* NULL: no PNG files */
-    const char *layout_path;  /* templates/report.json */
-    const char *font_path;    /* TrueType font; NULL = DejaVu Sans */
+    const char *pdf_path;    /* NULL: no PDF */
+    const char *plots_dir;   /* NULL: no PNG files */
+    const char *layout_path; /* templates/report.json */
+    const char *font_path;   /* TrueType font; NULL = DejaVu Sans */
     const char *font_bold_path;
-    int elapsed;              /* time axis as elapsed time */
-    int dpi;                  /* PNG resolution (default 200) */
-    long long creation_time;  /* seconds since the epoch; < 0 = now or SOURCE_DATE_EPOCH */
-    const char *stats_json;   /* attached to the PDF when not NULL */
+    int elapsed;             /* time axis as elapsed time */
+    int dpi;                 /* PNG resolution (default 200) */
+    long long creation_time; /* seconds since the epoch; < 0 = now or SOURCE_DATE_EPOCH */
+    const char *stats_json;  /* attached to the PDF when not NULL */
     const struct pm_comparison *compare; /* not NULL: a section comparing the reported
                                           * job (its B) with its A (compare.h) */
 } pm_report_opts;
@@ -120,7 +120,7 @@ typedef struct pm_overlay {
     char title[256];
     char ylabel[160];
     char label[2][200];
-    double *t[2];            /* owned: the series' times, shifted */
+    double *t[2]; /* owned: the series' times, shifted */
 } pm_overlay;
 
 /* Returns 0, PM_ENOENT when the row is not a metric present in both jobs,

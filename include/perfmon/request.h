@@ -13,15 +13,15 @@
 
 /* NaN where the scheduler does not tell. */
 typedef struct pm_request {
-    char scheduler[16];          /* "slurm", "pbs", "oar"; "" outside a job */
-    double cpus;                 /* CPUs of the job on this node */
+    char scheduler[16]; /* "slurm", "pbs", "oar"; "" outside a job */
+    double cpus;        /* CPUs of the job on this node */
     double cpus_per_task, ntasks, nodes;
     char cpus_per_node_list[64]; /* SLURM_JOB_CPUS_PER_NODE as written ("4(x2),2") */
     double mem_bytes;            /* memory for the job on this node */
     double mem_per_node_bytes, mem_per_cpu_bytes;
-    double time_limit_s;         /* the job's time limit */
-    char time_limit_from[32];    /* "SLURM_JOB_END_TIME", "squeue", "PBS_WALLTIME", ... */
-    double start_time;           /* the job's start (s since the epoch), SLURM >= 23.02 */
+    double time_limit_s;      /* the job's time limit */
+    char time_limit_from[32]; /* "SLURM_JOB_END_TIME", "squeue", "PBS_WALLTIME", ... */
+    double start_time;        /* the job's start (s since the epoch), SLURM >= 23.02 */
 } pm_request;
 
 /* Read the request from the environment; for a SLURM without
@@ -39,17 +39,17 @@ struct pm_analysis;
 /* Requested against used for a job (the first node whose profile has a
  * request; per node figures are the highest over nodes). */
 typedef struct pm_request_use {
-    int have;                    /* a request was recorded */
+    int have; /* a request was recorded */
     char scheduler[16];
     double time_limit_s, wall_s, time_pct;
-    double mem_req_bytes;        /* per node */
-    double mem_used_bytes;       /* highest per node: job RSS (process tree), else node memory used */
-    const char *mem_used_from;   /* "job processes" or "node" */
+    double mem_req_bytes;      /* per node */
+    double mem_used_bytes;     /* highest per node: job RSS (process tree), else node memory used */
+    const char *mem_used_from; /* "job processes" or "node" */
     double mem_pct;
-    double cpus_req;             /* per node */
-    double cpu_used_core_s;      /* job processes' CPU time, else the node's busy time (all nodes) */
+    double cpus_req;        /* per node */
+    double cpu_used_core_s; /* job processes' CPU time, else the node's busy time (all nodes) */
     const char *cpu_used_from;
-    double cpu_req_core_s;       /* cpus_req x the node's wall time, summed over nodes */
+    double cpu_req_core_s; /* cpus_req x the node's wall time, summed over nodes */
     double cpu_pct;
 } pm_request_use;
 

@@ -13,21 +13,21 @@
 
 typedef struct pm_sampler_opts {
     const char *out_dir;
-    int64_t interval_ns;      /* default 1 s, at least 50 ms */
-    int64_t checkpoint_ns;    /* fdatasync period, default 60 s */
-    int64_t duration_ns;      /* 0 = unlimited */
-    int64_t pss_interval_ns;  /* PSS/USS refresh period, default 5 s */
-    const char *ipc_file;     /* stop when it contains FINISHED */
-    int ipc_reset;            /* --ipc-reset: empty a FINISHED left by an earlier run */
-    const char *job_id;       /* overrides the scheduler's */
-    const char *host;         /* overrides the host name */
+    int64_t interval_ns;     /* default 1 s, at least 50 ms */
+    int64_t checkpoint_ns;   /* fdatasync period, default 60 s */
+    int64_t duration_ns;     /* 0 = unlimited */
+    int64_t pss_interval_ns; /* PSS/USS refresh period, default 5 s */
+    const char *ipc_file;    /* stop when it contains FINISHED */
+    int ipc_reset;           /* --ipc-reset: empty a FINISHED left by an earlier run */
+    const char *job_id;      /* overrides the scheduler's */
+    const char *host;        /* overrides the host name */
     int write_bin, write_json;
-    pid_t pids[PM_MAX_PIDS];  /* -p */
+    pid_t pids[PM_MAX_PIDS]; /* -p */
     size_t npids;
-    char *const *cmd;         /* -- CMD ARGS (NULL-terminated), or NULL */
-    const char *proc_root;    /* "/proc" unless re-rooted */
-    const char *sys_root;     /* "/sys" unless re-rooted */
-    int system_counters;      /* --system-counters: per-CPU counters without a tree */
+    char *const *cmd;      /* -- CMD ARGS (NULL-terminated), or NULL */
+    const char *proc_root; /* "/proc" unless re-rooted */
+    const char *sys_root;  /* "/sys" unless re-rooted */
+    int system_counters;   /* --system-counters: per-CPU counters without a tree */
     int verbose;
 } pm_sampler_opts;
 
@@ -35,9 +35,7 @@ typedef struct pm_sampler_opts {
  * (SLURM, PBS, OAR; "local" otherwise).  host must already be set. */
 void pm_job_detect(pm_profile_info *info);
 
-
 /* Run the sampler; returns the process exit status (see the man page). */
 int pm_sampler_run(const pm_sampler_opts *opts);
-
 
 #endif

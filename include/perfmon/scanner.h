@@ -41,11 +41,11 @@
 #include "perfmon/error.h"
 #include "perfmon/phase.h"
 
-#define PM_SCANNER_FILE_MAX ((size_t)1 << 30)  /* bytes per file */
-#define PM_SCANNER_STR_MAX 1024                /* bytes of one string, NUL excluded */
-#define PM_SCANNER_KEYS_MAX 256                /* the key index is one byte */
-#define PM_SCANNER_INTERVALS_MAX 20000000      /* intervals per file */
-#define PM_SCANNER_COUNTERS_MAX 1000000        /* counters per worker */
+#define PM_SCANNER_FILE_MAX ((size_t)1 << 30) /* bytes per file */
+#define PM_SCANNER_STR_MAX 1024               /* bytes of one string, NUL excluded */
+#define PM_SCANNER_KEYS_MAX 256               /* the key index is one byte */
+#define PM_SCANNER_INTERVALS_MAX 20000000     /* intervals per file */
+#define PM_SCANNER_COUNTERS_MAX 1000000       /* counters per worker */
 
 /* 1 when the first len bytes of a file look like a Scanner profile: a
  * plausible start <= end in ns since the epoch, a small node number, and

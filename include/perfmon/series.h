@@ -16,19 +16,19 @@
 /* Per-point quality of a derived value. */
 enum pm_quality {
     PM_Q_OK = 0,
-    PM_Q_WRAP = 1,     /* counter wrapped at its known range; corrected exactly */
-    PM_Q_RESET = 2,    /* negative value (counter reset) repaired */
-    PM_Q_GAP = 3,      /* no value: not recorded, or first sample of a rate */
-    PM_Q_INTERP = 4,   /* value interpolated onto the common grid */
-    PM_Q_DROPPED = 5,  /* value removed (--repair=drop) */
-    PM_Q_HELD = 6,     /* sparse gauge: the last refresh, held (pm_hold_sparse) */
+    PM_Q_WRAP = 1,    /* counter wrapped at its known range; corrected exactly */
+    PM_Q_RESET = 2,   /* negative value (counter reset) repaired */
+    PM_Q_GAP = 3,     /* no value: not recorded, or first sample of a rate */
+    PM_Q_INTERP = 4,  /* value interpolated onto the common grid */
+    PM_Q_DROPPED = 5, /* value removed (--repair=drop) */
+    PM_Q_HELD = 6,    /* sparse gauge: the last refresh, held (pm_hold_sparse) */
     PM_Q_N = 7
 };
 
 enum pm_repair { PM_REPAIR_HOLD = 0, PM_REPAIR_INTERP = 1, PM_REPAIR_ZERO = 2, PM_REPAIR_DROP = 3 };
 
 typedef struct pm_qcounts {
-    uint64_t n[PM_Q_N];   /* points per enum pm_quality */
+    uint64_t n[PM_Q_N]; /* points per enum pm_quality */
 } pm_qcounts;
 
 const char *pm_quality_name(int q);

@@ -36,8 +36,8 @@ int pm_ska_sniff(const void *head, size_t len);
  * Malformed JSON gives "path:line:col: message"; a missing or mistyped
  * field gives "path: host H: field: message".  PM_ENOENT when the text is
  * valid JSON but not SKA perfmon output. */
-int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***out,
-                  size_t *nout, pm_error *err) PM_WUR;
+int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***out, size_t *nout,
+                  pm_error *err) PM_WUR;
 
 /* Map the file at path and decode it. */
 int pm_ska_read(const char *path, pm_profile ***out, size_t *nout, pm_error *err) PM_WUR;

@@ -68,12 +68,12 @@ static inline void pm_sample_f64(pm_sample *s, int col, double v)
 
 /* What every source may look at. */
 typedef struct pm_sctx {
-    int proc_fd;            /* directory fd of the /proc root */
-    int sys_fd;             /* directory fd of the /sys root */
-    const char *proc_root;  /* for messages */
+    int proc_fd;           /* directory fd of the /proc root */
+    int sys_fd;            /* directory fd of the /sys root */
+    const char *proc_root; /* for messages */
     const char *sys_root;
-    const char *out_dir;    /* profile directory (disk usage of its filesystem) */
-    const pid_t *roots;     /* process trees to follow (may be empty) */
+    const char *out_dir; /* profile directory (disk usage of its filesystem) */
+    const pid_t *roots;  /* process trees to follow (may be empty) */
     size_t nroots;
     uid_t uid;              /* only descendants of this user are followed... */
     int any_uid;            /* ...unless set: the whole tree, whoever owns it */
@@ -83,9 +83,9 @@ typedef struct pm_sctx {
     const char *slurm_step; /* the sampler's own step, left out (may be NULL) */
     long clk_tck;           /* USER_HZ of /proc/[pid]/stat and /proc/stat */
     long page_size;
-    int64_t now_mono_ns;    /* time of the sample being taken */
+    int64_t now_mono_ns;     /* time of the sample being taken */
     int64_t pss_interval_ns; /* refresh PSS/USS (smaps_rollup) at most this often */
-    int system_counters;    /* per-CPU hardware counters without a tree (opt-in) */
+    int system_counters;     /* per-CPU hardware counters without a tree (opt-in) */
 } pm_sctx;
 
 typedef struct pm_source {
@@ -104,7 +104,7 @@ typedef struct pm_source {
      * read.  Called between samples. */
     void (*reaping)(void *state, const pm_sctx *ctx, pid_t pid);
     void (*close)(void *state);
-    int essential;          /* open() failure is fatal */
+    int essential; /* open() failure is fatal */
 } pm_source;
 
 extern const pm_source pm_source_cpu;
@@ -121,8 +121,7 @@ extern const pm_source pm_source_perf;
 extern const pm_source *const pm_sources[];
 
 /* Build a context for proc_root/sys_root ("/proc", "/sys" normally). */
-int pm_sctx_open(pm_sctx *ctx, const char *proc_root, const char *sys_root,
-                 pm_error *err) PM_WUR;
+int pm_sctx_open(pm_sctx *ctx, const char *proc_root, const char *sys_root, pm_error *err) PM_WUR;
 void pm_sctx_close(pm_sctx *ctx);
 
 /* Hardware metadata as a JSON object (caller frees).  Reads cpuinfo,

@@ -26,8 +26,8 @@
 #define PM_IDLE_BELOW_PCT 20.0
 
 typedef struct pm_spread {
-    size_t n;                          /* finite values */
-    double min, p5, median, p95, max;  /* NaN when n == 0 */
+    size_t n;                         /* finite values */
+    double min, p5, median, p95, max; /* NaN when n == 0 */
 } pm_spread;
 
 /* The distribution of v[0..n) over its finite values: percentiles
@@ -39,7 +39,7 @@ int pm_spread_of(const double *v, size_t n, pm_spread *out);
 typedef struct pm_quality_row {
     double samples, interval_s, dropped, repaired, gaps, clock_offset_s;
     double sampler_cpu_pct, sampler_mib, missed;
-    double lost;        /* samples the job's span at the node's interval
+    double lost; /* samples the job's span at the node's interval
                          * would hold beyond those it has (>= 0) */
 } pm_quality_row;
 
@@ -48,7 +48,7 @@ void pm_quality_row_of(const pm_analysis *a, size_t host, pm_quality_row *q);
 /* A node at one end of a table and why. */
 typedef struct pm_node_rank {
     size_t host;
-    double score;          /* the ranking value (higher = worse for quality) */
+    double score; /* the ranking value (higher = worse for quality) */
     char reason[200];
 } pm_node_rank;
 

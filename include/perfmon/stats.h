@@ -18,23 +18,23 @@ enum pm_weighting {
 };
 
 typedef struct pm_stats {
-    size_t n;           /* points */
-    size_t nvalid;      /* finite points used */
-    double mean;        /* time-weighted (see enum pm_weighting) */
-    double amean;       /* arithmetic mean of the valid points */
+    size_t n;      /* points */
+    size_t nvalid; /* finite points used */
+    double mean;   /* time-weighted (see enum pm_weighting) */
+    double amean;  /* arithmetic mean of the valid points */
     double min, max;
-    double t_min, t_max;  /* time (s since the epoch) of the first min / max */
+    double t_min, t_max;    /* time (s since the epoch) of the first min / max */
     int host_min, host_max; /* host index of min / max; -1 when not known */
     double p50, p95;
-    double sd;          /* sample standard deviation (n-1), NaN below 2 points */
-    double duration;    /* seconds between the first and last valid point */
-    double integral;    /* the weighted sum (mean * weight), in value*s */
+    double sd;       /* sample standard deviation (n-1), NaN below 2 points */
+    double duration; /* seconds between the first and last valid point */
+    double integral; /* the weighted sum (mean * weight), in value*s */
 } pm_stats;
 
 /* Compute s over t[n], v[n].  scratch must hold n doubles (its contents
  * are destroyed).  All fields are NaN (counts 0) when no point is valid. */
-void pm_stats_compute(const double *t, const double *v, size_t n, int weighting,
-                      double *scratch, pm_stats *s);
+void pm_stats_compute(const double *t, const double *v, size_t n, int weighting, double *scratch,
+                      pm_stats *s);
 
 /* Sample standard deviation (n-1) of x[n] around its mean; NaN if n < 2. */
 double pm_sd(const double *x, size_t n, double mean);

@@ -14,38 +14,38 @@
 #include "perfmon/error.h"
 
 enum {
-    PM_SYNTH_IB = 1,       /* Infiniband counters */
-    PM_SYNTH_RAPL = 2,     /* RAPL package-0, package-1, dram-0 */
-    PM_SYNTH_PROC = 4,     /* process-tree columns */
-    PM_SYNTH_SAMPLER = 8,  /* sampler self-measurement */
+    PM_SYNTH_IB = 1,      /* Infiniband counters */
+    PM_SYNTH_RAPL = 2,    /* RAPL package-0, package-1, dram-0 */
+    PM_SYNTH_PROC = 4,    /* process-tree columns */
+    PM_SYNTH_SAMPLER = 8, /* sampler self-measurement */
     PM_SYNTH_ALL = 15
 };
 
 typedef struct pm_synth {
     const char *host;
-    int format;            /* PM_FMT_BIN or PM_FMT_JSONL */
-    size_t n;              /* samples */
-    double start_s;        /* wall time of sample 0 (s since the epoch) */
-    double interval_s;     /* sampling interval */
-    int groups;            /* PM_SYNTH_* bits */
-    double cpu_pct;        /* cpu.percent = cpu_pct (+ the wave below) */
-    double cpu_wave;       /* + cpu_wave * sin(2 pi e / wave_period_s + wave_phase); */
-    double wave_period_s;  /*   0 = constant (and cpu.user grows exactly with it) */
+    int format;           /* PM_FMT_BIN or PM_FMT_JSONL */
+    size_t n;             /* samples */
+    double start_s;       /* wall time of sample 0 (s since the epoch) */
+    double interval_s;    /* sampling interval */
+    int groups;           /* PM_SYNTH_* bits */
+    double cpu_pct;       /* cpu.percent = cpu_pct (+ the wave below) */
+    double cpu_wave;      /* + cpu_wave * sin(2 pi e / wave_period_s + wave_phase); */
+    double wave_period_s; /*   0 = constant (and cpu.user grows exactly with it) */
     double wave_phase;
-    size_t idle_from;      /* if > 0: cpu.percent = idle_pct from this sample on */
+    size_t idle_from; /* if > 0: cpu.percent = idle_pct from this sample on */
     double idle_pct;
-    double net_rate;       /* net.ext.bytes_sent grows by net_rate B/s */
-    double power_w;        /* rapl.package-0 and -1 each at power_w W */
-    uint64_t rapl_wrap;    /* RAPL column wrap (max_energy_range_uj + 1); 0 = none */
+    double net_rate;         /* net.ext.bytes_sent grows by net_rate B/s */
+    double power_w;          /* rapl.package-0 and -1 each at power_w W */
+    uint64_t rapl_wrap;      /* RAPL column wrap (max_energy_range_uj + 1); 0 = none */
     double rss0, rss_growth; /* proc.rss = rss0 + rss_growth * elapsed s */
-    size_t reset_at;       /* if > 0: net.ext.bytes_sent restarts from 0 here */
-    size_t gap_at;         /* if > 0: cpu.percent not recorded at this sample */
-    double wall_step_s;    /* wall clock stepped by this much at n/2 (mono unaffected) */
-    int with_end;          /* write the end record */
-    size_t ncpus;          /* cpu.ncpus */
-    const char *job_id;    /* header job id; NULL = "synthetic" */
-    const char *run_id;    /* header run id; NULL = none (as files before it) */
-    int64_t pid;           /* header sampler pid; 0 = none */
+    size_t reset_at;         /* if > 0: net.ext.bytes_sent restarts from 0 here */
+    size_t gap_at;           /* if > 0: cpu.percent not recorded at this sample */
+    double wall_step_s;      /* wall clock stepped by this much at n/2 (mono unaffected) */
+    int with_end;            /* write the end record */
+    size_t ncpus;            /* cpu.ncpus */
+    const char *job_id;      /* header job id; NULL = "synthetic" */
+    const char *run_id;      /* header run id; NULL = none (as files before it) */
+    int64_t pid;             /* header sampler pid; 0 = none */
 } pm_synth;
 
 /* Defaults: 60 samples at 1 s from 1.7e9, all groups, 50 % CPU, 1 MiB/s,

@@ -29,17 +29,16 @@
 int pm_vec_grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
     __attribute__((warn_unused_result));
 
-#define PM_VEC_RESERVE(arr, cap, need, first)                                          \
-    __extension__({                                                                     \
-        void *pm_vec_p_ = (arr);                                                        \
-        size_t pm_vec_cap_ = (cap);                                                     \
-        int pm_vec_rc_ = pm_vec_grow(&pm_vec_p_, &pm_vec_cap_, (need), sizeof *(arr),   \
-                                     (first));                                          \
-        if (pm_vec_rc_ == 0) {                                                          \
-            (arr) = pm_vec_p_;                                                          \
-            (cap) = pm_vec_cap_;                                                        \
-        }                                                                               \
-        pm_vec_rc_;                                                                     \
+#define PM_VEC_RESERVE(arr, cap, need, first)                                                   \
+    __extension__({                                                                             \
+        void *pm_vec_p_ = (arr);                                                                \
+        size_t pm_vec_cap_ = (cap);                                                             \
+        int pm_vec_rc_ = pm_vec_grow(&pm_vec_p_, &pm_vec_cap_, (need), sizeof *(arr), (first)); \
+        if (pm_vec_rc_ == 0) {                                                                  \
+            (arr) = pm_vec_p_;                                                                  \
+            (cap) = pm_vec_cap_;                                                                \
+        }                                                                                       \
+        pm_vec_rc_;                                                                             \
     })
 
 #endif

@@ -142,8 +142,7 @@ static inline size_t grid_point(double t, double t0, double step, size_t ngrid)
     return kd <= 0 ? 0 : kd >= (double)(ngrid - 1) ? ngrid - 1 : (size_t)kd;
 }
 
-void pm_place_points(const double *t, size_t n, double t0, double step, size_t ngrid,
-                     uint32_t *k)
+void pm_place_points(const double *t, size_t n, double t0, double step, size_t ngrid, uint32_t *k)
 {
     for (size_t i = 0; i < n; i++)
         k[i] = (uint32_t)grid_point(t[i], t0, step, ngrid);
@@ -192,14 +191,14 @@ static int read_group(pm_place *it, size_t *k, double *mean, double *first, int 
     return 1;
 }
 
-void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0,
-                   double step, size_t ngrid)
+void pm_place_init(pm_place *it, const double *t, const double *v, size_t n, double t0, double step,
+                   size_t ngrid)
 {
     pm_place_init_k(it, t, NULL, v, n, t0, step, ngrid);
 }
 
-void pm_place_init_k(pm_place *it, const double *t, const uint32_t *k, const double *v,
-                     size_t n, double t0, double step, size_t ngrid)
+void pm_place_init_k(pm_place *it, const double *t, const uint32_t *k, const double *v, size_t n,
+                     double t0, double step, size_t ngrid)
 {
     memset(it, 0, sizeof *it);
     it->t = t;

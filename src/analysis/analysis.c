@@ -44,9 +44,9 @@ static double ns_to_s(int64_t ns)
 typedef struct times_ctx {
     pm_analysis *a;
     int phase;
-    double lo, hi;   /* the --start/--end window (phase 1) */
-    size_t ngrid;    /* the common grid's points (phase 2) */
-    int failed;      /* out of memory */
+    double lo, hi; /* the --start/--end window (phase 1) */
+    size_t ngrid;  /* the common grid's points (phase 2) */
+    int failed;    /* out of memory */
 } times_ctx;
 
 static int host_axis(pm_analysis *a, pm_host *ho)
@@ -127,8 +127,7 @@ static void *times_worker(void *arg)
             if (ho->n) {
                 ho->grid_k = pm_arena_alloc(&a->arena, ho->n, sizeof *ho->grid_k);
                 if (ho->grid_k)
-                    pm_place_points(ho->t, ho->n, a->t_start, a->grid_step, tc->ngrid,
-                                    ho->grid_k);
+                    pm_place_points(ho->t, ho->n, a->t_start, a->grid_step, tc->ngrid, ho->grid_k);
                 else
                     bad = 1;
             }
@@ -262,8 +261,7 @@ static int setup_times(pm_analysis *a, pm_error *err)
                                 "no sample lies inside the --start/--end window (%s%s%s); the "
                                 "%zu host%s' samples span %s .. %s",
                                 o->has_start ? w0 : "", o->has_start ? " .. " : "up to ",
-                                o->has_end ? w1 : "", a->nhosts, a->nhosts == 1 ? "" : "s", b0,
-                                b1);
+                                o->has_end ? w1 : "", a->nhosts, a->nhosts == 1 ? "" : "s", b0, b1);
         return pm_error_set(err, PM_EEMPTY, "the %zu profile%s of the inputs hold%s no sample",
                             a->nhosts, a->nhosts == 1 ? "" : "s", a->nhosts == 1 ? "s" : "");
     }
@@ -373,14 +371,14 @@ static void derive_column(const pm_analysis *a, const pm_host *ho, const pm_metr
 /* Scratch arrays reused across the hosts of one metric, so that each
  * series does not fault in fresh zeroed pages. */
 typedef struct work {
-    pm_arena *shared;             /* the analysis's arena (results) */
-    pm_arena own;                 /* this thread's scratch below */
-    double *val, *tmp, *scratch;  /* [maxn] */
-    uint8_t *q;                   /* [maxn] */
-    double *den;                  /* [maxn] a ratio's denominator */
-    uint8_t *dq;                  /* [maxn] its quality */
-    double *all;                  /* [total points over hosts] */
-    double *grid;                 /* [grid points] */
+    pm_arena *shared;            /* the analysis's arena (results) */
+    pm_arena own;                /* this thread's scratch below */
+    double *val, *tmp, *scratch; /* [maxn] */
+    uint8_t *q;                  /* [maxn] */
+    double *den;                 /* [maxn] a ratio's denominator */
+    uint8_t *dq;                 /* [maxn] its quality */
+    double *all;                 /* [total points over hosts] */
+    double *grid;                /* [grid points] */
 } work;
 
 /* Add one column's derived values into the running sum v/sq (the first
@@ -447,8 +445,7 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
                     free(taken);
                 return PM_ENOMEM;
             }
-            derive_column(a, ho, &part, &p->cols[c], raw, val, q, tmp, &s->repaired,
-                          &s->wraps);
+            derive_column(a, ho, &part, &p->cols[c], raw, val, q, tmp, &s->repaired, &s->wraps);
         } else {
             derive_column(a, ho, &part, &p->cols[c], p->values[c], val, q, tmp, &s->repaired,
                           &s->wraps);
@@ -502,8 +499,8 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
     return 0;
 }
 
-static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_mean,
-                        size_t nparts, double part_max, work *wk)
+static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_mean, size_t nparts,
+                        double part_max, work *wk)
 {
     double *all = wk->all;
     size_t m = 0;
@@ -607,7 +604,8 @@ static int work_init(const pm_analysis *a, work *wk, pm_arena *shared)
     wk->all = pm_arena_alloc(own, total, sizeof *wk->all);
     wk->grid = pm_arena_alloc(own, ng ? ng : 1, sizeof *wk->grid);
     return wk->val && wk->tmp && wk->scratch && wk->q && wk->den && wk->dq && wk->all && wk->grid
-               ? 0 : PM_ENOMEM;
+               ? 0
+               : PM_ENOMEM;
 }
 
 static void work_free(work *wk)
@@ -865,8 +863,8 @@ int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t 
         pm_fmt_title_num(r->agg.st.mean, v1, sizeof v1);
         pm_fmt_title_num(r->agg.st.max, v2, sizeof v2);
         return snprintf(buf, cap, "%s %s (all-node series): mean %s%s%s, max %s%s%s",
-                        d->comb == PM_COMB_TOTAL ? "Total" : "Average", d->name, v1, us, u, v2,
-                        us, u);
+                        d->comb == PM_COMB_TOTAL ? "Total" : "Average", d->name, v1, us, u, v2, us,
+                        u);
     }
     pm_fmt_title_num(r->avg_per_node, v1, sizeof v1);
     pm_fmt_title_num(r->max_per_node, v2, sizeof v2);

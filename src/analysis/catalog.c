@@ -42,8 +42,9 @@ static int copy_str(char *dst, size_t cap, const cJSON *obj, const char *key, in
         return 0;
     }
     if (!cJSON_IsString(v) || strlen(v->valuestring) >= cap)
-        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected a string of at most %zu bytes",
-                            path, idx, key, cap - 1);
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: metrics[%zu].%s: expected a string of at most %zu bytes", path,
+                            idx, key, cap - 1);
     memcpy(dst, v->valuestring, strlen(v->valuestring) + 1);
     return 0;
 }
@@ -70,13 +71,13 @@ static int patterns(const cJSON *o, const char *key, char **out, size_t *n, int 
         return 0;
     if (!cJSON_IsArray(cols) || cJSON_GetArraySize(cols) < 1 ||
         cJSON_GetArraySize(cols) > PM_CAT_MAX_PATTERNS)
-        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected 1 to %d patterns",
-                            path, i, key, PM_CAT_MAX_PATTERNS);
+        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected 1 to %d patterns", path,
+                            i, key, PM_CAT_MAX_PATTERNS);
     const cJSON *c;
     cJSON_ArrayForEach(c, cols) {
         if (!cJSON_IsString(c) || !*c->valuestring)
-            return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected strings",
-                                path, i, key);
+            return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].%s: expected strings", path, i,
+                                key);
         out[*n] = pm_strdup(c->valuestring);
         if (!out[*n])
             return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
@@ -103,8 +104,7 @@ static int get_comb(const cJSON *o, const char *key, int *out, const char *path,
     return 0;
 }
 
-static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size_t i,
-                        pm_error *err)
+static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size_t i, pm_error *err)
 {
     int rc;
     if (!cJSON_IsObject(o))
@@ -118,9 +118,10 @@ static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size
     for (const char *s = d->id; *s; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
               *s == '_' || *s == '-' || *s == '.'))
-            return pm_error_set(err, PM_EFORMAT,
-                                "%s: metrics[%zu].id: \"%s\" may hold only letters, digits, '_', '-', '.'",
-                                path, i, d->id);
+            return pm_error_set(
+                err, PM_EFORMAT,
+                "%s: metrics[%zu].id: \"%s\" may hold only letters, digits, '_', '-', '.'", path, i,
+                d->id);
     if ((rc = patterns(o, "columns", d->patterns, &d->npatterns, 1, path, i, err)))
         return rc;
     char derive[16] = "sum";
@@ -134,8 +135,8 @@ static int parse_metric(const cJSON *o, pm_metric_def *d, const char *path, size
     if ((rc = patterns(o, "per", d->per, &d->nper, d->derive == PM_DERIVE_RATIO, path, i, err)))
         return rc;
     if (d->nper && d->derive != PM_DERIVE_RATIO)
-        return pm_error_set(err, PM_EFORMAT, "%s: metrics[%zu].per: only with \"derive\": \"ratio\"",
-                            path, i);
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: metrics[%zu].per: only with \"derive\": \"ratio\"", path, i);
     d->conversion = 1.0;
     const cJSON *conv = cJSON_GetObjectItemCaseSensitive(o, "conversion");
     if (conv) {

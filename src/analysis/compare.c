@@ -171,7 +171,7 @@ typedef struct builder {
     pm_comparison *c;
     size_t cap;
     const pm_compare_cfg *cfg;
-    double override_pct;      /* NaN: per rule */
+    double override_pct; /* NaN: per rule */
     const pm_gate_names *gate;
     double *scratch, *masked; /* [max grid points] */
 } builder;
@@ -206,8 +206,8 @@ static void apply_rule(const builder *bd, pm_compare_row *r, const pm_compare_ru
         r->gated = pm_gate_decide(bd->gate, r->key, r->better, rule ? rule->gate : 0);
     }
     r->min_abs = rule ? rule->min_abs : 0;
-    r->threshold_pct = rule && isfinite(rule->threshold_pct) ? rule->threshold_pct
-                                                             : bd->cfg->threshold_pct;
+    r->threshold_pct =
+        rule && isfinite(rule->threshold_pct) ? rule->threshold_pct : bd->cfg->threshold_pct;
     if (isfinite(bd->override_pct))
         r->threshold_pct = bd->override_pct;
 }
@@ -286,11 +286,11 @@ static int metric_rows(builder *bd)
         if (!r)
             return PM_ENOMEM;
         if (ra)
-            pm_compare_side_series(ra->agg.t, ra->agg.v, ra->agg.n, weighting_of(a, d),
-                                   bd->scratch, &r->a);
+            pm_compare_side_series(ra->agg.t, ra->agg.v, ra->agg.n, weighting_of(a, d), bd->scratch,
+                                   &r->a);
         if (rb)
-            pm_compare_side_series(rb->agg.t, rb->agg.v, rb->agg.n, weighting_of(b, d),
-                                   bd->scratch, &r->b);
+            pm_compare_side_series(rb->agg.t, rb->agg.v, rb->agg.n, weighting_of(b, d), bd->scratch,
+                                   &r->b);
         apply_rule(bd, r, pm_compare_cfg_metric(bd->cfg, d->id), bd->cfg->default_better);
     }
     return 0;
@@ -390,8 +390,8 @@ static int phase_rows(builder *bd)
         if (!kind_of(b, kind))
             continue;
         bd->c->nphase_kinds++;
-        pm_compare_row *r = add_row(bd, PM_CMP_PHASE_DURATION, "duration", kind,
-                                    "Duration per node", "s");
+        pm_compare_row *r =
+            add_row(bd, PM_CMP_PHASE_DURATION, "duration", kind, "Duration per node", "s");
         if (!r)
             return PM_ENOMEM;
         duration_side(a, kind, bd->scratch, &r->a);
@@ -444,8 +444,8 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
     memset(&bd, 0, sizeof bd);
     bd.cfg = cfg;
     bd.gate = o ? &o->gate : NULL;
-    bd.override_pct = o && isfinite(o->threshold_pct) && o->threshold_pct >= 0 ? o->threshold_pct
-                                                                               : NAN;
+    bd.override_pct =
+        o && isfinite(o->threshold_pct) && o->threshold_pct >= 0 ? o->threshold_pct : NAN;
     bd.c = calloc(1, sizeof *bd.c);
     size_t np = max_points(a) > max_points(b) ? max_points(a) : max_points(b);
     bd.scratch = pm_alloc_array(np, sizeof *bd.scratch);
@@ -478,9 +478,9 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
         bd.c->gated_better += r->gated && r->verdict == PM_VERDICT_BETTER;
     }
     bd.c->overall = bd.c->gated_worse && bd.c->gated_better ? PM_OVERALL_MIXED
-                    : bd.c->gated_worse                      ? PM_OVERALL_WORSE
-                    : bd.c->gated_better                     ? PM_OVERALL_BETTER
-                                                             : PM_OVERALL_SAME;
+                    : bd.c->gated_worse                     ? PM_OVERALL_WORSE
+                    : bd.c->gated_better                    ? PM_OVERALL_BETTER
+                                                            : PM_OVERALL_SAME;
     *out = bd.c;
     return 0;
 }

@@ -144,8 +144,8 @@ const pm_compare_rule *pm_compare_cfg_metric(const pm_compare_cfg *c, const char
 }
 
 /* A non-negative number at key (absent: *out unchanged). */
-static int get_num(const cJSON *o, const char *key, double *out, const char *path, const char *where,
-                   pm_error *err)
+static int get_num(const cJSON *o, const char *key, double *out, const char *path,
+                   const char *where, pm_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v)
@@ -170,8 +170,8 @@ static int get_better(const cJSON *o, const char *key, int *out, const char *pat
     return 0;
 }
 
-static int get_bool(const cJSON *o, const char *key, int *out, const char *path,
-                    const char *where, pm_error *err)
+static int get_bool(const cJSON *o, const char *key, int *out, const char *path, const char *where,
+                    pm_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v)
@@ -253,8 +253,8 @@ static int parse_rules(const cJSON *root, const char *arr_key, const char *name_
         const cJSON *ser = cJSON_GetObjectItemCaseSensitive(o, "series");
         if (ser && (!figures || !cJSON_IsString(ser) || !*ser->valuestring ||
                     strlen(ser->valuestring) >= sizeof r[i].series)) {
-            rc = pm_error_set(err, PM_EFORMAT, "%s: %sseries: expected a catalog metric id%s",
-                              path, where, figures ? "" : " (figures only)");
+            rc = pm_error_set(err, PM_EFORMAT, "%s: %sseries: expected a catalog metric id%s", path,
+                              where, figures ? "" : " (figures only)");
             break;
         }
         if (ser)
@@ -302,8 +302,10 @@ int pm_compare_cfg_parse(const char *path, const char *text, pm_compare_cfg **ou
         (ph && (rc = get_bool(ph, "gate", &c->phase_gate, path, "phases.", err))))
         goto out;
     if (c->phase_gate && c->phase_better == PM_BETTER_NONE) {
-        rc = pm_error_set(err, PM_EFORMAT, "%s: phases.gate: phases without a better direction "
-                                           "cannot be gated", path);
+        rc = pm_error_set(err, PM_EFORMAT,
+                          "%s: phases.gate: phases without a better direction "
+                          "cannot be gated",
+                          path);
         goto out;
     }
     if ((rc = parse_rules(root, "metrics", "id", c->default_better, &c->metrics, &c->nmetrics, path,

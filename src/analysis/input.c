@@ -118,13 +118,13 @@ static void fix_clock(pm_profile *p, pm_clock *c)
  * in file order by the main thread so results do not depend on timing. */
 typedef struct slot {
     const char *path;
-    pm_profile **got;      /* profiles read (SKA files hold several) */
+    pm_profile **got; /* profiles read (SKA files hold several) */
     size_t ngot;
-    pm_clock *clocks;      /* [ngot] */
-    char *ignored;         /* why the file is not a profile, or NULL */
-    off_t size;            /* the file's size when it was read */
-    pm_event_list events;  /* an events file's phase marks */
-    pm_phase_set phases;   /* a Scanner profile's intervals and totals */
+    pm_clock *clocks;     /* [ngot] */
+    char *ignored;        /* why the file is not a profile, or NULL */
+    off_t size;           /* the file's size when it was read */
+    pm_event_list events; /* an events file's phase marks */
+    pm_phase_set phases;  /* a Scanner profile's intervals and totals */
     int rc;
     pm_error err;
 } slot;
@@ -271,8 +271,10 @@ static void skip_ska_host_files(slot *slots, size_t n)
             if (j == i || sl->ignored || dir_len(sl->path) != dl ||
                 strncmp(sl->path, m->path, dl) != 0 || !is_ska_host_file(sl))
                 continue;
-            if (asprintf(&sl->ignored, "%s: per-host SKA file not read: %s holds the merged data (as SKA perfmon, which reads only that)",
-                         sl->path, m->path) < 0)
+            if (asprintf(
+                    &sl->ignored,
+                    "%s: per-host SKA file not read: %s holds the merged data (as SKA perfmon, which reads only that)",
+                    sl->path, m->path) < 0)
                 sl->ignored = NULL;
             pm_profile_free(sl->got[0]);
             free(sl->got);
@@ -401,7 +403,7 @@ static int64_t first_time(const pm_profile *p)
 typedef struct pref {
     pm_profile *p;
     pm_clock clock;
-    int gpu;       /* split off a node's profile by pm_gpu_split */
+    int gpu;                /* split off a node's profile by pm_gpu_split */
     const char *incomplete; /* why it may be unfinished, or NULL */
 } pref;
 
@@ -421,14 +423,10 @@ static int cmp_pref(const void *a, const void *b)
 static const char *format_name(int f)
 {
     switch (f) {
-    case PM_FMT_BIN:
-        return "binary";
-    case PM_FMT_JSONL:
-        return "jsonl";
-    case PM_FMT_SKA:
-        return "ska";
-    default:
-        return "unknown";
+    case PM_FMT_BIN: return "binary";
+    case PM_FMT_JSONL: return "jsonl";
+    case PM_FMT_SKA: return "ska";
+    default: return "unknown";
     }
 }
 
@@ -514,16 +512,16 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
 typedef struct ent {
     pm_profile *p;
     pm_clock clock;
-    off_t size;            /* the file's size when read, -1 unknown */
-    double t0, t1;         /* first and last sample (s); the start time if none */
-    size_t run;            /* its run (index into the runs) */
-    int drop;              /* a copy of another file's run, or not selected */
+    off_t size;    /* the file's size when read, -1 unknown */
+    double t0, t1; /* first and last sample (s); the start time if none */
+    size_t run;    /* its run (index into the runs) */
+    int drop;      /* a copy of another file's run, or not selected */
 } ent;
 
 typedef struct run_grp {
-    const char *job;       /* borrowed from a profile */
+    const char *job; /* borrowed from a profile */
     double t0, t1;
-    size_t num;            /* 1-based, in order of start time */
+    size_t num; /* 1-based, in order of start time */
     int sel;
 } run_grp;
 
@@ -677,15 +675,18 @@ static char *run_line(const run_grp *r, size_t ri, const ent *es, size_t ne)
         for (size_t i = 0; i < ne; i++) {
             if (es[i].drop || es[i].run != ri)
                 continue;
-            const char *s = k == 0 ? pm_profile_host(es[i].p)
-                                   : k == 1 ? es[i].p->info.run_id : es[i].p->path;
+            const char *s = k == 0   ? pm_profile_host(es[i].p)
+                            : k == 1 ? es[i].p->info.run_id
+                                     : es[i].p->path;
             if (!*s)
                 continue;
             int seen = 0; /* each once (an SKA file holds several hosts) */
             for (size_t j = 0; j < i && !seen; j++)
                 seen = !es[j].drop && es[j].run == ri &&
-                       strcmp(k == 0 ? pm_profile_host(es[j].p)
-                                     : k == 1 ? es[j].p->info.run_id : es[j].p->path, s) == 0;
+                       strcmp(k == 0   ? pm_profile_host(es[j].p)
+                              : k == 1 ? es[j].p->info.run_id
+                                       : es[j].p->path,
+                              s) == 0;
             if (seen)
                 continue;
             if (n < 4)
@@ -706,7 +707,6 @@ static char *run_line(const run_grp *r, size_t ri, const ent *es, size_t ne)
     return b.data;
 }
 
-
 /* One events file serves every run that wrote marks into a directory (a
  * requeued job's, a second run's): a phase mark belongs to the run whose
  * span is nearest to its start (0 inside it), and the marks of runs not
@@ -721,7 +721,7 @@ static void keep_run_phases(pm_analysis *a, const run_grp *runs, size_t nr)
         size_t best = 0;
         double bd = INFINITY;
         for (size_t r = 0; r < nr; r++) {
-            double d = ph->t0 < runs[r].t0 ? runs[r].t0 - ph->t0
+            double d = ph->t0 < runs[r].t0   ? runs[r].t0 - ph->t0
                        : ph->t0 > runs[r].t1 ? ph->t0 - runs[r].t1
                                              : 0;
             if (d <= bd) {
@@ -773,7 +773,8 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
                 copy->drop = 1;
                 (void)pm_strs_add(&a->ignored, &a->nignored,
                                   "%s: the same sampler run as %s (run id %s); only that one is "
-                                  "read", copy->p->path, keep->p->path,
+                                  "read",
+                                  copy->p->path, keep->p->path,
                                   keep->p->info.run_id[0] ? keep->p->info.run_id : "not recorded");
                 if (x->drop)
                     break;
@@ -783,14 +784,14 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
             if (ov <= 0 || (x->p->format == PM_FMT_SKA && y->p->format == PM_FMT_SKA))
                 continue;
             size_t *nc = pm_realloc_array(clash_ent, 2 * (nclash + 1), sizeof *nc);
-            if (!nc || pm_strs_add(&clash, &nclash,
-                                   "host %s was sampled twice at once: %s (pid %lld, run id %s) and "
-                                   "%s (pid %lld, run id %s) overlap for %.0f s",
-                                   pm_profile_host(x->p), x->p->path,
-                                   (long long)x->p->info.sampler_pid,
-                                   x->p->info.run_id[0] ? x->p->info.run_id : "-", y->p->path,
-                                   (long long)y->p->info.sampler_pid,
-                                   y->p->info.run_id[0] ? y->p->info.run_id : "-", ov)) {
+            if (!nc ||
+                pm_strs_add(&clash, &nclash,
+                            "host %s was sampled twice at once: %s (pid %lld, run id %s) and "
+                            "%s (pid %lld, run id %s) overlap for %.0f s",
+                            pm_profile_host(x->p), x->p->path, (long long)x->p->info.sampler_pid,
+                            x->p->info.run_id[0] ? x->p->info.run_id : "-", y->p->path,
+                            (long long)y->p->info.sampler_pid,
+                            y->p->info.run_id[0] ? y->p->info.run_id : "-", ov)) {
                 free(nc ? nc : clash_ent);
                 pm_strs_free(clash, nclash);
                 return pm_error_set(err, PM_ENOMEM, "out of memory");
@@ -914,8 +915,10 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
             }
         }
         if (found > 1) {
-            rc = pm_error_set(err, PM_EUSAGE, "--run %s: several runs match; give more of the "
-                              "run id", o->run);
+            rc = pm_error_set(err, PM_EUSAGE,
+                              "--run %s: several runs match; give more of the "
+                              "run id",
+                              o->run);
             goto listing;
         }
         if (!found) {
@@ -952,8 +955,7 @@ static int select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_
         if (!es[i].drop && !runs[es[i].run].sel) {
             es[i].drop = 2;
             (void)pm_strs_add(&a->ignored, &a->nignored, "%s: job %s, run %zu: not selected",
-                              es[i].p->path, job_name(es[i].p->info.job_id),
-                              runs[es[i].run].num);
+                              es[i].p->path, job_name(es[i].p->info.job_id), runs[es[i].run].num);
         }
     if (nsel < nr)
         keep_run_phases(a, runs, nr);
@@ -1125,8 +1127,9 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
     if (ne == 0 && !a->phases.scanner_files) {
         rc = pm_error_set(err, PM_EEMPTY,
                           "no resource profile among %zu file%s: found only %zu phase%s marked in "
-                          "%zu events file%s", nfiles, nfiles == 1 ? "" : "s", a->phases.n,
-                          a->phases.n == 1 ? "" : "s", nevfiles, nevfiles == 1 ? "" : "s");
+                          "%zu events file%s",
+                          nfiles, nfiles == 1 ? "" : "s", a->phases.n, a->phases.n == 1 ? "" : "s",
+                          nevfiles, nevfiles == 1 ? "" : "s");
         goto fail;
     }
     for (size_t i = 0; i < ne; i++) {
@@ -1205,8 +1208,7 @@ size_t pm_analysis_incomplete(const pm_analysis *a, char *buf, size_t cap)
         if (!why || ho->incomplete[0] == 't') /* "the sampler was still running" */
             why = ho->incomplete;
         if (shown < 3 && len + 2 < sizeof hosts) {
-            int w = snprintf(hosts + len, sizeof hosts - len, "%s%s", shown ? ", " : "",
-                             ho->name);
+            int w = snprintf(hosts + len, sizeof hosts - len, "%s%s", shown ? ", " : "", ho->name);
             len = w > 0 && (size_t)w < sizeof hosts - len ? len + (size_t)w : sizeof hosts - 1;
             shown++;
         }

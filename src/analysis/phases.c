@@ -47,8 +47,8 @@ static int host_index(const pm_analysis *a, size_t nnodes, const char *name)
  * as lists first[h] .. first[h + 1] of hosts[] indices in members. */
 typedef struct node_hosts {
     size_t nnodes;
-    size_t *first;    /* [nnodes + 1] */
-    size_t *members;  /* [nhosts] */
+    size_t *first;   /* [nnodes + 1] */
+    size_t *members; /* [nhosts] */
 } node_hosts;
 
 static int node_hosts_build(const pm_analysis *a, node_hosts *nh)
@@ -168,7 +168,8 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
         r->host = ord[i]->host;
         r->name = ord[i]->name;
         r->first_start = ord[i]->t0;
-        while (j < ps->n && strcmp(ord[j]->host, r->host) == 0 && strcmp(ord[j]->name, r->name) == 0) {
+        while (j < ps->n && strcmp(ord[j]->host, r->host) == 0 &&
+               strcmp(ord[j]->name, r->name) == 0) {
             r->count++;
             r->total_s += ord[j]->t1 - ord[j]->t0;
             j++;

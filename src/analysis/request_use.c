@@ -14,7 +14,7 @@ static double num(const cJSON *o, const char *k)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(x) && isfinite(x->valuedouble) && x->valuedouble >= 0 ? x->valuedouble
-                                                                              : NAN;
+                                                                                : NAN;
 }
 
 void pm_request_use_compute(const pm_analysis *a, pm_request_use *u)
@@ -76,7 +76,8 @@ void pm_request_use_compute(const pm_analysis *a, pm_request_use *u)
             if (isfinite(cs)) {
                 u->cpus_req = isnan(u->cpus_req) ? cpus : fmax(u->cpus_req, cpus);
                 u->cpu_used_core_s = isnan(u->cpu_used_core_s) ? cs : u->cpu_used_core_s + cs;
-                u->cpu_req_core_s = (isnan(u->cpu_req_core_s) ? 0 : u->cpu_req_core_s) + cpus * wall;
+                u->cpu_req_core_s =
+                    (isnan(u->cpu_req_core_s) ? 0 : u->cpu_req_core_s) + cpus * wall;
             }
         }
         cJSON_Delete(j);
@@ -113,21 +114,23 @@ int pm_request_note(const pm_request_use *u, char *out, size_t cap)
         pct(u->time_pct, p, sizeof p);
         pm_fmt_duration(u->wall_s, a, sizeof a);
         pm_fmt_duration(u->time_limit_s, b, sizeof b);
-        len += (size_t)snprintf(out + len, cap - len, "Used %s of the requested walltime (%s of %s)",
-                                p, a, b);
+        len += (size_t)snprintf(out + len, cap - len,
+                                "Used %s of the requested walltime (%s of %s)", p, a, b);
         n++;
     }
     if (len < cap && u->mem_pct < far) {
         pct(u->mem_pct, p, sizeof p);
         pm_fmt_bytes(u->mem_used_bytes, a, sizeof a);
         pm_fmt_bytes(u->mem_req_bytes, b, sizeof b);
-        len += (size_t)snprintf(out + len, cap - len, "%speak memory %s of the requested (%s of %s per node)",
+        len += (size_t)snprintf(out + len, cap - len,
+                                "%speak memory %s of the requested (%s of %s per node)",
                                 n ? "; " : "Used ", p, a, b);
         n++;
     }
     if (len < cap && u->cpu_pct < far) {
         pct(u->cpu_pct, p, sizeof p);
-        len += (size_t)snprintf(out + len, cap - len, "%s%s of the requested CPU time (%.0f CPU%s per node)",
+        len += (size_t)snprintf(out + len, cap - len,
+                                "%s%s of the requested CPU time (%.0f CPU%s per node)",
                                 n ? "; " : "Used ", p, u->cpus_req, u->cpus_req == 1 ? "" : "s");
         n++;
     }

@@ -16,10 +16,10 @@
 
 typedef struct rule {
     const char *id;
-    const char *type;      /* "node", "job", "imbalance", "slope", "capacity" */
-    const char *figure;    /* node/job figure key */
-    const char *metric;    /* catalog id (imbalance, slope) */
-    const char *op;        /* "<", "<=", ">", ">=" */
+    const char *type;   /* "node", "job", "imbalance", "slope", "capacity" */
+    const char *figure; /* node/job figure key */
+    const char *metric; /* catalog id (imbalance, slope) */
+    const char *op;     /* "<", "<=", ">", ">=" */
     double threshold;
     double min_r2;         /* slope */
     double min_duration_s; /* slope, node rules */
@@ -135,22 +135,25 @@ static int parse_rule(const cJSON *o, rule *r, const char *path, size_t i, pm_er
     r->min_r2 = num_of(o, "min_r2", 0.8);
     r->min_duration_s = num_of(o, "min_duration_s", 0);
     if (strcmp(r->op, "<") && strcmp(r->op, "<=") && strcmp(r->op, ">") && strcmp(r->op, ">="))
-        return pm_error_set(err, PM_EFORMAT, "%s: rules[%zu].op: \"%s\" is not <, <=, > or >=",
-                            path, i, r->op);
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: rules[%zu].op: \"%s\" is not <, <=, > or >=", path, i, r->op);
     r->severity = PM_SEV_WARNING;
     if (sev && strcmp(sev, "info") == 0)
         r->severity = PM_SEV_INFO;
     else if (sev && strcmp(sev, "critical") == 0)
         r->severity = PM_SEV_CRITICAL;
     else if (sev && strcmp(sev, "warning") != 0)
-        return pm_error_set(err, PM_EFORMAT, "%s: rules[%zu].severity: \"%s\" is not info, warning or critical",
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: rules[%zu].severity: \"%s\" is not info, warning or critical",
                             path, i, sev);
-    int needs_fig = !strcmp(r->type, "node") || !strcmp(r->type, "job") ||
-                    !strcmp(r->type, "outlier");
+    int needs_fig =
+        !strcmp(r->type, "node") || !strcmp(r->type, "job") || !strcmp(r->type, "outlier");
     int needs_metric = !strcmp(r->type, "imbalance") || !strcmp(r->type, "slope");
     if (!needs_fig && !needs_metric && strcmp(r->type, "capacity"))
-        return pm_error_set(err, PM_EFORMAT, "%s: rules[%zu].type: \"%s\" is not node, job, outlier, imbalance, slope or capacity",
-                            path, i, r->type);
+        return pm_error_set(
+            err, PM_EFORMAT,
+            "%s: rules[%zu].type: \"%s\" is not node, job, outlier, imbalance, slope or capacity",
+            path, i, r->type);
     if (needs_fig && (!r->figure || !pm_figure_find(r->figure)))
         return pm_error_set(err, PM_EFORMAT, "%s: rules[%zu].figure: unknown figure \"%s\"", path,
                             i, r->figure ? r->figure : "");

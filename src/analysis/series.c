@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const QNAMES[PM_Q_N] = {"ok", "wrap", "reset", "gap", "interpolated",
-                                           "dropped", "held"};
+static const char *const QNAMES[PM_Q_N] = {"ok",           "wrap",    "reset", "gap",
+                                           "interpolated", "dropped", "held"};
 static const char *const RNAMES[] = {"hold", "interp", "zero", "drop"};
 
 const char *pm_quality_name(int q)
@@ -102,9 +102,9 @@ void pm_rate(const double *t, const double *v, size_t n, double *out, uint8_t *q
 size_t pm_repair(double *v, uint8_t *q, size_t n, int mode)
 {
     size_t count = 0;
-    double last = 0;          /* preceding valid value; 0 at the start (hold) */
-    double before = NAN;      /* preceding valid original value (interp) */
-    size_t next_i = 0;        /* cached index of the next valid value (interp) */
+    double last = 0;     /* preceding valid value; 0 at the start (hold) */
+    double before = NAN; /* preceding valid original value (interp) */
+    size_t next_i = 0;   /* cached index of the next valid value (interp) */
     double next_v = NAN;
     for (size_t i = 0; i < n; i++) {
         if (isnan(v[i]))
@@ -116,9 +116,7 @@ size_t pm_repair(double *v, uint8_t *q, size_t n, int mode)
         count++;
         q[i] = PM_Q_RESET;
         switch (mode) {
-        case PM_REPAIR_ZERO:
-            v[i] = 0;
-            break;
+        case PM_REPAIR_ZERO: v[i] = 0; break;
         case PM_REPAIR_DROP:
             v[i] = NAN;
             q[i] = PM_Q_DROPPED;
@@ -145,9 +143,7 @@ size_t pm_repair(double *v, uint8_t *q, size_t n, int mode)
             else
                 v[i] = 0;
             break;
-        default: /* hold */
-            v[i] = last;
-            break;
+        default: /* hold */ v[i] = last; break;
         }
     }
     return count;

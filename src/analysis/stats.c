@@ -43,8 +43,8 @@ double pm_quantile_select(double *x, size_t n, double f)
     return a + (h - (double)lo) * (b - a);
 }
 
-void pm_stats_compute(const double *t, const double *v, size_t n, int weighting,
-                      double *scratch, pm_stats *s)
+void pm_stats_compute(const double *t, const double *v, size_t n, int weighting, double *scratch,
+                      pm_stats *s)
 {
     s->n = n;
     s->nvalid = 0;
@@ -152,7 +152,7 @@ static inline size_t hbin(const hsel *h, double v)
 /* Order statistic r (0-based) of x[n], and the next one (r + 1 < n). */
 typedef struct want {
     size_t r;
-    size_t bin, bin_next;   /* bins of ranks r and r + 1 */
+    size_t bin, bin_next; /* bins of ranks r and r + 1 */
     double v, v_next;
 } want;
 
@@ -225,7 +225,7 @@ static int p50_p95_hist(double *x, size_t n, double min, double max, double *p50
     for (int k = 0; k < 2; k++) {
         double *reg = k == 0 || w[0].bin == w[1].bin ? x : x + nlow;
         size_t nreg = k == 0 || w[0].bin == w[1].bin ? nlow : m - nlow;
-        size_t rr = w[k].r - below[k];  /* rank inside the bin */
+        size_t rr = w[k].r - below[k]; /* rank inside the bin */
         int jb = k * 2, jn = k * 2 + 1;
         if (bmin[jb] == bmax[jb]) {
             w[k].v = bmin[jb];

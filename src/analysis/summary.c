@@ -9,7 +9,10 @@
 #include "internal.h"
 #include "perfmon/analysis.h"
 
-#define F(key, unit, job, label, title) {#key, offsetof(pm_node_summary, key), unit, job, label, title}
+#define F(key, unit, job, label, title)                               \
+    {                                                                 \
+#key, offsetof(pm_node_summary, key), unit, job, label, title \
+    }
 const pm_figure PM_FIGURES[] = {
     F(wall_time_s, "s", PM_JOB_SPAN, "wall s", "Wall time"),
     F(samples, "1", PM_JOB_SUM, "samples", "Samples"),
@@ -272,23 +275,27 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
         s->cpu_avg_utilization_over80_pct = share[2];
         s->cpu_avg_utilization_at100_pct = share[3];
     }
-    s->max_t_cpu_pct_per_cpu_avg = first_of(col_max(h, "cpu.core_avg_pct"), col_max(h, "cpu.percent"));
+    s->max_t_cpu_pct_per_cpu_avg =
+        first_of(col_max(h, "cpu.core_avg_pct"), col_max(h, "cpu.percent"));
     s->max_t_cpu_pct_per_cpu_min = col_max(h, "cpu.core_min_pct");
     s->max_t_cpu_pct_per_cpu_max = col_max(h, "cpu.core_max_pct");
     double ncpus = h->ncpus;
     s->node_cpu_hours = hours * ncpus;
     s->node_unused_cpu_hours = s->node_cpu_hours * (100.0 - s->cpu_avg_utilization_pct) / 100.0;
     s->max_t_mem_percent = col_max(h, "mem.percent");
-    s->max_t_disk_usage_percent = first_of(col_max(h, "fs.out.usage_pct"), col_max(h, "fs.root.usage_pct"));
+    s->max_t_disk_usage_percent =
+        first_of(col_max(h, "fs.out.usage_pct"), col_max(h, "fs.root.usage_pct"));
     const double MiB = 1048576.0;
     s->total_disk_io_read_mb = counter_increase(h, "disk.read_bytes") / MiB;
     s->total_disk_io_write_mb = counter_increase(h, "disk.write_bytes") / MiB;
     s->total_net_io_lo_sent_mb = counter_increase(h, "net.lo.bytes_sent") / MiB;
     s->total_net_io_lo_recv_mb = counter_increase(h, "net.lo.bytes_recv") / MiB;
-    s->total_net_io_ext_sent_mb =
-        first_of(counter_increase(h, "net.ext.bytes_sent"), counter_increase(h, "net.all.bytes_sent")) / MiB;
-    s->total_net_io_ext_recv_mb =
-        first_of(counter_increase(h, "net.ext.bytes_recv"), counter_increase(h, "net.all.bytes_recv")) / MiB;
+    s->total_net_io_ext_sent_mb = first_of(counter_increase(h, "net.ext.bytes_sent"),
+                                           counter_increase(h, "net.all.bytes_sent")) /
+                                  MiB;
+    s->total_net_io_ext_recv_mb = first_of(counter_increase(h, "net.ext.bytes_recv"),
+                                           counter_increase(h, "net.all.bytes_recv")) /
+                                  MiB;
     double uj = energy_uj(h);
     s->energy_j = uj * 1e-6;
     s->energy_kwh = s->energy_j / 3.6e6;
@@ -318,8 +325,9 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
     s->perf_ipc = s->perf_cycles > 0 ? s->perf_instructions / s->perf_cycles : NAN;
     /* Tables without a precision split (Zen 3/4) record only perf.flops. */
     double sp = counter_increase(h, "perf.flops_sp"), dp = counter_increase(h, "perf.flops_dp");
-    s->perf_flop = first_of(counter_increase(h, "perf.flops"),
-                            isnan(sp) ? dp : isnan(dp) ? sp : sp + dp);
+    s->perf_flop = first_of(counter_increase(h, "perf.flops"), isnan(sp)   ? dp
+                                                               : isnan(dp) ? sp
+                                                                           : sp + dp);
     s->perf_l2_bytes = counter_increase(h, "perf.l2_bytes");
     s->perf_l3_bytes = counter_increase(h, "perf.l3_bytes");
     s->perf_mem_bytes = counter_increase(h, "perf.mem_bytes");
@@ -334,7 +342,8 @@ static void *node_worker(void *arg)
     pm_analysis *a = pool->ctx;
     for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
         pm_host *ho = &a->hosts[h];
-        ho->ncpus = first_of(col_last(ho, "cpu.ncpus"), meta_number(ho->prof->meta_json, "cpu", "threads"));
+        ho->ncpus =
+            first_of(col_last(ho, "cpu.ncpus"), meta_number(ho->prof->meta_json, "cpu", "threads"));
         ho->mem_total = first_of(col_last(ho, "mem.total"),
                                  meta_number(ho->prof->meta_json, "memory", "total_bytes"));
         node_summary(a, h, &a->nodes[h]);

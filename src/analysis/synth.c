@@ -28,10 +28,39 @@ void pm_synth_init(pm_synth *s, const char *host)
 }
 
 enum col_id {
-    C_CPU_PCT, C_CPU_AVG, C_CPU_MIN, C_CPU_MAX, C_NCPUS, C_USER, C_LOAD1, C_MEM_TOTAL, C_MEM_USED,
-    C_MEM_PCT, C_DISK_R, C_DISK_W, C_FS_OUT, C_NET_LO_S, C_NET_LO_R, C_NET_S, C_NET_R, C_NET_PS,
-    C_NET_PR, C_IB_S, C_IB_R, C_RAPL_P0, C_RAPL_P1, C_RAPL_D0, C_PROC_CPU, C_PROC_PCT, C_PROC_RSS,
-    C_PROC_FDS, C_SMP_CPU, C_SMP_RSS, C_SMP_LATE, C_SMP_MISSED, C_N
+    C_CPU_PCT,
+    C_CPU_AVG,
+    C_CPU_MIN,
+    C_CPU_MAX,
+    C_NCPUS,
+    C_USER,
+    C_LOAD1,
+    C_MEM_TOTAL,
+    C_MEM_USED,
+    C_MEM_PCT,
+    C_DISK_R,
+    C_DISK_W,
+    C_FS_OUT,
+    C_NET_LO_S,
+    C_NET_LO_R,
+    C_NET_S,
+    C_NET_R,
+    C_NET_PS,
+    C_NET_PR,
+    C_IB_S,
+    C_IB_R,
+    C_RAPL_P0,
+    C_RAPL_P1,
+    C_RAPL_D0,
+    C_PROC_CPU,
+    C_PROC_PCT,
+    C_PROC_RSS,
+    C_PROC_FDS,
+    C_SMP_CPU,
+    C_SMP_RSS,
+    C_SMP_LATE,
+    C_SMP_MISSED,
+    C_N
 };
 
 static const struct {
@@ -169,8 +198,8 @@ int pm_synth_write(const char *path, const pm_synth *s, pm_error *err)
     info.start_mono_ns = mono0;
     info.interval_ns = (int64_t)llround(s->interval_s * 1e9);
     char meta[128];
-    snprintf(meta, sizeof meta, "{\"cpu\":{\"threads\":%zu},\"memory\":{\"total_bytes\":68719476736}}",
-             s->ncpus);
+    snprintf(meta, sizeof meta,
+             "{\"cpu\":{\"threads\":%zu},\"memory\":{\"total_bytes\":68719476736}}", s->ncpus);
     pm_writer *w = NULL;
     int rc = pm_writer_open(&w, path, s->format, &info, cols, nc, meta, err);
     if (rc)
@@ -221,13 +250,14 @@ int pm_synth_write_ska(const char *path, size_t hosts, size_t n)
         fprintf(f, "%s\"ska-node-%03zu\"", h ? ", " : "", h);
     fprintf(f, "]");
     static const char *const top[] = {"cpu_percent_sys", "cpu_percent", "cpu_time",
-                                      "memory_percent", "num_threads", "num_fds"};
+                                      "memory_percent",  "num_threads", "num_fds"};
     static const char *const groups[][5] = {
         {"memory_info", "rss", "vms", "shared", NULL},
         {"memory_full_info", "uss", "swap", NULL, NULL},
         {"io_counters", "read_bytes", "write_bytes", "read_count", "write_count"},
         {"net_io_counters", "bytes_sent", "bytes_recv", "packets_sent", "packets_recv"},
-        {"ib_io_counters", "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets"},
+        {"ib_io_counters", "port_xmit_data", "port_rcv_data", "port_xmit_packets",
+         "port_rcv_packets"},
         {"rapl_powercap", "package-0", "package-1", "dram-0", "dram-1"},
     };
     for (size_t h = 0; h < hosts; h++) {

@@ -22,4 +22,3 @@ double pm_median(double *x, size_t n)
     qsort(x, n, sizeof *x, cmp_double);
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
-

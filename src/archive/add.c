@@ -66,8 +66,8 @@ static int list_files(const char *dir, cand **out, size_t *n, pm_error *err)
     errno = 0;
     while ((de = readdir(d)) != NULL && *n < FILES_MAX) {
         struct stat st;
-        if (de->d_name[0] == '.' ||
-            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+        if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode)) {
             errno = 0;
             continue;
         }
@@ -279,8 +279,7 @@ int pm_arch_add(pm_store *s, const pm_arch_add_opts *o, pm_arch_add_report *rep,
         return pm_error_set(err, PM_EUSAGE, "%s: the archive directory is the data directory",
                             o->archivedir);
     ctx c = {.store = s, .o = o, .rep = rep, .notice = notice, .user = user};
-    if (snprintf(c.faildir, sizeof c.faildir, "%s/failed", o->archivedir) >=
-        (int)sizeof c.faildir)
+    if (snprintf(c.faildir, sizeof c.faildir, "%s/failed", o->archivedir) >= (int)sizeof c.faildir)
         return pm_error_set(err, PM_EUSAGE, "%s: path too long", o->archivedir);
     cand *files = NULL;
     size_t n = 0;

@@ -78,9 +78,10 @@ int pm_arch_parse(const char *file, const char *text, size_t len, const char *te
         return PM_EFORMAT;
     /* The statistics document always carries its "perfmon_analyze"
      * header object; anything else is read as TestResults. */
-    pm_arch_reader reader = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "perfmon_analyze"))
-                                ? pm_arch_read_stats
-                                : pm_arch_read_tf;
+    pm_arch_reader reader =
+        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "perfmon_analyze"))
+            ? pm_arch_read_stats
+            : pm_arch_read_tf;
     return read_tree(file, text, len, root, reader, test, out, err);
 }
 

@@ -80,8 +80,8 @@ static int copy_to(int fd, const char *tmp, pm_error *err)
     return 0;
 }
 
-int pm_arch_move(int fd, const char *src, const char *dir, const char *name, char *out,
-                 size_t cap, pm_error *err)
+int pm_arch_move(int fd, const char *src, const char *dir, const char *name, char *out, size_t cap,
+                 pm_error *err)
 {
     char dst[PATH_MAX], tmp[PATH_MAX];
     int copied = 0;

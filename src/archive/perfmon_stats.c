@@ -79,9 +79,9 @@ static int add_phases(const char *file, const cJSON *root, pm_arch_run *r, pm_er
         if (cJSON_IsString(name) && cJSON_IsNull(total))
             continue; /* a kind without a duration (no phase on any node) */
         if (!cJSON_IsString(name) || !cJSON_IsNumber(total))
-            return pm_error_set(err, PM_EFORMAT,
-                                "%s: phases.kinds[%zu]: \"name\" or \"total_s\" missing or mistyped",
-                                file, i);
+            return pm_error_set(
+                err, PM_EFORMAT,
+                "%s: phases.kinds[%zu]: \"name\" or \"total_s\" missing or mistyped", file, i);
         if (strlen(name->valuestring) > PM_ARCH_NAME_MAX - 6)
             return pm_error_set(err, PM_EFORMAT, "%s: phases.kinds[%zu]: the name is too long",
                                 file, i);
@@ -107,9 +107,9 @@ int pm_arch_read_stats(const char *file, const cJSON *root, const char *test, pm
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "perfmon_analyze");
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(meta, "schema");
     if (!cJSON_IsObject(meta) || !cJSON_IsNumber(schema))
-        return pm_error_set(err, PM_EFORMAT,
-                            "%s: not perfmon-analyze statistics (no \"perfmon_analyze\".\"schema\")",
-                            file);
+        return pm_error_set(
+            err, PM_EFORMAT,
+            "%s: not perfmon-analyze statistics (no \"perfmon_analyze\".\"schema\")", file);
     if (schema->valuedouble != STATS_SCHEMA)
         return pm_error_set(err, PM_EFORMAT,
                             "%s: statistics schema %g is not supported (this perfmon-archive "
@@ -119,7 +119,8 @@ int pm_arch_read_stats(const char *file, const cJSON *root, const char *test, pm
     if (!cJSON_IsObject(job))
         return pm_error_set(err, PM_EFORMAT, "%s: \"job\" is missing or not an object", file);
     const cJSON *start = cJSON_GetObjectItemCaseSensitive(job, "start");
-    if (!cJSON_IsNumber(start) || !(start->valuedouble >= 0 && start->valuedouble <= 253402300799.0))
+    if (!cJSON_IsNumber(start) ||
+        !(start->valuedouble >= 0 && start->valuedouble <= 253402300799.0))
         return pm_error_set(err, PM_EFORMAT,
                             "%s: \"job.start\" is missing or not seconds since the epoch", file);
     r->start_us = (int64_t)llround(start->valuedouble * 1e6);

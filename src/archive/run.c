@@ -17,12 +17,9 @@
 const char *pm_arch_kind_name(int kind)
 {
     switch (kind) {
-    case PM_ARCH_TENSORFLOW:
-        return "tensorflow";
-    case PM_ARCH_PERFMON_STATS:
-        return "perfmon-stats";
-    default:
-        return "unknown";
+    case PM_ARCH_TENSORFLOW: return "tensorflow";
+    case PM_ARCH_PERFMON_STATS: return "perfmon-stats";
+    default: return "unknown";
     }
 }
 
@@ -96,8 +93,8 @@ int pm_arch_run_finish(pm_arch_run *r, const char *text, size_t len, pm_error *e
         qsort(v, r->nentries, sizeof *v, cmp_entry_name);
         for (size_t i = 1; i < r->nentries; i++)
             if (strcmp(v[i - 1]->name, v[i]->name) == 0) {
-                int rc = pm_error_set(err, PM_EFORMAT, "entry \"%.200s\" appears twice",
-                                      v[i]->name);
+                int rc =
+                    pm_error_set(err, PM_EFORMAT, "entry \"%.200s\" appears twice", v[i]->name);
                 free(v);
                 return rc;
             }

@@ -23,8 +23,8 @@ typedef int (*pm_arch_reader)(const char *file, const struct cJSON *root, const 
                               pm_arch_run *r, pm_error *err);
 int pm_arch_read_tf(const char *file, const struct cJSON *root, const char *test, pm_arch_run *r,
                     pm_error *err);
-int pm_arch_read_stats(const char *file, const struct cJSON *root, const char *test,
-                       pm_arch_run *r, pm_error *err);
+int pm_arch_read_stats(const char *file, const struct cJSON *root, const char *test, pm_arch_run *r,
+                       pm_error *err);
 
 /* A JSON number, or a string holding a decimal number (protobuf's JSON
  * mapping writes 64-bit integers and NaN as strings), as a double.

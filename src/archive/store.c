@@ -87,8 +87,8 @@ void pm_store_names_free(char **names, size_t n)
     free(names);
 }
 
-int pm_store_push_point(pm_store_point **p, size_t *n, size_t *cap, int64_t start_us,
-                        double timing, const char *entry)
+int pm_store_push_point(pm_store_point **p, size_t *n, size_t *cap, int64_t start_us, double timing,
+                        const char *entry)
 {
     if (PM_VEC_RESERVE(*p, *cap, *n + 1, 16) != 0)
         return PM_ENOMEM;

@@ -7,8 +7,7 @@
 
 typedef struct pm_store_ops {
     const char *name;
-    int (*put)(pm_store *s, const pm_arch_run *run, const char *source, int *result,
-               pm_error *err);
+    int (*put)(pm_store *s, const pm_arch_run *run, const char *source, int *result, pm_error *err);
     int (*tests)(pm_store *s, pm_store_test **out, size_t *n, pm_error *err);
     int (*history)(pm_store *s, const char *test, const char *entry, int64_t since_us,
                    pm_store_point **out, size_t *n, pm_error *err);
@@ -26,8 +25,8 @@ int pm_store_pg_open(const char *url, pm_store **out, pm_error *err);
 
 /* Growing result arrays for the backends: append one element (copies
  * the strings; push_test takes the name from test, the rest from row).  Return 0 or PM_ENOMEM. */
-int pm_store_push_point(pm_store_point **p, size_t *n, size_t *cap, int64_t start_us,
-                        double timing, const char *entry);
+int pm_store_push_point(pm_store_point **p, size_t *n, size_t *cap, int64_t start_us, double timing,
+                        const char *entry);
 int pm_store_push_test(pm_store_test **t, size_t *n, size_t *cap, const char *test,
                        const pm_store_test *row);
 int pm_store_push_name(char ***names, size_t *n, size_t *cap, const char *name);

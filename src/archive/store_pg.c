@@ -129,9 +129,10 @@ static int migrate(PGconn *c, pm_error *err)
     PQclear(r);
     if (version > PM_STORE_SCHEMA || version < 0) {
         exec_const(c, "ROLLBACK", NULL);
-        return pm_error_set(err, PM_EFORMAT,
-                            "PostgreSQL: schema version %ld is newer than this perfmon-archive (%d)",
-                            version, PM_STORE_SCHEMA);
+        return pm_error_set(
+            err, PM_EFORMAT,
+            "PostgreSQL: schema version %ld is newer than this perfmon-archive (%d)", version,
+            PM_STORE_SCHEMA);
     }
     for (long v = version; v < PM_STORE_SCHEMA; v++)
         if ((rc = exec_const(c, migrations[v], err)) != 0) {
@@ -147,8 +148,8 @@ static int migrate(PGconn *c, pm_error *err)
             exec_const(c, "ROLLBACK", NULL);
             return rc;
         }
-        r = PQexecParams(c, "INSERT INTO perfmon_schema (version) VALUES ($1)", 1, NULL, vals,
-                         NULL, NULL, 0);
+        r = PQexecParams(c, "INSERT INTO perfmon_schema (version) VALUES ($1)", 1, NULL, vals, NULL,
+                         NULL, 0);
         int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
         PQclear(r);
         if (!ok) {
@@ -180,8 +181,8 @@ static int pg_put(pm_store *s, const pm_arch_run *run, const char *source, int *
     int rc = exec_const(p->conn, "BEGIN", err);
     if (rc)
         return rc;
-    const char *tv[7] = {run->test, start, run->info, pm_arch_kind_name(run->kind), run->digest,
-                         source, added};
+    const char *tv[7] = {run->test,   start,  run->info, pm_arch_kind_name(run->kind),
+                         run->digest, source, added};
     PGresult *r = exec_q(p, Q_INSERT, tv);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         PQclear(r);
@@ -277,8 +278,8 @@ static int pg_history(pm_store *s, const char *test, const char *entry, int64_t 
     }
     size_t cap = 0;
     for (int i = 0; i < PQntuples(r); i++)
-        if (pm_store_push_point(out, n, &cap, col_i64(r, i, 0),
-                                strtod(PQgetvalue(r, i, 1), NULL), PQgetvalue(r, i, 2)) != 0) {
+        if (pm_store_push_point(out, n, &cap, col_i64(r, i, 0), strtod(PQgetvalue(r, i, 1), NULL),
+                                PQgetvalue(r, i, 2)) != 0) {
             PQclear(r);
             return pm_error_set(err, PM_ENOMEM, "PostgreSQL: out of memory");
         }

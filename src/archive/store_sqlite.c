@@ -115,8 +115,8 @@ static int migrate(lite *l, pm_error *err)
         return rc;
     sqlite3_stmt *st = NULL;
     long long version = 0;
-    if (sqlite3_prepare_v2(l->db, "SELECT coalesce(max(version), 0) FROM perfmon_schema", -1,
-                           &st, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(l->db, "SELECT coalesce(max(version), 0) FROM perfmon_schema", -1, &st,
+                           NULL) != SQLITE_OK ||
         sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
         rc = db_error(err, l, "reading the schema version");
@@ -415,10 +415,12 @@ static int lite_open(const char *path, pm_store **out, pm_error *err)
     s->ops = &lite_ops;
     s->impl = l;
     int rc;
-    if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                          SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX,
+    if (sqlite3_open_v2(path, &l->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
+                            SQLITE_OPEN_FULLMUTEX,
                         NULL) != SQLITE_OK) {
-        rc = l->db ? db_error(err, l, "cannot open") : pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+        rc = l->db ? db_error(err, l, "cannot open")
+                   : pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
         lite_close(s);
         return rc;
     }

@@ -70,10 +70,11 @@ int pm_arch_read_tf(const char *file, const cJSON *root, const char *test, pm_ar
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     const cJSON *start = cJSON_GetObjectItemCaseSensitive(root, "startTime");
     if (!name && !start)
-        return pm_error_set(err, PM_EFORMAT,
-                            "%s: neither TensorFlow TestResults (no \"name\", no \"startTime\") nor "
-                            "perfmon-analyze statistics (no \"perfmon_analyze\")",
-                            file);
+        return pm_error_set(
+            err, PM_EFORMAT,
+            "%s: neither TensorFlow TestResults (no \"name\", no \"startTime\") nor "
+            "perfmon-analyze statistics (no \"perfmon_analyze\")",
+            file);
     if (!cJSON_IsString(name) || pm_arch_name_ok(name->valuestring) != 0)
         return pm_error_set(err, PM_EFORMAT,
                             "%s: \"name\" is missing, empty, not a string or longer than %d bytes",

@@ -74,7 +74,8 @@ void *pm_arena_alloc(pm_arena *a, size_t n, size_t size)
         p = small_alloc(a, bytes);
         goto out;
     }
-    if (!a->cur && a->heap_big < PM_ARENA_HEAP_FIRST && bytes <= PM_ARENA_HEAP_FIRST - a->heap_big) {
+    if (!a->cur && a->heap_big < PM_ARENA_HEAP_FIRST &&
+        bytes <= PM_ARENA_HEAP_FIRST - a->heap_big) {
         /* Aligned like a block's pieces: calloc leaves a fresh mapping
          * untouched, where aligned_alloc + memset would fault it all in. */
         char *raw = small_alloc(a, bytes + ALIGN - 1);

@@ -9,7 +9,10 @@
 #include "perfmon/invariant.h"
 #include "perfmon/vec.h"
 
-void pm_buf_init(pm_buf *b) { memset(b, 0, sizeof *b); }
+void pm_buf_init(pm_buf *b)
+{
+    memset(b, 0, sizeof *b);
+}
 
 void pm_buf_free(pm_buf *b)
 {
@@ -57,7 +60,10 @@ void pm_buf_add(pm_buf *b, const void *data, size_t len)
     buf_check(b);
 }
 
-void pm_buf_puts(pm_buf *b, const char *s) { pm_buf_add(b, s, strlen(s)); }
+void pm_buf_puts(pm_buf *b, const char *s)
+{
+    pm_buf_add(b, s, strlen(s));
+}
 
 void pm_buf_printf(pm_buf *b, const char *fmt, ...)
 {

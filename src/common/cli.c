@@ -5,8 +5,8 @@
 
 #include "perfmon/cli.h"
 
-int pm_cli_refused(int c, char *const *argv, const char *shortopts,
-                   const struct option *longopts, pm_error *err)
+int pm_cli_refused(int c, char *const *argv, const char *shortopts, const struct option *longopts,
+                   pm_error *err)
 {
     const char *arg = optind > 0 ? argv[optind - 1] : "";
     if (!arg)
@@ -15,13 +15,13 @@ int pm_cli_refused(int c, char *const *argv, const char *shortopts,
     if (c == ':') { /* the option's value was to be the next argument: optind moved */
         if (is_long) {
             size_t nl = strcspn(arg, "=");
-            return pm_error_set(err, PM_EUSAGE, "option %.*s needs a value (see --help)",
-                                (int)nl, arg);
+            return pm_error_set(err, PM_EUSAGE, "option %.*s needs a value (see --help)", (int)nl,
+                                arg);
         }
         return pm_error_set(err, PM_EUSAGE, "option -%c needs a value (see --help)", optopt);
     }
-    int known = optopt >= 256 || (optopt > 0 && optopt != ':' && optopt != '+' &&
-                                  strchr(shortopts, optopt));
+    int known = optopt >= 256 ||
+                (optopt > 0 && optopt != ':' && optopt != '+' && strchr(shortopts, optopt));
     for (const struct option *l = longopts; l && l->name && optopt > 0 && !known; l++)
         known = !l->flag && l->val == optopt && is_long;
     if (optopt && !known)

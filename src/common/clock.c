@@ -11,9 +11,18 @@ static int64_t read_clock(clockid_t id)
     return (int64_t)ts.tv_sec * PM_NS_PER_S + ts.tv_nsec;
 }
 
-int64_t pm_mono_ns(void) { return read_clock(CLOCK_MONOTONIC); }
-int64_t pm_wall_ns(void) { return read_clock(CLOCK_REALTIME); }
-int64_t pm_self_cpu_ns(void) { return read_clock(CLOCK_PROCESS_CPUTIME_ID); }
+int64_t pm_mono_ns(void)
+{
+    return read_clock(CLOCK_MONOTONIC);
+}
+int64_t pm_wall_ns(void)
+{
+    return read_clock(CLOCK_REALTIME);
+}
+int64_t pm_self_cpu_ns(void)
+{
+    return read_clock(CLOCK_PROCESS_CPUTIME_ID);
+}
 
 int pm_utc_iso_frac(int64_t s, long frac, int digits, char *out, size_t cap)
 {
@@ -25,7 +34,8 @@ int pm_utc_iso_frac(int64_t s, long frac, int digits, char *out, size_t cap)
         digits = 0;
     if (digits > 9)
         digits = 9;
-    if (frac >= 0 && frac < 1000000000L && gmtime_r(&ts, &tm) && strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm))
+    if (frac >= 0 && frac < 1000000000L && gmtime_r(&ts, &tm) &&
+        strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm))
         n = digits > 0 ? snprintf(out, cap, "%s.%0*ldZ", b, digits, frac)
                        : snprintf(out, cap, "%sZ", b);
     if (n < 0 || (size_t)n >= cap) {

@@ -77,8 +77,7 @@ ssize_t pm_pread_kept(int *fd, int dirfd, const char *path, char *buf, size_t ca
     return n;
 }
 
-ssize_t pm_pread_grow(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
-                      size_t max)
+ssize_t pm_pread_grow(int *fd, int dirfd, const char *path, char **buf, size_t *cap, size_t max)
 {
     if (max < 2)
         return -EINVAL;
@@ -168,8 +167,8 @@ int pm_read_whole(const char *path, size_t max, char **out, size_t *len, pm_erro
     if (S_ISREG(st.st_mode)) {
         if ((unsigned long long)st.st_size > max) {
             close(fd);
-            return pm_error_set(err, PM_ELIMIT, "%s: file is %lld bytes, limit is %zu",
-                                path, (long long)st.st_size, max);
+            return pm_error_set(err, PM_ELIMIT, "%s: file is %lld bytes, limit is %zu", path,
+                                (long long)st.st_size, max);
         }
         cap = (size_t)st.st_size + 1;
     }
@@ -195,8 +194,8 @@ int pm_read_whole(const char *path, size_t max, char **out, size_t *len, pm_erro
                 close(fd);
                 if (n < 0)
                     return pm_error_sys(err, PM_EIO, e, "%s: read failed", path);
-                return pm_error_set(err, PM_ELIMIT, "%s: larger than the limit of %zu bytes",
-                                    path, max);
+                return pm_error_set(err, PM_ELIMIT, "%s: larger than the limit of %zu bytes", path,
+                                    max);
             }
             size_t ncap = cap > max / 2 ? max + 1 : cap * 2;
             char *nb = realloc(buf, ncap);
@@ -267,4 +266,3 @@ int pm_close_checked(FILE *f, const char *path, pm_error *err)
         return pm_error_sys(err, PM_EIO, bad ? e : errno, "%s: write failed", path);
     return 0;
 }
-

@@ -14,7 +14,10 @@ void pm_log_set_sink(pm_log_sink sink, void *user, int max_level)
     g_max = sink ? max_level : -1;
 }
 
-int pm_log_enabled(int level) { return g_sink && level <= g_max; }
+int pm_log_enabled(int level)
+{
+    return g_sink && level <= g_max;
+}
 
 void pm_log(int level, const char *fmt, ...)
 {

@@ -42,8 +42,8 @@ void *pm_block_alloc(size_t bytes)
     size_t len = pm_block_round(bytes);
     if (!len || len > SIZE_MAX - HUGE_PAGE)
         return NULL;
-    char *m = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    char *m =
+        mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return NULL;
     /* Keep the aligned part; give the rest back. */

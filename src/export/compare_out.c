@@ -131,8 +131,9 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
     fprintf(f, "perfmon-analyze --compare: B against A\n");
     job_line(f, c, 0);
     job_line(f, c, 1);
-    fprintf(f, "  a difference counts beyond %.3g %% of the smaller of A and B (unless compare.json "
-               "sets another) and %.3g standard errors of the noise; only gated rows make B worse\n",
+    fprintf(f,
+            "  a difference counts beyond %.3g %% of the smaller of A and B (unless compare.json "
+            "sets another) and %.3g standard errors of the noise; only gated rows make B worse\n",
             c->threshold_pct, c->z);
 
     fprintf(f, "\nJob figures\n  %-*s %-*s %10s %10s %8s %-6s %s\n", kw, "figure", uw, "unit", "A",
@@ -141,8 +142,10 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
         if (c->rows[i].kind == PM_CMP_FIGURE)
             figure_text(f, &c->rows[i], kw, uw);
 
-    fprintf(f, "\nMetrics (all-node series, Total or Average over nodes, as in the all-node plot titles; "
-               "A and B: that series' time-weighted means)\n");
+    fprintf(
+        f,
+        "\nMetrics (all-node series, Total or Average over nodes, as in the all-node plot titles; "
+        "A and B: that series' time-weighted means)\n");
     head_text(f, "metric", kw, uw);
     for (size_t i = 0; i < c->nrows; i++)
         if (c->rows[i].kind == PM_CMP_METRIC)
@@ -154,7 +157,10 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
             continue;
         char ph[80];
         clean(ph, sizeof ph, r->phase);
-        fprintf(f, "\nPhase %s (duration: mean over nodes; metrics: all-node series while a node is in it)\n", ph);
+        fprintf(
+            f,
+            "\nPhase %s (duration: mean over nodes; metrics: all-node series while a node is in it)\n",
+            ph);
         head_text(f, "metric", kw, uw);
         row_text(f, r, kw, uw);
         size_t same = 0;
@@ -185,8 +191,9 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
     if (informational)
         fprintf(f, "  %zu worse rows are informational (not gated: compare.json, --gate)\n",
                 informational);
-    fprintf(f, "  %zu worse, %zu better, %zu changed (no better direction), %zu within the noise, "
-               "%zu the same, %zu in one job only\n",
+    fprintf(f,
+            "  %zu worse, %zu better, %zu changed (no better direction), %zu within the noise, "
+            "%zu the same, %zu in one job only\n",
             c->count[PM_VERDICT_WORSE], c->count[PM_VERDICT_BETTER], c->count[PM_VERDICT_CHANGED],
             c->count[PM_VERDICT_NOISE], c->count[PM_VERDICT_SAME], c->count[PM_VERDICT_MISSING]);
     if (ferror(f))
@@ -263,9 +270,10 @@ char *pm_compare_json_string(const pm_comparison *c)
     }
     job_json(root, "a", c->label_a, c->a);
     job_json(root, "b", c->label_b, c->b);
-    cJSON_AddStringToObject(root, "verdict", c->overall == PM_OVERALL_WORSE   ? "worse"
-                                             : c->overall == PM_OVERALL_MIXED ? "mixed"
-                                                                              : "ok");
+    cJSON_AddStringToObject(root, "verdict",
+                            c->overall == PM_OVERALL_WORSE   ? "worse"
+                            : c->overall == PM_OVERALL_MIXED ? "mixed"
+                                                             : "ok");
     cJSON_AddStringToObject(root, "overall", overall_name(c->overall));
     cJSON *cnt = cJSON_AddObjectToObject(root, "counts");
     for (int v = 0; cnt && v <= PM_VERDICT_MISSING; v++)

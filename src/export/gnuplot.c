@@ -121,9 +121,12 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
             pm_place_init(&it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
     }
     fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
-    fprintf(f, "# %s\n", grid ? "rows: common time grid, each sample at its nearest grid point, linear between samples"
-                      : use_grid(a) ? "rows: the samples of the only host with data"
-                                    : "rows: sample index, time = mean of the hosts' times");
+    fprintf(
+        f, "# %s\n",
+        grid
+            ? "rows: common time grid, each sample at its nearest grid point, linear between samples"
+        : use_grid(a) ? "rows: the samples of the only host with data"
+                      : "rows: sample index, time = mean of the hosts' times");
     fprintf(f, "# column 1: time [s since the epoch]");
     for (size_t h = 0; h < nh; h++) {
         fprintf(f, "\n# column %zu: ", h + 2);
@@ -172,8 +175,10 @@ static int write_all_nodes(const pm_metric_result *r, const char *dir, int digit
     const char *comb = r->def->comb == PM_COMB_TOTAL ? "Total" : "Average";
     fprintf(f, "# perfmon-analyze: %s %s [%s], all nodes; NaN = no data\n", comb, r->def->name,
             r->def->unit);
-    fprintf(f, "# column 1: time [s since the epoch]\n# column 2: %s [%s]\n"
-               "# column 3: nodes contributing\n", comb, r->def->unit);
+    fprintf(f,
+            "# column 1: time [s since the epoch]\n# column 2: %s [%s]\n"
+            "# column 3: nodes contributing\n",
+            comb, r->def->unit);
     for (size_t i = 0; i < r->agg.n; i++) {
         size_t len = pm_fmt_double(num, r->agg.t[i], tdigits(digits));
         num[len++] = ' ';
@@ -231,13 +236,16 @@ static void axis_for(FILE *f, const pm_analysis *a, const pm_metric_result *r, c
     }
     fputs(r->def->log_scale && positive ? "set logscale y 10\n" : "unset logscale y\n", f);
     if (!finite) {
-        double t0 = r->agg.n ? r->agg.t[0] : a->t_start, t1 = r->agg.n ? r->agg.t[r->agg.n - 1] : a->t_end;
+        double t0 = r->agg.n ? r->agg.t[0] : a->t_start,
+               t1 = r->agg.n ? r->agg.t[r->agg.n - 1] : a->t_end;
         if (!(t1 > t0) || !isfinite(t0) || !isfinite(t1)) {
             t0 = isfinite(t0) ? t0 : 0;
             t1 = t0 + 1;
         }
-        fprintf(f, "set xrange [\"%.3f\":\"%.3f\"]\nset yrange [0:1]\n"
-                   "set label 1 \"no data\" at graph 0.5, graph 0.5 center\n", t0, t1);
+        fprintf(f,
+                "set xrange [\"%.3f\":\"%.3f\"]\nset yrange [0:1]\n"
+                "set label 1 \"no data\" at graph 0.5, graph 0.5 center\n",
+                t0, t1);
         *fixed = 1;
     }
 }
@@ -251,12 +259,14 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     if (!f)
         return PM_EIO;
     double h_cm = r->def->size_cm;
-    fprintf(f, "# perfmon-analyze: %s; run with: gnuplot %s (in this directory)\n", r->def->name, name);
+    fprintf(f, "# perfmon-analyze: %s; run with: gnuplot %s (in this directory)\n", r->def->name,
+            name);
     fprintf(f, "set terminal pngcairo size 1417,%d font 'DejaVu Sans,9' noenhanced\n",
             (int)(h_cm / 18.0 * 1417.0));
     fputs("set datafile missing 'NaN'\nset xdata time\nset timefmt '%s'\n"
           "set format x \"%m/%d\\n%H:%M:%S\"\nset xlabel 'Time'\nset grid\n"
-          "set key outside right top noenhanced\n", f);
+          "set key outside right top noenhanced\n",
+          f);
     snprintf(ylabel, sizeof ylabel, "%s [%s]", r->def->name, r->def->unit);
     fputs("set ylabel ", f);
     pm_gp_quote(f, ylabel, 0);
@@ -321,7 +331,8 @@ static void *gp_worker(void *arg)
         pm_error *e = &j->errs[m];
         pm_error_clear(e);
         int rc;
-        if ((rc = write_per_node(j->a, r, j->dir, j->digits, e)) || (rc = write_all_nodes(r, j->dir, j->digits, e)) ||
+        if ((rc = write_per_node(j->a, r, j->dir, j->digits, e)) ||
+            (rc = write_all_nodes(r, j->dir, j->digits, e)) ||
             (rc = write_script(j->a, r, j->dir, e)))
             j->rcs[m] = rc;
     }
@@ -338,7 +349,10 @@ int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits, 
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", dir);
     size_t nm = a->nmetrics ? a->nmetrics : 1;
-    gp_job j = {.a = a, .dir = dir, .digits = digits, .rcs = calloc(nm, sizeof(int)),
+    gp_job j = {.a = a,
+                .dir = dir,
+                .digits = digits,
+                .rcs = calloc(nm, sizeof(int)),
                 .errs = calloc(nm, sizeof(pm_error))};
     if (!j.rcs || !j.errs) {
         free(j.rcs);

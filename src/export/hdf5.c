@@ -49,7 +49,7 @@ static struct h5_api {
 #undef FN
     const hid_t *C_S1, *IEEE_F64LE, *NATIVE_DOUBLE, *STD_U8LE, *NATIVE_UINT8, *STD_U32LE,
         *NATIVE_UINT32;
-    char why[512];  /* empty when loaded */
+    char why[512]; /* empty when loaded */
 } h5;
 
 static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
@@ -70,10 +70,27 @@ static void h5_load(void)
         size_t off;
     } syms[] = {
 #define S(name) {#name, offsetof(struct h5_api, name)}
-        S(H5open), S(H5get_libversion), S(H5Eset_auto2), S(H5Fcreate), S(H5Fclose),
-        S(H5Gcreate2), S(H5Gclose), S(H5Tcopy), S(H5Tset_size), S(H5Tset_cset),
-        S(H5Tclose), S(H5Screate), S(H5Screate_simple), S(H5Sclose), S(H5Acreate2),
-        S(H5Awrite), S(H5Aclose), S(H5Dcreate2), S(H5Dopen2), S(H5Dwrite), S(H5Dclose),
+        S(H5open),
+        S(H5get_libversion),
+        S(H5Eset_auto2),
+        S(H5Fcreate),
+        S(H5Fclose),
+        S(H5Gcreate2),
+        S(H5Gclose),
+        S(H5Tcopy),
+        S(H5Tset_size),
+        S(H5Tset_cset),
+        S(H5Tclose),
+        S(H5Screate),
+        S(H5Screate_simple),
+        S(H5Sclose),
+        S(H5Acreate2),
+        S(H5Awrite),
+        S(H5Aclose),
+        S(H5Dcreate2),
+        S(H5Dopen2),
+        S(H5Dwrite),
+        S(H5Dclose),
 #undef S
         {"H5T_C_S1_g", offsetof(struct h5_api, C_S1)},
         {"H5T_IEEE_F64LE_g", offsetof(struct h5_api, IEEE_F64LE)},
@@ -95,8 +112,7 @@ static void h5_load(void)
     /* The layout of the types and constants used here is that of the
      * headers perfmon was built with (as H5check_version demands). */
     unsigned maj = 0, min = 0, rel = 0;
-    if (h5.H5get_libversion(&maj, &min, &rel) < 0 || maj != H5_VERS_MAJOR ||
-        min != H5_VERS_MINOR) {
+    if (h5.H5get_libversion(&maj, &min, &rel) < 0 || maj != H5_VERS_MAJOR || min != H5_VERS_MINOR) {
         snprintf(h5.why, sizeof h5.why, "%s is HDF5 %u.%u.%u; perfmon was built for %d.%d", lib,
                  maj, min, rel, H5_VERS_MAJOR, H5_VERS_MINOR);
         return;
@@ -252,7 +268,9 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
             if (!rc) {
                 hid_t ds = H5Dopen2(g, d->id, H5P_DEFAULT);
                 rc = ds < 0 || attr_str(ds, "name", d->name) || attr_num(ds, "mean", s->st.mean) ||
-                             attr_num(ds, "max", s->st.max) ? -1 : 0;
+                             attr_num(ds, "max", s->st.max)
+                         ? -1
+                         : 0;
                 if (ds >= 0)
                     H5Dclose(ds);
             }
@@ -277,9 +295,11 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
          * maximum, and the per-node ones (docs/analysis.md, "Which mean"). */
         if (!rc)
             rc = attr_num(g, "series_mean", r->agg.st.mean) ||
-                 attr_num(g, "series_max", r->agg.st.max) ||
-                 attr_num(g, "avg_per_node", r->avg_per_node) ||
-                 attr_num(g, "max_per_node", r->max_per_node) ? -1 : 0;
+                         attr_num(g, "series_max", r->agg.st.max) ||
+                         attr_num(g, "avg_per_node", r->avg_per_node) ||
+                         attr_num(g, "max_per_node", r->max_per_node)
+                     ? -1
+                     : 0;
         if (!rc)
             rc = write_ds(g, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r->agg.t, r->agg.n,
                           "s since the epoch");
@@ -287,8 +307,8 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
             rc = write_ds(g, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r->agg.v, r->agg.n,
                           r->def->unit);
         if (!rc)
-            rc = write_ds(g, "nodes", H5T_STD_U32LE, H5T_NATIVE_UINT32, r->agg.count, r->agg.n,
-                          "1");
+            rc =
+                write_ds(g, "nodes", H5T_STD_U32LE, H5T_NATIVE_UINT32, r->agg.count, r->agg.n, "1");
         H5Gclose(g);
     }
     if (hosts >= 0)

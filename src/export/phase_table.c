@@ -9,8 +9,8 @@
 #include "perfmon/units.h"
 
 const char *const PM_PHASE_USE_HEAD[PM_PHASE_USE_COLS] = {
-    "Phase", "Time", "CPU time", "CPU share", "Memory peak", "Disk read", "Disk written",
-    "Net sent", "Net received"};
+    "Phase",     "Time",         "CPU time", "CPU share",   "Memory peak",
+    "Disk read", "Disk written", "Net sent", "Net received"};
 
 void pm_phase_use_cells(const pm_phase_kind_stats *ks, char cells[PM_PHASE_USE_COLS][48])
 {

@@ -86,16 +86,17 @@ int pm_export_phase_timeline(const pm_analysis *a, const char *dir, pm_error *er
         double lo = t0 - a->t_start, hi = t1 - a->t_start;
         if (!(hi > lo))
             hi = lo + 1;
-        fprintf(f, "# Phases per node on a time axis (run: gnuplot phases.gp)\n"
-                   "set terminal pngcairo size 1400,%d font \"DejaVu Sans,10\"\n"
-                   "set output \"phases.png\"\n"
-                   "set title \"Phases per node\"\n"
-                   "set xlabel \"seconds since the job start\"\n"
-                   "set xrange [%.6f:%.6f]\n"
-                   "set yrange [%zu.4:-0.6]\n" /* the first node on top */
-                   "set grid xtics\nset key outside right\n"
-                   "set style fill solid 0.75 border -1\n",
-                   (int)(300 + 14 * (nrows > 200 ? 200 : nrows)), lo, hi, nrows - 1);
+        fprintf(f,
+                "# Phases per node on a time axis (run: gnuplot phases.gp)\n"
+                "set terminal pngcairo size 1400,%d font \"DejaVu Sans,10\"\n"
+                "set output \"phases.png\"\n"
+                "set title \"Phases per node\"\n"
+                "set xlabel \"seconds since the job start\"\n"
+                "set xrange [%.6f:%.6f]\n"
+                "set yrange [%zu.4:-0.6]\n" /* the first node on top */
+                "set grid xtics\nset key outside right\n"
+                "set style fill solid 0.75 border -1\n",
+                (int)(300 + 14 * (nrows > 200 ? 200 : nrows)), lo, hi, nrows - 1);
         fprintf(f, "set ytics (");
         for (size_t r = 0; r < nrows; r++) {
             fprintf(f, "%s", r ? ", " : "");
@@ -108,8 +109,9 @@ int pm_export_phase_timeline(const pm_analysis *a, const char *dir, pm_error *er
         double lane = 0.8 / (double)st->nkinds;
         fprintf(f, "plot ");
         for (size_t k = 0; k < st->nkinds; k++) {
-            fprintf(f, "%s\"phases.dat\" index %zu using (($2+$3)/2):($1%+.6f):(($3-$2)/2):(%.6f) "
-                       "with boxxyerror lc %zu title ",
+            fprintf(f,
+                    "%s\"phases.dat\" index %zu using (($2+$3)/2):($1%+.6f):(($3-$2)/2):(%.6f) "
+                    "with boxxyerror lc %zu title ",
                     k ? ", \\\n     " : "", k, -0.4 + lane * ((double)k + 0.5), lane * 0.42, k + 1);
             pm_gp_quote(f, st->kinds[k].name, 40);
         }

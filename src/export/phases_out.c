@@ -113,8 +113,9 @@ void pm_phases_text(const pm_analysis *a, FILE *f)
     }
     if (a->phases.scanner_files) {
         fmt3(b[0], 48, a->phases.scanner_total_s);
-        fprintf(f, "\nScanner totals per worker kind (%zu profile%s, total time %s s; interval "
-                   "keys: summed time in s, counters: summed values)\n  %-16s %-32s %-8s %20s\n",
+        fprintf(f,
+                "\nScanner totals per worker kind (%zu profile%s, total time %s s; interval "
+                "keys: summed time in s, counters: summed values)\n  %-16s %-32s %-8s %20s\n",
                 a->phases.scanner_files, a->phases.scanner_files == 1 ? "" : "s", b[0], "kind",
                 "key", "type", "total");
         for (size_t i = 0; i < a->phases.ncounters; i++) {
@@ -213,8 +214,8 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
             cJSON *k = cJSON_GetObjectItemCaseSensitive(top, c->kind);
             if (!k && !(k = cJSON_AddObjectToObject(top, c->kind)))
                 return;
-            cJSON_AddNumberToObject(k, c->name, c->is_time ? (double)c->value / 1e9
-                                                           : (double)c->value);
+            cJSON_AddNumberToObject(k, c->name,
+                                    c->is_time ? (double)c->value / 1e9 : (double)c->value);
         }
     }
     cJSON *pr = cJSON_AddArrayToObject(ph, "unmatched");
@@ -292,19 +293,20 @@ int pm_export_timings(const pm_analysis *a, const char *dir, pm_error *err)
     if (!rc && !f)
         rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
     if (f) {
-        fprintf(f, "# Stacked per-node phase durations (run: gnuplot timings.gp)\n"
-                   "set terminal pngcairo size 1400,%d font \"DejaVu Sans,10\"\n"
-                   "set output \"timings.png\"\n"
-                   "set title \"Phase durations per node\"\n"
-                   "set style data histograms\nset style histogram rowstacked\n"
-                   "set style fill solid 0.8 border -1\nset boxwidth 0.8\n"
-                   "set ylabel \"seconds\"\nset xtics rotate by -60 scale 0 font \",8\"\n"
-                   "set key outside right\nset grid ytics\n",
+        fprintf(f,
+                "# Stacked per-node phase durations (run: gnuplot timings.gp)\n"
+                "set terminal pngcairo size 1400,%d font \"DejaVu Sans,10\"\n"
+                "set output \"timings.png\"\n"
+                "set title \"Phase durations per node\"\n"
+                "set style data histograms\nset style histogram rowstacked\n"
+                "set style fill solid 0.8 border -1\nset boxwidth 0.8\n"
+                "set ylabel \"seconds\"\nset xtics rotate by -60 scale 0 font \",8\"\n"
+                "set key outside right\nset grid ytics\n",
                 (int)(500 + (nh > 40 ? 4 * (nh - 40) : 0)));
         fprintf(f, "plot ");
         for (size_t k = 0; k < st->nkinds; k++)
-            fprintf(f, "%s\"timings.dat\" using %zu%s title columnhead(%zu)", k ? ", \\\n     " : "",
-                    k + 3, k ? "" : ":xtic(1)", k + 3);
+            fprintf(f, "%s\"timings.dat\" using %zu%s title columnhead(%zu)",
+                    k ? ", \\\n     " : "", k + 3, k ? "" : ":xtic(1)", k + 3);
         fprintf(f, "\n");
         rc = pm_close_checked(f, path, err);
     }
@@ -362,8 +364,8 @@ static int ends_with(const char *s, const char *suf)
 
 /* The counter tracks: these metrics when present, at most this many points
  * per host (the maximum of each bucket, so peaks survive). */
-static const char *const TRACE_COUNTERS[] = {"cpu_usage", "mem_usage", "net_out", "net_in",
-                                             "ib_out", "ib_in", "rapl_package", "gpu_util"};
+static const char *const TRACE_COUNTERS[] = {"cpu_usage", "mem_usage", "net_out",      "net_in",
+                                             "ib_out",    "ib_in",     "rapl_package", "gpu_util"};
 #define TRACE_POINTS 4000
 
 int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
@@ -398,11 +400,13 @@ int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
 #define SEP() (first ? (first = 0, "") : ",\n")
     /* Processes: one per host, named and ordered. */
     for (size_t h = 0; h < a->nhosts; h++) {
-        pm_buf_printf(&b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":",
-                      SEP(), h + 1);
+        pm_buf_printf(
+            &b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":", SEP(),
+            h + 1);
         pm_buf_json_str(&b, a->hosts[h].name);
-        pm_buf_printf(&b, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,"
-                          "\"args\":{\"sort_index\":%zu}}",
+        pm_buf_printf(&b,
+                      "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,"
+                      "\"args\":{\"sort_index\":%zu}}",
                       h + 1, h + 1);
     }
     /* Phases: one thread per phase kind (or Scanner worker). */
@@ -439,15 +443,17 @@ int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
     }
     /* Names of the hosts only phases know, and of every (host, track). */
     for (size_t i = 0; i < nextra; i++) {
-        pm_buf_printf(&b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":",
-                      SEP(), a->nhosts + i + 1);
+        pm_buf_printf(
+            &b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":", SEP(),
+            a->nhosts + i + 1);
         pm_buf_json_str(&b, extra[i]);
         pm_buf_puts(&b, "}}");
     }
     for (size_t p = 1; p <= a->nhosts + nextra; p++)
         for (size_t t = 0; t < ntracks; t++) {
-            pm_buf_printf(&b, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%zu,"
-                              "\"args\":{\"name\":",
+            pm_buf_printf(&b,
+                          "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%zu,"
+                          "\"args\":{\"name\":",
                           SEP(), p, t + 1);
             pm_buf_json_str(&b, tracks[t]);
             pm_buf_puts(&b, "}}");

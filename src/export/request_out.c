@@ -49,7 +49,8 @@ void pm_request_use_lines(const pm_analysis *a, char lines[3][160], size_t *n)
     if (isfinite(u.time_limit_s)) {
         pm_fmt_duration(u.wall_s, x, sizeof x);
         pm_fmt_duration(u.time_limit_s, y, sizeof y);
-        snprintf(lines[(*n)++], 160, "Walltime: %s used of %s requested (%.1f %%)", x, y, u.time_pct);
+        snprintf(lines[(*n)++], 160, "Walltime: %s used of %s requested (%.1f %%)", x, y,
+                 u.time_pct);
     }
     if (isfinite(u.mem_req_bytes)) {
         pm_fmt_bytes(u.mem_used_bytes, x, sizeof x);
@@ -60,8 +61,9 @@ void pm_request_use_lines(const pm_analysis *a, char lines[3][160], size_t *n)
     if (isfinite(u.cpus_req)) {
         pm_fmt_duration(u.cpu_used_core_s, x, sizeof x);
         pm_fmt_duration(u.cpu_req_core_s, y, sizeof y);
-        snprintf(lines[(*n)++], 160, "CPUs: %.0f requested per node; CPU time %s used of %s (%.1f %%, %s)",
-                 u.cpus_req, x, y, u.cpu_pct, u.cpu_used_from ? u.cpu_used_from : "-");
+        snprintf(lines[(*n)++], 160,
+                 "CPUs: %.0f requested per node; CPU time %s used of %s (%.1f %%, %s)", u.cpus_req,
+                 x, y, u.cpu_pct, u.cpu_used_from ? u.cpu_used_from : "-");
     }
 }
 

@@ -60,7 +60,8 @@ char *pm_stats_json_string(const pm_analysis *a)
     cJSON *meta = cJSON_AddObjectToObject(root, "perfmon_analyze");
     pm_json_num(meta, "schema", PM_STATS_JSON_SCHEMA);
     cJSON_AddStringToObject(meta, "repair", pm_repair_name(a->opts.repair));
-    cJSON_AddStringToObject(meta, "align", a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time");
+    cJSON_AddStringToObject(
+        meta, "align", a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time");
     cJSON_AddStringToObject(meta, "compat", a->opts.compat_ska ? "ska" : "none");
 
     cJSON *job = cJSON_AddObjectToObject(root, "job");

@@ -103,31 +103,34 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
     char gpus[48] = "";
     if (ngpus)
         snprintf(gpus, sizeof gpus, " and %zu GPU%s", ngpus, ngpus == 1 ? "" : "s");
-    fprintf(f, "perfmon-analyze: %zu host%s%s, %s .. %s (%.1f s), grid %.3g s, repair=%s, align=%s%s\n\n",
-            a->nhosts - ngpus, a->nhosts - ngpus == 1 ? "" : "s", gpus, b1, b2, a->t_end - a->t_start, a->grid_step,
-            pm_repair_name(a->opts.repair),
-            a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time",
-            a->opts.compat_ska ? ", compat=ska" : "");
+    fprintf(
+        f,
+        "perfmon-analyze: %zu host%s%s, %s .. %s (%.1f s), grid %.3g s, repair=%s, align=%s%s\n\n",
+        a->nhosts - ngpus, a->nhosts - ngpus == 1 ? "" : "s", gpus, b1, b2, a->t_end - a->t_start,
+        a->grid_step, pm_repair_name(a->opts.repair),
+        a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time",
+        a->opts.compat_ska ? ", compat=ska" : "");
     char inc[256];
     if (pm_analysis_incomplete(a, inc, sizeof inc))
         fprintf(f, "%s: the figures cover the samples written so far\n\n", inc);
     /* (no end record: the sampler was killed, or crashed, or still runs
      * on another host) */
 
-    fprintf(f, "Hosts\n  %-*s %-7s %9s %8s %8s %10s %11s %10s %9s\n", hw, "host", "format", "samples",
-            "dropped", "interval", "offset s", "drift ppm", "step s", "repaired");
+    fprintf(f, "Hosts\n  %-*s %-7s %9s %8s %8s %10s %11s %10s %9s\n", hw, "host", "format",
+            "samples", "dropped", "interval", "offset s", "drift ppm", "step s", "repaired");
     for (size_t h = 0; h < a->nhosts; h++) {
         const pm_host *ho = &a->hosts[h];
         fmt_num(b1, sizeof b1, ho->clock.offset_s);
         fmt_num(b2, sizeof b2, ho->clock.method ? ho->clock.drift_ppm : NAN);
         fmt_num(b3, sizeof b3, ho->clock.method ? ho->clock.step_max_s : NAN);
         fmt_num(b4, sizeof b4, ho->interval);
-        fprintf(f, "  %-*.*s %-7s %9zu %8zu %8s %10s %11s %10s %9zu\n", hw, hw, safe_name(ho->name, 0), ho->format,
-                ho->n, ho->dropped_time, b4, b1, b2, b3, a->nodes[h].repaired);
+        fprintf(f, "  %-*.*s %-7s %9zu %8zu %8s %10s %11s %10s %9zu\n", hw, hw,
+                safe_name(ho->name, 0), ho->format, ho->n, ho->dropped_time, b4, b1, b2, b3,
+                a->nodes[h].repaired);
     }
 
-    fprintf(f, "\nJob figures\n  %-32s %14s %14s %14s  %s\n", "figure", "job", "node min", "node max",
-            "unit");
+    fprintf(f, "\nJob figures\n  %-32s %14s %14s %14s  %s\n", "figure", "job", "node min",
+            "node max", "unit");
     for (size_t i = 0; i < PM_NFIGURES; i++) {
         const pm_figure *fg = &PM_FIGURES[i];
         double lo = NAN, hi = NAN;
@@ -159,22 +162,28 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
 
     pm_request_use_text(a, f);
 
-    static const char *const node_cols[] = {"cpu_avg_utilization_pct", "node_cpu_hours",
-                                            "node_unused_cpu_hours", "max_t_mem_percent",
-                                            "energy_j", "avg_power_w", "proc_cpu_hours",
-                                            "proc_peak_rss_bytes", "total_net_io_ext_sent_mb"};
+    static const char *const node_cols[] = {"cpu_avg_utilization_pct",
+                                            "node_cpu_hours",
+                                            "node_unused_cpu_hours",
+                                            "max_t_mem_percent",
+                                            "energy_j",
+                                            "avg_power_w",
+                                            "proc_cpu_hours",
+                                            "proc_peak_rss_bytes",
+                                            "total_net_io_ext_sent_mb"};
     static const char *const gpu_cols[] = {"gpu_avg_utilization_pct", "gpu_hours", "gpu_energy_j",
                                            "gpu_avg_power_w", "gpu_peak_mem_bytes"};
     figure_table(a, f, "Per node", 0, node_cols, sizeof node_cols / sizeof *node_cols);
     if (ngpus)
         figure_table(a, f, "Per GPU", 1, gpu_cols, sizeof gpu_cols / sizeof *gpu_cols);
 
-    fprintf(f, "\nMetrics (avg/node: mean of the node means, as in the job figures and the per-node "
-               "plot titles; max/node: max of the node maxima;\n"
-               "  pooled: mean over every node's points, each node weighted by its duration, and "
-               "p50/p95/sd over those points;\n"
-               "  series: time-weighted mean of the all-node Total/Average series, as in the "
-               "all-node plot titles and --compare)\n");
+    fprintf(f,
+            "\nMetrics (avg/node: mean of the node means, as in the job figures and the per-node "
+            "plot titles; max/node: max of the node maxima;\n"
+            "  pooled: mean over every node's points, each node weighted by its duration, and "
+            "p50/p95/sd over those points;\n"
+            "  series: time-weighted mean of the all-node Total/Average series, as in the "
+            "all-node plot titles and --compare)\n");
     fprintf(f, "  %-24s %-10s %12s %12s %12s %12s %12s %12s %12s %-*s %6s %5s %8s %6s\n", "metric",
             "unit", "avg/node", "max/node", "pooled", "series", "p50", "p95", "sd", hw + 1,
             "max@host", "imbal", "nodes", "repaired", "gaps");
@@ -190,9 +199,11 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         fmt_num(sd, sizeof sd, r->all.sd);
         snprintf(im, sizeof im, isnan(r->imbalance) ? "-" : "%.2f", r->imbalance);
         const char *mh = r->all.host_max >= 0 ? safe_name(a->hosts[r->all.host_max].name, 1) : "-";
-        fprintf(f, "  %-24.24s %-10.10s %12s %12s %12s %12s %12s %12s %12s %-*.*s %6s %5zu %8zu %6llu\n",
-                r->def->id, r->def->unit, b1, b2, b3, ser, p50, p95, sd, hw + 1, hw, mh, im,
-                r->nhosts_with_data, r->repaired, (unsigned long long)r->qc.n[PM_Q_GAP]);
+        fprintf(
+            f,
+            "  %-24.24s %-10.10s %12s %12s %12s %12s %12s %12s %12s %-*.*s %6s %5zu %8zu %6llu\n",
+            r->def->id, r->def->unit, b1, b2, b3, ser, p50, p95, sd, hw + 1, hw, mh, im,
+            r->nhosts_with_data, r->repaired, (unsigned long long)r->qc.n[PM_Q_GAP]);
     }
 
     int any = 0;
@@ -205,8 +216,9 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
             if (!any++)
                 fprintf(f, "\nRepairs\n  %-*s %-24s %8s %8s %8s\n", hw, "host", "metric", "wraps",
                         "repaired", "dropped");
-            fprintf(f, "  %-*.*s %-24.24s %8zu %8zu %8llu\n", hw, hw, safe_name(a->hosts[h].name, 0), r->def->id,
-                    s->wraps, s->repaired, (unsigned long long)s->qc.n[PM_Q_DROPPED]);
+            fprintf(f, "  %-*.*s %-24.24s %8zu %8zu %8llu\n", hw, hw,
+                    safe_name(a->hosts[h].name, 0), r->def->id, s->wraps, s->repaired,
+                    (unsigned long long)s->qc.n[PM_Q_DROPPED]);
         }
     }
 

@@ -19,13 +19,13 @@ int pm_analyze_main(int argc, char **argv);
  * is not worse, 1 B is worse beyond the thresholds, 2 usage or unusable
  * input (either job, or compare.json), 3 an output could not be written. */
 typedef struct pm_compare_cli {
-    const char *path_a, *path_b;          /* job A (reference) and job B */
+    const char *path_a, *path_b; /* job A (reference) and job B */
     const pm_analyze_opts *analyze;
-    const pm_report_opts *report;         /* for --pdf; pdf_path NULL: job-compare.pdf */
-    const char *cfg_path;                 /* templates/compare.json */
-    double threshold_pct;                 /* --threshold, NaN: from the configuration */
+    const pm_report_opts *report; /* for --pdf; pdf_path NULL: job-compare.pdf */
+    const char *cfg_path;         /* templates/compare.json */
+    double threshold_pct;         /* --threshold, NaN: from the configuration */
     int want_text, want_json, want_pdf, quiet;
-    pm_gate_names gate;                   /* --gate / --no-gate */
+    pm_gate_names gate; /* --gate / --no-gate */
 } pm_compare_cli;
 
 int pm_compare_main(const pm_compare_cli *cl);

@@ -30,62 +30,67 @@
 #define PM_TEMPLATE_DIR "/usr/local/share/perfmon/templates"
 #endif
 
-enum { EXIT_OK = PM_EXIT_OK, EXIT_PARTIAL = PM_EXIT_FAIL, EXIT_USAGE = PM_EXIT_USAGE,
-       EXIT_OUTPUT = PM_EXIT_OUTPUT };
+enum {
+    EXIT_OK = PM_EXIT_OK,
+    EXIT_PARTIAL = PM_EXIT_FAIL,
+    EXIT_USAGE = PM_EXIT_USAGE,
+    EXIT_OUTPUT = PM_EXIT_OUTPUT
+};
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: perfmon-analyze [options] DIR|FILE...\n"
-            "       perfmon-analyze --compare [--json] [--pdf [FILE]] [--threshold PCT] DIR_A DIR_B\n"
-            "  --stats            job statistics as a text table (default output): with\n"
-            "                     resource use per phase and requested vs used\n"
-            "  --json             with --stats: the statistics as JSON\n"
-            "  --data DIR         gnuplot data files and scripts, per metric\n"
-            "  --csv FILE         one row per host and timestamp\n"
-            "  --digits N|full    significant digits of the values in --data (default 6)\n"
-            "                     and --csv (default 10); full = 17, round-trip exact\n"
-            "  --hdf5 FILE        a group per host, a dataset per metric, aggregates\n"
-            "  --by-phase         with --stats: resource use during each job phase\n"
-            "  --trace FILE       Chrome trace (phases and main series; .gz compressed)\n"
-            "  --pdf [FILE]       the PDF job report (default job-report-JOBID-START.pdf)\n"
-            "  --plots DIR        every plot as a PNG file (200 dpi, 18 cm wide), with\n"
-            "                     the phase timeline where the job has phases\n"
-            "  --elapsed          time axes in elapsed time, not UTC clock time\n"
-            "  --layout FILE      report layout (default TEMPLATES/report.json)\n"
-            "  --font FILE        TrueType font for the report (and --bold-font FILE)\n"
-            "  --repair=MODE      negative rates: hold (default), interp, zero, drop\n"
-            "  --align=MODE       time (common grid, default) or index (as SKA perfmon)\n"
-            "  --compat=ska       reproduce SKA perfmon's numbers (docs/analysis.md)\n"
-            "  --start TIME       analyse from TIME (epoch s, ISO 8601 UTC, or +DURATION)\n"
-            "  --end TIME         analyse up to TIME\n"
-            "  --job ID           analyse the profiles of job ID only\n"
-            "  --run N|RUNID|last analyse run N of the listing (or the run with that run id,\n"
-            "                     or the latest) when the inputs hold several runs\n"
-            "  --strict           an unreadable input file is fatal\n"
-            "  --templates DIR    where metrics.json and rules.json are\n"
-            "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
-            "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
-            "  --no-rules         no efficiency notes\n"
-            "  --compare          job B (second input) against job A (first): exit 1 if worse\n"
-            "                     on a gated figure (TEMPLATES/compare.json says which)\n"
-            "  --threshold PCT    with --compare: a difference counts beyond PCT %% of the\n"
-            "                     smaller of A and B (default: TEMPLATES/compare.json, 10 %%)\n"
-            "  --gate NAME[,NAME] with --compare: gate these figures, metrics or phase:KIND\n"
-            "  --no-gate NAME[,NAME]  with --compare: never gate these\n"
-            "  -v, --verbose      also list the files not read, and why\n"
-            "  -q, --quiet        no warnings on stderr\n"
-            "  -h, --help         this text\n"
-            "      --version      the version\n"
-            "exit status: 0 ok, 1 input problem promoted by --strict, or nothing to\n"
-            "analyse (phase marks only, no sample in --start/--end), 2 usage or no usable\n"
-            "input (also several runs or jobs, or one host sampled twice at once), 3 an\n"
-            "output could not be written; with --compare: 0 B not worse, 1 B worse beyond\n"
-            "the thresholds, 2 usage or unusable input, 3 output, 4 mixed: B worse on\n"
-            "some gated figures and better on others\n"
-            "examples:\n"
-            "  perfmon-analyze prof --stats --pdf report.pdf\n"
-            "  perfmon-analyze --compare prof-before prof-after\n");
+    fprintf(
+        f,
+        "usage: perfmon-analyze [options] DIR|FILE...\n"
+        "       perfmon-analyze --compare [--json] [--pdf [FILE]] [--threshold PCT] DIR_A DIR_B\n"
+        "  --stats            job statistics as a text table (default output): with\n"
+        "                     resource use per phase and requested vs used\n"
+        "  --json             with --stats: the statistics as JSON\n"
+        "  --data DIR         gnuplot data files and scripts, per metric\n"
+        "  --csv FILE         one row per host and timestamp\n"
+        "  --digits N|full    significant digits of the values in --data (default 6)\n"
+        "                     and --csv (default 10); full = 17, round-trip exact\n"
+        "  --hdf5 FILE        a group per host, a dataset per metric, aggregates\n"
+        "  --by-phase         with --stats: resource use during each job phase\n"
+        "  --trace FILE       Chrome trace (phases and main series; .gz compressed)\n"
+        "  --pdf [FILE]       the PDF job report (default job-report-JOBID-START.pdf)\n"
+        "  --plots DIR        every plot as a PNG file (200 dpi, 18 cm wide), with\n"
+        "                     the phase timeline where the job has phases\n"
+        "  --elapsed          time axes in elapsed time, not UTC clock time\n"
+        "  --layout FILE      report layout (default TEMPLATES/report.json)\n"
+        "  --font FILE        TrueType font for the report (and --bold-font FILE)\n"
+        "  --repair=MODE      negative rates: hold (default), interp, zero, drop\n"
+        "  --align=MODE       time (common grid, default) or index (as SKA perfmon)\n"
+        "  --compat=ska       reproduce SKA perfmon's numbers (docs/analysis.md)\n"
+        "  --start TIME       analyse from TIME (epoch s, ISO 8601 UTC, or +DURATION)\n"
+        "  --end TIME         analyse up to TIME\n"
+        "  --job ID           analyse the profiles of job ID only\n"
+        "  --run N|RUNID|last analyse run N of the listing (or the run with that run id,\n"
+        "                     or the latest) when the inputs hold several runs\n"
+        "  --strict           an unreadable input file is fatal\n"
+        "  --templates DIR    where metrics.json and rules.json are\n"
+        "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
+        "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
+        "  --no-rules         no efficiency notes\n"
+        "  --compare          job B (second input) against job A (first): exit 1 if worse\n"
+        "                     on a gated figure (TEMPLATES/compare.json says which)\n"
+        "  --threshold PCT    with --compare: a difference counts beyond PCT %% of the\n"
+        "                     smaller of A and B (default: TEMPLATES/compare.json, 10 %%)\n"
+        "  --gate NAME[,NAME] with --compare: gate these figures, metrics or phase:KIND\n"
+        "  --no-gate NAME[,NAME]  with --compare: never gate these\n"
+        "  -v, --verbose      also list the files not read, and why\n"
+        "  -q, --quiet        no warnings on stderr\n"
+        "  -h, --help         this text\n"
+        "      --version      the version\n"
+        "exit status: 0 ok, 1 input problem promoted by --strict, or nothing to\n"
+        "analyse (phase marks only, no sample in --start/--end), 2 usage or no usable\n"
+        "input (also several runs or jobs, or one host sampled twice at once), 3 an\n"
+        "output could not be written; with --compare: 0 B not worse, 1 B worse beyond\n"
+        "the thresholds, 2 usage or unusable input, 3 output, 4 mixed: B worse on\n"
+        "some gated figures and better on others\n"
+        "examples:\n"
+        "  perfmon-analyze prof --stats --pdf report.pdf\n"
+        "  perfmon-analyze --compare prof-before prof-after\n");
 }
 
 static void progress(size_t done, size_t total, void *user)
@@ -96,7 +101,7 @@ static void progress(size_t done, size_t total, void *user)
 
 typedef struct msg_ctx {
     int verbose, quiet;
-    char **lines;  /* "<kind><message>", printed after the error */
+    char **lines; /* "<kind><message>", printed after the error */
     size_t n;
 } msg_ctx;
 
@@ -160,7 +165,8 @@ static void default_pdf_name(const pm_analysis *a, char *out, size_t cap)
     char when[32] = "";
     struct tm tm;
     time_t t0 = (time_t)floor(a->t_start);
-    if (isfinite(a->t_start) && a->t_start >= 0 && a->t_start < 253402300800.0 && gmtime_r(&t0, &tm))
+    if (isfinite(a->t_start) && a->t_start >= 0 && a->t_start < 253402300800.0 &&
+        gmtime_r(&t0, &tm))
         strftime(when, sizeof when, "-%Y%m%dT%H%M%SZ", &tm);
     if (n == 0 || strcmp(safe, ".") == 0 || strcmp(safe, "..") == 0)
         snprintf(out, cap, "job-report%s.pdf", when);
@@ -206,29 +212,74 @@ static int write_report(const pm_analysis *a, const pm_report_opts *opts, int wa
 
 int pm_analyze_main(int argc, char **argv)
 {
-    enum { O_STATS = 256, O_JSON, O_DATA, O_CSV, O_HDF5, O_REPAIR, O_ALIGN, O_COMPAT, O_START,
-           O_END, O_STRICT, O_TEMPLATES, O_CATALOG, O_RULES, O_NORULES, O_VERSION, O_PDF,
-           O_PLOTS, O_ELAPSED, O_LAYOUT, O_FONT, O_BOLD, O_BYPHASE, O_TRACE, O_COMPARE,
-           O_THRESHOLD, O_DIGITS, O_JOB, O_RUN, O_GATE, O_NOGATE };
-    static const struct option longopts[] = {
-        {"stats", no_argument, NULL, O_STATS},       {"json", no_argument, NULL, O_JSON},
-        {"data", required_argument, NULL, O_DATA},   {"csv", required_argument, NULL, O_CSV},
-        {"hdf5", required_argument, NULL, O_HDF5},   {"repair", required_argument, NULL, O_REPAIR},
-        {"align", required_argument, NULL, O_ALIGN}, {"compat", required_argument, NULL, O_COMPAT},
-        {"start", required_argument, NULL, O_START}, {"end", required_argument, NULL, O_END},
-        {"strict", no_argument, NULL, O_STRICT},     {"templates", required_argument, NULL, O_TEMPLATES},
-        {"catalog", required_argument, NULL, O_CATALOG}, {"rules", required_argument, NULL, O_RULES},
-        {"no-rules", no_argument, NULL, O_NORULES},  {"verbose", no_argument, NULL, 'v'},
-        {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, O_VERSION},   {"pdf", optional_argument, NULL, O_PDF},
-        {"plots", required_argument, NULL, O_PLOTS}, {"elapsed", no_argument, NULL, O_ELAPSED},
-        {"layout", required_argument, NULL, O_LAYOUT}, {"font", required_argument, NULL, O_FONT},
-        {"bold-font", required_argument, NULL, O_BOLD}, {"by-phase", no_argument, NULL, O_BYPHASE},
-        {"trace", required_argument, NULL, O_TRACE}, {"compare", no_argument, NULL, O_COMPARE},
-        {"threshold", required_argument, NULL, O_THRESHOLD},
-        {"gate", required_argument, NULL, O_GATE}, {"no-gate", required_argument, NULL, O_NOGATE},
-        {"digits", required_argument, NULL, O_DIGITS}, {"job", required_argument, NULL, O_JOB},
-        {"run", required_argument, NULL, O_RUN},     {NULL, 0, NULL, 0}};
+    enum {
+        O_STATS = 256,
+        O_JSON,
+        O_DATA,
+        O_CSV,
+        O_HDF5,
+        O_REPAIR,
+        O_ALIGN,
+        O_COMPAT,
+        O_START,
+        O_END,
+        O_STRICT,
+        O_TEMPLATES,
+        O_CATALOG,
+        O_RULES,
+        O_NORULES,
+        O_VERSION,
+        O_PDF,
+        O_PLOTS,
+        O_ELAPSED,
+        O_LAYOUT,
+        O_FONT,
+        O_BOLD,
+        O_BYPHASE,
+        O_TRACE,
+        O_COMPARE,
+        O_THRESHOLD,
+        O_DIGITS,
+        O_JOB,
+        O_RUN,
+        O_GATE,
+        O_NOGATE
+    };
+    static const struct option longopts[] = {{"stats", no_argument, NULL, O_STATS},
+                                             {"json", no_argument, NULL, O_JSON},
+                                             {"data", required_argument, NULL, O_DATA},
+                                             {"csv", required_argument, NULL, O_CSV},
+                                             {"hdf5", required_argument, NULL, O_HDF5},
+                                             {"repair", required_argument, NULL, O_REPAIR},
+                                             {"align", required_argument, NULL, O_ALIGN},
+                                             {"compat", required_argument, NULL, O_COMPAT},
+                                             {"start", required_argument, NULL, O_START},
+                                             {"end", required_argument, NULL, O_END},
+                                             {"strict", no_argument, NULL, O_STRICT},
+                                             {"templates", required_argument, NULL, O_TEMPLATES},
+                                             {"catalog", required_argument, NULL, O_CATALOG},
+                                             {"rules", required_argument, NULL, O_RULES},
+                                             {"no-rules", no_argument, NULL, O_NORULES},
+                                             {"verbose", no_argument, NULL, 'v'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, O_VERSION},
+                                             {"pdf", optional_argument, NULL, O_PDF},
+                                             {"plots", required_argument, NULL, O_PLOTS},
+                                             {"elapsed", no_argument, NULL, O_ELAPSED},
+                                             {"layout", required_argument, NULL, O_LAYOUT},
+                                             {"font", required_argument, NULL, O_FONT},
+                                             {"bold-font", required_argument, NULL, O_BOLD},
+                                             {"by-phase", no_argument, NULL, O_BYPHASE},
+                                             {"trace", required_argument, NULL, O_TRACE},
+                                             {"compare", no_argument, NULL, O_COMPARE},
+                                             {"threshold", required_argument, NULL, O_THRESHOLD},
+                                             {"gate", required_argument, NULL, O_GATE},
+                                             {"no-gate", required_argument, NULL, O_NOGATE},
+                                             {"digits", required_argument, NULL, O_DIGITS},
+                                             {"job", required_argument, NULL, O_JOB},
+                                             {"run", required_argument, NULL, O_RUN},
+                                             {NULL, 0, NULL, 0}};
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
     int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0, compare = 0;
@@ -269,7 +320,9 @@ int pm_analyze_main(int argc, char **argv)
         case O_HDF5: hdf5 = optarg; break;
         case O_REPAIR:
             if ((o.repair = pm_repair_parse(optarg)) < 0) {
-                fprintf(stderr, "perfmon-analyze: --repair: \"%s\" is not hold, interp, zero or drop\n", optarg);
+                fprintf(stderr,
+                        "perfmon-analyze: --repair: \"%s\" is not hold, interp, zero or drop\n",
+                        optarg);
                 return EXIT_USAGE;
             }
             break;
@@ -296,8 +349,10 @@ int pm_analyze_main(int argc, char **argv)
             double v;
             int rel;
             if (pm_parse_time_bound(optarg, &v, &rel) != 0) {
-                fprintf(stderr, "perfmon-analyze: --%s: \"%s\" is not a time (epoch seconds, YYYY-MM-DDTHH:MM:SSZ or +DURATION)\n",
-                        c == O_START ? "start" : "end", optarg);
+                fprintf(
+                    stderr,
+                    "perfmon-analyze: --%s: \"%s\" is not a time (epoch seconds, YYYY-MM-DDTHH:MM:SSZ or +DURATION)\n",
+                    c == O_START ? "start" : "end", optarg);
                 return EXIT_USAGE;
             }
             if (c == O_START) {
@@ -327,12 +382,16 @@ int pm_analyze_main(int argc, char **argv)
             break;
         case O_PLOTS: ro.plots_dir = optarg; break;
         case O_ELAPSED: ro.elapsed = 1; break;
-        case O_BYPHASE: o.by_phase = 1; want_stats = 1; break;
+        case O_BYPHASE:
+            o.by_phase = 1;
+            want_stats = 1;
+            break;
         case O_TRACE: trace = optarg; break;
         case O_COMPARE: compare = 1; break;
         case O_THRESHOLD:
             if (pm_parse_double(optarg, &threshold) != 0 || !(threshold >= 0 && threshold < 1e9)) {
-                fprintf(stderr, "perfmon-analyze: --threshold: \"%s\" is not a percentage >= 0\n", optarg);
+                fprintf(stderr, "perfmon-analyze: --threshold: \"%s\" is not a percentage >= 0\n",
+                        optarg);
                 return EXIT_USAGE;
             }
             break;
@@ -378,7 +437,8 @@ int pm_analyze_main(int argc, char **argv)
         fprintf(stderr, "perfmon-analyze: --threshold, --gate and --no-gate need --compare\n");
         return EXIT_USAGE;
     }
-    if (compare && (argc - optind != 2 || o.by_phase || data_dir || csv || hdf5 || trace || ro.plots_dir)) {
+    if (compare &&
+        (argc - optind != 2 || o.by_phase || data_dir || csv || hdf5 || trace || ro.plots_dir)) {
         fprintf(stderr, "perfmon-analyze: --compare takes two inputs, DIR_A and DIR_B, and only "
                         "--json, --pdf and --threshold as outputs\n");
         return EXIT_USAGE;
@@ -407,8 +467,16 @@ int pm_analyze_main(int argc, char **argv)
     if (compare) {
         char cmpbuf[PATH_MAX + 16];
         snprintf(cmpbuf, sizeof cmpbuf, "%s/compare.json", tbuf);
-        pm_compare_cli cl = {argv[optind], argv[optind + 1], &o, &ro, cmpbuf, threshold,
-                             want_stats, want_json, want_pdf, quiet,
+        pm_compare_cli cl = {argv[optind],
+                             argv[optind + 1],
+                             &o,
+                             &ro,
+                             cmpbuf,
+                             threshold,
+                             want_stats,
+                             want_json,
+                             want_pdf,
+                             quiet,
                              {glist[0], ngl[0], glist[1], ngl[1]}};
         return pm_compare_main(&cl);
     }
@@ -422,8 +490,8 @@ int pm_analyze_main(int argc, char **argv)
     msg_ctx mc = {o.verbose, quiet, NULL, 0};
     o.input_msg = input_msg;
     o.input_msg_user = &mc;
-    int rc = pm_analysis_run((const char *const *)argv + optind, (size_t)(argc - optind), &o, &a,
-                             &err);
+    int rc =
+        pm_analysis_run((const char *const *)argv + optind, (size_t)(argc - optind), &o, &a, &err);
     if (rc) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         print_input_msgs(&mc);

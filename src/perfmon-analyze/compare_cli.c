@@ -14,8 +14,13 @@
 #include "perfmon/export.h"
 #include "perfmon/report.h"
 
-enum { EXIT_OK = PM_EXIT_OK, EXIT_WORSE = PM_EXIT_FAIL, EXIT_USAGE = PM_EXIT_USAGE,
-       EXIT_OUTPUT = PM_EXIT_OUTPUT, EXIT_MIXED = PM_EXIT_MIXED };
+enum {
+    EXIT_OK = PM_EXIT_OK,
+    EXIT_WORSE = PM_EXIT_FAIL,
+    EXIT_USAGE = PM_EXIT_USAGE,
+    EXIT_OUTPUT = PM_EXIT_OUTPUT,
+    EXIT_MIXED = PM_EXIT_MIXED
+};
 
 static void print_warnings(const pm_analysis *a, const char *which, int verbose)
 {
@@ -87,7 +92,8 @@ int pm_compare_main(const pm_compare_cli *cl)
     }
     int bad = 0;
     if (cl->want_text || cl->want_json) {
-        int rc = cl->want_json ? pm_compare_json(cmp, stdout, &err) : pm_compare_text(cmp, stdout, &err);
+        int rc =
+            cl->want_json ? pm_compare_json(cmp, stdout, &err) : pm_compare_text(cmp, stdout, &err);
         if (rc && rc != PM_EIO) /* a write error is told once, below */
             fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         bad = rc != 0;

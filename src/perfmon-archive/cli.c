@@ -25,8 +25,12 @@
 #define PM_VERSION "0"
 #endif
 
-enum { EXIT_OK = PM_EXIT_OK, EXIT_FOUND = PM_EXIT_FAIL, EXIT_USAGE = PM_EXIT_USAGE,
-       EXIT_DB = PM_EXIT_OUTPUT };
+enum {
+    EXIT_OK = PM_EXIT_OK,
+    EXIT_FOUND = PM_EXIT_FAIL,
+    EXIT_USAGE = PM_EXIT_USAGE,
+    EXIT_DB = PM_EXIT_OUTPUT
+};
 
 #define PROG "perfmon-archive"
 #define DB_ENV "PERFMON_ARCHIVE_DB"
@@ -63,15 +67,30 @@ typedef struct common {
     pm_check_opts check;
     const char *out;
     const char *since;
-    int min_change_set;   /* --min-change given: overrides the table */
+    int min_change_set;    /* --min-change given: overrides the table */
     const char *templates; /* --templates DIR */
-    char gbuf[2][4096];   /* --gate / --no-gate names */
+    char gbuf[2][4096];    /* --gate / --no-gate names */
     const char *glist[2][64];
     size_t ngl[2];
 } common;
 
-enum { O_DB = 256, O_JSON, O_SINCE, O_WINDOW, O_THRESHOLD, O_MINCHANGE, O_MINHIST, O_DATADIR,
-       O_ARCHIVEDIR, O_TEST, O_KEEPFAILED, O_VERSION, O_GATE, O_NOGATE, O_TEMPLATES };
+enum {
+    O_DB = 256,
+    O_JSON,
+    O_SINCE,
+    O_WINDOW,
+    O_THRESHOLD,
+    O_MINCHANGE,
+    O_MINHIST,
+    O_DATADIR,
+    O_ARCHIVEDIR,
+    O_TEST,
+    O_KEEPFAILED,
+    O_VERSION,
+    O_GATE,
+    O_NOGATE,
+    O_TEMPLATES
+};
 
 static int parse_size(const char *s, size_t lo, size_t hi, size_t *out)
 {
@@ -88,21 +107,11 @@ static int common_opt(int opt, const char *arg, common *c)
 {
     double d;
     switch (opt) {
-    case O_DB:
-        c->db = arg;
-        return 0;
-    case O_JSON:
-        c->json = 1;
-        return 0;
-    case 'v':
-        c->verbose = 1;
-        return 0;
-    case 'o':
-        c->out = arg;
-        return 0;
-    case O_SINCE:
-        c->since = arg;
-        return 0;
+    case O_DB: c->db = arg; return 0;
+    case O_JSON: c->json = 1; return 0;
+    case 'v': c->verbose = 1; return 0;
+    case 'o': c->out = arg; return 0;
+    case O_SINCE: c->since = arg; return 0;
     case O_WINDOW:
         if (parse_size(arg, 1, 4096, &c->check.window) == 0)
             return 0;
@@ -134,9 +143,7 @@ static int common_opt(int opt, const char *arg, common *c)
         fprintf(stderr, PROG ": --min-change %s: not a percentage >= 0\n", arg);
         return EXIT_USAGE;
     }
-    case O_TEMPLATES:
-        c->templates = arg;
-        return 0;
+    case O_TEMPLATES: c->templates = arg; return 0;
     case O_GATE:
     case O_NOGATE: {
         int on = opt == O_GATE;
@@ -154,8 +161,7 @@ static int common_opt(int opt, const char *arg, common *c)
                 on ? " (the sampler's own figures are never gated)" : "");
         return EXIT_USAGE;
     }
-    default:
-        return -1;
+    default: return -1;
     }
 }
 
@@ -245,7 +251,8 @@ static void help_add(FILE *f)
             "  -v, --verbose      one line per file archived or skipped\n"
             "  -h, --help         this text\n"
             "%s%s",
-            exit_text, "example:\n  " PROG " add --db runs.sqlite --datadir results --archivedir done\n");
+            exit_text,
+            "example:\n  " PROG " add --db runs.sqlite --datadir results --archivedir done\n");
 }
 
 typedef struct add_args {
@@ -256,12 +263,8 @@ static int add_extra(int opt, const char *arg, void *user)
 {
     add_args *a = user;
     switch (opt) {
-    case O_DATADIR:
-        a->o.datadir = arg;
-        return 0;
-    case O_ARCHIVEDIR:
-        a->o.archivedir = arg;
-        return 0;
+    case O_DATADIR: a->o.datadir = arg; return 0;
+    case O_ARCHIVEDIR: a->o.archivedir = arg; return 0;
     case O_TEST:
         if (pm_arch_name_ok(arg) != 0) {
             fprintf(stderr, PROG " add: --test: the name is empty or longer than %d bytes\n",
@@ -270,11 +273,8 @@ static int add_extra(int opt, const char *arg, void *user)
         }
         a->o.test = arg;
         return 0;
-    case O_KEEPFAILED:
-        a->o.keep_failed = 1;
-        return 0;
-    default:
-        return -1;
+    case O_KEEPFAILED: a->o.keep_failed = 1; return 0;
+    default: return -1;
     }
 }
 
@@ -292,15 +292,14 @@ static void add_notice(int kind, const char *path, const char *msg, void *user)
 
 static int cmd_add(int argc, char **argv, common *c)
 {
-    static const struct option lo[] = {
-        {"db", required_argument, NULL, O_DB},
-        {"datadir", required_argument, NULL, O_DATADIR},
-        {"archivedir", required_argument, NULL, O_ARCHIVEDIR},
-        {"test", required_argument, NULL, O_TEST},
-        {"keep-failed", no_argument, NULL, O_KEEPFAILED},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"db", required_argument, NULL, O_DB},
+                                       {"datadir", required_argument, NULL, O_DATADIR},
+                                       {"archivedir", required_argument, NULL, O_ARCHIVEDIR},
+                                       {"test", required_argument, NULL, O_TEST},
+                                       {"keep-failed", no_argument, NULL, O_KEEPFAILED},
+                                       {"verbose", no_argument, NULL, 'v'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
     add_args a;
     memset(&a, 0, sizeof a);
     int rc = parse_opts(argc, argv, ":vh", lo, c, help_add, add_extra, &a);
@@ -454,7 +453,9 @@ static void help_history(FILE *f)
             "                 YYYY-MM-DDTHH:MM:SS[Z] (UTC)\n"
             "  --json         an array of {start, start_us, entry, timing}\n"
             "%s%s",
-            exit_text, "example:\n  " PROG " history --db runs.sqlite nightly wall_time_s --since 2026-01-01\n");
+            exit_text,
+            "example:\n  " PROG
+            " history --db runs.sqlite nightly wall_time_s --since 2026-01-01\n");
 }
 
 /* The history of test (of entry, when not NULL); allow_empty: an unknown
@@ -536,12 +537,12 @@ static int cmd_history(int argc, char **argv, common *c)
 /* ---- check ---------------------------------------------------------------- */
 
 #define CHECK_OPTS                                                                         \
-    "  --window N        previous runs compared with (default 10)\n"                      \
-    "  --threshold K     robust z-score beyond which it is worse (default 3)\n"           \
+    "  --window N        previous runs compared with (default 10)\n"                       \
+    "  --threshold K     robust z-score beyond which it is worse (default 3)\n"            \
     "  --min-change PCT  smallest change that counts, in percent (default: the table's,\n" \
-    "                    5 for TensorFlow timings)\n"                                     \
-    "  --min-history N   fewer previous runs: baseline, no verdict (default 4: the\n"    \
-    "                    5th run archived is the first judged)\n"                         \
+    "                    5 for TensorFlow timings)\n"                                      \
+    "  --min-history N   fewer previous runs: baseline, no verdict (default 4: the\n"      \
+    "                    5th run archived is the first judged)\n"                          \
     "  --templates DIR   where compare.json, the table of figure semantics, is\n"
 
 static void help_check(FILE *f)
@@ -666,17 +667,20 @@ static void verdict_json(cJSON *arr, const char *entry, const pm_check_result *r
         return;
     cJSON_AddItemToArray(arr, obj);
     cJSON_AddStringToObject(obj, "entry", entry);
-    cJSON_AddStringToObject(obj, "verdict", !gated && r->verdict != PM_CHECK_SHORT
-                                                ? "informational"
-                                                : names[r->verdict]);
+    cJSON_AddStringToObject(obj, "verdict",
+                            !gated && r->verdict != PM_CHECK_SHORT ? "informational"
+                                                                   : names[r->verdict]);
     cJSON_AddBoolToObject(obj, "gated", gated);
     cJSON_AddStringToObject(obj, "better", pm_better_name(o->better));
     cJSON_AddNumberToObject(obj, "previous_runs", (double)r->n);
     const struct {
         const char *key;
         double v;
-    } nums[] = {{"latest", r->latest}, {"median", r->median}, {"mad", r->mad},
-                {"z", r->z},           {"change", r->change}};
+    } nums[] = {{"latest", r->latest},
+                {"median", r->median},
+                {"mad", r->mad},
+                {"z", r->z},
+                {"change", r->change}};
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
         if (isfinite(nums[i].v))
             cJSON_AddNumberToObject(obj, nums[i].key, nums[i].v);
@@ -824,7 +828,8 @@ static void help_plot(FILE *f)
             "The history of ENTRY, each run a point; the runs that check would call\n"
             "regressions (each judged against the runs before it) are ringed in red.\n"
             "  -o, --output FILE  PNG, or PDF when FILE ends in .pdf\n" CHECK_OPTS "%s%s",
-            exit_text, "example:\n  " PROG " plot --db runs.sqlite nightly wall_time_s -o wall.png\n");
+            exit_text,
+            "example:\n  " PROG " plot --db runs.sqlite nightly wall_time_s -o wall.png\n");
 }
 
 static int cmd_plot(int argc, char **argv, common *c)
@@ -854,7 +859,10 @@ static int cmd_plot(int argc, char **argv, common *c)
     pm_error err;
     pm_error_clear(&err);
     size_t nreg = 0;
-    rc = pm_arch_plot(c->out, test, entry, fig ? fig->unit : strncmp(entry, "phase:", 6) ? "s/iteration" : "s",
+    rc = pm_arch_plot(c->out, test, entry,
+                      fig                           ? fig->unit
+                      : strncmp(entry, "phase:", 6) ? "s/iteration"
+                                                    : "s",
                       p, n, &o, gated, &nreg, &err);
     pm_store_points_free(p, n);
     if (rc) {

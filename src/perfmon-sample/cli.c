@@ -106,8 +106,7 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
     o->write_bin = 1;
     o->proc_root = getenv("PERFMON_PROC_ROOT") ? getenv("PERFMON_PROC_ROOT") : "/proc";
     o->sys_root = getenv("PERFMON_SYS_ROOT") ? getenv("PERFMON_SYS_ROOT") : "/sys";
-    enum { OPT_IPC = 256, OPT_HOST, OPT_PROC, OPT_SYS, OPT_PSS, OPT_SYSCNT,
-           OPT_IPC_RESET };
+    enum { OPT_IPC = 256, OPT_HOST, OPT_PROC, OPT_SYS, OPT_PSS, OPT_SYSCNT, OPT_IPC_RESET };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"interval", required_argument, NULL, 'i'},
@@ -195,8 +194,10 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
     }
     if (optind < argc) {
         if (strcmp(argv[optind - 1], "--") != 0)
-            return pm_error_set(err, PM_EUSAGE, "unexpected argument '%s'; put the command "
-                                "after '--'", argv[optind]);
+            return pm_error_set(err, PM_EUSAGE,
+                                "unexpected argument '%s'; put the command "
+                                "after '--'",
+                                argv[optind]);
         o->cmd = argv + optind;
     } else if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
         return pm_error_set(err, PM_EUSAGE, "no command after '--'");

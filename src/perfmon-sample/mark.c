@@ -16,30 +16,31 @@
 
 static void mark_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: perfmon-sample mark -o DIR [--host NAME] PHASE start|end [KEY=VALUE...]\n"
-            "       perfmon-sample mark -o DIR [--host NAME] PHASE [once] diff=SECONDS [KEY=VALUE...]\n"
-            "Record the start or end of a job phase on this node, with the same clocks as\n"
-            "the samples, into DIR/<host>.events.  Starts and ends pair by PHASE and by the\n"
-            "img= (else key=, else id=) attribute; a one-shot phase (diff=SECONDS) ended now\n"
-            "and lasted SECONDS.\n"
-            "  -o, --output DIR   the job's profile directory (or $PERFMON_DIR)\n"
-            "      --host NAME    host name (default: SLURMD_NODENAME or hostname)\n"
-            "  -h, --help         this text\n"
-            "      --version      the version\n"
-            "exit status: 0 recorded, 2 usage error, 3 the event could not be written\n"
-            "examples:\n"
-            "  perfmon-sample mark -o prof solve start img=3\n"
-            "  perfmon-sample mark -o prof checkpoint once diff=12.5\n");
+    fprintf(
+        f,
+        "usage: perfmon-sample mark -o DIR [--host NAME] PHASE start|end [KEY=VALUE...]\n"
+        "       perfmon-sample mark -o DIR [--host NAME] PHASE [once] diff=SECONDS [KEY=VALUE...]\n"
+        "Record the start or end of a job phase on this node, with the same clocks as\n"
+        "the samples, into DIR/<host>.events.  Starts and ends pair by PHASE and by the\n"
+        "img= (else key=, else id=) attribute; a one-shot phase (diff=SECONDS) ended now\n"
+        "and lasted SECONDS.\n"
+        "  -o, --output DIR   the job's profile directory (or $PERFMON_DIR)\n"
+        "      --host NAME    host name (default: SLURMD_NODENAME or hostname)\n"
+        "  -h, --help         this text\n"
+        "      --version      the version\n"
+        "exit status: 0 recorded, 2 usage error, 3 the event could not be written\n"
+        "examples:\n"
+        "  perfmon-sample mark -o prof solve start img=3\n"
+        "  perfmon-sample mark -o prof checkpoint once diff=12.5\n");
 }
 
 int pm_mark_main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                              {"host", required_argument, NULL, 'H'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {"version", no_argument, NULL, 'V'},
-                                              {NULL, 0, NULL, 0}};
+                                             {"host", required_argument, NULL, 'H'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
+                                             {NULL, 0, NULL, 0}};
     const char *dir = getenv("PERFMON_DIR"), *host = NULL;
     int c;
     optind = 0;

@@ -11,13 +11,17 @@
 
 /* The decoder's classes of column state (pm_codec_col.op). */
 enum {
-    OP_NONE, OP_RAW,
-    OP_GAUGE_I, OP_GAUGE_U, OP_GAUGE_S,      /* int64, u64, m / 10^k */
-    OP_COUNTER_I, OP_COUNTER_U, OP_COUNTER_S
+    OP_NONE,
+    OP_RAW,
+    OP_GAUGE_I,
+    OP_GAUGE_U,
+    OP_GAUGE_S, /* int64, u64, m / 10^k */
+    OP_COUNTER_I,
+    OP_COUNTER_U,
+    OP_COUNTER_S
 };
 
-static const double P10[PM_FORM_MAXSCALE + 1] = {1e0, 1e1, 1e2, 1e3, 1e4,
-                                                 1e5, 1e6, 1e7, 1e8, 1e9};
+static const double P10[PM_FORM_MAXSCALE + 1] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 
 int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols)
 {
@@ -58,8 +62,14 @@ size_t pm_codec_max_payload(size_t ncols)
     return 20 + (ncols + 3) / 4 + 11 * ncols;
 }
 
-static inline uint64_t zz(uint64_t x) { return (x << 1) ^ (uint64_t)-(int64_t)(x >> 63); }
-static inline uint64_t unzz(uint64_t x) { return (x >> 1) ^ (uint64_t)-(int64_t)(x & 1); }
+static inline uint64_t zz(uint64_t x)
+{
+    return (x << 1) ^ (uint64_t) - (int64_t)(x >> 63);
+}
+static inline uint64_t unzz(uint64_t x)
+{
+    return (x >> 1) ^ (uint64_t) - (int64_t)(x & 1);
+}
 
 static inline unsigned char *put_varint(unsigned char *p, uint64_t v)
 {
@@ -285,8 +295,7 @@ static inline int get_varint_fast(const unsigned char **pp, const unsigned char 
  * so that each of the eight jumps sees one column in eight and predicts
  * better. */
 static inline __attribute__((always_inline)) int col_decode(pm_codec_col *s, unsigned code,
-                                                            double *dst,
-                                                            const unsigned char **pp,
+                                                            double *dst, const unsigned char **pp,
                                                             const unsigned char *end)
 {
     uint64_t x;
@@ -345,10 +354,8 @@ static inline __attribute__((always_inline)) int col_decode(pm_codec_col *s, uns
         *dst = s->last = value_of(s);
         return 0;
     case 1 << 3 | OP_NONE:
-    case 2 << 3 | OP_NONE:
-        return -1; /* a change of nothing */
-    default:
-        break;
+    case 2 << 3 | OP_NONE: return -1; /* a change of nothing */
+    default: break;
     }
     if (*pp == end)
         return -1;
@@ -359,8 +366,7 @@ static inline __attribute__((always_inline)) int col_decode(pm_codec_col *s, uns
         s->m = unzz(s->m);
         s->d = 0;
         s->form = (uint8_t)x;
-        s->op = (uint8_t)((s->counter ? OP_COUNTER_I : OP_GAUGE_I) +
-                          (s->u64 ? 1 : x ? 2 : 0));
+        s->op = (uint8_t)((s->counter ? OP_COUNTER_I : OP_GAUGE_I) + (s->u64 ? 1 : x ? 2 : 0));
         s->last = value_of(s);
     } else if (x == PM_FORM_RAW && !s->u64) {
         if (end - *pp < 8)

@@ -39,11 +39,11 @@
 #define PM_FORM_NONE 0xff
 
 typedef struct pm_codec_col {
-    uint64_t m;    /* integer forms: the integer; raw: the bits */
-    uint64_t d;    /* counters in integer form: the last change */
-    double last;   /* decoder: the last value, as a double */
+    uint64_t m;  /* integer forms: the integer; raw: the bits */
+    uint64_t d;  /* counters in integer form: the last change */
+    double last; /* decoder: the last value, as a double */
     uint8_t form;
-    uint8_t op;    /* decoder: what a code means for this column now */
+    uint8_t op; /* decoder: what a code means for this column now */
     uint8_t counter;
     uint8_t u64;
     uint8_t hint;  /* encoder: the integer scale this column last had */

@@ -53,16 +53,17 @@ static int parse_column(const char *path, size_t off, const unsigned char *d, si
                             "%zu bytes",
                             path, off, nl, ul, gl, n);
     if (nl == 0 || nl >= sizeof col->name || ul >= sizeof col->unit || gl >= sizeof col->group)
-        return pm_error_set(err, PM_EFORMAT, "%s: offset %zu: column name/unit/group length out "
-                            "of range", path, off);
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: offset %zu: column name/unit/group length out "
+                            "of range",
+                            path, off);
     copy_str(col->name, sizeof col->name, d + PM_COLUMN_FIXED, nl);
     copy_str(col->unit, sizeof col->unit, d + PM_COLUMN_FIXED + nl, ul);
     copy_str(col->group, sizeof col->group, d + PM_COLUMN_FIXED + nl + ul, gl);
     return 0;
 }
 
-static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t base,
-                        pm_error *err)
+static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t base, pm_error *err)
 {
     const char *path = p->path;
     pm_column *cols = NULL;
@@ -81,8 +82,8 @@ static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t 
         off += 8;
         if (len > n - off) {
             rc = pm_error_set(err, PM_EFORMAT,
-                              "%s: offset %zu: header field %u claims %zu bytes, %zu remain",
-                              path, at, tag, len, n - off);
+                              "%s: offset %zu: header field %u claims %zu bytes, %zu remain", path,
+                              at, tag, len, n - off);
             goto out;
         }
         const unsigned char *v = d + off;
@@ -101,8 +102,10 @@ static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t 
         case PM_TAG_INTERVAL:
         case PM_TAG_PID: {
             if (len != 8) {
-                rc = pm_error_set(err, PM_EFORMAT, "%s: offset %zu: field %u has %zu bytes, "
-                                  "expected 8", path, at, tag, len);
+                rc = pm_error_set(err, PM_EFORMAT,
+                                  "%s: offset %zu: field %u has %zu bytes, "
+                                  "expected 8",
+                                  path, at, tag, len);
                 goto out;
             }
             int64_t x = (int64_t)pm_get_u64(v);
@@ -118,8 +121,8 @@ static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t 
         }
         case PM_TAG_COLUMN:
             if (ncols >= PM_MAX_COLUMNS) {
-                rc = pm_error_set(err, PM_ELIMIT, "%s: offset %zu: more than %u columns", path,
-                                  at, PM_MAX_COLUMNS);
+                rc = pm_error_set(err, PM_ELIMIT, "%s: offset %zu: more than %u columns", path, at,
+                                  PM_MAX_COLUMNS);
                 goto out;
             }
             if (PM_VEC_RESERVE(cols, cap, ncols + 1, 64) != 0) {
@@ -131,14 +134,15 @@ static int parse_header(pm_profile *p, const unsigned char *d, size_t n, size_t 
                 goto out;
             for (size_t c = 0; c < ncols; c++)
                 if (strcmp(cols[c].name, cols[ncols].name) == 0) {
-                    rc = pm_error_set(err, PM_EFORMAT, "%s: offset %zu: column '%s' appears "
-                                      "twice", path, at, cols[c].name);
+                    rc = pm_error_set(err, PM_EFORMAT,
+                                      "%s: offset %zu: column '%s' appears "
+                                      "twice",
+                                      path, at, cols[c].name);
                     goto out;
                 }
             ncols++;
             break;
-        default:
-            break; /* unknown tags are skipped: newer writers may add fields */
+        default: break; /* unknown tags are skipped: newer writers may add fields */
         }
         off += len;
     }
@@ -158,8 +162,8 @@ static long long record_at(const unsigned char *buf, size_t len, size_t off, uns
         return -1;
     size_t plen = pm_get_u32(buf + off);
     unsigned type = buf[off + 4];
-    if (type < PM_REC_HEADER || type > maxtype || buf[off + 5] || buf[off + 6] ||
-        buf[off + 7] || plen > PM_MAX_RECORD_BYTES)
+    if (type < PM_REC_HEADER || type > maxtype || buf[off + 5] || buf[off + 6] || buf[off + 7] ||
+        plen > PM_MAX_RECORD_BYTES)
         return -1;
     if (plen > len - off - PM_REC_HEAD - PM_REC_TAIL)
         return -1;
@@ -255,8 +259,7 @@ static long long scan_next(scan *s, size_t *at)
     return -1;
 }
 
-static void other_record(pm_profile *p, unsigned type, const unsigned char *d, size_t pl,
-                         size_t at)
+static void other_record(pm_profile *p, unsigned type, const unsigned char *d, size_t pl, size_t at)
 {
     switch (type) {
     case PM_REC_META:
@@ -268,15 +271,12 @@ static void other_record(pm_profile *p, unsigned type, const unsigned char *d, s
             }
         }
         break;
-    case PM_REC_NOTE:
-        pm_profile_add_note(p, (const char *)d, pl);
-        break;
+    case PM_REC_NOTE: pm_profile_add_note(p, (const char *)d, pl); break;
     case PM_REC_END:
         if (decode_end(p, d, pl) != 0)
             pm_profile_add_warning(p, "%s: offset %zu: end record is malformed", p->path, at);
         break;
-    case PM_REC_INDEX:
-        break; /* for seeking (pm_bin_index_load) */
+    case PM_REC_INDEX: break; /* for seeking (pm_bin_index_load) */
     default:
         pm_profile_add_warning(p, "%s: offset %zu: unexpected record type %u", p->path, at, type);
     }
@@ -382,9 +382,10 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
             p->bad_records++;
             p->skipped_bytes += bad_len;
             if (k + 1 == l.n && bad_start + bad_len == len)
-                pm_profile_add_warning(p, "%s: offset %zu: torn tail of %zu bytes skipped "
-                                       "(%zu complete samples kept)", path, bad_start,
-                                       bad_len, p->n + nb);
+                pm_profile_add_warning(p,
+                                       "%s: offset %zu: torn tail of %zu bytes skipped "
+                                       "(%zu complete samples kept)",
+                                       path, bad_start, bad_len, p->n + nb);
             else
                 pm_profile_add_warning(p, "%s: offset %zu: %zu damaged bytes skipped", path,
                                        bad_start, bad_len);
@@ -406,9 +407,11 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
         }
         if (key && lost) {
             p->bad_records += lost;
-            pm_profile_add_warning(p, "%s: offset %zu: %zu delta samples skipped (the samples "
+            pm_profile_add_warning(p,
+                                   "%s: offset %zu: %zu delta samples skipped (the samples "
                                    "they build on are lost); the key sample at offset %zu "
-                                   "resynchronises", path, lost_at, lost, at);
+                                   "resynchronises",
+                                   path, lost_at, lost, at);
             lost = 0;
         }
         if (decoded >= count)
@@ -436,15 +439,17 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
     free(sp);
     if (lost) {
         p->bad_records += lost;
-        pm_profile_add_warning(p, "%s: offset %zu: %zu delta samples skipped (the samples they "
-                               "build on are lost; no key sample follows)", path, lost_at, lost);
+        pm_profile_add_warning(p,
+                               "%s: offset %zu: %zu delta samples skipped (the samples they "
+                               "build on are lost; no key sample follows)",
+                               path, lost_at, lost);
     }
     pm_codec_free(&codec);
     return 0;
 }
 
-int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len,
-                          pm_profile **out, pm_error *err)
+int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len, pm_profile **out,
+                          pm_error *err)
 {
     return pm_profile_decode_bin_hinted(path, buf, len, NULL, out, err);
 }
@@ -456,21 +461,28 @@ static int open_bin(const char *path, const unsigned char *buf, size_t len, pm_p
 {
     *pp = NULL;
     if (len < PM_BIN_PREAMBLE || memcmp(buf, PM_BIN_MAGIC, PM_BIN_MAGIC_LEN) != 0)
-        return pm_error_set(err, PM_EFORMAT, "%s: offset 0: not a perfmon binary profile "
-                            "(bad magic)", path);
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: offset 0: not a perfmon binary profile "
+                            "(bad magic)",
+                            path);
     uint32_t version = pm_get_u32(buf + 8);
     if (version != 1 && version != 2)
-        return pm_error_set(err, PM_EFORMAT, "%s: offset 8: format version %" PRIu32
-                            " is not supported (this reader knows 1 and 2)", path, version);
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: offset 8: format version %" PRIu32
+                            " is not supported (this reader knows 1 and 2)",
+                            path, version);
     size_t off = PM_BIN_PREAMBLE;
     long long hl = record_at(buf, len, off, PM_REC_END);
     if (hl < 0 || buf[off + 4] != PM_REC_HEADER) {
         if (len - off < PM_REC_HEAD)
-            return pm_error_set(err, PM_ETRUNC, "%s: offset %zu: file ends before the header "
-                                "record", path, off);
-        return pm_error_set(err, PM_EFORMAT, "%s: offset %zu: header record is damaged "
-                            "(length %" PRIu32 ", bad type or checksum)", path, off,
-                            pm_get_u32(buf + off));
+            return pm_error_set(err, PM_ETRUNC,
+                                "%s: offset %zu: file ends before the header "
+                                "record",
+                                path, off);
+        return pm_error_set(err, PM_EFORMAT,
+                            "%s: offset %zu: header record is damaged "
+                            "(length %" PRIu32 ", bad type or checksum)",
+                            path, off, pm_get_u32(buf + off));
     }
     pm_profile *p = pm_profile_new(path, PM_FMT_BIN);
     if (!p)
@@ -532,8 +544,8 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
         if (bad_len) {
             p->bad_records++;
             p->skipped_bytes += bad_len;
-            pm_profile_add_warning(p, "%s: offset %zu: %zu damaged bytes skipped", path,
-                                   bad_start, bad_len);
+            pm_profile_add_warning(p, "%s: offset %zu: %zu damaged bytes skipped", path, bad_start,
+                                   bad_len);
             bad_len = 0;
         }
         const unsigned char *d = buf + off + PM_REC_HEAD;
@@ -559,9 +571,7 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
                 }
             }
             break;
-        case PM_REC_NOTE:
-            pm_profile_add_note(p, (const char *)d, (size_t)pl);
-            break;
+        case PM_REC_NOTE: pm_profile_add_note(p, (const char *)d, (size_t)pl); break;
         case PM_REC_END:
             if (decode_end(p, d, (size_t)pl) != 0)
                 pm_profile_add_warning(p, "%s: offset %zu: end record is malformed", path, off);
@@ -576,8 +586,10 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
     if (bad_len) {
         p->bad_records++;
         p->skipped_bytes += bad_len;
-        pm_profile_add_warning(p, "%s: offset %zu: torn tail of %zu bytes skipped "
-                               "(%zu complete samples kept)", path, bad_start, bad_len, p->n);
+        pm_profile_add_warning(p,
+                               "%s: offset %zu: torn tail of %zu bytes skipped "
+                               "(%zu complete samples kept)",
+                               path, bad_start, bad_len, p->n);
     }
     *out = p;
     return 0;
@@ -602,8 +614,7 @@ static int index_push(pm_bin_index *idx, size_t *cap, const pm_bin_key *k)
 /* The footer's chain of index records, checked entry by entry against the
  * key samples it names; 0, or -1 when anything does not hold (then the
  * index is rebuilt by scanning). */
-static int index_from_footer(const unsigned char *buf, size_t len, size_t body,
-                             pm_bin_index *idx)
+static int index_from_footer(const unsigned char *buf, size_t len, size_t body, pm_bin_index *idx)
 {
     size_t cap = 0;
     if (len < body + PM_REC_HEAD + PM_INDEX_FIXED + PM_REC_TAIL)
@@ -668,8 +679,7 @@ int pm_bin_index_load(const char *path, const unsigned char *buf, size_t len, pm
         return rc;
     pm_profile_free(p);
     if (version < 2)
-        return pm_error_set(err, PM_EFORMAT, "%s: offset 8: format version 1 has no index",
-                            path);
+        return pm_error_set(err, PM_EFORMAT, "%s: offset 8: format version 1 has no index", path);
     if (index_from_footer(buf, len, body, idx) == 0) {
         idx->from_footer = 1;
         return 0;

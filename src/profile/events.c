@@ -23,7 +23,8 @@
 
 int pm_events_sniff(const void *head, size_t len)
 {
-    return len >= sizeof PM_EVENT_MAGIC - 1 && memcmp(head, PM_EVENT_MAGIC, sizeof PM_EVENT_MAGIC - 1) == 0;
+    return len >= sizeof PM_EVENT_MAGIC - 1 &&
+           memcmp(head, PM_EVENT_MAGIC, sizeof PM_EVENT_MAGIC - 1) == 0;
 }
 
 void pm_event_list_free(pm_event_list *l)
@@ -256,8 +257,7 @@ int pm_phases_pair(const pm_event_list *events, pm_phase_set *out, pm_error *err
             for (size_t k = 0; k < nopen && rc == 0; k++) {
                 (void)pm_utc_iso_ns(open[k]->wall_ns, 3, when, sizeof when);
                 rc = pm_phase_problem(out, "%s: start of %s%s%s at %s has no end", open[k]->host,
-                                      open[k]->name, *open[k]->key ? " " : "", open[k]->key,
-                                      when);
+                                      open[k]->name, *open[k]->key ? " " : "", open[k]->key, when);
             }
             nopen = 0;
             if (i == n)
@@ -276,8 +276,8 @@ int pm_phases_pair(const pm_event_list *events, pm_phase_set *out, pm_error *err
                 k--;
             if (k == 0) {
                 (void)pm_utc_iso_ns(e->wall_ns, 3, when, sizeof when);
-                rc = pm_phase_problem(out, "%s: end of %s%s%s at %s has no start", e->host,
-                                      e->name, *e->key ? " " : "", e->key, when);
+                rc = pm_phase_problem(out, "%s: end of %s%s%s at %s has no start", e->host, e->name,
+                                      *e->key ? " " : "", e->key, when);
                 continue;
             }
             const pm_event *s = open[k - 1];

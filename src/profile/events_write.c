@@ -53,8 +53,9 @@ int pm_event_append(const char *dir, const char *host, const char *name, int edg
     pm_buf_init(&b);
     pm_buf_printf(&b, "%s1,\"host\":", PM_EVENT_MAGIC);
     pm_buf_json_str(&b, host);
-    pm_buf_printf(&b, ",\"pid\":%d,\"wall_ns\":\"%lld\",\"mono_ns\":\"%lld\",\"name\":",
-                  (int)getpid(), (long long)wall, (long long)mono);
+    pm_buf_printf(&b,
+                  ",\"pid\":%d,\"wall_ns\":\"%lld\",\"mono_ns\":\"%lld\",\"name\":", (int)getpid(),
+                  (long long)wall, (long long)mono);
     pm_buf_json_str(&b, name);
     pm_buf_printf(&b, ",\"edge\":\"%s\"", PM_EDGE_NAMES[edge]);
     if (edge == PM_EDGE_ONESHOT)
@@ -87,8 +88,10 @@ int pm_event_append(const char *dir, const char *host, const char *name, int edg
     }
     if (b.len > PM_EVENT_LINE_MAX) {
         pm_buf_free(&b);
-        return pm_error_set(err, PM_EUSAGE, "event too long (%d bytes at most): shorten the "
-                            "attributes", PM_EVENT_LINE_MAX);
+        return pm_error_set(err, PM_EUSAGE,
+                            "event too long (%d bytes at most): shorten the "
+                            "attributes",
+                            PM_EVENT_LINE_MAX);
     }
 
     char safe[256], file[300], path[4400];
@@ -135,4 +138,3 @@ int pm_event_append(const char *dir, const char *host, const char *name, int edg
     pm_buf_free(&b);
     return rc;
 }
-

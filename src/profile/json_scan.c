@@ -90,9 +90,9 @@ static unsigned char byte_class(unsigned char c)
         return C_OPEN;
     if (c == ']' || c == '}')
         return C_CLOSE;
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-        c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' || c == '-' ||
-        c == '+' || c == '.')
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == ' ' ||
+        c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' || c == '-' || c == '+' ||
+        c == '.')
         return C_PLAIN;
     return C_BAD;
 }
@@ -174,9 +174,7 @@ int pm_jscan_skip(pm_jscan *s)
     const unsigned char *p = (const unsigned char *)s->p, *e = (const unsigned char *)s->e;
     while (p < e) {
         switch (CLASS[*p]) {
-        case C_PLAIN:
-            p = skip_plain(p + 1, e);
-            break;
+        case C_PLAIN: p = skip_plain(p + 1, e); break;
         case C_QUOTE: {
             s->p = (const char *)p;
             int rc = pm_jscan_string(s);
@@ -201,8 +199,7 @@ int pm_jscan_skip(pm_jscan *s)
                 return 0;
             }
             break;
-        default:
-            return pm_jscan_fail(s, (const char *)p, "unexpected character");
+        default: return pm_jscan_fail(s, (const char *)p, "unexpected character");
         }
     }
     return pm_jscan_fail(s, (const char *)p, "unexpected end of input");

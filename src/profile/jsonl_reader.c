@@ -92,8 +92,7 @@ static int parse_header(pm_profile *p, const cJSON *h, pm_error *err)
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
     int i = 0, rc = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, cols)
-    {
+    cJSON_ArrayForEach(c, cols) {
         pm_column *col = &cv[i];
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
         if (!cJSON_IsString(name) || !*name->valuestring ||
@@ -109,8 +108,10 @@ static int parse_header(pm_profile *p, const cJSON *h, pm_error *err)
         get_str(c, "kind", kind, sizeof kind);
         get_str(c, "type", type, sizeof type);
         if (strcmp(kind, "gauge") != 0 && strcmp(kind, "counter") != 0) {
-            rc = pm_error_set(err, PM_EFORMAT, "%s:1: columns[%d]: kind '%s' is neither gauge "
-                              "nor counter", path, i, kind);
+            rc = pm_error_set(err, PM_EFORMAT,
+                              "%s:1: columns[%d]: kind '%s' is neither gauge "
+                              "nor counter",
+                              path, i, kind);
             break;
         }
         col->kind = strcmp(kind, "counter") == 0 ? PM_COUNTER : PM_GAUGE;
@@ -155,7 +156,8 @@ static void decode_end(pm_profile *p, const cJSON *e)
     if (json_u64(cJSON_GetObjectItemCaseSensitive(e, "self_maxrss_kb"), &u) == 0)
         d->self_maxrss_kb = u;
     double st;
-    if (json_int(cJSON_GetObjectItemCaseSensitive(e, "exit_status"), INT32_MIN, INT32_MAX, &st) == 0)
+    if (json_int(cJSON_GetObjectItemCaseSensitive(e, "exit_status"), INT32_MIN, INT32_MAX, &st) ==
+        0)
         d->exit_status = (int32_t)st;
     get_str(e, "reason", d->reason, sizeof d->reason);
     p->has_end = 1;
@@ -186,8 +188,7 @@ static int add_sample(pm_profile *p, const cJSON *s, size_t *cap, size_t lineno)
     p->t_mono_ns[i] = m == INT64_MIN ? 0 : m;
     size_t c = 0;
     const cJSON *x;
-    cJSON_ArrayForEach(x, v)
-    {
+    cJSON_ArrayForEach(x, v) {
         p->values[c][i] = cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
         c++;
     }

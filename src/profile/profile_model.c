@@ -65,8 +65,8 @@ int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint)
     size_t per = 0, bytes = 0;
     if (p->block)
         return PM_EUSAGE; /* reserved once */
-    if (n && p->ncols && !pm_mul_size(n, sizeof(double), &per) &&
-        (per = pm_block_round(per)) && !pm_mul_size(per, p->ncols + 2, &bytes))
+    if (n && p->ncols && !pm_mul_size(n, sizeof(double), &per) && (per = pm_block_round(per)) &&
+        !pm_mul_size(per, p->ncols + 2, &bytes))
         p->block = pm_block_alloc(bytes);
     if (!p->block)
         return pm_profile_reserve(p, n);
@@ -228,5 +228,11 @@ const char *pm_profile_host(const pm_profile *p)
     return p->host_long ? p->host_long : p->info.host;
 }
 
-const char *pm_kind_name(int kind) { return kind == PM_COUNTER ? "counter" : "gauge"; }
-const char *pm_vtype_name(int type) { return type == PM_U64 ? "u64" : "f64"; }
+const char *pm_kind_name(int kind)
+{
+    return kind == PM_COUNTER ? "counter" : "gauge";
+}
+const char *pm_vtype_name(int type)
+{
+    return type == PM_U64 ? "u64" : "f64";
+}

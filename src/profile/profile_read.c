@@ -87,16 +87,13 @@ static int buf_room(pm_read_buf *b, size_t n)
     return 0;
 }
 
-static int decode(const char *path, const unsigned char *buf, size_t len,
-                  const pm_read_hint *hint, pm_profile **out, pm_error *err)
+static int decode(const char *path, const unsigned char *buf, size_t len, const pm_read_hint *hint,
+                  pm_profile **out, pm_error *err)
 {
     switch (pm_profile_sniff(buf, len)) {
-    case PM_FMT_BIN:
-        return pm_profile_decode_bin_hinted(path, buf, len, hint, out, err);
-    case PM_FMT_JSONL:
-        return pm_profile_decode_jsonl(path, (const char *)buf, len, out, err);
-    default:
-        return pm_error_set(err, PM_EFORMAT, "%s: not a perfmon profile", path);
+    case PM_FMT_BIN: return pm_profile_decode_bin_hinted(path, buf, len, hint, out, err);
+    case PM_FMT_JSONL: return pm_profile_decode_jsonl(path, (const char *)buf, len, out, err);
+    default: return pm_error_set(err, PM_EFORMAT, "%s: not a perfmon profile", path);
     }
 }
 

@@ -29,8 +29,9 @@ typedef struct cursor {
 
 static int truncated(cursor *c, const char *what, size_t need)
 {
-    return pm_error_set(c->err, PM_ETRUNC, "%s: offset %zu: truncated: %s needs %zu bytes, %zu left",
-                        c->path, c->off, what, need, c->len - c->off);
+    return pm_error_set(c->err, PM_ETRUNC,
+                        "%s: offset %zu: truncated: %s needs %zu bytes, %zu left", c->path, c->off,
+                        what, need, c->len - c->off);
 }
 
 static int get_i64(cursor *c, const char *what, int64_t *v)
@@ -63,9 +64,8 @@ static int get_str(cursor *c, const char *what, char *out)
                                 "%s: offset %zu: %s has no terminating NUL before the end of the "
                                 "file",
                                 c->path, c->off, what);
-        return pm_error_set(c->err, PM_EFORMAT,
-                            "%s: offset %zu: %s longer than %d bytes (no NUL)", c->path, c->off,
-                            what, PM_SCANNER_STR_MAX);
+        return pm_error_set(c->err, PM_EFORMAT, "%s: offset %zu: %s longer than %d bytes (no NUL)",
+                            c->path, c->off, what, PM_SCANNER_STR_MAX);
     }
     size_t n = (size_t)(z - s);
     for (size_t i = 0; i < n; i++)
@@ -91,8 +91,8 @@ static int get_count(cursor *c, const char *what, int64_t max, size_t min_each, 
         return rc;
     size_t left = c->len - c->off;
     if (v < 0 || v > max)
-        return pm_error_set(c->err, PM_EFORMAT, "%s: offset %zu: %s %" PRId64
-                            " is corrupt (allowed 0 to %" PRId64 ")",
+        return pm_error_set(c->err, PM_EFORMAT,
+                            "%s: offset %zu: %s %" PRId64 " is corrupt (allowed 0 to %" PRId64 ")",
                             c->path, at, what, v, max);
     if ((uint64_t)v > left / min_each)
         return pm_error_set(c->err, PM_ETRUNC,
@@ -104,8 +104,8 @@ static int get_count(cursor *c, const char *what, int64_t max, size_t min_each, 
 }
 
 typedef struct file_ctx {
-    double t0_s;            /* the file's start, s since the epoch */
-    size_t nintervals;      /* so far, against PM_SCANNER_INTERVALS_MAX */
+    double t0_s;       /* the file's start, s since the epoch */
+    size_t nintervals; /* so far, against PM_SCANNER_INTERVALS_MAX */
     int master;
 } file_ctx;
 
@@ -183,8 +183,8 @@ static int read_worker(cursor *c, file_ctx *f, pm_phase_set *out)
         }
         if (e < s) {
             rc = pm_error_set(c->err, PM_EFORMAT,
-                              "%s: offset %zu: interval ends (%" PRId64 " ns) before it starts (%"
-                              PRId64 " ns)",
+                              "%s: offset %zu: interval ends (%" PRId64
+                              " ns) before it starts (%" PRId64 " ns)",
                               c->path, at, e, s);
             goto out;
         }

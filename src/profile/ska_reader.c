@@ -35,14 +35,14 @@
 
 #define SKA_MAX_HOSTS 100000
 #define SKA_MAX_SAMPLES (1u << 28)
-#define SKA_MAX_NAME 65536      /* bytes of a host name (a 10,000-byte one is fine) */
+#define SKA_MAX_NAME 65536 /* bytes of a host name (a 10,000-byte one is fine) */
 
 /* SKA field -> perfmon column.  SKA already multiplies the Infiniband data
  * counters by 4 (octets/4 in sysfs), and its packet counters too, so values
  * are taken as they are.  net_io_counters is psutil's pernic=False sum over
  * all interfaces, loopback included, hence net.all.*. */
 static const struct ska_map {
-    const char *group;   /* NULL: top-level list in the host object */
+    const char *group; /* NULL: top-level list in the host object */
     const char *field;
     const char *column;
     const char *unit;
@@ -95,17 +95,17 @@ typedef struct col {
     pm_column c;
     double *v;
     size_t n, cap;
-    size_t hint;       /* length of the host's lists so far: the first capacity */
-    int seen;          /* the field was present (even if empty) */
+    size_t hint; /* length of the host's lists so far: the first capacity */
+    int seen;    /* the field was present (even if empty) */
 } col;
 
 typedef struct host {
     col *cols;
     size_t ncols, capcols;
-    col ts;            /* time_stamps */
+    col ts; /* time_stamps */
     int have_ts;
-    char *full;        /* the host's name (host_names, host_name or the file's) */
-    char name[96];     /* the same, shortened for messages */
+    char *full;    /* the host's name (host_names, host_name or the file's) */
+    char name[96]; /* the same, shortened for messages */
 } host;
 
 /* src shortened to fit cap for a message: its start and "...", cut at a
@@ -223,7 +223,6 @@ static int col_push(col *c, double v)
     return 0;
 }
 
-
 /* A string holding a number ("0" in SKA's swap lists), else NaN. */
 static int scan_string_number(pm_jscan *s, double *out)
 {
@@ -243,7 +242,6 @@ static int scan_string_number(pm_jscan *s, double *out)
     }
     return 0;
 }
-
 
 /* A list of numbers (strings with numbers and null accepted) into c. */
 static int scan_number_list(pm_jscan *s, col *c, const char *what)
@@ -299,7 +297,6 @@ static int scan_number_list(pm_jscan *s, col *c, const char *what)
     }
 }
 
-
 static const struct ska_map *map_find(const char *group, const char *field)
 {
     for (size_t k = 0; k < SKA_NMAP; k++) {
@@ -346,8 +343,8 @@ static int scan_group(pm_jscan *s, host *h, const char *group)
         const struct ska_map *m = map_find(group, key);
         char what[200];
         snprintf(what, sizeof what, "host %s: %s.%s", h->name, group, key);
-        if (m || (strcmp(group, "rapl_powercap") == 0 && *key && strlen(key) <= 80 &&
-                  s->p < s->e && *s->p == '[')) {
+        if (m || (strcmp(group, "rapl_powercap") == 0 && *key && strlen(key) <= 80 && s->p < s->e &&
+                  *s->p == '[')) {
             char cname[96];
             col *c;
             if (m) {
@@ -403,8 +400,8 @@ static int scan_host(pm_jscan *s, host *h)
             if (!c)
                 return pm_error_set(s->err, PM_ENOMEM, "%s: out of memory", s->path);
             if (s->p < s->e && *s->p != '[')
-                return pm_error_set(s->err, PM_EFORMAT, "%s: host %s: %s: expected a list",
-                                    s->path, h->name, key);
+                return pm_error_set(s->err, PM_EFORMAT, "%s: host %s: %s: expected a list", s->path,
+                                    h->name, key);
             rc = scan_number_list(s, c, what);
         } else if (is_group(key)) {
             if (s->p < s->e && *s->p == '{') {
@@ -412,8 +409,8 @@ static int scan_host(pm_jscan *s, host *h)
             } else {
                 rc = pm_jscan_skip(s);
             }
-        } else if ((strcmp(key, "host_name") == 0 || strcmp(key, "hostname") == 0) &&
-                   s->p < s->e && *s->p == '"') {
+        } else if ((strcmp(key, "host_name") == 0 || strcmp(key, "hostname") == 0) && s->p < s->e &&
+                   *s->p == '"') {
             const char *v = s->p + 1;
             rc = pm_jscan_string(s);
             char *name = rc ? NULL : decode_name(v, (size_t)(s->p - 1 - v));
@@ -517,19 +514,21 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
         for (size_t i = m; i < n; i++)
             v[i] = NAN;
         if (cl->n < n)
-            (void)pm_profile_add_warning(p, "%s: host %s: %s: %zu values for %zu time stamps, padded with NaN",
-                                         path, h->name, cl->c.name, cl->n, n);
+            (void)pm_profile_add_warning(
+                p, "%s: host %s: %s: %zu values for %zu time stamps, padded with NaN", path,
+                h->name, cl->c.name, cl->n, n);
         else if (cl->n > n)
-            (void)pm_profile_add_warning(p, "%s: host %s: %s: %zu values for %zu time stamps, truncated",
-                                         path, h->name, cl->c.name, cl->n, n);
+            (void)pm_profile_add_warning(
+                p, "%s: host %s: %s: %zu values for %zu time stamps, truncated", path, h->name,
+                cl->c.name, cl->n, n);
     }
     *out = p;
     return 0;
 }
 
 /* Parse the host value at val..val+vlen into a profile. */
-static int convert_span(pm_jscan *s, const char *name, int may_rename, const char *val,
-                        size_t vlen, pm_profile **out)
+static int convert_span(pm_jscan *s, const char *name, int may_rename, const char *val, size_t vlen,
+                        pm_profile **out)
 {
     host h;
     memset(&h, 0, sizeof h);
@@ -688,13 +687,14 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
         size_t nnodata = 0;
         cJSON_ArrayForEach(x, hn) {
             if (!cJSON_IsString(x) || !*x->valuestring) {
-                rc = pm_error_set(err, PM_EFORMAT, "%s: host_names[%zu]: expected a non-empty string",
-                                  path, nx);
+                rc = pm_error_set(err, PM_EFORMAT,
+                                  "%s: host_names[%zu]: expected a non-empty string", path, nx);
                 break;
             }
             if (strlen(x->valuestring) > SKA_MAX_NAME) {
-                rc = pm_error_set(err, PM_EFORMAT, "%s: host_names[%zu]: a name of %zu bytes (at most %d)",
-                                  path, nx, strlen(x->valuestring), SKA_MAX_NAME);
+                rc = pm_error_set(err, PM_EFORMAT,
+                                  "%s: host_names[%zu]: a name of %zu bytes (at most %d)", path, nx,
+                                  strlen(x->valuestring), SKA_MAX_NAME);
                 break;
             }
             nx++;
@@ -714,9 +714,11 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
             jobs[nj++].m = hm;
         }
         if (!rc && nj == 0)
-            rc = nx == 0 ? pm_error_set(err, PM_EFORMAT, "%s: host_names is empty: no host's data", path)
-                         : pm_error_set(err, PM_EFORMAT, "%s: none of the %zu host%s in host_names has data",
-                                        path, nx, nx == 1 ? "" : "s");
+            rc = nx == 0 ? pm_error_set(err, PM_EFORMAT, "%s: host_names is empty: no host's data",
+                                        path)
+                         : pm_error_set(err, PM_EFORMAT,
+                                        "%s: none of the %zu host%s in host_names has data", path,
+                                        nx, nx == 1 ? "" : "s");
         if (!rc) {
             convert_hosts(&s, jobs, nj);
             /* The first host in the file's order that failed is the error. */
@@ -729,11 +731,15 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
                 char shown[96];
                 short_name(shown, sizeof shown, nodata->valuestring);
                 if (nnodata == 1)
-                    (void)pm_profile_add_warning(jobs[0].prof, "%s: host %s: listed in host_names but has no data (the other hosts are analysed)",
-                                                 path, shown);
+                    (void)pm_profile_add_warning(
+                        jobs[0].prof,
+                        "%s: host %s: listed in host_names but has no data (the other hosts are analysed)",
+                        path, shown);
                 else
-                    (void)pm_profile_add_warning(jobs[0].prof, "%s: %zu hosts listed in host_names have no data, the first %s (the other hosts are analysed)",
-                                                 path, nnodata, shown);
+                    (void)pm_profile_add_warning(
+                        jobs[0].prof,
+                        "%s: %zu hosts listed in host_names have no data, the first %s (the other hosts are analysed)",
+                        path, nnodata, shown);
             }
             for (size_t i = 0; i < nj && !rc; i++) {
                 if (push_profile(&list, &nlist, jobs[i].prof)) {
@@ -751,7 +757,8 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
             goto fail;
     } else {
         free(mem);
-        return pm_error_set(err, PM_ENOENT, "%s: JSON without host_names or time_stamps: not SKA perfmon output",
+        return pm_error_set(err, PM_ENOENT,
+                            "%s: JSON without host_names or time_stamps: not SKA perfmon output",
                             path);
     }
     if (keys)
@@ -772,8 +779,8 @@ fail:
     return rc;
 }
 
-int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***out,
-                  size_t *nout, pm_error *err)
+int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***out, size_t *nout,
+                  pm_error *err)
 {
     return ska_decode(path, text, len, 0, out, nout, err);
 }

@@ -20,24 +20,24 @@
 #include "perfmon/mem.h"
 
 struct pm_writer {
-    int fd;               /* read-write, so that pm_writer_restore can copy it */
+    int fd; /* read-write, so that pm_writer_restore can copy it */
     int format;
-    int version;          /* binary: 1 or 2 */
+    int version; /* binary: 1 or 2 */
     char *path;
-    off_t size;           /* bytes of complete records written */
+    off_t size; /* bytes of complete records written */
     size_t ncols;
     pm_column *cols;
-    unsigned char *rec;   /* binary sample record scratch */
+    unsigned char *rec; /* binary sample record scratch */
     size_t rec_size;
-    pm_buf line;          /* JSON line scratch */
+    pm_buf line; /* JSON line scratch */
     /* Version 2 (bin_codec.h): the encoder, when the next key sample is
      * due, and the key samples not yet in an index record. */
     pm_codec codec;
-    size_t since_key;     /* samples since the last key sample */
+    size_t since_key; /* samples since the last key sample */
     int64_t key_mono;
-    int force_key;        /* the last sample did not reach the file */
+    int force_key; /* the last sample did not reach the file */
     uint64_t nsamples;
-    off_t last_index;     /* offset of the last index record, 0 = none */
+    off_t last_index; /* offset of the last index record, 0 = none */
     size_t npending;
     unsigned char pending[2 * PM_INDEX_EVERY][PM_INDEX_ENTRY];
 };
@@ -68,8 +68,8 @@ static int write_record(pm_writer *w, int type, const unsigned char *payload, si
                         pm_error *err)
 {
     if (plen > PM_MAX_RECORD_BYTES)
-        return pm_error_set(err, PM_ELIMIT, "%s: record of %zu bytes exceeds the limit",
-                            w->path, plen);
+        return pm_error_set(err, PM_ELIMIT, "%s: record of %zu bytes exceeds the limit", w->path,
+                            plen);
     size_t total = PM_REC_HEAD + plen + PM_REC_TAIL;
     unsigned char *r = malloc(total);
     if (!r)
@@ -454,10 +454,9 @@ int pm_writer_end(pm_writer *w, const pm_profile_end *e, pm_error *err)
     json_ns_seconds(b, e->end_wall_ns);
     pm_buf_puts(b, ",\"mono\":");
     json_ns_seconds(b, e->end_mono_ns);
-    pm_buf_printf(b,
-                  ",\"samples\":%" PRIu64 ",\"late\":%" PRIu64 ",\"missed\":%" PRIu64
-                  ",\"self_cpu\":",
-                  e->samples, e->late, e->missed);
+    pm_buf_printf(
+        b, ",\"samples\":%" PRIu64 ",\"late\":%" PRIu64 ",\"missed\":%" PRIu64 ",\"self_cpu\":",
+        e->samples, e->late, e->missed);
     json_ns_seconds(b, e->self_cpu_ns);
     pm_buf_printf(b, ",\"self_maxrss_kb\":%" PRIu64 ",\"exit_status\":%d,\"reason\":",
                   e->self_maxrss_kb, (int)e->exit_status);
@@ -483,7 +482,10 @@ int pm_writer_sync(pm_writer *w, pm_error *err)
     return 0;
 }
 
-const char *pm_writer_path(const pm_writer *w) { return w->path; }
+const char *pm_writer_path(const pm_writer *w)
+{
+    return w->path;
+}
 
 int pm_writer_check_linked(pm_writer *w, pm_error *err)
 {

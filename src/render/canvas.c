@@ -17,11 +17,11 @@ typedef struct rec {
     float lw;
     unsigned char cap, join, ndash, bold;
     float dash[4];
-    size_t seg0, nseg;     /* segment codes */
-    size_t xy0, nxy;       /* coordinates (x, y pairs), points, y down */
-    size_t txt0;           /* text: offset in the string pool */
-    float m[6];            /* text: glyph space to canvas (xx yx xy yy x0 y0) */
-    unsigned char *img;    /* image: packed RGB */
+    size_t seg0, nseg;  /* segment codes */
+    size_t xy0, nxy;    /* coordinates (x, y pairs), points, y down */
+    size_t txt0;        /* text: offset in the string pool */
+    float m[6];         /* text: glyph space to canvas (xx yx xy yy x0 y0) */
+    unsigned char *img; /* image: packed RGB */
     int iw, ih;
     float ix0, iy0, ix1, iy1;
 } rec;
@@ -29,7 +29,7 @@ typedef struct rec {
 struct pm_canvas {
     cairo_surface_t *surf;
     cairo_t *cr;
-    double k;              /* points per device unit */
+    double k; /* points per device unit */
     rec *ops;
     size_t nops, capops;
     unsigned char *seg;
@@ -92,9 +92,15 @@ void pm_canvas_free(pm_canvas *cv)
     free(cv);
 }
 
-cairo_t *pm_canvas_cairo(pm_canvas *cv) { return cv->cr; }
+cairo_t *pm_canvas_cairo(pm_canvas *cv)
+{
+    return cv->cr;
+}
 
-int pm_canvas_status(const pm_canvas *cv) { return cv->status; }
+int pm_canvas_status(const pm_canvas *cv)
+{
+    return cv->status;
+}
 
 static rec *new_op(pm_canvas *cv, int kind)
 {
@@ -173,8 +179,8 @@ static void record_path(cairo_t *cr, pm_canvas *cv, int kind)
     }
     for (int i = 0; i < p->num_data; i += p->data[i].header.length) {
         const cairo_path_data_t *d = &p->data[i];
-        int code = d->header.type == CAIRO_PATH_MOVE_TO   ? SEG_MOVE
-                   : d->header.type == CAIRO_PATH_LINE_TO ? SEG_LINE
+        int code = d->header.type == CAIRO_PATH_MOVE_TO    ? SEG_MOVE
+                   : d->header.type == CAIRO_PATH_LINE_TO  ? SEG_LINE
                    : d->header.type == CAIRO_PATH_CURVE_TO ? SEG_CURVE
                                                            : SEG_CLOSE;
         cv->seg[cv->nseg++] = (unsigned char)code;
@@ -332,7 +338,10 @@ void pm_cv_paint_image(cairo_t *cr)
 
 /* ---- the record, read ------------------------------------------------------ */
 
-size_t pm_canvas_count(const pm_canvas *cv) { return cv->nops; }
+size_t pm_canvas_count(const pm_canvas *cv)
+{
+    return cv->nops;
+}
 
 void pm_canvas_get(const pm_canvas *cv, size_t i, pm_canvas_op *op)
 {
@@ -374,9 +383,9 @@ void pm_canvas_points(const pm_canvas *cv, size_t i, double *x, double *y, size_
 
 typedef struct pen {
     HPDF_Page page;
-    double ox, oy;         /* PDF x = ox + x; PDF y = oy - y */
+    double ox, oy; /* PDF x = ox + x; PDF y = oy - y */
     float fill[3], stroke[3], lw, alpha, dash[4];
-    int known;             /* the fields above hold what the page has */
+    int known; /* the fields above hold what the page has */
     int cap, join, ndash;
 } pen;
 
@@ -427,9 +436,7 @@ static void emit_path(const pm_canvas *cv, const rec *r, const pen *p)
                               (HPDF_REAL)(p->ox + xy[k + 4]), (HPDF_REAL)(p->oy - xy[k + 5]));
             k += 6;
             break;
-        default:
-            HPDF_Page_ClosePath(p->page);
-            break;
+        default: HPDF_Page_ClosePath(p->page); break;
         }
     }
 }
@@ -555,8 +562,7 @@ void pm_canvas_pdf_write(const pm_canvas *cv, pm_canvas_pdf *ctx, HPDF_Page page
                                     (HPDF_REAL)(r->iy1 - r->iy0));
             break;
         }
-        default:
-            break;
+        default: break;
         }
     }
     HPDF_Page_GRestore(page);

@@ -241,8 +241,8 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
     }
     free(rows);
     free(col);
-    c->band = (pm_plot_band){c->band_t, c->band_lo, c->band_mid, c->band_hi, ng, c->band_label,
-                             c->band_p5, c->band_p95};
+    c->band = (pm_plot_band){c->band_t, c->band_lo,    c->band_mid, c->band_hi,
+                             ng,        c->band_label, c->band_p5,  c->band_p95};
     snprintf(c->band_label, sizeof c->band_label,
              "%zu nodes: min-max, 5-95th pct (darker), median line", k);
     c->plot.band = &c->band;
@@ -395,8 +395,8 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
                     if (r->host[h] && isfinite(r->host[h]->st.mean))
                         means[k++] = r->host[h]->st.mean;
                 qsort(means, k, sizeof *means, cmp_double);
-                double med = k ? (k % 2 ? means[k / 2] : (means[k / 2 - 1] + means[k / 2]) / 2)
-                               : NAN;
+                double med =
+                    k ? (k % 2 ? means[k / 2] : (means[k / 2 - 1] + means[k / 2]) / 2) : NAN;
                 int used[MAX_OUTLIERS];
                 for (int o = 0; o < MAX_OUTLIERS && rc == 0; o++) {
                     double best = -1;
@@ -522,7 +522,8 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
     free(order);
     snprintf(h->title, sizeof h->title, "%s per node (%s), nodes by mean", r->def->name,
              r->def->unit);
-    h->hm = (pm_heatmap){h->title, r->def->unit, elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
-                         a->t_start, h->rows, a->nhosts, h->t, ng, h->values};
+    h->hm = (pm_heatmap){h->title,   r->def->unit, elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
+                         a->t_start, h->rows,      a->nhosts,
+                         h->t,       ng,           h->values};
     return 0;
 }

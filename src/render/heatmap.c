@@ -103,7 +103,8 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         double rs = 0;
         size_t rn = 0;
         for (int c = 0; c < iw; c++) {
-            size_t a = (size_t)c * hm->ncols / (size_t)iw, b = (size_t)(c + 1) * hm->ncols / (size_t)iw;
+            size_t a = (size_t)c * hm->ncols / (size_t)iw,
+                   b = (size_t)(c + 1) * hm->ncols / (size_t)iw;
             if (b <= a)
                 b = a + 1;
             double s = 0;
@@ -219,7 +220,7 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         plot_text_at(cr, xx, by + bh + fs * 0.3, 0.5, 0, lab);
     }
     plot_text_at(cr, mx + mw / 2, by + bh + fs * 1.5, 0.5, 0,
-            hm->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
+                 hm->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
     /* Colour bar. */
     double cx = X + W - cbar + fs * 0.6, cw = fs * 0.9;
     for (int k = 0; k < 64; k++) {

@@ -72,8 +72,10 @@ int pm_layout_load(const char *path, pm_layout **out, pm_error *err)
             ppp->valuedouble != floor(ppp->valuedouble)) {
             cJSON_Delete(j);
             pm_layout_free(l);
-            return pm_error_set(err, PM_EFORMAT, "%s: plots_per_page must be a whole number "
-                                "from 1 to 6", path);
+            return pm_error_set(err, PM_EFORMAT,
+                                "%s: plots_per_page must be a whole number "
+                                "from 1 to 6",
+                                path);
         }
         l->plots_per_page = (int)ppp->valuedouble;
     }
@@ -97,8 +99,7 @@ int pm_layout_load(const char *path, pm_layout **out, pm_error *err)
     }
     const cJSON *x;
     size_t i = 0;
-    cJSON_ArrayForEach(x, groups)
-    {
+    cJSON_ArrayForEach(x, groups) {
         copy_json_str(x, "page", l->groups[i].page, sizeof l->groups[i].page);
         copy_json_str(x, "title", l->groups[i].title, sizeof l->groups[i].title);
         if (!l->groups[i].page[0]) {
@@ -110,8 +111,7 @@ int pm_layout_load(const char *path, pm_layout **out, pm_error *err)
     }
     l->ngroups = i;
     i = 0;
-    cJSON_ArrayForEach(x, figs)
-    {
+    cJSON_ArrayForEach(x, figs) {
         pm_layout_figure *f = &l->figures[i];
         copy_json_str(x, "key", f->key, sizeof f->key);
         copy_json_str(x, "label", f->label, sizeof f->label);
@@ -130,8 +130,7 @@ int pm_layout_load(const char *path, pm_layout **out, pm_error *err)
     }
     l->nfigures = i;
     i = 0;
-    cJSON_ArrayForEach(x, heat)
-    {
+    cJSON_ArrayForEach(x, heat) {
         if (cJSON_IsString(x) && (l->heatmaps[i] = pm_strdup(x->valuestring)) != NULL)
             i++;
     }

@@ -33,7 +33,10 @@ static void pdf_on_error(HPDF_STATUS error_no, HPDF_STATUS detail_no, void *user
     }
 }
 
-static double Y(double top) { return PAGE_H - top; }
+static double Y(double top)
+{
+    return PAGE_H - top;
+}
 
 void pdf_set_font(pdf_doc *d, int bold, double size)
 {
@@ -49,8 +52,7 @@ double pdf_width(pdf_doc *d, const char *s)
 void pdf_text(pdf_doc *d, double x, double top, double size, int bold, const char *s)
 {
     pdf_set_font(d, bold, size);
-    HPDF_Page_SetRGBFill(d->page, (HPDF_REAL)d->ink[0], (HPDF_REAL)d->ink[1],
-                         (HPDF_REAL)d->ink[2]);
+    HPDF_Page_SetRGBFill(d->page, (HPDF_REAL)d->ink[0], (HPDF_REAL)d->ink[1], (HPDF_REAL)d->ink[2]);
     HPDF_Page_BeginText(d->page);
     HPDF_Page_TextOut(d->page, (HPDF_REAL)x, (HPDF_REAL)Y(top + size * 0.8), s);
     HPDF_Page_EndText(d->page);
@@ -157,15 +159,15 @@ void pdf_paragraph(pdf_doc *d, const char *s, double size)
         while (*p && *p != ' ')
             p++;
         /* A number keeps its unit on its line ("154 MiB", "52 %"). */
-        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
-                                            "%", "s", "min", "h"};
+        static const char *const units[] = {"B",   "KiB", "MiB", "GiB", "TiB",
+                                            "PiB", "%",   "s",   "min", "h"};
         if (*p == ' ' && p > w && p[-1] >= '0' && p[-1] <= '9') {
             const char *u = p + 1, *ue = u;
             while (*ue && *ue != ' ')
                 ue++;
             size_t ul = (size_t)(ue - u);
-            while (ul && (u[ul - 1] == '.' || u[ul - 1] == ',' || u[ul - 1] == ';' ||
-                          u[ul - 1] == ')'))
+            while (ul &&
+                   (u[ul - 1] == '.' || u[ul - 1] == ',' || u[ul - 1] == ';' || u[ul - 1] == ')'))
                 ul--;
             for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
                 if (strlen(units[k]) == ul && strncmp(units[k], u, ul) == 0) {
@@ -200,8 +202,8 @@ void pdf_paragraph(pdf_doc *d, const char *s, double size)
 
 typedef struct table {
     size_t ncols;
-    const double *w;       /* column widths (points) */
-    const int *right;      /* right-aligned columns */
+    const double *w;  /* column widths (points) */
+    const int *right; /* right-aligned columns */
     const char *const *head;
     double size;
 } table;
@@ -242,8 +244,8 @@ void pdf_table_head(pdf_doc *d, const pdf_table *t)
     double hh = t->size * (0.6 + 1.1 * lines);
     need(d, hh + t->size * 3);
     HPDF_Page_SetGrayFill(d->page, 0.92);
-    HPDF_Page_Rectangle(d->page, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + hh),
-                        (HPDF_REAL)CONTENT_W, (HPDF_REAL)hh);
+    HPDF_Page_Rectangle(d->page, (HPDF_REAL)MARGIN_X, (HPDF_REAL)Y(d->y + hh), (HPDF_REAL)CONTENT_W,
+                        (HPDF_REAL)hh);
     HPDF_Page_Fill(d->page);
     HPDF_Page_SetGrayFill(d->page, 0);
     double x = MARGIN_X;
@@ -388,7 +390,6 @@ void pdf_contents(pdf_doc *d, double y0)
     }
 }
 
-
 /* libharu 2.3 gives a UTF-8 font the encoder's CMap (code -> CID, with a
  * "begincidrange" that poppler rejects) as its ToUnicode map.  Under the
  * UTF-8 encoder each 2-byte code is the UCS-2 code point itself, so the
@@ -406,10 +407,11 @@ static void pdf_fix_to_unicode(pdf_doc *d, HPDF_Font font)
     }
     HPDF_Stream s = cmap->stream;
     HPDF_MemStream_FreeData(s);
-    HPDF_Stream_WriteStr(s, "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
-                            "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
-                            "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
-                            "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n");
+    HPDF_Stream_WriteStr(
+        s, "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
+           "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+           "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
+           "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n");
     unsigned hi[256];
     size_t n = 0;
     for (unsigned h = 0; h < 256; h++)
@@ -486,7 +488,8 @@ int pdf_open(pdf_doc *d, const char *font, const char *bold, pm_error *err)
     const char *fn = access(fp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, fp, HPDF_TRUE) : NULL;
     const char *bn = access(bp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, bp, HPDF_TRUE) : NULL;
     if (!fn || !bn)
-        return pm_error_set(err, PM_EIO, "%s: cannot load the report font (install fonts-dejavu-core)",
+        return pm_error_set(err, PM_EIO,
+                            "%s: cannot load the report font (install fonts-dejavu-core)",
                             !fn ? fp : bp);
     d->font = HPDF_GetFont(d->pdf, fn, "UTF-8");
     d->bold = HPDF_GetFont(d->pdf, bn, "UTF-8");

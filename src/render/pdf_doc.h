@@ -34,15 +34,15 @@
 #define PAGE_W 595.276
 #define PAGE_H 841.89
 #define MARGIN_X 42.0
-#define TOP 58.0        /* content starts this far from the top */
-#define BOTTOM 48.0     /* and ends this far from the bottom */
+#define TOP 58.0    /* content starts this far from the top */
+#define BOTTOM 48.0 /* and ends this far from the bottom */
 #define CONTENT_W (PAGE_W - 2 * MARGIN_X)
 #define MAX_TOC 64
 
 typedef struct pdf_toc_entry {
     char title[96];
-    size_t page;          /* index into pages */
-    double y;             /* where the line is on the summary page */
+    size_t page; /* index into pages */
+    double y;    /* where the line is on the summary page */
 } pdf_toc_entry;
 
 /* The document being laid out: libharu's handles, the cursor (page and y),
@@ -58,23 +58,23 @@ typedef struct pdf_doc {
     HPDF_Page *pages;
     size_t npages, cap;
     HPDF_Page page;
-    double y;             /* cursor, from the top of the page */
+    double y; /* cursor, from the top of the page */
     char header[600];
     HPDF_STATUS hpdf_error, hpdf_detail;
     HPDF_Outline root;
     pdf_toc_entry toc[MAX_TOC];
     size_t ntoc;
     HPDF_Page toc_page;
-    double ink[3];        /* colour of the text drawn next (RGB, 0 = black) */
+    double ink[3]; /* colour of the text drawn next (RGB, 0 = black) */
     int oom;
-    pm_canvas_pdf cv;     /* what the plots' vectors share in the PDF */
+    pm_canvas_pdf cv; /* what the plots' vectors share in the PDF */
 } pdf_doc;
 
 /* A table: column widths, alignment, header (NULL: none) and font size. */
 typedef struct pdf_table {
     size_t ncols;
-    const double *w;       /* column widths (points) */
-    const int *right;      /* right-aligned columns */
+    const double *w;  /* column widths (points) */
+    const int *right; /* right-aligned columns */
     const char *const *head;
     double size;
 } pdf_table;

@@ -22,13 +22,16 @@
 #include "plot_int.h"
 
 typedef struct frame {
-    double x, y, w, h;       /* plot area */
-    double t0, t1, y0, y1;   /* data ranges */
+    double x, y, w, h;     /* plot area */
+    double t0, t1, y0, y1; /* data ranges */
     int logy;
-    double floor_h;          /* log axis: the strip for zeros */
+    double floor_h; /* log axis: the strip for zeros */
 } frame;
 
-static double fx(const frame *f, double t) { return f->x + (t - f->t0) / (f->t1 - f->t0) * f->w; }
+static double fx(const frame *f, double t)
+{
+    return f->x + (t - f->t0) / (f->t1 - f->t0) * f->w;
+}
 
 /* On a log axis the decades fill the frame above a strip of floor_h
  * points at its bottom, where zeros (and negatives) are drawn, labelled
@@ -77,8 +80,8 @@ static void set_dash(cairo_t *cr, int dash, double lw)
  * draws each value over the interval before its sample (a rate measured
  * from the previous sample to this one), PM_STEP_AFTER until the next
  * sample (a held gauge); each becomes two points, the corner first. */
-static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const double *v,
-                           size_t n, double px, int step)
+static void draw_decimated(cairo_t *cr, const frame *f, const double *t, const double *v, size_t n,
+                           double px, int step)
 {
     if (n == 0)
         return;
@@ -237,8 +240,8 @@ static void draw_band(cairo_t *cr, const frame *f, const pm_plot_band *b, double
     free(bot);
 }
 
-static void legend_layout(cairo_t *cr, const pm_plot *p, double w, double fs, int *cols,
-                          int *rows, double *colw)
+static void legend_layout(cairo_t *cr, const pm_plot *p, double w, double fs, int *cols, int *rows,
+                          double *colw)
 {
     double maxw = 0;
     size_t n = p->nseries + (p->band ? 1 : 0);
@@ -269,11 +272,11 @@ static void legend_layout(cairo_t *cr, const pm_plot *p, double w, double fs, in
  * was decided about the legend, the node count and the ranges. */
 typedef struct chart_geom {
     frame f;
-    double px;             /* user units per device pixel, for decimation */
-    double ystep;          /* linear y axis: the tick step */
-    int empty, no_time;    /* no value / no time to draw */
-    int show_nodes;        /* the nodes-reporting line and scale */
-    size_t nleg;           /* legend entries (0: none) */
+    double px;          /* user units per device pixel, for decimation */
+    double ystep;       /* linear y axis: the tick step */
+    int empty, no_time; /* no value / no time to draw */
+    int show_nodes;     /* the nodes-reporting line and scale */
+    size_t nleg;        /* legend entries (0: none) */
     int lcols, lrows;
     double lcolw;
 } chart_geom;
@@ -481,7 +484,7 @@ static void chart_axes(cairo_t *cr, double X, double fs, const pm_plot *p, const
     /* Axis labels. */
     cairo_set_font_size(cr, fs * 0.9);
     plot_text_at(cr, f->x + f->w / 2, f->y + f->h + fs * 1.65, 0.5, 0,
-            p->time_axis == PM_AXIS_ELAPSED ? "Elapsed time (h:mm:ss)" : "Time (UTC)");
+                 p->time_axis == PM_AXIS_ELAPSED ? "Elapsed time (h:mm:ss)" : "Time (UTC)");
     if (p->ylabel) {
         pm_cv_save(cr);
         cairo_translate(cr, X + fs * 0.35, f->y + f->h / 2);
@@ -675,7 +678,8 @@ static void chart_legend(cairo_t *cr, double fs, const pm_plot *p, const chart_g
             pm_cv_fill(cr);
             cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
             char t[256];
-            plot_fit_text(cr, p->band->label ? p->band->label : "min-max", g->lcolw - fs * 3, t, sizeof t);
+            plot_fit_text(cr, p->band->label ? p->band->label : "min-max", g->lcolw - fs * 3, t,
+                          sizeof t);
             plot_text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
             k++;
         }
@@ -693,7 +697,7 @@ static void chart_legend(cairo_t *cr, double fs, const pm_plot *p, const chart_g
             cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
             char t[256];
             plot_fit_text(cr, p->series[i].label ? p->series[i].label : "", g->lcolw - fs * 3, t,
-                     sizeof t);
+                          sizeof t);
             plot_text_at(cr, xx + fs * 2.6, yy + fs * 0.45, 0, 0.5, t);
         }
     }
@@ -701,8 +705,7 @@ static void chart_legend(cairo_t *cr, double fs, const pm_plot *p, const chart_g
 
 /* The time-series chart in the rectangle (X, Y, W, H), fs the base font
  * size: the steps above, in order. */
-void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
-                  const pm_plot *p)
+void pm_plot_draw(cairo_t *cr, double X, double Y, double W, double H, double fs, const pm_plot *p)
 {
     chart_geom g;
     pm_cv_save(cr);

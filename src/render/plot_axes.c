@@ -113,9 +113,9 @@ void plot_fmt_num(double v, double step, char *out, size_t cap)
 /* Time ticks: steps a reader can count in. */
 double plot_time_step(double span, int target)
 {
-    static const double steps[] = {0.1,   0.2,   0.5,   1,     2,      5,      10,     15,
-                                   30,    60,    120,   300,   600,    900,    1800,   3600,
-                                   7200,  10800, 21600, 43200, 86400,  172800, 604800, 1209600};
+    static const double steps[] = {0.1,  0.2,   0.5,   1,     2,     5,      10,     15,
+                                   30,   60,    120,   300,   600,   900,    1800,   3600,
+                                   7200, 10800, 21600, 43200, 86400, 172800, 604800, 1209600};
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
         if (span / steps[i] <= target)
             return steps[i];
@@ -123,7 +123,7 @@ double plot_time_step(double span, int target)
 }
 
 void plot_fmt_time(double t, double step, double span, int axis, double origin, char *out,
-                     size_t cap)
+                   size_t cap)
 {
     if (axis == PM_AXIS_ELAPSED) {
         double e = t - origin;

@@ -29,8 +29,8 @@ static void draw_heat_cb(cairo_t *cr, double x, double y, double w, double h, do
     pm_heatmap_draw(cr, x, y, w, h, fs, p);
 }
 
-static int render_png(const char *path, draw_fn fn, const void *obj, double width_cm,
-                      double aspect, int dpi, pm_error *err)
+static int render_png(const char *path, draw_fn fn, const void *obj, double width_cm, double aspect,
+                      int dpi, pm_error *err)
 {
     if (width_cm <= 0 || aspect <= 0 || dpi <= 0 || dpi > 2400)
         return pm_error_set(err, PM_EUSAGE, "%s: bad image size", path);
@@ -67,8 +67,8 @@ int pm_plot_png(const char *path, const pm_plot *p, double width_cm, double aspe
     return render_png(path, draw_plot_cb, p, width_cm, aspect, dpi, err);
 }
 
-int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, double aspect,
-                   int dpi, pm_error *err)
+int pm_heatmap_png(const char *path, const pm_heatmap *hm, double width_cm, double aspect, int dpi,
+                   pm_error *err)
 {
     return render_png(path, draw_heat_cb, hm, width_cm, aspect, dpi, err);
 }

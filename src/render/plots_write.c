@@ -25,7 +25,7 @@ typedef struct plot_jobs {
     const pm_analysis *a;
     const pm_report_opts *o;
     int dpi;
-    int rc;                /* the first error, under the pool's lock */
+    int rc; /* the first error, under the pool's lock */
     pm_error err;
 } plot_jobs;
 

@@ -79,18 +79,18 @@ static void set_info(pdf_doc *d)
     struct tm tm;
     gmtime_r(&tt, &tm);
     HPDF_Date date = {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                      tm.tm_sec, 'Z', 0, 0};
+                      tm.tm_sec,         'Z',           0,          0};
     HPDF_SetInfoDateAttr(d->pdf, HPDF_INFO_CREATION_DATE, date);
     HPDF_SetInfoDateAttr(d->pdf, HPDF_INFO_MOD_DATE, date);
     char title[256];
     snprintf(title, sizeof title, "perfmon job report %s",
              pm_analysis_info(d->a, offsetof(pm_profile_info, job_id)));
     HPDF_SetInfoAttr(d->pdf, HPDF_INFO_TITLE, title);
-    HPDF_SetInfoAttr(d->pdf, HPDF_INFO_AUTHOR, pm_analysis_info(d->a, offsetof(pm_profile_info, user)));
+    HPDF_SetInfoAttr(d->pdf, HPDF_INFO_AUTHOR,
+                     pm_analysis_info(d->a, offsetof(pm_profile_info, user)));
     HPDF_SetInfoAttr(d->pdf, HPDF_INFO_CREATOR, "perfmon-analyze " PM_VERSION);
     HPDF_SetInfoAttr(d->pdf, HPDF_INFO_SUBJECT, "Resource usage of a batch job");
 }
-
 
 void pm_report_opts_init(pm_report_opts *o)
 {

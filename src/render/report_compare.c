@@ -47,15 +47,17 @@ static void compare_table(pdf_doc *d, const pm_comparison *c)
         pdf_num(r->a.mean * sc, ca, sizeof ca);
         pdf_num(r->b.mean * sc, cb, sizeof cb);
         pm_compare_pct_text(r->pct, cp, sizeof cp);
-        const char *cells[6] = {name, bytes ? "MiB" : pm_unit_shown(r->unit), ca, cb, cp,
-                                pm_verdict_name(r->verdict)};
+        const char *cells[6] = {
+            name, bytes ? "MiB" : pm_unit_shown(r->unit), ca, cb, cp, pm_verdict_name(r->verdict)};
         pdf_table_row(d, &t, cells, shade);
         shade = !shade;
     }
     if (hidden) {
         char buf[160];
-        snprintf(buf, sizeof buf, "%zu resource figures during phases are within the threshold "
-                 "and not listed.", hidden);
+        snprintf(buf, sizeof buf,
+                 "%zu resource figures during phases are within the threshold "
+                 "and not listed.",
+                 hidden);
         d->y += 4;
         pdf_paragraph(d, buf, 8);
     }
@@ -73,12 +75,13 @@ int report_compare_pages(pdf_doc *d, pm_error *err)
     pm_compare_job_label(c, 1, lb, sizeof lb);
     snprintf(buf, sizeof buf, "%s is the reference; %s is the job of this report.", la, lb);
     pdf_paragraph(d, buf, 9);
-    snprintf(buf, sizeof buf,
-             "A difference counts when it exceeds %.3g%% of A's value (or the metric's own threshold "
-             "in compare.json) and %.3g standard errors of the sample-to-sample noise of both jobs; "
-             "worse or better follows each metric's better direction, changed means it has none. "
-             "Series values are time-weighted means of the all-node series (Total or Average).",
-             c->threshold_pct, c->z);
+    snprintf(
+        buf, sizeof buf,
+        "A difference counts when it exceeds %.3g%% of A's value (or the metric's own threshold "
+        "in compare.json) and %.3g standard errors of the sample-to-sample noise of both jobs; "
+        "worse or better follows each metric's better direction, changed means it has none. "
+        "Series values are time-weighted means of the all-node series (Total or Average).",
+        c->threshold_pct, c->z);
     pdf_paragraph(d, buf, 9);
     if (c->count[PM_VERDICT_WORSE])
         snprintf(buf, sizeof buf, "Verdict: B is worse than A in %zu of %zu comparisons.",
@@ -89,7 +92,8 @@ int report_compare_pages(pdf_doc *d, pm_error *err)
     d->y += 2;
     pdf_text(d, MARGIN_X, d->y, 10, 1, buf);
     d->y += 16;
-    snprintf(buf, sizeof buf, "%zu better, %zu changed, %zu within the noise, %zu the same, "
+    snprintf(buf, sizeof buf,
+             "%zu better, %zu changed, %zu within the noise, %zu the same, "
              "%zu in one job only.",
              c->count[PM_VERDICT_BETTER], c->count[PM_VERDICT_CHANGED], c->count[PM_VERDICT_NOISE],
              c->count[PM_VERDICT_SAME], c->count[PM_VERDICT_MISSING]);
@@ -118,8 +122,10 @@ int report_compare_pages(pdf_doc *d, pm_error *err)
         }
         if (placed == ppp) {
             pdf_new_page(d);
-            pdf_heading(d, first ? "Comparison: all-node series, A and B on elapsed time"
-                             : "Comparison: all-node series (continued)", first);
+            pdf_heading(d,
+                        first ? "Comparison: all-node series, A and B on elapsed time"
+                              : "Comparison: all-node series (continued)",
+                        first);
             first = 0;
             placed = 0;
         }

@@ -15,7 +15,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/units.h"
 
-#define HW_MAX_ROWS 10    /* hardware configurations listed */
+#define HW_MAX_ROWS 10 /* hardware configurations listed */
 
 /* The full per-host data-quality table (up to PM_SPREAD_MIN_NODES nodes). */
 static void quality_table(pdf_doc *d)
@@ -23,8 +23,8 @@ static void quality_table(pdf_doc *d)
     const pm_analysis *a = d->a;
     static const double w[10] = {92, 44, 40, 44, 46, 44, 50, 50, 52, 49};
     static const int right[10] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-    static const char *const head[10] = {"Host", "Samples", "Interval s", "Dropped", "Repaired",
-                                         "Gaps", "Clock off. s", "Sampler CPU%",
+    static const char *const head[10] = {"Host",        "Samples", "Interval s",   "Dropped",
+                                         "Repaired",    "Gaps",    "Clock off. s", "Sampler CPU%",
                                          "Sampler MiB", "Missed"};
     pdf_table t = {10, w, right, head, 7.5};
     pdf_table_head(d, &t);
@@ -53,8 +53,8 @@ static void quality_table(pdf_doc *d)
  * max across the nodes. */
 static const double spread_w[6] = {171, 68, 68, 68, 68, 68};
 static const int spread_right[6] = {0, 1, 1, 1, 1, 1};
-static const char *const spread_head[6] = {"Across nodes", "Min", "5th pct", "Median", "95th pct",
-                                           "Max"};
+static const char *const spread_head[6] = {"Across nodes", "Min",      "5th pct",
+                                           "Median",       "95th pct", "Max"};
 
 static void spread_row(pdf_doc *d, const pdf_table *t, const char *label, const double *v, size_t n,
                        int shade)
@@ -104,14 +104,16 @@ static void quality_spread(pdf_doc *d)
     for (size_t h = 0; h < n; h++) {
         pm_quality_row q;
         pm_quality_row_of(a, h, &q);
-        const double v[10] = {q.samples, q.lost, q.interval_s, q.dropped, q.repaired, q.gaps,
-                              q.clock_offset_s, q.sampler_cpu_pct, q.sampler_mib, q.missed};
+        const double v[10] = {q.samples,     q.lost,  q.interval_s,     q.dropped,
+                              q.repaired,    q.gaps,  q.clock_offset_s, q.sampler_cpu_pct,
+                              q.sampler_mib, q.missed};
         for (int k = 0; k < 10; k++)
             col[(size_t)k * n + h] = v[k];
     }
-    static const char *const label[10] = {"Samples", "Samples lost", "Interval s",
-                                          "Dropped (time not increasing)", "Values repaired",
-                                          "Missing values", "Clock offset s", "Sampler CPU %",
+    static const char *const label[10] = {"Samples",          "Samples lost",
+                                          "Interval s",       "Dropped (time not increasing)",
+                                          "Values repaired",  "Missing values",
+                                          "Clock offset s",   "Sampler CPU %",
                                           "Sampler peak MiB", "Samples missed by the sampler"};
     pdf_table t = {6, spread_w, spread_right, spread_head, 7.5};
     pdf_table_head(d, &t);
@@ -129,16 +131,22 @@ static void quality_spread(pdf_doc *d)
         char which[64] = "";
         if (nw < nbad)
             snprintf(which, sizeof which, " (the %zu worst above)", nw);
-        snprintf(buf, sizeof buf, "%zu of %zu nodes %s something to report%s; the other %zu "
-                 "%s every sample, no correction and a clock within a second.", nbad, n,
-                 nbad == 1 ? "has" : "have", which, n - nbad, n - nbad == 1 ? "has" : "have");
+        snprintf(buf, sizeof buf,
+                 "%zu of %zu nodes %s something to report%s; the other %zu "
+                 "%s every sample, no correction and a clock within a second.",
+                 nbad, n, nbad == 1 ? "has" : "have", which, n - nbad,
+                 n - nbad == 1 ? "has" : "have");
     } else {
-        snprintf(buf, sizeof buf, "All %zu nodes have every sample, no correction and a clock "
-                 "within a second.", n);
+        snprintf(buf, sizeof buf,
+                 "All %zu nodes have every sample, no correction and a clock "
+                 "within a second.",
+                 n);
     }
     pdf_paragraph(d, buf, 8.5);
-    pdf_paragraph(d, "Every node's row is in the attached perfmon-stats.json and in perfmon-analyze "
-                 "--stats.", 8.5);
+    pdf_paragraph(d,
+                  "Every node's row is in the attached perfmon-stats.json and in perfmon-analyze "
+                  "--stats.",
+                  8.5);
 }
 
 void report_quality_page(pdf_doc *d)
@@ -148,17 +156,22 @@ void report_quality_page(pdf_doc *d)
     pdf_heading(d, "Data quality", 1);
     if (a->nhosts > PM_SPREAD_MIN_NODES) {
         char buf[400];
-        snprintf(buf, sizeof buf, "Over the %zu nodes: samples analysed, samples the job's span "
+        snprintf(buf, sizeof buf,
+                 "Over the %zu nodes: samples analysed, samples the job's span "
                  "should hold but a node lacks, samples dropped, values repaired, missing values, "
                  "the offset of each node's clock against the others, and what the sampler itself "
-                 "cost; then the nodes with something wrong.", a->nhosts);
+                 "cost; then the nodes with something wrong.",
+                 a->nhosts);
         pdf_paragraph(d, buf, 8.5);
         d->y += 4;
         quality_spread(d);
     } else {
-        pdf_paragraph(d, "Per node: samples analysed, samples dropped for a non-increasing timestamp, "
-                     "values repaired (counter resets), missing values, the estimated offset of the "
-                     "node's clock against the others, and what the sampler itself cost.", 8.5);
+        pdf_paragraph(
+            d,
+            "Per node: samples analysed, samples dropped for a non-increasing timestamp, "
+            "values repaired (counter resets), missing values, the estimated offset of the "
+            "node's clock against the others, and what the sampler itself cost.",
+            8.5);
         d->y += 4;
         quality_table(d);
     }
@@ -175,8 +188,7 @@ void report_quality_page(pdf_doc *d)
     } else {
         static const double w2[5] = {191, 80, 80, 80, 80};
         static const int r2[5] = {0, 1, 1, 1, 1};
-        static const char *const h2[5] = {"Metric", "Repaired", "Wraps", "Dropped",
-                                          "Interpolated"};
+        static const char *const h2[5] = {"Metric", "Repaired", "Wraps", "Dropped", "Interpolated"};
         pdf_table t2 = {5, w2, r2, h2, 8};
         pdf_table_head(d, &t2);
         size_t row = 0;
@@ -220,11 +232,12 @@ void report_hardware_page(pdf_doc *d)
     pdf_heading(d, "Hardware", 1);
     static const double w[6] = {150, 66, 56, 88, 118, 33};
     static const int right[6] = {0, 0, 1, 0, 0, 1};
-    static const char *const head[6] = {"CPU", "Sockets x cores", "Memory GiB", "Kernel",
-                                        "OS / interconnect / RAPL", "Nodes"};
+    static const char *const head[6] = {"CPU",    "Sockets x cores",          "Memory GiB",
+                                        "Kernel", "OS / interconnect / RAPL", "Nodes"};
     pdf_table t = {6, w, right, head, 7.5};
     pdf_table_head(d, &t);
-    char (*rows)[6][160] = calloc(a->nhosts ? a->nhosts : 1, sizeof *rows);
+    typedef char hw_row[6][160]; /* one configuration: its six cells */
+    hw_row *rows = calloc(a->nhosts ? a->nhosts : 1, sizeof *rows);
     size_t *count = calloc(a->nhosts ? a->nhosts : 1, sizeof *count);
     char **first = calloc(a->nhosts ? a->nhosts : 1, sizeof *first);
     size_t nrows = 0;
@@ -299,9 +312,10 @@ void report_hardware_page(pdf_doc *d)
     d->y += 6;
     char buf[256];
     if (shown < nrows)
-        snprintf(buf, sizeof buf, "%zu distinct configurations over %zu nodes; the %zu above "
-                 "cover %zu nodes, %zu more configurations the other %zu.", nrows, a->nhosts,
-                 shown, a->nhosts - rest, nrows - shown, rest);
+        snprintf(buf, sizeof buf,
+                 "%zu distinct configurations over %zu nodes; the %zu above "
+                 "cover %zu nodes, %zu more configurations the other %zu.",
+                 nrows, a->nhosts, shown, a->nhosts - rest, nrows - shown, rest);
     else
         snprintf(buf, sizeof buf, "%zu distinct configuration%s over %zu node%s.", nrows,
                  nrows == 1 ? "" : "s", a->nhosts, a->nhosts == 1 ? "" : "s");

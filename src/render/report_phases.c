@@ -60,8 +60,17 @@ int report_phases_page(pdf_doc *d, pm_error *err)
     }
     for (size_t k = 0; k < st->nkinds; k++)
         kinds[k] = st->kinds[k].name;
-    pm_timeline tl = {"Phases per node", d->o->elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
-                      a->t_start, t0, t1, rows, nrows, kinds, st->nkinds, bars, ps->n};
+    pm_timeline tl = {"Phases per node",
+                      d->o->elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
+                      a->t_start,
+                      t0,
+                      t1,
+                      rows,
+                      nrows,
+                      kinds,
+                      st->nkinds,
+                      bars,
+                      ps->n};
     pdf_new_page(d);
     pdf_heading(d, "Phases", 1);
     double h = fmin(PAGE_H - TOP - BOTTOM - 230, 140 + 9.0 * (double)nrows);
@@ -76,8 +85,8 @@ int report_phases_page(pdf_doc *d, pm_error *err)
     d->y += 10;
     static const double w[7] = {131, 50, 50, 70, 70, 70, 70};
     static const int right[7] = {0, 1, 1, 1, 1, 1, 1};
-    static const char *const head[7] = {"Phase", "Nodes", "Count", "Total s", "Avg/node s",
-                                        "Max/node s", "Start spread s"};
+    static const char *const head[7] = {"Phase",      "Nodes",      "Count",         "Total s",
+                                        "Avg/node s", "Max/node s", "Start spread s"};
     pdf_table t = {7, w, right, head, 8};
     pdf_table_head(d, &t);
     for (size_t k = 0; k < st->nkinds; k++) {

@@ -70,13 +70,13 @@ pm_canvas *report_render_canvas(report_draw_cb fn, const void *obj, double w, do
 
 /* One image of the plot pages, in page order. */
 typedef struct plot_item {
-    size_t group;          /* layout group, or SIZE_MAX for a colour map */
+    size_t group; /* layout group, or SIZE_MAX for a colour map */
     size_t metric;
-    int all;               /* all-node chart (1) or per-node (0) */
-    double w, h;           /* size on the page, points */
+    int all;     /* all-node chart (1) or per-node (0) */
+    double w, h; /* size on the page, points */
     /* Set by the worker: */
-    int state;             /* 0 waiting, 1 rendering, 2 done */
-    int rc;                /* 0, PM_ENOENT (nothing to draw) or an error */
+    int state; /* 0 waiting, 1 rendering, 2 done */
+    int rc;    /* 0, PM_ENOENT (nothing to draw) or an error */
     pm_canvas *cv;
 } plot_item;
 
@@ -85,9 +85,9 @@ typedef struct plot_queue {
     int elapsed;
     plot_item *items;
     size_t n;
-    size_t next;           /* next item for a worker */
-    size_t consumed;       /* items the layout has taken */
-    size_t ahead;          /* how far workers may render ahead (memory bound) */
+    size_t next;     /* next item for a worker */
+    size_t consumed; /* items the layout has taken */
+    size_t ahead;    /* how far workers may render ahead (memory bound) */
     int stop;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -223,8 +223,11 @@ static void constant_table(pdf_doc *d, const flat_metric *fl, size_t nfl, const 
         else
             d->y += 6;
         pdf_heading(d, "Constant over the job", 1);
-        pdf_paragraph(d, "Each of these metrics stayed flat (within 0.1 % on every node) for the whole "
-                     "job, so it is given as a number instead of a plot.", 8.5);
+        pdf_paragraph(
+            d,
+            "Each of these metrics stayed flat (within 0.1 % on every node) for the whole "
+            "job, so it is given as a number instead of a plot.",
+            8.5);
         d->y += 4;
         static const double w[4] = {110, 200, 131, 70};
         static const int right[4] = {0, 0, 1, 1};
@@ -297,7 +300,8 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
         }
         if (!seen) {
             size_t ml = strlen(missing);
-            snprintf(missing + ml, sizeof missing - ml, "%s%s", ml ? ", " : "", d->l->groups[g].title);
+            snprintf(missing + ml, sizeof missing - ml, "%s%s", ml ? ", " : "",
+                     d->l->groups[g].title);
         }
     }
     for (size_t g = 0; g < d->l->ngroups; g++)
@@ -311,8 +315,8 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
             int m = pm_analysis_metric(a, d->l->heatmaps[i]);
             /* A flat metric is a row of the constant table, not a map. */
             if (m >= 0 && !flat[m])
-                q.items[q.n++] = (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2,
-                                             0, 0, NULL};
+                q.items[q.n++] =
+                    (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2, 0, 0, NULL};
         }
     size_t nt = pm_thread_count(q.n);
     q.ahead = 4 * (nt ? nt : 1);
@@ -361,8 +365,9 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
             }
         } else if (heat_first || placed == 2) {
             pdf_new_page(d);
-            pdf_heading(d, heat_first ? "Imbalance: time x node" : "Imbalance: time x node (continued)",
-                    heat_first);
+            pdf_heading(
+                d, heat_first ? "Imbalance: time x node" : "Imbalance: time x node (continued)",
+                heat_first);
             placed = 0;
             heat_first = 0;
             cur_group = SIZE_MAX;
@@ -371,9 +376,11 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
         pm_canvas_free(it->cv);
         it->cv = NULL;
         if (rc)
-            rc = pm_error_set(err, rc, "cannot place the %s plot (PDF library error 0x%04X, "
-                              "detail %u)", a->metrics[it->metric].def->id,
-                              (unsigned)d->hpdf_error, (unsigned)d->hpdf_detail);
+            rc = pm_error_set(err, rc,
+                              "cannot place the %s plot (PDF library error 0x%04X, "
+                              "detail %u)",
+                              a->metrics[it->metric].def->id, (unsigned)d->hpdf_error,
+                              (unsigned)d->hpdf_detail);
         d->y += it->group == SIZE_MAX ? 10 : 8;
         placed++;
     }

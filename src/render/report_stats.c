@@ -13,7 +13,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/units.h"
 
-#define STATS_MAX_COLS 6  /* value columns per statistics table */
+#define STATS_MAX_COLS 6 /* value columns per statistics table */
 
 static void figure_head(const pm_figure *f, char *out, size_t cap)
 {
@@ -111,8 +111,8 @@ static void statistics_spread(pdf_doc *d)
     }
     static const double w[7] = {155, 57, 57, 57, 57, 57, 71};
     static const int right[7] = {0, 1, 1, 1, 1, 1, 1};
-    static const char *const head[7] = {"Figure", "Min", "5th pct", "Median", "95th pct", "Max",
-                                        "Job"};
+    static const char *const head[7] = {"Figure",   "Min", "5th pct", "Median",
+                                        "95th pct", "Max", "Job"};
     pdf_table t = {7, w, right, head, 7.5};
     pdf_table_head(d, &t);
     size_t row = 0;
@@ -128,8 +128,8 @@ static void statistics_spread(pdf_doc *d)
         if (sp.n == 0)
             continue;
         char c[7][64];
-        const double vals[6] = {sp.min, sp.p5, sp.median, sp.p95, sp.max,
-                                pm_figure_value(&a->job, f)};
+        const double vals[6] = {sp.min, sp.p5,  sp.median,
+                                sp.p95, sp.max, pm_figure_value(&a->job, f)};
         /* Bytes scaled to their size, each on its own (as the key figures). */
         double bytes = !strcmp(f->unit, "MiB") ? 1048576.0 : !strcmp(f->unit, "B") ? 1.0 : 0;
         if (bytes > 0)
@@ -155,8 +155,10 @@ static void statistics_spread(pdf_doc *d)
     }
     if (nw) {
         char title[96];
-        snprintf(title, sizeof title, "The %zu least busy nodes (most idle time first; idle: "
-                 "CPU below %.0f %%)", nw, PM_IDLE_BELOW_PCT);
+        snprintf(title, sizeof title,
+                 "The %zu least busy nodes (most idle time first; idle: "
+                 "CPU below %.0f %%)",
+                 nw, PM_IDLE_BELOW_PCT);
         report_outlier_table(d, title, worst, nw);
         d->y += 8;
     }
@@ -173,16 +175,18 @@ void report_statistics_pages(pdf_doc *d)
     pdf_new_page(d);
     pdf_heading(d, "Statistics per node", 1);
     if (d->a->nhosts > PM_SPREAD_MIN_NODES)
-        pdf_paragraph(d, "The per-node figures of perfmon-analyze --stats as their distribution "
-                     "across the nodes (every node's value is in the attached perfmon-stats.json "
-                     "and in --stats); the job column sums, averages or takes the maximum as each "
-                     "figure requires (see docs/analysis.md).",
-                  8.5);
+        pdf_paragraph(d,
+                      "The per-node figures of perfmon-analyze --stats as their distribution "
+                      "across the nodes (every node's value is in the attached perfmon-stats.json "
+                      "and in --stats); the job column sums, averages or takes the maximum as each "
+                      "figure requires (see docs/analysis.md).",
+                      8.5);
     else
-        pdf_paragraph(d, "The per-node figures of perfmon-analyze --stats, the same numbers as the "
-                     "attached perfmon-stats.json; the job column sums, averages or takes the "
-                     "maximum as each figure requires (see docs/analysis.md).",
-                  8.5);
+        pdf_paragraph(d,
+                      "The per-node figures of perfmon-analyze --stats, the same numbers as the "
+                      "attached perfmon-stats.json; the job column sums, averages or takes the "
+                      "maximum as each figure requires (see docs/analysis.md).",
+                      8.5);
     d->y += 4;
     if (d->a->nhosts <= STATS_MAX_COLS - 1)
         statistics_by_figure(d);

@@ -135,10 +135,12 @@ static void phase_use_table(pdf_doc *d)
             cells[i] = c[i];
         pdf_table_row(d, &t, cells, (int)(k % 2));
     }
-    pdf_paragraph(d, "Time: the longest node's; CPU time in core-seconds, its share of the CPUs the "
-                 "nodes have over the phase; memory: the highest node's peak of the job's RSS "
-                 "(of its memory used where no process tree was followed); bytes summed over "
-                 "nodes.", 7.5);
+    pdf_paragraph(d,
+                  "Time: the longest node's; CPU time in core-seconds, its share of the CPUs the "
+                  "nodes have over the phase; memory: the highest node's peak of the job's RSS "
+                  "(of its memory used where no process tree was followed); bytes summed over "
+                  "nodes.",
+                  7.5);
     d->y += 8;
 }
 
@@ -165,7 +167,8 @@ void report_summary_page(pdf_doc *d)
     snprintf(buf, sizeof buf, "%s", pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     kv_row(d, "Job ID", buf[0] ? buf : "-");
     kv_row(d, "User", report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))));
-    kv_row(d, "Scheduler", report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, scheduler))));
+    kv_row(d, "Scheduler",
+           report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, scheduler))));
     report_nodes_text(a, buf, sizeof buf);
     kv_row(d, "Nodes", buf);
     pdf_utc(a->t_start, buf, sizeof buf);
@@ -310,8 +313,9 @@ void report_summary_page(pdf_doc *d)
             pdf_num(r->avg_per_node, v2, sizeof v2);
             pdf_num(lv, v3, sizeof v3);
             const char *u = pm_unit_shown(r->def->unit), *g = *u ? " " : "";
-            int wn = snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f)",
-                             r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
+            int wn =
+                snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f)",
+                         r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
             if (wn > 0 && (size_t)wn < sizeof buf && hl != hm && lv * 1.15 < r->avg_per_node)
                 snprintf(buf + wn, sizeof buf - (size_t)wn, "; %s only %s%s%s.", a->hosts[hl].name,
                          v3, g, u);

@@ -121,9 +121,11 @@ size_t pm_quality_worst(const pm_analysis *a, pm_node_rank *out, size_t max, siz
         /* Score in samples: what the node's profile lacks or had mended. */
         double off = fabs(q.clock_offset_s);
         double missed = isfinite(q.missed) ? q.missed : 0;
-        x.score = q.lost + missed + q.dropped + q.repaired + q.gaps / (double)(a->nmetrics ? a->nmetrics : 1);
+        x.score = q.lost + missed + q.dropped + q.repaired +
+                  q.gaps / (double)(a->nmetrics ? a->nmetrics : 1);
         count_reason(r, cap, q.lost, "sample lost", "samples lost");
-        count_reason(r, cap, missed, "sample missed by the sampler", "samples missed by the sampler");
+        count_reason(r, cap, missed, "sample missed by the sampler",
+                     "samples missed by the sampler");
         count_reason(r, cap, q.dropped, "sample dropped (time not increasing)",
                      "samples dropped (time not increasing)");
         count_reason(r, cap, q.repaired, "value repaired", "values repaired");

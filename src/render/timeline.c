@@ -98,7 +98,7 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         plot_text_at(cr, xx, fy0 + fh + fs * 0.3, 0.5, 0, lab);
     }
     plot_text_at(cr, fx0 + fw / 2, fy0 + fh + fs * 1.4, 0.5, 0,
-            tl->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
+                 tl->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
     /* Bars: at least one device pixel wide, so a short phase is seen. */
     pm_cv_save(cr);
     cairo_rectangle(cr, fx0, fy0, fw, fh);

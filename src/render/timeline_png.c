@@ -52,8 +52,17 @@ int pm_timeline_png(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     }
     for (size_t k = 0; k < st->nkinds; k++)
         kinds[k] = st->kinds[k].name;
-    pm_timeline tl = {"Phases per node", o->elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
-                      a->t_start, t0, t1, rows, nrows, kinds, st->nkinds, bars, ps->n};
+    pm_timeline tl = {"Phases per node",
+                      o->elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
+                      a->t_start,
+                      t0,
+                      t1,
+                      rows,
+                      nrows,
+                      kinds,
+                      st->nkinds,
+                      bars,
+                      ps->n};
     /* 18 cm wide like the other plots, 200 dpi unless --dpi; the height
      * grows with the rows as on the report's page. */
     int dpi = o->dpi > 0 ? o->dpi : 200;
@@ -77,7 +86,8 @@ int pm_timeline_png(const pm_analysis *a, const pm_report_opts *o, pm_error *err
     cairo_status_t cs = cairo_surface_write_to_png(s, path);
     cairo_surface_destroy(s);
     if (cs != CAIRO_STATUS_SUCCESS)
-        rc = pm_error_set(err, PM_EIO, "%s: cannot write PNG: %s", path, cairo_status_to_string(cs));
+        rc =
+            pm_error_set(err, PM_EIO, "%s: cannot write PNG: %s", path, cairo_status_to_string(cs));
 done:
     free(rows);
     free(kinds);

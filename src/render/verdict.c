@@ -70,26 +70,30 @@ size_t pm_note_lines(const pm_analysis *a, pm_note_line **out)
 /* ---- sentence templates ---------------------------------------------------- */
 
 enum {
-    V_CPU,          /* share of the allocated CPU used */
-    V_IDLE,         /* a node far below the others */
-    V_BUSY,         /* a node far above the others */
-    V_SLOW,         /* a node that ran longer than the median */
-    V_MEM_NEAR,     /* a node came close to running out of memory */
-    V_MEM_PEAK,     /* otherwise: where memory peaked */
-    V_NET,          /* bytes over the network */
+    V_CPU,      /* share of the allocated CPU used */
+    V_IDLE,     /* a node far below the others */
+    V_BUSY,     /* a node far above the others */
+    V_SLOW,     /* a node that ran longer than the median */
+    V_MEM_NEAR, /* a node came close to running out of memory */
+    V_MEM_PEAK, /* otherwise: where memory peaked */
+    V_NET,      /* bytes over the network */
     V_NET_NONE,
-    V_DISK,         /* bytes read from and written to disk */
-    V_NOTES,        /* efficiency notes below */
-    V_PHASE,        /* the phase that moved most of those bytes */
+    V_DISK,  /* bytes read from and written to disk */
+    V_NOTES, /* efficiency notes below */
+    V_PHASE, /* the phase that moved most of those bytes */
     V_COUNT
 };
 
 static const char *const TEMPLATES[V_COUNT] = {
     [V_CPU] = "{pct} % of the allocated CPU was used ({used} of {alloc} CPU time).",
-    [V_IDLE] = "{host} was nearly idle: its CPU averaged {value} % against {mean} % on the other nodes.",
-    [V_BUSY] = "{host} was the busiest node: its CPU averaged {value} % against {mean} % on the other nodes.",
-    [V_SLOW] = "{host} ran {ratio} times as long as the median node ({value} against {mean}); the others may have waited for it.",
-    [V_MEM_NEAR] = "{host} came within {value} % of running out of memory (peak {pct} % of the node).",
+    [V_IDLE] =
+        "{host} was nearly idle: its CPU averaged {value} % against {mean} % on the other nodes.",
+    [V_BUSY] =
+        "{host} was the busiest node: its CPU averaged {value} % against {mean} % on the other nodes.",
+    [V_SLOW] =
+        "{host} ran {ratio} times as long as the median node ({value} against {mean}); the others may have waited for it.",
+    [V_MEM_NEAR] =
+        "{host} came within {value} % of running out of memory (peak {pct} % of the node).",
     [V_MEM_PEAK] = "Memory peaked at {pct} % of a node ({host}).",
     [V_NET] = "{sent} were sent and {recv} received over the network.",
     [V_NET_NONE] = "Nothing was sent over the network outside the node{s}.",
@@ -287,8 +291,8 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
                 snprintf(s1, sizeof s1, "%.2g", worst);
                 pm_fmt_duration(a->nodes[slow].wall_time_s, s2, sizeof s2);
                 pm_fmt_duration(med, s3, sizeof s3);
-                kv v[] = {{"host", a->hosts[slow].name}, {"ratio", s1}, {"value", s2},
-                          {"mean", s3}};
+                kv v[] = {
+                    {"host", a->hosts[slow].name}, {"ratio", s1}, {"value", s2}, {"mean", s3}};
                 say(&b, V_SLOW, v, 4);
                 nsent++;
             }
@@ -393,10 +397,12 @@ size_t pm_verdict_limits(const pm_analysis *a, char lines[][160], size_t max)
         all_nan(a, offsetof(pm_node_summary, perf_flop)))
         snprintf(lines[n++], 160, "No PMU counters on these nodes: IPC and FLOP/s not measured.");
     if (n < max && all_nan(a, offsetof(pm_node_summary, energy_j)))
-        snprintf(lines[n++], 160, "No energy counters (RAPL) on these nodes: energy and power not measured.");
+        snprintf(lines[n++], 160,
+                 "No energy counters (RAPL) on these nodes: energy and power not measured.");
     if (n < max && all_nan(a, offsetof(pm_node_summary, total_net_io_ext_sent_mb)))
         snprintf(lines[n++], 160, "No network counters: network traffic not measured.");
     if (n < max && all_nan(a, offsetof(pm_node_summary, proc_peak_rss_bytes)))
-        snprintf(lines[n++], 160, "No process tree: the job's own CPU and memory not separated from the node's.");
+        snprintf(lines[n++], 160,
+                 "No process tree: the job's own CPU and memory not separated from the node's.");
     return n;
 }

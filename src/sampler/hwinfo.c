@@ -128,8 +128,8 @@ static void parse_cpuinfo(const pm_sctx *ctx, cpuinfo *ci)
              * whole line, not val: a flags line is longer than val. */
             const char *fl = strchr(line, ':') + 1;
             const char *w = has_word(fl, "avx512f") ? "avx512"
-                          : has_word(fl, "avx2")    ? "avx2"
-                          : has_word(fl, "avx")     ? "avx"
+                            : has_word(fl, "avx2")  ? "avx2"
+                            : has_word(fl, "avx")   ? "avx"
                                                     : "sse";
             snprintf(ci->flags_avx, sizeof ci->flags_avx, "%s", w);
         }
@@ -146,15 +146,15 @@ static const char *microarch(const char *vendor, int family, int model)
         int family, model;
         const char *name;
     } table[] = {
-        {"GenuineIntel", 6, 0x3F, "haswell"},         {"GenuineIntel", 6, 0x3C, "haswell"},
-        {"GenuineIntel", 6, 0x4F, "broadwell"},       {"GenuineIntel", 6, 0x56, "broadwell"},
-        {"GenuineIntel", 6, 0x55, "skylake-sp"},      {"GenuineIntel", 6, 0x5E, "skylake"},
-        {"GenuineIntel", 6, 0x4E, "skylake"},         {"GenuineIntel", 6, 0x6A, "icelake-sp"},
-        {"GenuineIntel", 6, 0x6C, "icelake-sp"},      {"GenuineIntel", 6, 0x7E, "icelake"},
-        {"GenuineIntel", 6, 0x8F, "sapphirerapids"},  {"GenuineIntel", 6, 0xCF, "emeraldrapids"},
-        {"GenuineIntel", 6, 0xAD, "graniterapids"},   {"GenuineIntel", 6, 0x2D, "sandybridge-ep"},
-        {"GenuineIntel", 6, 0x3E, "ivybridge-ep"},    {"GenuineIntel", 6, 0x8C, "tigerlake"},
-        {"GenuineIntel", 6, 0x97, "alderlake"},       {"GenuineIntel", 6, 0xB7, "raptorlake"},
+        {"GenuineIntel", 6, 0x3F, "haswell"},        {"GenuineIntel", 6, 0x3C, "haswell"},
+        {"GenuineIntel", 6, 0x4F, "broadwell"},      {"GenuineIntel", 6, 0x56, "broadwell"},
+        {"GenuineIntel", 6, 0x55, "skylake-sp"},     {"GenuineIntel", 6, 0x5E, "skylake"},
+        {"GenuineIntel", 6, 0x4E, "skylake"},        {"GenuineIntel", 6, 0x6A, "icelake-sp"},
+        {"GenuineIntel", 6, 0x6C, "icelake-sp"},     {"GenuineIntel", 6, 0x7E, "icelake"},
+        {"GenuineIntel", 6, 0x8F, "sapphirerapids"}, {"GenuineIntel", 6, 0xCF, "emeraldrapids"},
+        {"GenuineIntel", 6, 0xAD, "graniterapids"},  {"GenuineIntel", 6, 0x2D, "sandybridge-ep"},
+        {"GenuineIntel", 6, 0x3E, "ivybridge-ep"},   {"GenuineIntel", 6, 0x8C, "tigerlake"},
+        {"GenuineIntel", 6, 0x97, "alderlake"},      {"GenuineIntel", 6, 0xB7, "raptorlake"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(vendor, table[i].vendor) == 0 && family == table[i].family &&
@@ -269,8 +269,9 @@ char *pm_hwinfo_json(const pm_sctx *ctx, const char *hostname)
     pm_buf_json_str(&j, ci->vendor);
     pm_buf_puts(&j, ",\"model_name\":");
     pm_buf_json_str(&j, ci->model_name);
-    pm_buf_printf(&j, ",\"family\":%d,\"model\":%d,\"stepping\":%d,\"microarchitecture\":",
-                  ci->family, ci->model, ci->stepping);
+    pm_buf_printf(&j,
+                  ",\"family\":%d,\"model\":%d,\"stepping\":%d,\"microarchitecture\":", ci->family,
+                  ci->model, ci->stepping);
     pm_buf_json_str(&j, microarch(ci->vendor, ci->family, ci->model));
     pm_buf_puts(&j, ",\"vector\":");
     pm_buf_json_str(&j, ci->flags_avx);

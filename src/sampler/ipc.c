@@ -66,9 +66,11 @@ int pm_ipc_open(pm_ipc *w, const char *path, int reset, int64_t now_ns, pm_error
     if (!pm_ipc_says_finished(path))
         return 0;
     if (!reset)
-        return pm_error_set(err, PM_EUSAGE, "--ipc %s already says FINISHED (left by an earlier "
+        return pm_error_set(err, PM_EUSAGE,
+                            "--ipc %s already says FINISHED (left by an earlier "
                             "run, e.g. a requeued job): remove the file or add --ipc-reset, "
-                            "then start again", path);
+                            "then start again",
+                            path);
     int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return pm_error_sys(err, PM_EIO, errno, "--ipc-reset: %s: cannot empty it", path);

@@ -57,27 +57,27 @@ typedef struct nvmlDevice_st *nvmlDevice_t;
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
 
 typedef struct nvmlUtilization_st {
-    unsigned int gpu;     /* % of time a kernel ran, over the last sample period */
-    unsigned int memory;  /* % of time device memory was read or written */
+    unsigned int gpu;    /* % of time a kernel ran, over the last sample period */
+    unsigned int memory; /* % of time device memory was read or written */
 } nvmlUtilization_t;
 
 typedef struct nvmlMemory_st {
-    unsigned long long total, free, used;  /* bytes */
+    unsigned long long total, free, used; /* bytes */
 } nvmlMemory_t;
 
 typedef struct nvmlBAR1Memory_st {
-    unsigned long long bar1Total, bar1Free, bar1Used;  /* bytes */
+    unsigned long long bar1Total, bar1Free, bar1Used; /* bytes */
 } nvmlBAR1Memory_t;
 
 typedef struct nvmlViolationTime_st {
-    unsigned long long referenceTime;  /* us since the epoch */
-    unsigned long long violationTime;  /* ns spent under the policy's limit */
+    unsigned long long referenceTime; /* us since the epoch */
+    unsigned long long violationTime; /* ns spent under the policy's limit */
 } nvmlViolationTime_t;
 
 /* nvmlDeviceGetComputeRunningProcesses (v1) fills this... */
 typedef struct nvmlProcessInfo_v1_st {
     unsigned int pid;
-    unsigned long long usedGpuMemory;  /* bytes, or NVML_VALUE_NOT_AVAILABLE */
+    unsigned long long usedGpuMemory; /* bytes, or NVML_VALUE_NOT_AVAILABLE */
 } nvmlProcessInfo_v1_t;
 
 /* ...its _v2 and _v3 forms this. */
@@ -92,7 +92,7 @@ typedef struct nvmlProcessInfo_v2_st {
 typedef struct nvmlPciInfo_st {
     char busIdLegacy[16];
     unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-    char busId[32];  /* "00000000:3B:00.0" */
+    char busId[32]; /* "00000000:3B:00.0" */
 } nvmlPciInfo_t;
 
 /* The entry points (NVIDIA's signatures).  src_nvml.c never calls them
@@ -112,12 +112,12 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int *
                                              unsigned int *samplingPeriodUs);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
 nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory);
-nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);           /* mW */
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power); /* mW */
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
-                                                 unsigned long long *energy);             /* mJ */
+                                                 unsigned long long *energy); /* mJ */
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensorType, unsigned int *temp);
-nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int *speed);             /* % */
-nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int *clock);  /* MHz */
+nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int *speed);            /* % */
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int *clock); /* MHz */
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned int *value);
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int errorType, int counterType,
                                          unsigned long long *eccCounts);
@@ -132,8 +132,8 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
-nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit);  /* mW */
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit); /* mW */
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
-nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);                /* 12040 */
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion); /* 12040 */
 
 #endif

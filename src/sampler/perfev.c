@@ -71,8 +71,7 @@ static int find_event(const pm_pev_table *t, const char *name)
     return -1;
 }
 
-static int parse_match(const char *path, int ln, char **tok, int nt, pm_pev_table *t,
-                       pm_error *err)
+static int parse_match(const char *path, int ln, char **tok, int nt, pm_pev_table *t, pm_error *err)
 {
     if (nt != 4)
         return bad(err, path, ln, "match: expected VENDOR FAMILY MODELS%s", "");
@@ -95,8 +94,8 @@ static int parse_match(const char *path, int ln, char **tok, int nt, pm_pev_tabl
         uint64_t lo, hi;
         if (dash)
             *dash = '\0';
-        if (number(r, 0xffff, &lo) != 0 || (dash ? number(dash + 1, 0xffff, &hi) : (hi = lo, 0)) != 0 ||
-            hi < lo)
+        if (number(r, 0xffff, &lo) != 0 ||
+            (dash ? number(dash + 1, 0xffff, &hi) : (hi = lo, 0)) != 0 || hi < lo)
             return bad(err, path, ln, "match: bad model or model range \"%s\"", r);
         m->lo[m->nr] = (uint16_t)lo;
         m->hi[m->nr] = (uint16_t)hi;
@@ -108,8 +107,8 @@ static int parse_match(const char *path, int ln, char **tok, int nt, pm_pev_tabl
     return 0;
 }
 
-static int parse_event(const char *path, int ln, char **tok, int nt, int group,
-                       pm_pev_table *t, pm_error *err)
+static int parse_event(const char *path, int ln, char **tok, int nt, int group, pm_pev_table *t,
+                       pm_error *err)
 {
     if (nt < 3)
         return bad(err, path, ln, "event: expected NAME event=CODE [umask=MASK ...]%s", "");
@@ -265,7 +264,8 @@ int pm_pev_parse(const char *path, const char *text, pm_pev_table *t, pm_error *
         int rc = 0;
         if (strcmp(tok[0], "arch") == 0) {
             if (nt != 2 || !name_ok(tok[1], sizeof t->arch, 1))
-                return bad(err, path, ln, "arch: expected one name of letters, digits, '-', '_', '.'%s", "");
+                return bad(err, path, ln,
+                           "arch: expected one name of letters, digits, '-', '_', '.'%s", "");
             if (t->arch[0])
                 return bad(err, path, ln, "arch given twice%s", "");
             strcpy(t->arch, tok[1]);
@@ -315,8 +315,8 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int pm_pev_select(const char *dir, const char *vendor, int family, int model,
-                  pm_pev_table *out, pm_error *err)
+int pm_pev_select(const char *dir, const char *vendor, int family, int model, pm_pev_table *out,
+                  pm_error *err)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -360,8 +360,10 @@ int pm_pev_select(const char *dir, const char *vendor, int family, int model,
     if (rc)
         return rc;
     if (!found)
-        return pm_error_set(err, PM_ENOENT, "no event table in %s for %s family %d model %d "
-                            "(0x%x)", dir, vendor, family, model, (unsigned)model);
+        return pm_error_set(err, PM_ENOENT,
+                            "no event table in %s for %s family %d model %d "
+                            "(0x%x)",
+                            dir, vendor, family, model, (unsigned)model);
     return 0;
 }
 

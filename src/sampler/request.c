@@ -53,10 +53,15 @@ static double slurm_mem(const char *name)
         return NAN;
     double scale = 1048576.0;
     switch (v[n]) {
-    case 0: case 'M': case 'm': break;
-    case 'K': case 'k': scale = 1024.0; break;
-    case 'G': case 'g': scale = 1073741824.0; break;
-    case 'T': case 't': scale = 1099511627776.0; break;
+    case 0:
+    case 'M':
+    case 'm': break;
+    case 'K':
+    case 'k': scale = 1024.0; break;
+    case 'G':
+    case 'g': scale = 1073741824.0; break;
+    case 'T':
+    case 't': scale = 1099511627776.0; break;
     default: return NAN;
     }
     if (v[n] && v[n + 1])
@@ -235,7 +240,7 @@ void pm_request_detect(pm_request *r, int timeout_ms)
             snprintf(r->time_limit_from, sizeof r->time_limit_from, "SLURM_JOB_END_TIME");
         } else if (timeout_ms > 0) {
             char id[64], line[128], a0[] = "squeue", a1[] = "-h", a2[] = "-j", a4[] = "-o",
-                                         a5[] = "%l";
+                                    a5[] = "%l";
             snprintf(id, sizeof id, "%s", job);
             char *argv[] = {a0, a1, a2, id, a4, a5, NULL};
             if (run_bounded(argv, line, sizeof line, timeout_ms) == 0) {

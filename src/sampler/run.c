@@ -59,20 +59,20 @@ typedef struct run {
     pm_sample sample;
     pm_writer *w[2];
     size_t nw;
-    int writing;          /* 0 after a write failure: suspended until a retry works */
-    int64_t retry_at;     /* while suspended: when to try writing again */
-    int64_t backoff_ns;   /* and the wait after that, doubling up to 10 s */
-    uint64_t lost;        /* samples not recorded in the current outage */
+    int writing;        /* 0 after a write failure: suspended until a retry works */
+    int64_t retry_at;   /* while suspended: when to try writing again */
+    int64_t backoff_ns; /* and the wait after that, doubling up to 10 s */
+    uint64_t lost;      /* samples not recorded in the current outage */
     uint64_t lost_total;
     pid_t roots[PM_MAX_PIDS];
     size_t nroots;
     pid_t child;
-    int gate_fd;          /* -- CMD: closed after the first sample lets CMD exec */
-    int exec_fd;          /* -- CMD: carries exec's errno when it fails */
+    int gate_fd; /* -- CMD: closed after the first sample lets CMD exec */
+    int exec_fd; /* -- CMD: carries exec's errno when it fails */
     pm_profile_end end;
-    int64_t late_ns;      /* a sample later than this counts as late */
-    int fd_statm;         /* /proc/self/statm, kept open */
-    pm_ipc ipc;           /* --ipc, watched when ipc_on */
+    int64_t late_ns; /* a sample later than this counts as late */
+    int fd_statm;    /* /proc/self/statm, kept open */
+    pm_ipc ipc;      /* --ipc, watched when ipc_on */
     int ipc_on;
 } run;
 
@@ -135,13 +135,14 @@ static void suspend(run *r, const pm_error *err)
         r->writing = 0;
         r->backoff_ns = PM_NS_PER_S;
         r->lost = 0;
-        fprintf(stderr, "perfmon-sample[%s]: error: %s; samples are not recorded until writing "
+        fprintf(stderr,
+                "perfmon-sample[%s]: error: %s; samples are not recorded until writing "
                 "works again (retried at growing intervals up to 10 s); the profile stays "
-                "readable up to the last complete sample\n", r->info.host, err->msg);
+                "readable up to the last complete sample\n",
+                r->info.host, err->msg);
     } else {
         pm_log(PM_LOG_INFO, "retry failed: %s", err->msg);
-        r->backoff_ns = r->backoff_ns * 2 > 10 * PM_NS_PER_S ? 10 * PM_NS_PER_S
-                                                              : r->backoff_ns * 2;
+        r->backoff_ns = r->backoff_ns * 2 > 10 * PM_NS_PER_S ? 10 * PM_NS_PER_S : r->backoff_ns * 2;
     }
     r->retry_at = pm_mono_ns() + r->backoff_ns;
 }
@@ -152,8 +153,10 @@ static void resume(run *r)
     if (r->writing)
         return;
     char msg[160];
-    snprintf(msg, sizeof msg, "recording resumed after a write error; %llu samples were not "
-             "recorded", (unsigned long long)r->lost);
+    snprintf(msg, sizeof msg,
+             "recording resumed after a write error; %llu samples were not "
+             "recorded",
+             (unsigned long long)r->lost);
     for (size_t i = 0; i < r->nw; i++) {
         pm_error err;
         if (pm_writer_note(r->w[i], msg, &err) != 0) {
@@ -179,8 +182,10 @@ static int restore_removed(run *r, pm_error *err)
             rc = pm_writer_restore(r->w[i], err);
         if (rc != 0)
             return rc;
-        fprintf(stderr, "perfmon-sample[%s]: warning: %s was removed; created again with "
-                "everything recorded so far\n", r->info.host, pm_writer_path(r->w[i]));
+        fprintf(stderr,
+                "perfmon-sample[%s]: warning: %s was removed; created again with "
+                "everything recorded so far\n",
+                r->info.host, pm_writer_path(r->w[i]));
         note(r, "%s was removed and created again", pm_writer_path(r->w[i]));
     }
     return 0;
@@ -232,15 +237,14 @@ static int open_sources(run *r, pm_buf *status, pm_error *err)
             pm_buf_puts(status, ",");
             r->src[i]->describe(r->state[i], status);
         }
-    r->col_cpu = pm_schema_add(&r->schema, "sampler.cpu_time", "s", PM_COUNTER, PM_F64,
-                               "sampler", 0);
+    r->col_cpu =
+        pm_schema_add(&r->schema, "sampler.cpu_time", "s", PM_COUNTER, PM_F64, "sampler", 0);
     r->col_rss = pm_schema_add(&r->schema, "sampler.rss", "B", PM_GAUGE, PM_U64, "sampler", 0);
-    r->col_late = pm_schema_add(&r->schema, "sampler.lateness", "s", PM_GAUGE, PM_F64,
-                                "sampler", 0);
-    r->col_missed = pm_schema_add(&r->schema, "sampler.missed", "1", PM_COUNTER, PM_U64,
-                                  "sampler", 0);
-    r->col_dur = pm_schema_add(&r->schema, "sampler.duration", "s", PM_GAUGE, PM_F64,
-                               "sampler", 0);
+    r->col_late =
+        pm_schema_add(&r->schema, "sampler.lateness", "s", PM_GAUGE, PM_F64, "sampler", 0);
+    r->col_missed =
+        pm_schema_add(&r->schema, "sampler.missed", "1", PM_COUNTER, PM_U64, "sampler", 0);
+    r->col_dur = pm_schema_add(&r->schema, "sampler.duration", "s", PM_GAUGE, PM_F64, "sampler", 0);
     if (r->col_dur < 0)
         return pm_error_set(err, PM_ENOMEM, "cannot build the column schema");
     return 0;
@@ -255,12 +259,12 @@ static int open_writer(run *r, int format, const char *meta, pm_error *err)
     const char *ext = format == PM_FMT_BIN ? "pmp" : "pmp.jsonl";
     for (int n = 1; n < 1000; n++) {
         int len = n == 1 ? snprintf(path, sizeof path, "%s/%s_%s.%s", r->o->out_dir, job, host, ext)
-                         : snprintf(path, sizeof path, "%s/%s_%s.%d.%s", r->o->out_dir, job,
-                                    host, n, ext);
+                         : snprintf(path, sizeof path, "%s/%s_%s.%d.%s", r->o->out_dir, job, host,
+                                    n, ext);
         if (len < 0 || (size_t)len >= sizeof path)
             return pm_error_set(err, PM_EUSAGE, "%s: output path too long", r->o->out_dir);
-        int rc = pm_writer_open(&r->w[r->nw], path, format, &r->info, r->schema.cols,
-                                r->schema.n, meta, err);
+        int rc = pm_writer_open(&r->w[r->nw], path, format, &r->info, r->schema.cols, r->schema.n,
+                                meta, err);
         if (rc == 0) {
             r->nw++;
             pm_log(PM_LOG_INFO, "writing %s (%zu columns)", path, r->schema.n);
@@ -269,8 +273,8 @@ static int open_writer(run *r, int format, const char *meta, pm_error *err)
         if (err->sys != EEXIST)
             return rc;
     }
-    return pm_error_set(err, PM_EIO, "%s: too many profiles for job %s on %s", r->o->out_dir,
-                        job, host);
+    return pm_error_set(err, PM_EIO, "%s: too many profiles for job %s on %s", r->o->out_dir, job,
+                        host);
 }
 
 static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
@@ -623,8 +627,8 @@ int pm_sampler_run(const pm_sampler_opts *o)
     r->fd_statm = -1;
     r->end.exit_status = -1;
     r->late_ns = o->interval_ns / 10;
-    pm_log_set_sink(o->verbose ? log_sink : NULL, r->info.host, o->verbose > 1 ? PM_LOG_DEBUG
-                                                                                 : PM_LOG_INFO);
+    pm_log_set_sink(o->verbose ? log_sink : NULL, r->info.host,
+                    o->verbose > 1 ? PM_LOG_DEBUG : PM_LOG_INFO);
 
     sigset_t block, oldmask;
     sigemptyset(&block);
@@ -657,8 +661,10 @@ int pm_sampler_run(const pm_sampler_opts *o)
         if (r->src[i] == &pm_source_proctree && r->nroots)
             note(r, "following %zu process tree(s), root pid %d", r->nroots, (int)r->roots[0]);
         else if (r->src[i] == &pm_source_proctree && r->ctx.slurm_job)
-            note(r, "following the processes of SLURM job %s on this node (steps other than "
-                 "%s)", r->ctx.slurm_job, r->ctx.slurm_step ? r->ctx.slurm_step : "none");
+            note(r,
+                 "following the processes of SLURM job %s on this node (steps other than "
+                 "%s)",
+                 r->ctx.slurm_job, r->ctx.slurm_step ? r->ctx.slurm_step : "none");
     }
 
     const int64_t iv = o->interval_ns;
@@ -806,8 +812,10 @@ int pm_sampler_run(const pm_sampler_opts *o)
     if (!r->writing || r->lost_total)
         failed = 1;
     if (r->lost_total)
-        fprintf(stderr, "perfmon-sample[%s]: %llu samples were not recorded because of write "
-                "errors\n", r->info.host, (unsigned long long)r->lost_total);
+        fprintf(stderr,
+                "perfmon-sample[%s]: %llu samples were not recorded because of write "
+                "errors\n",
+                r->info.host, (unsigned long long)r->lost_total);
     pm_log(PM_LOG_INFO, "%llu samples, %llu late, %llu missed; stopped: %s",
            (unsigned long long)r->end.samples, (unsigned long long)r->end.late,
            (unsigned long long)missed, reason);

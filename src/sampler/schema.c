@@ -5,7 +5,10 @@
 #include "perfmon/source.h"
 #include "perfmon/vec.h"
 
-void pm_schema_init(pm_schema *s) { memset(s, 0, sizeof *s); }
+void pm_schema_init(pm_schema *s)
+{
+    memset(s, 0, sizeof *s);
+}
 
 void pm_schema_free(pm_schema *s)
 {
@@ -57,4 +60,7 @@ void pm_sample_free(pm_sample *s)
     memset(s, 0, sizeof *s);
 }
 
-void pm_sample_clear(pm_sample *s) { memset(s->present, 0, (s->ncols + 7) / 8 + 1); }
+void pm_sample_clear(pm_sample *s)
+{
+    memset(s->present, 0, (s->ncols + 7) / 8 + 1);
+}

@@ -135,8 +135,10 @@ static int cpu_open(const pm_sctx *ctx, pm_schema *schema, void **state, pm_erro
         pm_close_kept(&st->fd_stat);
         free(st->buf);
         free(st);
-        return pm_error_sys(err, PM_EIO, rc < 0 ? -rc : EINVAL, "%s/stat: cannot read a 'cpu' "
-                            "line", ctx->proc_root);
+        return pm_error_sys(err, PM_EIO, rc < 0 ? -rc : EINVAL,
+                            "%s/stat: cannot read a 'cpu' "
+                            "line",
+                            ctx->proc_root);
     }
     char name[64];
     for (int i = 0; i < NF; i++) {
@@ -218,8 +220,7 @@ static int cpu_read(void *state, const pm_sctx *ctx, pm_sample *s)
             uint64_t busy, total;
             busy_total(t, &busy, &total);
             if (st->have_prev)
-                pm_sample_f64(s, st->col_pct,
-                              busy_pct(busy, st->prev_busy, total, st->prev_total));
+                pm_sample_f64(s, st->col_pct, busy_pct(busy, st->prev_busy, total, st->prev_total));
             st->prev_busy = busy;
             st->prev_total = total;
             st->have_prev = 1;
@@ -266,8 +267,7 @@ static int cpu_read(void *state, const pm_sctx *ctx, pm_sample *s)
             };
             const int cols[] = {st->col_ctxt, st->col_forks, st->col_running, st->col_blocked};
             for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-                if (strncmp(line, counts[k].name, counts[k].len) != 0 ||
-                    line[counts[k].len] != ' ')
+                if (strncmp(line, counts[k].name, counts[k].len) != 0 || line[counts[k].len] != ' ')
                     continue;
                 const char *p = line + counts[k].len;
                 if (pm_scan_u64(&p, &v) != 0)

@@ -55,8 +55,8 @@ typedef struct disk_state {
     int fd;
     int warned_big;
     int warned_bad;
-    const char *from;   /* where the device list came from */
-    char why[160];      /* why there are no disk counters ("" when there are) */
+    const char *from; /* where the device list came from */
+    char why[160];    /* why there are no disk counters ("" when there are) */
 } disk_state;
 
 static int skipped_name(const char *n)
@@ -191,10 +191,9 @@ static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
         disk_free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
     }
-    ssize_t n = lrc == -ENOENT || st->ndevs > 0
-                    ? pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf, &st->cap,
-                                    DISKSTATS_MAX)
-                    : 0;
+    ssize_t n = lrc == -ENOENT || st->ndevs > 0 ? pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats",
+                                                                &st->buf, &st->cap, DISKSTATS_MAX)
+                                                : 0;
     if (n == -ENOMEM) {
         disk_free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
@@ -206,18 +205,24 @@ static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
             disk_free(st);
             return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
         }
-        pm_log(PM_LOG_INFO, "disk: no %s/block: %zu whole devices taken from the names in "
-               "%s/diskstats", ctx->sys_root, st->ndevs, ctx->proc_root);
+        pm_log(PM_LOG_INFO,
+               "disk: no %s/block: %zu whole devices taken from the names in "
+               "%s/diskstats",
+               ctx->sys_root, st->ndevs, ctx->proc_root);
         if (r2 == 1)
-            pm_log(PM_LOG_WARN, "disk: more than %d devices in %s/diskstats; only the first "
-                   "counted", MAX_DEVS, ctx->proc_root);
+            pm_log(PM_LOG_WARN,
+                   "disk: more than %d devices in %s/diskstats; only the first "
+                   "counted",
+                   MAX_DEVS, ctx->proc_root);
     }
     if (n == -EFBIG)
-        pm_log(PM_LOG_WARN, "disk: %s/diskstats is larger than %u bytes; disk counters not "
-               "recorded", ctx->proc_root, DISKSTATS_MAX);
+        pm_log(PM_LOG_WARN,
+               "disk: %s/diskstats is larger than %u bytes; disk counters not "
+               "recorded",
+               ctx->proc_root, DISKSTATS_MAX);
     if (n == -EFBIG)
-        snprintf(st->why, sizeof st->why, "%s/diskstats is larger than %u bytes",
-                 ctx->proc_root, DISKSTATS_MAX);
+        snprintf(st->why, sizeof st->why, "%s/diskstats is larger than %u bytes", ctx->proc_root,
+                 DISKSTATS_MAX);
     else if (n < 0)
         snprintf(st->why, sizeof st->why, "%s/diskstats: %s", ctx->proc_root, strerror((int)-n));
     else if (st->ndevs == 0)
@@ -271,12 +276,14 @@ static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     disk_state *st = state;
     if (st->ndevs) {
-        ssize_t len = pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf, &st->cap,
-                                    DISKSTATS_MAX);
+        ssize_t len =
+            pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf, &st->cap, DISKSTATS_MAX);
         if (len == -EFBIG && !st->warned_big) {
             st->warned_big = 1;
-            pm_log(PM_LOG_WARN, "disk: %s/diskstats grew beyond %u bytes; disk counters not "
-                   "recorded", ctx->proc_root, DISKSTATS_MAX);
+            pm_log(PM_LOG_WARN,
+                   "disk: %s/diskstats grew beyond %u bytes; disk counters not "
+                   "recorded",
+                   ctx->proc_root, DISKSTATS_MAX);
         }
         if (len > 0) {
             uint64_t rs = 0, ws = 0, ro = 0, wo = 0, ticks = 0;
@@ -294,15 +301,15 @@ static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
                     ok &= pm_parse_u64(f[3 + i], &v[i]) == 0;
                 if (!ok)
                     continue;
-                if (v[0] > COUNT_MAX || v[2] > COUNT_MAX || v[4] > COUNT_MAX ||
-                    v[6] > COUNT_MAX || v[9] > MS_MAX) {
+                if (v[0] > COUNT_MAX || v[2] > COUNT_MAX || v[4] > COUNT_MAX || v[6] > COUNT_MAX ||
+                    v[9] > MS_MAX) {
                     bad = f[2];
                     break;
                 }
-                ro += v[0]; /* reads completed */
-                rs += v[2]; /* sectors read */
-                wo += v[4]; /* writes completed */
-                ws += v[6]; /* sectors written */
+                ro += v[0];    /* reads completed */
+                rs += v[2];    /* sectors read */
+                wo += v[4];    /* writes completed */
+                ws += v[6];    /* sectors written */
                 ticks += v[9]; /* ms spent doing I/O */
             }
             /* Sums of at most 65536 devices below 2^54 stay below 2^70: a
@@ -311,8 +318,10 @@ static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
                 bad = "the sum over devices";
             if (bad && !st->warned_bad) {
                 st->warned_bad = 1;
-                pm_log(PM_LOG_WARN, "disk: %s/diskstats: %s: a count that cannot be real; disk "
-                       "counters not recorded in such samples (noted once)", ctx->proc_root, bad);
+                pm_log(PM_LOG_WARN,
+                       "disk: %s/diskstats: %s: a count that cannot be real; disk "
+                       "counters not recorded in such samples (noted once)",
+                       ctx->proc_root, bad);
             }
             if (!bad) {
                 pm_sample_u64(s, st->rb, rs * 512);

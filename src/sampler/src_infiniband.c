@@ -25,14 +25,14 @@
 
 #define MAX_PORTS 64
 enum { XD, RD, XP, RP, NCTR };
-static const char *const ctr_file[NCTR] = {"port_xmit_data", "port_rcv_data",
-                                           "port_xmit_packets", "port_rcv_packets"};
+static const char *const ctr_file[NCTR] = {"port_xmit_data", "port_rcv_data", "port_xmit_packets",
+                                           "port_rcv_packets"};
 
 typedef struct ib_port {
     char dev[64];
     unsigned num;
-    int dir;       /* the counters/ folder */
-    int fd[NCTR];  /* the counter files, kept open */
+    int dir;      /* the counters/ folder */
+    int fd[NCTR]; /* the counter files, kept open */
 } ib_port;
 
 typedef struct ib_state {
@@ -47,8 +47,7 @@ static void ib_close(void *state)
     ib_state *st = state;
     if (!st)
         return;
-    for (size_t i = 0; i < st->nports; i++)
-    {
+    for (size_t i = 0; i < st->nports; i++) {
         close(st->ports[i].dir);
         for (int k = 0; k < NCTR; k++)
             pm_close_kept(&st->ports[i].fd[k]);
@@ -161,9 +160,11 @@ static int ib_read(void *state, const pm_sctx *ctx, pm_sample *s)
             pm_sample_u64(s, st->col[k], sum[k]);
         if (bad[k] && !st->warned) {
             st->warned = 1;
-            pm_log(PM_LOG_WARN, "infiniband: %s/class/infiniband: %s passes 2^64 bytes or "
+            pm_log(PM_LOG_WARN,
+                   "infiniband: %s/class/infiniband: %s passes 2^64 bytes or "
                    "packets summed over ports, which no counter can reach; not recorded "
-                   "(noted once)", ctx->sys_root, ctr_file[k]);
+                   "(noted once)",
+                   ctx->sys_root, ctr_file[k]);
         }
     }
     return 0;

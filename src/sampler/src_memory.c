@@ -26,8 +26,8 @@ static const char *const keys[NKEYS] = {"MemTotal", "MemAvailable", "MemFree",  
 typedef struct mem_state {
     int total, avail, used, free_, buffers, cached, shared, pct;
     int swap_total, swap_used, swap_pct;
-    int classic;      /* no MemAvailable at start: used = total - free - buffers - cached */
-    unsigned warned;  /* bit per key: an impossible value was noted */
+    int classic;     /* no MemAvailable at start: used = total - free - buffers - cached */
+    unsigned warned; /* bit per key: an impossible value was noted */
     int fd;
 } mem_state;
 
@@ -45,8 +45,10 @@ static int kv_bytes(mem_state *st, const pm_sctx *ctx, const char *buf, int k, u
     if (v > KB_MAX) {
         if (!(st->warned & (1u << k))) {
             st->warned |= 1u << k;
-            pm_log(PM_LOG_WARN, "memory: %s/meminfo: %s %llu kB cannot be real (above 2^50 kB); "
-                   "not recorded", ctx->proc_root, keys[k], (unsigned long long)v);
+            pm_log(PM_LOG_WARN,
+                   "memory: %s/meminfo: %s %llu kB cannot be real (above 2^50 kB); "
+                   "not recorded",
+                   ctx->proc_root, keys[k], (unsigned long long)v);
         }
         return -2;
     }
@@ -82,8 +84,10 @@ static int mem_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *er
         return pm_error_set(err, PM_ENOMEM, "memory: cannot add columns");
     }
     if (st->classic)
-        pm_log(PM_LOG_INFO, "memory: %s/meminfo has no MemAvailable (kernel before 3.14): "
-               "memory used is %s", ctx->proc_root, used_classic);
+        pm_log(PM_LOG_INFO,
+               "memory: %s/meminfo has no MemAvailable (kernel before 3.14): "
+               "memory used is %s",
+               ctx->proc_root, used_classic);
     *state = st;
     return 0;
 }

@@ -52,8 +52,8 @@ static int net_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *er
         if (n == -ENOMEM)
             return pm_error_set(err, PM_ENOMEM, "net: out of memory");
         if (n == -EFBIG)
-            return pm_error_set(err, PM_ENOENT, "%s/net/dev: larger than %u bytes",
-                                ctx->proc_root, NETDEV_MAX);
+            return pm_error_set(err, PM_ENOENT, "%s/net/dev: larger than %u bytes", ctx->proc_root,
+                                NETDEV_MAX);
         return pm_error_set(err, PM_ENOENT, "%s/net/dev: not readable", ctx->proc_root);
     }
     static const char *const pre[2] = {"net.lo.", "net.ext."};
@@ -84,8 +84,10 @@ static int net_read(void *state, const pm_sctx *ctx, pm_sample *s)
     ssize_t n = pm_pread_grow(&st->fd, ctx->proc_fd, "net/dev", &st->buf, &st->cap, NETDEV_MAX);
     if (n == -EFBIG && !st->warned_big) {
         st->warned_big = 1;
-        pm_log(PM_LOG_WARN, "net: %s/net/dev grew beyond %u bytes; network counters not "
-               "recorded", ctx->proc_root, NETDEV_MAX);
+        pm_log(PM_LOG_WARN,
+               "net: %s/net/dev grew beyond %u bytes; network counters not "
+               "recorded",
+               ctx->proc_root, NETDEV_MAX);
     }
     if (n <= 0)
         return -1;
@@ -143,7 +145,8 @@ static int net_read(void *state, const pm_sctx *ctx, pm_sample *s)
         pm_sample_u64(s, st->drops, drops);
     if (over && !st->warned_sum) {
         st->warned_sum = 1;
-        pm_log(PM_LOG_WARN, "net: %s/net/dev: a sum over interfaces passes 2^64, which no "
+        pm_log(PM_LOG_WARN,
+               "net: %s/net/dev: a sum over interfaces passes 2^64, which no "
                "counter can reach; that column not recorded in such samples (noted once)",
                ctx->proc_root);
     }

@@ -32,9 +32,9 @@
 #include "perfmon/source.h"
 
 #define MAX_GPUS 64
-#define MAX_PROCS 256       /* compute processes listed per GPU and sample */
-#define MAX_VERDICTS 256    /* tree verdicts remembered between samples */
-#define MAX_DEPTH 64        /* parent links followed to find a root */
+#define MAX_PROCS 256    /* compute processes listed per GPU and sample */
+#define MAX_VERDICTS 256 /* tree verdicts remembered between samples */
+#define MAX_DEPTH 64     /* parent links followed to find a root */
 #define PCIE_PER_SAMPLE 2
 #define DEFAULT_LIB "libnvidia-ml.so.1"
 
@@ -78,7 +78,13 @@ static const struct sym {
     int required;
     const char *names[3];
 } syms[] = {
-#define S(f, req, ...) {offsetof(nvml_fns, f), req, {__VA_ARGS__}}
+#define S(f, req, ...)              \
+    {                               \
+        offsetof(nvml_fns, f), req, \
+        {                           \
+            __VA_ARGS__             \
+        }                           \
+    }
     S(init, 1, "nvmlInit_v2", "nvmlInit"),
     S(shutdown, 1, "nvmlShutdown"),
     S(error_string, 0, "nvmlErrorString"),
@@ -114,18 +120,36 @@ static const struct sym {
 
 /* Queries: one NVML call each, filling one to three metrics. */
 enum {
-    Q_UTIL, Q_ENC, Q_DEC, Q_MEM, Q_BAR1, Q_POWER, Q_ENERGY, Q_TEMP, Q_FAN, Q_CLK_GR, Q_CLK_SM,
-    Q_CLK_MEM, Q_PCIE_TX, Q_PCIE_RX, Q_ECC_SBE, Q_ECC_DBE, Q_THROTTLE, Q_VIOL_POWER,
-    Q_VIOL_THERMAL, Q_PROCS, NQ
+    Q_UTIL,
+    Q_ENC,
+    Q_DEC,
+    Q_MEM,
+    Q_BAR1,
+    Q_POWER,
+    Q_ENERGY,
+    Q_TEMP,
+    Q_FAN,
+    Q_CLK_GR,
+    Q_CLK_SM,
+    Q_CLK_MEM,
+    Q_PCIE_TX,
+    Q_PCIE_RX,
+    Q_ECC_SBE,
+    Q_ECC_DBE,
+    Q_THROTTLE,
+    Q_VIOL_POWER,
+    Q_VIOL_THERMAL,
+    Q_PROCS,
+    NQ
 };
 
 static const struct metric {
     const char *suffix;
     const char *unit;
     int kind;
-    int q;      /* the query that yields it */
-    int slot;   /* its place among the query's outputs */
-    int tree;   /* only when a process tree is followed */
+    int q;    /* the query that yields it */
+    int slot; /* its place among the query's outputs */
+    int tree; /* only when a process tree is followed */
 } metrics[] = {
     {"util", "%", PM_GAUGE, Q_UTIL, 0, 0},
     {"mem_util", "%", PM_GAUGE, Q_UTIL, 1, 0},
@@ -159,7 +183,7 @@ typedef struct gpu {
     nvmlDevice_t dev;
     int lost;
     unsigned char unsupported[NQ];
-    int col[NMET];             /* -1: no column */
+    int col[NMET]; /* -1: no column */
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
     char bus_id[32];
@@ -177,9 +201,9 @@ typedef struct nvml_state {
     nvml_fns f;
     gpu g[MAX_GPUS];
     size_t n;
-    unsigned pcie_next;         /* next GPU whose PCIe throughput is read */
+    unsigned pcie_next; /* next GPU whose PCIe throughput is read */
     char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
-    int cuda;                   /* 12040 for 12.4, 0 when unknown */
+    int cuda;                              /* 12040 for 12.4, 0 when unknown */
     nvmlProcessInfo_v2_t procs[MAX_PROCS]; /* or as many v1 entries */
     verdict seen[MAX_VERDICTS], now[MAX_VERDICTS];
     size_t nseen, nnow;
@@ -346,24 +370,56 @@ static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uin
     case Q_VIOL_POWER:
     case Q_VIOL_THERMAL: {
         nvmlViolationTime_t vt = {0, 0};
-        rc = CALL(violation, d, q == Q_VIOL_POWER ? NVML_PERF_POLICY_POWER : NVML_PERF_POLICY_THERMAL,
-                  &vt);
+        rc = CALL(violation, d,
+                  q == Q_VIOL_POWER ? NVML_PERF_POLICY_POWER : NVML_PERF_POLICY_THERMAL, &vt);
         v = vt.violationTime;
         break;
     }
-    case Q_PROCS:
-        return query_procs(st, ctx, g, out, partial);
-    case Q_ENC: rc = CALL(enc, d, &u, &period); v = u; break;
-    case Q_DEC: rc = CALL(dec, d, &u, &period); v = u; break;
-    case Q_POWER: rc = CALL(power, d, &u); v = u; break;
-    case Q_TEMP: rc = CALL(temp, d, NVML_TEMPERATURE_GPU, &u); v = u; break;
-    case Q_FAN: rc = CALL(fan, d, &u); v = u; break;
-    case Q_CLK_GR: rc = CALL(clock, d, NVML_CLOCK_GRAPHICS, &u); v = u; break;
-    case Q_CLK_SM: rc = CALL(clock, d, NVML_CLOCK_SM, &u); v = u; break;
-    case Q_CLK_MEM: rc = CALL(clock, d, NVML_CLOCK_MEM, &u); v = u; break;
-    case Q_PCIE_TX: rc = CALL(pcie, d, NVML_PCIE_UTIL_TX_BYTES, &u); v = u; break;
-    case Q_PCIE_RX: rc = CALL(pcie, d, NVML_PCIE_UTIL_RX_BYTES, &u); v = u; break;
-    case Q_ENERGY: rc = CALL(energy, d, &ull); v = ull; break;
+    case Q_PROCS: return query_procs(st, ctx, g, out, partial);
+    case Q_ENC:
+        rc = CALL(enc, d, &u, &period);
+        v = u;
+        break;
+    case Q_DEC:
+        rc = CALL(dec, d, &u, &period);
+        v = u;
+        break;
+    case Q_POWER:
+        rc = CALL(power, d, &u);
+        v = u;
+        break;
+    case Q_TEMP:
+        rc = CALL(temp, d, NVML_TEMPERATURE_GPU, &u);
+        v = u;
+        break;
+    case Q_FAN:
+        rc = CALL(fan, d, &u);
+        v = u;
+        break;
+    case Q_CLK_GR:
+        rc = CALL(clock, d, NVML_CLOCK_GRAPHICS, &u);
+        v = u;
+        break;
+    case Q_CLK_SM:
+        rc = CALL(clock, d, NVML_CLOCK_SM, &u);
+        v = u;
+        break;
+    case Q_CLK_MEM:
+        rc = CALL(clock, d, NVML_CLOCK_MEM, &u);
+        v = u;
+        break;
+    case Q_PCIE_TX:
+        rc = CALL(pcie, d, NVML_PCIE_UTIL_TX_BYTES, &u);
+        v = u;
+        break;
+    case Q_PCIE_RX:
+        rc = CALL(pcie, d, NVML_PCIE_UTIL_RX_BYTES, &u);
+        v = u;
+        break;
+    case Q_ENERGY:
+        rc = CALL(energy, d, &ull);
+        v = ull;
+        break;
     case Q_ECC_SBE:
         rc = CALL(ecc, d, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, &ull);
         v = ull;
@@ -372,7 +428,10 @@ static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uin
         rc = CALL(ecc, d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, &ull);
         v = ull;
         break;
-    case Q_THROTTLE: rc = CALL(throttle, d, &ull); v = ull; break;
+    case Q_THROTTLE:
+        rc = CALL(throttle, d, &ull);
+        v = ull;
+        break;
     default: break;
     }
 #undef CALL
@@ -467,8 +526,7 @@ static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     unsigned int count = 0;
     nr = st->f.count(&count);
     if (nr != NVML_SUCCESS || count == 0) {
-        pm_error_set(err, PM_ENOENT, "no NVIDIA GPU%s%s", nr ? ": " : "",
-                     nr ? errstr(st, nr) : "");
+        pm_error_set(err, PM_ENOENT, "no NVIDIA GPU%s%s", nr ? ": " : "", nr ? errstr(st, nr) : "");
         nvml_close(st);
         return PM_ENOENT;
     }

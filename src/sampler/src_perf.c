@@ -92,24 +92,24 @@ typedef struct pev {
     char col[96];
     uint32_t type;
     uint64_t config, config1;
-    int group;        /* 0 software, 1 hardware, 2 + n raw table group n */
+    int group; /* 0 software, 1 hardware, 2 + n raw table group n */
     int kernel_ctx;
-    int col_idx;      /* -1 until it opened somewhere */
-    int nopen;        /* targets it opened on */
-    int err;          /* errno of the first refusal */
-    double last;      /* last value recorded (kept non-decreasing) */
+    int col_idx; /* -1 until it opened somewhere */
+    int nopen;   /* targets it opened on */
+    int err;     /* errno of the first refusal */
+    double last; /* last value recorded (kept non-decreasing) */
 } pev;
 
 typedef struct perf_state {
     pev ev[MAX_EVENTS];
-    size_t nev, nraw;   /* raw table events are ev[NGENERIC .. NGENERIC + nraw) */
+    size_t nev, nraw; /* raw table events are ev[NGENERIC .. NGENERIC + nraw) */
     int ngroups;
     int mode;
-    int *tgt;           /* pids/tids (M_PIDS), CPUs (M_SYSTEM), 0 (M_EXEC) */
+    int *tgt; /* pids/tids (M_PIDS), CPUs (M_SYSTEM), 0 (M_EXEC) */
     size_t ntgt, ntgt_wanted;
-    int *fd;            /* [ntgt][nev], -1 when not open */
+    int *fd; /* [ntgt][nev], -1 when not open */
     int user_only;
-    int denied_first;   /* EACCES/EPERM on the first target */
+    int denied_first; /* EACCES/EPERM on the first target */
     int paranoid;
     int have_table;
     pm_pev_table *tab;
@@ -117,10 +117,10 @@ typedef struct perf_state {
     int dcol[PM_PEV_MAX_DERIVED];
     double dlast[PM_PEV_MAX_DERIVED];
     int col_counted;
-    uint64_t *buf;      /* group read buffer */
+    uint64_t *buf; /* group read buffer */
     size_t bufn;
-    double *sum;        /* [nev] per sample */
-    uint8_t *seen;      /* [nev] */
+    double *sum;   /* [nev] per sample */
+    uint8_t *seen; /* [nev] */
 } perf_state;
 
 static long sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd,
@@ -222,8 +222,9 @@ static int cpu_targets(perf_state *st, const pm_sctx *ctx)
             uint64_t lo, hi;
             if (dash)
                 *dash = '\0';
-            if (pm_parse_u64(r, &lo) != 0 || (dash ? pm_parse_u64(dash + 1, &hi) : (hi = lo, 0)) != 0 ||
-                hi < lo || hi >= MAX_TARGETS)
+            if (pm_parse_u64(r, &lo) != 0 ||
+                (dash ? pm_parse_u64(dash + 1, &hi) : (hi = lo, 0)) != 0 || hi < lo ||
+                hi >= MAX_TARGETS)
                 continue;
             for (uint64_t c = lo; c <= hi; c++)
                 if (add_target(st, (int)c) != 0)
@@ -282,14 +283,18 @@ static void load_table(perf_state *st, const pm_sctx *ctx)
         const pm_pev_event *e = &st->tab->ev[i];
         size_t k = 0;
         for (; e->name[k] && k + 1 < sizeof lower; k++)
-            lower[k] = (char)(e->name[k] >= 'A' && e->name[k] <= 'Z' ? e->name[k] + 32 : e->name[k]);
+            lower[k] =
+                (char)(e->name[k] >= 'A' && e->name[k] <= 'Z' ? e->name[k] + 32 : e->name[k]);
         lower[k] = '\0';
         snprintf(col, sizeof col, "perf.raw.%s", lower);
         add_event(st, col, PERF_TYPE_RAW, e->config, e->config1, 2 + e->group, 0);
     }
 }
 
-static int denied(int e) { return e == EACCES || e == EPERM; }
+static int denied(int e)
+{
+    return e == EACCES || e == EPERM;
+}
 
 static int open_fd(perf_state *st, const pev *e, int target, int leader)
 {
@@ -299,8 +304,8 @@ static int open_fd(perf_state *st, const pev *e, int target, int leader)
     a.type = e->type;
     a.config = e->config;
     a.config1 = e->config1;
-    a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-                    PERF_FORMAT_TOTAL_TIME_RUNNING;
+    a.read_format =
+        PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
     a.exclude_hv = 1;
     a.exclude_kernel = (unsigned)st->user_only;
     pid_t pid = target;
@@ -375,20 +380,14 @@ static const char *why(int e)
     switch (e) {
     case ENOENT:
     case EOPNOTSUPP:
-    case ENODEV:
-        return "not supported (no PMU for it here, e.g. a VM)";
-    case EINVAL:
-        return "refused by the kernel (EINVAL: unknown to this PMU)";
+    case ENODEV: return "not supported (no PMU for it here, e.g. a VM)";
+    case EINVAL: return "refused by the kernel (EINVAL: unknown to this PMU)";
     case EACCES:
-    case EPERM:
-        return "not permitted (perf_event_paranoid, CAP_PERFMON)";
+    case EPERM: return "not permitted (perf_event_paranoid, CAP_PERFMON)";
     case EMFILE:
-    case ENFILE:
-        return "out of file descriptors";
-    case EBUSY:
-        return "counter busy (taken by another user, e.g. the NMI watchdog)";
-    default:
-        return strerror(e);
+    case ENFILE: return "out of file descriptors";
+    case EBUSY: return "counter busy (taken by another user, e.g. the NMI watchdog)";
+    default: return strerror(e);
     }
 }
 
@@ -423,15 +422,19 @@ static int perf_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
          * that CPU (an IPI; in a VM an exit as well): measured here, 1.4 ms
          * of the sampler's CPU per sample on 2 CPUs, five times the rest of
          * the sample.  The job's cores are not to be disturbed unasked. */
-        return pm_error_set(err, PM_ENOENT, "no process tree to count: system-wide counters "
+        return pm_error_set(err, PM_ENOENT,
+                            "no process tree to count: system-wide counters "
                             "are off (--system-counters turns them on)");
     perf_state *st = calloc(1, sizeof *st);
     if (!st)
         return pm_error_set(err, PM_ENOMEM, "perf: out of memory");
     st->paranoid = read_paranoid(ctx);
-    st->mode = ctx->nroots == 0 ? M_SYSTEM : ctx->nroots == 1 && ctx->roots[0] == 0 ? M_EXEC : M_PIDS;
+    st->mode = ctx->nroots == 0                         ? M_SYSTEM
+               : ctx->nroots == 1 && ctx->roots[0] == 0 ? M_EXEC
+                                                        : M_PIDS;
     int rc = st->mode == M_SYSTEM ? cpu_targets(st, ctx)
-             : st->mode == M_PIDS ? pid_targets(st, ctx) : add_target(st, 0);
+             : st->mode == M_PIDS ? pid_targets(st, ctx)
+                                  : add_target(st, 0);
     if (rc) {
         perf_close(st);
         return pm_error_set(err, PM_ENOMEM, "perf: out of memory");
@@ -465,14 +468,17 @@ static int perf_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
         for (size_t i = 0; i < st->nev && !e; i++)
             e = st->ev[i].err;
         if (st->mode == M_SYSTEM && denied(e))
-            pm_error_set(err, PM_ENOENT, "system-wide counters need perf_event_paranoid <= 0 "
+            pm_error_set(err, PM_ENOENT,
+                         "system-wide counters need perf_event_paranoid <= 0 "
                          "(it is %d), CAP_PERFMON or root; follow the job with -p or -- CMD",
                          st->paranoid);
         else if (st->ntgt == 0)
             pm_error_set(err, PM_ENOENT, "no descriptors left for counters (RLIMIT_NOFILE)");
         else
-            pm_error_set(err, PM_ENOENT, "no counter could be opened: %s (%s; "
-                         "perf_event_paranoid is %d)", why(e), strerrorname_np(e) ? strerrorname_np(e) : "?", st->paranoid);
+            pm_error_set(err, PM_ENOENT,
+                         "no counter could be opened: %s (%s; "
+                         "perf_event_paranoid is %d)",
+                         why(e), strerrorname_np(e) ? strerrorname_np(e) : "?", st->paranoid);
         perf_close(st);
         return PM_ENOENT;
     }
@@ -582,7 +588,8 @@ static int perf_read(void *state, const pm_sctx *ctx, pm_sample *s)
 static void perf_describe(void *state, pm_buf *j)
 {
     perf_state *st = state;
-    pm_buf_printf(j, "\"perf\":{\"mode\":\"%s\",\"targets\":%zu,\"targets_wanted\":%zu,"
+    pm_buf_printf(j,
+                  "\"perf\":{\"mode\":\"%s\",\"targets\":%zu,\"targets_wanted\":%zu,"
                   "\"perf_event_paranoid\":%d,\"user_space_only\":%s,\"scaling\":"
                   "\"time_enabled/time_running applied\",\"events\":{",
                   mode_name[st->mode], st->ntgt, st->ntgt_wanted, st->paranoid,
@@ -593,12 +600,15 @@ static void perf_describe(void *state, pm_buf *j)
         if (e->nopen)
             snprintf(msg, sizeof msg, "ok");
         else if (st->user_only && e->kernel_ctx)
-            snprintf(msg, sizeof msg, "left out: counted in kernel context, which "
-                     "perf_event_paranoid %d does not allow", st->paranoid);
+            snprintf(msg, sizeof msg,
+                     "left out: counted in kernel context, which "
+                     "perf_event_paranoid %d does not allow",
+                     st->paranoid);
         else if (!e->err)
             snprintf(msg, sizeof msg, "not opened: no target left (the threads had ended)");
         else
-            snprintf(msg, sizeof msg, "%s (%s)", why(e->err), strerrorname_np(e->err) ? strerrorname_np(e->err) : "?");
+            snprintf(msg, sizeof msg, "%s (%s)", why(e->err),
+                     strerrorname_np(e->err) ? strerrorname_np(e->err) : "?");
         pm_buf_puts(j, i ? "," : "");
         pm_buf_json_str(j, e->col);
         pm_buf_puts(j, ":");

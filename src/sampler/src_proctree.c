@@ -103,8 +103,8 @@
 enum { UNKNOWN = 0, TREE = 1, OTHER = 2, STEPD = 3 };
 
 enum { F_STAT, F_SCHED, F_STATM, F_IO, F_SMAPS, F_FDDIR, NFILES };
-static const char *const file_name[NFILES] = {"stat",         "schedstat", "statm",
-                                              "io",           "smaps_rollup", "fd"};
+static const char *const file_name[NFILES] = {"stat", "schedstat",    "statm",
+                                              "io",   "smaps_rollup", "fd"};
 
 /* Descriptors of members' files stay open between samples (a re-read is
  * one pread instead of open+read+read+close), for at most this many
@@ -112,17 +112,17 @@ static const char *const file_name[NFILES] = {"stat",         "schedstat", "stat
 #define MAX_KEPT 256
 
 typedef struct pent {
-    int32_t pid;      /* 0 = empty slot */
-    int32_t ppid;     /* at the last read: it changes when orphaned */
+    int32_t pid;  /* 0 = empty slot */
+    int32_t ppid; /* at the last read: it changes when orphaned */
     uint8_t state;
-    uint8_t carried;  /* copied into the next table */
-    uint8_t recheck;  /* verdict provisional: classify afresh at the next listing */
-    uint8_t seen;     /* read at least once: the counters below are valid */
+    uint8_t carried; /* copied into the next table */
+    uint8_t recheck; /* verdict provisional: classify afresh at the next listing */
+    uint8_t seen;    /* read at least once: the counters below are valid */
     uint8_t have_io;
-    uint8_t sink;     /* collects vanished children in this sample (settle()) */
-    uint32_t seq;     /* the sample in which it was last read */
-    int fd[NFILES];   /* kept descriptors, -1 when closed */
-    uint64_t start;   /* starttime (field 22): a reused pid has another */
+    uint8_t sink;   /* collects vanished children in this sample (settle()) */
+    uint32_t seq;   /* the sample in which it was last read */
+    int fd[NFILES]; /* kept descriptors, -1 when closed */
+    uint64_t start; /* starttime (field 22): a reused pid has another */
     /* At the last read, in microseconds: utime+stime+cutime+cstime (or a
      * zombie child's exact rusage), and cutime+cstime then and at the read
      * before (0 before the first). */
@@ -157,15 +157,19 @@ typedef struct gone {
 
 typedef struct ptab {
     pent *e;
-    size_t cap;       /* power of two */
+    size_t cap; /* power of two */
 } ptab;
 
 /* Impossible-value kinds, each noted once. */
 enum { B_CPU, B_RSS, B_SHARED, B_VM, B_THREADS, B_IO, B_FDS, B_PSS, NBAD };
-static const char *const bad_col[NBAD] = {
-    "proc.cpu_time and proc.cpu_percent", "proc.rss and proc.mem_percent", "proc.shared",
-    "proc.vms", "proc.threads", "proc.read_bytes and proc.write_bytes", "proc.fds",
-    "proc.pss, proc.uss and proc.swap"};
+static const char *const bad_col[NBAD] = {"proc.cpu_time and proc.cpu_percent",
+                                          "proc.rss and proc.mem_percent",
+                                          "proc.shared",
+                                          "proc.vms",
+                                          "proc.threads",
+                                          "proc.read_bytes and proc.write_bytes",
+                                          "proc.fds",
+                                          "proc.pss, proc.uss and proc.swap"};
 
 typedef struct tree_state {
     ptab tab, next;
@@ -186,11 +190,11 @@ typedef struct tree_state {
     size_t cap_listing;
     int64_t pss_every_ns; /* smaps_rollup refresh period */
     int64_t pss_last_ns;
-    int pss_now;      /* read smaps_rollup in this sample */
-    int fd_loadavg;   /* /proc/loadavg, for the last pid created */
-    int64_t last_pid; /* at the last listing; -1 = list next time */
+    int pss_now;          /* read smaps_rollup in this sample */
+    int fd_loadavg;       /* /proc/loadavg, for the last pid created */
+    int64_t last_pid;     /* at the last listing; -1 = list next time */
     int npending_unknown; /* pids left undecided: list again */
-    uint32_t seq;     /* samples read so far */
+    uint32_t seq;         /* samples read so far */
     /* Members gone since the last sample, and the live members that
      * collect them (settle()). */
     gone *gone;
@@ -201,17 +205,20 @@ typedef struct tree_state {
      * CPU times are kept in microseconds. */
     uint64_t dep_cpu, dep_rb, dep_wb;
     uint64_t us_per_tick; /* 1e6 / USER_HZ when exact, else 0 */
-    int32_t self;     /* the sampler's pid */
+    int32_t self;         /* the sampler's pid */
     /* Bounds of a real value (check_*()), from the node's uptime, CPUs and
      * memory; warned[k] once a kind was refused. */
-    double uptime_s;  /* at open; 100 years when unknown */
+    double uptime_s; /* at open; 100 years when unknown */
     int64_t open_mono_ns;
     uint64_t ncpus;
     uint64_t cpu_max, io_max, mem_max_pages;
     uint8_t warned[NBAD];
 } tree_state;
 
-static size_t hash_pid(int32_t pid, size_t cap) { return ((uint32_t)pid * 2654435761u) & (cap - 1); }
+static size_t hash_pid(int32_t pid, size_t cap)
+{
+    return ((uint32_t)pid * 2654435761u) & (cap - 1);
+}
 
 static pent *tab_find(const ptab *t, int32_t pid)
 {
@@ -431,9 +438,11 @@ static int refuse(tree_state *st, const pm_sctx *ctx, int k, int32_t pid, const 
         return 0;
     if (!st->warned[k]) {
         st->warned[k] = 1;
-        pm_log(PM_LOG_WARN, "proctree: %s/%d/%s: %s %llu is impossible (more than %llu); %s "
-               "not recorded in the samples where such a value is read", ctx->proc_root, (int)pid,
-               file, what, (unsigned long long)v, (unsigned long long)max, bad_col[k]);
+        pm_log(PM_LOG_WARN,
+               "proctree: %s/%d/%s: %s %llu is impossible (more than %llu); %s "
+               "not recorded in the samples where such a value is read",
+               ctx->proc_root, (int)pid, file, what, (unsigned long long)v, (unsigned long long)max,
+               bad_col[k]);
     }
     return 1;
 }
@@ -648,8 +657,8 @@ static int count_fds(tree_state *st, const pm_sctx *ctx, pent *e, uint64_t *out)
         struct stat sb;
         if (e->fd[F_STAT] >= 0 && e->fd[F_FDDIR] < 0)
             e->fd[F_FDDIR] = openat(ctx->proc_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        int rc = e->fd[F_FDDIR] >= 0 ? fstat(e->fd[F_FDDIR], &sb)
-                                     : fstatat(ctx->proc_fd, path, &sb, 0);
+        int rc =
+            e->fd[F_FDDIR] >= 0 ? fstat(e->fd[F_FDDIR], &sb) : fstatat(ctx->proc_fd, path, &sb, 0);
         if (rc != 0)
             goto fail;
         if (sb.st_size > 0) {
@@ -836,8 +845,10 @@ static void read_pss(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
         t->have_pss = 1;
     } else if (r < 0 && r != -ENOENT && r != -ESRCH && !st->warned_smaps) {
         st->warned_smaps = 1;
-        pm_log(PM_LOG_INFO, "proctree: %s/%d/smaps_rollup not readable (%s); PSS/USS not "
-               "recorded", ctx->proc_root, (int)e->pid, strerror((int)-r));
+        pm_log(PM_LOG_INFO,
+               "proctree: %s/%d/smaps_rollup not readable (%s); PSS/USS not "
+               "recorded",
+               ctx->proc_root, (int)e->pid, strerror((int)-r));
     }
 }
 
@@ -912,8 +923,7 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
     if (member_file(st, ctx, e, F_STATM, buf, sizeof buf) > 0) {
         const char *q = buf;
         uint64_t sz, res, sh;
-        if (pm_scan_u64(&q, &sz) == 0 && pm_scan_u64(&q, &res) == 0 &&
-            pm_scan_u64(&q, &sh) == 0) {
+        if (pm_scan_u64(&q, &sz) == 0 && pm_scan_u64(&q, &res) == 0 && pm_scan_u64(&q, &sh) == 0) {
             if (refuse(st, ctx, B_SHARED, e->pid, "statm", "shared (pages)", sh,
                        st->mem_max_pages)) {
                 t->bad[B_SHARED] = bad = 1;
@@ -939,8 +949,10 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
             t->bad[B_IO] = bad = 1;
         } else if (r < 0 && r != -ENOENT && r != -ESRCH && !st->warned_io) {
             st->warned_io = 1;
-            pm_log(PM_LOG_INFO, "proctree: %s/%d/io not readable (%s); process I/O not "
-                   "recorded", ctx->proc_root, (int)e->pid, strerror((int)-r));
+            pm_log(PM_LOG_INFO,
+                   "proctree: %s/%d/io not readable (%s); process I/O not "
+                   "recorded",
+                   ctx->proc_root, (int)e->pid, strerror((int)-r));
         }
     }
     e->have_fds = count_fds(st, ctx, e, &e->nfd) == 0;
@@ -962,8 +974,8 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
  * grew) departed with it: the shortfall is added, and then their bytes
  * too; when their time did arrive, so did their bytes, as far as the
  * collector's io grew (d_rb, d_wb). */
-static void settle(tree_state *st, uint64_t in_cpu, uint64_t in_rb, uint64_t in_wb,
-                   uint64_t d_ch, uint64_t d_rb, uint64_t d_wb)
+static void settle(tree_state *st, uint64_t in_cpu, uint64_t in_rb, uint64_t in_wb, uint64_t d_ch,
+                   uint64_t d_rb, uint64_t d_wb)
 {
     uint64_t lost = in_cpu > d_ch ? in_cpu - d_ch : 0;
     st->dep_cpu += lost;
@@ -971,7 +983,10 @@ static void settle(tree_state *st, uint64_t in_cpu, uint64_t in_rb, uint64_t in_
     st->dep_wb += lost ? in_wb : in_wb > d_wb ? in_wb - d_wb : 0;
 }
 
-static uint64_t grew(uint64_t before, uint64_t after) { return after > before ? after - before : 0; }
+static uint64_t grew(uint64_t before, uint64_t after)
+{
+    return after > before ? after - before : 0;
+}
 
 static gone *gone_find(tree_state *st, int32_t pid)
 {
@@ -1243,7 +1258,8 @@ int pm_proctree_members(const pm_sctx *ctx, size_t max, pid_t **out, size_t *n)
             continue;
         if (np == cap) {
             size_t nc = cap ? cap * 2 : 1024;
-            int32_t *a = realloc(pid, nc * sizeof *a), *b = a ? realloc(ppid, nc * sizeof *b) : NULL;
+            int32_t *a = realloc(pid, nc * sizeof *a),
+                    *b = a ? realloc(ppid, nc * sizeof *b) : NULL;
             if (a)
                 pid = a;
             if (!a || !b) {

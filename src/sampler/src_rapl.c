@@ -26,10 +26,10 @@
 #define MAX_DOMAINS 64
 
 typedef struct rapl_domain {
-    char zone[48];   /* intel-rapl:0:1 */
-    char name[48];   /* dram-0 */
-    int fd;          /* zone directory */
-    int efd;         /* energy_uj, kept open */
+    char zone[48]; /* intel-rapl:0:1 */
+    char name[48]; /* dram-0 */
+    int fd;        /* zone directory */
+    int efd;       /* energy_uj, kept open */
     int col;
     uint64_t range;
 } rapl_domain;
@@ -121,8 +121,10 @@ static int rapl_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     closedir(dir);
     if (st->n == 0) {
         rapl_close(st);
-        return pm_error_set(err, PM_ENOENT, denied ? "RAPL energy counters are not readable "
-                            "(root only since Linux 5.10)" : "no RAPL domains found");
+        return pm_error_set(err, PM_ENOENT,
+                            denied ? "RAPL energy counters are not readable "
+                                     "(root only since Linux 5.10)"
+                                   : "no RAPL domains found");
     }
     qsort(st->d, st->n, sizeof st->d[0], cmp_zone);
     for (size_t i = 0; i < st->n; i++) {
@@ -130,12 +132,11 @@ static int rapl_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
         snprintf(col, sizeof col, "rapl.%s", st->d[i].name);
         /* A second domain with the same name (unusual firmware) gets the
          * zone suffix rather than being dropped. */
-        st->d[i].col = pm_schema_add(s, col, "uJ", PM_COUNTER, PM_U64, "rapl",
-                                     st->d[i].range + 1);
+        st->d[i].col = pm_schema_add(s, col, "uJ", PM_COUNTER, PM_U64, "rapl", st->d[i].range + 1);
         if (st->d[i].col == PM_EUSAGE) {
             snprintf(col, sizeof col, "rapl.%s", st->d[i].zone);
-            st->d[i].col = pm_schema_add(s, col, "uJ", PM_COUNTER, PM_U64, "rapl",
-                                         st->d[i].range + 1);
+            st->d[i].col =
+                pm_schema_add(s, col, "uJ", PM_COUNTER, PM_U64, "rapl", st->d[i].range + 1);
         }
     }
     *state = st;
@@ -156,7 +157,8 @@ static int rapl_read(void *state, const pm_sctx *ctx, pm_sample *s)
         if (st->d[i].range && v > st->d[i].range) {
             if (!st->warned) {
                 st->warned = 1;
-                pm_log(PM_LOG_WARN, "rapl: %s/class/powercap/%s/energy_uj: %llu is above its "
+                pm_log(PM_LOG_WARN,
+                       "rapl: %s/class/powercap/%s/energy_uj: %llu is above its "
                        "max_energy_range_uj %llu and cannot be real; not recorded (noted once)",
                        ctx->sys_root, st->d[i].zone, (unsigned long long)v,
                        (unsigned long long)st->d[i].range);

@@ -35,16 +35,32 @@
 
 #define MAX_STUB_GPUS 8
 
-enum { W_UTIL, W_ENC, W_DEC, W_MEM, W_BAR1, W_POWER, W_ENERGY, W_TEMP, W_FAN, W_CLOCK, W_PCIE,
-       W_ECC, W_THROTTLE, W_VIOLATION, W_PROCS, NWHAT };
-static const char *const what_name[NWHAT] = {"util",  "enc",   "dec",      "mem",      "bar1",
-                                             "power", "energy", "temp",    "fan",      "clock",
-                                             "pcie",  "ecc",   "throttle", "violation", "procs"};
+enum {
+    W_UTIL,
+    W_ENC,
+    W_DEC,
+    W_MEM,
+    W_BAR1,
+    W_POWER,
+    W_ENERGY,
+    W_TEMP,
+    W_FAN,
+    W_CLOCK,
+    W_PCIE,
+    W_ECC,
+    W_THROTTLE,
+    W_VIOLATION,
+    W_PROCS,
+    NWHAT
+};
+static const char *const what_name[NWHAT] = {"util",  "enc",    "dec",      "mem",       "bar1",
+                                             "power", "energy", "temp",     "fan",       "clock",
+                                             "pcie",  "ecc",    "throttle", "violation", "procs"};
 
 static struct stub_gpu {
     int unsupported[NWHAT];
-    unsigned lost_at;   /* 0: never */
-    unsigned calls;     /* utilisation queries so far */
+    unsigned lost_at; /* 0: never */
+    unsigned calls;   /* utilisation queries so far */
     int util;
 } gpus[MAX_STUB_GPUS];
 static unsigned ngpus;
@@ -64,7 +80,8 @@ static void parse_script(void)
     const char *env = getenv("PERFMON_NVML_STUB");
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", env ? env : "");
-    for (char *save = NULL, *w = strtok_r(buf, " \t;", &save); w; w = strtok_r(NULL, " \t;", &save)) {
+    for (char *save = NULL, *w = strtok_r(buf, " \t;", &save); w;
+         w = strtok_r(NULL, " \t;", &save)) {
         unsigned i = 0, n = 0;
         char what[32];
         if (sscanf(w, "gpus=%u", &n) == 1)
@@ -167,11 +184,11 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
     return NVML_SUCCESS;
 }
 
-#define CHECK(what, out)                                  \
-    unsigned i;                                           \
-    nvmlReturn_t rc_ = check(device, what, out, &i);      \
-    if (rc_ != NVML_SUCCESS)                              \
-        return rc_
+#define CHECK(what, out)                             \
+    unsigned i;                                      \
+    nvmlReturn_t rc_ = check(device, what, out, &i); \
+    if (rc_ != NVML_SUCCESS)                         \
+    return rc_
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization)
 {
@@ -278,7 +295,8 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int errorType, int
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *reasons)
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+                                                    unsigned long long *reasons)
 {
     CHECK(W_THROTTLE, reasons);
     *reasons = i % 2 ? 0x4 : 0;
@@ -290,9 +308,9 @@ nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, int perfPolicyTyp
 {
     CHECK(W_VIOLATION, violTime);
     violTime->referenceTime = (unsigned long long)time(NULL) * 1000000ULL;
-    violTime->violationTime =
-        perfPolicyType == NVML_PERF_POLICY_POWER && i % 2 ? (unsigned long long)(since_init() * 1e8)
-                                                           : 0;
+    violTime->violationTime = perfPolicyType == NVML_PERF_POLICY_POWER && i % 2
+                                  ? (unsigned long long)(since_init() * 1e8)
+                                  : 0;
     return NVML_SUCCESS;
 }
 
@@ -331,10 +349,10 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned 
 }
 
 /* Identity queries work on a lost GPU too. */
-#define IDENTITY(out)                       \
-    unsigned i;                             \
-    if (!dev(device, &i) || !(out))         \
-        return NVML_ERROR_INVALID_ARGUMENT
+#define IDENTITY(out)               \
+    unsigned i;                     \
+    if (!dev(device, &i) || !(out)) \
+    return NVML_ERROR_INVALID_ARGUMENT
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {

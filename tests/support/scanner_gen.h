@@ -10,7 +10,7 @@
 
 typedef struct pm_sgen_interval {
     const char *key;
-    int64_t start, end;        /* ns after the file's start */
+    int64_t start, end; /* ns after the file's start */
 } pm_sgen_interval;
 
 typedef struct pm_sgen_counter {
@@ -36,7 +36,7 @@ typedef struct pm_sgen_file {
     int master;                  /* 1: nothing after the first worker */
     const pm_sgen_worker *load;
     unsigned nload;
-    const pm_sgen_worker *eval;  /* neval * per_chain, pipeline by pipeline */
+    const pm_sgen_worker *eval; /* neval * per_chain, pipeline by pipeline */
     unsigned neval, per_chain;
     const pm_sgen_worker *save;
     unsigned nsave;

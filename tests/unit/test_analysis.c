@@ -151,7 +151,7 @@ static void test_compat_ska(void **state)
     CLOSE(net->host[1]->st.mean, 0.8);   /* 0 1 1 1 1 */
     CLOSE(net->host[0]->st.mean, 0.375); /* 0 .5 .5 .5 */
     CLOSE(net->avg_per_node, (0.8 + 0.375) / 2);
-    CLOSE(net->agg.st.mean, 1.1);        /* 0 1.5 1.5 1.5 1 */
+    CLOSE(net->agg.st.mean, 1.1); /* 0 1.5 1.5 1.5 1 */
     CLOSE(net->agg.st.max, 1.5);
     /* RAPL titles per socket: node-b's means 0.8 and 1.6 W, max 2 W; node-a
      * has no RAPL and counts as 0 W on both sockets, as in SKA's table */
@@ -353,7 +353,8 @@ static void test_socket_gap(void **state)
     FILE *f = fopen(path, "w");
     fputs("{\"host_name\": \"h\", \"time_stamps\": [0, 1, 2, 3, 4],\n"
           " \"rapl_powercap\": {\"package-0\": [0, 1e6, 2e6, 3e6, 4e6],\n"
-          "                   \"package-1\": [0, 1e6, null, 3e6, 4e6]}}\n", f);
+          "                   \"package-1\": [0, 1e6, null, 3e6, 4e6]}}\n",
+          f);
     fclose(f);
     pm_analyze_opts o;
     opts(&o);
@@ -381,11 +382,16 @@ static void test_time_bounds(void **state)
         int ok, rel;
         double v;
     } rows[] = {
-        {"+90", 1, 1, 90},          {"+2m", 1, 1, 120},
-        {"30", 1, 1, 30},           {"1700000000", 1, 0, 1700000000},
-        {"2023-11-14T22:13:20Z", 1, 0, 1700000000}, {"2023-11-14T22:13:20", 1, 0, 1700000000},
-        {"yesterday", 0, 0, 0},     {"", 0, 0, 0},
-        {"-5", 0, 0, 0},            {"2023-11-14T22:13:20+01", 0, 0, 0},
+        {"+90", 1, 1, 90},
+        {"+2m", 1, 1, 120},
+        {"30", 1, 1, 30},
+        {"1700000000", 1, 0, 1700000000},
+        {"2023-11-14T22:13:20Z", 1, 0, 1700000000},
+        {"2023-11-14T22:13:20", 1, 0, 1700000000},
+        {"yesterday", 0, 0, 0},
+        {"", 0, 0, 0},
+        {"-5", 0, 0, 0},
+        {"2023-11-14T22:13:20+01", 0, 0, 0},
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         double v = 0;

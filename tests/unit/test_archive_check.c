@@ -63,8 +63,9 @@ static void test_verdicts(void **state)
         o.min_history = 3;
         pm_check_result r;
         pm_check_series(rows[i].v, rows[i].n, &o, &r);
-        if (r.verdict != rows[i].verdict || r.n != rows[i].used || !same(r.median, rows[i].median) ||
-            !same(r.mad, rows[i].mad) || !same(r.z, rows[i].z) || !same(r.change, rows[i].change))
+        if (r.verdict != rows[i].verdict || r.n != rows[i].used ||
+            !same(r.median, rows[i].median) || !same(r.mad, rows[i].mad) || !same(r.z, rows[i].z) ||
+            !same(r.change, rows[i].change))
             fail_msg("row %zu: verdict %d n %zu median %g mad %g z %g change %g", i, r.verdict, r.n,
                      r.median, r.mad, r.z, r.change);
     }
@@ -75,8 +76,8 @@ static void test_verdicts(void **state)
 static void test_directions(void **state)
 {
     (void)state;
-    static const double up[] = {10, 11, 9, 10, 12, 15};   /* +50 %, z 3.37 */
-    static const double down[] = {10, 11, 9, 10, 12, 5};  /* -50 %, z -3.37 */
+    static const double up[] = {10, 11, 9, 10, 12, 15};  /* +50 %, z 3.37 */
+    static const double down[] = {10, 11, 9, 10, 12, 5}; /* -50 %, z -3.37 */
     static const struct {
         const double *v;
         int better;
@@ -89,7 +90,7 @@ static void test_directions(void **state)
         {down, PM_CHECK_LOWER, 0, PM_CHECK_OK}, /* faster */
         {down, PM_CHECK_HIGHER, 0, PM_CHECK_REGRESSION},
         {down, PM_CHECK_NONE, 0, PM_CHECK_OK},
-        {up, PM_CHECK_LOWER, 5, PM_CHECK_OK},   /* |15 - 10| = 5 is not above 5 */
+        {up, PM_CHECK_LOWER, 5, PM_CHECK_OK}, /* |15 - 10| = 5 is not above 5 */
         {up, PM_CHECK_LOWER, 4.9, PM_CHECK_REGRESSION},
         {down, PM_CHECK_HIGHER, 5, PM_CHECK_OK},
     };

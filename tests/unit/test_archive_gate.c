@@ -27,8 +27,8 @@
 #include "testutil.h"
 
 #define RUNS 30
-#define SLOW_AT 25     /* the first slowed run (1-based) */
-#define SLOWDOWN 1.10  /* 10 % */
+#define SLOW_AT 25    /* the first slowed run (1-based) */
+#define SLOWDOWN 1.10 /* 10 % */
 #define SEEDS 1000
 
 static const char *templates(void)
@@ -196,8 +196,8 @@ static void test_archived_reruns(void **state)
             }
             pm_store_close(s);
         }
-    print_message("archived: %zu false alarms in %zu checks; slowdown found in %zu of %d\n",
-                  alarms, checks, found, seeds);
+    print_message("archived: %zu false alarms in %zu checks; slowdown found in %zu of %d\n", alarms,
+                  checks, found, seeds);
     assert_true(alarms * 20 <= checks);
     assert_int_equal(found, seeds);
     pm_test_rmrf(dir);

@@ -152,7 +152,8 @@ static void test_bad_documents(void **state)
         {"{\"name\":7,\"startTime\":1}", "\"name\""},
         {"{\"name\":\"t\",\"startTime\":1,\"entries\":[]}", "\"entries\" is not an object"},
         {"{\"name\":\"t\",\"startTime\":1,\"entries\":{\"entry\":{}}}", "is not an array"},
-        {"{\"name\":\"t\",\"startTime\":1,\"entries\":{\"entry\":[3]}}", "entry[0] is not an object"},
+        {"{\"name\":\"t\",\"startTime\":1,\"entries\":{\"entry\":[3]}}",
+         "entry[0] is not an object"},
         {"{\"name\":\"t\",\"startTime\":1,\"entries\":{\"entry\":[{\"name\":\"a\"}]}}",
          "entry \"a\": \"wallTime\" is missing or not a finite number"},
         {"{\"name\":\"t\",\"startTime\":1,\"entries\":{\"entry\":[{\"name\":\"a\",\"wallTime\":"
@@ -261,10 +262,8 @@ static void test_dates(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tf_fixture),
-        cmocka_unit_test(test_stats_fixture),
-        cmocka_unit_test(test_bad_documents),
-        cmocka_unit_test(test_hostile_names_kept),
+        cmocka_unit_test(test_tf_fixture),    cmocka_unit_test(test_stats_fixture),
+        cmocka_unit_test(test_bad_documents), cmocka_unit_test(test_hostile_names_kept),
         cmocka_unit_test(test_dates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,8 +209,9 @@ static void test_all_or_nothing(void **state)
     assert_int_equal(n, 0);
     pm_store_points_free(p, n);
     /* and the store still works */
-    put(s, "{\"name\":\"atomic\",\"startTime\":1,\"entries\":{\"entry\":[{\"name\":\"x\","
-           "\"wallTime\":1}]}}",
+    put(s,
+        "{\"name\":\"atomic\",\"startTime\":1,\"entries\":{\"entry\":[{\"name\":\"x\","
+        "\"wallTime\":1}]}}",
         PM_PUT_STORED);
     pm_store_close(s);
 }

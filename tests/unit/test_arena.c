@@ -24,8 +24,8 @@ static void test_sizes(void **state)
     pm_arena a;
     pm_arena_init(&a);
     /* small, just under and over the block threshold, and bigger than a block */
-    const size_t sizes[] = {1, 100, PM_ARENA_BIG - 1, PM_ARENA_BIG, 3 * PM_ARENA_BIG + 5,
-                            PM_ARENA_BLOCK + 4096, 7};
+    const size_t sizes[] = {
+        1, 100, PM_ARENA_BIG - 1, PM_ARENA_BIG, 3 * PM_ARENA_BIG + 5, PM_ARENA_BLOCK + 4096, 7};
     unsigned char *p[7];
     for (size_t i = 0; i < 7; i++) {
         p[i] = pm_arena_alloc(&a, sizes[i], 1);

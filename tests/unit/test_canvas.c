@@ -118,10 +118,10 @@ static void test_burst_reads_its_value(void **state)
         double bottom = value_at(&ax, s.ymax, cases[c].logy);
         /* within a thousandth of the axis (float coordinates) */
         double tol = 1e-3 * (cases[c].logy ? hand_max : ax.v[ax.n - 1] - ax.v[0]);
-        if (fabs(top - hand_max) > tol || fabs(bottom - hand_min) > tol * (cases[c].logy ? 0.01 : 1))
-            fail_msg("case %zu (base %g, log %d, at %zu): path reads %g..%g, the data %g..%g",
-                     c, cases[c].base, cases[c].logy, cases[c].at, bottom, top, hand_min,
-                     hand_max);
+        if (fabs(top - hand_max) > tol ||
+            fabs(bottom - hand_min) > tol * (cases[c].logy ? 0.01 : 1))
+            fail_msg("case %zu (base %g, log %d, at %zu): path reads %g..%g, the data %g..%g", c,
+                     cases[c].base, cases[c].logy, cases[c].at, bottom, top, hand_min, hand_max);
         if (s.npoints > 4 * (size_t)W)
             fail_msg("case %zu: %zu points for %d columns", c, s.npoints, W);
         pm_canvas_free(cv);
@@ -211,4 +211,3 @@ int main(void)
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
-

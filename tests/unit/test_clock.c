@@ -71,8 +71,7 @@ static void test_fractions(void **state)
     /* digits are clamped to 0..9 */
     want(pm_utc_iso_ns(leap + 1, 12, b, sizeof b), b, "2024-02-29T00:00:00.000000001Z");
     /* beyond int64 nanoseconds: seconds and microseconds */
-    want(pm_utc_iso_frac(253402300799LL, 123456, 6, b, sizeof b), b,
-         "9999-12-31T23:59:59.123456Z");
+    want(pm_utc_iso_frac(253402300799LL, 123456, 6, b, sizeof b), b, "9999-12-31T23:59:59.123456Z");
     assert_int_equal(pm_utc_iso_frac(0, -1, 3, b, sizeof b), -1);
 }
 

@@ -247,8 +247,8 @@ static void test_entry_semantics(void **state)
         int better, gate;
         double pct;
     } rows[] = {
-        {"BM_MatMul/1024", PM_BETTER_LOWER, 1, 5},       /* a TensorFlow timing */
-        {"wall_time_s", PM_BETTER_LOWER, 1, 10},         /* the job's timing */
+        {"BM_MatMul/1024", PM_BETTER_LOWER, 1, 5},            /* a TensorFlow timing */
+        {"wall_time_s", PM_BETTER_LOWER, 1, 10},              /* the job's timing */
         {"cpu_avg_utilization_pct", PM_BETTER_HIGHER, 0, 10}, /* informational */
         {"max_t_mem_percent", PM_BETTER_LOWER, 0, 10},
         {"sampler_lateness_max_s", PM_BETTER_NONE, 0, 10},
@@ -293,11 +293,12 @@ static void test_cfg_parse(void **state)
     (void)state;
     pm_compare_cfg *c = NULL;
     pm_error err;
-    const char *ok = "{\"threshold_pct\": 5, \"z\": 2, \"default_better\": \"lower\","
-                     " \"phases\": {\"better\": \"none\"},"
-                     " \"figures\": [{\"key\": \"wall_time_s\", \"better\": \"lower\", \"min_abs\": 1}],"
-                     " \"metrics\": [{\"id\": \"cpu_usage\", \"better\": \"higher\", \"threshold_pct\": 2},"
-                     "               {\"id\": \"mem_used\"}]}";
+    const char *ok =
+        "{\"threshold_pct\": 5, \"z\": 2, \"default_better\": \"lower\","
+        " \"phases\": {\"better\": \"none\"},"
+        " \"figures\": [{\"key\": \"wall_time_s\", \"better\": \"lower\", \"min_abs\": 1}],"
+        " \"metrics\": [{\"id\": \"cpu_usage\", \"better\": \"higher\", \"threshold_pct\": 2},"
+        "               {\"id\": \"mem_used\"}]}";
     assert_int_equal(pm_compare_cfg_parse("c.json", ok, &c, &err), 0);
     assert_float_equal(c->threshold_pct, 5, 0);
     assert_float_equal(c->z, 2, 0);
@@ -317,9 +318,11 @@ static void test_cfg_parse(void **state)
     static const struct {
         const char *text, *msg;
     } bad[] = {
-        {"{\"metrics\": [{\"id\": \"x\", \"better\": \"up\"}]}", "c.json: metrics[0].better: expected"},
+        {"{\"metrics\": [{\"id\": \"x\", \"better\": \"up\"}]}",
+         "c.json: metrics[0].better: expected"},
         {"{\"figures\": [{\"key\": \"nope\"}]}", "\"nope\" is not a job figure"},
-        {"{\"metrics\": [{\"id\": \"x\"}, {\"id\": \"x\"}]}", "metrics[1].id: \"x\" is listed twice"},
+        {"{\"metrics\": [{\"id\": \"x\"}, {\"id\": \"x\"}]}",
+         "metrics[1].id: \"x\" is listed twice"},
         {"{\"metrics\": [{\"better\": \"lower\"}]}", "metrics[0].id: expected a string"},
         {"{\"threshold_pct\": -1}", "c.json: threshold_pct: expected a number >= 0"},
         {"{\"z\": \"3\"}", "c.json: z: expected a number"},
@@ -329,8 +332,10 @@ static void test_cfg_parse(void **state)
         {"{\"figures\": [{\"key\": \"sampler_late\", \"better\": \"lower\", \"gate\": true}]}",
          "figures[0].gate: \"sampler_late\" is the sampler's own and is never gated"},
         {"{\"figures\": [{\"key\": \"samples\", \"gate\": true}]}", "cannot be gated"},
-        {"{\"figures\": [{\"key\": \"samples\", \"gate\": 1}]}", "figures[0].gate: expected true or false"},
-        {"{\"metrics\": [{\"id\": \"x\", \"series\": \"y\"}]}", "metrics[0].series: expected a catalog metric id (figures only)"},
+        {"{\"figures\": [{\"key\": \"samples\", \"gate\": 1}]}",
+         "figures[0].gate: expected true or false"},
+        {"{\"metrics\": [{\"id\": \"x\", \"series\": \"y\"}]}",
+         "metrics[0].series: expected a catalog metric id (figures only)"},
         {"{\"phases\": {\"better\": \"none\", \"gate\": true}}", "phases.gate"},
         {"{\n  \"z\": 3,\n  oops\n}", "c.json:3:"},
     };
@@ -389,18 +394,22 @@ static int write_events(const char *path, const char *host, double start, double
         const char *name, *edge;
         int end;
         double at;
-    } marks[] = {{"setup", "start", 0, 1}, {"setup", "end", 0, 20}, {"compute", "start", 0, 20},
+    } marks[] = {{"setup", "start", 0, 1},
+                 {"setup", "end", 0, 20},
+                 {"compute", "start", 0, 20},
                  {"compute", "end", 1, 0}};
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
     for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
         double e = marks[i].end ? compute_end : marks[i].at;
-        long long wall = (long long)llround((start + e) * 1e9), mono = 1000000000LL + llround(e * 1e9);
-        fprintf(f,
-                "{\"perfmon_event\":1,\"host\":\"%s\",\"pid\":1,\"wall_ns\":\"%lld\",\"mono_ns\":\"%lld\","
-                "\"name\":\"%s\",\"edge\":\"%s\",\"attrs\":{}}\n",
-                host, wall, mono, marks[i].name, marks[i].edge);
+        long long wall = (long long)llround((start + e) * 1e9),
+                  mono = 1000000000LL + llround(e * 1e9);
+        fprintf(
+            f,
+            "{\"perfmon_event\":1,\"host\":\"%s\",\"pid\":1,\"wall_ns\":\"%lld\",\"mono_ns\":\"%lld\","
+            "\"name\":\"%s\",\"edge\":\"%s\",\"attrs\":{}}\n",
+            host, wall, mono, marks[i].name, marks[i].edge);
     }
     return fclose(f) == 0 ? 0 : -1;
 }

@@ -28,11 +28,20 @@ static void test_fmt_double(void **state)
         int digits;
         const char *want;
     } rows[] = {
-        {0, 6, "0"},           {1.5, 6, "1.5"},         {-2.25, 6, "-2.25"},
-        {0.1 + 0.2, 6, "0.3"}, {123456789, 6, "1.23457e+08"}, {1700000000.25, 13, "1700000000.25"},
-        {0.000123, 6, "0.000123"}, {1e-7, 6, "1e-07"}, {1e20, 6, "1e+20"},
-        {NAN, 6, "NaN"},       {INFINITY, 6, "inf"},    {99.99996, 6, "100"},
-        {2.5e-4, 3, "0.00025"}, {-0.5, 1, "-0.5"},
+        {0, 6, "0"},
+        {1.5, 6, "1.5"},
+        {-2.25, 6, "-2.25"},
+        {0.1 + 0.2, 6, "0.3"},
+        {123456789, 6, "1.23457e+08"},
+        {1700000000.25, 13, "1700000000.25"},
+        {0.000123, 6, "0.000123"},
+        {1e-7, 6, "1e-07"},
+        {1e20, 6, "1e+20"},
+        {NAN, 6, "NaN"},
+        {INFINITY, 6, "inf"},
+        {99.99996, 6, "100"},
+        {2.5e-4, 3, "0.00025"},
+        {-0.5, 1, "-0.5"},
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         char buf[48];
@@ -236,7 +245,9 @@ static void test_gnuplot_scripts_run(void **state)
     assert_int_equal(pm_export_gnuplot(a, out, &err), 0);
     pm_analysis_free(a);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd '%s' && for f in *.gp; do gnuplot \"$f\" 2>>gp.err || echo \"$f\" >>failed; done", out);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && for f in *.gp; do gnuplot \"$f\" 2>>gp.err || echo \"$f\" >>failed; done",
+             out);
     assert_int_equal(system(cmd), 0);
     snprintf(path, sizeof path, "%s/failed", out);
     char *text = NULL;
@@ -277,10 +288,8 @@ static void test_gnuplot_scripts_run(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fmt_double),
-        cmocka_unit_test(test_gnuplot_quoting),
-        cmocka_unit_test(test_csv_and_hdf5),
-        cmocka_unit_test(test_write_failures),
+        cmocka_unit_test(test_fmt_double),          cmocka_unit_test(test_gnuplot_quoting),
+        cmocka_unit_test(test_csv_and_hdf5),        cmocka_unit_test(test_write_failures),
         cmocka_unit_test(test_gnuplot_scripts_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

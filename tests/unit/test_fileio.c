@@ -63,13 +63,10 @@ static void test_read_small(void **state)
         ssize_t ret;
         int full;
     } rows[] = {
-        {0, 16, 0, 0},
-        {10, 16, 10, 0},
+        {0, 16, 0, 0},   {10, 16, 10, 0},
         {15, 16, 15, 1}, /* exactly cap-1: cannot tell, says full */
-        {16, 16, 15, 1},
-        {100000, 16, 15, 1},
-        {1, 2, 1, 1},
-        {5, 1, 0, 1},    /* room for the NUL only */
+        {16, 16, 15, 1}, {100000, 16, 15, 1},
+        {1, 2, 1, 1},    {5, 1, 0, 1}, /* room for the NUL only */
     };
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
     assert_true(dfd >= 0);
@@ -165,9 +162,9 @@ static void test_pread_grow(void **state)
         ssize_t rc; /* the size, or -errno */
     } rows[] = {
         {0, 100, 0},
-        {99, 100, 99},           /* exactly fits with its NUL */
-        {100, 100, -EFBIG},      /* never cut short */
-        {5000, 1u << 20, 5000},  /* beyond the first 4 KiB */
+        {99, 100, 99},          /* exactly fits with its NUL */
+        {100, 100, -EFBIG},     /* never cut short */
+        {5000, 1u << 20, 5000}, /* beyond the first 4 KiB */
         {300000, 1u << 20, 300000},
         {300000, 200000, -EFBIG},
     };
@@ -257,11 +254,8 @@ static void test_read_whole(void **state)
         size_t size, max;
         int rc;
     } rows[] = {
-        {0, 100, 0},
-        {100, 100, 0},            /* exactly the limit */
-        {101, 100, PM_ELIMIT},
-        {200000, 1u << 20, 0},
-        {200000, 100000, PM_ELIMIT},
+        {0, 100, 0},           {100, 100, 0}, /* exactly the limit */
+        {101, 100, PM_ELIMIT}, {200000, 1u << 20, 0}, {200000, 100000, PM_ELIMIT},
     };
     for (size_t i = 0; i < N(rows); i++) {
         put("w", rows[i].size);
@@ -381,7 +375,7 @@ static void test_path_join(void **state)
         {"/", "b", 64, 0, "/b"},
         {"", "b", 64, 0, "b"},
         {NULL, "b", 64, 0, "b"},
-        {"/a", "b", 5, 0, "/a/b"},             /* exactly fits */
+        {"/a", "b", 5, 0, "/a/b"}, /* exactly fits */
         {"/a", "bc", 5, -ENAMETOOLONG, NULL},
         {"/a", "", 64, 0, "/a/"},
     };
@@ -393,7 +387,6 @@ static void test_path_join(void **state)
             assert_string_equal(out, rows[i].out);
     }
 }
-
 
 int main(void)
 {

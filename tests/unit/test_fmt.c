@@ -42,9 +42,9 @@ static const int DIGITS[] = {1, 2, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 17};
 #define NDIGITS (sizeof DIGITS / sizeof DIGITS[0])
 
 enum { S_INT, S_TIE, S_EXP, S_SUB, S_SPECIAL, S_POW10, S_CARRY, S_RANDOM, S_DATA, NSHAPES };
-static const char *const SHAPE[NSHAPES] = {"integers", "ties", "exponents", "subnormals",
-                                           "specials", "near 10^k", "carries", "random bits",
-                                           "data-like"};
+static const char *const SHAPE[NSHAPES] = {"integers",   "ties",        "exponents",
+                                           "subnormals", "specials",    "near 10^k",
+                                           "carries",    "random bits", "data-like"};
 
 static double p10(int k)
 {
@@ -72,14 +72,20 @@ static double make(int shape, int digits)
             x = (double)(m / 10 * 10 + 5) / p10((int)((r >> 4) % 4)); /* decimal ties */
         return r & (1ull << 62) ? -x : x;
     }
-    case S_EXP:
-        return ldexp(1.0 + (double)(r >> 12) * 0x1p-52, (int)(r % 2100) - 1070);
-    case S_SUB:
-        return from_bits((r >> 12) | ((r & 1) << 63));
+    case S_EXP: return ldexp(1.0 + (double)(r >> 12) * 0x1p-52, (int)(r % 2100) - 1070);
+    case S_SUB: return from_bits((r >> 12) | ((r & 1) << 63));
     case S_SPECIAL: {
-        static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, DBL_MAX, -DBL_MAX, DBL_MIN,
-                                    DBL_TRUE_MIN, 1.0, -1.0, 0.5, 1e-4, 1e-5, 9.5, 0.95, 1e15,
-                                    1e16, 1e17, 1e21, 1e22, 1e23, 123456789012345678.0};
+        static const double sp[] = {0.0,      -0.0,
+                                    INFINITY, -INFINITY,
+                                    DBL_MAX,  -DBL_MAX,
+                                    DBL_MIN,  DBL_TRUE_MIN,
+                                    1.0,      -1.0,
+                                    0.5,      1e-4,
+                                    1e-5,     9.5,
+                                    0.95,     1e15,
+                                    1e16,     1e17,
+                                    1e21,     1e22,
+                                    1e23,     123456789012345678.0};
         return sp[r % (sizeof sp / sizeof sp[0])];
     }
     case S_POW10: {
@@ -155,12 +161,12 @@ static void test_fixed_rows(void **state)
         const char *want;
     } rows[] = {
         {0.5, 1, "0.5"},
-        {2.5, 1, "2"},            /* a tie goes to even */
+        {2.5, 1, "2"}, /* a tie goes to even */
         {3.5, 1, "4"},
-        {0.125, 2, "0.12"},       /* exact tie in binary: even */
+        {0.125, 2, "0.12"}, /* exact tie in binary: even */
         {0.375, 2, "0.38"},
         {1234567.0, 6, "1.23457e+06"},
-        {999999.5, 6, "1e+06"},   /* tie, carry, exponent form */
+        {999999.5, 6, "1e+06"}, /* tie, carry, exponent form */
         {0.0001, 6, "0.0001"},
         {0.00009999995, 6, "0.0001"},
         {1e-5, 6, "1e-05"},

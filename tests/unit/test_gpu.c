@@ -28,16 +28,54 @@ static char dir[4096];
 
 /* Column c of sample i (t = i seconds): NaN = not recorded. */
 typedef double (*colfn)(size_t i);
-static double cpu50(size_t i) { (void)i; return 50; }
-static double util20(size_t i) { (void)i; return 20; }
-static double util40(size_t i) { (void)i; return 40; }
-static double util80(size_t i) { (void)i; return 80; }
-static double util0(size_t i) { (void)i; return 0; }
-static double mw100(size_t i) { (void)i; return 100000; }
-static double mw200(size_t i) { (void)i; return 200000; }
-static double mw50(size_t i) { (void)i; return 50000; }
-static double mj100(size_t i) { return 100000.0 * (double)i + 7e6; } /* 100 W since long ago */
-static double mem2g(size_t i) { return (double)(i + 1) * (1 << 20); }
+static double cpu50(size_t i)
+{
+    (void)i;
+    return 50;
+}
+static double util20(size_t i)
+{
+    (void)i;
+    return 20;
+}
+static double util40(size_t i)
+{
+    (void)i;
+    return 40;
+}
+static double util80(size_t i)
+{
+    (void)i;
+    return 80;
+}
+static double util0(size_t i)
+{
+    (void)i;
+    return 0;
+}
+static double mw100(size_t i)
+{
+    (void)i;
+    return 100000;
+}
+static double mw200(size_t i)
+{
+    (void)i;
+    return 200000;
+}
+static double mw50(size_t i)
+{
+    (void)i;
+    return 50000;
+}
+static double mj100(size_t i)
+{
+    return 100000.0 * (double)i + 7e6;
+} /* 100 W since long ago */
+static double mem2g(size_t i)
+{
+    return (double)(i + 1) * (1 << 20);
+}
 
 typedef struct colspec {
     const char *name, *unit;
@@ -79,8 +117,9 @@ static void write_profile(const char *file, const char *host, const colspec *cs,
             present[c / 8] |= (uint8_t)(1u << (c % 8));
         }
         int64_t off = (int64_t)i * 1000000000;
-        assert_int_equal(pm_writer_sample(w, info.start_mono_ns + off, info.start_wall_ns + off,
-                                          v, present, &err), 0);
+        assert_int_equal(pm_writer_sample(w, info.start_mono_ns + off, info.start_wall_ns + off, v,
+                                          present, &err),
+                         0);
     }
     assert_int_equal(pm_writer_close(w, &err), 0);
 }
@@ -92,18 +131,12 @@ static int setup(void **state)
     /* node-a: GPUs 0 (energy counter), 1 (power only), 10 (utilisation
      * only), in two files; columns that only look like GPU ones stay. */
     static const colspec a[] = {
-        {"cpu.percent", "%", PM_GAUGE, cpu50},
-        {"gpu.0.util", "%", PM_GAUGE, util20},
-        {"gpu.1.util", "%", PM_GAUGE, util80},
-        {"gpu.0.power", "mW", PM_GAUGE, mw100},
-        {"gpu.0.energy", "mJ", PM_COUNTER, mj100},
-        {"gpu.1.power", "mW", PM_GAUGE, mw200},
-        {"gpu.10.util", "%", PM_GAUGE, util0},
-        {"gpu.0.mem_used", "B", PM_GAUGE, mem2g},
-        {"gpu.x.util", "%", PM_GAUGE, util0},
-        {"gpu.0", "%", PM_GAUGE, util0},
-        {"gpux.0.util", "%", PM_GAUGE, util0},
-        {"gpu.12345.util", "%", PM_GAUGE, util0},
+        {"cpu.percent", "%", PM_GAUGE, cpu50},     {"gpu.0.util", "%", PM_GAUGE, util20},
+        {"gpu.1.util", "%", PM_GAUGE, util80},     {"gpu.0.power", "mW", PM_GAUGE, mw100},
+        {"gpu.0.energy", "mJ", PM_COUNTER, mj100}, {"gpu.1.power", "mW", PM_GAUGE, mw200},
+        {"gpu.10.util", "%", PM_GAUGE, util0},     {"gpu.0.mem_used", "B", PM_GAUGE, mem2g},
+        {"gpu.x.util", "%", PM_GAUGE, util0},      {"gpu.0", "%", PM_GAUGE, util0},
+        {"gpux.0.util", "%", PM_GAUGE, util0},     {"gpu.12345.util", "%", PM_GAUGE, util0},
     };
     write_profile("a1.pmp", "node-a", a, sizeof a / sizeof a[0], 0, 5);
     write_profile("a2.pmp", "node-a", a, sizeof a / sizeof a[0], 5, 11);
@@ -147,8 +180,8 @@ static void test_gpu_hosts(void **state)
 {
     (void)state;
     pm_analysis *a = analyse();
-    static const char *const names[] = {"node-a", "node-b", "gpu-0.node-a", "gpu-0.node-b",
-                                        "gpu-1.node-a", "gpu-10.node-a"};
+    static const char *const names[] = {"node-a",       "node-b",       "gpu-0.node-a",
+                                        "gpu-0.node-b", "gpu-1.node-a", "gpu-10.node-a"};
     assert_int_equal(a->nhosts, 6);
     for (size_t h = 0; h < 6; h++) {
         assert_string_equal(a->hosts[h].name, names[h]);
@@ -197,14 +230,14 @@ static void test_gpu_figures(void **state)
     CLOSE(g0->gpu_count, 1);
     CLOSE(g0->gpu_hours, 10.0 / 3600);
     CLOSE(g0->gpu_avg_utilization_pct, 20);
-    CLOSE(g0->gpu_energy_j, 1000);          /* the counter's increase */
+    CLOSE(g0->gpu_energy_j, 1000); /* the counter's increase */
     CLOSE(g0->gpu_avg_power_w, 100);
     CLOSE(g0->gpu_peak_mem_bytes, 11 << 20);
-    CLOSE(g1->gpu_energy_j, 2000);          /* no counter: power over time */
+    CLOSE(g1->gpu_energy_j, 2000); /* no counter: power over time */
     CLOSE(gb->gpu_energy_j, 500);
-    assert_true(isnan(g10->gpu_energy_j));  /* neither */
+    assert_true(isnan(g10->gpu_energy_j)); /* neither */
     CLOSE(g10->gpu_avg_utilization_pct, 0);
-    assert_true(isnan(g0->samples));        /* the node's, not counted again */
+    assert_true(isnan(g0->samples)); /* the node's, not counted again */
     assert_true(isnan(g0->cpu_avg_utilization_pct));
     assert_true(isnan(a->nodes[0].gpu_count));
     CLOSE(a->nodes[0].cpu_avg_utilization_pct, 50);

@@ -108,7 +108,9 @@ static void test_hwinfo_two_socket_skylake(void **state)
     static const struct {
         int level;
         const char *type, *size;
-    } want[] = {{1, "Data", "32K"}, {1, "Instruction", "32K"}, {2, "Unified", "1024K"},
+    } want[] = {{1, "Data", "32K"},
+                {1, "Instruction", "32K"},
+                {2, "Unified", "1024K"},
                 {3, "Unified", "22528K"}};
     assert_int_equal(cJSON_GetArraySize(caches), (int)N(want));
     for (size_t i = 0; i < N(want); i++) {
@@ -149,12 +151,16 @@ static void test_hwinfo_minimal_vm(void **state)
 static void test_hwinfo_hostile_hostname(void **state)
 {
     (void)state;
-    static const char *const hosts[] = {"a\"b\\c", "tab\there", "bad\xff" "utf8", ""};
+    static const char *const hosts[] = {"a\"b\\c", "tab\there",
+                                        "bad\xff"
+                                        "utf8",
+                                        ""};
     for (size_t i = 0; i < N(hosts); i++) {
         cJSON *j = hwinfo_node("minimal", hosts[i]);
         const char *h = str(j, "hostname");
         if (i == 2)
-            assert_string_equal(h, "bad\xef\xbf\xbd" "utf8");
+            assert_string_equal(h, "bad\xef\xbf\xbd"
+                                   "utf8");
         else
             assert_string_equal(h, hosts[i]);
         cJSON_Delete(j);
@@ -195,16 +201,16 @@ static void test_hwinfo_microarch_table(void **state)
         {"GenuineIntel", 6, 0xCF, "emeraldrapids"},
         {"GenuineIntel", 6, 0xAD, "graniterapids"},
         {"GenuineIntel", 6, 0x2D, "sandybridge-ep"},
-        {"GenuineIntel", 6, 0x99, "unknown"},      /* not in the table */
-        {"GenuineIntel", 15, 0x55, "unknown"},     /* right model, wrong family */
+        {"GenuineIntel", 6, 0x99, "unknown"},  /* not in the table */
+        {"GenuineIntel", 15, 0x55, "unknown"}, /* right model, wrong family */
         {"AuthenticAMD", 0x17, 0x01, "zen"},
         {"AuthenticAMD", 0x17, 0x31, "zen2"},
         {"AuthenticAMD", 0x19, 0x01, "zen3"},
-        {"AuthenticAMD", 0x19, 0x11, "zen4"},      /* Genoa */
-        {"AuthenticAMD", 0x19, 0xA0, "zen4"},      /* Bergamo */
+        {"AuthenticAMD", 0x19, 0x11, "zen4"}, /* Genoa */
+        {"AuthenticAMD", 0x19, 0xA0, "zen4"}, /* Bergamo */
         {"AuthenticAMD", 0x19, 0x21, "zen3"},
         {"AuthenticAMD", 0x1A, 0x02, "zen5"},
-        {"AuthenticAMD", 6, 0x55, "unknown"},      /* Intel model number on AMD */
+        {"AuthenticAMD", 6, 0x55, "unknown"}, /* Intel model number on AMD */
         {"HygonGenuine", 0x18, 0x01, "unknown"},
         {"", 0, 0, "unknown"},
     };
@@ -265,8 +271,7 @@ static void test_hwinfo_vector_table(void **state)
         cJSON *j = hwinfo(proc, "/nonexistent/sys", "h", &ctx);
         const char *got = str(j, "cpu.vector");
         if (strcmp(got, rows[i].vector) != 0)
-            fail_msg("flags \"%s\": vector %s, expected %s", rows[i].flags, got,
-                     rows[i].vector);
+            fail_msg("flags \"%s\": vector %s, expected %s", rows[i].flags, got, rows[i].vector);
         cJSON_Delete(j);
     }
     pm_test_rmrf(dir);

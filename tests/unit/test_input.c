@@ -173,8 +173,8 @@ static void test_runs_apart(void **state)
     o.job = NULL;
     assert_int_equal(analyse(dir, &o, &a, &err), PM_EUSAGE);
     assert_non_null(strstr(err.msg, "2 runs of 1 job"));
-    assert_true(msgs_has(&m, PM_MSG_DETAIL, "run 2: job J, from 2023-11-14T22:13:30Z for 9 s",
-                         NULL));
+    assert_true(
+        msgs_has(&m, PM_MSG_DETAIL, "run 2: job J, from 2023-11-14T22:13:30Z for 9 s", NULL));
     msgs_free(&m);
     pm_test_rmrf(dir);
     free(dir);
@@ -439,8 +439,8 @@ static void test_nothing_to_analyse(void **state)
     assert_non_null(strstr(err.msg, "no readable profile among 2 files: "));
     assert_non_null(strstr(err.msg, "empty.json: empty file"));
     assert_true(msgs_has(&m, PM_MSG_IGNORED, "empty.json: empty file", NULL));
-    assert_true(msgs_has(&m, PM_MSG_IGNORED, "notes.txt: offset 0: not a profile", "\"hello.\"",
-                         NULL));
+    assert_true(
+        msgs_has(&m, PM_MSG_IGNORED, "notes.txt: offset 0: not a profile", "\"hello.\"", NULL));
     msgs_free(&m);
     pm_test_rmrf(dir);
     free(dir);

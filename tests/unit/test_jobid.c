@@ -20,9 +20,9 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const job_vars[] = {
-    "SLURM_JOB_ID", "SLURM_JOBID",  "SLURM_NODEID",   "SLURM_PROCID",  "SLURM_JOB_USER",
-    "PBS_JOBID",    "PBS_NODEFILE", "PBS_NODEFILE_LOCAL", "OAR_JOB_ID", "OAR_JOBID",
-    "OAR_NODEFILE", "OAR_FILE_NODES", "PERFMON_PROC_ROOT", "PERFMON_SYS_ROOT",
+    "SLURM_JOB_ID", "SLURM_JOBID",    "SLURM_NODEID",       "SLURM_PROCID",     "SLURM_JOB_USER",
+    "PBS_JOBID",    "PBS_NODEFILE",   "PBS_NODEFILE_LOCAL", "OAR_JOB_ID",       "OAR_JOBID",
+    "OAR_NODEFILE", "OAR_FILE_NODES", "PERFMON_PROC_ROOT",  "PERFMON_SYS_ROOT",
 };
 
 static char tmpdir[256];
@@ -54,8 +54,8 @@ static int teardown(void **state)
 #define NODEFILE "@NODEFILE@" /* replaced by the path of the row's node file */
 
 typedef struct job_row {
-    const char *env[6];    /* "NAME=value" */
-    const char *nodefile;  /* contents, or NULL */
+    const char *env[6];   /* "NAME=value" */
+    const char *nodefile; /* contents, or NULL */
     const char *host;
     const char *scheduler, *job_id, *node_rank;
 } job_row;
@@ -106,39 +106,71 @@ static void test_job_detect(void **state)
         /* SLURM */
         {{"SLURM_JOB_ID=12345", "SLURM_NODEID=3"}, NULL, "cn1", "slurm", "12345", "3"},
         {{"SLURM_JOBID=777", "SLURM_PROCID=5"}, NULL, "cn1", "slurm", "777", "5"},
-        {{"SLURM_JOB_ID=12345", "SLURM_NODEID=0", "SLURM_PROCID=9"}, NULL, "cn1", "slurm",
-         "12345", "0"},
+        {{"SLURM_JOB_ID=12345", "SLURM_NODEID=0", "SLURM_PROCID=9"},
+         NULL,
+         "cn1",
+         "slurm",
+         "12345",
+         "0"},
         {{"SLURM_JOB_ID=", "SLURM_JOBID=778"}, NULL, "cn1", "slurm", "778", ""}, /* empty */
-        {{"SLURM_JOB_ID=42_7"}, NULL, "cn1", "slurm", "42_7", ""},              /* array job */
+        {{"SLURM_JOB_ID=42_7"}, NULL, "cn1", "slurm", "42_7", ""},               /* array job */
         {{"SLURM_JOB_ID=1", "PBS_JOBID=2", "OAR_JOB_ID=3"}, NULL, "cn1", "slurm", "1", ""},
         /* PBS: rank of the host among the distinct names of the node file */
-        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE}, pbs_file, "n01", "pbs",
-         "4567.pbs01", "0"},
-        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE}, pbs_file, "n02", "pbs",
-         "4567.pbs01", "1"},
-        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE}, pbs_file, "n03", "pbs",
-         "4567.pbs01", "2"},
-        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE}, pbs_file,
-         "n03.cluster.local", "pbs", "4567.pbs01", "2"}, /* short name matches */
-        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE}, pbs_file, "n99", "pbs",
-         "4567.pbs01", ""}, /* not listed: unknown rank */
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, pbs_file, "n02", "pbs", "9", "1"},
-        {{"PBS_JOBID=9", "PBS_NODEFILE_LOCAL=/nonexistent/nodefile"}, NULL, "n02", "pbs", "9",
-         ""},
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n01\r\nn01 \r\n\r\nn02\tx\r\n", "n02",
-         "pbs", "9", "1"}, /* CRLF, blanks, empty lines */
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n01.cl\nn02.cl\n", "n02", "pbs", "9",
-         "1"}, /* FQDN in the file */
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "node1\nnode10\n", "node10", "pbs", "9",
-         "1"}, /* a prefix is not a match */
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "node1\nnode10\n", "node1", "pbs", "9",
+        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE},
+         pbs_file,
+         "n01",
+         "pbs",
+         "4567.pbs01",
          "0"},
+        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE},
+         pbs_file,
+         "n02",
+         "pbs",
+         "4567.pbs01",
+         "1"},
+        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE},
+         pbs_file,
+         "n03",
+         "pbs",
+         "4567.pbs01",
+         "2"},
+        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE},
+         pbs_file,
+         "n03.cluster.local",
+         "pbs",
+         "4567.pbs01",
+         "2"}, /* short name matches */
+        {{"PBS_JOBID=4567.pbs01", "PBS_NODEFILE_LOCAL=" NODEFILE},
+         pbs_file,
+         "n99",
+         "pbs",
+         "4567.pbs01",
+         ""}, /* not listed: unknown rank */
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, pbs_file, "n02", "pbs", "9", "1"},
+        {{"PBS_JOBID=9", "PBS_NODEFILE_LOCAL=/nonexistent/nodefile"}, NULL, "n02", "pbs", "9", ""},
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE},
+         "n01\r\nn01 \r\n\r\nn02\tx\r\n",
+         "n02",
+         "pbs",
+         "9",
+         "1"}, /* CRLF, blanks, empty lines */
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE},
+         "n01.cl\nn02.cl\n",
+         "n02",
+         "pbs",
+         "9",
+         "1"}, /* FQDN in the file */
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE},
+         "node1\nnode10\n",
+         "node10",
+         "pbs",
+         "9",
+         "1"}, /* a prefix is not a match */
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "node1\nnode10\n", "node1", "pbs", "9", "0"},
         {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "", "n01", "pbs", "9", ""},
         /* OAR */
-        {{"OAR_JOB_ID=789", "OAR_NODEFILE=" NODEFILE}, "g1\ng1\ng2\ng2\n", "g2", "oar", "789",
-         "1"},
-        {{"OAR_JOBID=790", "OAR_FILE_NODES=" NODEFILE}, "g1\ng2\ng3\n", "g3", "oar", "790",
-         "2"},
+        {{"OAR_JOB_ID=789", "OAR_NODEFILE=" NODEFILE}, "g1\ng1\ng2\ng2\n", "g2", "oar", "789", "1"},
+        {{"OAR_JOBID=790", "OAR_FILE_NODES=" NODEFILE}, "g1\ng2\ng3\n", "g3", "oar", "790", "2"},
         {{"OAR_JOB_ID=791"}, NULL, "g1", "oar", "791", ""},
     };
     for (size_t i = 0; i < N(rows); i++) {
@@ -155,15 +187,30 @@ static void test_job_detect_interleaved_nodefile(void **state)
      * "-l place=scatter" or a hand-written OAR file): the rank counts
      * distinct names in order of first appearance. */
     static const job_row rows[] = {
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n01\nn02\nn01\nn02\nn03\n", "n03", "pbs",
-         "9", "2"},
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n01\nn02\nn01\nn02\nn03\n", "n02", "pbs",
-         "9", "1"},
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n03\nn01\nn03\nn02\nn01\nn02\n", "n02",
-         "pbs", "9", "2"}, /* first appearance, not sorted order */
-        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "b\na\nb\na\nb\nc\na\n", "c", "pbs", "9",
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE},
+         "n01\nn02\nn01\nn02\nn03\n",
+         "n03",
+         "pbs",
+         "9",
          "2"},
-        {{"OAR_JOB_ID=5", "OAR_NODEFILE=" NODEFILE}, "g2\ng1\ng2\ng1\ng3.cl\n", "g3", "oar", "5",
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE},
+         "n01\nn02\nn01\nn02\nn03\n",
+         "n02",
+         "pbs",
+         "9",
+         "1"},
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE},
+         "n03\nn01\nn03\nn02\nn01\nn02\n",
+         "n02",
+         "pbs",
+         "9",
+         "2"}, /* first appearance, not sorted order */
+        {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "b\na\nb\na\nb\nc\na\n", "c", "pbs", "9", "2"},
+        {{"OAR_JOB_ID=5", "OAR_NODEFILE=" NODEFILE},
+         "g2\ng1\ng2\ng1\ng3.cl\n",
+         "g3",
+         "oar",
+         "5",
          "2"},
         {{"PBS_JOBID=9", "PBS_NODEFILE=" NODEFILE}, "n01\nn02\nn01\n", "n09", "pbs", "9", ""},
     };
@@ -284,18 +331,18 @@ static void test_parse_args_errors(void **state)
         const char *must_name; /* the message names the option */
         const char *also;      /* and this, when not NULL */
     } rows[] = {
-        {{"-o", "d", "-i", "0.01"}, "--interval", "0.01"},    /* below 50 ms */
+        {{"-o", "d", "-i", "0.01"}, "--interval", "0.01"}, /* below 50 ms */
         {{"-o", "d", "--interval", "abc"}, "--interval", "abc"},
         {{"-o", "d", "-i", "-1"}, "--interval", NULL},
         {{"-o", "d", "-i", "1e400"}, "--interval", NULL},
         {{"-o", "d", "-c", "0"}, "--checkpoint", NULL},
         {{"-o", "d", "-d", "0"}, "--duration", NULL},
         {{"-o", "d", "--pss-interval", "x"}, "--pss-interval", NULL},
-        {{"-o", "d", "--bogus"}, "--bogus", NULL},              /* unknown long option */
-        {{"-o", "d", "-x"}, "-x", NULL},                        /* unknown short option */
-        {{"-o", "d", "-i"}, "-i", NULL},                        /* missing value */
+        {{"-o", "d", "--bogus"}, "--bogus", NULL}, /* unknown long option */
+        {{"-o", "d", "-x"}, "-x", NULL},           /* unknown short option */
+        {{"-o", "d", "-i"}, "-i", NULL},           /* missing value */
         {{"-o", "d", "--interval"}, "-i", NULL},
-        {{"-i", "1"}, "-o", NULL},                              /* missing -o */
+        {{"-i", "1"}, "-o", NULL}, /* missing -o */
         {{"-o", ""}, "-o", NULL},
         {{NULL}, "-o", NULL},
         {{"-o", "d", "-p", "abc"}, "-p", "abc"},
@@ -310,8 +357,8 @@ static void test_parse_args_errors(void **state)
         {{"-o", "d", "-j", ""}, "--job-id", NULL},
         {{"-o", "d", "--host", ""}, "--host", NULL},
         {{"-o", "d", "--proc-root", FIXPROC, "-p", "100", "--", "sleep", "1"}, "-p", "--"},
-        {{"-o", "d", "--"}, "--", NULL},                       /* no command after -- */
-        {{"-o", "d", "stray"}, "stray", "--"},                 /* command without -- */
+        {{"-o", "d", "--"}, "--", NULL},       /* no command after -- */
+        {{"-o", "d", "stray"}, "stray", "--"}, /* command without -- */
     };
     for (size_t i = 0; i < N(rows); i++) {
         const char *args[13];
@@ -328,11 +375,9 @@ static void test_parse_args_errors(void **state)
         if (rc != PM_EUSAGE)
             fail_msg("row %zu (%s ...): rc %d, expected PM_EUSAGE", i,
                      rows[i].args[0] ? rows[i].args[0] : "", rc);
-        if (!strstr(err.msg, rows[i].must_name) ||
-            (rows[i].also && !strstr(err.msg, rows[i].also)))
-            fail_msg("row %zu: message \"%s\" does not name %s%s%s", i, err.msg,
-                     rows[i].must_name, rows[i].also ? " and " : "",
-                     rows[i].also ? rows[i].also : "");
+        if (!strstr(err.msg, rows[i].must_name) || (rows[i].also && !strstr(err.msg, rows[i].also)))
+            fail_msg("row %zu: message \"%s\" does not name %s%s%s", i, err.msg, rows[i].must_name,
+                     rows[i].also ? " and " : "", rows[i].also ? rows[i].also : "");
         argv_free(&a);
     }
 }
@@ -364,10 +409,34 @@ static void test_parse_args_ok(void **state)
     argv_free(&a);
 
     /* everything set, with the edge values accepted */
-    const char *a2[] = {"--output", "out", "-i", "50ms", "-c", "2m", "-d", "1h",
-                        "--pss-interval", "0", "--ipc", "ipc.txt", "--ipc-reset", "-j", "job 1",
-                        "--host", "cn9", "-f", "both", "--proc-root", fixproc,
-                        "--sys-root", "/s", "-p", "100,101,1234", "-v", "-v", NULL};
+    const char *a2[] = {"--output",
+                        "out",
+                        "-i",
+                        "50ms",
+                        "-c",
+                        "2m",
+                        "-d",
+                        "1h",
+                        "--pss-interval",
+                        "0",
+                        "--ipc",
+                        "ipc.txt",
+                        "--ipc-reset",
+                        "-j",
+                        "job 1",
+                        "--host",
+                        "cn9",
+                        "-f",
+                        "both",
+                        "--proc-root",
+                        fixproc,
+                        "--sys-root",
+                        "/s",
+                        "-p",
+                        "100,101,1234",
+                        "-v",
+                        "-v",
+                        NULL};
     argv_make(&a, a2);
     assert_int_equal(parse(&a, &o, &err), 0);
     assert_true(o.interval_ns == 50000000);

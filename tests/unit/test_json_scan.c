@@ -29,7 +29,8 @@ static char *exact(const char *text, size_t *len)
 static void test_tokens(void **state)
 {
     (void)state;
-    const char *doc = "{\"a\": [1, 2.5, -3e2, null, true, false, \"x\"],\n \"b\" : {\"c\": 7},\"\": 0}";
+    const char *doc =
+        "{\"a\": [1, 2.5, -3e2, null, true, false, \"x\"],\n \"b\" : {\"c\": 7},\"\": 0}";
     size_t len;
     char *t = exact(doc, &len);
     pm_error err;
@@ -145,11 +146,27 @@ static void test_numbers(void **state)
     (void)state;
     /* each against strtod, bit for bit: the fast path (up to 15
      * significant digits, no exponent) and the strtod path */
-    const char *ok[] = {"0", "-0", "7", "123", "0.1", "0.3", "3.14159", "-2.5", "1e10", "1E-5",
-                        "-2.5e+3", "123456789012345", "0.000000000000000000001",
-                        "9007199254740993", "1234567890123456789012", "0.1000000000000000055511",
-                        "2.2250738585072014e-308", "1.7976931348623157e308", "100.00000000000001",
-                        "4.35", "1700000000.123456"};
+    const char *ok[] = {"0",
+                        "-0",
+                        "7",
+                        "123",
+                        "0.1",
+                        "0.3",
+                        "3.14159",
+                        "-2.5",
+                        "1e10",
+                        "1E-5",
+                        "-2.5e+3",
+                        "123456789012345",
+                        "0.000000000000000000001",
+                        "9007199254740993",
+                        "1234567890123456789012",
+                        "0.1000000000000000055511",
+                        "2.2250738585072014e-308",
+                        "1.7976931348623157e308",
+                        "100.00000000000001",
+                        "4.35",
+                        "1700000000.123456"};
     pm_error err;
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         size_t len;
@@ -337,12 +354,9 @@ static void test_whitespace_at_ends(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_nesting),
-        cmocka_unit_test(test_numbers),
-        cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_error_positions),
-        cmocka_unit_test(test_whitespace_at_ends),
+        cmocka_unit_test(test_tokens),          cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_numbers),         cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_error_positions), cmocka_unit_test(test_whitespace_at_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

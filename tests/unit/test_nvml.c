@@ -111,11 +111,30 @@ static long long val(const gh *h, const char *name)
     return (long long)h->s.v[c].u;
 }
 
-static const char *const all_metrics[] = {
-    "util", "mem_util", "enc_util", "dec_util", "mem_used", "mem_total", "bar1_used", "power",
-    "energy", "temp", "fan", "clock_graphics", "clock_sm", "clock_mem", "pcie_tx", "pcie_rx",
-    "ecc_sbe", "ecc_dbe", "throttle_reasons", "throttle_power", "throttle_thermal", "procs",
-    "job_procs", "job_mem"};
+static const char *const all_metrics[] = {"util",
+                                          "mem_util",
+                                          "enc_util",
+                                          "dec_util",
+                                          "mem_used",
+                                          "mem_total",
+                                          "bar1_used",
+                                          "power",
+                                          "energy",
+                                          "temp",
+                                          "fan",
+                                          "clock_graphics",
+                                          "clock_sm",
+                                          "clock_mem",
+                                          "pcie_tx",
+                                          "pcie_rx",
+                                          "ecc_sbe",
+                                          "ecc_dbe",
+                                          "throttle_reasons",
+                                          "throttle_power",
+                                          "throttle_thermal",
+                                          "procs",
+                                          "job_procs",
+                                          "job_mem"};
 #define NALL (sizeof all_metrics / sizeof all_metrics[0])
 
 static void test_columns_and_unsupported(void **state)
@@ -157,15 +176,32 @@ static void test_values(void **state)
         const char *col;
         long long v;
     } rows[] = {
-        {"gpu.0.util", 10}, {"gpu.1.util", 75}, {"gpu.0.mem_util", 5}, {"gpu.1.mem_util", 6},
-        {"gpu.0.enc_util", 1}, {"gpu.1.dec_util", 3}, {"gpu.0.mem_used", 1LL << 30},
-        {"gpu.1.mem_used", 2LL << 30}, {"gpu.1.mem_total", 16LL << 30},
-        {"gpu.1.bar1_used", 4LL << 20}, {"gpu.0.power", 100000}, {"gpu.1.power", 150000},
-        {"gpu.0.temp", 40}, {"gpu.1.fan", 31}, {"gpu.0.clock_graphics", 1400},
-        {"gpu.1.clock_sm", 1411}, {"gpu.0.clock_mem", 877}, {"gpu.0.pcie_tx", 1000},
-        {"gpu.1.pcie_rx", 4000}, {"gpu.0.ecc_sbe", 3}, {"gpu.0.ecc_dbe", 0},
-        {"gpu.0.throttle_reasons", 0}, {"gpu.1.throttle_reasons", 4},
-        {"gpu.0.throttle_power", 0}, {"gpu.1.throttle_thermal", 0}, {"gpu.0.procs", 0},
+        {"gpu.0.util", 10},
+        {"gpu.1.util", 75},
+        {"gpu.0.mem_util", 5},
+        {"gpu.1.mem_util", 6},
+        {"gpu.0.enc_util", 1},
+        {"gpu.1.dec_util", 3},
+        {"gpu.0.mem_used", 1LL << 30},
+        {"gpu.1.mem_used", 2LL << 30},
+        {"gpu.1.mem_total", 16LL << 30},
+        {"gpu.1.bar1_used", 4LL << 20},
+        {"gpu.0.power", 100000},
+        {"gpu.1.power", 150000},
+        {"gpu.0.temp", 40},
+        {"gpu.1.fan", 31},
+        {"gpu.0.clock_graphics", 1400},
+        {"gpu.1.clock_sm", 1411},
+        {"gpu.0.clock_mem", 877},
+        {"gpu.0.pcie_tx", 1000},
+        {"gpu.1.pcie_rx", 4000},
+        {"gpu.0.ecc_sbe", 3},
+        {"gpu.0.ecc_dbe", 0},
+        {"gpu.0.throttle_reasons", 0},
+        {"gpu.1.throttle_reasons", 4},
+        {"gpu.0.throttle_power", 0},
+        {"gpu.1.throttle_thermal", 0},
+        {"gpu.0.procs", 0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (val(&h, rows[i].col) != rows[i].v)
@@ -285,7 +321,7 @@ static void test_absent(void **state)
 {
     (void)state;
     static const struct {
-        const char *lib;  /* NULL: the stub */
+        const char *lib; /* NULL: the stub */
         const char *script;
         const char *msg;
     } rows[] = {

@@ -41,7 +41,7 @@ static void test_parse_u64(void **state)
         {"18446744073709551615", 0, UINT64_MAX},
         {"18446744073709551616", -1, 0}, /* overflow */
         {"99999999999999999999999", -1, 0},
-        {"-1", -1, 0},  /* strtoull would wrap this to UINT64_MAX */
+        {"-1", -1, 0}, /* strtoull would wrap this to UINT64_MAX */
         {"+1", -1, 0},
         {" 1", -1, 0},
         {"1 ", -1, 0},
@@ -56,8 +56,8 @@ static void test_parse_u64(void **state)
         uint64_t v = 12345;
         int rc = pm_parse_u64(rows[i].in, &v);
         if (rc != rows[i].rc)
-            fail_msg("pm_parse_u64(\"%s\") = %d, expected %d", rows[i].in ? rows[i].in : "NULL",
-                     rc, rows[i].rc);
+            fail_msg("pm_parse_u64(\"%s\") = %d, expected %d", rows[i].in ? rows[i].in : "NULL", rc,
+                     rows[i].rc);
         if (rc == 0)
             assert_int_equal(v, rows[i].v);
         else
@@ -98,8 +98,8 @@ static void test_parse_i64(void **state)
         int64_t v = 12345;
         int rc = pm_parse_i64(rows[i].in, &v);
         if (rc != rows[i].rc)
-            fail_msg("pm_parse_i64(\"%s\") = %d, expected %d", rows[i].in ? rows[i].in : "NULL",
-                     rc, rows[i].rc);
+            fail_msg("pm_parse_i64(\"%s\") = %d, expected %d", rows[i].in ? rows[i].in : "NULL", rc,
+                     rows[i].rc);
         if (rc == 0)
             assert_true(v == rows[i].v);
     }
@@ -122,9 +122,9 @@ static void test_parse_double(void **state)
         {".5", 0, 0.5},
         {"1e3", 0, 1000.0},
         {"1.7976931348623157e308", 0, 1.7976931348623157e308},
-        {"1e400", -1, 0},  /* overflow */
+        {"1e400", -1, 0}, /* overflow */
         {"-1e400", -1, 0},
-        {"nan", -1, 0},    /* not finite */
+        {"nan", -1, 0}, /* not finite */
         {"NaN", -1, 0},
         {"inf", -1, 0},
         {"-Infinity", -1, 0},
@@ -142,11 +142,10 @@ static void test_parse_double(void **state)
         double v = 12345;
         int rc = pm_parse_double(rows[i].in, &v);
         if (rc != rows[i].rc)
-            fail_msg("pm_parse_double(\"%s\") = %d, expected %d",
-                     rows[i].in ? rows[i].in : "NULL", rc, rows[i].rc);
+            fail_msg("pm_parse_double(\"%s\") = %d, expected %d", rows[i].in ? rows[i].in : "NULL",
+                     rc, rows[i].rc);
         if (rc == 0 && v != rows[i].v)
-            fail_msg("pm_parse_double(\"%s\") = %.17g, expected %.17g", rows[i].in, v,
-                     rows[i].v);
+            fail_msg("pm_parse_double(\"%s\") = %.17g, expected %.17g", rows[i].in, v, rows[i].v);
     }
 }
 
@@ -274,8 +273,8 @@ static void test_split_fields(void **state)
         snprintf(buf, sizeof buf, "%s", rows[i].in);
         size_t n = pm_split_fields(buf, f, rows[i].max);
         if (n != rows[i].n)
-            fail_msg("pm_split_fields(\"%s\", %zu) = %zu, expected %zu", rows[i].in,
-                     rows[i].max, n, rows[i].n);
+            fail_msg("pm_split_fields(\"%s\", %zu) = %zu, expected %zu", rows[i].in, rows[i].max, n,
+                     rows[i].n);
         for (size_t k = 0; k < n; k++)
             assert_string_equal(f[k], rows[i].f[k]);
         for (size_t k = n; k < 8; k++)
@@ -341,14 +340,14 @@ static void test_kv_u64(void **state)
     } rows[] = {
         {"MemTotal", 0, 24683656},
         {"MemFree", 0, 24244604},
-        {"Cached", 0, 267616},       /* not SwapCached */
+        {"Cached", 0, 267616}, /* not SwapCached */
         {"SwapCached", 0, 5},
         {"Active(anon)", 0, 1536},
-        {"Pss", 0, 4},                /* not Pss_Anon */
+        {"Pss", 0, 4}, /* not Pss_Anon */
         {"HugePages_Total", 0, 0},
-        {"Last", 0, 9},               /* no trailing newline */
-        {"Mem", -1, 0},               /* prefix of a key */
-        {"Total", -1, 0},             /* suffix of a key */
+        {"Last", 0, 9},   /* no trailing newline */
+        {"Mem", -1, 0},   /* prefix of a key */
+        {"Total", -1, 0}, /* suffix of a key */
         {"Absent", -1, 0},
         {"Bad", -1, 0},
         {"Neg", -1, 0},
@@ -464,12 +463,12 @@ static void test_sanitize_name(void **state)
         {".", 64, "_"},
         {"..", 64, "_."},
         {"a b/c\\d", 64, "a_b_c_d"},
-        {"h\xc3\xa9llo", 64, "h__llo"},          /* UTF-8: each byte replaced */
+        {"h\xc3\xa9llo", 64, "h__llo"},             /* UTF-8: each byte replaced */
         {"\xe8\xae\xa1\xe7\xae\x97", 64, "______"}, /* CJK */
-        {"\xff\xfe", 64, "__"},                  /* invalid UTF-8 */
+        {"\xff\xfe", 64, "__"},                     /* invalid UTF-8 */
         {"tab\there\nnl", 64, "tab_here_nl"},
         {"12345.job;rm -rf", 64, "12345.job_rm_-rf"},
-        {"abcdef", 4, "abc"},                    /* at most cap-1 bytes */
+        {"abcdef", 4, "abc"}, /* at most cap-1 bytes */
         {"abcdef", 2, "a"},
         {"", 4, "unk"},
         {".x", 2, "_"},
@@ -498,7 +497,7 @@ static void test_buf_json_str(void **state)
     (void)state;
     static const struct {
         const char *in;
-        const char *json; /* exact output */
+        const char *json;    /* exact output */
         const char *decoded; /* what a JSON parser reads back; NULL: same as in */
     } rows[] = {
         {"abc", "\"abc\"", NULL},
@@ -507,12 +506,22 @@ static void test_buf_json_str(void **state)
         {"/", "\"/\"", NULL},
         {"\n\t\r\x01\x1f", "\"\\u000a\\u0009\\u000d\\u0001\\u001f\"", NULL},
         {"\x7f", "\"\\u007f\"", NULL},
-        {"h\xc3\xa9llo", "\"h\xc3\xa9llo\"", NULL},                  /* valid 2-byte */
-        {"\xe2\x82\xac", "\"\xe2\x82\xac\"", NULL},                  /* euro, 3-byte */
-        {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\"", NULL},          /* emoji, 4-byte */
-        {"a\xff" "b", "\"a\xef\xbf\xbd" "b\"", "a\xef\xbf\xbd" "b"}, /* invalid byte */
-        {"\xc3", "\"\xef\xbf\xbd\"", "\xef\xbf\xbd"},                /* truncated at end */
-        {"\xe2\x82" "x", "\"\xef\xbf\xbd\xef\xbf\xbd" "x\"", "\xef\xbf\xbd\xef\xbf\xbd" "x"},
+        {"h\xc3\xa9llo", "\"h\xc3\xa9llo\"", NULL},         /* valid 2-byte */
+        {"\xe2\x82\xac", "\"\xe2\x82\xac\"", NULL},         /* euro, 3-byte */
+        {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\"", NULL}, /* emoji, 4-byte */
+        {"a\xff"
+         "b",
+         "\"a\xef\xbf\xbd"
+         "b\"",
+         "a\xef\xbf\xbd"
+         "b"},                                        /* invalid byte */
+        {"\xc3", "\"\xef\xbf\xbd\"", "\xef\xbf\xbd"}, /* truncated at end */
+        {"\xe2\x82"
+         "x",
+         "\"\xef\xbf\xbd\xef\xbf\xbd"
+         "x\"",
+         "\xef\xbf\xbd\xef\xbf\xbd"
+         "x"},
         {"\xc0\xaf", "\"\xef\xbf\xbd\xef\xbf\xbd\"", "\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong */
         {"\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"",
          "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* UTF-16 surrogate */
@@ -557,8 +566,14 @@ static void test_buf_json_num(void **state)
         double v;
         const char *out;
     } rows[] = {
-        {0.0, "0"},       {3.0, "3"},         {-7.0, "-7"},     {0.5, "0.5"},
-        {0.1, "0.1"},     {1e300, "1e+300"},  {NAN, "null"},    {INFINITY, "null"},
+        {0.0, "0"},
+        {3.0, "3"},
+        {-7.0, "-7"},
+        {0.5, "0.5"},
+        {0.1, "0.1"},
+        {1e300, "1e+300"},
+        {NAN, "null"},
+        {INFINITY, "null"},
         {-INFINITY, "null"},
         /* around and beyond the int64_t range */
         {-1e300, "-1e+300"},
@@ -577,8 +592,8 @@ static void test_buf_json_num(void **state)
         pm_buf_free(&b);
     }
     /* Round trip: what is written reads back exactly. */
-    static const double vals[] = {1.0 / 3.0, 2.0 / 3.0, 123456.789e-10, 9007199254740993.0,
-                                  -0.000123, 5e-324};
+    static const double vals[] = {1.0 / 3.0,          2.0 / 3.0, 123456.789e-10,
+                                  9007199254740993.0, -0.000123, 5e-324};
     for (size_t i = 0; i < N(vals); i++) {
         pm_buf b;
         pm_buf_init(&b);
@@ -625,11 +640,11 @@ static void test_crc32c(void **state)
         {"123456789", 9, 0xE3069283u}, /* the standard check value */
         {"", 0, 0x00000000u},
         {"a", 1, 0xC1D04330u},
-        {zeros, 32, 0x8A9136AAu},      /* RFC 3720 B.4 */
+        {zeros, 32, 0x8A9136AAu}, /* RFC 3720 B.4 */
         {ones, 32, 0x62A8AB43u},
         {inc, 32, 0x46DD794Eu},
         {dec, 32, 0x113FDB5Cu},
-        {iscsi, 48, 0xD9963A56u},      /* RFC 3720 B.4, iSCSI read command */
+        {iscsi, 48, 0xD9963A56u}, /* RFC 3720 B.4, iSCSI read command */
     };
     for (size_t i = 0; i < N(rows); i++) {
         uint32_t c = pm_crc32c(0, rows[i].p, rows[i].n);
@@ -658,20 +673,13 @@ static void test_crc32c(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_u64),
-        cmocka_unit_test(test_parse_i64),
-        cmocka_unit_test(test_parse_double),
-        cmocka_unit_test(test_scan_u64),
-        cmocka_unit_test(test_scan_i64),
-        cmocka_unit_test(test_scan_i64_blank_after_sign),
-        cmocka_unit_test(test_split_fields),
-        cmocka_unit_test(test_next_line),
-        cmocka_unit_test(test_kv_u64),
-        cmocka_unit_test(test_parse_duration),
-        cmocka_unit_test(test_sanitize_name),
-        cmocka_unit_test(test_buf_json_str),
-        cmocka_unit_test(test_buf_json_num),
-        cmocka_unit_test(test_crc32c),
+        cmocka_unit_test(test_parse_u64),     cmocka_unit_test(test_parse_i64),
+        cmocka_unit_test(test_parse_double),  cmocka_unit_test(test_scan_u64),
+        cmocka_unit_test(test_scan_i64),      cmocka_unit_test(test_scan_i64_blank_after_sign),
+        cmocka_unit_test(test_split_fields),  cmocka_unit_test(test_next_line),
+        cmocka_unit_test(test_kv_u64),        cmocka_unit_test(test_parse_duration),
+        cmocka_unit_test(test_sanitize_name), cmocka_unit_test(test_buf_json_str),
+        cmocka_unit_test(test_buf_json_num),  cmocka_unit_test(test_crc32c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

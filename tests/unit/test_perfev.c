@@ -50,11 +50,16 @@ static void test_select_by_cpu(void **state)
     static const struct {
         const char *dir, *arch;
     } rows[] = {
-        {"skylake-sp", "skylake-sp"},   {"cascadelake", "skylake-sp"},
-        {"icelake-sp", "icelake-sp"},   {"sapphirerapids", "sapphirerapids"},
-        {"emeraldrapids", "sapphirerapids"}, {"zen2-rome", "zen2"},
-        {"zen3-milan", "zen3"},         {"zen4-genoa", "zen4"},
-        {"zen5-turin", ""},             {"haswell", ""},
+        {"skylake-sp", "skylake-sp"},
+        {"cascadelake", "skylake-sp"},
+        {"icelake-sp", "icelake-sp"},
+        {"sapphirerapids", "sapphirerapids"},
+        {"emeraldrapids", "sapphirerapids"},
+        {"zen2-rome", "zen2"},
+        {"zen3-milan", "zen3"},
+        {"zen4-genoa", "zen4"},
+        {"zen5-turin", ""},
+        {"haswell", ""},
     };
     for (size_t i = 0; i < N(rows); i++) {
         char proc[4096];
@@ -100,8 +105,8 @@ static void test_tables_content(void **state)
     assert_true(i >= 0);
     assert_int_equal(t->ev[i].config, 0x01b7);
     assert_int_equal(t->ev[i].config1, 0x3f840085b7ull);
-    static const char *const intel[] = {"flops_sp", "flops_dp", "flops", "l2_bytes", "l3_bytes",
-                                        "mem_bytes"};
+    static const char *const intel[] = {"flops_sp", "flops_dp", "flops",
+                                        "l2_bytes", "l3_bytes", "mem_bytes"};
     for (size_t k = 0; k < N(intel); k++)
         assert_non_null(find_d(t, intel[k]));
     /* No group needs more than the 4 general counters a hyperthread has. */
@@ -132,19 +137,18 @@ static void test_tables_content(void **state)
     free(t);
 }
 
-static const char good[] =
-    "# comment line\n"
-    "arch  test-arch\n"
-    "title A test   table  \n"
-    "match GenuineIntel 6 0x55,0x6a-0x6c\n"
-    "match AuthenticAMD 0x19 17\n"
-    "event A event=0xc7 umask=0x10        # trailing comment\n"
-    "event B\tevent=0x1c0 umask=0x2 cmask=1 edge inv\n"
-    "group\n"
-    "group\n"
-    "event C event=0xb7 umask=0x01 config1=0x3f840085b7\n"
-    "derive x FLOP 2*A + B + 0.5*C\n"
-    "derive y B 64*C\n";
+static const char good[] = "# comment line\n"
+                           "arch  test-arch\n"
+                           "title A test   table  \n"
+                           "match GenuineIntel 6 0x55,0x6a-0x6c\n"
+                           "match AuthenticAMD 0x19 17\n"
+                           "event A event=0xc7 umask=0x10        # trailing comment\n"
+                           "event B\tevent=0x1c0 umask=0x2 cmask=1 edge inv\n"
+                           "group\n"
+                           "group\n"
+                           "event C event=0xb7 umask=0x01 config1=0x3f840085b7\n"
+                           "derive x FLOP 2*A + B + 0.5*C\n"
+                           "derive y B 64*C\n";
 
 static void test_parse_encoding(void **state)
 {
@@ -165,7 +169,8 @@ static void test_parse_encoding(void **state)
     assert_int_equal(t.ev[0].config, 0x10c7);
     /* AMD extended event bits 8-11 go to config bits 32-35; cmask 24-31,
      * edge 18, inv 23. */
-    assert_int_equal(t.ev[1].config, (1ull << 32) | 0xc0 | 0x2 << 8 | 1u << 24 | 1u << 18 | 1u << 23);
+    assert_int_equal(t.ev[1].config,
+                     (1ull << 32) | 0xc0 | 0x2 << 8 | 1u << 24 | 1u << 18 | 1u << 23);
     assert_int_equal(t.ev[0].group, 0);
     assert_int_equal(t.ev[1].group, 0);
     assert_int_equal(t.ev[2].group, 1); /* two group lines in a row make one group */
@@ -246,7 +251,8 @@ static void test_parse_errors(void **state)
         {"arch a\nevent A event=1\nderive x F nan*A\n", "weight \"nan\""},
         {"arch a\nevent A event=1\nderive x F A A\n", "expected '+'"},
         {"arch a\nevent A event=1\nderive x F A +\n", "ends without a term"},
-        {"arch a\nevent A event=1\nderive x F A\nderive x F A\n", "t:4: derive: \"x\" is defined twice"},
+        {"arch a\nevent A event=1\nderive x F A\nderive x F A\n",
+         "t:4: derive: \"x\" is defined twice"},
         {"arch a\ngroup 2\n", "group takes no arguments"},
         {"arch a\x01\n", "control character"},
     };
@@ -278,7 +284,8 @@ static void test_parse_errors(void **state)
     fclose(f);
     assert_int_equal(pm_pev_select(dir, "GenuineIntel", 6, 1, &t, &err), PM_EFORMAT);
     assert_non_null(strstr(err.msg, "a.events:3: event: event=zz"));
-    assert_int_equal(pm_pev_select("/nonexistent-perfmon", "GenuineIntel", 6, 1, &t, &err), PM_ENOENT);
+    assert_int_equal(pm_pev_select("/nonexistent-perfmon", "GenuineIntel", 6, 1, &t, &err),
+                     PM_ENOENT);
     pm_test_rmrf(dir);
 }
 

@@ -155,8 +155,8 @@ static void test_concurrent_marks(void **state)
                 snprintf(a1, sizeof a1, "img=p%d-%d", k, i);
                 const char *attrs[2] = {a1, a2};
                 pm_error err;
-                if (pm_event_append(dir, "node-x", "work", i % 2 ? PM_EDGE_END : PM_EDGE_START,
-                                    NAN, attrs, 2, &err) != 0)
+                if (pm_event_append(dir, "node-x", "work", i % 2 ? PM_EDGE_END : PM_EDGE_START, NAN,
+                                    attrs, 2, &err) != 0)
                     _exit(1);
             }
             _exit(0);
@@ -195,7 +195,8 @@ static void test_append_errors(void **state)
     (void)state;
     pm_error err;
     const char *bad_attr[1] = {"novalue"};
-    assert_int_equal(pm_event_append("/tmp", "h", "", PM_EDGE_START, NAN, NULL, 0, &err), PM_EUSAGE);
+    assert_int_equal(pm_event_append("/tmp", "h", "", PM_EDGE_START, NAN, NULL, 0, &err),
+                     PM_EUSAGE);
     assert_int_equal(pm_event_append("/tmp", "h", "x", PM_EDGE_ONESHOT, NAN, NULL, 0, &err),
                      PM_EUSAGE);
     assert_int_equal(pm_event_append("/tmp", "h", "x", PM_EDGE_START, NAN, bad_attr, 1, &err),
@@ -280,7 +281,8 @@ static void test_phase_stats_and_trace(void **state)
     const cJSON *ph = cJSON_GetObjectItemCaseSensitive(root, "phases");
     const cJSON *k0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ph, "kinds"), 0);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(k0, "name")->valuestring, "compute");
-    assert_true(fabs(cJSON_GetObjectItemCaseSensitive(k0, "start_spread_s")->valuedouble - 4) < 1e-6);
+    assert_true(fabs(cJSON_GetObjectItemCaseSensitive(k0, "start_spread_s")->valuedouble - 4) <
+                1e-6);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ph, "nodes")), 6);
     cJSON_Delete(root);
     free(js);

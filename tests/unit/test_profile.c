@@ -27,7 +27,11 @@
 static const pm_column cols[] = {
     {.name = "cpu.percent", .unit = "%", .group = "cpu", .kind = PM_GAUGE, .type = PM_F64},
     {.name = "net.ext.bytes_sent", .unit = "B", .group = "net", .kind = PM_COUNTER, .type = PM_U64},
-    {.name = "rapl.package-0", .unit = "uJ", .group = "rapl", .kind = PM_COUNTER, .type = PM_U64,
+    {.name = "rapl.package-0",
+     .unit = "uJ",
+     .group = "rapl",
+     .kind = PM_COUNTER,
+     .type = PM_U64,
      .wrap = 262143328850ull + 1},
 };
 #define NCOLS (sizeof cols / sizeof cols[0])
@@ -56,9 +60,8 @@ static void write_profile(const char *path, int format, size_t n, int with_end)
     fill_info(&in);
     pm_writer *w;
     pm_error err;
-    assert_int_equal(pm_writer_open(&w, path, format, &in, cols, NCOLS,
-                                    "{\"cpu\":{\"threads\":8}}", &err),
-                     0);
+    assert_int_equal(
+        pm_writer_open(&w, path, format, &in, cols, NCOLS, "{\"cpu\":{\"threads\":8}}", &err), 0);
     for (size_t i = 0; i < n; i++) {
         pm_value v[NCOLS];
         uint8_t present[1] = {0x7};
@@ -112,7 +115,8 @@ static void check_profile(const pm_profile *p, size_t n)
             assert_true(p->values[0][i] == (double)i / 2.0);
         assert_true(p->values[1][i] == 1000.0 * (double)i);
         assert_true(p->values[2][i] == (double)i * 1e9);
-        assert_true(p->t_wall_ns[i] / 1000 == (1700000000123456000LL + (int64_t)i * 200000000LL) / 1000);
+        assert_true(p->t_wall_ns[i] / 1000 ==
+                    (1700000000123456000LL + (int64_t)i * 200000000LL) / 1000);
     }
     assert_non_null(p->meta_json);
     assert_non_null(strstr(p->meta_json, "\"threads\""));
@@ -215,9 +219,8 @@ static void removed(int format)
     pm_writer *w;
     pm_error err;
     int rc;
-    assert_int_equal(pm_writer_open(&w, path, format, &in, cols, NCOLS,
-                                    "{\"cpu\":{\"threads\":8}}", &err),
-                     0);
+    assert_int_equal(
+        pm_writer_open(&w, path, format, &in, cols, NCOLS, "{\"cpu\":{\"threads\":8}}", &err), 0);
     for (size_t i = 0; i < 20; i++) {
         sample_i(w, i, &rc);
         assert_int_equal(rc, 0);
@@ -275,9 +278,8 @@ static void partial_write(int format)
     pm_writer *w;
     pm_error err;
     int rc = 0;
-    assert_int_equal(pm_writer_open(&w, path, format, &in, cols, NCOLS,
-                                    "{\"cpu\":{\"threads\":8}}", &err),
-                     0);
+    assert_int_equal(
+        pm_writer_open(&w, path, format, &in, cols, NCOLS, "{\"cpu\":{\"threads\":8}}", &err), 0);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     struct rlimit old, lim;
@@ -512,8 +514,10 @@ static void test_hinted_block(void **state)
     /* the two kept columns come first, right after the two time slots */
     char *base = p->block;
     size_t per = p->block_slot;
-    assert_true((char *)p->values[cpu] == base + 2 * per || (char *)p->values[cpu] == base + 3 * per);
-    assert_true((char *)p->values[rss] == base + 2 * per || (char *)p->values[rss] == base + 3 * per);
+    assert_true((char *)p->values[cpu] == base + 2 * per ||
+                (char *)p->values[cpu] == base + 3 * per);
+    assert_true((char *)p->values[rss] == base + 2 * per ||
+                (char *)p->values[rss] == base + 3 * per);
     for (size_t c = 0; c < p->ncols; c++)
         assert_memory_equal(p->values[c], q->values[c], p->n * sizeof(double));
     for (size_t c = 0; c < p->ncols; c++)
@@ -530,13 +534,13 @@ static void test_hinted_block(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hinted_block),
-        cmocka_unit_test(test_roundtrip_bin),     cmocka_unit_test(test_roundtrip_jsonl),
-        cmocka_unit_test(test_torn_bin),          cmocka_unit_test(test_torn_jsonl),
-        cmocka_unit_test(test_damaged_middle_bin), cmocka_unit_test(test_bad_headers),
-        cmocka_unit_test(test_bad_field_length),  cmocka_unit_test(test_big_profile_block),
-        cmocka_unit_test(test_removed_bin),       cmocka_unit_test(test_removed_jsonl),
-        cmocka_unit_test(test_partial_write_bin), cmocka_unit_test(test_partial_write_jsonl),
+        cmocka_unit_test(test_hinted_block),        cmocka_unit_test(test_roundtrip_bin),
+        cmocka_unit_test(test_roundtrip_jsonl),     cmocka_unit_test(test_torn_bin),
+        cmocka_unit_test(test_torn_jsonl),          cmocka_unit_test(test_damaged_middle_bin),
+        cmocka_unit_test(test_bad_headers),         cmocka_unit_test(test_bad_field_length),
+        cmocka_unit_test(test_big_profile_block),   cmocka_unit_test(test_removed_bin),
+        cmocka_unit_test(test_removed_jsonl),       cmocka_unit_test(test_partial_write_bin),
+        cmocka_unit_test(test_partial_write_jsonl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,21 +24,25 @@
 
 /* The awkward columns: one per row of docs/format.md's coding table. */
 enum {
-    C_RESET,   /* u64 counter: grows, restarts from 0 (a reset) */
-    C_WRAP32,  /* u64 counter wrapping at 2^32 */
-    C_HUGE,    /* u64 counter with changes of 2^63 and 2^64 - 1 */
-    C_TICKS,   /* f64 counter: ticks / 100 (scaled integer) */
-    C_NS,      /* f64 gauge: ns / 1e9 (scale 9) */
-    C_FLOAT,   /* f64 gauge: true floats, -0.0, infinities, NaN payloads, denormals */
-    C_BIGINT,  /* f64 gauge: integers beyond 2^53 */
-    C_GAPS,    /* f64 gauge: missing in runs, also at key samples */
-    C_U64MAX,  /* u64 gauge near 2^64 */
-    C_CONST,   /* f64 gauge: constant */
+    C_RESET,  /* u64 counter: grows, restarts from 0 (a reset) */
+    C_WRAP32, /* u64 counter wrapping at 2^32 */
+    C_HUGE,   /* u64 counter with changes of 2^63 and 2^64 - 1 */
+    C_TICKS,  /* f64 counter: ticks / 100 (scaled integer) */
+    C_NS,     /* f64 gauge: ns / 1e9 (scale 9) */
+    C_FLOAT,  /* f64 gauge: true floats, -0.0, infinities, NaN payloads, denormals */
+    C_BIGINT, /* f64 gauge: integers beyond 2^53 */
+    C_GAPS,   /* f64 gauge: missing in runs, also at key samples */
+    C_U64MAX, /* u64 gauge near 2^64 */
+    C_CONST,  /* f64 gauge: constant */
     NC
 };
 static const pm_column cols[NC] = {
     {.name = "a.reset", .unit = "B", .group = "t", .kind = PM_COUNTER, .type = PM_U64},
-    {.name = "a.wrap32", .unit = "1", .group = "t", .kind = PM_COUNTER, .type = PM_U64,
+    {.name = "a.wrap32",
+     .unit = "1",
+     .group = "t",
+     .kind = PM_COUNTER,
+     .type = PM_U64,
      .wrap = 1ull << 32},
     {.name = "a.huge", .unit = "1", .group = "t", .kind = PM_COUNTER, .type = PM_U64},
     {.name = "a.ticks", .unit = "s", .group = "t", .kind = PM_COUNTER, .type = PM_F64},
@@ -148,9 +152,8 @@ static void expect_sample(const pm_profile *p, size_t r, size_t i)
         }
         double want = cols[c].type == PM_U64 ? (double)v[c].u : v[c].f;
         if (f_bits(got) != f_bits(want))
-            fail_msg("sample %zu %s: %.17g (%016llx), wrote %.17g (%016llx)", i, cols[c].name,
-                     got, (unsigned long long)f_bits(got), want,
-                     (unsigned long long)f_bits(want));
+            fail_msg("sample %zu %s: %.17g (%016llx), wrote %.17g (%016llx)", i, cols[c].name, got,
+                     (unsigned long long)f_bits(got), want, (unsigned long long)f_bits(want));
     }
 }
 
@@ -196,8 +199,7 @@ static void store(const char *path, const unsigned char *buf, size_t len)
 
 /* The records of an undamaged file, walked by their lengths (not by the
  * reader): offsets and types; returns the count. */
-static size_t records(const unsigned char *buf, size_t len, size_t *off, unsigned *type,
-                      size_t cap)
+static size_t records(const unsigned char *buf, size_t len, size_t *off, unsigned *type, size_t cap)
 {
     size_t n = 0;
     for (size_t at = 16; at + 12 <= len && n < cap; n++) {
@@ -514,8 +516,8 @@ static void test_env_v1(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lossless),       cmocka_unit_test(test_torn_tail),
-        cmocka_unit_test(test_truncated_key),  cmocka_unit_test(test_corrupt_delta),
+        cmocka_unit_test(test_lossless),        cmocka_unit_test(test_torn_tail),
+        cmocka_unit_test(test_truncated_key),   cmocka_unit_test(test_corrupt_delta),
         cmocka_unit_test(test_malformed_delta), cmocka_unit_test(test_index_seek),
         cmocka_unit_test(test_env_v1),
     };

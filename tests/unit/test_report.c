@@ -231,8 +231,8 @@ static void test_report_small_job(void **state)
         free(text);
 
         /* The attached statistics are --stats --json. */
-        snprintf(cmd, sizeof cmd, "cd '%s' && pdfdetach -saveall '%s' 2>&1 && cat perfmon-stats.json",
-                 dir, pdf);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && pdfdetach -saveall '%s' 2>&1 && cat perfmon-stats.json", dir, pdf);
         char *att = capture(cmd);
         char *js = pm_stats_json_string(a);
         assert_non_null(strstr(att, js));
@@ -270,8 +270,9 @@ static int attached_nodes(const char *pdf, const char *host, double *idle_over20
     char dir[4200], cmd[9000];
     snprintf(dir, sizeof dir, "%s.att", pdf);
     mkdir(dir, 0755);
-    snprintf(cmd, sizeof cmd, "cd '%s' && pdfdetach -saveall '%s' >/dev/null 2>&1 && cat perfmon-stats.json",
-             dir, pdf);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && pdfdetach -saveall '%s' >/dev/null 2>&1 && cat perfmon-stats.json", dir,
+             pdf);
     char *js = capture(cmd);
     cJSON *root = cJSON_Parse(js);
     free(js);
@@ -280,13 +281,13 @@ static int attached_nodes(const char *pdf, const char *host, double *idle_over20
     assert_true(cJSON_IsArray(nodes));
     int n = cJSON_GetArraySize(nodes);
     const cJSON *x;
-    cJSON_ArrayForEach(x, nodes)
-    {
+    cJSON_ArrayForEach(x, nodes) {
         const cJSON *h = cJSON_GetObjectItemCaseSensitive(x, "host");
         if (!cJSON_IsString(h) || strcmp(h->valuestring, host) != 0)
             continue;
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(x, "figures");
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(f ? f : x, "cpu_avg_utilization_over20_pct");
+        const cJSON *o =
+            cJSON_GetObjectItemCaseSensitive(f ? f : x, "cpu_avg_utilization_over20_pct");
         if (cJSON_IsNumber(o))
             *idle_over20 = o->valuedouble;
     }
@@ -505,7 +506,8 @@ static void test_golden_image(void **state)
     assert_int_equal(h, cairo_image_surface_get_height(b));
     cairo_surface_flush(a);
     cairo_surface_flush(b);
-    const unsigned char *pa = cairo_image_surface_get_data(a), *pb = cairo_image_surface_get_data(b);
+    const unsigned char *pa = cairo_image_surface_get_data(a),
+                        *pb = cairo_image_surface_get_data(b);
     int sa = cairo_image_surface_get_stride(a), sb = cairo_image_surface_get_stride(b);
     /* Tolerance: anti-aliasing and font versions may move a few pixels;
      * a changed line, colour, axis or label moves thousands. */
@@ -525,7 +527,8 @@ static void test_golden_image(void **state)
     double mean = sum / ((double)w * h * 3);
     if (frac > 0.002 || mean > 0.5)
         fail_msg("plot differs from %s: %.3f%% pixels, mean difference %.3f (PM_UPDATE_GOLDEN=1 "
-                 "rewrites it after a deliberate change)", golden, frac * 100, mean);
+                 "rewrites it after a deliberate change)",
+                 golden, frac * 100, mean);
     cairo_surface_destroy(a);
     cairo_surface_destroy(b);
 
@@ -673,7 +676,9 @@ static void test_idle_node_on_page1(void **state)
         char cmd[4600];
         snprintf(cmd, sizeof cmd, "pdftotext -f 1 -l 1 '%s' - 2>/dev/null | tr '\\n' ' '", pdf);
         char *text = capture(cmd);
-        if (!strstr(text, "node-idle was nearly idle: its CPU averaged 2 % against 80 % on the other nodes."))
+        if (!strstr(
+                text,
+                "node-idle was nearly idle: its CPU averaged 2 % against 80 % on the other nodes."))
             fail_msg("no idle node in the verdict: %s", text);
         if (!strstr(text, "node-idle only 2 %."))
             fail_msg("idle node not among the nodes that stand out: %s", text);
@@ -759,7 +764,11 @@ static void test_big_job_outliers(void **state)
     for (size_t k = 0; k < 40; k++) {
         char host[64], path[4400];
         snprintf(host, sizeof host,
-                 k == 23 ? "node-idle" : k == 31 ? "node-short" : k == 5 ? "node-late" : "node-%02zu", k);
+                 k == 23   ? "node-idle"
+                 : k == 31 ? "node-short"
+                 : k == 5  ? "node-late"
+                           : "node-%02zu",
+                 k);
         snprintf(path, sizeof path, "%s/%s.pmp", job, host);
         pm_synth s;
         pm_synth_init(&s, host);
@@ -864,8 +873,8 @@ static void test_degenerate_plots(void **state)
     struct {
         const double *t, *v;
         int logy;
-    } cases[] = {{t, z, 1}, {t, z, 0}, {t, nan4, 1}, {t, nan4, 0}, {t, big, 1},
-                 {t, big, 0}, {same_t, big, 0}, {same_t, z, 1}};
+    } cases[] = {{t, z, 1},   {t, z, 0},   {t, nan4, 1},     {t, nan4, 0},
+                 {t, big, 1}, {t, big, 0}, {same_t, big, 0}, {same_t, z, 1}};
     cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 400, 200);
     cairo_t *cr = cairo_create(s);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -1019,9 +1028,9 @@ static void test_spike_visible(void **state)
          * both climb from the idle level by a quarter of the image at least. */
         if (!(top[0] >= 0 && top[1] >= 0 && abs(top[1] - top[0]) <= 2 &&
               abs(bottom[1] - bottom[0]) <= 2 && bottom[1] - top[1] > H / 4))
-            fail_msg("case %zu (base %g, log %d, at %zu): series rows %d-%d, with a 20-sample burst %d-%d",
-                     c, cases[c].base, cases[c].logy, cases[c].at, top[1], bottom[1], top[0],
-                     bottom[0]);
+            fail_msg(
+                "case %zu (base %g, log %d, at %zu): series rows %d-%d, with a 20-sample burst %d-%d",
+                c, cases[c].base, cases[c].logy, cases[c].at, top[1], bottom[1], top[0], bottom[0]);
     }
     free(t);
     free(v);
@@ -1031,13 +1040,12 @@ int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_degenerate_plots), cmocka_unit_test(test_golden_image),
+        cmocka_unit_test(test_degenerate_plots),   cmocka_unit_test(test_golden_image),
         cmocka_unit_test(test_edge_lines_visible), cmocka_unit_test(test_page_counts),
-        cmocka_unit_test(test_big_job_outliers), cmocka_unit_test(test_spread),
-        cmocka_unit_test(test_spike_visible),
-        cmocka_unit_test(test_plots_png),        cmocka_unit_test(test_report_small_job),
-        cmocka_unit_test(test_report_errors),    cmocka_unit_test(test_200_hosts),
-        cmocka_unit_test(test_idle_node_on_page1),
+        cmocka_unit_test(test_big_job_outliers),   cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_spike_visible),      cmocka_unit_test(test_plots_png),
+        cmocka_unit_test(test_report_small_job),   cmocka_unit_test(test_report_errors),
+        cmocka_unit_test(test_200_hosts),          cmocka_unit_test(test_idle_node_on_page1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,11 +25,26 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const vars[] = {
-    "SLURM_JOB_ID", "SLURM_JOBID", "SLURM_CPUS_PER_TASK", "SLURM_JOB_CPUS_PER_NODE",
-    "SLURM_CPUS_ON_NODE", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_NTASKS",
-    "SLURM_NPROCS", "SLURM_JOB_NUM_NODES", "SLURM_JOB_END_TIME", "SLURM_JOB_START_TIME",
-    "PBS_JOBID", "PBS_WALLTIME", "PBS_NUM_PPN", "PBS_NUM_NODES", "NCPUS", "OAR_JOB_ID",
-    "OAR_JOBID", "OAR_JOB_WALLTIME_SECONDS",
+    "SLURM_JOB_ID",
+    "SLURM_JOBID",
+    "SLURM_CPUS_PER_TASK",
+    "SLURM_JOB_CPUS_PER_NODE",
+    "SLURM_CPUS_ON_NODE",
+    "SLURM_MEM_PER_NODE",
+    "SLURM_MEM_PER_CPU",
+    "SLURM_NTASKS",
+    "SLURM_NPROCS",
+    "SLURM_JOB_NUM_NODES",
+    "SLURM_JOB_END_TIME",
+    "SLURM_JOB_START_TIME",
+    "PBS_JOBID",
+    "PBS_WALLTIME",
+    "PBS_NUM_PPN",
+    "PBS_NUM_NODES",
+    "NCPUS",
+    "OAR_JOB_ID",
+    "OAR_JOBID",
+    "OAR_JOB_WALLTIME_SECONDS",
 };
 
 static char tmpdir[256], oldpath[4096];
@@ -81,20 +96,14 @@ static void test_parse_time(void **state)
         const char *s;
         double want;
     } rows[] = {
-        {"5:00", 300},          /* minutes:seconds, squeue's %l for --time=5 */
-        {"00:07:00", 420},      /* hours:minutes:seconds */
-        {"1:30:00", 5400},
-        {"30", 1800},           /* plain minutes (SLURM) */
-        {"2-12:00:00", 216000}, /* days-hours:minutes:seconds */
-        {"1-00", 86400},        /* days-hours */
-        {"1-02:03", 93780},     /* days-hours:minutes */
-        {"7:00:00\n", 25200},
-        {"UNLIMITED", NAN},
-        {"INVALID", NAN},
-        {"", NAN},
-        {"1:2:3:4", NAN},
-        {"-5", NAN},
-        {"12x", NAN},
+        {"5:00", 300},                        /* minutes:seconds, squeue's %l for --time=5 */
+        {"00:07:00", 420},                    /* hours:minutes:seconds */
+        {"1:30:00", 5400},      {"30", 1800}, /* plain minutes (SLURM) */
+        {"2-12:00:00", 216000},               /* days-hours:minutes:seconds */
+        {"1-00", 86400},                      /* days-hours */
+        {"1-02:03", 93780},                   /* days-hours:minutes */
+        {"7:00:00\n", 25200},   {"UNLIMITED", NAN}, {"INVALID", NAN}, {"", NAN},
+        {"1:2:3:4", NAN},       {"-5", NAN},        {"12x", NAN},
     };
     for (size_t i = 0; i < N(rows); i++) {
         double got = pm_request_parse_time(rows[i].s);

@@ -45,11 +45,8 @@ static size_t mutate(const char *src, size_t len, char *dst)
     memcpy(dst, src, len);
     size_t at = len ? (size_t)(next() % len) : 0;
     switch (next() % 5) {
-    case 0: /* bit flip */
-        dst[at] = (char)(dst[at] ^ (1 << (next() % 8)));
-        return len;
-    case 1: /* truncate */
-        return at;
+    case 0: /* bit flip */ dst[at] = (char)(dst[at] ^ (1 << (next() % 8))); return len;
+    case 1: /* truncate */ return at;
     case 2: { /* a JSON-significant byte */
         static const char sig[] = "{}[]\",:0-.eE\\\n ";
         dst[at] = sig[next() % (sizeof sig - 1)];
@@ -61,9 +58,7 @@ static size_t mutate(const char *src, size_t len, char *dst)
             return len + 16 > len * 2 ? len : len + 16;
         }
         return len;
-    default: /* zero a run */
-        memset(dst + at, 0, len - at < 8 ? len - at : 8);
-        return len;
+    default: /* zero a run */ memset(dst + at, 0, len - at < 8 ? len - at : 8); return len;
     }
 }
 

@@ -116,16 +116,16 @@ static void test_wraps_command(void **state)
         assert_int_equal(pm_profile_read(path, &p, &perr), 0);
         assert_true(p->n >= 8);
         assert_true(p->n <= 13);
-        assert_string_equal(p->info.job_id, getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID")
-                                                                    : "local");
+        assert_string_equal(p->info.job_id,
+                            getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "local");
         assert_non_null(strstr(p->info.command, "sleep 2"));
         assert_true(p->has_end);
         assert_int_equal(p->end.exit_status, 0);
         assert_string_equal(p->end.reason, "command exited");
         /* Every group this machine has is there. */
         const char *need[] = {"cpu.percent", "mem.used", "net.ext.bytes_sent", "fs.out.usage_pct",
-                              "proc.count", "proc.rss", "proc.cpu_time", "sampler.cpu_time",
-                              "load.1", NULL};
+                              "proc.count",  "proc.rss", "proc.cpu_time",      "sampler.cpu_time",
+                              "load.1",      NULL};
         for (int i = 0; need[i]; i++)
             if (pm_profile_column(p, need[i]) < 0)
                 fail_msg("column %s missing", need[i]);
@@ -321,8 +321,8 @@ static void test_disk_full(void **state)
         free(dir);
         skip();
     }
-    const char *args[] = {sampler, "-o", mnt, "-i", "0.05", "-f", "json", "--",
-                          "sh", "-c", "sleep 2; exit 5", NULL};
+    const char *args[] = {
+        sampler, "-o", mnt, "-i", "0.05", "-f", "json", "--", "sh", "-c", "sleep 2; exit 5", NULL};
     assert_int_equal(run(args, err), 5);
     char *e = slurp(err);
     assert_non_null(strstr(e, "No space left on device"));
@@ -478,9 +478,8 @@ static void test_root_job_switching_user(void **state)
     char out[512], err[512];
     snprintf(out, sizeof out, "%s/out", dir);
     snprintf(err, sizeof err, "%s/err", dir);
-    const char *script =
-        "nobody='/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups'; "
-        "$nobody sleep 1.5 & $nobody sh -c 'sleep 1.5 & sleep 1.5 & wait' & wait";
+    const char *script = "nobody='/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups'; "
+                         "$nobody sleep 1.5 & $nobody sh -c 'sleep 1.5 & sleep 1.5 & wait' & wait";
     const char *args[] = {sampler, "-o", out, "-i", "0.2", "--", "sh", "-c", script, NULL};
     assert_int_equal(run(args, err), 0);
     double maxcount = column_max(out, "proc.count");
@@ -508,12 +507,18 @@ int main(void)
     snprintf(sampler, sizeof sampler, "%s/perfmon-sample", bin ? bin : "build/release/bin");
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wraps_command), cmocka_unit_test(test_exit_status),
-        cmocka_unit_test(test_kill9),         cmocka_unit_test(test_ipc_file),
-        cmocka_unit_test(test_sigterm),       cmocka_unit_test(test_pid_mode),
-        cmocka_unit_test(test_bad_options),   cmocka_unit_test(test_help),
-        cmocka_unit_test(test_disk_full),     cmocka_unit_test(test_dir_removed),
-        cmocka_unit_test(test_stop_cont),     cmocka_unit_test(test_tree_accounting),
+        cmocka_unit_test(test_wraps_command),
+        cmocka_unit_test(test_exit_status),
+        cmocka_unit_test(test_kill9),
+        cmocka_unit_test(test_ipc_file),
+        cmocka_unit_test(test_sigterm),
+        cmocka_unit_test(test_pid_mode),
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_dir_removed),
+        cmocka_unit_test(test_stop_cont),
+        cmocka_unit_test(test_tree_accounting),
         cmocka_unit_test(test_root_job_switching_user),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,7 +138,7 @@ static void test_sniff(void **state)
     size_t n = encode(&f, &buf);
     assert_true(pm_scanner_sniff(buf, 36));
     assert_false(pm_scanner_sniff(buf, 35)); /* the type's NUL not yet seen */
-    buf[7] ^= 0x80; /* a negative start */
+    buf[7] ^= 0x80;                          /* a negative start */
     assert_false(pm_scanner_sniff(buf, n));
     free(buf);
 }
@@ -178,8 +178,7 @@ static void test_fixtures(void **state)
 
 /* Decode bytes expected to fail; check the code, the message and how many
  * workers were kept. */
-static void expect_bad(const unsigned char *buf, size_t n, int code, const char *msg,
-                       size_t kept)
+static void expect_bad(const unsigned char *buf, size_t n, int code, const char *msg, size_t kept)
 {
     pm_phase_set s = {0};
     pm_error err;
@@ -214,7 +213,8 @@ static void test_corrupt_counts(void **state)
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         load.bad_counter_count = rows[i].count;
         n = encode(&f, &buf);
-        expect_bad(buf, n, rows[i].count == 5000 ? PM_ETRUNC : PM_EFORMAT, rows[i].msg, 1); /* process_job kept */
+        expect_bad(buf, n, rows[i].count == 5000 ? PM_ETRUNC : PM_EFORMAT, rows[i].msg,
+                   1); /* process_job kept */
         free(buf);
     }
     load.bad_counter_count = 0;
@@ -279,7 +279,7 @@ static void test_truncated(void **state)
     unsigned char *more = malloc(n + 1);
     memcpy(more, buf, n);
     more[n] = 7;
-    expect_bad(more, n + 1, PM_EFORMAT, "offset " , 9);
+    expect_bad(more, n + 1, PM_EFORMAT, "offset ", 9);
     expect_bad(more, n + 1, PM_EFORMAT, ": 1 bytes after the last worker", 9);
     free(more);
     free(buf);
@@ -313,7 +313,8 @@ static void test_bad_strings_and_times(void **state)
     iv[0].end = 6;
     first.type = "proc\tjob";
     n = encode(&f, &buf);
-    expect_bad(buf, n, PM_EFORMAT, "offset 28: worker type has a byte 0x09 that is not printable", 0);
+    expect_bad(buf, n, PM_EFORMAT, "offset 28: worker type has a byte 0x09 that is not printable",
+               0);
     free(buf);
     first.type = "";
     n = encode(&f, &buf);
@@ -348,10 +349,14 @@ static void test_extreme_values(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_worker_file),     cmocka_unit_test(test_master_and_nodes),
-        cmocka_unit_test(test_sniff),           cmocka_unit_test(test_fixtures),
-        cmocka_unit_test(test_corrupt_counts),  cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_bad_strings_and_times), cmocka_unit_test(test_extreme_values),
+        cmocka_unit_test(test_worker_file),
+        cmocka_unit_test(test_master_and_nodes),
+        cmocka_unit_test(test_sniff),
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_corrupt_counts),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_bad_strings_and_times),
+        cmocka_unit_test(test_extreme_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,11 @@ static void test_rate(void **state)
         /* uneven: real time deltas, not the nominal interval */
         {4, {0, 1, 3, 3.5}, {0, 10, 30, 31}, {X, 10, 10, 2}, {PM_Q_GAP, 0, 0, 0}},
         /* NaN makes both neighbouring rates gaps, never 0 */
-        {5, {0, 1, 2, 3, 4}, {0, 1, X, 3, 4}, {X, 1, X, X, 1}, {PM_Q_GAP, 0, PM_Q_GAP, PM_Q_GAP, 0}},
+        {5,
+         {0, 1, 2, 3, 4},
+         {0, 1, X, 3, 4},
+         {X, 1, X, X, 1},
+         {PM_Q_GAP, 0, PM_Q_GAP, PM_Q_GAP, 0}},
         /* a decrease is a negative rate (repaired later) */
         {3, {0, 2, 4}, {100, 50, 70}, {X, -25, 10}, {PM_Q_GAP, 0, 0}},
         /* single sample */
@@ -65,10 +69,10 @@ static void test_unwrap(void **state)
         size_t n, wraps;
         double v[N], want[N];
     } rows[] = {
-        {0, 3, 0, {5, 3, 4}, {5, 3, 4}},                       /* no range: untouched */
+        {0, 3, 0, {5, 3, 4}, {5, 3, 4}},                        /* no range: untouched */
         {0, 4, 1, {4294967000.0, 4294967295.0, 100, 400}, {0}}, /* 32-bit, filled below */
         {0, 4, 2, {262143328000.0, 500, 262143328000.0, 10}, {0}},
-        {0, 4, 1, {10, X, 5, 6}, {0}},                          /* NaN skipped, wrap vs last valid */
+        {0, 4, 1, {10, X, 5, 6}, {0}}, /* NaN skipped, wrap vs last valid */
     };
     rows[1].mod = M32;
     double w1[] = {4294967000.0, 4294967295.0, M32 + 100, M32 + 400};
@@ -168,9 +172,12 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rate),          cmocka_unit_test(test_unwrap),
-        cmocka_unit_test(test_repair_modes),  cmocka_unit_test(test_ska_replace),
-        cmocka_unit_test(test_time_increasing), cmocka_unit_test(test_names),
+        cmocka_unit_test(test_rate),
+        cmocka_unit_test(test_unwrap),
+        cmocka_unit_test(test_repair_modes),
+        cmocka_unit_test(test_ska_replace),
+        cmocka_unit_test(test_time_increasing),
+        cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,7 +53,7 @@ static void test_merged_file(void **state)
     assert_true(at(b, "cpu.percent", 4) == 90);
     assert_true(at(b, "ib.bytes_sent", 1) == 4194304); /* SKA already x4 */
     assert_true(at(b, "rapl.package-1", 4) == 16000000);
-    assert_true(at(b, "proc.swap", 0) == 0);            /* numbers as strings */
+    assert_true(at(b, "proc.swap", 0) == 0); /* numbers as strings */
     assert_true(at(b, "net.all.bytes_sent", 2) == 1048576);
     /* ragged: padded with NaN, and truncated */
     assert_true(isnan(at(b, "proc.cpu_percent", 3)));
@@ -79,10 +79,11 @@ static void test_partial_and_long_names(void **state)
     size_t cap = 2 * 10000 + 200;
     char *text = malloc(cap);
     assert_non_null(text);
-    snprintf(text, cap,
-             "{\"host_names\": [\"%s\", \"ghost\", \"b\\u00e9\"], \"%s\": {\"time_stamps\": [1, 2]},"
-             " \"b\\u00e9\": {\"time_stamps\": [1, 2]}}",
-             name, name);
+    snprintf(
+        text, cap,
+        "{\"host_names\": [\"%s\", \"ghost\", \"b\\u00e9\"], \"%s\": {\"time_stamps\": [1, 2]},"
+        " \"b\\u00e9\": {\"time_stamps\": [1, 2]}}",
+        name, name);
     pm_profile **ps = NULL;
     size_t n = 0;
     pm_error err;
@@ -95,7 +96,8 @@ static void test_partial_and_long_names(void **state)
     assert_string_equal(pm_profile_host(ps[1]), "b\xc3\xa9");
     assert_null(ps[1]->host_long);
     assert_int_equal(ps[0]->nwarnings, 1);
-    assert_non_null(strstr(ps[0]->warnings[0], "t.json: host ghost: listed in host_names but has no data"));
+    assert_non_null(
+        strstr(ps[0]->warnings[0], "t.json: host ghost: listed in host_names but has no data"));
     free_list(ps, n);
     free(text);
     free(name);
@@ -120,7 +122,8 @@ static void test_errors(void **state)
         {"{\"host_names\": [\"x\", \"y\"]}", PM_EFORMAT,
          "t.json: none of the 2 hosts in host_names has data"},
         {"{\"host_names\": []}", PM_EFORMAT, "t.json: host_names is empty"},
-        {"{\"host_names\": [\"x\", 3]}", PM_EFORMAT, "t.json: host_names[1]: expected a non-empty string"},
+        {"{\"host_names\": [\"x\", 3]}", PM_EFORMAT,
+         "t.json: host_names[1]: expected a non-empty string"},
         {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": 5}}", PM_EFORMAT,
          "t.json: host x: time_stamps: missing or not a list"},
         {"{\"host_names\": [\"x\"], \"x\": {\"time_stamps\": [1], \"memory_info\": {\"rss\": 3}}}",
@@ -151,10 +154,22 @@ static void test_errors(void **state)
 static void test_numbers(void **state)
 {
     (void)state;
-    static const char *const nums[] = {"0", "-0", "1", "0.1", "0.3", "123.456", "1e-3", "2.5E+3",
-                                       "123456789012345678", "9007199254740993",
-                                       "1.7976931348623157e308", "4.9e-324", "0.000001234",
-                                       "99.99999999999999", "1700000000", "-17.25",
+    static const char *const nums[] = {"0",
+                                       "-0",
+                                       "1",
+                                       "0.1",
+                                       "0.3",
+                                       "123.456",
+                                       "1e-3",
+                                       "2.5E+3",
+                                       "123456789012345678",
+                                       "9007199254740993",
+                                       "1.7976931348623157e308",
+                                       "4.9e-324",
+                                       "0.000001234",
+                                       "99.99999999999999",
+                                       "1700000000",
+                                       "-17.25",
                                        "3.141592653589793238462643383279"};
     size_t n = sizeof nums / sizeof *nums;
     char text[2048];
@@ -219,7 +234,7 @@ static void test_whitespace(void **state)
         ws_run(text, &o, trail, trail);
         text[o++] = '}';
         ws_run(text, &o, trail, trail + 1); /* the buffer ends in white space */
-        char *exact = malloc(o); /* no NUL after it: a read past the end is caught */
+        char *exact = malloc(o);            /* no NUL after it: a read past the end is caught */
         assert_non_null(exact);
         memcpy(exact, text, o);
         pm_profile **ps = NULL;

@@ -269,8 +269,8 @@ static void test_sctx_open_missing_sys(void **state)
 static void test_registry(void **state)
 {
     (void)state;
-    static const char *const names[] = {"cpu", "memory", "disk", "net", "nvml", "perf",
-                                        "infiniband", "rapl", "proctree"};
+    static const char *const names[] = {"cpu",  "memory",     "disk", "net",     "nvml",
+                                        "perf", "infiniband", "rapl", "proctree"};
     enum { N = sizeof names / sizeof *names };
     size_t n = 0;
     while (pm_sources[n]) {
@@ -292,36 +292,34 @@ static void test_registry(void **state)
 /* -------------------------------------------------------------------- cpu */
 
 /* v2 of hpc-ib-rapl/proc/stat: core i did 10*(i+1) busy ticks of 100. */
-static const char stat_v2[] =
-    "cpu  956020 27 242947 79019997 17583 0 9900 0 0 0\n"
-    "cpu0 120353 12 30457 9876632 2346 0 1235 0 0 0\n"
-    "cpu1 118020 0 29871 9880199 2102 0 1191 0 0 0\n"
-    "cpu2 119904 5 31003 9875071 2231 0 1302 0 0 0\n"
-    "cpu3 121042 0 30112 9874459 2401 0 1251 0 0 0\n"
-    "cpu4 117698 3 29951 9881049 2000 0 1181 0 0 0\n"
-    "cpu5 119057 0 30501 9878839 2051 0 1223 0 0 0\n"
-    "cpu6 120568 7 30801 9876029 2301 0 1276 0 0 0\n"
-    "cpu7 119378 0 30251 9877719 2151 0 1241 0 0 0\n"
-    "intr 1234567890 33 0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0\n"
-    "ctxt 987700000\n"
-    "processes 4567990\n"
-    "procs_running 3\n"
-    "procs_blocked 0\n";
+static const char stat_v2[] = "cpu  956020 27 242947 79019997 17583 0 9900 0 0 0\n"
+                              "cpu0 120353 12 30457 9876632 2346 0 1235 0 0 0\n"
+                              "cpu1 118020 0 29871 9880199 2102 0 1191 0 0 0\n"
+                              "cpu2 119904 5 31003 9875071 2231 0 1302 0 0 0\n"
+                              "cpu3 121042 0 30112 9874459 2401 0 1251 0 0 0\n"
+                              "cpu4 117698 3 29951 9881049 2000 0 1181 0 0 0\n"
+                              "cpu5 119057 0 30501 9878839 2051 0 1223 0 0 0\n"
+                              "cpu6 120568 7 30801 9876029 2301 0 1276 0 0 0\n"
+                              "cpu7 119378 0 30251 9877719 2151 0 1241 0 0 0\n"
+                              "intr 1234567890 33 0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0\n"
+                              "ctxt 987700000\n"
+                              "processes 4567990\n"
+                              "procs_running 3\n"
+                              "procs_blocked 0\n";
 
 /* v3: the node line went backwards (user -5000: counters reset), cpu0's
  * busy time went backwards, cpu1's busy time went back by one tick while
  * its total grew; cpus 2-7 did 25 busy ticks of 100. */
-static const char stat_v3[] =
-    "cpu  951020 27 242947 79019997 17583 0 9900 0 0 0\n"
-    "cpu0 119353 12 30457 9876632 2346 0 1235 0 0 0\n"
-    "cpu1 118019 0 29871 9880399 2102 0 1191 0 0 0\n"
-    "cpu2 119929 5 31003 9875146 2231 0 1302 0 0 0\n"
-    "cpu3 121067 0 30112 9874534 2401 0 1251 0 0 0\n"
-    "cpu4 117723 3 29951 9881124 2000 0 1181 0 0 0\n"
-    "cpu5 119082 0 30501 9878914 2051 0 1223 0 0 0\n"
-    "cpu6 120593 7 30801 9876104 2301 0 1276 0 0 0\n"
-    "cpu7 119403 0 30251 9877794 2151 0 1241 0 0 0\n"
-    "ctxt 987800000\n";
+static const char stat_v3[] = "cpu  951020 27 242947 79019997 17583 0 9900 0 0 0\n"
+                              "cpu0 119353 12 30457 9876632 2346 0 1235 0 0 0\n"
+                              "cpu1 118019 0 29871 9880399 2102 0 1191 0 0 0\n"
+                              "cpu2 119929 5 31003 9875146 2231 0 1302 0 0 0\n"
+                              "cpu3 121067 0 30112 9874534 2401 0 1251 0 0 0\n"
+                              "cpu4 117723 3 29951 9881124 2000 0 1181 0 0 0\n"
+                              "cpu5 119082 0 30501 9878914 2051 0 1223 0 0 0\n"
+                              "cpu6 120593 7 30801 9876104 2301 0 1276 0 0 0\n"
+                              "cpu7 119403 0 30251 9877794 2151 0 1241 0 0 0\n"
+                              "ctxt 987800000\n";
 
 static void test_cpu_columns(void **state)
 {
@@ -723,8 +721,7 @@ static void test_disk_whole_devices_only(void **state)
     assert_int_equal(cJSON_GetArraySize(disks), 2);
     int sda = 0, nvme = 0;
     cJSON *e;
-    cJSON_ArrayForEach(e, disks)
-    {
+    cJSON_ArrayForEach(e, disks) {
         sda += strcmp(e->valuestring, "sda") == 0;
         nvme += strcmp(e->valuestring, "nvme0n1") == 0;
     }
@@ -881,8 +878,9 @@ static void test_disk_captured_tree(void **state)
      * whole devices, loop0 and the other virtual ones): the same sums. */
     char *root = copy_node("captured");
     make_dir(root, "sys/block");
-    static const char *const sysblock[] = {"mmcblk0", "mmcblk0boot0", "nvme0n1", "sda", "sr0",
-                                           "vda", "loop0", "dm-0", "md0", "nbd0", "zram0"};
+    static const char *const sysblock[] = {"mmcblk0", "mmcblk0boot0", "nvme0n1", "sda",
+                                           "sr0",     "vda",          "loop0",   "dm-0",
+                                           "md0",     "nbd0",         "zram0"};
     for (size_t i = 0; i < sizeof sysblock / sizeof *sysblock; i++) {
         char rel[64];
         snprintf(rel, sizeof rel, "sys/block/%s", sysblock[i]);
@@ -906,8 +904,8 @@ static void test_disk_partition_names(void **state)
         const char *names; /* listed in diskstats, each with 1 read */
         unsigned whole;    /* how many are whole devices */
     } rows[] = {
-        {"sda sda1 sda15 sdb sdaa sdaa1", 3},          /* sda sdb sdaa */
-        {"nvme0n1 nvme0n10 nvme0n1p1 nvme0n10p2", 2},  /* nvme0n1 nvme0n10 */
+        {"sda sda1 sda15 sdb sdaa sdaa1", 3},         /* sda sdb sdaa */
+        {"nvme0n1 nvme0n10 nvme0n1p1 nvme0n10p2", 2}, /* nvme0n1 nvme0n10 */
         {"sda1 sda2", 2},                             /* partitions of no listed disk */
         {"mmcblk1 mmcblk1p1 mmcblk1boot1 mmcblk1rpmb", 3},
         {"xvda xvda1 hdc hdc3 vdb vdb1 sr0 sr1", 5},
@@ -946,9 +944,9 @@ static void test_disk_malformed_lines(void **state)
     harness h;
     assert_int_equal(h_open(&h, &pm_source_disk, root, NULL, 0), 0);
     write_file(root, "proc/diskstats",
-               "   3    0 hda 1500 20 30000 400 700 10 5600 900 0 1100\n" /* too short */
-               "   3    0 hda 1500 20 x 400 700 10 5600 900 0 1100 1300\n"  /* not a number */
-               "   3    0 hda 10 0 80 1 2 0 16 1 0 2000 2\n"              /* good */
+               "   3    0 hda 1500 20 30000 400 700 10 5600 900 0 1100\n"  /* too short */
+               "   3    0 hda 1500 20 x 400 700 10 5600 900 0 1100 1300\n" /* not a number */
+               "   3    0 hda 10 0 80 1 2 0 16 1 0 2000 2\n"               /* good */
                "\n");
     assert_int_equal(h_read(&h), 0);
     assert_int_equal(u64v(&h, "disk.read_bytes"), 80 * 512);
@@ -1085,11 +1083,11 @@ static void test_net_rows(void **state)
          "  eth2: x 0 0 0 0 0 0 0 6 0 0 0 0 0 0 0\n",
          0, 5, 0},
         /* a loopback-like name that is not "lo" counts as external */
-        {"  lo0: 7 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n    lo: 9 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", 0,
-         7, 9},
+        {"  lo0: 7 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n    lo: 9 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", 0, 7,
+         9},
         /* counters near 2^64 */
-        {"  eth0: 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", 0,
-         18446744073709551615ull, 0},
+        {"  eth0: 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", 0, 18446744073709551615ull,
+         0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char *root = copy_node("minimal");
@@ -1376,8 +1374,7 @@ static void test_ib_ports_summed_times_four(void **state)
     assert_int_equal(cJSON_GetArraySize(ports), 2);
     int mask = 0;
     cJSON *e;
-    cJSON_ArrayForEach(e, ports)
-    {
+    cJSON_ArrayForEach(e, ports) {
         assert_string_equal(cJSON_GetObjectItem(e, "device")->valuestring, "mlx5_0");
         mask |= 1 << (int)cJSON_GetObjectItem(e, "port")->valuedouble;
     }
@@ -1470,8 +1467,7 @@ static void test_rapl_domains(void **state)
     cJSON *d = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rapl_domains"), 1);
     assert_string_equal(cJSON_GetObjectItem(d, "name")->valuestring, "dram-0");
     assert_string_equal(cJSON_GetObjectItem(d, "zone")->valuestring, "intel-rapl:0:0");
-    assert_dbl(cJSON_GetObjectItem(d, "max_energy_range_uj")->valuedouble,
-                        65712999613.0, 0.5);
+    assert_dbl(cJSON_GetObjectItem(d, "max_energy_range_uj")->valuedouble, 65712999613.0, 0.5);
     cJSON_Delete(o);
     pm_buf_free(&j);
     h_close(&h);
@@ -1577,8 +1573,7 @@ static void test_proctree_tree_of_100(void **state)
     assert_int_equal(u64v(&h, "proc.swap"), (512ull + 256) * 1024);
     assert_int_equal(u64v(&h, "proc.read_bytes"), 4096ull + 1048576000 + 2097152000 + 0);
     assert_int_equal(u64v(&h, "proc.write_bytes"), 8192ull + 524288000 + 262144000 + 4096);
-    assert_dbl(f64v(&h, "proc.mem_percent"),
-                        100.0 * (516000.0 * 4096) / (196608000.0 * 1024), EPS);
+    assert_dbl(f64v(&h, "proc.mem_percent"), 100.0 * (516000.0 * 4096) / (196608000.0 * 1024), EPS);
     /* fd/ of 100 holds 5 symlinks, of 101 3 (102 and 103 have none).  A
      * copied directory's size is its block size (4096), not a count as on
      * procfs since Linux 6.2: the links are counted. */
@@ -1829,7 +1824,8 @@ static void test_proctree_departed(void **state)
     h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 203.85, EPS);
-    const uint64_t rb0 = 4096ull + 1048576000 + 2097152000, wb0 = 8192ull + 524288000 + 262144000 + 4096;
+    const uint64_t rb0 = 4096ull + 1048576000 + 2097152000,
+                   wb0 = 8192ull + 524288000 + 262144000 + 4096;
     assert_int_equal(u64v(&h, "proc.read_bytes"), rb0);
     assert_int_equal(u64v(&h, "proc.write_bytes"), wb0);
 
@@ -1945,7 +1941,8 @@ static void test_proctree_impossible_values(void **state)
     assert_false(has(&h, "proc.shared"));
     assert_int_equal(g_notes, 2);
     assert_non_null(strstr(g_note, "/300/stat: cstime (ticks) 9223372036854775807 is impossible"));
-    assert_non_null(strstr(g_note, "/300/statm: shared (pages) 18446744073709551615 is impossible"));
+    assert_non_null(
+        strstr(g_note, "/300/statm: shared (pages) 18446744073709551615 is impossible"));
     h.ctx.now_mono_ns = 2000000000;
     assert_int_equal(h_read(&h), 0);
     assert_false(has(&h, "proc.cpu_time"));

@@ -186,9 +186,10 @@ static void test_pid_mode(void **state)
         printf("SKIP  hardware events (cycles, instructions) not supported here: this kernel "
                "has no PMU for them (e.g. a VM); the metadata says: %.200s\n",
                strstr(d, "\"perf.cycles\":") ? strstr(d, "\"perf.cycles\":") : d);
-        assert_non_null(strstr(d, "\"perf.cycles\":\"not supported") ? "" :
-                        strstr(d, "\"perf.cycles\":\"not permitted") ? "" :
-                        strstr(d, "\"perf.cycles\":\"ok\""));
+        assert_non_null(strstr(d, "\"perf.cycles\":\"not supported") ? ""
+                        : strstr(d, "\"perf.cycles\":\"not permitted")
+                            ? ""
+                            : strstr(d, "\"perf.cycles\":\"ok\""));
     }
     free(d);
     h_close(&x);

@@ -107,13 +107,13 @@ static void test_p50_p95_big(void **state)
             double r = (double)(seed >> 8) / 16777216.0;
             double v;
             switch (shape) {
-            case 0: v = r; break;                                /* uniform */
-            case 1: v = r < 0.9 ? 0 : r * 100; break;            /* mostly one value */
-            case 2: v = (double)(i % 7); break;                  /* few values, ties */
-            case 3: v = r < 0.999 ? r : 1e12 * r; break;         /* far outliers */
-            case 4: v = (double)i; break;                        /* sorted */
-            case 5: v = -(double)i * 0.5; break;                 /* reverse sorted */
-            case 6: v = r < 0.5 ? 1.0 : 2.0; break;              /* two values */
+            case 0: v = r; break;                                 /* uniform */
+            case 1: v = r < 0.9 ? 0 : r * 100; break;             /* mostly one value */
+            case 2: v = (double)(i % 7); break;                   /* few values, ties */
+            case 3: v = r < 0.999 ? r : 1e12 * r; break;          /* far outliers */
+            case 4: v = (double)i; break;                         /* sorted */
+            case 5: v = -(double)i * 0.5; break;                  /* reverse sorted */
+            case 6: v = r < 0.5 ? 1.0 : 2.0; break;               /* two values */
             default: v = exp(r * 40) * (r < 0.5 ? -1 : 1); break; /* wide, both signs */
             }
             a[i] = b[i] = c[i] = v;
@@ -122,8 +122,8 @@ static void test_p50_p95_big(void **state)
         pm_p50_p95(a, n, &p50, &p95);
         double w50 = pm_quantile_select(b, n, 0.50), w95 = pm_quantile_select(c, n, 0.95);
         if (p50 != w50 || p95 != w95)
-            fail_msg("shape %d: p50 %.17g want %.17g, p95 %.17g want %.17g", shape, p50, w50,
-                     p95, w95);
+            fail_msg("shape %d: p50 %.17g want %.17g, p95 %.17g want %.17g", shape, p50, w50, p95,
+                     w95);
     }
 }
 
@@ -160,12 +160,9 @@ static void test_slope(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_weighted_means),
-        cmocka_unit_test(test_percentiles_sd),
-        cmocka_unit_test(test_p50_p95_agree),
-        cmocka_unit_test(test_p50_p95_big),
-        cmocka_unit_test(test_empty_and_all_nan),
-        cmocka_unit_test(test_slope),
+        cmocka_unit_test(test_weighted_means),    cmocka_unit_test(test_percentiles_sd),
+        cmocka_unit_test(test_p50_p95_agree),     cmocka_unit_test(test_p50_p95_big),
+        cmocka_unit_test(test_empty_and_all_nan), cmocka_unit_test(test_slope),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,10 +243,10 @@ static void test_phase_share(void **state)
     double mean_setup[2] = {50, 1}, mean_exchange[2] = {90, 4};
     pm_phase_kind_stats kinds[2];
     memset(kinds, 0, sizeof kinds);
-    kinds[0].name = (char *)(uintptr_t)"setup";
+    kinds[0].name = (char *)(uintptr_t) "setup";
     kinds[0].total_s = 400;
     kinds[0].mean = mean_setup;
-    kinds[1].name = (char *)(uintptr_t)"exchange";
+    kinds[1].name = (char *)(uintptr_t) "exchange";
     kinds[1].total_s = 900;
     kinds[1].mean = mean_exchange;
     /* The bytes of the resource-use table, not mean x duration: 3000 of 4000 MiB. */
@@ -259,7 +259,8 @@ static void test_phase_share(void **state)
     f.a.job.total_net_io_ext_recv_mb = 4000;
     char v[2048];
     pm_verdict_text(&f.a, v, sizeof v);
-    has(v, "3.9 GiB were sent and 3.9 GiB received over the network. 75 % of the bytes sent fell in phase `exchange`.");
+    has(v,
+        "3.9 GiB were sent and 3.9 GiB received over the network. 75 % of the bytes sent fell in phase `exchange`.");
     /* no phases: no phase sentence */
     f.a.phase_stats = NULL;
     pm_verdict_text(&f.a, v, sizeof v);
