@@ -406,8 +406,8 @@ static void test_time_bounds(void **state)
  * figures (mem.total), metric columns and a GPU's column (moved out of
  * the node's list, the flags of the columns after it with them).  The first
  * are not decoded; the figures and metrics come out as the written values
- * say (600 samples at 1 s: cpu.percent 40, proc.rss 1000 + i, mem.total
- * 8 GiB, gpu.0.util 75). */
+ * say (1,200 samples at 1 s, node1's in two files: cpu.percent 40, proc.rss 1000 + i,
+ * mem.total 8 GiB, gpu.0.util 75). */
 static void test_projection(void **state)
 {
     (void)state;
@@ -422,18 +422,22 @@ static void test_projection(void **state)
     const size_t nc = sizeof cols / sizeof *cols, n = 600;
     char dir[4096], path[4200];
     snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
-    snprintf(path, sizeof path, "%s/node1.pmp", dir);
+    pm_error err;
+    /* node1 in two files, merged by the analysis (a sampler restarted while
+     * node2 went on): samples 0..599 and 600..1199; node2 in one file. */
+    for (size_t part = 0; part < 3; part++) {
+    snprintf(path, sizeof path, "%s/node%zu.pmp", dir, part);
     pm_profile_info in;
     memset(&in, 0, sizeof in);
-    strcpy(in.host, "node1");
+    strcpy(in.host, part < 2 ? "node1" : "node2");
     strcpy(in.scheduler, "local");
+    strcpy(in.job_id, "77");
     in.start_wall_ns = 1700000000000000000LL;
     in.start_mono_ns = 1000000000LL;
     in.interval_ns = 1000000000LL;
     pm_writer *w;
-    pm_error err;
     assert_int_equal(pm_writer_open(&w, path, PM_FMT_BIN, &in, cols, nc, NULL, &err), 0);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = part == 1 ? n : 0; i < (part == 0 ? n : 2 * n); i++) {
         pm_value v[6];
         uint8_t present[1] = {0x3f};
         v[0].f = 40;
@@ -447,15 +451,24 @@ static void test_projection(void **state)
                                           present, &err), 0);
     }
     assert_int_equal(pm_writer_close(w, &err), 0);
+    }
     pm_analyze_opts o;
     opts(&o);
     const char *paths[] = {dir};
     pm_analysis *a = NULL;
     if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 2); /* the node and its GPU */
-    const pm_host *node = a->hosts[0].gpu ? &a->hosts[1] : &a->hosts[0];
-    const pm_host *gpu = a->hosts[0].gpu ? &a->hosts[0] : &a->hosts[1];
+    assert_int_equal(a->nhosts, 4); /* the nodes and their GPUs */
+    const pm_host *node = NULL, *gpu = NULL;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const char *name = pm_profile_host(a->hosts[h].prof);
+        if (strcmp(name, "node1") == 0)
+            node = &a->hosts[h];
+        else if (strcmp(name, "gpu-0.node1") == 0)
+            gpu = &a->hosts[h];
+    }
+    assert_non_null(node);
+    assert_non_null(gpu);
     const pm_profile *p = node->prof;
     assert_int_equal(p->ncols, nc - 1); /* gpu.0.util moved to the GPU */
     assert_non_null(p->unread);
@@ -474,7 +487,8 @@ static void test_projection(void **state)
     CLOSE(node->mem_total, (double)(8ull << 30));
     const pm_node_summary *ns = &a->nodes[node - a->hosts];
     CLOSE(ns->cpu_avg_utilization_pct, 40);
-    CLOSE(ns->proc_peak_rss_bytes, 1000 + (double)(n - 1));
+    CLOSE(ns->proc_peak_rss_bytes, 1000 + (double)(2 * n - 1));
+    assert_int_equal(node->n, 2 * n);
     CLOSE(a->nodes[gpu - a->hosts].gpu_avg_utilization_pct, 75);
     CLOSE(metric(a, "cpu_usage")->all.mean, 40);
     pm_analysis_free(a);
