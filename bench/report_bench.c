@@ -14,6 +14,8 @@
  * in at most 3 s; on SKA 16 x 3,600 at most 0.39 s and 33 MB; --stats on
  * SKA 16 x 3,600 at most 23 MB; the SKA PDF at most 1 MB.  PM_BENCH_KEEP=1
  * keeps the inputs and PDFs (the directory is printed) for profiling.
+ * PM_BENCH_STATS_ONLY=1 runs `perfmon-analyze DIR --stats` alone (make
+ * bench: its peak RSS on 64 x 86,400, the figure issue 18 bounds).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -113,6 +115,25 @@ int main(int argc, char **argv)
     }
     double t_gen = now() - t0;
     int bad = 0;
+    if (getenv("PM_BENCH_STATS_ONLY")) {
+        double w, c, r;
+        char o_s[] = "--stats", o_quiet[] = "-q";
+        char *a[] = {exe, job, o_s, o_quiet, NULL};
+        bad |= run(a, &w, &c, &r);
+        char rm[4300];
+        snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+        if (getenv("PM_BENCH_KEEP"))
+            printf("report_bench: inputs kept in %s\n", dir);
+        else if (system(rm) != 0)
+            fprintf(stderr, "report_bench: cleanup of %s failed\n", dir);
+        printf("report_bench: %zu hosts x %zu samples (generated in %.1f s)\n", hosts, samples,
+               t_gen);
+        printf("  %-40s %8s %8s %10s\n", "command", "wall s", "cpu s", "peak MiB");
+        printf("  %-40s %8.2f %8.2f %10.1f\n", "--stats", w, c, r);
+        if (bad)
+            fprintf(stderr, "report_bench: a command failed\n");
+        return bad ? 1 : 0;
+    }
     double w1, c1, r1, w2, c2, r2, w3, c3, r3, w4, c4, r4;
     char o_pdf[] = "--pdf", o_plots[] = "--plots", o_q[] = "-q", o_stats[] = "--stats";
     char *a1[] = {exe, job, o_pdf, pdf, o_q, NULL};

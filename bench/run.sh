@@ -28,5 +28,8 @@ echo "== perfmon-analyze: ${PM_BENCH_HOSTS:-64} hosts x ${PM_BENCH_SAMPLES:-8640
 "$BUILD/bench/analyze_bench" "${PM_BENCH_HOSTS:-64}" "${PM_BENCH_SAMPLES:-86400}" \
     "${PM_BENCH_SKA_HOSTS:-16}" "${PM_BENCH_SKA_SAMPLES:-3600}"
 
+echo "== perfmon-analyze --stats, the program (peak RSS from wait4): ${PM_BENCH_HOSTS:-64} hosts x ${PM_BENCH_SAMPLES:-86400} samples"
+PM_BENCH_STATS_ONLY=1 "$BUILD/bench/report_bench" "$BIN" "${PM_BENCH_HOSTS:-64}" "${PM_BENCH_SAMPLES:-86400}"
+
 echo "== perfmon-analyze --pdf / --plots: ${PM_BENCH_REPORT_HOSTS:-16} hosts x ${PM_BENCH_REPORT_SAMPLES:-86400} samples; SKA JSON 16 x 3600 --pdf and --stats"
 "$BUILD/bench/report_bench" "$BIN" "${PM_BENCH_REPORT_HOSTS:-16}" "${PM_BENCH_REPORT_SAMPLES:-86400}" 16 3600

@@ -101,6 +101,9 @@ typedef struct pm_profile {
     size_t block_bytes;      /* one mapping (pm_profile_reserve_block), */
     size_t block_slot;       /* block_slot bytes each; else each is malloc'd */
     unsigned char *released; /* [ncols + 2] block slots given back */
+    unsigned char *unread;   /* [ncols] or NULL: 1 where the column was not
+                                 * decoded (pm_read_hint.want); its values[c]
+                                 * is NULL, as a released column's */
     int has_end;
     pm_profile_end end;
     char **notes; /* [nnotes] notes the sampler recorded */
@@ -124,9 +127,15 @@ int pm_profile_read(const char *path, pm_profile **out, pm_error *err) PM_WUR;
 /* What a reader of many profiles knows in advance: columns for which
  * late(name, ctx) is true will be released early or late, one by one
  * (pm_profile_release_column); a binary profile places them together at
- * the end of its block, so that released ones free whole huge pages. */
+ * the end of its block, so that released ones free whole huge pages.
+ * Column projection: when want is set, only the columns for which
+ * want(name, ctx) is true are decoded and stored; the others keep their
+ * pm_column (name, unit, kind: messages and column lists do not change)
+ * with values[c] NULL and unread[c] 1, and cost no memory.  Damage in a
+ * column not decoded is still found and reported as in a full read. */
 typedef struct pm_read_hint {
     int (*late)(const char *column, void *ctx);
+    int (*want)(const char *column, void *ctx);
     void *ctx;
 } pm_read_hint;
 /* A buffer a reader of many files keeps from one to the next. */
@@ -177,6 +186,10 @@ int pm_profile_decode_bin_range(const char *path, const unsigned char *buf, size
 /* Decode a JSON Lines profile held in memory (NUL-terminated text). */
 int pm_profile_decode_jsonl(const char *path, const char *text, size_t len, pm_profile **out,
                             pm_error *err) PM_WUR;
+/* The same with a hint (or NULL): its want projects the columns. */
+int pm_profile_decode_jsonl_hinted(const char *path, const char *text, size_t len,
+                                   const pm_read_hint *hint, pm_profile **out,
+                                   pm_error *err) PM_WUR;
 
 /* The host name: host_long when set, else info.host. */
 const char *pm_profile_host(const pm_profile *p);
@@ -189,7 +202,11 @@ void pm_profile_free(pm_profile *p);
 /* --- helpers shared by readers (profile_model.c) --- */
 pm_profile *pm_profile_new(const char *path, int format);
 int pm_profile_set_columns(pm_profile *p, const pm_column *cols, size_t ncols);
-/* Make room for at least n samples. */
+/* Mark the columns hint->want refuses as not decoded (p->unread); a no-op
+ * without hint or want.  Call after pm_profile_set_columns and before
+ * reserving. */
+int pm_profile_project(pm_profile *p, const pm_read_hint *hint);
+/* Make room for at least n samples (columns not decoded get none). */
 int pm_profile_reserve(pm_profile *p, size_t n);
 /* Make room for exactly n samples when the reader knows the bound up
  * front (the binary reader does): big profiles get all columns in one

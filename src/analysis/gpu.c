@@ -112,6 +112,8 @@ int pm_gpu_split(pm_profile *p, pm_profile ***out, size_t *nout)
             continue;
         }
         p->cols[keep] = p->cols[c];
+        if (p->unread)
+            p->unread[keep] = p->unread[c];
         p->values[keep++] = p->values[c];
     }
     if (moved)

@@ -142,6 +142,21 @@ static int released_alone(const char *column, void *ctx)
     return n != 1;
 }
 
+/* Column projection: only the columns a catalog metric derives from or
+ * the node summary reads are decoded.  The outputs (--csv, --data, --hdf5,
+ * plots, the report) are all made of the metrics' series and the node
+ * figures, so they need no other column. */
+static int wanted(const char *column, void *ctx)
+{
+    const pm_catalog *cat = ctx;
+    if (pm_summary_reads(column))
+        return 1;
+    for (size_t d = 0; d < cat->n; d++)
+        if (pm_metric_matches(&cat->m[d], column))
+            return 1;
+    return 0;
+}
+
 static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
 {
     char head[4096];
@@ -358,7 +373,16 @@ static int merge_profiles(pm_profile **ps, size_t np, pm_profile **out)
         }
     }
     pm_profile *m = pm_profile_new(ps[0]->path, ps[0]->format);
-    if (!m || pm_profile_set_columns(m, cols, ncols) || pm_profile_reserve(m, total ? total : 1)) {
+    int rc = !m || pm_profile_set_columns(m, cols, ncols);
+    /* A column the reader did not decode (pm_read_hint.want) in any part
+     * is not decoded in the whole either. */
+    if (!rc && !(m->unread = calloc(ncols ? ncols : 1, 1)))
+        rc = 1;
+    for (size_t k = 0; k < np && !rc; k++)
+        for (size_t c = 0; c < ps[k]->ncols; c++)
+            if (ps[k]->unread && ps[k]->unread[c])
+                m->unread[pm_profile_column(m, ps[k]->cols[c].name)] = 1;
+    if (rc || pm_profile_reserve(m, total ? total : 1)) {
         free(cols);
         pm_profile_free(m);
         return PM_ENOMEM;
@@ -377,9 +401,12 @@ static int merge_profiles(pm_profile **ps, size_t np, pm_profile **out)
         memcpy(m->t_wall_ns + at, p->t_wall_ns, p->n * sizeof *m->t_wall_ns);
         memcpy(m->t_mono_ns + at, p->t_mono_ns, p->n * sizeof *m->t_mono_ns);
         for (size_t j = 0; j < ncols; j++) {
+            if (!m->values[j])
+                continue;
             int c = pm_profile_column(p, cols[j].name);
+            const double *src = c >= 0 ? p->values[c] : NULL;
             for (size_t i = 0; i < p->n; i++)
-                m->values[j][at + i] = c >= 0 ? p->values[c][i] : NAN;
+                m->values[j][at + i] = src ? src[i] : NAN;
         }
         at += p->n;
         if (p->has_end) {
@@ -1053,7 +1080,7 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             rc = pm_error_set(err, PM_ENOMEM, "out of memory");
             goto fail;
         }
-        pm_read_hint hint = {released_alone, a->catalog};
+        pm_read_hint hint = {.late = released_alone, .want = wanted, .ctx = a->catalog};
         read_ctx ctx = {slots, opts, a->catalog ? &hint : NULL};
         pm_pool rp = {.n = nfiles, .ctx = &ctx};
         pthread_mutex_init(&rp.lock, NULL);

@@ -40,6 +40,9 @@ int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, d
                       pm_arena *arena) PM_WUR;
 int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *arena) PM_WUR;
 
+/* Does the node summary (summary.c) read raw column `column`? */
+int pm_summary_reads(const char *column);
+
 struct pm_phase_stats;
 /* The resource use per phase kind of st (phase_use.c), from a's metric
  * series: fills the cpu_*, mem_*, disk_* and net_* fields of every kind. */

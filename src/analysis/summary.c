@@ -86,6 +86,33 @@ const pm_figure *pm_figure_find(const char *key)
 
 /* --- column helpers over a host's kept samples ------------------------------ */
 
+/* Every raw column the node figures read (col_values, col_max, col_last,
+ * counter_increase below, by name); the reader decodes only these and the
+ * catalog's (pm_summary_reads), so a name added below must be added here. */
+static const char *const SUMMARY_COLUMNS[] = {
+    "cpu.core_avg_pct",   "cpu.core_max_pct",      "cpu.core_min_pct",   "cpu.ncpus",
+    "cpu.percent",        "disk.read_bytes",       "disk.write_bytes",   "fs.out.usage_pct",
+    "fs.root.usage_pct",  "mem.percent",           "mem.total",          "net.all.bytes_recv",
+    "net.all.bytes_sent", "net.ext.bytes_recv",    "net.ext.bytes_sent", "net.lo.bytes_recv",
+    "net.lo.bytes_sent",  "perf.context_switches", "perf.cycles",        "perf.flops",
+    "perf.flops_dp",      "perf.flops_sp",         "perf.instructions",  "perf.l2_bytes",
+    "perf.l3_bytes",      "perf.mem_bytes",        "perf.page_faults",   "proc.cpu_time",
+    "proc.rss",           "sampler.cpu_time",      "sampler.lateness",   "sampler.missed",
+    "sampler.rss",
+};
+
+int pm_summary_reads(const char *column)
+{
+    /* rapl.*: energy_uj walks them all; gpu.*: a node's gpu.<n>.<metric>
+     * columns become a GPU's gpu.<metric> (pm_gpu_split). */
+    if (strncmp(column, "rapl.", 5) == 0 || strncmp(column, "gpu.", 4) == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof SUMMARY_COLUMNS / sizeof *SUMMARY_COLUMNS; i++)
+        if (strcmp(column, SUMMARY_COLUMNS[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static const double *col_values(const pm_host *h, const char *name, const pm_column **col)
 {
     int c = pm_profile_column(h->prof, name);

@@ -192,6 +192,8 @@ static void decode_samples(pm_profile *p, const unsigned char *const *batch, siz
     }
     size_t vals = 16 + (p->ncols + 7) / 8; /* the values follow the bitmap */
     for (size_t c = 0; c < p->ncols; c++) {
+        if (!p->values[c])
+            continue; /* not decoded (pm_read_hint.want) */
         double *dst = p->values[c] + i0;
         size_t byte = 16 + c / 8, off = vals + 8 * c;
         unsigned bit = (unsigned)(c % 8);
@@ -291,6 +293,8 @@ static void flush_batch(pm_profile *p, double *const *sp, size_t *nb)
     if (n == 0)
         return;
     for (size_t c = 0; c < p->ncols; c++) {
+        if (!p->values[c])
+            continue; /* not decoded: its values went to the sink */
         double *dst = p->values[c] + p->n;
         const double *src = sp[c];
         memcpy(dst, src, n * sizeof *dst); /* libc's wide copy: a loop moved one value a step */
@@ -353,11 +357,15 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
         oom |= rec_push(&l, at);
     }
     /* Samples are decoded into a small column-major batch, then copied
-     * out a run of values per column (as decode_samples does). */
+     * out a run of values per column (as decode_samples does).  A column
+     * not decoded (pm_read_hint.want) is still parsed, for the codec's
+     * state and its checks, into one sink that is never copied out. */
     pm_codec codec = {0};
-    size_t nc = p->ncols ? p->ncols : 1;
+    size_t nc = 1; /* the sink */
+    for (size_t c = 0; c < p->ncols; c++)
+        nc += !(p->unread && p->unread[c]);
     double *sb = pm_alloc_array(nc * V2_BATCH, sizeof *sb);
-    double **sp = pm_alloc_array(nc, sizeof *sp);
+    double **sp = pm_alloc_array(p->ncols ? p->ncols : 1, sizeof *sp);
     if (oom || !sb || !sp || pm_codec_init(&codec, p->cols, p->ncols) != 0 ||
         pm_profile_reserve_block(p, count + 1, hint) != 0) {
         free(l.v);
@@ -366,8 +374,8 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
         pm_codec_free(&codec);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory for %zu samples", path, count);
     }
-    for (size_t c = 0; c < p->ncols; c++)
-        sp[c] = sb + c * V2_BATCH;
+    for (size_t c = 0, k = 1; c < p->ncols; c++)
+        sp[c] = p->unread && p->unread[c] ? sb : sb + k++ * V2_BATCH;
     size_t nb = 0;
 
     /* Pass 2.  A delta sample needs every sample since its key sample:
@@ -508,6 +516,10 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
     int rc = open_bin(path, buf, len, &p, &version, &off, err);
     if (rc)
         return rc;
+    if (pm_profile_project(p, hint) != 0) {
+        pm_profile_free(p);
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+    }
     if (version == 2) {
         rc = decode_v2(p, buf, len, off, hint, NULL, err);
         if (rc) {

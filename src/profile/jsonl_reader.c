@@ -189,7 +189,8 @@ static int add_sample(pm_profile *p, const cJSON *s, size_t *cap, size_t lineno)
     size_t c = 0;
     const cJSON *x;
     cJSON_ArrayForEach(x, v) {
-        p->values[c][i] = cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
+        if (p->values[c]) /* NULL: not decoded (pm_read_hint.want) */
+            p->values[c][i] = cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
         c++;
     }
     p->n++;
@@ -198,6 +199,12 @@ static int add_sample(pm_profile *p, const cJSON *s, size_t *cap, size_t lineno)
 
 int pm_profile_decode_jsonl(const char *path, const char *text, size_t len, pm_profile **out,
                             pm_error *err)
+{
+    return pm_profile_decode_jsonl_hinted(path, text, len, NULL, out, err);
+}
+
+int pm_profile_decode_jsonl_hinted(const char *path, const char *text, size_t len,
+                                   const pm_read_hint *hint, pm_profile **out, pm_error *err)
 {
     *out = NULL;
     pm_profile *p = pm_profile_new(path, PM_FMT_JSONL);
@@ -238,6 +245,8 @@ int pm_profile_decode_jsonl(const char *path, const char *text, size_t len, pm_p
         }
         if (!have_header) {
             rc = parse_header(p, j, err);
+            if (rc == 0 && pm_profile_project(p, hint) != 0)
+                rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
             cJSON_Delete(j);
             if (rc)
                 break;

@@ -37,6 +37,23 @@ int pm_profile_set_columns(pm_profile *p, const pm_column *cols, size_t ncols)
     return 0;
 }
 
+int pm_profile_project(pm_profile *p, const pm_read_hint *hint)
+{
+    if (!hint || !hint->want || p->unread || p->block)
+        return 0;
+    p->unread = calloc(p->ncols ? p->ncols : 1, 1);
+    if (!p->unread)
+        return PM_ENOMEM;
+    for (size_t c = 0; c < p->ncols; c++)
+        p->unread[c] = !hint->want(p->cols[c].name, hint->ctx);
+    return 0;
+}
+
+static int is_unread(const pm_profile *p, size_t c)
+{
+    return p->unread && p->unread[c];
+}
+
 int pm_profile_reserve(pm_profile *p, size_t n)
 {
     /* The capacity is not stored: arrays are always sized by the caller's
@@ -50,6 +67,8 @@ int pm_profile_reserve(pm_profile *p, size_t n)
         return PM_ENOMEM;
     p->t_wall_ns = tw;
     for (size_t c = 0; c < p->ncols; c++) {
+        if (is_unread(p, c))
+            continue;
         double *v = pm_realloc_array(p->values[c], n, sizeof *v);
         if (!v)
             return PM_ENOMEM;
@@ -62,11 +81,13 @@ int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint)
 {
     /* The two time arrays, then each column, each on its own page, so
      * that a column can be released alone. */
-    size_t per = 0, bytes = 0;
+    size_t per = 0, bytes = 0, nread = 0;
     if (p->block)
         return PM_EUSAGE; /* reserved once */
-    if (n && p->ncols && !pm_mul_size(n, sizeof(double), &per) && (per = pm_block_round(per)) &&
-        !pm_mul_size(per, p->ncols + 2, &bytes))
+    for (size_t c = 0; c < p->ncols; c++)
+        nread += !is_unread(p, c);
+    if (n && nread && !pm_mul_size(n, sizeof(double), &per) && (per = pm_block_round(per)) &&
+        !pm_mul_size(per, nread + 2, &bytes))
         p->block = pm_block_alloc(bytes);
     if (!p->block)
         return pm_profile_reserve(p, n);
@@ -79,14 +100,14 @@ int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint)
     for (int late = 0; late < 2; late++)
         for (size_t c = 0; c < p->ncols; c++) {
             int is_late = hint && hint->late && hint->late(p->cols[c].name, hint->ctx);
-            if (is_late != late)
+            if (is_late != late || is_unread(p, c))
                 continue;
             free(p->values[c]);
             p->values[c] = (double *)(void *)((char *)p->block + slot++ * per);
         }
     p->block_bytes = bytes;
     p->block_slot = per;
-    p->released = calloc(p->ncols + 2, 1);
+    p->released = calloc(nread + 2, 1);
     return 0;
 }
 
@@ -95,7 +116,8 @@ int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint)
 static int window_released(const pm_profile *p, size_t w0, size_t w1)
 {
     size_t per = p->block_slot;
-    for (size_t k = w0 / per; k * per < w1 && k < p->ncols + 2; k++)
+    size_t nslots = p->block_bytes / per;
+    for (size_t k = w0 / per; k * per < w1 && k < nslots; k++)
         if (!p->released[k])
             return 0;
     return 1;
@@ -211,6 +233,7 @@ void pm_profile_free(pm_profile *p)
     }
     pm_block_free(p->block, p->block_bytes);
     free(p->released);
+    free(p->unread);
     free(p->values);
     free(p->cols);
     free(p->meta_json);

@@ -92,7 +92,8 @@ static int decode(const char *path, const unsigned char *buf, size_t len, const 
 {
     switch (pm_profile_sniff(buf, len)) {
     case PM_FMT_BIN: return pm_profile_decode_bin_hinted(path, buf, len, hint, out, err);
-    case PM_FMT_JSONL: return pm_profile_decode_jsonl(path, (const char *)buf, len, out, err);
+    case PM_FMT_JSONL:
+        return pm_profile_decode_jsonl_hinted(path, (const char *)buf, len, hint, out, err);
     default: return pm_error_set(err, PM_EFORMAT, "%s: not a perfmon profile", path);
     }
 }

@@ -16,6 +16,7 @@
 #include "../support/testutil.h"
 #include "perfmon/analysis.h"
 #include "perfmon/export.h"
+#include "perfmon/writer.h"
 #include "perfmon/synth.h"
 
 static void close_to(double a, double b, int line)
@@ -406,16 +407,108 @@ static void test_time_bounds(void **state)
     }
 }
 
+/* Column projection through the whole engine: a node profile with
+ * columns read by nothing (cpu.idle, mem.free), one read only by the node
+ * figures (mem.total), metric columns and a GPU's column (moved out of
+ * the node's list, the flags of the columns after it with them).  The first
+ * are not decoded; the figures and metrics come out as the written values
+ * say (1,200 samples at 1 s, node1's in two files: cpu.percent 40, proc.rss 1000 + i,
+ * mem.total 8 GiB, gpu.0.util 75). */
+static void test_projection(void **state)
+{
+    (void)state;
+    static const pm_column cols[] = {
+        {.name = "cpu.percent", .unit = "%", .group = "cpu", .kind = PM_GAUGE, .type = PM_F64},
+        {.name = "cpu.idle", .unit = "s", .group = "cpu", .kind = PM_COUNTER, .type = PM_F64},
+        {.name = "mem.total", .unit = "B", .group = "memory", .kind = PM_GAUGE, .type = PM_U64},
+        {.name = "gpu.0.util", .unit = "%", .group = "gpu", .kind = PM_GAUGE, .type = PM_F64},
+        {.name = "mem.free", .unit = "B", .group = "memory", .kind = PM_GAUGE, .type = PM_U64},
+        {.name = "proc.rss", .unit = "B", .group = "proc", .kind = PM_GAUGE, .type = PM_U64},
+    };
+    const size_t nc = sizeof cols / sizeof *cols, n = 600;
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
+    pm_error err;
+    /* node1 in two files, merged by the analysis (a sampler restarted while
+     * node2 went on): samples 0..599 and 600..1199; node2 in one file. */
+    for (size_t part = 0; part < 3; part++) {
+        snprintf(path, sizeof path, "%s/node%zu.pmp", dir, part);
+        pm_profile_info in;
+        memset(&in, 0, sizeof in);
+        strcpy(in.host, part < 2 ? "node1" : "node2");
+        strcpy(in.scheduler, "local");
+        strcpy(in.job_id, "77");
+        in.start_wall_ns = 1700000000000000000LL;
+        in.start_mono_ns = 1000000000LL;
+        in.interval_ns = 1000000000LL;
+        pm_writer *w;
+        assert_int_equal(pm_writer_open(&w, path, PM_FMT_BIN, &in, cols, nc, NULL, &err), 0);
+        for (size_t i = part == 1 ? n : 0; i < (part == 0 ? n : 2 * n); i++) {
+            pm_value v[6];
+            uint8_t present[1] = {0x3f};
+            v[0].f = 40;
+            v[1].f = 0.5 * (double)i;
+            v[2].u = 8ull << 30;
+            v[3].f = 75;
+            v[4].u = (4ull << 30) - 4096 * i;
+            v[5].u = 1000 + i;
+            int64_t t = (int64_t)i * in.interval_ns;
+            assert_int_equal(
+                pm_writer_sample(w, in.start_mono_ns + t, in.start_wall_ns + t, v, present, &err),
+                0);
+        }
+        assert_int_equal(pm_writer_close(w, &err), 0);
+    }
+    pm_analyze_opts o;
+    opts(&o);
+    const char *paths[] = {dir};
+    pm_analysis *a = NULL;
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(a->nhosts, 4); /* the nodes and their GPUs */
+    const pm_host *node = NULL, *gpu = NULL;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const char *name = pm_profile_host(a->hosts[h].prof);
+        if (strcmp(name, "node1") == 0)
+            node = &a->hosts[h];
+        else if (strcmp(name, "gpu-0.node1") == 0)
+            gpu = &a->hosts[h];
+    }
+    assert_non_null(node);
+    assert_non_null(gpu);
+    const pm_profile *p = node->prof;
+    assert_int_equal(p->ncols, nc - 1); /* gpu.0.util moved to the GPU */
+    assert_non_null(p->unread);
+    static const char *const skipped[] = {"cpu.idle", "mem.free"};
+    static const char *const read[] = {"cpu.percent", "mem.total", "proc.rss"};
+    for (size_t k = 0; k < 2; k++) {
+        int c = pm_profile_column(p, skipped[k]);
+        assert_true(c >= 0);
+        assert_true(p->unread[c]);
+    }
+    for (size_t k = 0; k < 3; k++) {
+        int c = pm_profile_column(p, read[k]);
+        assert_true(c >= 0);
+        assert_false(p->unread[c]);
+    }
+    CLOSE(node->mem_total, (double)(8ull << 30));
+    const pm_node_summary *ns = &a->nodes[node - a->hosts];
+    CLOSE(ns->cpu_avg_utilization_pct, 40);
+    CLOSE(ns->proc_peak_rss_bytes, 1000 + (double)(2 * n - 1));
+    assert_int_equal(node->n, 2 * n);
+    CLOSE(a->nodes[gpu - a->hosts].gpu_avg_utilization_pct, 75);
+    CLOSE(metric(a, "cpu_usage")->all.mean, 40);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_figures),
-        cmocka_unit_test(test_compat_ska),
-        cmocka_unit_test(test_window_and_repair_modes),
-        cmocka_unit_test(test_rules_and_merge),
-        cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_socket_gap),
-        cmocka_unit_test(test_time_bounds),
+        cmocka_unit_test(test_node_figures),    cmocka_unit_test(test_projection),
+        cmocka_unit_test(test_compat_ska),      cmocka_unit_test(test_window_and_repair_modes),
+        cmocka_unit_test(test_rules_and_merge), cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_socket_gap),      cmocka_unit_test(test_time_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

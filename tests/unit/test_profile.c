@@ -502,7 +502,7 @@ static void test_hinted_block(void **state)
     write_big(dir, sizeof dir, path, sizeof path);
     pm_error err;
     pm_profile *p = NULL, *q = NULL;
-    pm_read_hint hint = {late_not_rss, NULL};
+    pm_read_hint hint = {.late = late_not_rss};
     pm_read_buf rb = {0};
     assert_int_equal(pm_profile_read_hinted(path, &hint, &rb, &p, &err), 0);
     assert_true(rb.cap > 60000 * 8);
@@ -531,16 +531,113 @@ static void test_hinted_block(void **state)
     pm_test_rmrf(dir);
 }
 
+static int want_listed(const char *column, void *ctx)
+{
+    for (const char *const *w = ctx; *w; w++)
+        if (strcmp(*w, column) == 0)
+            return 1;
+    return 0;
+}
+
+/* A projected read (pm_read_hint.want) of path against a full read of the
+ * same file: the same columns with the same metadata, values only for the
+ * listed columns, bit for bit those of the full read, the same times,
+ * samples and warnings. */
+static int want_unlisted(const char *column, void *ctx)
+{
+    return !want_listed(column, ctx);
+}
+
+static void check_projection(const char *path, int (*pick)(const char *, void *),
+                             const char *const *list, size_t nwant)
+{
+    pm_error err;
+    pm_profile *full = NULL, *p = NULL;
+    pm_read_hint hint = {.want = pick, .ctx = (void *)(uintptr_t)list};
+    pm_read_buf rb = {0};
+    assert_int_equal(pm_profile_read(path, &full, &err), 0);
+    assert_int_equal(pm_profile_read_hinted(path, &hint, &rb, &p, &err), 0);
+    pm_read_buf_free(&rb);
+    assert_int_equal(p->ncols, full->ncols);
+    assert_int_equal(p->n, full->n);
+    assert_true(p->n > 0);
+    assert_memory_equal(p->t_wall_ns, full->t_wall_ns, p->n * sizeof(int64_t));
+    assert_memory_equal(p->t_mono_ns, full->t_mono_ns, p->n * sizeof(int64_t));
+    size_t decoded = 0;
+    for (size_t c = 0; c < p->ncols; c++) {
+        assert_memory_equal(&p->cols[c], &full->cols[c], sizeof(pm_column));
+        assert_non_null(full->values[c]);
+        if (pick(p->cols[c].name, (void *)(uintptr_t)list)) {
+            assert_non_null(p->values[c]);
+            assert_memory_equal(p->values[c], full->values[c], p->n * sizeof(double));
+            decoded++;
+        } else {
+            assert_null(p->values[c]);
+            assert_non_null(p->unread);
+            assert_true(p->unread[c]);
+        }
+    }
+    assert_int_equal(decoded, nwant);
+    assert_int_equal(p->nwarnings, full->nwarnings);
+    for (size_t i = 0; i < p->nwarnings; i++)
+        assert_string_equal(p->warnings[i], full->warnings[i]);
+    assert_int_equal(p->bad_records, full->bad_records);
+    assert_int_equal(p->nnotes, full->nnotes);
+    /* releasing a column never decoded is a no-op */
+    for (size_t c = 0; c < p->ncols; c++)
+        pm_profile_release_column(p, c);
+    pm_profile_free(p);
+    pm_profile_free(full);
+}
+
+/* Column projection in every form: binary versions 1 and 2 and JSON Lines,
+ * whole and with a torn tail, and a profile big enough for block storage. */
+static void test_projected_read(void **state)
+{
+    (void)state;
+    static const char *const want[] = {"cpu.percent", "rapl.package-0", NULL};
+    static const int formats[] = {PM_FMT_BIN, PM_FMT_BIN1, PM_FMT_JSONL};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
+    for (size_t k = 0; k < sizeof formats / sizeof *formats; k++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/proj%zu", dir, k);
+        write_profile(path, formats[k], 500, 1);
+        check_projection(path, want_listed, want, 2);
+        /* torn: the last 7 bytes gone */
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(truncate(path, st.st_size - 7), 0);
+        check_projection(path, want_listed, want, 2);
+    }
+    char bdir[4096], big[4200];
+    write_big(bdir, sizeof bdir, big, sizeof big);
+    /* all but three columns: still big enough for block storage */
+    static const char *const skip[] = {"mem.used", "proc.rss", "sampler.lateness", NULL};
+    pm_profile *p = NULL;
+    pm_read_hint hint = {.want = want_unlisted, .ctx = (void *)(uintptr_t)skip};
+    pm_error err;
+    assert_int_equal(pm_profile_read_hinted(big, &hint, NULL, &p, &err), 0);
+    assert_true(p->ncols > 16);
+    check_projection(big, want_unlisted, skip, p->ncols - 3);
+    assert_non_null(p->block);
+    /* the block holds the times and the decoded columns, no more */
+    assert_int_equal(p->block_bytes, (p->ncols - 3 + 2) * p->block_slot);
+    pm_profile_free(p);
+    pm_test_rmrf(bdir);
+    pm_test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hinted_block),        cmocka_unit_test(test_roundtrip_bin),
-        cmocka_unit_test(test_roundtrip_jsonl),     cmocka_unit_test(test_torn_bin),
-        cmocka_unit_test(test_torn_jsonl),          cmocka_unit_test(test_damaged_middle_bin),
-        cmocka_unit_test(test_bad_headers),         cmocka_unit_test(test_bad_field_length),
-        cmocka_unit_test(test_big_profile_block),   cmocka_unit_test(test_removed_bin),
-        cmocka_unit_test(test_removed_jsonl),       cmocka_unit_test(test_partial_write_bin),
-        cmocka_unit_test(test_partial_write_jsonl),
+        cmocka_unit_test(test_hinted_block),       cmocka_unit_test(test_projected_read),
+        cmocka_unit_test(test_roundtrip_bin),      cmocka_unit_test(test_roundtrip_jsonl),
+        cmocka_unit_test(test_torn_bin),           cmocka_unit_test(test_torn_jsonl),
+        cmocka_unit_test(test_damaged_middle_bin), cmocka_unit_test(test_bad_headers),
+        cmocka_unit_test(test_bad_field_length),   cmocka_unit_test(test_big_profile_block),
+        cmocka_unit_test(test_removed_bin),        cmocka_unit_test(test_removed_jsonl),
+        cmocka_unit_test(test_partial_write_bin),  cmocka_unit_test(test_partial_write_jsonl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
