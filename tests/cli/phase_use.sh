@@ -195,12 +195,17 @@ PY
 import json, sys
 d = json.load(open(sys.argv[1]))
 u = {k["name"]: k["use"]["disk_write_bytes"] for k in d["phases"]["kinds"]}
-v = u["write"] / (d["job"]["total_disk_io_write_mb"] * 1048576) * 100
+# The phase that wrote most (disk bytes are the node counters: on a loaded machine
+# writes of other processes can put another phase first, so it is taken from
+# the table, not assumed to be "write").
+name = max(u, key=lambda k: u[k] if u[k] is not None else -1)
+v = u[name] / (d["job"]["total_disk_io_write_mb"] * 1048576) * 100
 v = min(v, 100)
-print(("%.1f" if (v < 9.95 and v != int(v)) or 99.5 < v < 100 else "%.0f") % v)
+print(("%.1f" if (v < 9.95 and v != int(v)) or 99.5 < v < 100 else "%.0f") % v, name)
 ' "$T/stats.json" >"$T/share"
-        check "$dir: page 1's verdict puts $(cat "$T/share") % of the bytes written in phase write, as the table" \
-            has "$T/p1n" "$(cat "$T/share")%ofthebyteswrittenfellinphase\`write\`"
+        read -r share most <"$T/share"
+        check "$dir: page 1's verdict puts $share % of the bytes written in phase $most, as the table" \
+            has "$T/p1n" "$share%ofthebyteswrittenfellinphase\`$most\`"
         check "$dir: page 1's rows are the same cells" sh -c 'while read -r l; do grep -qxF "$l" "$1" || { echo "  missing: $l"; exit 1; }; done <"$2"' - "$T/p1n" "$T/rowsn"
     fi
 done
