@@ -59,6 +59,20 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
                      pm_heatmap_data *h, pm_error *err) PM_WUR;
 void pm_heatmap_data_free(pm_heatmap_data *h);
 
+/* The phase timeline ("Phases per node") of the job's phases, for the
+ * report's phases page and --plots (chart.c): rows from pm_phase_rows, a
+ * legend entry per phase kind.  Returns 0, PM_ENOENT when the job has no
+ * phases, or PM_ENOMEM; free with pm_timeline_data_free(). */
+typedef struct pm_timeline_data {
+    pm_timeline tl;
+    const char **rows, **kinds;
+    pm_timeline_bar *bars;
+    size_t *row;
+} pm_timeline_data;
+
+int pm_timeline_build(const pm_analysis *a, int elapsed, pm_timeline_data *t, pm_error *err) PM_WUR;
+void pm_timeline_data_free(pm_timeline_data *t);
+
 /* Report layout (templates/report.json). */
 typedef struct pm_layout_group {
     char page[32];  /* catalog "page" value */

@@ -15,14 +15,31 @@
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 
-/* Row of host among rows[0..*n), added when new. */
-static size_t row_of(const char **rows, size_t *n, const char *host)
+size_t pm_phase_rows(const pm_analysis *a, const char **rows, size_t *row, double *t0, double *t1)
 {
-    for (size_t r = 0; r < *n; r++)
-        if (strcmp(rows[r], host) == 0)
-            return r;
-    rows[*n] = host;
-    return (*n)++;
+    const pm_phase_set *ps = &a->phases;
+    size_t nrows = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        for (size_t i = 0; i < ps->n; i++)
+            if (strcmp(ps->v[i].host, a->hosts[h].name) == 0) {
+                rows[nrows++] = a->hosts[h].name;
+                break;
+            }
+    *t0 = a->t_start;
+    *t1 = a->t_end;
+    for (size_t i = 0; i < ps->n; i++) {
+        const pm_phase *p = &ps->v[i];
+        size_t r;
+        for (r = 0; r < nrows; r++)
+            if (strcmp(rows[r], p->host) == 0)
+                break;
+        if (r == nrows)
+            rows[nrows++] = p->host;
+        row[i] = r;
+        *t0 = fmin(*t0, p->t0);
+        *t1 = fmax(*t1, p->t1);
+    }
+    return nrows;
 }
 
 int pm_export_phase_timeline(const pm_analysis *a, const char *dir, pm_error *err)
@@ -38,23 +55,8 @@ int pm_export_phase_timeline(const pm_analysis *a, const char *dir, pm_error *er
         free(row);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
-    /* Rows: the analysis's nodes with phases in host order, then the
-     * hosts only phases name (Scanner nodes), as the report's timeline. */
-    size_t nrows = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        for (size_t i = 0; i < ps->n; i++)
-            if (strcmp(ps->v[i].host, a->hosts[h].name) == 0) {
-                rows[nrows++] = a->hosts[h].name;
-                break;
-            }
-    double t1 = a->t_end;
-    for (size_t i = 0; i < ps->n; i++) {
-        row[i] = row_of(rows, &nrows, ps->v[i].host);
-        t1 = fmax(t1, ps->v[i].t1);
-    }
-    double t0 = a->t_start;
-    for (size_t i = 0; i < ps->n; i++)
-        t0 = fmin(t0, ps->v[i].t0);
+    double t0, t1;
+    size_t nrows = pm_phase_rows(a, rows, row, &t0, &t1);
     char path[4200];
     int rc = 0;
     if (pm_path_join(path, sizeof path, dir, "phases.dat") != 0)

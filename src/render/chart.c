@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfmon/export.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
@@ -525,5 +526,54 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
     h->hm = (pm_heatmap){h->title,   r->def->unit, elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
                          a->t_start, h->rows,      a->nhosts,
                          h->t,       ng,           h->values};
+    return 0;
+}
+
+void pm_timeline_data_free(pm_timeline_data *t)
+{
+    free(t->rows);
+    free(t->kinds);
+    free(t->bars);
+    free(t->row);
+    memset(t, 0, sizeof *t);
+}
+
+int pm_timeline_build(const pm_analysis *a, int elapsed, pm_timeline_data *t, pm_error *err)
+{
+    memset(t, 0, sizeof *t);
+    const pm_phase_stats *st = a->phase_stats;
+    const pm_phase_set *ps = &a->phases;
+    if (!st || ps->n == 0)
+        return PM_ENOENT;
+    t->rows = pm_alloc_array(ps->n + a->nhosts, sizeof *t->rows);
+    t->kinds = pm_alloc_array(st->nkinds ? st->nkinds : 1, sizeof *t->kinds);
+    t->bars = pm_alloc_array(ps->n, sizeof *t->bars);
+    t->row = pm_alloc_array(ps->n, sizeof *t->row);
+    if (!t->rows || !t->kinds || !t->bars || !t->row) {
+        pm_timeline_data_free(t);
+        return pm_error_set(err, PM_ENOMEM, "out of memory for the phase timeline");
+    }
+    double t0, t1;
+    size_t nrows = pm_phase_rows(a, t->rows, t->row, &t0, &t1);
+    for (size_t i = 0; i < ps->n; i++) {
+        size_t k;
+        for (k = 0; k < st->nkinds; k++)
+            if (strcmp(st->kinds[k].name, ps->v[i].name) == 0)
+                break;
+        t->bars[i] = (pm_timeline_bar){t->row[i], k, ps->v[i].t0, ps->v[i].t1};
+    }
+    for (size_t k = 0; k < st->nkinds; k++)
+        t->kinds[k] = st->kinds[k].name;
+    t->tl = (pm_timeline){"Phases per node",
+                          elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
+                          a->t_start,
+                          t0,
+                          t1,
+                          t->rows,
+                          nrows,
+                          t->kinds,
+                          st->nkinds,
+                          t->bars,
+                          ps->n};
     return 0;
 }

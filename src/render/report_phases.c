@@ -23,63 +23,17 @@ int report_phases_page(pdf_doc *d, pm_error *err)
     if (!st || a->phases.n == 0)
         return 0;
     const pm_phase_set *ps = &a->phases;
-    const char **rows = pm_alloc_array(ps->n + a->nhosts, sizeof *rows);
-    const char **kinds = pm_alloc_array(st->nkinds, sizeof *kinds);
-    pm_timeline_bar *bars = pm_alloc_array(ps->n, sizeof *bars);
-    if (!rows || !kinds || !bars) {
-        free(rows);
-        free(kinds);
-        free(bars);
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
-    }
-    /* Rows: the analysis hosts that have phases, in host order, then the
-     * hosts only phases name (Scanner nodes). */
-    size_t nrows = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        for (size_t i = 0; i < ps->n; i++)
-            if (strcmp(ps->v[i].host, a->hosts[h].name) == 0) {
-                rows[nrows++] = a->hosts[h].name;
-                break;
-            }
-    double t0 = a->t_start, t1 = a->t_end;
-    for (size_t i = 0; i < ps->n; i++) {
-        const pm_phase *p = &ps->v[i];
-        size_t r;
-        for (r = 0; r < nrows; r++)
-            if (strcmp(rows[r], p->host) == 0)
-                break;
-        if (r == nrows)
-            rows[nrows++] = p->host;
-        size_t k;
-        for (k = 0; k < st->nkinds; k++)
-            if (strcmp(st->kinds[k].name, p->name) == 0)
-                break;
-        bars[i] = (pm_timeline_bar){r, k, p->t0, p->t1};
-        t0 = fmin(t0, p->t0);
-        t1 = fmax(t1, p->t1);
-    }
-    for (size_t k = 0; k < st->nkinds; k++)
-        kinds[k] = st->kinds[k].name;
-    pm_timeline tl = {"Phases per node",
-                      d->o->elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
-                      a->t_start,
-                      t0,
-                      t1,
-                      rows,
-                      nrows,
-                      kinds,
-                      st->nkinds,
-                      bars,
-                      ps->n};
+    pm_timeline_data td;
+    int rc = pm_timeline_build(a, d->o->elapsed, &td, err);
+    if (rc)
+        return rc;
     pdf_new_page(d);
     pdf_heading(d, "Phases", 1);
-    double h = fmin(PAGE_H - TOP - BOTTOM - 230, 140 + 9.0 * (double)nrows);
-    pm_canvas *cv = report_render_canvas(report_draw_timeline, &tl, CONTENT_W, h);
-    int rc = cv ? pdf_place_canvas(d, cv, h) : PM_ENOMEM;
+    double h = fmin(PAGE_H - TOP - BOTTOM - 230, 140 + 9.0 * (double)td.tl.nrows);
+    pm_canvas *cv = report_render_canvas(report_draw_timeline, &td.tl, CONTENT_W, h);
+    rc = cv ? pdf_place_canvas(d, cv, h) : PM_ENOMEM;
     pm_canvas_free(cv);
-    free(rows);
-    free(kinds);
-    free(bars);
+    pm_timeline_data_free(&td);
     if (rc)
         return pm_error_set(err, rc, "cannot draw the phase timeline");
     d->y += 10;
