@@ -219,29 +219,27 @@ void report_summary_page(pdf_doc *d)
             continue;
         char c1[48], c2[48], c3[48], c4[48], lab[128];
         double sc = lf->scale, jv = pm_figure_value(&a->job, f);
-        /* Byte counts scaled to their size (KiB ... TiB), each on its own. */
-        double bytes = !strcmp(f->unit, "MiB") ? 1048576.0 : !strcmp(f->unit, "B") ? 1.0 : 0;
-        if (bytes > 0) {
-            pm_fmt_bytes(mn * bytes, c1, sizeof c1);
-            pm_fmt_bytes(sum / (double)k * bytes, c2, sizeof c2);
-            pm_fmt_bytes(mx * bytes, c3, sizeof c3);
-            pm_fmt_bytes(jv * bytes, c4, sizeof c4);
-            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+        /* Byte counts scaled to their size (KiB ... TiB), energies from J to
+         * MWh and times (CPU hours too) from s to h, each cell on its own, by
+         * the formatters --stats and --compare use; other figures as
+         * numbers with their unit in the label. */
+        void (*scaled)(double, char *, size_t) = NULL;
+        double per = 1;
+        if (!strcmp(f->unit, "MiB") || !strcmp(f->unit, "B")) {
+            scaled = pm_fmt_bytes;
+            per = !strcmp(f->unit, "MiB") ? 1048576.0 : 1.0;
         } else if (!strcmp(f->unit, "kWh") || !strcmp(f->unit, "J")) {
-            /* Energies scaled from J to MWh (pm_fmt_energy, as --stats and --compare). */
-            double j = !strcmp(f->unit, "kWh") ? 3.6e6 : 1.0;
-            pm_fmt_energy(mn * j, c1, sizeof c1);
-            pm_fmt_energy(sum / (double)k * j, c2, sizeof c2);
-            pm_fmt_energy(mx * j, c3, sizeof c3);
-            pm_fmt_energy(jv * j, c4, sizeof c4);
-            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
+            scaled = pm_fmt_energy;
+            per = !strcmp(f->unit, "kWh") ? 3.6e6 : 1.0;
         } else if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
-            /* Times (CPU hours too) scaled from s to h. */
-            double secs = !strcmp(f->unit, "h") ? 3600.0 : 1.0;
-            pm_fmt_duration(mn * secs, c1, sizeof c1);
-            pm_fmt_duration(sum / (double)k * secs, c2, sizeof c2);
-            pm_fmt_duration(mx * secs, c3, sizeof c3);
-            pm_fmt_duration(jv * secs, c4, sizeof c4);
+            scaled = pm_fmt_duration;
+            per = !strcmp(f->unit, "h") ? 3600.0 : 1.0;
+        }
+        if (scaled) {
+            scaled(mn * per, c1, sizeof c1);
+            scaled(sum / (double)k * per, c2, sizeof c2);
+            scaled(mx * per, c3, sizeof c3);
+            scaled(jv * per, c4, sizeof c4);
             snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
         } else {
             pdf_num(mn * sc, c1, sizeof c1);
