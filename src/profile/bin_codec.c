@@ -9,27 +9,34 @@
 #include "perfmon/endian.h"
 #include "perfmon/mem.h"
 
-/* The decoder's classes of column state (pm_codec_col.op). */
-enum {
-    OP_NONE,
-    OP_RAW,
-    OP_GAUGE_I,
-    OP_GAUGE_U,
-    OP_GAUGE_S, /* int64, u64, m / 10^k */
-    OP_COUNTER_I,
-    OP_COUNTER_U,
-    OP_COUNTER_S
-};
+/* The low bit of each 2-bit code in a word of codes. */
+#define LANES_LOW 0x5555555555555555ull
 
 static const double P10[PM_FORM_MAXSCALE + 1] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 
-int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols)
+int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder)
 {
     memset(c, 0, sizeof *c);
     c->col = pm_alloc_array(ncols ? ncols : 1, sizeof *c->col);
     if (!c->col)
         return PM_ENOMEM;
     c->ncols = ncols;
+    if (decoder) {
+        size_t nx = 0;
+        c->nw = (ncols + 31) / 32;
+        if (pm_mul_size(ncols ? ncols : 1, PM_CODEC_BATCH, &nx) == 0) {
+            c->cw = pm_alloc_array(PM_CODEC_BATCH * (c->nw ? c->nw : 1), sizeof *c->cw);
+            c->x = pm_alloc_array(nx, sizeof *c->x);
+            c->fm = pm_alloc_array(nx, sizeof *c->fm);
+            c->none = pm_alloc_array(c->nw ? c->nw : 1, sizeof *c->none);
+            c->rows = pm_alloc_array(ncols ? ncols : 1, sizeof *c->rows);
+        }
+        if (!c->cw || !c->x || !c->fm || !c->none || !c->rows) {
+            pm_codec_free(c);
+            return PM_ENOMEM;
+        }
+        memset(c->rows, 0, (ncols ? ncols : 1) * sizeof *c->rows);
+    }
     for (size_t i = 0; i < ncols; i++) {
         memset(&c->col[i], 0, sizeof c->col[i]);
         c->col[i].counter = cols[i].kind == PM_COUNTER;
@@ -42,7 +49,23 @@ int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols)
 void pm_codec_free(pm_codec *c)
 {
     free(c->col);
+    free(c->cw);
+    free(c->x);
+    free(c->fm);
+    free(c->none);
+    free(c->rows);
     c->col = NULL;
+    c->cw = c->x = c->none = c->rows = NULL;
+    c->fm = NULL;
+}
+
+/* Every column's form is none (the decoder's pass 1). */
+static void reset_none(pm_codec *c)
+{
+    for (size_t k = 0; k < c->nw; k++) {
+        size_t lanes = c->ncols - 32 * k < 32 ? c->ncols - 32 * k : 32;
+        c->none[k] = LANES_LOW & (lanes == 32 ? ~0ull : (1ull << (2 * lanes)) - 1);
+    }
 }
 
 void pm_codec_reset(pm_codec *c)
@@ -50,9 +73,10 @@ void pm_codec_reset(pm_codec *c)
     for (size_t i = 0; i < c->ncols; i++) {
         c->col[i].m = c->col[i].d = 0;
         c->col[i].form = PM_FORM_NONE;
-        c->col[i].op = OP_NONE;
     }
     c->mono = c->mono_d = c->off = 0;
+    if (c->none)
+        reset_none(c);
 }
 
 size_t pm_codec_max_payload(size_t ncols)
@@ -262,135 +286,73 @@ int pm_codec_key_times(const unsigned char *p, size_t n, int64_t *mono, int64_t 
     return 0;
 }
 
-/* Varints of up to eight bytes without a loop when eight bytes remain:
- * one load, the first byte without its high bit ends it, and the 7-bit
- * groups are packed in three steps. */
-static inline int get_varint_fast(const unsigned char **pp, const unsigned char *end, uint64_t *v)
+/* A varint whose bytes may be read up to lim (lim >= end: the bytes of
+ * the file past the payload): one load, the first byte without its high
+ * bit ends it, and the 7-bit groups are packed in three steps, without a
+ * branch on its length. */
+static inline int get_varint_lim(const unsigned char **pp, const unsigned char *end,
+                                 const unsigned char *lim, uint64_t *v)
 {
     const unsigned char *p = *pp;
-    if (p < end && *p < 0x80) {
-        *v = *p;
-        *pp = p + 1;
-        return 0;
-    }
-    if (end - p >= 8) {
+    if (lim - p >= 8) {
         uint64_t w = pm_get_u64(p);
         uint64_t stop = ~w & 0x8080808080808080ull;
         if (stop) {
-            unsigned bytes = ((unsigned)__builtin_ctzll(stop) + 1) / 8;
-            uint64_t x = bytes == 8 ? w : w & ((1ull << (8 * bytes)) - 1);
+            unsigned bits = (unsigned)__builtin_ctzll(stop) + 1;
+            if (bits / 8 > (size_t)(end - p))
+                return -1;
+            uint64_t x = w & (~0ull >> (64 - bits));
             x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
             x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
             x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
             *v = x;
-            *pp = p + bytes;
+            *pp = p + bits / 8;
             return 0;
         }
     }
     return get_varint(pp, end, v);
 }
 
-/* One column of a sample: its code, the column's state, where the value
- * goes, and the payload cursor.  Inlined eight times (two code bytes),
- * so that each of the eight jumps sees one column in eight and predicts
- * better. */
-static inline __attribute__((always_inline)) int col_decode(pm_codec_col *s, unsigned code,
-                                                            double *dst, const unsigned char **pp,
-                                                            const unsigned char *end)
+/* Code 3 in pass 1: the form byte and the new m of column col. */
+static int parse_new_form(pm_codec *c, size_t col, const unsigned char **pp,
+                          const unsigned char *end, size_t slot)
 {
-    uint64_t x;
-    /* One jump on the code and the column's class. */
-    switch (code << 3 | s->op) {
-    case 0 << 3 | OP_NONE:
-    case 0 << 3 | OP_RAW:
-    case 0 << 3 | OP_GAUGE_I:
-    case 0 << 3 | OP_GAUGE_U:
-    case 0 << 3 | OP_GAUGE_S:
-    case 0 << 3 | OP_COUNTER_I:
-    case 0 << 3 | OP_COUNTER_U:
-    case 0 << 3 | OP_COUNTER_S:
-        *dst = NAN; /* not recorded */
-        return 0;
-    case 1 << 3 | OP_RAW:
-    case 1 << 3 | OP_GAUGE_I:
-    case 1 << 3 | OP_GAUGE_U:
-    case 1 << 3 | OP_GAUGE_S:
-        *dst = s->last; /* unchanged */
-        return 0;
-    /* Counters: the same change again. */
-    case 1 << 3 | OP_COUNTER_I:
-        s->m += s->d;
-        *dst = s->last = (double)(int64_t)s->m;
-        return 0;
-    case 1 << 3 | OP_COUNTER_U:
-        s->m += s->d;
-        *dst = s->last = (double)s->m;
-        return 0;
-    case 1 << 3 | OP_COUNTER_S:
-        s->m += s->d;
-        *dst = s->last = (double)(int64_t)s->m / P10[s->form];
-        return 0;
-    case 2 << 3 | OP_RAW:
-        if (get_varint_fast(pp, end, &x))
-            return -1;
-        s->m ^= x;
-        *dst = s->last = bits_f64(s->m);
-        return 0;
-    case 2 << 3 | OP_GAUGE_I:
-    case 2 << 3 | OP_GAUGE_U:
-    case 2 << 3 | OP_GAUGE_S:
-        if (get_varint_fast(pp, end, &x))
-            return -1;
-        s->m += unzz(x);
-        *dst = s->last = value_of(s);
-        return 0;
-    case 2 << 3 | OP_COUNTER_I:
-    case 2 << 3 | OP_COUNTER_U:
-    case 2 << 3 | OP_COUNTER_S:
-        if (get_varint_fast(pp, end, &x))
-            return -1;
-        s->d += unzz(x);
-        s->m += s->d;
-        *dst = s->last = value_of(s);
-        return 0;
-    case 1 << 3 | OP_NONE:
-    case 2 << 3 | OP_NONE: return -1; /* a change of nothing */
-    default: break;
-    }
     if (*pp == end)
         return -1;
-    x = *(*pp)++;
-    if (x <= PM_FORM_MAXSCALE && (!s->u64 || x == 0)) {
-        if (get_varint(pp, end, &s->m))
+    unsigned f = *(*pp)++;
+    uint64_t m;
+    if (f <= PM_FORM_MAXSCALE && (!c->col[col].u64 || f == 0)) {
+        if (get_varint(pp, end, &m))
             return -1;
-        s->m = unzz(s->m);
-        s->d = 0;
-        s->form = (uint8_t)x;
-        s->op = (uint8_t)((s->counter ? OP_COUNTER_I : OP_GAUGE_I) + (s->u64 ? 1 : x ? 2 : 0));
-        s->last = value_of(s);
-    } else if (x == PM_FORM_RAW && !s->u64) {
+        m = unzz(m);
+    } else if (f == PM_FORM_RAW && !c->col[col].u64) {
         if (end - *pp < 8)
             return -1;
-        s->m = pm_get_u64(*pp);
+        m = pm_get_u64(*pp);
         *pp += 8;
-        s->form = (uint8_t)x;
-        s->op = OP_RAW;
-        s->last = bits_f64(s->m);
     } else {
         return -1;
     }
-    *dst = s->last;
+    c->x[slot] = m;
+    c->fm[slot] = (uint8_t)f;
     return 0;
 }
 
-int pm_codec_decode(pm_codec *c, int key, const unsigned char *p, size_t n, int64_t *mono,
-                    int64_t *wall, double *const *values, size_t row)
+int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_t avail,
+                   int64_t *mono, int64_t *wall)
 {
-    const unsigned char *end = p + n;
+    const unsigned char *end = p + n, *lim = p + (avail > n ? avail : n);
     uint64_t a, b;
-    if (key)
-        pm_codec_reset(c);
-    if (get_varint(&p, end, &a) || get_varint(&p, end, &b))
+    if (key) {
+        /* Only pass 1's state: the rows before this one in the batch
+         * still need pass 2's.  Pass 2 needs no reset, since a column
+         * whose code is 0 here is none and can only be coded 0 or 3
+         * (a new form sets all of its state) until the next key. */
+        c->mono = c->mono_d = c->off = 0;
+        reset_none(c);
+    }
+    if (c->nb >= PM_CODEC_BATCH || (key && c->nb) || get_varint_lim(&p, end, lim, &a) ||
+        get_varint_lim(&p, end, lim, &b))
         return -1;
     /* After the reset, a key sample's absolute times come out of the same
      * sums as a delta sample's. */
@@ -407,21 +369,161 @@ int pm_codec_decode(pm_codec *c, int key, const unsigned char *p, size_t n, int6
         return -1;
     const unsigned char *codes = p;
     p += ncodes;
-    size_t i = 0;
-    for (; i + 8 <= c->ncols; i += 8) {
-        unsigned cb = (unsigned)codes[i / 4] | (unsigned)codes[i / 4 + 1] << 8;
-        if (col_decode(&c->col[i], cb & 3, &values[i][row], &p, end) ||
-            col_decode(&c->col[i + 1], cb >> 2 & 3, &values[i + 1][row], &p, end) ||
-            col_decode(&c->col[i + 2], cb >> 4 & 3, &values[i + 2][row], &p, end) ||
-            col_decode(&c->col[i + 3], cb >> 6 & 3, &values[i + 3][row], &p, end) ||
-            col_decode(&c->col[i + 4], cb >> 8 & 3, &values[i + 4][row], &p, end) ||
-            col_decode(&c->col[i + 5], cb >> 10 & 3, &values[i + 5][row], &p, end) ||
-            col_decode(&c->col[i + 6], cb >> 12 & 3, &values[i + 6][row], &p, end) ||
-            col_decode(&c->col[i + 7], cb >> 14, &values[i + 7][row], &p, end))
+    size_t r = c->nb;
+    uint64_t *cw = c->cw + r * c->nw, row = (uint64_t)!key << r;
+    for (size_t k = 0; k < c->nw; k++) {
+        uint64_t w, lanes = ~0ull;
+        size_t left = ncodes - 8 * k;
+        if (left >= 8) {
+            w = pm_get_u64(codes + 8 * k);
+        } else {
+            w = 0;
+            for (size_t i = 0; i < left; i++)
+                w |= (uint64_t)codes[8 * k + i] << (8 * i);
+            /* Not the lanes past the last column (the last byte's padding). */
+            lanes = (1ull << (2 * (c->ncols - 32 * k))) - 1;
+            w &= lanes;
+        }
+        cw[k] = w;
+        /* Codes 1 and 2 on a column whose form is none: the same as, or a
+         * change of, nothing. */
+        if (((w ^ w >> 1) & c->none[k]) != 0)
             return -1;
+        /* Visit the columns whose code is not 1: codes 2 and 3 carry
+         * bytes, and pass 2 goes row by row only through these rows. */
+        uint64_t not1 = w ^ LANES_LOW;
+        uint64_t visit = (not1 | not1 >> 1) & LANES_LOW & lanes;
+        while (visit) {
+            unsigned bit = (unsigned)__builtin_ctzll(visit);
+            visit &= visit - 1;
+            size_t col = 32 * k + bit / 2, slot = col * PM_CODEC_BATCH + r;
+            c->rows[col] |= row;
+            switch (w >> bit & 3) {
+            case 2:
+                if (get_varint_lim(&p, end, lim, &c->x[slot]))
+                    return -1;
+                break;
+            case 3:
+                if (parse_new_form(c, col, &p, end, slot))
+                    return -1;
+                c->none[k] &= ~(1ull << bit);
+                break;
+            default: break; /* 0: not recorded */
+            }
+        }
     }
-    for (; i < c->ncols; i++)
-        if (col_decode(&c->col[i], codes[i / 4] >> (2 * (i % 4)) & 3, &values[i][row], &p, end))
-            return -1;
-    return p == end ? 0 : -1;
+    if (p != end)
+        return -1;
+    c->nb = r + 1;
+    if (r == 0)
+        c->key0 = key;
+    return 0;
+}
+
+/* A column's state in pass 2. */
+typedef struct col_run {
+    uint64_t m, d, cmask;
+    double last;
+    unsigned form;
+    int u64;
+} col_run;
+
+/* A column's value from its state in an integer form. */
+static inline double int_value(uint64_t m, int u64, unsigned form)
+{
+    double v = u64 ? (double)m : (double)(int64_t)m;
+    return form ? v / P10[form] : v;
+}
+
+/* Rows whose code is 1: the same value again, or a counter's steady
+ * change (d is kept 0 for gauges and the raw form). */
+static inline void run_ones(col_run *s, double *out, size_t n)
+{
+    if (s->d == 0) {
+        double last = s->last;
+        for (size_t r = 0; r < n; r++)
+            out[r] = last;
+        return;
+    }
+    if (n == 0)
+        return;
+    uint64_t m = s->m, d = s->d;
+    if (s->u64) {
+        for (size_t r = 0; r < n; r++)
+            out[r] = (double)(m += d);
+    } else if (s->form == 0) {
+        for (size_t r = 0; r < n; r++)
+            out[r] = (double)(int64_t)(m += d);
+    } else {
+        double scale = P10[s->form];
+        for (size_t r = 0; r < n; r++)
+            out[r] = (double)(int64_t)(m += d) / scale;
+    }
+    s->m = m;
+    s->last = out[n - 1];
+}
+
+/* A row whose code is 0, 2 or 3. */
+static inline void one_row(col_run *s, unsigned code, uint64_t x, unsigned form, double *out)
+{
+    switch (code) {
+    case 0: *out = NAN; return; /* not recorded; the state stays */
+    case 2:
+        if (s->form == PM_FORM_RAW) {
+            s->m ^= x;
+            s->last = pm_bits_f64(s->m);
+        } else {
+            uint64_t t = s->d + unzz(x);
+            s->m += t;
+            s->d = t & s->cmask;
+            s->last = int_value(s->m, s->u64, s->form);
+        }
+        break;
+    case 3:
+        s->form = form;
+        s->m = x;
+        s->d = 0; /* also in the raw form, where code 1 leaves m */
+        s->last = form == PM_FORM_RAW ? pm_bits_f64(x) : int_value(x, s->u64, form);
+        break;
+    default: /* 1: pass 1 marks no such row */ run_ones(s, out, 1); return;
+    }
+    *out = s->last;
+}
+
+void pm_codec_flush(pm_codec *c, double *const *dst)
+{
+    size_t nb = c->nb, r0 = c->key0 && nb ? 1 : 0;
+    /* Only the rows parsed whole: a payload found malformed may have
+     * marked its row before it failed. */
+    uint64_t valid = (nb == 64 ? ~0ull : (1ull << nb) - 1) & ~(uint64_t)r0;
+    for (size_t col = 0; col < c->ncols; col++) {
+        uint64_t rows = c->rows[col] & valid;
+        c->rows[col] = 0;
+        if (!dst[col] || nb == 0)
+            continue;
+        pm_codec_col *sc = &c->col[col];
+        col_run s = {sc->m, sc->d, sc->counter ? ~0ull : 0, sc->last, sc->form, sc->u64};
+        const uint64_t *cw = c->cw + col / 32, *x = c->x + col * PM_CODEC_BATCH;
+        const uint8_t *fm = c->fm + col * PM_CODEC_BATCH;
+        unsigned shift = 2 * (unsigned)(col % 32);
+        double *out = dst[col];
+        /* A key sample starts the batch (pm_codec_parse): a new form or
+         * nothing in every column. */
+        if (r0)
+            one_row(&s, (unsigned)(cw[0] >> shift & 3), x[0], fm[0], out);
+        size_t at = r0;
+        while (rows) {
+            size_t r = (size_t)__builtin_ctzll(rows);
+            rows &= rows - 1;
+            run_ones(&s, out + at, r - at);
+            one_row(&s, (unsigned)(cw[r * c->nw] >> shift & 3), x[r], fm[r], out + r);
+            at = r + 1;
+        }
+        run_ones(&s, out + at, nb - at);
+        sc->m = s.m;
+        sc->d = s.d;
+        sc->last = s.last;
+        sc->form = (uint8_t)s.form;
+    }
+    c->nb = 0;
 }

@@ -40,24 +40,42 @@
 
 typedef struct pm_codec_col {
     uint64_t m;  /* integer forms: the integer; raw: the bits */
-    uint64_t d;  /* counters in integer form: the last change */
+    uint64_t d;  /* counters in integer form: the last change (the decoder
+                  * keeps 0 for gauges and the raw form) */
     double last; /* decoder: the last value, as a double */
     uint8_t form;
-    uint8_t op; /* decoder: what a code means for this column now */
     uint8_t counter;
     uint8_t u64;
     uint8_t hint;  /* encoder: the integer scale this column last had */
     uint64_t bits; /* encoder: the last value's bits (f64 columns) */
 } pm_codec_col;
 
+/* Rows the decoder parses before it turns them into values
+ * (pm_codec_parse, pm_codec_flush). */
+#define PM_CODEC_BATCH 64 /* at most 64: a row is a bit of a uint64_t */
+
 typedef struct pm_codec {
     size_t ncols;
     pm_codec_col *col;
     int64_t mono, mono_d, off; /* last mono, its last change, last wall - mono */
+    /* Decoder, a batch at a time: pass 1 (pm_codec_parse) walks each
+     * record's bytes and keeps, per row, its codes (32 columns a word, as
+     * in the record) and, per column, what codes 2 and 3 carried; pass 2
+     * (pm_codec_flush) runs down each column with the column's state in
+     * registers. */
+    size_t nw;      /* code words per row: ceil(ncols / 32) */
+    size_t nb;      /* rows parsed, not yet flushed */
+    int key0;       /* the first of them is a key sample (the only one) */
+    uint64_t *cw;   /* [PM_CODEC_BATCH][nw] the rows' codes */
+    uint64_t *x;    /* [ncols][PM_CODEC_BATCH] code 2: the varint; code 3: the new m */
+    uint8_t *fm;    /* [ncols][PM_CODEC_BATCH] code 3: the new form */
+    uint64_t *none; /* [nw] 1 in the low bit of each column whose form is none */
+    uint64_t *rows; /* [ncols] bit r: row r's code was not 1 (a key row's: none) */
 } pm_codec;
 
-/* Set up for cols (kinds and types are copied); 0 or PM_ENOMEM. */
-int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols);
+/* Set up for cols (kinds and types are copied), with the decoder's batch
+ * when decoder != 0; 0 or PM_ENOMEM. */
+int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder);
 void pm_codec_free(pm_codec *c);
 /* Forget all previous values (a key sample follows). */
 void pm_codec_reset(pm_codec *c);
@@ -70,11 +88,21 @@ size_t pm_codec_max_payload(size_t ncols);
 size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const pm_value *vals,
                        const uint8_t *present, unsigned char *out);
 
-/* Decode one payload (key != 0: a key sample, the state is reset first); the values go to
- * values[col][row] (NaN when absent).  0, or -1 when the payload is
- * malformed (the codec state is then undefined until the next key). */
-int pm_codec_decode(pm_codec *c, int key, const unsigned char *p, size_t n, int64_t *mono,
-                    int64_t *wall, double *const *values, size_t row);
+/* Parse one payload (key != 0: a key sample, the state is reset first)
+ * as the batch's next row (avail >= n: the bytes that may be read from p,
+ * which lets a varint be read with one load near the payload's end): its times are returned, its values come out of
+ * the next pm_codec_flush.  The caller flushes before the batch holds
+ * PM_CODEC_BATCH rows, and before a key sample when it holds any.  0, or -1 when the payload is malformed (the row
+ * is not added; the codec's state is then undefined until the next key). */
+int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_t avail,
+                   int64_t *mono, int64_t *wall);
+
+/* The values of the batch's rows: column c's go to dst[c][0 .. c->nb - 1]
+ * (NaN when absent), or nowhere when dst[c] is NULL (a column not wanted:
+ * its state is then left behind, so a caller does not switch a column
+ * from NULL to not NULL between two key samples).  The batch is then
+ * empty. */
+void pm_codec_flush(pm_codec *c, double *const *dst);
 
 /* The times of a key payload without decoding its values; 0 or -1. */
 int pm_codec_key_times(const unsigned char *p, size_t n, int64_t *mono, int64_t *wall);

@@ -284,23 +284,30 @@ static void other_record(pm_profile *p, unsigned type, const unsigned char *d, s
     }
 }
 
-/* Version 2 decodes a batch of this many samples, column-major. */
-#define V2_BATCH 64
-
-static void flush_batch(pm_profile *p, double *const *sp, size_t *nb)
+/* The rows of the codec's batch into p (at p->n on): the values of the
+ * columns decoded, the times, and with rg only the rows it keeps. */
+static void flush_batch(pm_profile *p, pm_codec *codec, double **dst, const int64_t *tm,
+                        const int64_t *tw, const unsigned char *keep, int some_out)
 {
-    size_t n = *nb;
+    size_t n = codec->nb;
     if (n == 0)
         return;
-    for (size_t c = 0; c < p->ncols; c++) {
-        if (!p->values[c])
-            continue; /* not decoded: its values went to the sink */
-        double *dst = p->values[c] + p->n;
-        const double *src = sp[c];
-        memcpy(dst, src, n * sizeof *dst); /* libc's wide copy: a loop moved one value a step */
+    for (size_t c = 0; c < p->ncols; c++)
+        dst[c] = p->values[c] ? p->values[c] + p->n : NULL;
+    pm_codec_flush(codec, dst);
+    size_t k = 0;
+    for (size_t r = 0; r < n; r++) {
+        if (some_out && !keep[r])
+            continue;
+        p->t_mono_ns[p->n + k] = tm[r];
+        p->t_wall_ns[p->n + k] = tw[r];
+        if (some_out && k != r)
+            for (size_t c = 0; c < p->ncols; c++)
+                if (dst[c])
+                    dst[c][k] = dst[c][r];
+        k++;
     }
-    p->n += n;
-    *nb = 0;
+    p->n += k;
 }
 
 /* A range of wall times to keep, and where decoding stops. */
@@ -356,27 +363,24 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
         count += type == PM_REC_KEY || type == PM_REC_DELTA;
         oom |= rec_push(&l, at);
     }
-    /* Samples are decoded into a small column-major batch, then copied
-     * out a run of values per column (as decode_samples does).  A column
-     * not decoded (pm_read_hint.want) is still parsed, for the codec's
-     * state and its checks, into one sink that is never copied out. */
+    /* Samples are parsed a batch at a time, then decoded column by
+     * column straight into the profile's arrays (pm_codec_flush): every
+     * row of the batch goes to p->n on, which pass 1's count leaves room
+     * for, and with rg the rows outside it are then squeezed out.  A
+     * column not decoded (pm_read_hint.want) is still parsed, for the
+     * codec's checks, but never turned into values. */
     pm_codec codec = {0};
-    size_t nc = 1; /* the sink */
-    for (size_t c = 0; c < p->ncols; c++)
-        nc += !(p->unread && p->unread[c]);
-    double *sb = pm_alloc_array(nc * V2_BATCH, sizeof *sb);
-    double **sp = pm_alloc_array(p->ncols ? p->ncols : 1, sizeof *sp);
-    if (oom || !sb || !sp || pm_codec_init(&codec, p->cols, p->ncols) != 0 ||
+    double **dst = pm_alloc_array(p->ncols ? p->ncols : 1, sizeof *dst);
+    int64_t tm[PM_CODEC_BATCH], tw[PM_CODEC_BATCH];
+    unsigned char keep[PM_CODEC_BATCH] = {0};
+    int some_out = 0;
+    if (oom || !dst || pm_codec_init(&codec, p->cols, p->ncols, 1) != 0 ||
         pm_profile_reserve_block(p, count + 1, hint) != 0) {
         free(l.v);
-        free(sb);
-        free(sp);
+        free(dst);
         pm_codec_free(&codec);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory for %zu samples", path, count);
     }
-    for (size_t c = 0, k = 1; c < p->ncols; c++)
-        sp[c] = p->unread && p->unread[c] ? sb : sb + k++ * V2_BATCH;
-    size_t nb = 0;
 
     /* Pass 2.  A delta sample needs every sample since its key sample:
      * after damage (or a malformed sample) the chain is broken, and delta
@@ -393,7 +397,7 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
                 pm_profile_add_warning(p,
                                        "%s: offset %zu: torn tail of %zu bytes skipped "
                                        "(%zu complete samples kept)",
-                                       path, bad_start, bad_len, p->n + nb);
+                                       path, bad_start, bad_len, p->n + codec.nb);
             else
                 pm_profile_add_warning(p, "%s: offset %zu: %zu damaged bytes skipped", path,
                                        bad_start, bad_len);
@@ -424,9 +428,12 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
         }
         if (decoded >= count)
             break; /* cannot happen: pass 1 counted them */
-        size_t row = p->n + nb;
-        int64_t mono, wall;
-        if (pm_codec_decode(&codec, key, d, plen, &mono, &wall, sp, nb) != 0) {
+        if (key && codec.nb) {
+            flush_batch(p, &codec, dst, tm, tw, keep, some_out);
+            some_out = 0;
+        }
+        size_t r = codec.nb;
+        if (pm_codec_parse(&codec, key, d, plen, len - (at + PM_REC_HEAD), &tm[r], &tw[r]) != 0) {
             pm_profile_add_warning(p, "%s: offset %zu: malformed sample record", path, at);
             p->bad_records++;
             chain = 0;
@@ -434,17 +441,16 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
         }
         chain = 1;
         decoded++;
-        if (rg && (wall < rg->from || wall >= rg->to))
-            continue;
-        p->t_mono_ns[row] = mono;
-        p->t_wall_ns[row] = wall;
-        if (++nb == V2_BATCH)
-            flush_batch(p, sp, &nb);
+        keep[r] = !rg || (tw[r] >= rg->from && tw[r] < rg->to);
+        some_out |= !keep[r];
+        if (codec.nb == PM_CODEC_BATCH) {
+            flush_batch(p, &codec, dst, tm, tw, keep, some_out);
+            some_out = 0;
+        }
     }
-    flush_batch(p, sp, &nb);
+    flush_batch(p, &codec, dst, tm, tw, keep, some_out);
     free(l.v);
-    free(sb);
-    free(sp);
+    free(dst);
     if (lost) {
         p->bad_records += lost;
         pm_profile_add_warning(p,

@@ -270,7 +270,7 @@ int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profi
                                : PM_REC_HEAD + pm_codec_max_payload(ncols) + PM_REC_TAIL;
     w->rec = malloc(w->rec_size);
     pm_buf_init(&w->line);
-    int crc = version == 1 ? 0 : pm_codec_init(&w->codec, cols, ncols);
+    int crc = version == 1 ? 0 : pm_codec_init(&w->codec, cols, ncols, 0);
     if (!w->path || !w->cols || !w->rec || crc) {
         pm_writer_close(w, NULL);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
