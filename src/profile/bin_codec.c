@@ -447,8 +447,12 @@ static inline void run_ones(col_run *s, double *out, size_t n)
     }
     if (n == 0)
         return;
-    uint64_t m = s->m, d = s->d;
-    if (s->u64) {
+    uint64_t m = s->m, d = s->d, span, top;
+    /* A u64 counter that stays below 2^63 converts as an int64 (the same
+     * value), without the branch on the top bit in each conversion. */
+    int small = s->u64 && !__builtin_mul_overflow(d, n, &span) &&
+                !__builtin_add_overflow(m, span, &top) && top >> 63 == 0;
+    if (s->u64 && !small) {
         for (size_t r = 0; r < n; r++)
             out[r] = (double)(m += d);
     } else if (s->form == 0) {
@@ -512,6 +516,13 @@ void pm_codec_flush(pm_codec *c, double *const *dst)
         if (r0)
             one_row(&s, (unsigned)(cw[0] >> shift & 3), x[0], fm[0], out);
         size_t at = r0;
+        if (rows == valid) {
+            /* Every row carries something: no runs to look for. */
+            for (size_t r = r0; r < nb; r++)
+                one_row(&s, (unsigned)(cw[r * c->nw] >> shift & 3), x[r], fm[r], out + r);
+            rows = 0;
+            at = nb;
+        }
         while (rows) {
             size_t r = (size_t)__builtin_ctzll(rows);
             rows &= rows - 1;
