@@ -34,6 +34,11 @@ enum {
     C_GAPS,   /* f64 gauge: missing in runs, also at key samples */
     C_U64MAX, /* u64 gauge near 2^64 */
     C_CONST,  /* f64 gauge: constant */
+    /* Steady counters (code 1 in long runs, which the decoder turns into
+     * values a run at a time), with gaps inside the runs: */
+    C_STEADY_U, /* u64, crossing 2^63 */
+    C_STEADY_S, /* f64 in scale 2 (ticks / 100) */
+    C_STEADY_I, /* f64 in scale 0 */
     NC
 };
 static const pm_column cols[NC] = {
@@ -52,6 +57,9 @@ static const pm_column cols[NC] = {
     {.name = "a.gaps", .unit = "%", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
     {.name = "a.u64max", .unit = "1", .group = "t", .kind = PM_GAUGE, .type = PM_U64},
     {.name = "a.const", .unit = "1", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
+    {.name = "a.steady_u", .unit = "B", .group = "t", .kind = PM_COUNTER, .type = PM_U64},
+    {.name = "a.steady_s", .unit = "s", .group = "t", .kind = PM_COUNTER, .type = PM_F64},
+    {.name = "a.steady_i", .unit = "1", .group = "t", .kind = PM_COUNTER, .type = PM_F64},
 };
 
 static double bits_f(uint64_t b)
@@ -91,9 +99,13 @@ static void sample_at(size_t i, pm_value *v, uint8_t *present, int64_t *mono, in
     v[C_GAPS].f = (double)i / 3;
     v[C_U64MAX].u = UINT64_MAX - i % 3;
     v[C_CONST].f = 64;
+    v[C_STEADY_U].u = (1ull << 63) - 150 * 1000003ull + 1000003ull * i;
+    v[C_STEADY_S].f = (double)(12345 + 7 * (int64_t)i) / 100.0;
+    v[C_STEADY_I].f = 1e12 + 4096.0 * (double)i;
     for (int c = 0; c < NC; c++) {
         int missing = c == C_GAPS && (i % 64 == 0 || (i >= 200 && i < 230) || i % 5 == 1);
         missing |= c == C_FLOAT && i == 1;
+        missing |= c >= C_STEADY_U && (i == 90 || i == 91 || i == 170);
         if (!missing)
             present[c / 8] |= (uint8_t)(1u << (c % 8));
     }
@@ -407,6 +419,122 @@ static void test_malformed_delta(void **state)
     free(buf);
 }
 
+/* Profiles that the encoder of c016f7d wrote stay readable, value for
+ * value: a real sampler run (81 samples, 55 columns, two key samples) in
+ * fixtures/v2/, against its version 1 copy written by tests/support/pmp.py
+ * (a reader written from docs/format.md alone) and read by the version 1
+ * reader.  Also column by column (projection) and a span of time. */
+static int want_some(const char *column, void *ctx)
+{
+    (void)ctx;
+    return strncmp(column, "cpu.", 4) == 0 || strncmp(column, "net.", 4) == 0;
+}
+
+static void same_rows(const pm_profile *a, size_t a0, const pm_profile *b, size_t n)
+{
+    assert_memory_equal(a->t_mono_ns + a0, b->t_mono_ns, n * sizeof(int64_t));
+    assert_memory_equal(a->t_wall_ns + a0, b->t_wall_ns, n * sizeof(int64_t));
+    for (size_t c = 0; c < b->ncols; c++) {
+        if (!b->values[c])
+            continue;
+        for (size_t r = 0; r < n; r++)
+            if (f_bits(a->values[c][a0 + r]) != f_bits(b->values[c][r]))
+                fail_msg("%s row %zu: %.17g, version 1 %.17g", b->cols[c].name, r, b->values[c][r],
+                         a->values[c][a0 + r]);
+    }
+}
+
+static void test_old_encoder(void **state)
+{
+    (void)state;
+    char p1[4200], p2[4200];
+    snprintf(p2, sizeof p2, "%s/v2/sampler-c016f7d.pmp", pm_test_fixtures());
+    snprintf(p1, sizeof p1, "%s/v2/sampler-c016f7d.v1.pmp", pm_test_fixtures());
+    pm_profile *a, *b;
+    read_ok(p1, &a);
+    read_ok(p2, &b);
+    unsigned char *buf;
+    size_t len;
+    load(p2, &buf, &len);
+    assert_int_equal(pm_get_u32(buf + 8), 2);
+    assert_int_equal(b->nwarnings, 0);
+    assert_int_equal(a->n, 81);
+    assert_int_equal(b->n, a->n);
+    assert_int_equal(b->ncols, 55);
+    same_rows(a, 0, b, b->n);
+    pm_profile_free(b);
+
+    pm_read_hint h = {.want = want_some};
+    pm_error err;
+    if (pm_profile_read_hinted(p2, &h, NULL, &b, &err) != 0)
+        fail_msg("%s", err.msg);
+    size_t read = 0;
+    for (size_t c = 0; c < b->ncols; c++) {
+        assert_int_equal(b->values[c] != NULL, want_some(b->cols[c].name, NULL));
+        read += b->values[c] != NULL;
+    }
+    assert_true(read > 10 && read < b->ncols);
+    same_rows(a, 0, b, b->n);
+    pm_profile_free(b);
+
+    /* Samples 10 to 69: decoding starts at the key sample 0 and the span
+     * ends past the second one. */
+    if (pm_profile_decode_bin_range(p2, buf, len, a->t_wall_ns[10], a->t_wall_ns[70], &b, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(b->n, 60);
+    same_rows(a, 10, b, 60);
+    pm_profile_free(b);
+    free(buf);
+    pm_profile_free(a);
+}
+
+/* Column projection on the awkward columns: the columns decoded hold the
+ * values written, bit for bit, whatever is skipped around them. */
+static int want_odd(const char *column, void *ctx)
+{
+    (void)ctx;
+    for (int c = 0; c < NC; c++)
+        if (strcmp(column, cols[c].name) == 0)
+            return c % 2;
+    return 0;
+}
+
+static void test_projection(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/proj.pmp", dir);
+    write_file(path, PM_FMT_BIN, 300, 1);
+    pm_read_hint h = {.want = want_odd};
+    pm_profile *p;
+    pm_error err;
+    if (pm_profile_read_hinted(path, &h, NULL, &p, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(p->n, 300);
+    for (size_t i = 0; i < 300; i++) {
+        pm_value v[NC];
+        uint8_t present[(NC + 7) / 8];
+        int64_t mono, wall;
+        sample_at(i, v, present, &mono, &wall);
+        assert_true(p->t_mono_ns[i] == mono && p->t_wall_ns[i] == wall);
+        for (int c = 0; c < NC; c++) {
+            if (c % 2 == 0) {
+                assert_null(p->values[c]);
+                continue;
+            }
+            double want = cols[c].type == PM_U64 ? (double)v[c].u : v[c].f;
+            if (!(present[c / 8] >> (c % 8) & 1)) {
+                assert_true(isnan(p->values[c][i]));
+                continue;
+            }
+            if (f_bits(p->values[c][i]) != f_bits(want))
+                fail_msg("sample %zu %s: %.17g, wrote %.17g", i, cols[c].name, p->values[c][i],
+                         want);
+        }
+    }
+    pm_profile_free(p);
+}
+
 static void check_keys(const pm_bin_index *idx, const unsigned char *buf, size_t len, size_t n)
 {
     assert_int_equal(idx->n, (n + 63) / 64);
@@ -519,7 +647,8 @@ int main(void)
         cmocka_unit_test(test_lossless),        cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_truncated_key),   cmocka_unit_test(test_corrupt_delta),
         cmocka_unit_test(test_malformed_delta), cmocka_unit_test(test_index_seek),
-        cmocka_unit_test(test_env_v1),
+        cmocka_unit_test(test_env_v1),          cmocka_unit_test(test_old_encoder),
+        cmocka_unit_test(test_projection),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
