@@ -239,6 +239,17 @@ static size_t sample_offset(const unsigned char *buf, size_t len, size_t s, unsi
     return 0;
 }
 
+/* Read the version 1 file p1 and the version 2 file p2, whose bytes are
+ * left in *buf. */
+static void read_pair(const char *p1, const char *p2, pm_profile **a, pm_profile **b,
+                      unsigned char **buf, size_t *len)
+{
+    read_ok(p1, a);
+    read_ok(p2, b);
+    load(p2, buf, len);
+    assert_int_equal(pm_get_u32(*buf + 8), 2);
+}
+
 static void test_lossless(void **state)
 {
     (void)state;
@@ -248,12 +259,9 @@ static void test_lossless(void **state)
     write_file(p1, PM_FMT_BIN1, 300, 1);
     write_file(p2, PM_FMT_BIN, 300, 1);
     pm_profile *a, *b;
-    read_ok(p1, &a);
-    read_ok(p2, &b);
     unsigned char *buf;
     size_t len;
-    load(p2, &buf, &len);
-    assert_int_equal(pm_get_u32(buf + 8), 2);
+    read_pair(p1, p2, &a, &b, &buf, &len);
     free(buf);
     assert_int_equal(b->n, 300);
     assert_int_equal(b->nwarnings, 0);
@@ -451,12 +459,9 @@ static void test_old_encoder(void **state)
     snprintf(p2, sizeof p2, "%s/v2/sampler-c016f7d.pmp", pm_test_fixtures());
     snprintf(p1, sizeof p1, "%s/v2/sampler-c016f7d.v1.pmp", pm_test_fixtures());
     pm_profile *a, *b;
-    read_ok(p1, &a);
-    read_ok(p2, &b);
     unsigned char *buf;
     size_t len;
-    load(p2, &buf, &len);
-    assert_int_equal(pm_get_u32(buf + 8), 2);
+    read_pair(p1, p2, &a, &b, &buf, &len);
     assert_int_equal(b->nwarnings, 0);
     assert_int_equal(a->n, 81);
     assert_int_equal(b->n, a->n);
