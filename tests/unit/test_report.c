@@ -602,21 +602,38 @@ static void test_200_hosts(void **state)
     assert_true(c.band.lo[g] <= c.band.p5[g] && c.band.p95[g] <= c.band.hi[g]);
     pm_chart_free(&c);
 
-    /* The colour map's rows by mean, highest first: the hot node on top. */
+    /* The colour map's rows: groups of similar nodes, each group's rows
+     * consecutive, groups by mean and nodes in a group by mean, highest
+     * first: the hot node (90 %, its own shape) on top. */
     pm_heatmap_data hd;
     assert_int_equal(pm_heatmap_build(a, (size_t)m, 0, 400, &hd, &err), 0);
     assert_int_equal(hd.hm.nrows, 200);
     assert_string_equal(hd.hm.rows[0], "node-137");
-    for (size_t r = 1; r < hd.hm.nrows; r++) {
-        int h0 = -1, h1 = -1;
-        for (size_t h = 0; h < a->nhosts; h++) {
-            if (strcmp(a->hosts[h].name, hd.hm.rows[r - 1]) == 0)
-                h0 = (int)h;
+    double gmean_prev = INFINITY, gsum = 0;
+    size_t gn = 0;
+    for (size_t r = 0; r < hd.hm.nrows; r++) {
+        int h1 = -1;
+        for (size_t h = 0; h < a->nhosts; h++)
             if (strcmp(a->hosts[h].name, hd.hm.rows[r]) == 0)
                 h1 = (int)h;
+        assert_true(h1 >= 0);
+        double mean = a->metrics[m].host[h1]->st.mean;
+        if (r > 0 && hd.group[r] == hd.group[r - 1]) {
+            assert_true(hd.group[r] < hd.ngroups);
+            int h0 = -1;
+            for (size_t h = 0; h < a->nhosts; h++)
+                if (strcmp(a->hosts[h].name, hd.hm.rows[r - 1]) == 0)
+                    h0 = (int)h;
+            assert_true(a->metrics[m].host[h0]->st.mean >= mean);
+        } else if (r > 0) {
+            assert_int_equal(hd.group[r], hd.group[r - 1] + 1); /* numbered in row order */
+            assert_true(gsum / (double)gn <= gmean_prev);
+            gmean_prev = gsum / (double)gn;
+            gsum = 0;
+            gn = 0;
         }
-        assert_true(h0 >= 0 && h1 >= 0);
-        assert_true(a->metrics[m].host[h0]->st.mean >= a->metrics[m].host[h1]->st.mean);
+        gsum += mean;
+        gn++;
     }
     pm_heatmap_data_free(&hd);
 
@@ -814,6 +831,94 @@ static void test_big_job_outliers(void **state)
         double over20;
         assert_int_equal(attached_nodes(pdf, "node-idle", &over20), 40);
         assert_true(fabs(over20 - 20.0) < 1e-9);
+    }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* The report at many nodes (issue 18): 2,000 nodes in three groups spread
+ * over the host names (pm_synth_write_groups: 4 in 10 busy early, 4 in 10
+ * busy late with the same mean, 2 in 10 steady at 30 %), with idle nodes,
+ * nodes that lost samples and late nodes.  The CPU colour map puts each
+ * group's nodes in one run of rows (ordered by mean alone, the two groups
+ * of equal mean interleave) and the idle nodes at the bottom; the report
+ * keeps the 7 pages of a plain job and lists no node per row. */
+static void test_many_nodes_groups(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4400];
+    snprintf(job, sizeof job, "%s/job", dir);
+    assert_int_equal(mkdir(job, 0755), 0);
+    const size_t nh = 2000;
+    pm_error err;
+    assert_int_equal(pm_synth_write_groups(job, nh, 40, &err), 0);
+    pm_analysis *a = analyse(job);
+    assert_int_equal(a->nhosts, nh);
+    int m = pm_analysis_metric(a, "cpu_usage");
+    assert_true(m >= 0);
+    pm_heatmap_data hd;
+    assert_int_equal(pm_heatmap_build(a, (size_t)m, 0, 1200, &hd, &err), 0);
+    assert_int_equal(hd.hm.nrows, nh);
+    /* Per input group: the first and last row holding one of its nodes,
+     * and how many of its nodes; a group is contiguous when last - first
+     * + 1 = its count less the special nodes sorted in between. */
+    size_t first[6], last[6], count[6] = {0}, nidle = 0;
+    for (int g = 0; g < 6; g++)
+        first[g] = SIZE_MAX, last[g] = 0;
+    int *gof = calloc(nh, sizeof *gof);
+    assert_non_null(gof);
+    for (size_t r = 0; r < nh; r++) {
+        size_t k = strtoul(hd.hm.rows[r] + 3, NULL, 10); /* "nid00042" */
+        int g = pm_synth_group_of(k);
+        gof[r] = g;
+        if (first[g] == SIZE_MAX)
+            first[g] = r;
+        last[g] = r;
+        count[g]++;
+        if (g == PM_SYNTH_IDLE)
+            nidle++;
+    }
+    for (int g = 0; g < 3; g++) {
+        size_t others = 0; /* nodes of another main group inside g's run */
+        for (size_t r = first[g]; r <= last[g]; r++)
+            if (gof[r] < 3 && gof[r] != g)
+                others++;
+        if (others)
+            fail_msg("group %d: rows %zu..%zu hold %zu nodes of other groups", g, first[g], last[g],
+                     others);
+        /* One colour-map group for all of them. */
+        for (size_t r = first[g]; r <= last[g]; r++)
+            if (gof[r] == g && hd.group[r] != hd.group[first[g]])
+                fail_msg("group %d split over map groups %u and %u", g, hd.group[first[g]],
+                         hd.group[r]);
+    }
+    /* The idle nodes (2 % from a fifth of the job on) are the last rows. */
+    assert_true(nidle > 0);
+    assert_int_equal(first[PM_SYNTH_IDLE], nh - nidle);
+    free(gof);
+    pm_heatmap_data_free(&hd);
+
+    snprintf(pdf, sizeof pdf, "%s/many.pdf", dir);
+    write_pdf(a, pdf);
+    int pages = pdf_pages(pdf);
+    if (pages >= 0) {
+        fprintf(stderr, "2000 nodes: %d pages\n", pages);
+        assert_int_equal(pages, 7);
+    }
+    if (have("pdftotext")) {
+        char cmd[4600];
+        snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+        char *text = capture(cmd);
+        /* Not a row per node: a handful of names (outliers, notes, the
+         * least and most busy), not thousands. */
+        size_t names = 0;
+        for (const char *p = text; (p = strstr(p, "nid0")) != NULL; p += 4)
+            names++;
+        if (names > 120)
+            fail_msg("%zu node names on paper", names);
+        free(text);
     }
     pm_analysis_free(a);
     pm_test_rmrf(dir);
@@ -1040,12 +1145,19 @@ int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_degenerate_plots),   cmocka_unit_test(test_golden_image),
-        cmocka_unit_test(test_edge_lines_visible), cmocka_unit_test(test_page_counts),
-        cmocka_unit_test(test_big_job_outliers),   cmocka_unit_test(test_spread),
-        cmocka_unit_test(test_spike_visible),      cmocka_unit_test(test_plots_png),
-        cmocka_unit_test(test_report_small_job),   cmocka_unit_test(test_report_errors),
-        cmocka_unit_test(test_200_hosts),          cmocka_unit_test(test_idle_node_on_page1),
+        cmocka_unit_test(test_degenerate_plots),
+        cmocka_unit_test(test_golden_image),
+        cmocka_unit_test(test_edge_lines_visible),
+        cmocka_unit_test(test_page_counts),
+        cmocka_unit_test(test_big_job_outliers),
+        cmocka_unit_test(test_many_nodes_groups),
+        cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_spike_visible),
+        cmocka_unit_test(test_plots_png),
+        cmocka_unit_test(test_report_small_job),
+        cmocka_unit_test(test_report_errors),
+        cmocka_unit_test(test_200_hosts),
+        cmocka_unit_test(test_idle_node_on_page1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
