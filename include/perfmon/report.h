@@ -117,6 +117,10 @@ typedef struct pm_report_opts {
     const char *stats_json;  /* attached to the PDF when not NULL */
     const struct pm_comparison *compare; /* not NULL: a section comparing the reported
                                           * job (its B) with its A (compare.h) */
+    /* Called as the PDF's pages are started and its plots placed (stage
+     * PM_STAGE_REPORT, analysis.h), from the calling thread; may be NULL. */
+    void (*progress)(const pm_progress *p, void *user);
+    void *progress_user;
 } pm_report_opts;
 
 void pm_report_opts_init(pm_report_opts *o);
