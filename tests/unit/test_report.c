@@ -843,7 +843,8 @@ static void test_big_job_outliers(void **state)
  * nodes that lost samples and late nodes.  The CPU colour map puts each
  * group's nodes in one run of rows (ordered by mean alone, the two groups
  * of equal mean interleave) and the idle nodes at the bottom; the report
- * keeps the 7 pages of a plain job and lists no node per row. */
+ * keeps the 7 pages of a plain job, lists no node per row, and names the
+ * nodes with data-quality problems, only those. */
 static void test_many_nodes_groups(void **state)
 {
     (void)state;
@@ -918,6 +919,14 @@ static void test_many_nodes_groups(void **state)
             names++;
         if (names > 120)
             fail_msg("%zu node names on paper", names);
+        /* Data quality: the 5 nodes that lost their last tenth (4 of 40
+         * samples) and the 2 started 3 s late, not every node "3 samples
+         * lost" because 2 late nodes stretch the job's span. */
+        if (!strstr(text, "7 of 2000 nodes have something to report"))
+            fail_msg("not 7 of 2000 nodes with data-quality problems: %.400s",
+                     strstr(text, "Worst nodes") ? strstr(text, "Worst nodes") : text);
+        assert_non_null(line_with(text, "nid00433", "4 samples lost"));
+        assert_non_null(line_with(text, "nid01101", "clock offset 3 s"));
         free(text);
     }
     pm_analysis_free(a);
