@@ -57,11 +57,19 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         if (w > lw)
             lw = w;
     }
+    double my = Y + fs * 2.4;
+    double side = fs * 4.5, bottom = fs * 4.2, cbar = fs * 3.6;
+    double mh = H - (my - Y) - bottom - fs * 2.6;
+    /* Merged rows are labelled by group size ("1606 nodes"), not host. */
+    if (hm->group && mh > 0 && (double)hm->nrows > floor(mh / px)) {
+        char t[64];
+        snprintf(t, sizeof t, "%zu nodes", hm->nrows);
+        lw = plot_text_width(cr, t);
+    }
     if (lw > W * 0.2)
         lw = W * 0.2;
-    double mx = X + lw + fs * 0.8, my = Y + fs * 2.4;
-    double side = fs * 4.5, bottom = fs * 4.2, cbar = fs * 3.6;
-    double mw = W - (mx - X) - side - cbar, mh = H - (my - Y) - bottom - fs * 2.6;
+    double mx = X + lw + fs * 0.8;
+    double mw = W - (mx - X) - side - cbar;
     if (mw < 20 || mh < 20 || hm->nrows == 0 || hm->ncols == 0) {
         pm_cv_restore(cr);
         return;
