@@ -934,6 +934,60 @@ static void test_many_nodes_groups(void **state)
     free(dir);
 }
 
+/* A colour map with more nodes than pixel rows merges consecutive rows
+ * into one pixel row (their mean): 2,000 rows alternating 0 and 1 drawn
+ * 326 pixels high come out nearly one colour, the middle of the scale (a
+ * pixel row holds 6 or 7 rows: a mean of 3/6, 3/7 or 4/7, within 0.072 of
+ * 0.5, about 14 of 255 in a channel where the colour map is steepest),
+ * not stripes of the scale's two ends (about 200 apart) as picking one
+ * row per pixel gives. */
+static void test_heatmap_rows_merged(void **state)
+{
+    (void)state;
+    const size_t nr = 2000, nc = 10;
+    double *v = malloc(nr * nc * sizeof *v);
+    const char **rows = malloc(nr * sizeof *rows);
+    double t[10];
+    assert_non_null(v);
+    assert_non_null(rows);
+    for (size_t c = 0; c < nc; c++)
+        t[c] = 1.7e9 + (double)c;
+    for (size_t r = 0; r < nr; r++) {
+        rows[r] = r % 2 ? "odd" : "even";
+        for (size_t c = 0; c < nc; c++)
+            v[r * nc + c] = (double)(r % 2);
+    }
+    pm_heatmap hm = {"alternating", "1", PM_AXIS_CLOCK, t[0], rows, nr, t, nc, v, NULL, 0};
+    const int W = 600, H = 400;
+    cairo_surface_t *sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+    cairo_t *cr = cairo_create(sf);
+    pm_heatmap_draw(cr, 0, 0, W, H, 8.0, &hm);
+    cairo_destroy(cr);
+    cairo_surface_flush(sf);
+    const unsigned char *px = cairo_image_surface_get_data(sf);
+    int stride = cairo_image_surface_get_stride(sf);
+    /* The map spans y = 19.2 .. 345.2 (title above, time average below);
+     * its middle column x = 300.  Every pixel row inside: the same colour
+     * within 40 of 255 in each channel. */
+    uint32_t first;
+    memcpy(&first, px + (size_t)30 * (size_t)stride + 300 * 4, 4);
+    int worst = 0;
+    for (int y = 30; y < 335; y++) {
+        uint32_t p;
+        memcpy(&p, px + (size_t)y * (size_t)stride + 300 * 4, 4);
+        for (int k = 0; k < 3; k++) {
+            int d = abs((int)((p >> (8 * k)) & 255) - (int)((first >> (8 * k)) & 255));
+            if (d > worst)
+                worst = d;
+        }
+    }
+    cairo_surface_destroy(sf);
+    free(v);
+    free(rows);
+    if (worst > 40)
+        fail_msg("map rows differ by %d of 255 in a channel: stripes, not merged rows", worst);
+}
+
 static void test_report_errors(void **state)
 {
     (void)state;
@@ -1154,19 +1208,13 @@ int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_degenerate_plots),
-        cmocka_unit_test(test_golden_image),
-        cmocka_unit_test(test_edge_lines_visible),
-        cmocka_unit_test(test_page_counts),
-        cmocka_unit_test(test_big_job_outliers),
-        cmocka_unit_test(test_many_nodes_groups),
-        cmocka_unit_test(test_spread),
-        cmocka_unit_test(test_spike_visible),
-        cmocka_unit_test(test_plots_png),
-        cmocka_unit_test(test_report_small_job),
-        cmocka_unit_test(test_report_errors),
-        cmocka_unit_test(test_200_hosts),
-        cmocka_unit_test(test_idle_node_on_page1),
+        cmocka_unit_test(test_degenerate_plots),    cmocka_unit_test(test_golden_image),
+        cmocka_unit_test(test_edge_lines_visible),  cmocka_unit_test(test_page_counts),
+        cmocka_unit_test(test_big_job_outliers),    cmocka_unit_test(test_many_nodes_groups),
+        cmocka_unit_test(test_heatmap_rows_merged), cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_spike_visible),       cmocka_unit_test(test_plots_png),
+        cmocka_unit_test(test_report_small_job),    cmocka_unit_test(test_report_errors),
+        cmocka_unit_test(test_200_hosts),           cmocka_unit_test(test_idle_node_on_page1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
