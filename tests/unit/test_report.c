@@ -7,6 +7,7 @@
 #include <cairo.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -988,6 +989,108 @@ static void test_heatmap_rows_merged(void **state)
         fail_msg("map rows differ by %d of 255 in a channel: stripes, not merged rows", worst);
 }
 
+/* What the library tells a progress callback (pm_progress), against the
+ * inputs themselves: the files and their bytes (stat by the test), the
+ * hosts written, every metric derived, and the report's pages (pdfinfo)
+ * and plots; each stage's counts never go down and never pass their
+ * totals. */
+typedef struct prog_log {
+    pm_progress last[3];
+    size_t calls[3];
+    int bad; /* a count went down or past its total */
+    pthread_mutex_t lock;
+    int inside; /* set while a call runs: two at once is a bug */
+} prog_log;
+
+static void prog_cb(const pm_progress *p, void *user)
+{
+    prog_log *l = user;
+    if (pthread_mutex_trylock(&l->lock) != 0 || l->inside) {
+        l->bad = 1; /* another call was running */
+        return;
+    }
+    l->inside = 1;
+    assert_true(p->stage >= 0 && p->stage <= 2);
+    const pm_progress *o = &l->last[p->stage];
+    if (l->calls[p->stage] &&
+        (p->files_done < o->files_done || p->bytes_done < o->bytes_done ||
+         p->metrics_done < o->metrics_done || p->series_done < o->series_done ||
+         p->plots_done < o->plots_done || p->pages_done < o->pages_done))
+        l->bad = 1;
+    if (p->files_done > p->files_total || p->bytes_done > p->bytes_total ||
+        p->metrics_done > p->metrics_total || p->series_done > p->series_total ||
+        p->hosts_done > p->hosts_total || p->plots_done > p->plots_total)
+        l->bad = 1;
+    l->last[p->stage] = *p;
+    l->calls[p->stage]++;
+    l->inside = 0;
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void test_progress_counts(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4400];
+    snprintf(job, sizeof job, "%s/job", dir);
+    assert_int_equal(mkdir(job, 0755), 0);
+    const size_t nh = 40;
+    pm_error err;
+    assert_int_equal(pm_synth_write_groups(job, nh, 30, &err), 0);
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < nh; k++) {
+        char path[4300];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/nid%05zu.pmp", job, k);
+        assert_int_equal(stat(path, &st), 0);
+        bytes += (uint64_t)st.st_size;
+    }
+    prog_log l;
+    memset(&l, 0, sizeof l);
+    pthread_mutex_init(&l.lock, NULL);
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = g_cat;
+    o.rules_path = g_rules;
+    o.progress = prog_cb;
+    o.progress_user = &l;
+    pm_analysis *a = NULL;
+    const char *paths[1] = {job};
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), 0);
+    const pm_progress *r = &l.last[PM_STAGE_READ], *d = &l.last[PM_STAGE_DERIVE];
+    assert_int_equal(l.calls[PM_STAGE_READ], nh); /* one per file */
+    assert_int_equal(r->files_done, nh);
+    assert_int_equal(r->files_total, nh);
+    assert_int_equal(r->bytes_done, bytes);
+    assert_int_equal(r->bytes_total, bytes);
+    assert_int_equal(d->hosts_total, nh);
+    assert_int_equal(d->hosts_done, nh);
+    assert_true(d->metrics_total >= a->nmetrics); /* catalog entries, some without data */
+    assert_int_equal(d->metrics_done, d->metrics_total);
+    assert_int_equal(d->series_done, d->metrics_total * nh);
+
+    pm_report_opts ro;
+    pm_report_opts_init(&ro);
+    snprintf(pdf, sizeof pdf, "%s/p.pdf", dir);
+    ro.pdf_path = pdf;
+    ro.layout_path = g_layout;
+    ro.creation_time = 1700000000;
+    ro.progress = prog_cb;
+    ro.progress_user = &l;
+    assert_int_equal(pm_report_write(a, &ro, &err), 0);
+    const pm_progress *w = &l.last[PM_STAGE_REPORT];
+    assert_true(w->plots_total > 0);
+    assert_int_equal(w->plots_done, w->plots_total);
+    int pages = pdf_pages(pdf);
+    if (pages >= 0)
+        assert_int_equal(w->pages_done, (size_t)pages);
+    assert_false(l.bad);
+    pthread_mutex_destroy(&l.lock);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
 static void test_report_errors(void **state)
 {
     (void)state;
@@ -1208,13 +1311,21 @@ int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_degenerate_plots),    cmocka_unit_test(test_golden_image),
-        cmocka_unit_test(test_edge_lines_visible),  cmocka_unit_test(test_page_counts),
-        cmocka_unit_test(test_big_job_outliers),    cmocka_unit_test(test_many_nodes_groups),
-        cmocka_unit_test(test_heatmap_rows_merged), cmocka_unit_test(test_spread),
-        cmocka_unit_test(test_spike_visible),       cmocka_unit_test(test_plots_png),
-        cmocka_unit_test(test_report_small_job),    cmocka_unit_test(test_report_errors),
-        cmocka_unit_test(test_200_hosts),           cmocka_unit_test(test_idle_node_on_page1),
+        cmocka_unit_test(test_degenerate_plots),
+        cmocka_unit_test(test_golden_image),
+        cmocka_unit_test(test_edge_lines_visible),
+        cmocka_unit_test(test_page_counts),
+        cmocka_unit_test(test_big_job_outliers),
+        cmocka_unit_test(test_many_nodes_groups),
+        cmocka_unit_test(test_heatmap_rows_merged),
+        cmocka_unit_test(test_progress_counts),
+        cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_spike_visible),
+        cmocka_unit_test(test_plots_png),
+        cmocka_unit_test(test_report_small_job),
+        cmocka_unit_test(test_report_errors),
+        cmocka_unit_test(test_200_hosts),
+        cmocka_unit_test(test_idle_node_on_page1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
