@@ -319,6 +319,8 @@ static void *read_worker(void *arg)
         p->done++;
         if (rc->opts->progress) {
             rc->bytes_done += rc->slots[i].size > 0 ? (uint64_t)rc->slots[i].size : 0;
+            if (rc->bytes_done > rc->bytes_total) /* a file grew since it was counted */
+                rc->bytes_total = rc->bytes_done;
             pm_progress pr = {.stage = PM_STAGE_READ,
                               .files_done = p->done,
                               .files_total = p->n,
