@@ -33,3 +33,16 @@ PM_BENCH_STATS_ONLY=1 "$BUILD/bench/report_bench" "$BIN" "${PM_BENCH_HOSTS:-64}"
 
 echo "== perfmon-analyze --pdf / --plots: ${PM_BENCH_REPORT_HOSTS:-16} hosts x ${PM_BENCH_REPORT_SAMPLES:-86400} samples; SKA JSON 16 x 3600 --pdf and --stats"
 "$BUILD/bench/report_bench" "$BIN" "${PM_BENCH_REPORT_HOSTS:-16}" "${PM_BENCH_REPORT_SAMPLES:-86400}" 16 3600
+
+N10K=${PM_BENCH_BIG_HOSTS:-10000}
+S10K=${PM_BENCH_BIG_SAMPLES:-120}
+echo "== the report at scale: perfmon-analyze DIR --pdf --stats on $N10K hosts x $S10K samples at 1 s (three groups of nodes, idle, short and late nodes; bench/bigjob.c)"
+"$BUILD/bench/bigjob" "$TMP/big" "$N10K" "$S10K"
+if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "   %e s wall, %U s user + %S s system CPU, %M KiB peak RSS" \
+        "$BIN/perfmon-analyze" "$TMP/big" --pdf "$TMP/big.pdf" --stats -q >/dev/null
+else
+    time "$BIN/perfmon-analyze" "$TMP/big" --pdf "$TMP/big.pdf" --stats -q >/dev/null
+fi
+echo "   PDF $(($(wc -c <"$TMP/big.pdf") / 1024)) KiB$(command -v pdfinfo >/dev/null 2>&1 && pdfinfo "$TMP/big.pdf" | awk '/^Pages:/ {print ", " $2 " pages"}')"
+rm -rf "$TMP/big" "$TMP/big.pdf"

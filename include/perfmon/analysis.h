@@ -29,6 +29,25 @@
 
 enum pm_align { PM_ALIGN_TIME = 0, PM_ALIGN_INDEX = 1 };
 
+/* How far a run is (pm_analyze_opts.progress, pm_report_opts.progress):
+ * the stage and its counts so far, of their totals (0 = not known).  The
+ * counts of other stages than p->stage are 0. */
+enum pm_stage {
+    PM_STAGE_READ = 0,   /* reading the input files */
+    PM_STAGE_DERIVE = 1, /* deriving the metrics' series, aggregates, statistics */
+    PM_STAGE_REPORT = 2  /* drawing the plots and writing the report's pages */
+};
+typedef struct pm_progress {
+    int stage; /* enum pm_stage */
+    size_t files_done, files_total;
+    uint64_t bytes_done, bytes_total; /* of the files */
+    size_t hosts_done, hosts_total;   /* hosts whose series are all derived */
+    size_t metrics_done, metrics_total;
+    size_t series_done, series_total; /* (metric, host) series derived */
+    size_t plots_done, plots_total;   /* the report's plots and colour maps */
+    size_t pages_done;                /* report pages written so far */
+} pm_progress;
+
 typedef struct pm_analyze_opts {
     int repair;     /* enum pm_repair (default hold) */
     int align;      /* enum pm_align */
@@ -43,8 +62,11 @@ typedef struct pm_analyze_opts {
     double start, end;
     const char *catalog_path; /* templates/metrics.json */
     const char *rules_path;   /* templates/rules.json, NULL = no notes */
-    /* Called now and then with (done, total) input files; may be NULL. */
-    void (*progress)(size_t done, size_t total, void *user);
+    /* Called now and then with how far the run is (struct pm_progress
+     * below), from any thread but never from two at once; may be NULL.
+     * The library prints nothing: the program shows it (perfmon-analyze's
+     * progress line on a terminal). */
+    void (*progress)(const struct pm_progress *p, void *user);
     void *progress_user;
     /* Which job and run to analyse when the inputs hold several
      * (docs/analysis.md, "Jobs and runs"): a job id, and the run's number

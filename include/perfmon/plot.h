@@ -15,6 +15,7 @@
 
 #include <cairo.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "perfmon/catalog.h" /* PM_LOG_MIN_SPAN */
 #include "perfmon/error.h"
@@ -71,7 +72,9 @@ typedef struct pm_plot {
 enum pm_plot_step { PM_STEP_NONE = 0, PM_STEP_BEFORE = 1, PM_STEP_AFTER = 2 };
 
 /* A time x node colour map with the node average along the right edge
- * and the time average along the bottom. */
+ * and the time average along the bottom.  With more rows than the drawing
+ * has pixels, consecutive rows are merged (their mean) so that a node gets
+ * at most one pixel row; the title then says how many nodes a row holds. */
 typedef struct pm_heatmap {
     const char *title;
     const char *unit;
@@ -81,7 +84,10 @@ typedef struct pm_heatmap {
     size_t nrows;
     const double *t; /* column times (common grid) */
     size_t ncols;
-    const double *values; /* [nrows * ncols], row-major; NaN = none */
+    const double *values;  /* [nrows * ncols], row-major; NaN = none */
+    const uint32_t *group; /* optional [nrows]: rows of one group of similar nodes are
+                            * consecutive; marked when rows are merged */
+    size_t ngroups;
 } pm_heatmap;
 
 /* Draw into the rectangle (x, y, w, h) of cr (units are points or pixels,

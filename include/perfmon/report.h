@@ -15,6 +15,7 @@
 #define PERFMON_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "perfmon/analysis.h"
 #include "perfmon/error.h"
@@ -47,12 +48,17 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
 void pm_chart_free(pm_chart *c);
 
 /* A colour map of metric m over hosts x time; values are owned by the
- * caller's pm_heatmap_data and freed with pm_heatmap_data_free(). */
+ * caller's pm_heatmap_data and freed with pm_heatmap_data_free().  Rows:
+ * similar nodes together (nodes grouped by the shape of their series over
+ * a few stretches of time, groups and the nodes in each by mean, highest
+ * first; docs/report.md "Colour maps"). */
 typedef struct pm_heatmap_data {
     pm_heatmap hm;
     char title[256];
     double *t, *values;
     const char **rows;
+    uint32_t *group; /* [nrows] each row's group of similar nodes, 0.. in row order */
+    size_t ngroups;  /* groups (nodes without data: one more, last) */
 } pm_heatmap_data;
 
 int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_cols,
@@ -111,6 +117,10 @@ typedef struct pm_report_opts {
     const char *stats_json;  /* attached to the PDF when not NULL */
     const struct pm_comparison *compare; /* not NULL: a section comparing the reported
                                           * job (its B) with its A (compare.h) */
+    /* Called as the PDF's pages are started and its plots placed (stage
+     * PM_STAGE_REPORT, analysis.h), from the calling thread; may be NULL. */
+    void (*progress)(const pm_progress *p, void *user);
+    void *progress_user;
 } pm_report_opts;
 
 void pm_report_opts_init(pm_report_opts *o);

@@ -39,11 +39,18 @@ int pm_spread_of(const double *v, size_t n, pm_spread *out);
 typedef struct pm_quality_row {
     double samples, interval_s, dropped, repaired, gaps, clock_offset_s;
     double sampler_cpu_pct, sampler_mib, missed;
-    double lost; /* samples the job's span at the node's interval
-                         * would hold beyond those it has (>= 0) */
+    double lost; /* samples the span of most nodes (pm_quality_span) at
+                  * the node's interval would hold beyond those it has (>= 0) */
 } pm_quality_row;
 
-void pm_quality_row_of(const pm_analysis *a, size_t host, pm_quality_row *q);
+/* The span most nodes cover: the median over the nodes of their last
+ * sample's time less the median of their first (s).  Unlike the job's
+ * span (earliest first to latest last sample) it does not grow with a few
+ * nodes whose clock is offset, which would count every other node's
+ * samples as lost.  NaN without samples. */
+double pm_quality_span(const pm_analysis *a);
+/* Node host's figures; span from pm_quality_span(a). */
+void pm_quality_row_of(const pm_analysis *a, size_t host, double span, pm_quality_row *q);
 
 /* A node at one end of a table and why. */
 typedef struct pm_node_rank {

@@ -60,4 +60,20 @@ int pm_synth_write(const char *path, const pm_synth *s, pm_error *err) PM_WUR;
  * Returns 0, or -1 with errno set. */
 int pm_synth_write_ska(const char *path, size_t hosts, size_t n);
 
+/* A large job for the report's many-node tests and benchmarks (issue 18):
+ * hosts profiles "nid00000".. of n samples at 1 s in dir (which must
+ * exist), the nodes in three groups that behave differently, spread over
+ * the host names: group 0 (4 in 10) busy early (70 % CPU + 25 sin over
+ * one period: high in the first half, low in the second), group 1 (4 in
+ * 10) the mirror image (busy late: the same mean), group 2 (2 in 10) steady
+ * at 30 % with a short ripple; within a group the level varies by up to
+ * 1 %.  Also idle nodes (2 % CPU from n/5 on), nodes that lost their last
+ * tenth of samples and nodes that started 3 s late: pm_synth_group_of
+ * says which.  Returns 0 or the first write error. */
+enum { PM_SYNTH_IDLE = 3, PM_SYNTH_LOST = 4, PM_SYNTH_LATE = 5 };
+int pm_synth_write_groups(const char *dir, size_t hosts, size_t n, pm_error *err) PM_WUR;
+/* The group (0, 1, 2) of host k of pm_synth_write_groups, or the special
+ * node it is (PM_SYNTH_IDLE, _LOST, _LATE). */
+int pm_synth_group_of(size_t k);
+
 #endif

@@ -660,6 +660,7 @@ static void release_column(pm_analysis *a, size_t h, size_t c)
 typedef struct metric_ctx {
     pm_analysis *a;
     int *rcs;
+    size_t series_done; /* for opts.progress */
 } metric_ctx;
 
 static void *metric_worker(void *arg)
@@ -682,6 +683,18 @@ static void *metric_worker(void *arg)
                 if (a->refs[h][c] && pm_metric_matches(def, pr->cols[c].name) &&
                     --a->refs[h][c] == 0)
                     release_column(a, h, c);
+        }
+        p->done++;
+        mc->series_done += a->nhosts;
+        if (a->opts.progress) {
+            pm_progress pr = {.stage = PM_STAGE_DERIVE,
+                              .hosts_done = p->done == p->n ? a->nhosts : 0,
+                              .hosts_total = a->nhosts,
+                              .metrics_done = p->done,
+                              .metrics_total = p->n,
+                              .series_done = mc->series_done,
+                              .series_total = p->n * a->nhosts};
+            a->opts.progress(&pr, a->opts.progress_user);
         }
         pthread_mutex_unlock(&p->lock);
     }
@@ -735,7 +748,7 @@ static int build_metrics(pm_analysis *a, pm_error *err)
     for (size_t d = 0; d < cat->n; d++)
         a->metrics[d].def = &cat->m[d];
     a->nmetrics = cat->n;
-    metric_ctx ctx = {a, rcs};
+    metric_ctx ctx = {a, rcs, 0};
     pm_pool mp = {.n = cat->n, .ctx = &ctx};
     pthread_mutex_init(&mp.lock, NULL);
     pm_pool_run(&mp, metric_worker, cat->n);

@@ -305,6 +305,7 @@ typedef struct read_ctx {
     slot *slots;
     const pm_analyze_opts *opts;
     const pm_read_hint *hint;
+    uint64_t bytes_done, bytes_total; /* for opts->progress */
 } read_ctx;
 
 static void *read_worker(void *arg)
@@ -316,8 +317,17 @@ static void *read_worker(void *arg)
         read_slot(&rc->slots[i], rc->hint, &rb);
         pthread_mutex_lock(&p->lock);
         p->done++;
-        if (rc->opts->progress)
-            rc->opts->progress(p->done, p->n, rc->opts->progress_user);
+        if (rc->opts->progress) {
+            rc->bytes_done += rc->slots[i].size > 0 ? (uint64_t)rc->slots[i].size : 0;
+            if (rc->bytes_done > rc->bytes_total) /* a file grew since it was counted */
+                rc->bytes_total = rc->bytes_done;
+            pm_progress pr = {.stage = PM_STAGE_READ,
+                              .files_done = p->done,
+                              .files_total = p->n,
+                              .bytes_done = rc->bytes_done,
+                              .bytes_total = rc->bytes_total};
+            rc->opts->progress(&pr, rc->opts->progress_user);
+        }
         pthread_mutex_unlock(&p->lock);
     }
     pm_read_buf_free(&rb);
@@ -1081,11 +1091,15 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             goto fail;
         }
         pm_read_hint hint = {.late = released_alone, .want = wanted, .ctx = a->catalog};
-        read_ctx ctx = {slots, opts, a->catalog ? &hint : NULL};
+        read_ctx ctx = {slots, opts, a->catalog ? &hint : NULL, 0, 0};
         pm_pool rp = {.n = nfiles, .ctx = &ctx};
         pthread_mutex_init(&rp.lock, NULL);
-        for (size_t i = 0; i < nfiles; i++)
+        for (size_t i = 0; i < nfiles; i++) {
             slots[i].path = files[i];
+            struct stat fst; /* the bytes to read, for the progress line */
+            if (opts->progress && stat(files[i], &fst) == 0 && fst.st_size > 0)
+                ctx.bytes_total += (uint64_t)fst.st_size;
+        }
         pm_pool_run(&rp, read_worker, nfiles);
         pthread_mutex_destroy(&rp.lock);
         skip_ska_host_files(slots, nfiles);

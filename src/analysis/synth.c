@@ -288,3 +288,56 @@ int pm_synth_write_ska(const char *path, size_t hosts, size_t n)
     fprintf(f, "}\n");
     return fclose(f);
 }
+
+int pm_synth_group_of(size_t k)
+{
+    if (k % 500 == 17)
+        return PM_SYNTH_IDLE;
+    if (k % 400 == 33)
+        return PM_SYNTH_LOST;
+    if (k % 1000 == 101)
+        return PM_SYNTH_LATE;
+    size_t g = k * 7919 % 10; /* a fixed shuffle: groups not in name order */
+    return g < 4 ? 0 : g < 8 ? 1 : 2;
+}
+
+int pm_synth_write_groups(const char *dir, size_t hosts, size_t n, pm_error *err)
+{
+    for (size_t k = 0; k < hosts; k++) {
+        char host[32], path[4200];
+        snprintf(host, sizeof host, "nid%05zu", k);
+        snprintf(path, sizeof path, "%s/%s.pmp", dir, host);
+        pm_synth s;
+        pm_synth_init(&s, host);
+        s.n = n;
+        s.groups = PM_SYNTH_ALL;
+        int g = pm_synth_group_of(k);
+        double jitter = (double)(k * 37 % 11) / 10.0 - 0.5; /* -0.5 .. +0.5 % */
+        /* One period over the job: sin > 0 in the first half. */
+        double period = (double)n;
+        s.cpu_pct = 70 + jitter;
+        s.cpu_wave = 25;
+        s.wave_period_s = period;
+        s.net_rate = 2097152;
+        if (g == 1)
+            s.wave_phase = M_PI;
+        else if (g == 2) {
+            s.cpu_pct = 30 + jitter;
+            s.cpu_wave = 3;
+            s.wave_period_s = 20;
+            s.net_rate = 262144;
+            s.power_w = 60;
+        } else if (g == PM_SYNTH_IDLE) {
+            s.idle_from = n / 5;
+            s.idle_pct = 2;
+        } else if (g == PM_SYNTH_LOST) {
+            s.n = n - n / 10;
+        } else if (g == PM_SYNTH_LATE) {
+            s.start_s += 3;
+        }
+        int rc = pm_synth_write(path, &s, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

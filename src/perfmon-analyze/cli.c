@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,7 +80,8 @@ static void usage(FILE *f)
         "  --gate NAME[,NAME] with --compare: gate these figures, metrics or phase:KIND\n"
         "  --no-gate NAME[,NAME]  with --compare: never gate these\n"
         "  -v, --verbose      also list the files not read, and why\n"
-        "  -q, --quiet        no warnings on stderr\n"
+        "  -q, --quiet        no warnings and no progress line on stderr (the progress\n"
+        "                     line is shown only when stderr is a terminal)\n"
         "  -h, --help         this text\n"
         "      --version      the version\n"
         "exit status: 0 ok, 1 input problem promoted by --strict, or nothing to\n"
@@ -93,10 +95,127 @@ static void usage(FILE *f)
         "  perfmon-analyze --compare prof-before prof-after\n");
 }
 
-static void progress(size_t done, size_t total, void *user)
+/* The progress line: on stderr when it is a terminal and -q is not given,
+ * one line rewritten in place (at most PROGRESS_HZ times a second and at
+ * each change of stage) from the library's counts (pm_progress): files
+ * and MB read, hosts, metrics derived, the report's plots and pages, the
+ * rate and the time left of the stage; ended with a newline by
+ * progress_end once the analysis, then the report, is done. */
+#define PROGRESS_HZ 10
+
+typedef struct progress_line {
+    int shown; /* a line is on the terminal, not yet ended */
+    int stage; /* of the last update, -1 = none */
+    double t0; /* when the analysis or the report began */
+    double t_stage, t_print;
+    pm_progress last[3]; /* the latest counts of each stage */
+} progress_line;
+
+static double mono_s(void)
 {
-    (void)user;
-    fprintf(stderr, "\rperfmon-analyze: reading %zu/%zu%s", done, total, done == total ? "\n" : "");
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress_begin(progress_line *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->stage = -1;
+    pl->t0 = mono_s();
+}
+
+static void progress_print(progress_line *pl, int final)
+{
+    double now = mono_s(), el = now - pl->t_stage;
+    const pm_progress *r = &pl->last[PM_STAGE_READ], *d = &pl->last[PM_STAGE_DERIVE],
+                      *w = &pl->last[PM_STAGE_REPORT];
+    char line[400], rate[96] = "";
+    const double mb = 1e6;
+    /* The rate and time left of the stage, once it has run a tenth of a
+     * second: of MB read, hosts derived (as many as the series derived
+     * make whole hosts) or plots placed. */
+    double done = 0, total = 0;
+    const char *unit = "";
+    size_t hd = d->hosts_done;
+    if (d->metrics_total && d->series_done / d->metrics_total > hd)
+        hd = d->series_done / d->metrics_total;
+    if (pl->stage == PM_STAGE_READ) {
+        done = (double)r->bytes_done / mb;
+        total = (double)r->bytes_total / mb;
+        unit = "MB/s";
+    } else if (pl->stage == PM_STAGE_DERIVE) {
+        done = (double)hd;
+        total = (double)d->hosts_total;
+        unit = "hosts/s";
+    } else {
+        done = (double)w->plots_done;
+        total = (double)w->plots_total;
+        unit = "plots/s";
+    }
+    if (!final && el >= 1.0 / PROGRESS_HZ && done > 0) {
+        double v = done / el;
+        int n = snprintf(rate, sizeof rate, ", %.*f %s", v < 100 ? 1 : 0, v, unit);
+        if (total > done) {
+            double left = (total - done) / v;
+            snprintf(rate + n, sizeof rate - (size_t)n,
+                     left < 60 ? ", %.0f s left" : ", %.0f min left",
+                     left < 60 ? ceil(left) : ceil(left / 60));
+        }
+    }
+    if (final && pl->stage == PM_STAGE_REPORT)
+        snprintf(line, sizeof line, "report: %zu plots, %zu pages in %.1f s", w->plots_done,
+                 w->pages_done, now - pl->t0);
+    else if (final)
+        snprintf(line, sizeof line, "%zu files (%.3g MB), %zu hosts, %zu metrics in %.1f s",
+                 r->files_done, (double)r->bytes_done / mb, d->hosts_total, d->metrics_done,
+                 now - pl->t0);
+    else if (pl->stage == PM_STAGE_READ)
+        snprintf(line, sizeof line, "reading %zu/%zu files (%.3g/%.3g MB)%s", r->files_done,
+                 r->files_total, (double)r->bytes_done / mb, (double)r->bytes_total / mb, rate);
+    else if (pl->stage == PM_STAGE_DERIVE)
+        snprintf(line, sizeof line, "%zu/%zu hosts, %zu/%zu metrics%s", hd, d->hosts_total,
+                 d->metrics_done, d->metrics_total, rate);
+    else if (w->plots_total)
+        snprintf(line, sizeof line, "report: %zu/%zu plots, page %zu%s", w->plots_done,
+                 w->plots_total, w->pages_done, rate);
+    else
+        snprintf(line, sizeof line, "report: page %zu", w->pages_done);
+    /* One terminal line: cut to its width, the rest of it cleared. */
+    size_t cols = 80;
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+        cols = ws.ws_col;
+    fprintf(stderr, "\rperfmon-analyze: %.*s\033[K%s", (int)(cols - 18), line, final ? "\n" : "");
+    fflush(stderr);
+    pl->t_print = now;
+    pl->shown = !final;
+}
+
+/* pm_analyze_opts.progress and pm_report_opts.progress. */
+static void progress(const pm_progress *p, void *user)
+{
+    progress_line *pl = user;
+    if (p->stage < PM_STAGE_READ || p->stage > PM_STAGE_REPORT)
+        return;
+    double now = mono_s();
+    int changed = p->stage != pl->stage;
+    if (changed) {
+        pl->stage = p->stage;
+        pl->t_stage = now;
+    }
+    pl->last[p->stage] = *p;
+    if (changed || now - pl->t_print >= 1.0 / PROGRESS_HZ)
+        progress_print(pl, 0);
+}
+
+/* The final state of the line, and its newline. */
+static void progress_end(progress_line *pl)
+{
+    if (pl->stage >= 0)
+        progress_print(pl, 1);
+    pl->stage = -1;
+    pl->shown = 0;
 }
 
 typedef struct msg_ctx {
@@ -174,7 +293,8 @@ static void default_pdf_name(const pm_analysis *a, char *out, size_t cap)
         snprintf(out, cap, "job-report-%s%s.pdf", safe, when);
 }
 
-static int write_report(const pm_analysis *a, const pm_report_opts *opts, int want_pdf, int quiet)
+static int write_report(const pm_analysis *a, const pm_report_opts *opts, int want_pdf, int quiet,
+                        progress_line *pl)
 {
     pm_error err;
     pm_error_clear(&err);
@@ -199,6 +319,7 @@ static int write_report(const pm_analysis *a, const pm_report_opts *opts, int wa
         }
         ro->stats_json = js;
         rc = pm_report_write(a, ro, &err);
+        progress_end(pl);
         free(js);
         if (rc) {
             fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
@@ -480,9 +601,13 @@ int pm_analyze_main(int argc, char **argv)
                              {glist[0], ngl[0], glist[1], ngl[1]}};
         return pm_compare_main(&cl);
     }
+    progress_line pl;
+    progress_begin(&pl);
     if (!quiet && isatty(STDERR_FILENO)) {
         o.progress = progress;
-        o.progress_user = NULL;
+        o.progress_user = &pl;
+        ro.progress = progress;
+        ro.progress_user = &pl;
     }
     pm_error err;
     pm_error_clear(&err);
@@ -492,6 +617,7 @@ int pm_analyze_main(int argc, char **argv)
     o.input_msg_user = &mc;
     int rc =
         pm_analysis_run((const char *const *)argv + optind, (size_t)(argc - optind), &o, &a, &err);
+    progress_end(&pl);
     if (rc) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         print_input_msgs(&mc);
@@ -530,8 +656,11 @@ int pm_analyze_main(int argc, char **argv)
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }
-    if ((want_pdf || ro.plots_dir) && write_report(a, &ro, want_pdf, quiet) != 0)
-        status = EXIT_OUTPUT;
+    if (want_pdf || ro.plots_dir) {
+        progress_begin(&pl);
+        if (write_report(a, &ro, want_pdf, quiet, &pl) != 0)
+            status = EXIT_OUTPUT;
+    }
     pm_analysis_free(a);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "perfmon-analyze: stdout: write failed: %s\n", strerror(errno));

@@ -6,7 +6,7 @@
  * are many) or all nodes (their sum), with the shaded spans where values
  * were repaired, the job's phases as bands, and the title, axes and file
  * name; pm_heatmap_build turns it into a colour map (a row per node,
- * nodes by mean).  Both only describe: plot.c draws them (pm_plot_draw,
+ * similar nodes together).  Both only describe: plot.c draws them (pm_plot_draw,
  * pm_heatmap_draw), into the PDF (report_plots.c) or PNG files
  * (plots_write.c).  Order of calls: build, draw, pm_chart_free or
  * pm_heatmap_data_free.
@@ -447,11 +447,28 @@ void pm_heatmap_data_free(pm_heatmap_data *h)
     free(h->t);
     free(h->values);
     free(h->rows);
+    free(h->group);
     memset(h, 0, sizeof *h);
 }
 
+/* Similar nodes together (docs/report.md, "Colour maps"): each node's
+ * row on the grid is cut into HEAT_BUCKETS stretches of time and their
+ * means (a stretch without data takes the mean of all nodes there) are
+ * the node's shape; the shapes are grouped by k-means, at most
+ * HEAT_MAX_GROUPS groups, seeded farthest first: a node starts a new group
+ * when its shape is further than HEAT_SPLIT of the value range (root mean
+ * square over the stretches) from every group's, so nodes that differ
+ * only by noise stay one group.  Groups by their mean, highest first;
+ * nodes in a group by their mean, highest first, nodes without data last.
+ * Cost: hosts x buckets x groups per pass, HEAT_PASSES passes. */
+#define HEAT_BUCKETS 8
+#define HEAT_MAX_GROUPS 8
+#define HEAT_SPLIT 0.1
+#define HEAT_PASSES 10
+
 typedef struct heat_key {
-    double mean;
+    uint32_t group;
+    double gmean, mean;
     size_t host;
 } heat_key;
 
@@ -461,29 +478,192 @@ static int cmp_heat(const void *x, const void *y)
     int na = !isfinite(a->mean), nb = !isfinite(b->mean);
     if (na != nb)
         return na - nb; /* nodes without data last */
+    if (!na && a->group != b->group) {
+        if (a->gmean != b->gmean)
+            return a->gmean < b->gmean ? 1 : -1;
+        return a->group < b->group ? -1 : 1;
+    }
     if (!na && a->mean != b->mean)
         return a->mean < b->mean ? 1 : -1;
     return (a->host > b->host) - (a->host < b->host);
 }
 
-/* The colour map's rows: the nodes by their mean, highest first, so that
- * similar nodes sit together and an idle one is at the bottom edge. */
-static size_t *heat_order(const pm_analysis *a, const pm_metric_result *r)
+static double shape_dist2(const double *x, const double *y)
 {
-    heat_key *k = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *k);
-    size_t *o = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *o);
-    if (!k || !o) {
-        free(k);
-        free(o);
-        return NULL;
+    double d = 0;
+    for (int b = 0; b < HEAT_BUCKETS; b++)
+        d += (x[b] - y[b]) * (x[b] - y[b]);
+    return d;
+}
+
+/* The shapes (shape[h * HEAT_BUCKETS + b]) of the rows values[h * ng ..]
+ * and the value range over them; has[h]: the row has a finite value. */
+static double heat_shapes(const double *values, size_t nh, size_t ng, double *shape,
+                          unsigned char *has)
+{
+    double colsum[HEAT_BUCKETS] = {0};
+    size_t colcnt[HEAT_BUCKETS] = {0};
+    for (size_t h = 0; h < nh; h++) {
+        has[h] = 0;
+        for (size_t b = 0; b < HEAT_BUCKETS; b++) {
+            size_t g0 = b * ng / HEAT_BUCKETS, g1 = (b + 1) * ng / HEAT_BUCKETS;
+            double s = 0;
+            size_t k = 0;
+            for (size_t g = g0; g < g1; g++)
+                if (isfinite(values[h * ng + g])) {
+                    s += values[h * ng + g];
+                    k++;
+                }
+            shape[h * HEAT_BUCKETS + b] = k ? s / (double)k : NAN;
+            if (k) {
+                colsum[b] += s / (double)k;
+                colcnt[b]++;
+                has[h] = 1;
+            }
+        }
     }
-    for (size_t h = 0; h < a->nhosts; h++)
-        k[h] = (heat_key){r->host[h] ? r->host[h]->st.mean : NAN, h};
-    qsort(k, a->nhosts, sizeof *k, cmp_heat);
-    for (size_t h = 0; h < a->nhosts; h++)
-        o[h] = k[h].host;
-    free(k);
-    return o;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t h = 0; h < nh; h++)
+        for (size_t b = 0; b < HEAT_BUCKETS; b++) {
+            double *v = &shape[h * HEAT_BUCKETS + b];
+            if (!isfinite(*v))
+                *v = colcnt[b] ? colsum[b] / (double)colcnt[b] : 0;
+            if (has[h] && *v < lo)
+                lo = *v;
+            if (has[h] && *v > hi)
+                hi = *v;
+        }
+    return hi > lo ? hi - lo : 0;
+}
+
+/* k-means of the shapes into group[h]; returns the number of groups. */
+static size_t heat_groups(const double *shape, const unsigned char *has, size_t nh, double range,
+                          uint32_t *group, double *cent /* [HEAT_MAX_GROUPS * HEAT_BUCKETS] */)
+{
+    double split2 = HEAT_SPLIT * HEAT_SPLIT * range * range * HEAT_BUCKETS;
+    size_t k = 0, first = nh;
+    for (size_t h = 0; h < nh && first == nh; h++)
+        if (has[h])
+            first = h;
+    if (first == nh)
+        return 0;
+    memcpy(cent, shape + first * HEAT_BUCKETS, sizeof(double) * HEAT_BUCKETS);
+    k = 1;
+    /* Farthest first: the node furthest from every seed, while it is
+     * further than the split distance. */
+    while (k < HEAT_MAX_GROUPS) {
+        double best = -1;
+        size_t bh = nh;
+        for (size_t h = 0; h < nh; h++) {
+            if (!has[h])
+                continue;
+            double dmin = INFINITY;
+            for (size_t c = 0; c < k; c++) {
+                double d = shape_dist2(shape + h * HEAT_BUCKETS, cent + c * HEAT_BUCKETS);
+                if (d < dmin)
+                    dmin = d;
+            }
+            if (dmin > best) {
+                best = dmin;
+                bh = h;
+            }
+        }
+        if (bh == nh || !(best > split2))
+            break;
+        memcpy(cent + k * HEAT_BUCKETS, shape + bh * HEAT_BUCKETS, sizeof(double) * HEAT_BUCKETS);
+        k++;
+    }
+    for (int pass = 0; pass < HEAT_PASSES; pass++) {
+        int moved = 0;
+        for (size_t h = 0; h < nh; h++) {
+            if (!has[h])
+                continue;
+            uint32_t bc = 0;
+            double dmin = INFINITY;
+            for (size_t c = 0; c < k; c++) {
+                double d = shape_dist2(shape + h * HEAT_BUCKETS, cent + c * HEAT_BUCKETS);
+                if (d < dmin) {
+                    dmin = d;
+                    bc = (uint32_t)c;
+                }
+            }
+            if (pass == 0 || group[h] != bc)
+                moved = 1;
+            group[h] = bc;
+        }
+        if (!moved)
+            break;
+        double sum[HEAT_MAX_GROUPS * HEAT_BUCKETS] = {0};
+        size_t cnt[HEAT_MAX_GROUPS] = {0};
+        for (size_t h = 0; h < nh; h++) {
+            if (!has[h])
+                continue;
+            cnt[group[h]]++;
+            for (int b = 0; b < HEAT_BUCKETS; b++)
+                sum[group[h] * HEAT_BUCKETS + b] += shape[h * HEAT_BUCKETS + b];
+        }
+        for (size_t c = 0; c < k; c++)
+            if (cnt[c])
+                for (int b = 0; b < HEAT_BUCKETS; b++)
+                    cent[c * HEAT_BUCKETS + b] = sum[c * HEAT_BUCKETS + b] / (double)cnt[c];
+    }
+    return k;
+}
+
+/* The colour map's row order (order[k] = host of row k) and each row's
+ * group (grp[k]); values: the hosts' rows in host order.  Returns the
+ * number of groups, or SIZE_MAX when out of memory. */
+static size_t heat_order(const pm_analysis *a, const pm_metric_result *r, const double *values,
+                         size_t ng, size_t *order, uint32_t *grp)
+{
+    size_t nh = a->nhosts;
+    heat_key *key = pm_alloc_array(nh ? nh : 1, sizeof *key);
+    double *shape = pm_alloc_array(nh ? nh : 1, sizeof *shape * HEAT_BUCKETS);
+    unsigned char *has = pm_alloc_array(nh ? nh : 1, 1);
+    uint32_t *group = pm_alloc_array(nh ? nh : 1, sizeof *group);
+    if (!key || !shape || !has || !group) {
+        free(key);
+        free(shape);
+        free(has);
+        free(group);
+        return SIZE_MAX;
+    }
+    double range = heat_shapes(values, nh, ng, shape, has);
+    double cent[HEAT_MAX_GROUPS * HEAT_BUCKETS];
+    size_t k = heat_groups(shape, has, nh, range, group, cent);
+    double gsum[HEAT_MAX_GROUPS] = {0};
+    size_t gcnt[HEAT_MAX_GROUPS] = {0};
+    for (size_t h = 0; h < nh; h++) {
+        double mean = r->host[h] ? r->host[h]->st.mean : NAN;
+        if (!has[h] || !isfinite(mean)) {
+            group[h] = (uint32_t)k; /* without data: after every group */
+            mean = NAN;
+        } else {
+            gsum[group[h]] += mean;
+            gcnt[group[h]]++;
+        }
+        key[h] = (heat_key){group[h], 0, mean, h};
+    }
+    for (size_t h = 0; h < nh; h++)
+        if (key[h].group < k)
+            key[h].gmean = gsum[key[h].group] / (double)gcnt[key[h].group];
+    qsort(key, nh, sizeof *key, cmp_heat);
+    /* Groups numbered in row order. */
+    uint32_t renum[HEAT_MAX_GROUPS + 1];
+    for (size_t c = 0; c <= HEAT_MAX_GROUPS; c++)
+        renum[c] = UINT32_MAX;
+    uint32_t next = 0;
+    for (size_t i = 0; i < nh; i++) {
+        if (renum[key[i].group] == UINT32_MAX)
+            renum[key[i].group] = next++;
+        order[i] = key[i].host;
+        grp[i] = renum[key[i].group];
+    }
+    free(key);
+    free(shape);
+    free(has);
+    free(group);
+    return next;
 }
 
 int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_cols,
@@ -495,37 +675,63 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
     size_t ng = grid_for(a, max_cols < 2 ? 2 : max_cols, &t0, &step);
     if (ng == 0 || r->nhosts_with_data == 0)
         return PM_ENOENT;
+    size_t nh = a->nhosts;
     h->t = pm_alloc_array(ng, sizeof *h->t);
-    h->values = pm_alloc_array(a->nhosts * ng, sizeof *h->values);
-    h->rows = calloc(a->nhosts, sizeof *h->rows);
-    if (!h->t || !h->values || !h->rows) {
+    h->values = pm_alloc_array(nh * ng, sizeof *h->values);
+    h->rows = calloc(nh, sizeof *h->rows);
+    h->group = pm_alloc_array(nh, sizeof *h->group);
+    double *byhost = h->values; /* in host order, then permuted into row order */
+    size_t *order = pm_alloc_array(nh, sizeof *order);
+    double *tmp = pm_alloc_array(ng, sizeof *tmp);
+    unsigned char *done = calloc(nh ? nh : 1, 1);
+    size_t ngroups = SIZE_MAX;
+    if (h->t && h->values && h->rows && h->group && order && tmp && done) {
+        for (size_t g = 0; g < ng; g++)
+            h->t[g] = t0 + (double)g * step;
+        for (size_t hk = 0; hk < nh; hk++) {
+            double *row = byhost + hk * ng;
+            const pm_series *s = r->host[hk];
+            if (s)
+                pm_grid_interp(s->t, s->v, s->n, t0, step, ng, row);
+            else
+                for (size_t g = 0; g < ng; g++)
+                    row[g] = NAN;
+        }
+        ngroups = heat_order(a, r, byhost, ng, order, h->group);
+    }
+    if (ngroups == SIZE_MAX) {
+        free(order);
+        free(tmp);
+        free(done);
         pm_heatmap_data_free(h);
         return pm_error_set(err, PM_ENOMEM, "out of memory for a colour map");
     }
-    for (size_t g = 0; g < ng; g++)
-        h->t[g] = t0 + (double)g * step;
-    size_t *order = heat_order(a, r);
-    if (!order) {
-        pm_heatmap_data_free(h);
-        return pm_error_set(err, PM_ENOMEM, "out of memory for a colour map");
-    }
-    for (size_t k = 0; k < a->nhosts; k++) {
-        size_t hk = order[k];
-        h->rows[k] = a->hosts[hk].name;
-        double *row = h->values + k * ng;
-        const pm_series *s = r->host[hk];
-        if (s)
-            pm_grid_interp(s->t, s->v, s->n, t0, step, ng, row);
-        else
-            for (size_t g = 0; g < ng; g++)
-                row[g] = NAN;
+    /* Row k = host order[k], in place: follow each cycle of the
+     * permutation with one row aside. */
+    for (size_t k = 0; k < nh; k++) {
+        h->rows[k] = a->hosts[order[k]].name;
+        if (done[k])
+            continue;
+        memcpy(tmp, h->values + k * ng, ng * sizeof *tmp);
+        size_t j = k;
+        while (order[j] != k) {
+            memcpy(h->values + j * ng, h->values + order[j] * ng, ng * sizeof *tmp);
+            done[j] = 1;
+            j = order[j];
+        }
+        memcpy(h->values + j * ng, tmp, ng * sizeof *tmp);
+        done[j] = 1;
     }
     free(order);
-    snprintf(h->title, sizeof h->title, "%s per node (%s), nodes by mean", r->def->name,
+    free(tmp);
+    free(done);
+    h->ngroups = ngroups;
+    snprintf(h->title, sizeof h->title, "%s per node (%s), similar nodes together", r->def->name,
              r->def->unit);
     h->hm = (pm_heatmap){h->title,   r->def->unit, elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
-                         a->t_start, h->rows,      a->nhosts,
-                         h->t,       ng,           h->values};
+                         a->t_start, h->rows,      nh,
+                         h->t,       ng,           h->values,
+                         h->group,   ngroups};
     return 0;
 }
 

@@ -57,11 +57,19 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         if (w > lw)
             lw = w;
     }
+    double my = Y + fs * 2.4;
+    double side = fs * 4.5, bottom = fs * 4.2, cbar = fs * 3.6;
+    double mh = H - (my - Y) - bottom - fs * 2.6;
+    /* Merged rows are labelled by group size ("1606 nodes"), not host. */
+    if (hm->group && mh > 0 && (double)hm->nrows > floor(mh / px)) {
+        char t[64];
+        snprintf(t, sizeof t, "%zu nodes", hm->nrows);
+        lw = plot_text_width(cr, t);
+    }
     if (lw > W * 0.2)
         lw = W * 0.2;
-    double mx = X + lw + fs * 0.8, my = Y + fs * 2.4;
-    double side = fs * 4.5, bottom = fs * 4.2, cbar = fs * 3.6;
-    double mw = W - (mx - X) - side - cbar, mh = H - (my - Y) - bottom - fs * 2.6;
+    double mx = X + lw + fs * 0.8;
+    double mw = W - (mx - X) - side - cbar;
     if (mw < 20 || mh < 20 || hm->nrows == 0 || hm->ncols == 0) {
         pm_cv_restore(cr);
         return;
@@ -76,17 +84,23 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     if (hi == lo)
         hi = lo + 1;
 
-    /* The cells: an image of ncols_px x nrows, scaled without smoothing. */
+    /* The cells: an image of ncols_px x rows, scaled without smoothing.
+     * More nodes than pixel rows: consecutive rows (similar nodes, see
+     * pm_heatmap_build) are merged into one image row, their mean, so a
+     * node gets at most one pixel row. */
     int iw = (int)ceil(mw / px);
     if (iw < 1)
         iw = 1;
     if ((size_t)iw > hm->ncols)
         iw = (int)hm->ncols;
-    int ih = (int)hm->nrows;
+    size_t maxrows = (size_t)floor(mh / px);
+    if (maxrows < 1)
+        maxrows = 1;
+    int ih = (int)(hm->nrows < maxrows ? hm->nrows : maxrows);
     cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, iw, ih);
     unsigned char *data = cairo_image_surface_get_data(img);
     int stride = cairo_image_surface_get_stride(img);
-    double *rowavg = calloc(hm->nrows, sizeof *rowavg);
+    double *rowavg = calloc((size_t)ih, sizeof *rowavg);
     double *colavg = calloc((size_t)iw, sizeof *colavg);
     size_t *colcnt = calloc((size_t)iw, sizeof *colcnt);
     if (!data || !rowavg || !colavg || !colcnt) {
@@ -99,7 +113,10 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     }
     cairo_surface_flush(img);
     for (int r = 0; r < ih; r++) {
-        const double *row = hm->values + (size_t)r * hm->ncols;
+        size_t r0 = (size_t)r * hm->nrows / (size_t)ih,
+               r1 = (size_t)(r + 1) * hm->nrows / (size_t)ih;
+        if (r1 <= r0)
+            r1 = r0 + 1;
         double rs = 0;
         size_t rn = 0;
         for (int c = 0; c < iw; c++) {
@@ -109,11 +126,14 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
                 b = a + 1;
             double s = 0;
             size_t k = 0;
-            for (size_t j = a; j < b && j < hm->ncols; j++)
-                if (isfinite(row[j])) {
-                    s += row[j];
-                    k++;
-                }
+            for (size_t rr = r0; rr < r1 && rr < hm->nrows; rr++) {
+                const double *row = hm->values + rr * hm->ncols;
+                for (size_t j = a; j < b && j < hm->ncols; j++)
+                    if (isfinite(row[j])) {
+                        s += row[j];
+                        k++;
+                    }
+            }
             uint32_t pix;
             if (k) {
                 double v = s / (double)k, rgb[3];
@@ -145,32 +165,62 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     cairo_set_font_size(cr, fs * 1.05);
     if (hm->title) {
-        char t[512];
-        plot_fit_text(cr, hm->title, W - fs, t, sizeof t);
+        char full[400], t[512];
+        if ((size_t)ih < hm->nrows)
+            snprintf(full, sizeof full, "%s, %.3g nodes a row", hm->title, (double)hm->nrows / ih);
+        else
+            snprintf(full, sizeof full, "%s", hm->title);
+        plot_fit_text(cr, full, W - fs, t, sizeof t);
         plot_text_at(cr, X + W / 2, Y + fs * 0.5, 0.5, 0, t);
     }
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    /* Row labels: as many as fit without overlapping. */
+    /* Row labels: as many as fit without overlapping; with merged rows,
+     * each group of similar nodes (its size) where it fits, and a white
+     * line between groups. */
     cairo_set_font_size(cr, fs * 0.7);
     double rowh = mh / (double)hm->nrows;
-    size_t every = (size_t)ceil(fs * 0.85 / rowh);
-    if (every < 1)
-        every = 1;
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    for (size_t r = 0; r < hm->nrows; r += every) {
-        char t[256];
-        plot_fit_text(cr, hm->rows[r], lw, t, sizeof t);
-        plot_text_at(cr, mx - fs * 0.3, my + (r + 0.5) * rowh, 1, 0.5, t);
+    if ((size_t)ih < hm->nrows && hm->group) {
+        double last_y = -INFINITY;
+        for (size_t r0 = 0, r1; r0 < hm->nrows; r0 = r1) {
+            for (r1 = r0 + 1; r1 < hm->nrows && hm->group[r1] == hm->group[r0]; r1++)
+                ;
+            double yc = my + (double)(r0 + r1) / 2 * rowh;
+            if (yc - last_y >= fs * 0.85) {
+                char t[64];
+                snprintf(t, sizeof t, "%zu node%s", r1 - r0, r1 - r0 == 1 ? "" : "s");
+                plot_text_at(cr, mx - fs * 0.3, yc, 1, 0.5, t);
+                last_y = yc;
+            }
+            if (r0 > 0) {
+                cairo_set_source_rgb(cr, 1, 1, 1);
+                cairo_set_line_width(cr, pm_cv_hairline(cr, px));
+                cairo_move_to(cr, mx, my + (double)r0 * rowh);
+                cairo_line_to(cr, mx + mw, my + (double)r0 * rowh);
+                pm_cv_stroke(cr);
+                cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+            }
+        }
+    } else {
+        size_t every = (size_t)ceil(fs * 0.85 / rowh);
+        if (every < 1)
+            every = 1;
+        for (size_t r = 0; r < hm->nrows; r += every) {
+            char t[256];
+            plot_fit_text(cr, hm->rows[r], lw, t, sizeof t);
+            plot_text_at(cr, mx - fs * 0.3, my + (r + 0.5) * rowh, 1, 0.5, t);
+        }
     }
-    /* Node averages along the right edge. */
+    /* Node averages along the right edge, one bar per image row. */
     double sx = mx + mw + fs * 0.4, sw = side - fs * 1.0;
-    for (size_t r = 0; r < hm->nrows; r++) {
+    double ibh = mh / ih;
+    for (int r = 0; r < ih; r++) {
         if (!isfinite(rowavg[r]))
             continue;
         double frac = (rowavg[r] - (lo < 0 ? lo : 0)) / (hi - (lo < 0 ? lo : 0));
         cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
-        cairo_rectangle(cr, sx, my + r * rowh + rowh * 0.1, sw * (frac > 0 ? frac : 0),
-                        rowh * 0.8 > px ? rowh * 0.8 : px);
+        cairo_rectangle(cr, sx, my + r * ibh + ibh * 0.1, sw * (frac > 0 ? frac : 0),
+                        ibh * 0.8 > px ? ibh * 0.8 : px);
         pm_cv_fill(cr);
     }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);

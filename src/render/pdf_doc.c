@@ -92,6 +92,17 @@ void pdf_rule(pdf_doc *d, double top, double gray, double lw)
     HPDF_Page_Stroke(d->page);
 }
 
+void pdf_progress(const pdf_doc *d)
+{
+    if (!d->o || !d->o->progress)
+        return;
+    pm_progress p = {.stage = PM_STAGE_REPORT,
+                     .plots_done = d->plots_done,
+                     .plots_total = d->plots_total,
+                     .pages_done = d->npages};
+    d->o->progress(&p, d->o->progress_user);
+}
+
 void pdf_new_page(pdf_doc *d)
 {
     if (PM_VEC_RESERVE(d->pages, d->cap, d->npages + 1, 32) != 0) {
@@ -101,6 +112,7 @@ void pdf_new_page(pdf_doc *d)
     d->page = HPDF_AddPage(d->pdf);
     HPDF_Page_SetSize(d->page, HPDF_PAGE_SIZE_A4, HPDF_PAGE_PORTRAIT);
     d->pages[d->npages++] = d->page;
+    pdf_progress(d);
     double ink[3];
     memcpy(ink, d->ink, sizeof ink);
     memset(d->ink, 0, sizeof d->ink);

@@ -67,7 +67,8 @@ typedef struct pdf_doc {
     HPDF_Page toc_page;
     double ink[3]; /* colour of the text drawn next (RGB, 0 = black) */
     int oom;
-    pm_canvas_pdf cv; /* what the plots' vectors share in the PDF */
+    pm_canvas_pdf cv;               /* what the plots' vectors share in the PDF */
+    size_t plots_done, plots_total; /* for o->progress */
 } pdf_doc;
 
 /* A table: column widths, alignment, header (NULL: none) and font size. */
@@ -98,6 +99,8 @@ void pdf_rule(pdf_doc *d, double top, double gray, double lw);
 
 /* Pages and the outline. */
 void pdf_new_page(pdf_doc *d);
+/* Tell o->progress (if set) the pages and plots so far. */
+void pdf_progress(const pdf_doc *d);
 void pdf_bookmark(pdf_doc *d, const char *title, int toc);
 void pdf_heading(pdf_doc *d, const char *title, int toc);
 void pdf_subheading(pdf_doc *d, const char *title);

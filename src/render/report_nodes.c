@@ -28,9 +28,10 @@ static void quality_table(pdf_doc *d)
                                          "Sampler MiB", "Missed"};
     pdf_table t = {10, w, right, head, 7.5};
     pdf_table_head(d, &t);
+    double span = pm_quality_span(a);
     for (size_t h = 0; h < a->nhosts; h++) {
         pm_quality_row q;
-        pm_quality_row_of(a, h, &q);
+        pm_quality_row_of(a, h, span, &q);
         char c[10][48];
         snprintf(c[0], 48, "%s", a->hosts[h].name);
         snprintf(c[1], 48, "%.0f", q.samples);
@@ -101,9 +102,10 @@ static void quality_spread(pdf_doc *d)
         d->oom = 1;
         return;
     }
+    double span = pm_quality_span(a);
     for (size_t h = 0; h < n; h++) {
         pm_quality_row q;
-        pm_quality_row_of(a, h, &q);
+        pm_quality_row_of(a, h, span, &q);
         const double v[10] = {q.samples,     q.lost,  q.interval_s,     q.dropped,
                               q.repaired,    q.gaps,  q.clock_offset_s, q.sampler_cpu_pct,
                               q.sampler_mib, q.missed};

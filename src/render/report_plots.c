@@ -318,6 +318,7 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
                 q.items[q.n++] =
                     (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2, 0, 0, NULL};
         }
+    d->plots_total = q.n;
     size_t nt = pm_thread_count(q.n);
     q.ahead = 4 * (nt ? nt : 1);
     pthread_mutex_init(&q.lock, NULL);
@@ -383,6 +384,8 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
                               (unsigned)d->hpdf_detail);
         d->y += it->group == SIZE_MAX ? 10 : 8;
         placed++;
+        d->plots_done++;
+        pdf_progress(d);
     }
     pthread_mutex_lock(&q.lock);
     q.stop = 1;

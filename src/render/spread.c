@@ -40,7 +40,31 @@ int pm_spread_of(const double *v, size_t n, pm_spread *out)
     return 0;
 }
 
-void pm_quality_row_of(const pm_analysis *a, size_t h, pm_quality_row *q)
+double pm_quality_span(const pm_analysis *a)
+{
+    double *first = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *first);
+    double *last = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *last);
+    size_t n = 0;
+    for (size_t h = 0; h < a->nhosts && first && last; h++)
+        if (a->hosts[h].n) {
+            first[n] = a->hosts[h].t[0];
+            last[n++] = a->hosts[h].t[a->hosts[h].n - 1];
+        }
+    double span = NAN;
+    if (n && first && last) {
+        qsort(first, n, sizeof *first, cmp_double);
+        qsort(last, n, sizeof *last, cmp_double);
+        span = gsl_stats_median_from_sorted_data(last, 1, n) -
+               gsl_stats_median_from_sorted_data(first, 1, n);
+    } else if (!first || !last) {
+        span = a->t_end - a->t_start; /* out of memory: the job's span */
+    }
+    free(first);
+    free(last);
+    return span;
+}
+
+void pm_quality_row_of(const pm_analysis *a, size_t h, double span, pm_quality_row *q)
 {
     const pm_host *ho = &a->hosts[h];
     const pm_node_summary *s = &a->nodes[h];
@@ -64,9 +88,8 @@ void pm_quality_row_of(const pm_analysis *a, size_t h, pm_quality_row *q)
     q->sampler_cpu_pct = s->sampler_cpu_pct;
     q->sampler_mib = s->sampler_peak_rss_bytes / 1048576.0;
     q->missed = s->sampler_missed;
-    /* The job's span at the node's own interval: a node that started late,
-     * stopped early or skipped samples holds fewer. */
-    double span = a->t_end - a->t_start;
+    /* The span most nodes cover at the node's own interval: a node that
+     * started late, stopped early or skipped samples holds fewer. */
     q->lost = 0;
     if (ho->interval > 0 && span > 0) {
         double expect = floor(span / ho->interval + 0.5) + 1;
@@ -110,9 +133,10 @@ size_t pm_quality_worst(const pm_analysis *a, pm_node_rank *out, size_t max, siz
 {
     size_t n = 0;
     *total = 0;
+    double span = pm_quality_span(a);
     for (size_t h = 0; h < a->nhosts; h++) {
         pm_quality_row q;
-        pm_quality_row_of(a, h, &q);
+        pm_quality_row_of(a, h, span, &q);
         pm_node_rank x;
         memset(&x, 0, sizeof x);
         x.host = h;

@@ -7,6 +7,7 @@
 #include <cairo.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -602,21 +603,38 @@ static void test_200_hosts(void **state)
     assert_true(c.band.lo[g] <= c.band.p5[g] && c.band.p95[g] <= c.band.hi[g]);
     pm_chart_free(&c);
 
-    /* The colour map's rows by mean, highest first: the hot node on top. */
+    /* The colour map's rows: groups of similar nodes, each group's rows
+     * consecutive, groups by mean and nodes in a group by mean, highest
+     * first: the hot node (90 %, its own shape) on top. */
     pm_heatmap_data hd;
     assert_int_equal(pm_heatmap_build(a, (size_t)m, 0, 400, &hd, &err), 0);
     assert_int_equal(hd.hm.nrows, 200);
     assert_string_equal(hd.hm.rows[0], "node-137");
-    for (size_t r = 1; r < hd.hm.nrows; r++) {
-        int h0 = -1, h1 = -1;
-        for (size_t h = 0; h < a->nhosts; h++) {
-            if (strcmp(a->hosts[h].name, hd.hm.rows[r - 1]) == 0)
-                h0 = (int)h;
+    double gmean_prev = INFINITY, gsum = 0;
+    size_t gn = 0;
+    for (size_t r = 0; r < hd.hm.nrows; r++) {
+        int h1 = -1;
+        for (size_t h = 0; h < a->nhosts; h++)
             if (strcmp(a->hosts[h].name, hd.hm.rows[r]) == 0)
                 h1 = (int)h;
+        assert_true(h1 >= 0);
+        double mean = a->metrics[m].host[h1]->st.mean;
+        if (r > 0 && hd.group[r] == hd.group[r - 1]) {
+            assert_true(hd.group[r] < hd.ngroups);
+            int h0 = -1;
+            for (size_t h = 0; h < a->nhosts; h++)
+                if (strcmp(a->hosts[h].name, hd.hm.rows[r - 1]) == 0)
+                    h0 = (int)h;
+            assert_true(a->metrics[m].host[h0]->st.mean >= mean);
+        } else if (r > 0) {
+            assert_int_equal(hd.group[r], hd.group[r - 1] + 1); /* numbered in row order */
+            assert_true(gsum / (double)gn <= gmean_prev);
+            gmean_prev = gsum / (double)gn;
+            gsum = 0;
+            gn = 0;
         }
-        assert_true(h0 >= 0 && h1 >= 0);
-        assert_true(a->metrics[m].host[h0]->st.mean >= a->metrics[m].host[h1]->st.mean);
+        gsum += mean;
+        gn++;
     }
     pm_heatmap_data_free(&hd);
 
@@ -815,6 +833,259 @@ static void test_big_job_outliers(void **state)
         assert_int_equal(attached_nodes(pdf, "node-idle", &over20), 40);
         assert_true(fabs(over20 - 20.0) < 1e-9);
     }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* The report at many nodes (issue 18): 2,000 nodes in three groups spread
+ * over the host names (pm_synth_write_groups: 4 in 10 busy early, 4 in 10
+ * busy late with the same mean, 2 in 10 steady at 30 %), with idle nodes,
+ * nodes that lost samples and late nodes.  The CPU colour map puts each
+ * group's nodes in one run of rows (ordered by mean alone, the two groups
+ * of equal mean interleave) and the idle nodes at the bottom; the report
+ * keeps the 7 pages of a plain job, lists no node per row, and names the
+ * nodes with data-quality problems, only those. */
+static void test_many_nodes_groups(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4400];
+    snprintf(job, sizeof job, "%s/job", dir);
+    assert_int_equal(mkdir(job, 0755), 0);
+    const size_t nh = 2000;
+    pm_error err;
+    assert_int_equal(pm_synth_write_groups(job, nh, 40, &err), 0);
+    pm_analysis *a = analyse(job);
+    assert_int_equal(a->nhosts, nh);
+    int m = pm_analysis_metric(a, "cpu_usage");
+    assert_true(m >= 0);
+    pm_heatmap_data hd;
+    assert_int_equal(pm_heatmap_build(a, (size_t)m, 0, 1200, &hd, &err), 0);
+    assert_int_equal(hd.hm.nrows, nh);
+    /* Per input group: the first and last row holding one of its nodes,
+     * and how many of its nodes; a group is contiguous when last - first
+     * + 1 = its count less the special nodes sorted in between. */
+    size_t first[6], last[6], count[6] = {0}, nidle = 0;
+    for (int g = 0; g < 6; g++)
+        first[g] = SIZE_MAX, last[g] = 0;
+    int *gof = calloc(nh, sizeof *gof);
+    assert_non_null(gof);
+    for (size_t r = 0; r < nh; r++) {
+        size_t k = strtoul(hd.hm.rows[r] + 3, NULL, 10); /* "nid00042" */
+        int g = pm_synth_group_of(k);
+        gof[r] = g;
+        if (first[g] == SIZE_MAX)
+            first[g] = r;
+        last[g] = r;
+        count[g]++;
+        if (g == PM_SYNTH_IDLE)
+            nidle++;
+    }
+    for (int g = 0; g < 3; g++) {
+        size_t others = 0; /* nodes of another main group inside g's run */
+        for (size_t r = first[g]; r <= last[g]; r++)
+            if (gof[r] < 3 && gof[r] != g)
+                others++;
+        if (others)
+            fail_msg("group %d: rows %zu..%zu hold %zu nodes of other groups", g, first[g], last[g],
+                     others);
+        /* One colour-map group for all of them. */
+        for (size_t r = first[g]; r <= last[g]; r++)
+            if (gof[r] == g && hd.group[r] != hd.group[first[g]])
+                fail_msg("group %d split over map groups %u and %u", g, hd.group[first[g]],
+                         hd.group[r]);
+    }
+    /* The idle nodes (2 % from a fifth of the job on) are the last rows. */
+    assert_true(nidle > 0);
+    assert_int_equal(first[PM_SYNTH_IDLE], nh - nidle);
+    free(gof);
+    pm_heatmap_data_free(&hd);
+
+    snprintf(pdf, sizeof pdf, "%s/many.pdf", dir);
+    write_pdf(a, pdf);
+    int pages = pdf_pages(pdf);
+    if (pages >= 0) {
+        fprintf(stderr, "2000 nodes: %d pages\n", pages);
+        assert_int_equal(pages, 7);
+    }
+    if (have("pdftotext")) {
+        char cmd[4600];
+        snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - 2>/dev/null", pdf);
+        char *text = capture(cmd);
+        /* Not a row per node: a handful of names (outliers, notes, the
+         * least and most busy), not thousands. */
+        size_t names = 0;
+        for (const char *p = text; (p = strstr(p, "nid0")) != NULL; p += 4)
+            names++;
+        if (names > 120)
+            fail_msg("%zu node names on paper", names);
+        /* Data quality: the 5 nodes that lost their last tenth (4 of 40
+         * samples) and the 2 started 3 s late, not every node "3 samples
+         * lost" because 2 late nodes stretch the job's span. */
+        if (!strstr(text, "7 of 2000 nodes have something to report"))
+            fail_msg("not 7 of 2000 nodes with data-quality problems: %.400s",
+                     strstr(text, "Worst nodes") ? strstr(text, "Worst nodes") : text);
+        assert_non_null(line_with(text, "nid00433", "4 samples lost"));
+        assert_non_null(line_with(text, "nid01101", "clock offset 3 s"));
+        free(text);
+    }
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
+/* A colour map with more nodes than pixel rows merges consecutive rows
+ * into one pixel row (their mean): 2,000 rows alternating 0 and 1 drawn
+ * 326 pixels high come out nearly one colour, the middle of the scale (a
+ * pixel row holds 6 or 7 rows: a mean of 3/6, 3/7 or 4/7, within 0.072 of
+ * 0.5, about 14 of 255 in a channel where the colour map is steepest),
+ * not stripes of the scale's two ends (about 200 apart) as picking one
+ * row per pixel gives. */
+static void test_heatmap_rows_merged(void **state)
+{
+    (void)state;
+    const size_t nr = 2000, nc = 10;
+    double *v = malloc(nr * nc * sizeof *v);
+    const char **rows = malloc(nr * sizeof *rows);
+    double t[10];
+    assert_non_null(v);
+    assert_non_null(rows);
+    for (size_t c = 0; c < nc; c++)
+        t[c] = 1.7e9 + (double)c;
+    for (size_t r = 0; r < nr; r++) {
+        rows[r] = r % 2 ? "odd" : "even";
+        for (size_t c = 0; c < nc; c++)
+            v[r * nc + c] = (double)(r % 2);
+    }
+    pm_heatmap hm = {"alternating", "1", PM_AXIS_CLOCK, t[0], rows, nr, t, nc, v, NULL, 0};
+    const int W = 600, H = 400;
+    cairo_surface_t *sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+    cairo_t *cr = cairo_create(sf);
+    pm_heatmap_draw(cr, 0, 0, W, H, 8.0, &hm);
+    cairo_destroy(cr);
+    cairo_surface_flush(sf);
+    const unsigned char *px = cairo_image_surface_get_data(sf);
+    int stride = cairo_image_surface_get_stride(sf);
+    /* The map spans y = 19.2 .. 345.2 (title above, time average below);
+     * its middle column x = 300.  Every pixel row inside: the same colour
+     * within 40 of 255 in each channel. */
+    uint32_t first;
+    memcpy(&first, px + (size_t)30 * (size_t)stride + 300 * 4, 4);
+    int worst = 0;
+    for (int y = 30; y < 335; y++) {
+        uint32_t p;
+        memcpy(&p, px + (size_t)y * (size_t)stride + 300 * 4, 4);
+        for (int k = 0; k < 3; k++) {
+            int d = abs((int)((p >> (8 * k)) & 255) - (int)((first >> (8 * k)) & 255));
+            if (d > worst)
+                worst = d;
+        }
+    }
+    cairo_surface_destroy(sf);
+    free(v);
+    free(rows);
+    if (worst > 40)
+        fail_msg("map rows differ by %d of 255 in a channel: stripes, not merged rows", worst);
+}
+
+/* What the library tells a progress callback (pm_progress), against the
+ * inputs themselves: the files and their bytes (stat by the test), the
+ * hosts written, every metric derived, and the report's pages (pdfinfo)
+ * and plots; each stage's counts never go down and never pass their
+ * totals. */
+typedef struct prog_log {
+    pm_progress last[3];
+    size_t calls[3];
+    int bad; /* a count went down or past its total */
+    pthread_mutex_t lock;
+    int inside; /* set while a call runs: two at once is a bug */
+} prog_log;
+
+static void prog_cb(const pm_progress *p, void *user)
+{
+    prog_log *l = user;
+    if (pthread_mutex_trylock(&l->lock) != 0 || l->inside) {
+        l->bad = 1; /* another call was running */
+        return;
+    }
+    l->inside = 1;
+    assert_true(p->stage >= 0 && p->stage <= 2);
+    const pm_progress *o = &l->last[p->stage];
+    if (l->calls[p->stage] &&
+        (p->files_done < o->files_done || p->bytes_done < o->bytes_done ||
+         p->metrics_done < o->metrics_done || p->series_done < o->series_done ||
+         p->plots_done < o->plots_done || p->pages_done < o->pages_done))
+        l->bad = 1;
+    if (p->files_done > p->files_total || p->bytes_done > p->bytes_total ||
+        p->metrics_done > p->metrics_total || p->series_done > p->series_total ||
+        p->hosts_done > p->hosts_total || p->plots_done > p->plots_total)
+        l->bad = 1;
+    l->last[p->stage] = *p;
+    l->calls[p->stage]++;
+    l->inside = 0;
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void test_progress_counts(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200], pdf[4400];
+    snprintf(job, sizeof job, "%s/job", dir);
+    assert_int_equal(mkdir(job, 0755), 0);
+    const size_t nh = 40;
+    pm_error err;
+    assert_int_equal(pm_synth_write_groups(job, nh, 30, &err), 0);
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < nh; k++) {
+        char path[4300];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/nid%05zu.pmp", job, k);
+        assert_int_equal(stat(path, &st), 0);
+        bytes += (uint64_t)st.st_size;
+    }
+    prog_log l;
+    memset(&l, 0, sizeof l);
+    pthread_mutex_init(&l.lock, NULL);
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = g_cat;
+    o.rules_path = g_rules;
+    o.progress = prog_cb;
+    o.progress_user = &l;
+    pm_analysis *a = NULL;
+    const char *paths[1] = {job};
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), 0);
+    const pm_progress *r = &l.last[PM_STAGE_READ], *d = &l.last[PM_STAGE_DERIVE];
+    assert_int_equal(l.calls[PM_STAGE_READ], nh); /* one per file */
+    assert_int_equal(r->files_done, nh);
+    assert_int_equal(r->files_total, nh);
+    assert_int_equal(r->bytes_done, bytes);
+    assert_int_equal(r->bytes_total, bytes);
+    assert_int_equal(d->hosts_total, nh);
+    assert_int_equal(d->hosts_done, nh);
+    assert_true(d->metrics_total >= a->nmetrics); /* catalog entries, some without data */
+    assert_int_equal(d->metrics_done, d->metrics_total);
+    assert_int_equal(d->series_done, d->metrics_total * nh);
+
+    pm_report_opts ro;
+    pm_report_opts_init(&ro);
+    snprintf(pdf, sizeof pdf, "%s/p.pdf", dir);
+    ro.pdf_path = pdf;
+    ro.layout_path = g_layout;
+    ro.creation_time = 1700000000;
+    ro.progress = prog_cb;
+    ro.progress_user = &l;
+    assert_int_equal(pm_report_write(a, &ro, &err), 0);
+    const pm_progress *w = &l.last[PM_STAGE_REPORT];
+    assert_true(w->plots_total > 0);
+    assert_int_equal(w->plots_done, w->plots_total);
+    int pages = pdf_pages(pdf);
+    if (pages >= 0)
+        assert_int_equal(w->pages_done, (size_t)pages);
+    assert_false(l.bad);
+    pthread_mutex_destroy(&l.lock);
     pm_analysis_free(a);
     pm_test_rmrf(dir);
     free(dir);
@@ -1040,12 +1311,21 @@ int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_degenerate_plots),   cmocka_unit_test(test_golden_image),
-        cmocka_unit_test(test_edge_lines_visible), cmocka_unit_test(test_page_counts),
-        cmocka_unit_test(test_big_job_outliers),   cmocka_unit_test(test_spread),
-        cmocka_unit_test(test_spike_visible),      cmocka_unit_test(test_plots_png),
-        cmocka_unit_test(test_report_small_job),   cmocka_unit_test(test_report_errors),
-        cmocka_unit_test(test_200_hosts),          cmocka_unit_test(test_idle_node_on_page1),
+        cmocka_unit_test(test_degenerate_plots),
+        cmocka_unit_test(test_golden_image),
+        cmocka_unit_test(test_edge_lines_visible),
+        cmocka_unit_test(test_page_counts),
+        cmocka_unit_test(test_big_job_outliers),
+        cmocka_unit_test(test_many_nodes_groups),
+        cmocka_unit_test(test_heatmap_rows_merged),
+        cmocka_unit_test(test_progress_counts),
+        cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_spike_visible),
+        cmocka_unit_test(test_plots_png),
+        cmocka_unit_test(test_report_small_job),
+        cmocka_unit_test(test_report_errors),
+        cmocka_unit_test(test_200_hosts),
+        cmocka_unit_test(test_idle_node_on_page1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
