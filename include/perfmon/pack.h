@@ -40,7 +40,6 @@ void pm_pack_str(pm_buf *b, const char *s);
 int pm_unpack_u8(const unsigned char *buf, size_t len, size_t *pos, unsigned *v) PM_WUR;
 int pm_unpack_varint(const unsigned char *buf, size_t len, size_t *pos, uint64_t *v) PM_WUR;
 /* A string of at most max bytes (NUL not counted), returned malloc'd. */
-int pm_unpack_str(const unsigned char *buf, size_t len, size_t *pos, size_t max,
-                  char **s) PM_WUR;
+int pm_unpack_str(const unsigned char *buf, size_t len, size_t *pos, size_t max, char **s) PM_WUR;
 
 #endif

@@ -58,7 +58,7 @@ static int pack_slot(const slot *sl, size_t index, pm_buf *b)
     pm_pack_u8(b, (unsigned)def);
     if (def)
         return b->oom ? PM_ENOMEM : 0;
-    pm_pack_varint(b, (uint64_t)-(int64_t)sl->rc);
+    pm_pack_varint(b, (uint64_t) - (int64_t)sl->rc);
     pm_pack_varint(b, (uint64_t)(sl->err.sys > 0 ? sl->err.sys : 0));
     pm_pack_str(b, sl->rc ? sl->err.msg : "");
     pm_pack_u8(b, sl->ignored != NULL);
@@ -162,7 +162,7 @@ static int send_abort(pm_split *sp, int rc, const char *msg)
     pm_buf b;
     pm_buf_init(&b);
     pm_pack_u8(&b, MSG_ABORT);
-    pm_pack_varint(&b, (uint64_t)-(int64_t)(rc ? rc : PM_EFORMAT));
+    pm_pack_varint(&b, (uint64_t) - (int64_t)(rc ? rc : PM_EFORMAT));
     pm_pack_str(&b, msg);
     int r = send_buf(sp, &b);
     pm_buf_free(&b);
@@ -181,8 +181,8 @@ static int send_share(pm_split *sp, slot *slots, size_t n, pm_error *err)
         rc = pack_slot(&slots[i], i, &b);
         slot_clear(&slots[i]);
         if (rc) {
-            pm_error_set(err, rc, "rank %d: %s: cannot pack what it read (out of memory)",
-                         sp->rank, slots[i].path);
+            pm_error_set(err, rc, "rank %d: %s: cannot pack what it read (out of memory)", sp->rank,
+                         slots[i].path);
             break;
         }
         if ((rc = send_buf(sp, &b))) {

@@ -85,8 +85,7 @@ static int mpi_status(void *user, int rc)
  * SLURM's srun --mpi)? */
 static int launched(void)
 {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
-                                       "PMI_SIZE"};
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
         if (getenv(vars[i]))
             return 1;
@@ -132,11 +131,8 @@ int pm_analyze_mpi_main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, PM_EXIT_USAGE);
         return PM_EXIT_USAGE;
     }
-    pm_split sp = {.rank = rank,
-                   .size = size,
-                   .send = mpi_send,
-                   .recv = mpi_recv,
-                   .status = mpi_status};
+    pm_split sp = {
+        .rank = rank, .size = size, .send = mpi_send, .recv = mpi_recv, .status = mpi_status};
     int rc = pm_analyze_main_split(argc, argv, &sp, name);
     fflush(stdout);
     fflush(stderr);

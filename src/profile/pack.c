@@ -249,10 +249,10 @@ int pm_profile_unpack(const char *what, const unsigned char *buf, size_t len, si
     pm_column *cols = NULL;
     unsigned char *unread = NULL;
     int rc = PM_EFORMAT;
-#define NEED(x)                                                                                    \
-    do {                                                                                           \
-        if (x)                                                                                     \
-            goto bad;                                                                              \
+#define NEED(x)       \
+    do {              \
+        if (x)        \
+            goto bad; \
     } while (0)
     NEED(len < at || len - at < 5 || memcmp(buf + at, PACK_MAGIC, 4) != 0);
     at += 4;
