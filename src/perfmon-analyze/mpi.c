@@ -144,6 +144,15 @@ int pm_analyze_mpi_main(int argc, char **argv)
 
 int pm_analyze_mpi_main(int argc, char **argv)
 {
+    /* Under mpirun each process would analyse every input alone. */
+    const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!n)
+        n = getenv("PMI_SIZE");
+    if (n && strtol(n, NULL, 10) > 1)
+        fprintf(stderr,
+                "perfmon-analyze: warning: built without MPI (--version): each of the %s "
+                "processes mpirun started analyses all the inputs\n",
+                n);
     return pm_analyze_main_split(argc, argv, NULL, NULL);
 }
 

@@ -112,7 +112,7 @@ static void test_pack(void **state)
     pm_synth s;
     pm_synth_init(&s, "packed");
     s.n = 300;
-    s.gap_at = 17;  /* a NaN (not recorded) */
+    s.gap_at = 17;   /* a NaN (not recorded) */
     s.reset_at = 40; /* a counter reset */
     s.wall_step_s = 2.5;
     s.rss_growth = 1000;
@@ -144,8 +144,8 @@ typedef struct msg {
 typedef struct queue {
     msg m[4096];
     size_t n, head;
-    int sender; /* the rank now sending */
-    int status; /* what status() answers a rank > 0 */
+    int sender;  /* the rank now sending */
+    int status;  /* what status() answers a rank > 0 */
     int corrupt; /* cut the next FILE message short */
 } queue;
 
@@ -205,20 +205,16 @@ static void opts(pm_analyze_opts *o)
 
 /* Run ranks size-1 .. 1 on their inputs (paths_of[rank], or paths), then
  * rank 0; returns rank 0's status, its --stats --json in *json. */
-static int run_split(queue *q, int size, const char *paths, const char *const *paths_of,
-                     int strict, char **json, pm_error *err, pm_split *out0)
+static int run_split(queue *q, int size, const char *paths, const char *const *paths_of, int strict,
+                     char **json, pm_error *err, pm_split *out0)
 {
     pm_analyze_opts o;
     *json = NULL;
     for (int r = size - 1; r >= 0; r--) {
         opts(&o);
         o.strict = strict;
-        pm_split sp = {.rank = r,
-                       .size = size,
-                       .send = q_send,
-                       .recv = q_recv,
-                       .status = q_status,
-                       .user = q};
+        pm_split sp = {
+            .rank = r, .size = size, .send = q_send, .recv = q_recv, .status = q_status, .user = q};
         o.split = &sp;
         q->sender = r;
         const char *p = paths_of && paths_of[r] ? paths_of[r] : paths;
