@@ -37,6 +37,9 @@ typedef struct pm_split {
      * bytes received from the other ranks. */
     size_t files_read, files_received;
     uint64_t bytes_received;
+    /* Seconds spent reading this rank's share, and (rank 0) then
+     * receiving and unpacking the others'. */
+    double read_s, gather_s;
 } pm_split;
 
 #endif

@@ -535,9 +535,10 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         if (o.verbose && o.split)
             fprintf(stderr,
                     "perfmon-analyze: note: mpi: %d ranks; rank 0 read %zu files and received "
-                    "%zu (%llu bytes) from the others\n",
+                    "%zu (%llu bytes) from the others; reading took %.2f s, then receiving "
+                    "%.2f s\n",
                     split->size, split->files_read, split->files_received,
-                    (unsigned long long)split->bytes_received);
+                    (unsigned long long)split->bytes_received, split->read_s, split->gather_s);
     }
     int status = EXIT_OK;
     if (want_stats) {
