@@ -360,6 +360,7 @@ int pm_profile_unpack(const char *what, const unsigned char *buf, size_t len, si
     *out = p;
     return 0;
 bad:
+    free(s);
     free(cols);
     free(unread);
     pm_profile_free(p);
