@@ -2,8 +2,8 @@
  * (perfmon-analyze under mpirun: docs/analysis.md, "MPI").
  *
  * Every process (rank) lists the same input files; each reads and decodes
- * its share of them (by size, largest first, to the least loaded rank),
- * and every rank but 0 sends what each file gave (its profiles, or why it
+ * its share of them (file i on rank i mod size: the same on every rank
+ * even while a running sampler grows its file), and every rank but 0 sends what each file gave (its profiles, or why it
  * was not read) to rank 0, one message per file, then an end message that
  * names its file list.  Rank 0 puts each file's result where its own read
  * would have put it and goes on as one process would, so its outputs are

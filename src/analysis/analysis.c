@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "input_slot.h"
 #include "internal.h"
 #include "perfmon/split.h"
 #include "perfmon/mem.h"
@@ -787,6 +788,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
         pm_catalog_use_ska(a->catalog);
     if (!rc)
         rc = pm_input_load(a, paths, npaths, err);
+    else if (opts->split && opts->split->size > 1)
+        rc = pm_split_finish(opts->split, rc, err); /* the other ranks wait for this one */
     if (opts->split && opts->split->size > 1 && opts->split->rank) {
         pm_analysis_free(a); /* a rank > 0 only reads (split.h) */
         return rc;

@@ -89,12 +89,11 @@ static void usage(FILE *f)
         "output could not be written; with --compare: 0 B not worse, 1 B worse beyond\n"
         "the thresholds, 2 usage or unusable input, 3 output, 4 mixed: B worse on\n"
         "some gated figures and better on others\n"
-        "under mpirun (when built with MPI, see --version), the ranks read and decode\n"
-        "the input files, and rank 0 analyses and writes the same outputs as one process\n"
+        "mpirun -n N perfmon-analyze ... (when built with MPI, see --version): the ranks\n"
+        "read and decode the input files, rank 0 writes the same outputs as one process\n"
         "examples:\n"
         "  perfmon-analyze prof --stats --pdf report.pdf\n"
-        "  perfmon-analyze --compare prof-before prof-after\n"
-        "  mpirun -n 8 perfmon-analyze prof --stats --pdf report.pdf\n");
+        "  perfmon-analyze --compare prof-before prof-after\n");
 }
 
 static void progress(size_t done, size_t total, void *user)

@@ -91,17 +91,23 @@ mpi 4 "$D" --stats -v >/dev/null 2>"$T/v.err"
 check "4 ranks: rank 0 read 3 files, received 9" \
     has "$T/v.err" "note: mpi: 4 ranks; rank 0 read 3 files and received 9 ("
 
-# Fixtures: mixed formats, a torn file (its warning once), events files.
-for fx in perfmon compare/base; do
-    "$A" "$F/$fx" --stats >"$T/f1.txt" 2>"$T/f1.err"
-    "$A" "$F/$fx" --pdf "$T/f1.pdf" -q
-    for n in 2 3; do
-        mpi $n "$F/$fx" --stats >"$T/fn.txt" 2>"$T/fn.err"
-        check "$fx, $n ranks: --stats and warnings the same" \
-            sh -c "[ $rc -eq 0 ] && cmp -s '$T/f1.txt' '$T/fn.txt' && cmp -s '$T/f1.err' '$T/fn.err'"
-        mpi $n "$F/$fx" --pdf "$T/fn.pdf" -q
-        check "$fx, $n ranks: PDF the same bytes" cmp -s "$T/f1.pdf" "$T/fn.pdf"
-    done
+# Fixtures: mixed formats and a torn file (its warnings once), events
+# files (read again by rank 0), an SKA file of two hosts read by rank 1,
+# Scanner profiles (phases only).
+for fx in "$F/perfmon" "$F/compare/base" "$F/ska/single-host.json $F/ska/cpu_metrics.json --run 1" \
+    "$F/scanner"; do
+    name=$(echo "$fx" | sed "s|$F/||g")
+    # shellcheck disable=SC2086
+    "$A" $fx --stats >"$T/f1.txt" 2>"$T/f1.err"
+    # shellcheck disable=SC2086
+    "$A" $fx --pdf "$T/f1.pdf" -q
+    # shellcheck disable=SC2086
+    mpi 3 $fx --stats >"$T/fn.txt" 2>"$T/fn.err"
+    check "$name, 3 ranks: --stats and warnings the same" \
+        sh -c "[ $rc -eq 0 ] && cmp -s '$T/f1.txt' '$T/fn.txt' && cmp -s '$T/f1.err' '$T/fn.err'"
+    # shellcheck disable=SC2086
+    mpi 2 $fx --pdf "$T/fn.pdf" -q
+    check "$name, 2 ranks: PDF the same bytes" cmp -s "$T/f1.pdf" "$T/fn.pdf"
 done
 
 # Errors: a missing directory, once, exit 2 on every rank (mpirun's).

@@ -22,6 +22,14 @@
 #include "perfmon/split.h"
 #include "perfmon/synth.h"
 
+/* A new temporary directory, its name copied into tmp. */
+static void fresh_dir(char *tmp, size_t cap)
+{
+    const char *made = pm_test_tmpdir();
+    assert_non_null(made);
+    snprintf(tmp, cap, "%s", made);
+}
+
 /* --- pack ---------------------------------------------------------------- */
 
 static int want_some(const char *column, void *ctx)
@@ -104,9 +112,7 @@ static void test_pack(void **state)
 {
     (void)state;
     char tmp[256];
-    const char *made = pm_test_tmpdir();
-    assert_non_null(made);
-    snprintf(tmp, sizeof tmp, "%s", made);
+    fresh_dir(tmp, sizeof tmp);
     char path[512];
     pm_error err;
     pm_synth s;
@@ -195,6 +201,7 @@ static void q_free(queue *q)
 }
 
 static char g_cat[4096];
+static int g_no_catalog = -1; /* this rank's catalog is missing */
 
 static void opts(pm_analyze_opts *o)
 {
@@ -213,6 +220,8 @@ static int run_split(queue *q, int size, const char *paths, const char *const *p
     for (int r = size - 1; r >= 0; r--) {
         opts(&o);
         o.strict = strict;
+        if (r == g_no_catalog)
+            o.catalog_path = "/nonexistent/metrics.json";
         pm_split sp = {
             .rank = r, .size = size, .send = q_send, .recv = q_recv, .status = q_status, .user = q};
         o.split = &sp;
@@ -256,9 +265,7 @@ static void test_split_same(void **state)
 {
     (void)state;
     char tmp[256];
-    const char *made = pm_test_tmpdir();
-    assert_non_null(made);
-    snprintf(tmp, sizeof tmp, "%s", made);
+    fresh_dir(tmp, sizeof tmp);
     char path[512];
     pm_error err;
     pm_synth s;
@@ -343,6 +350,14 @@ static void test_split_errors(void **state)
     assert_non_null(strstr(err.msg, "no-such-dir"));
     assert_int_equal(q->head, q->n);
     q_free(q);
+    /* Rank 1 fails before reading (its catalog): rank 0 hears of it. */
+    q = calloc(1, sizeof *q);
+    g_no_catalog = 1;
+    assert_int_not_equal(run_split(q, 3, good, NULL, 0, &js, &err, NULL), 0);
+    g_no_catalog = -1;
+    assert_non_null(strstr(err.msg, "/nonexistent/metrics.json"));
+    assert_int_equal(q->head, q->n);
+    q_free(q);
     /* A message cut short is refused with the rank's name. */
     q = calloc(1, sizeof *q);
     q->corrupt = 1;
@@ -353,9 +368,7 @@ static void test_split_errors(void **state)
     /* A file rank 1 cannot read, with --strict: its error, as one
      * process reports it. */
     char tmp[256];
-    const char *made = pm_test_tmpdir();
-    assert_non_null(made);
-    snprintf(tmp, sizeof tmp, "%s", made);
+    fresh_dir(tmp, sizeof tmp);
     char path[512];
     pm_synth s;
     pm_synth_init(&s, "ok");
