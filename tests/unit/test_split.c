@@ -327,44 +327,42 @@ static void test_split_errors(void **state)
     snprintf(other, sizeof other, "%s/perfmon", pm_test_fixtures());
     snprintf(bad, sizeof bad, "%s/compare/base/node-2.pmp", pm_test_fixtures());
     snprintf(missing, sizeof missing, "%s/no-such-dir", pm_test_fixtures());
+    /* Each way to fail: the ranks, their inputs (NULL: good), the rank
+     * without a catalog, whether a message is cut, and what rank 0 says;
+     * rank 0 always receives every message. */
+    static const struct {
+        int size, no_catalog, corrupt, rc;
+        int which; /* the rank given `other` or `missing` instead */
+        int missing;
+        const char *says;
+    } cases[] = {
+        {2, -1, 0, PM_EUSAGE, 1, 0, "do not see the same"}, /* other files */
+        {3, -1, 0, PM_ENOENT, 2, 1, "no-such-dir"},         /* rank 2's input gone */
+        {3, -1, 0, PM_ENOENT, 0, 1, "no-such-dir"},         /* rank 0's input gone */
+        {3, 1, 0, 0, -1, 0, "/nonexistent/metrics.json"},   /* fails before reading */
+        {2, -1, 1, PM_EFORMAT, -1, 0, "rank 1's message"},  /* a message cut short */
+    };
     pm_error err;
     char *js = NULL;
-    /* Rank 1 sees other files: found by path or by count. */
-    queue *q = calloc(1, sizeof *q);
-    const char *of[] = {NULL, other, NULL};
-    assert_int_equal(run_split(q, 2, good, of, 0, &js, &err, NULL), PM_EUSAGE);
-    assert_non_null(strstr(err.msg, "do not see the same"));
-    assert_int_equal(q->head, q->n); /* every message received */
-    q_free(q);
-    /* Rank 2 cannot open its input: its message, with the name, on rank 0. */
-    q = calloc(1, sizeof *q);
-    const char *om[] = {NULL, NULL, missing};
-    assert_int_equal(run_split(q, 3, good, om, 0, &js, &err, NULL), PM_ENOENT);
-    assert_non_null(strstr(err.msg, "no-such-dir"));
-    assert_int_equal(q->head, q->n);
-    q_free(q);
-    /* Rank 0 cannot open its input: it still receives everything. */
-    q = calloc(1, sizeof *q);
-    const char *o0[] = {missing, NULL, NULL};
-    assert_int_equal(run_split(q, 3, good, o0, 0, &js, &err, NULL), PM_ENOENT);
-    assert_non_null(strstr(err.msg, "no-such-dir"));
-    assert_int_equal(q->head, q->n);
-    q_free(q);
-    /* Rank 1 fails before reading (its catalog): rank 0 hears of it. */
-    q = calloc(1, sizeof *q);
-    g_no_catalog = 1;
-    assert_int_not_equal(run_split(q, 3, good, NULL, 0, &js, &err, NULL), 0);
-    g_no_catalog = -1;
-    assert_non_null(strstr(err.msg, "/nonexistent/metrics.json"));
-    assert_int_equal(q->head, q->n);
-    q_free(q);
-    /* A message cut short is refused with the rank's name. */
-    q = calloc(1, sizeof *q);
-    q->corrupt = 1;
-    assert_int_equal(run_split(q, 2, good, NULL, 0, &js, &err, NULL), PM_EFORMAT);
-    assert_non_null(strstr(err.msg, "rank 1's message"));
-    assert_int_equal(q->head, q->n);
-    q_free(q);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        queue *q = calloc(1, sizeof *q);
+        assert_non_null(q);
+        const char *in[3] = {NULL, NULL, NULL};
+        if (cases[i].which >= 0)
+            in[cases[i].which] = cases[i].missing ? missing : other;
+        g_no_catalog = cases[i].no_catalog;
+        q->corrupt = cases[i].corrupt;
+        int rc = run_split(q, cases[i].size, good, in, 0, &js, &err, NULL);
+        g_no_catalog = -1;
+        if (cases[i].rc)
+            assert_int_equal(rc, cases[i].rc);
+        else
+            assert_int_not_equal(rc, 0);
+        if (!strstr(err.msg, cases[i].says))
+            fail_msg("case %zu: \"%s\" does not say \"%s\"", i, err.msg, cases[i].says);
+        assert_int_equal(q->head, q->n);
+        q_free(q);
+    }
     /* A file rank 1 cannot read, with --strict: its error, as one
      * process reports it. */
     char tmp[256];
@@ -392,7 +390,7 @@ static void test_split_errors(void **state)
     const char *p = tmp;
     int want = pm_analysis_run(&p, 1, &o, &a, &e1);
     assert_int_not_equal(want, 0);
-    q = calloc(1, sizeof *q);
+    queue *q = calloc(1, sizeof *q);
     assert_int_equal(run_split(q, 2, tmp, NULL, 1, &js, &err, NULL), want);
     assert_string_equal(err.msg, e1.msg);
     assert_non_null(strstr(err.msg, "b.pmp"));
