@@ -12,6 +12,7 @@
 #   make fuzz-ci    the same, briefly (FUZZ_CI_SECONDS each)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deps       install missing Debian packages (as root) or print the command
+#   make MPI=0      build perfmon-analyze without MPI even where mpicc is found
 #   make format     clang-format (14, .clang-format) every tracked .c and .h file
 #   make format-check  list the tracked .c and .h files that `make format` would change
 
@@ -52,7 +53,7 @@ LDFLAGS  += $(SANLD) -pthread
 # SKIP and why when its tool is missing; `make valgrind` needs valgrind).
 DEB_BUILD_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
             libgsl-dev libcmocka-dev fonts-dejavu-core zlib1g-dev libsqlite3-dev libpq-dev
-DEB_TEST_PKGS := poppler-utils postgresql gnuplot-nox valgrind qpdf
+DEB_TEST_PKGS := poppler-utils postgresql gnuplot-nox valgrind qpdf libopenmpi-dev openmpi-bin
 DEB_PKGS := $(DEB_BUILD_PKGS) $(DEB_TEST_PKGS)
 
 # External libraries, resolved only when something needs them (so that
@@ -71,6 +72,18 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 ARCHIVE_CFLAGS = $(shell pkg-config --cflags sqlite3 libpq 2>/dev/null)
 ARCHIVE_LIBS   = $(shell pkg-config --libs sqlite3 libpq 2>/dev/null || echo -lsqlite3 -lpq)
 
+# MPI (docs/analysis.md, "MPI"): perfmon-analyze reads its inputs on the
+# ranks of `mpirun -n N` when it is built with mpicc's flags; MPI=0 (or no
+# mpicc) builds it as before.  Only its main.c and mpi.c see MPI.
+MPI ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)
+ifeq ($(MPI),1)
+MPI_CFLAGS = $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null)) -DPM_HAVE_MPI
+MPI_LIBS   = $(shell mpicc --showme:link 2>/dev/null)
+else
+MPI_CFLAGS =
+MPI_LIBS   =
+endif
+
 # --- sources ---------------------------------------------------------------
 LIB_DIRS := common profile sampler analysis render export archive
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
@@ -80,7 +93,7 @@ LIB      := $(BUILD)/libperfmon.a
 PROGRAMS := perfmon-sample perfmon-analyze perfmon-archive
 # Each program's driver (its command line) lives beside its main.c, above
 # the library; the tests that call a driver link this archive too.
-CLI_SRC  := $(filter-out %/main.c,$(foreach p,$(PROGRAMS),$(wildcard src/$(p)/*.c)))
+CLI_SRC  := $(filter-out %/main.c %/mpi.c,$(foreach p,$(PROGRAMS),$(wildcard src/$(p)/*.c)))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 CLI_LIB  := $(BUILD)/libperfmon-cli.a
 PROG_BIN := $(foreach p,$(PROGRAMS),$(if $(wildcard src/$(p)/main.c),$(BUILD)/bin/$(p)))
@@ -129,6 +142,18 @@ $(CLI_LIB): $(CLI_OBJ)
 $(BUILD)/bin/perfmon-sample: $(BUILD)/src/perfmon-sample/main.o $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ -Wl,--as-needed -ldl -lm
+
+# A change of MPI= rebuilds what it decides.
+MPI_FLAG := $(BUILD)/mpi.flag
+$(shell mkdir -p $(BUILD) && (echo '$(MPI) $(MPI_CFLAGS)' | cmp -s - $(MPI_FLAG) || \
+  echo '$(MPI) $(MPI_CFLAGS)' > $(MPI_FLAG)))
+$(BUILD)/src/perfmon-analyze/mpi.o: CPPFLAGS += $(MPI_CFLAGS)
+$(BUILD)/src/perfmon-analyze/mpi.o: $(MPI_FLAG)
+
+$(BUILD)/bin/perfmon-analyze: $(BUILD)/src/perfmon-analyze/main.o \
+  $(BUILD)/src/perfmon-analyze/mpi.o $(CLI_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(MPI_LIBS) -ldl
 
 $(BUILD)/bin/perfmon-archive: $(BUILD)/src/perfmon-archive/main.o $(CLI_LIB) $(LIB)
 	@mkdir -p $(dir $@)

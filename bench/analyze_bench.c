@@ -10,7 +10,9 @@
  *   (default 64 86400 16 3600; a count of 0 skips that part)
  * Run from the source root (templates/metrics.json), or set
  * PERFMON_TEMPLATES.  PM_BENCH_DIR=DIR keeps the generated profiles in DIR
- * (and reuses them when DIR already holds them), for profiling runs. */
+ * (and reuses them when DIR already holds them), for profiling runs;
+ * PM_BENCH_FORMAT=jsonl writes them as JSON Lines (under the same names),
+ * whose reading costs more (bench/mpi.sh). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -208,6 +210,9 @@ int main(int argc, char **argv)
         s.start_s = 1.7e9 + (double)(h % 7) * 0.13; /* skewed starts */
         s.rapl_wrap = 262143328850ull + 1;
         s.rss_growth = 1000;
+        const char *fmt = getenv("PM_BENCH_FORMAT");
+        if (fmt && strcmp(fmt, "jsonl") == 0)
+            s.format = PM_FMT_JSONL;
         if (pm_synth_write(path, &s, &err)) {
             fprintf(stderr, "analyze_bench: %s\n", err.msg);
             return 1;

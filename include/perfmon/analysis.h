@@ -78,6 +78,10 @@ typedef struct pm_analyze_opts {
      * returns, so that a program can show it; may be NULL. */
     void (*input_msg)(int kind, const char *msg, void *user);
     void *input_msg_user;
+    /* Under mpirun (split.h): the inputs are read by all ranks and gathered
+     * on rank 0; on a rank > 0, pm_analysis_run returns once its share is
+     * sent, with *out NULL.  NULL (the default): read here. */
+    struct pm_split *split;
 } pm_analyze_opts;
 
 enum pm_input_msg {

@@ -4,6 +4,7 @@
 #include "perfmon/clock.h"
 #include "perfmon/analysis.h"
 #include "perfmon/phase_stats.h"
+#include "perfmon/split.h"
 
 #include <gsl/gsl_errno.h>
 #include <math.h>
@@ -13,7 +14,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "input_slot.h"
 #include "internal.h"
+#include "perfmon/split.h"
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
 
@@ -796,8 +799,15 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                              &a->catalog, err);
     if (!rc && opts->compat_ska)
         pm_catalog_use_ska(a->catalog);
-    if (rc || (rc = pm_input_load(a, paths, npaths, err)) ||
-        (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
+    if (!rc)
+        rc = pm_input_load(a, paths, npaths, err);
+    else if (opts->split && opts->split->size > 1)
+        rc = pm_split_finish(opts->split, rc, err); /* the other ranks wait for this one */
+    if (opts->split && opts->split->size > 1 && opts->split->rank) {
+        pm_analysis_free(a); /* a rank > 0 only reads (split.h) */
+        return rc;
+    }
+    if (rc || (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
     /* Node figures read raw columns, so they come first; raw columns are
      * then released as soon as no metric still needs them. */

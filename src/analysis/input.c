@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "input_slot.h"
 #include "internal.h"
 #include "perfmon/clock.h"
 #include "perfmon/buf.h"
@@ -114,21 +115,6 @@ static void fix_clock(pm_profile *p, pm_clock *c)
         p->t_wall_ns[i] = p->t_mono_ns[i] + anchor;
 }
 
-/* What reading one input file produced; filled by a worker thread, merged
- * in file order by the main thread so results do not depend on timing. */
-typedef struct slot {
-    const char *path;
-    pm_profile **got; /* profiles read (SKA files hold several) */
-    size_t ngot;
-    pm_clock *clocks;     /* [ngot] */
-    char *ignored;        /* why the file is not a profile, or NULL */
-    off_t size;           /* the file's size when it was read */
-    pm_event_list events; /* an events file's phase marks */
-    pm_phase_set phases;  /* a Scanner profile's intervals and totals */
-    int rc;
-    pm_error err;
-} slot;
-
 /* A column that not exactly one catalog metric derives from is released
  * by itself (at once, or after several metrics): such columns are placed
  * together (pm_read_hint), where giving them back frees whole huge pages.
@@ -157,7 +143,7 @@ static int wanted(const char *column, void *ctx)
     return 0;
 }
 
-static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
+void pm_input_read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
 {
     char head[4096];
     pm_error *err = &sl->err;
@@ -314,7 +300,7 @@ static void *read_worker(void *arg)
     read_ctx *rc = p->ctx;
     pm_read_buf rb = {0}; /* this thread's, from one file to the next */
     for (size_t i; (i = pm_pool_next(p)) < p->n;) {
-        read_slot(&rc->slots[i], rc->hint, &rb);
+        pm_input_read_slot(&rc->slots[i], rc->hint, &rb);
         pthread_mutex_lock(&p->lock);
         p->done++;
         if (rc->opts->progress) {
@@ -332,6 +318,21 @@ static void *read_worker(void *arg)
     }
     pm_read_buf_free(&rb);
     return NULL;
+}
+
+void pm_input_read_slots(slot *slots, size_t n, const pm_analyze_opts *opts,
+                         const pm_read_hint *hint)
+{
+    read_ctx ctx = {slots, opts, hint, 0, 0};
+    for (size_t i = 0; i < n && opts->progress; i++) {
+        struct stat fst; /* the bytes to read, for the progress line */
+        if (stat(slots[i].path, &fst) == 0 && fst.st_size > 0)
+            ctx.bytes_total += (uint64_t)fst.st_size;
+    }
+    pm_pool rp = {.n = n, .ctx = &ctx};
+    pthread_mutex_init(&rp.lock, NULL);
+    pm_pool_run(&rp, read_worker, n);
+    pthread_mutex_destroy(&rp.lock);
 }
 
 /* Move src's events to the end of dst (src is left empty). */
@@ -1091,17 +1092,19 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             goto fail;
         }
         pm_read_hint hint = {.late = released_alone, .want = wanted, .ctx = a->catalog};
-        read_ctx ctx = {slots, opts, a->catalog ? &hint : NULL, 0, 0};
-        pm_pool rp = {.n = nfiles, .ctx = &ctx};
-        pthread_mutex_init(&rp.lock, NULL);
-        for (size_t i = 0; i < nfiles; i++) {
+        for (size_t i = 0; i < nfiles; i++)
             slots[i].path = files[i];
-            struct stat fst; /* the bytes to read, for the progress line */
-            if (opts->progress && stat(files[i], &fst) == 0 && fst.st_size > 0)
-                ctx.bytes_total += (uint64_t)fst.st_size;
+        /* Under mpirun each rank reads a share (split.c); a rank > 0 has
+         * sent it to rank 0 and is done. */
+        if (opts->split && opts->split->size > 1) {
+            rc = pm_split_read(opts->split, slots, nfiles, opts, a->catalog ? &hint : NULL, err);
+            if (opts->split->rank) {
+                free(slots);
+                goto fail;
+            }
+        } else {
+            pm_input_read_slots(slots, nfiles, opts, a->catalog ? &hint : NULL);
         }
-        pm_pool_run(&rp, read_worker, nfiles);
-        pthread_mutex_destroy(&rp.lock);
         skip_ska_host_files(slots, nfiles);
         /* Merge in file order; on the first fatal problem keep freeing. */
         pm_event_list events = {NULL, 0, 0};
@@ -1215,9 +1218,14 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
                               a->hosts[h].name, a->hosts[h].incomplete, a->hosts[h].files[0]);
     if ((rc = map_scanner_nodes(a, err)))
         goto fail;
+    if (opts->split && opts->split->size > 1 && (rc = pm_split_finish(opts->split, 0, err)))
+        goto fail;
     pm_strs_free(files, nfiles);
     return 0;
 fail:
+    /* Every rank ends its part of the exchange, also on failure. */
+    if (opts->split && opts->split->size > 1)
+        rc = pm_split_finish(opts->split, rc, err);
     if (opts->input_msg) {
         for (size_t i = 0; i < ndetails; i++)
             opts->input_msg(PM_MSG_DETAIL, details[i], opts->input_msg_user);
@@ -1231,6 +1239,8 @@ fail:
     free(es);
     pm_strs_free(details, ndetails);
     pm_strs_free(files, nfiles);
+    if (opts->split && opts->split->size > 1 && opts->split->rank)
+        return rc; /* a rank > 0 ends here, also when all went well */
     return rc ? rc : PM_EFORMAT;
 }
 

@@ -8,11 +8,18 @@
 #include "perfmon/analysis.h"
 #include "perfmon/compare.h"
 #include "perfmon/report.h"
+#include "perfmon/split.h"
 
 /* The program: perfmon-analyze's command line (cli.c).  Returns the exit
  * status (enum pm_exit: 0 ok, 1 warnings with --strict or partial output,
  * 2 usage or unusable input, 3 output failed). */
 int pm_analyze_main(int argc, char **argv);
+/* The same as one rank of several (split, NULL: alone): a rank > 0 reads
+ * its share of the inputs, sends it to rank 0 and returns, printing
+ * nothing; mpi says how MPI is built in (--version), NULL: it is not. */
+int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mpi);
+/* main(): pm_analyze_main, or under mpirun the same on each rank (mpi.c). */
+int pm_analyze_mpi_main(int argc, char **argv);
 
 /* perfmon-analyze --compare (compare_cli.c): analyse both inputs with the
  * same options, compare, write the outputs; returns the exit status: 0 B

@@ -21,6 +21,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/parse.h"
 #include "perfmon/report.h"
+#include "perfmon/split.h"
 #include "perfmon/strs.h"
 #include "perfmon/templates.h"
 
@@ -90,6 +91,8 @@ static void usage(FILE *f)
         "output could not be written; with --compare: 0 B not worse, 1 B worse beyond\n"
         "the thresholds, 2 usage or unusable input, 3 output, 4 mixed: B worse on\n"
         "some gated figures and better on others\n"
+        "mpirun -n N perfmon-analyze ... (when built with MPI, see --version): the ranks\n"
+        "read and decode the input files, rank 0 writes the same outputs as one process\n"
         "examples:\n"
         "  perfmon-analyze prof --stats --pdf report.pdf\n"
         "  perfmon-analyze --compare prof-before prof-after\n");
@@ -333,6 +336,11 @@ static int write_report(const pm_analysis *a, const pm_report_opts *opts, int wa
 
 int pm_analyze_main(int argc, char **argv)
 {
+    return pm_analyze_main_split(argc, argv, NULL, NULL);
+}
+
+int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mpi)
+{
     enum {
         O_STATS = 256,
         O_JSON,
@@ -539,7 +547,11 @@ int pm_analyze_main(int argc, char **argv)
         case 'v': o.verbose = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return EXIT_OK;
-        case O_VERSION: return pm_cli_version("perfmon-analyze");
+        case O_VERSION: {
+            int v = pm_cli_version("perfmon-analyze");
+            printf("MPI: %s\n", mpi ? mpi : "not built in (make finds no mpicc, or MPI=0)");
+            return fflush(stdout) == 0 && !ferror(stdout) ? v : EXIT_OUTPUT;
+        }
         default: {
             pm_error err;
             pm_error_clear(&err);
@@ -585,6 +597,10 @@ int pm_analyze_main(int argc, char **argv)
     ro.layout_path = layout;
     o.catalog_path = catalog;
     o.rules_path = no_rules ? NULL : rules;
+    /* Under mpirun, --compare runs on rank 0 alone. */
+    int rank = split && split->size > 1 ? split->rank : 0;
+    if (compare && rank)
+        return EXIT_OK;
     if (compare) {
         char cmpbuf[PATH_MAX + 16];
         snprintf(cmpbuf, sizeof cmpbuf, "%s/compare.json", tbuf);
@@ -615,9 +631,19 @@ int pm_analyze_main(int argc, char **argv)
     msg_ctx mc = {o.verbose, quiet, NULL, 0};
     o.input_msg = input_msg;
     o.input_msg_user = &mc;
+    if (split && split->size > 1)
+        o.split = split;
     int rc =
         pm_analysis_run((const char *const *)argv + optind, (size_t)(argc - optind), &o, &a, &err);
     progress_end(&pl);
+    if (rank) { /* its share is with rank 0, which reports */
+        pm_strs_free(mc.lines, mc.n);
+        if (!rc)
+            return EXIT_OK;
+        return rc == PM_EEMPTY                                  ? EXIT_PARTIAL
+               : o.strict && rc != PM_ENOENT && rc != PM_EUSAGE ? EXIT_PARTIAL
+                                                                : EXIT_USAGE;
+    }
     if (rc) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         print_input_msgs(&mc);
@@ -631,6 +657,13 @@ int pm_analyze_main(int argc, char **argv)
         if (o.verbose)
             for (size_t i = 0; i < a->nignored; i++)
                 fprintf(stderr, "perfmon-analyze: note: %s\n", a->ignored[i]);
+        if (o.verbose && o.split)
+            fprintf(stderr,
+                    "perfmon-analyze: note: mpi: %d ranks; rank 0 read %zu files and received "
+                    "%zu (%llu bytes) from the others; reading took %.2f s, then receiving "
+                    "%.2f s\n",
+                    split->size, split->files_read, split->files_received,
+                    (unsigned long long)split->bytes_received, split->read_s, split->gather_s);
     }
     int status = EXIT_OK;
     if (want_stats) {

@@ -120,6 +120,7 @@ for p in perfmon-analyze perfmon-archive perfmon-sample; do
     while IFS= read -r line; do
         case $line in
         *srun* | *'$OUT'*) echo "SKIP  $p example needs SLURM: $line"; continue ;;
+        *mpirun*) echo "SKIP  $p example runs under mpirun (tests/cli/mpi.sh runs it): $line"; continue ;;
         *gnuplot*) command -v gnuplot >/dev/null 2>&1 ||
             { echo "SKIP  $p example needs gnuplot: $line"; continue; } ;;
         esac

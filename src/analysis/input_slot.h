@@ -1,0 +1,47 @@
+/* input_slot.h - what reading one input file produced (input.c), shared
+ * with the reading on several processes (split.c).  Private to
+ * src/analysis. */
+#ifndef PM_INPUT_SLOT_H
+#define PM_INPUT_SLOT_H
+
+#include <sys/types.h>
+
+#include "perfmon/analysis.h"
+#include "perfmon/phase.h"
+#include "perfmon/profile.h"
+#include "perfmon/split.h"
+
+/* Filled by a worker thread, merged in file order by the main thread so
+ * results do not depend on timing. */
+typedef struct slot {
+    const char *path;
+    pm_profile **got; /* profiles read (SKA files hold several) */
+    size_t ngot;
+    pm_clock *clocks;     /* [ngot] */
+    char *ignored;        /* why the file is not a profile, or NULL */
+    off_t size;           /* the file's size when it was read */
+    pm_event_list events; /* an events file's phase marks */
+    pm_phase_set phases;  /* a Scanner profile's intervals and totals */
+    int rc;
+    pm_error err;
+} slot;
+
+/* Read one file into sl (input.c), with rb kept from one file to the next. */
+void pm_input_read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb);
+/* Read slots[0..n) on worker threads (input.c). */
+void pm_input_read_slots(slot *slots, size_t n, const pm_analyze_opts *opts,
+                         const pm_read_hint *hint);
+
+/* Under a split (split.h): read this rank's share of slots[0..n); rank 0
+ * then receives the others' results into their slots, a rank > 0 sends
+ * them (and leaves its slots empty).  0 or a PM_E* code (err says which
+ * file or rank); rank 0's slots are always left fit to merge and free. */
+int pm_split_read(pm_split *sp, slot *slots, size_t n, const pm_analyze_opts *opts,
+                  const pm_read_hint *hint, pm_error *err) PM_WUR;
+/* Every rank, once, when its input stage ends with rc: a rank > 0 that
+ * sent nothing yet says it failed; rank 0 waits for what the others still
+ * send; then rank 0's status goes to all.  Returns rank 0's status (on
+ * rank 0: rc). */
+int pm_split_finish(pm_split *sp, int rc, pm_error *err);
+
+#endif

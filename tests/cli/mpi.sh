@@ -1,0 +1,136 @@
+#!/bin/sh
+# perfmon-analyze under mpirun (docs/analysis.md, "MPI"): on a generated
+# 12-host job and on fixtures, 1, 2, 3 and 4 ranks on this machine
+# (loopback, shared memory) give the same --stats, --stats --json, --csv,
+# --data files and PDF bytes (SOURCE_DATE_EPOCH) as one process, with the
+# same warnings; a missing input and a bad file on another rank than 0 are
+# reported once, with the name, every rank exits non-zero, and none hangs.
+# Skipped where perfmon-analyze is built without MPI or mpirun is missing,
+# and under valgrind (PM_WRAP): valgrind cannot follow the ranks that
+# mpirun's daemon starts (test_split checks the exchange under valgrind).
+set -u
+A="$PM_BIN/perfmon-analyze"
+F="$PM_ROOT/fixtures"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+. "$PM_ROOT/tests/support/cli.sh"
+if [ -n "${PM_WRAP:-}" ]; then
+    echo "SKIP  under PM_WRAP (valgrind): mpirun starts the ranks, valgrind cannot follow them"
+    exit 0
+fi
+if ! "$A" --version | grep -q "^MPI: built in"; then
+    echo "SKIP  perfmon-analyze is built without MPI (no mpicc, or MPI=0): $("$A" --version | tail -1)"
+    exit 0
+fi
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "SKIP  mpirun not installed (openmpi-bin)"
+    exit 0
+fi
+# One machine: shared memory between the ranks, the launcher on loopback,
+# no network probing; root in CI; more ranks than the 2 cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_btl_base_warn_component_unused=0
+# Open MPI's own allocations are not perfmon's (SAN=1 builds).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+export SOURCE_DATE_EPOCH=1700000000
+mpi() { # N ARGS...: mpirun -n N perfmon-analyze ARGS; sets rc
+    _n=$1
+    shift
+    timeout 120 mpirun -n "$_n" "$A" "$@"
+    rc=$?
+}
+
+# A 12-host job, 600 samples each, from the JSON Lines form of
+# fixtures/perfmon/node-c.jsonl (its header, its last sample as the scale):
+# gauges wave per host, counters grow at a rate per host.
+D="$T/job"
+mkdir "$D"
+head -n 2 "$F/perfmon/node-c.jsonl" >"$T/head"
+last=$(sed -n '$p' "$F/perfmon/node-c.jsonl" | grep -v '"end"' || sed -n '42p' "$F/perfmon/node-c.jsonl")
+kinds=$(head -n 1 "$F/perfmon/node-c.jsonl" | grep -o '"kind":"[a-z]*"' | sed 's/.*:"\(.\).*/\1/' | tr -d '\n')
+for h in 0 1 2 3 4 5 6 7 8 9 10 11; do
+    sed "s/\"host\":\"node-c\"/\"host\":\"gen$h\"/" "$T/head" >"$D/gen$h.jsonl"
+    echo "$last" | awk -v h="$h" -v k="$kinds" -v n=600 '{
+        s = $0; sub(/.*"v":\[/, "", s); sub(/\].*/, "", s); m = split(s, L, ",")
+        for (i = 0; i < n; i++) {
+            line = sprintf("{\"t\":%.6f,\"mono\":%.6f,\"v\":[", 1699999999.7 + 0.1 * h + i, 1 + i)
+            for (j = 1; j <= m; j++) {
+                if (substr(k, j, 1) == "c") v = L[j] * i / 39 * (1 + 0.05 * h)
+                else if (j == 5 || j == 8) v = L[j]
+                else v = L[j] * (1 + 0.3 * sin(i / 9 + h))
+                line = line sprintf("%s%.6g", j > 1 ? "," : "", v)
+            }
+            print line "]}"
+        }
+        printf "{\"end\":{\"t\":%.6f,\"mono\":%.6f,\"samples\":%d,\"late\":0,\"missed\":0,\"self_cpu\":0.1,\"self_maxrss_kb\":4096,\"exit_status\":0,\"reason\":\"command exited\"}}\n", 1699999999.7 + 0.1 * h + n - 1, n, n
+    }' >>"$D/gen$h.jsonl"
+done
+
+"$A" "$D" --stats >"$T/one.txt" 2>"$T/one.err"
+check "one process reads the generated job: 12 hosts" has "$T/one.txt" "^perfmon-analyze: 12 hosts,"
+check "one process reads the generated job: 600 samples each" \
+    [ "$(grep -c "^  gen[0-9]* *jsonl *600 " "$T/one.txt")" -eq 12 ]
+"$A" "$D" --stats --json >"$T/one.json" 2>/dev/null
+"$A" "$D" --csv "$T/one.csv" --data "$T/one.data" --pdf "$T/one.pdf" -q
+for n in 1 2 3 4; do
+    mpi $n "$D" --stats >"$T/$n.txt" 2>"$T/$n.err"
+    check "$n ranks: exit 0" [ "$rc" -eq 0 ]
+    check "$n ranks: --stats the same" cmp -s "$T/one.txt" "$T/$n.txt"
+    check "$n ranks: stderr the same" cmp -s "$T/one.err" "$T/$n.err"
+    mpi $n "$D" --stats --json >"$T/$n.json" 2>/dev/null
+    check "$n ranks: --stats --json the same" cmp -s "$T/one.json" "$T/$n.json"
+    mpi $n "$D" --csv "$T/$n.csv" --data "$T/$n.data" --pdf "$T/$n.pdf" -q
+    check "$n ranks: --csv the same" cmp -s "$T/one.csv" "$T/$n.csv"
+    check "$n ranks: --data the same" diff -r "$T/one.data" "$T/$n.data"
+    check "$n ranks: PDF the same bytes" cmp -s "$T/one.pdf" "$T/$n.pdf"
+done
+# The ranks really shared the reading: rank 0 read 3 of the 12 files.
+mpi 4 "$D" --stats -v >/dev/null 2>"$T/v.err"
+check "4 ranks: rank 0 read 3 files, received 9" \
+    has "$T/v.err" "note: mpi: 4 ranks; rank 0 read 3 files and received 9 ("
+
+# Fixtures: mixed formats and a torn file (its warnings once), events
+# files (read again by rank 0), an SKA file of two hosts read by rank 1,
+# Scanner profiles (phases only).
+for fx in "$F/perfmon" "$F/compare/base" "$F/ska/single-host.json $F/ska/cpu_metrics.json --run 1" \
+    "$F/scanner"; do
+    name=$(echo "$fx" | sed "s|$F/||g")
+    # shellcheck disable=SC2086
+    "$A" $fx --stats >"$T/f1.txt" 2>"$T/f1.err"
+    # shellcheck disable=SC2086
+    "$A" $fx --pdf "$T/f1.pdf" -q
+    # shellcheck disable=SC2086
+    mpi 3 $fx --stats >"$T/fn.txt" 2>"$T/fn.err"
+    check "$name, 3 ranks: --stats and warnings the same" \
+        sh -c "[ $rc -eq 0 ] && cmp -s '$T/f1.txt' '$T/fn.txt' && cmp -s '$T/f1.err' '$T/fn.err'"
+    # shellcheck disable=SC2086
+    mpi 2 $fx --pdf "$T/fn.pdf" -q
+    check "$name, 2 ranks: PDF the same bytes" cmp -s "$T/f1.pdf" "$T/fn.pdf"
+done
+
+# Errors: a missing directory, once, exit 2 on every rank (mpirun's).
+mpi 3 "$T/no-such-dir" --stats >/dev/null 2>"$T/e.err"
+check "missing directory: exit 2" [ "$rc" -eq 2 ]
+check "missing directory: said once" [ "$(grep -c "perfmon-analyze: .*no-such-dir" "$T/e.err")" -eq 1 ]
+# A damaged header in the file that rank 2 of 4 reads (the third, sorted),
+# with --strict: rank 0 reports that rank's error, exit 1 as alone.
+B="$T/bad"
+mkdir "$B"
+cp "$D"/gen0.jsonl "$D"/gen1.jsonl "$D"/gen3.jsonl "$B"/
+printf '{"format":"perfmon-profile","version":1,"host":' >"$B/gen2.jsonl"
+"$A" "$B" --stats --strict >/dev/null 2>"$T/b1.err"
+want=$?
+mpi 4 "$B" --stats --strict >/dev/null 2>"$T/b4.err"
+check "bad file on rank 2, --strict: exit $want as one process" [ "$rc" -eq "$want" ] && [ "$want" -ne 0 ]
+check "bad file on rank 2: its message once, with the name" \
+    [ "$(grep -c "^perfmon-analyze: .*gen2.jsonl" "$T/b4.err")" -eq 1 ]
+check "bad file on rank 2: the same message as one process" grep -qxF "$(head -n 1 "$T/b1.err")" "$T/b4.err"
+# Without --strict: a warning, the others analysed, as one process.
+"$A" "$B" --stats >"$T/w1.txt" 2>"$T/w1.err"
+mpi 4 "$B" --stats >"$T/w4.txt" 2>"$T/w4.err"
+check "bad file without --strict: same output and warning" \
+    sh -c "[ $rc -eq 0 ] && cmp -s '$T/w1.txt' '$T/w4.txt' && cmp -s '$T/w1.err' '$T/w4.err'"
+
+[ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
