@@ -56,6 +56,11 @@ typedef struct pm_analyze_opts {
      * returns, so that a program can show it; may be NULL. */
     void (*input_msg)(int kind, const char *msg, void *user);
     void *input_msg_user;
+    /* --stream: the same results, bit for bit, holding only a few hosts'
+     * samples at a time (docs/analysis.md, "Analysis in bounded memory");
+     * the hosts' series keep their statistics but not their values (v, q
+     * and t NULL), so only the statistics outputs can be made. */
+    int stream;
 } pm_analyze_opts;
 
 enum pm_input_msg {
@@ -113,6 +118,10 @@ typedef struct pm_series {
     size_t wraps;    /* counter wraps corrected */
     size_t ncolumns; /* profile columns summed into it */
     pm_stats st;
+    /* Least-squares slope of v over t and its r^2 (pm_slope), kept by the
+     * stream mode for the rules once v is gone; slope_ok 0 when none. */
+    int slope_ok;
+    double slope, slope_r2;
     int owns_v; /* v was taken from a malloc'd profile column and is
                             * freed with the series; otherwise v and q belong
                             * to the analysis (its arena or a profile block) */

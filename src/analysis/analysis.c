@@ -294,11 +294,20 @@ static pm_series *series_new(pm_arena *arena, size_t n, const double *t, double 
     s->n = n;
     s->t = t;
     s->owns_v = v_taken && owns_v;
-    s->v = v_taken ? v_taken : pm_arena_alloc(arena, n ? n : 1, sizeof *s->v);
-    s->q = pm_arena_alloc(arena, n ? n : 1, 1);
+    /* Without an arena (stream mode) v and q are calloc'd, freed by the
+     * caller once folded. */
+    if (!arena) {
+        s->v = calloc(n ? n : 1, sizeof *s->v);
+        s->q = calloc(n ? n : 1, 1);
+    } else {
+        s->v = v_taken ? v_taken : pm_arena_alloc(arena, n ? n : 1, sizeof *s->v);
+        s->q = pm_arena_alloc(arena, n ? n : 1, 1);
+    }
     if (!s->v || !s->q) {
-        if (s->owns_v)
+        if (s->owns_v || !arena)
             free(s->v);
+        if (!arena)
+            free(s->q);
         free(s);
         return NULL;
     }
@@ -402,11 +411,10 @@ static void sum_into(double *v, uint8_t *sq, const double *val, const uint8_t *q
     }
 }
 
-static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t h, work *wk,
-                         pm_series **out, double *part_mean, double *part_max, size_t *nparts)
+static int derive_series(const pm_analysis *a, const pm_metric_def *def, const pm_host *ho,
+                         size_t h, work *wk, pm_series **out, double *part_mean, double *part_max,
+                         size_t *nparts)
 {
-    const pm_host *ho = &a->hosts[h];
-    const pm_metric_def *def = r->def;
     *out = NULL;
     const pm_profile *p = ho->prof;
     size_t n = ho->n;
@@ -499,53 +507,62 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
     return 0;
 }
 
-static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_mean, size_t nparts,
-                        double part_max, work *wk)
+void pm_metric_fold_init(pm_metric_result *r, pm_metric_acc *acc)
 {
-    double *all = wk->all;
-    size_t m = 0;
-    double sum_means = 0, max_mean = NAN, wsum = 0, wtot = 0;
-    size_t nmeans = 0;
+    memset(acc, 0, sizeof *acc);
+    acc->max_mean = NAN;
     pm_stats *st = &r->all;
     memset(st, 0, sizeof *st);
     st->min = st->max = st->t_min = st->t_max = NAN;
     st->host_min = st->host_max = -1;
     r->max_per_node = NAN;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_series *s = r->host[h];
-        if (!s)
-            continue;
-        st->n += s->n;
-        for (size_t i = 0; i < s->n; i++)
-            if (!isnan(s->v[i]))
-                all[m++] = s->v[i];
-        for (int k = 0; k < PM_Q_N; k++)
-            r->qc.n[k] += s->qc.n[k];
-        r->repaired += s->repaired;
-        r->wraps += s->wraps;
-        if (!s->st.nvalid)
-            continue;
-        if (isnan(st->min) || s->st.min < st->min) {
-            st->min = s->st.min;
-            st->t_min = s->st.t_min;
-            st->host_min = (int)h;
+}
+
+void pm_metric_fold(pm_metric_result *r, pm_metric_acc *acc, const pm_series *s, size_t h)
+{
+    pm_stats *st = &r->all;
+    if (!s)
+        return;
+    st->n += s->n;
+    for (size_t i = 0; i < s->n; i++)
+        if (!isnan(s->v[i])) {
+            acc->sum += s->v[i];
+            acc->m++;
         }
-        if (isnan(st->max) || s->st.max > st->max) {
-            st->max = s->st.max;
-            st->t_max = s->st.t_max;
-            st->host_max = (int)h;
-        }
-        sum_means += s->st.mean;
-        nmeans++;
-        if (isnan(max_mean) || s->st.mean > max_mean)
-            max_mean = s->st.mean;
-        if (isnan(r->max_per_node) || s->st.max > r->max_per_node)
-            r->max_per_node = s->st.max;
-        if (s->st.duration > 0) {
-            wsum += s->st.mean * s->st.duration;
-            wtot += s->st.duration;
-        }
+    for (int k = 0; k < PM_Q_N; k++)
+        r->qc.n[k] += s->qc.n[k];
+    r->repaired += s->repaired;
+    r->wraps += s->wraps;
+    if (!s->st.nvalid)
+        return;
+    if (isnan(st->min) || s->st.min < st->min) {
+        st->min = s->st.min;
+        st->t_min = s->st.t_min;
+        st->host_min = (int)h;
     }
+    if (isnan(st->max) || s->st.max > st->max) {
+        st->max = s->st.max;
+        st->t_max = s->st.t_max;
+        st->host_max = (int)h;
+    }
+    acc->sum_means += s->st.mean;
+    acc->nmeans++;
+    if (isnan(acc->max_mean) || s->st.mean > acc->max_mean)
+        acc->max_mean = s->st.mean;
+    if (isnan(r->max_per_node) || s->st.max > r->max_per_node)
+        r->max_per_node = s->st.max;
+    if (s->st.duration > 0) {
+        acc->wsum += s->st.mean * s->st.duration;
+        acc->wtot += s->st.duration;
+    }
+}
+
+void pm_metric_fold_end(const pm_analysis *a, pm_metric_result *r, const pm_metric_acc *acc,
+                        double part_mean, size_t nparts, double part_max)
+{
+    pm_stats *st = &r->all;
+    size_t m = acc->m, nmeans = acc->nmeans;
+    double sum_means = acc->sum_means;
     st->nvalid = m;
     r->avg_per_node = nmeans ? sum_means / (double)nmeans : NAN;
     if (a->opts.compat_ska && nparts > 1) {
@@ -553,22 +570,40 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
         r->avg_per_node = part_mean / (double)nparts;
         r->max_per_node = part_max;
     }
-    r->imbalance = nmeans && r->avg_per_node != 0 ? max_mean / (sum_means / (double)nmeans) : NAN;
-    st->mean = wtot > 0 ? wsum / wtot : r->avg_per_node;
+    r->imbalance =
+        nmeans && r->avg_per_node != 0 ? acc->max_mean / (sum_means / (double)nmeans) : NAN;
+    st->mean = acc->wtot > 0 ? acc->wsum / acc->wtot : r->avg_per_node;
     st->amean = NAN;
     st->p50 = st->p95 = st->sd = NAN;
     if (m) {
-        double s = 0;
-        for (size_t i = 0; i < m; i++)
-            s += all[i];
-        st->amean = s / (double)m;
+        st->amean = acc->sum / (double)m;
         if (a->opts.compat_ska)
             st->mean = st->amean;
+    }
+    st->duration = a->t_end - a->t_start;
+}
+
+static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_mean, size_t nparts,
+                        double part_max, work *wk)
+{
+    double *all = wk->all;
+    size_t m = 0;
+    pm_metric_acc acc;
+    pm_metric_fold_init(r, &acc);
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_series *s = r->host[h];
+        pm_metric_fold(r, &acc, s, h);
+        for (size_t i = 0; s && i < s->n; i++)
+            if (!isnan(s->v[i]))
+                all[m++] = s->v[i];
+    }
+    pm_metric_fold_end(a, r, &acc, part_mean, nparts, part_max);
+    pm_stats *st = &r->all;
+    if (m) {
         if (m > 1)
             st->sd = pm_sd(all, m, st->amean);
         pm_p50_p95_range(all, m, st->min, st->max, &st->p50, &st->p95);
     }
-    st->duration = a->t_end - a->t_start;
     return 0;
 }
 
@@ -576,6 +611,11 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
 
 /* Grid size of the time alignment; 0 when too large. */
 static size_t grid_points(const pm_analysis *a)
+{
+    return pm_grid_points(a);
+}
+
+size_t pm_grid_points(const pm_analysis *a)
 {
     double ng = floor((a->t_end - a->t_start) / a->grid_step + 1e-9) + 1;
     return ng >= 1 && ng <= PM_MAX_GRID_POINTS ? (size_t)ng : 0;
@@ -601,9 +641,11 @@ static int work_init(const pm_analysis *a, work *wk, pm_arena *shared)
     wk->q = pm_arena_alloc(own, maxn, 1);
     wk->den = pm_arena_alloc(own, maxn, sizeof *wk->den);
     wk->dq = pm_arena_alloc(own, maxn, 1);
-    wk->all = pm_arena_alloc(own, total, sizeof *wk->all);
+    /* The stream mode pools no values (stream.c). */
+    wk->all = a->opts.stream ? NULL : pm_arena_alloc(own, total, sizeof *wk->all);
     wk->grid = pm_arena_alloc(own, ng ? ng : 1, sizeof *wk->grid);
-    return wk->val && wk->tmp && wk->scratch && wk->q && wk->den && wk->dq && wk->all && wk->grid
+    return wk->val && wk->tmp && wk->scratch && wk->q && wk->den && wk->dq &&
+                   (wk->all || a->opts.stream) && wk->grid
                ? 0
                : PM_ENOMEM;
 }
@@ -624,7 +666,8 @@ static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
     double part_mean = 0, part_max = NAN;
     size_t nparts = 0;
     for (size_t h = 0; h < a->nhosts && !rc; h++) {
-        rc = derive_series(a, r, h, wk, &r->host[h], &part_mean, &part_max, &nparts);
+        rc = derive_series(a, r->def, &a->hosts[h], h, wk, &r->host[h], &part_mean, &part_max,
+                           &nparts);
         if (!rc && r->host[h])
             r->nhosts_with_data++;
     }
@@ -636,18 +679,52 @@ static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
         rc = pm_aggregate_time(a, r, grid_points(a), wk->grid, wk->shared);
     if (rc)
         return rc;
-    pm_aggregate *g = &r->agg;
     /* wk->scratch holds max(longest host, grid) points: enough for either
      * kind of aggregate. */
+    pm_aggregate_stats(a, r, wk->scratch);
+    return metric_stats(a, r, part_mean, nparts, part_max, wk);
+}
+
+void pm_aggregate_stats(const pm_analysis *a, pm_metric_result *r, double *scratch)
+{
+    pm_aggregate *g = &r->agg;
     int w = a->opts.compat_ska ? PM_W_NONE : r->def->rate ? PM_W_STEP : PM_W_TRAPEZOID;
-    pm_stats_compute(g->t, g->v, g->n, w, wk->scratch, &g->st);
+    pm_stats_compute(g->t, g->v, g->n, w, scratch, &g->st);
     g->min_count = UINT32_MAX;
     for (size_t i = 0; i < g->n; i++)
         if (g->count[i] && g->count[i] < g->min_count)
             g->min_count = g->count[i];
     if (g->min_count == UINT32_MAX)
         g->min_count = 0;
-    return metric_stats(a, r, part_mean, nparts, part_max, wk);
+}
+
+struct work *pm_work_new(const pm_analysis *a)
+{
+    work *wk = calloc(1, sizeof *wk);
+    if (wk && work_init(a, wk, NULL) != 0) {
+        pm_work_delete(wk);
+        return NULL;
+    }
+    return wk;
+}
+
+void pm_work_delete(struct work *wk)
+{
+    if (!wk)
+        return;
+    work_free(wk);
+    free(wk);
+}
+
+int pm_series_derive(const pm_analysis *a, const pm_metric_def *def, const pm_host *ho,
+                     struct work *wk, pm_series **out)
+{
+    return derive_series(a, def, ho, 0, wk, out, NULL, NULL, NULL);
+}
+
+void pm_series_delete(pm_series *s)
+{
+    series_free(s);
 }
 
 /* Raw-column reference counts: refs[h][c] = metrics still to derive from
@@ -710,7 +787,7 @@ static int init_refs(pm_analysis *a, pm_error *err)
 }
 
 /* Repairs per node, known once the metrics are built. */
-static void count_repairs(pm_analysis *a)
+void pm_count_repairs(pm_analysis *a)
 {
     a->job.repaired = 0;
     for (size_t h = 0; h < a->nhosts; h++) {
@@ -783,15 +860,26 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                              &a->catalog, err);
     if (!rc && opts->compat_ska)
         pm_catalog_use_ska(a->catalog);
+    if (!rc && opts->stream && opts->compat_ska)
+        rc = pm_error_set(err, PM_EUSAGE, "--stream: --compat=ska is not streamed yet");
     if (rc || (rc = pm_input_load(a, paths, npaths, err)) ||
         (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
-    /* Node figures read raw columns, so they come first; raw columns are
-     * then released as soon as no metric still needs them. */
-    if ((rc = setup_times(a, err)) || (rc = pm_summary_compute(a, err)) ||
-        (rc = init_refs(a, err)) || (rc = build_metrics(a, err)))
+    if (opts->stream && (a->phases.n || a->phases.scanner_files)) {
+        rc = pm_error_set(err, PM_EUSAGE,
+                          "--stream: jobs with phases (events files, Scanner profiles) are not "
+                          "streamed yet");
         goto fail;
-    count_repairs(a);
+    }
+    /* Node figures read raw columns, so they come first; raw columns are
+     * then released as soon as no metric still needs them.  The stream
+     * mode computes both one host at a time (stream.c). */
+    if ((rc = setup_times(a, err)) ||
+        (opts->stream ? (rc = pm_stream_build(a, err))
+                      : ((rc = pm_summary_compute(a, err)) || (rc = init_refs(a, err)) ||
+                         (rc = build_metrics(a, err)))))
+        goto fail;
+    pm_count_repairs(a);
     if ((rc = pm_phase_stats_compute(a, err)))
         goto fail;
     if (opts->rules_path && (rc = pm_rules_eval(a, opts->rules_path, err)))

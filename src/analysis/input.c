@@ -157,6 +157,15 @@ static int wanted(const char *column, void *ctx)
     return 0;
 }
 
+/* The stream mode's survey (docs/analysis.md, "Analysis in bounded
+ * memory"): times, columns and metadata, no values. */
+static int wanted_none(const char *column, void *ctx)
+{
+    (void)column;
+    (void)ctx;
+    return 0;
+}
+
 static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
 {
     char head[4096];
@@ -1080,7 +1089,8 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             rc = pm_error_set(err, PM_ENOMEM, "out of memory");
             goto fail;
         }
-        pm_read_hint hint = {.late = released_alone, .want = wanted, .ctx = a->catalog};
+        pm_read_hint hint = {
+            .late = released_alone, .want = opts->stream ? wanted_none : wanted, .ctx = a->catalog};
         read_ctx ctx = {slots, opts, a->catalog ? &hint : NULL};
         pm_pool rp = {.n = nfiles, .ctx = &ctx};
         pthread_mutex_init(&rp.lock, NULL);
@@ -1218,6 +1228,94 @@ fail:
     pm_strs_free(details, ndetails);
     pm_strs_free(files, nfiles);
     return rc ? rc : PM_EFORMAT;
+}
+
+/* The profiles of host ho among what one file gave (sl): those of its
+ * name, with their GPUs split off (a node) or the one GPU it is. */
+static int host_parts(const pm_host *ho, slot *sl, pm_profile ***parts, size_t *np)
+{
+    for (size_t k = 0; k < sl->ngot; k++) {
+        pm_profile *p = sl->got[k];
+        if (!p->info.host[0]) {
+            const char *b = strrchr(p->path, '/');
+            snprintf(p->info.host, sizeof p->info.host, "%s", b ? b + 1 : p->path);
+        }
+        pm_profile **g = NULL;
+        size_t ng = 0;
+        if (pm_gpu_split(p, &g, &ng) != 0)
+            return PM_ENOMEM;
+        pm_profile *keep = NULL;
+        if (!ho->gpu && strcmp(pm_profile_host(p), ho->name) == 0) {
+            keep = p;
+            sl->got[k] = NULL;
+        }
+        for (size_t i = 0; i < ng; i++) {
+            if (ho->gpu && !keep && strcmp(pm_profile_host(g[i]), ho->name) == 0)
+                keep = g[i];
+            else
+                pm_profile_free(g[i]);
+        }
+        free(g);
+        if (!keep)
+            continue;
+        pm_profile **grown = pm_realloc_array(*parts, *np + 1, sizeof *grown);
+        if (!grown) {
+            pm_profile_free(keep);
+            return PM_ENOMEM;
+        }
+        *parts = grown;
+        (*parts)[(*np)++] = keep;
+    }
+    return 0;
+}
+
+int pm_input_host_load(const pm_analysis *a, size_t h, pm_profile **out, pm_error *err)
+{
+    const pm_host *ho = &a->hosts[h];
+    pm_read_hint hint = {.late = released_alone, .want = wanted, .ctx = a->catalog};
+    pm_read_buf rb = {0};
+    pm_profile **parts = NULL;
+    size_t np = 0;
+    int rc = 0;
+    *out = NULL;
+    for (size_t f = 0; f < ho->nfiles && !rc; f++) {
+        slot sl = {.path = ho->files[f]};
+        read_slot(&sl, &hint, &rb);
+        if (sl.rc)
+            rc = pm_error_set(err, sl.rc, "%s", sl.err.msg);
+        else if (host_parts(ho, &sl, &parts, &np))
+            rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        for (size_t k = 0; k < sl.ngot; k++)
+            pm_profile_free(sl.got[k]);
+        free(sl.got);
+        free(sl.clocks);
+        free(sl.ignored);
+        pm_event_list_free(&sl.events);
+        pm_phase_set_free(&sl.phases);
+    }
+    pm_read_buf_free(&rb);
+    if (!rc && np == 0)
+        rc = pm_error_set(err, PM_EFORMAT, "%s: read again, it holds no profile of host %s",
+                          ho->nfiles ? ho->files[0] : "?", ho->name);
+    if (!rc && np == 1) {
+        *out = parts[0];
+        np = 0;
+    } else if (!rc) {
+        /* in the survey's order: by first time (cmp_pref) */
+        for (size_t i = 1; i < np; i++)
+            for (size_t j = i; j > 0 && first_time(parts[j]) < first_time(parts[j - 1]); j--) {
+                pm_profile *t = parts[j];
+                parts[j] = parts[j - 1];
+                parts[j - 1] = t;
+            }
+        int mrc = merge_profiles(parts, np, out);
+        if (mrc)
+            rc = pm_error_set(err, mrc, "%s: cannot merge %zu profiles", ho->name, np);
+    }
+    for (size_t i = 0; i < np; i++)
+        pm_profile_free(parts[i]);
+    free(parts);
+    return rc;
 }
 
 size_t pm_analysis_incomplete(const pm_analysis *a, char *buf, size_t cap)
