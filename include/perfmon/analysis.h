@@ -89,7 +89,7 @@ typedef struct pm_host {
                             * released (NULL) once the node figures and every
                             * metric using them are computed, to bound memory */
     size_t n;              /* samples kept (increasing time, inside the window) */
-    double *t;             /* [n] seconds since the epoch */
+    double *t;             /* [n] seconds since the epoch; NULL after --stream */
     uint32_t *idx;         /* [n] index of each kept sample in prof */
     uint32_t *grid_k;      /* [n] the common grid's point nearest each sample
                             * (time alignment), computed once for all metrics;
@@ -98,9 +98,11 @@ typedef struct pm_host {
     size_t outside_window; /* samples outside --start/--end */
     double interval;       /* median sampling interval (s) */
     pm_clock clock;
-    int gpu;          /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
-    double ncpus;     /* from cpu.ncpus or metadata, NaN when unknown */
-    double mem_total; /* bytes, NaN when unknown */
+    double t_first, t_last; /* private: the first and last kept sample, kept by
+                             * the stream mode, where t is NULL */
+    int gpu;                /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
+    double ncpus;           /* from cpu.ncpus or metadata, NaN when unknown */
+    double mem_total;       /* bytes, NaN when unknown */
     /* Why the host's profile may be unfinished, "" when it ended cleanly:
      * "the sampler was still running" (its pid is alive on this host or
      * the file grew while read) or "no end record" (docs/analysis.md). */
@@ -230,6 +232,7 @@ typedef struct pm_analysis {
     pm_phase_set phases;                /* job phases (marks paired, Scanner intervals) */
     struct pm_phase_stats *phase_stats; /* their statistics (phases.c), NULL if none */
     uint32_t **refs;                    /* private: [host][column] metrics still to derive */
+    double win_lo, win_hi;              /* private: the --start/--end window (s) */
     pm_arena arena;                     /* private: the host times, series and aggregates */
 } pm_analysis;
 

@@ -47,17 +47,39 @@ typedef struct times_ctx {
     double lo, hi; /* the --start/--end window (phase 1) */
     size_t ngrid;  /* the common grid's points (phase 2) */
     int failed;    /* out of memory */
+    int window;    /* --start or --end given */
+    int rc;        /* the stream mode's failure to read a host again */
+    pm_error err;
 } times_ctx;
 
-static int host_axis(pm_analysis *a, pm_host *ho)
+static void host_window(pm_host *ho, double lo, double hi, double *d);
+void pm_host_times_free(pm_host *ho)
+{
+    free(ho->t);
+    free(ho->idx);
+    free(ho->grid_k);
+    ho->t = NULL;
+    ho->idx = NULL;
+    ho->grid_k = NULL;
+}
+
+/* The axis's arrays come from arena, or from malloc when it is NULL (the
+ * stream mode's, freed with the host). */
+static int host_axis(const pm_analysis *a, pm_arena *arena, pm_host *ho)
 {
     const pm_profile *p = ho->prof;
     if (p->n > UINT32_MAX)
         return PM_ELIMIT; /* 136 years at 1 s: not a profile */
-    double *t = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *t);
-    uint32_t *idx = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *idx);
-    if (!t || !idx)
+    size_t n = p->n ? p->n : 1;
+    double *t = arena ? pm_arena_alloc(arena, n, sizeof *t) : pm_alloc_array(n, sizeof *t);
+    uint32_t *idx = arena ? pm_arena_alloc(arena, n, sizeof *idx) : pm_alloc_array(n, sizeof *idx);
+    if (!t || !idx) {
+        if (!arena) {
+            free(t);
+            free(idx);
+        }
         return PM_ENOMEM;
+    }
     for (size_t i = 0; i < p->n; i++)
         t[i] = p->t_wall_ns[i] == INT64_MIN ? NAN : ns_to_s(p->t_wall_ns[i]);
     size_t k = 0;
@@ -108,6 +130,47 @@ static void host_window(pm_host *ho, double lo, double hi, double *d)
     }
 }
 
+/* The stream mode's survey of host h: its times read again (values not
+ * decoded), its axis (phase 0) or also its window (phase 1, or phase 0
+ * when there is no window), then only the figures setup_times reads are
+ * kept (pm_host.t_first, t_last). */
+static int stream_host_times(pm_pool *pool, times_ctx *tc, size_t h)
+{
+    pm_analysis *a = tc->a;
+    pm_host *ho = &a->hosts[h];
+    pm_profile *p = NULL;
+    pm_error e;
+    int rc = pm_input_host_load(a, h, 0, &p, &e);
+    if (rc) {
+        pthread_mutex_lock(&pool->lock);
+        if (!tc->rc) {
+            tc->rc = rc;
+            tc->err = e;
+        }
+        pthread_mutex_unlock(&pool->lock);
+        return 1;
+    }
+    pm_host hx = *ho;
+    hx.prof = p;
+    hx.outside_window = 0;
+    rc = host_axis(a, NULL, &hx);
+    double *d = rc ? NULL : pm_alloc_array(hx.n ? hx.n : 1, sizeof *d);
+    if (d && (tc->phase == 1 || !tc->window))
+        host_window(&hx, tc->lo, tc->hi, d);
+    if (d) {
+        ho->n = hx.n;
+        ho->dropped_time = hx.dropped_time;
+        ho->outside_window = hx.outside_window;
+        ho->interval = hx.interval;
+        ho->t_first = hx.n ? hx.t[0] : NAN;
+        ho->t_last = hx.n ? hx.t[hx.n - 1] : NAN;
+    }
+    free(d);
+    pm_host_times_free(&hx);
+    pm_profile_free(p);
+    return d == NULL;
+}
+
 static void *times_worker(void *arg)
 {
     pm_pool *pool = arg;
@@ -118,8 +181,10 @@ static void *times_worker(void *arg)
     for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
         pm_host *ho = &a->hosts[h];
         int bad = 0;
-        if (tc->phase == 0) {
-            bad = host_axis(a, ho) != 0;
+        if (a->opts.stream && tc->phase < 2) {
+            bad = stream_host_times(pool, tc, h);
+        } else if (tc->phase == 0) {
+            bad = host_axis(a, &a->arena, ho) != 0;
         } else if (tc->phase == 2) {
             /* Each sample's grid point, shared by every metric's
              * aggregation (the division per sample and metric was 6-10 %
@@ -161,7 +226,48 @@ static int times_pass(pm_analysis *a, times_ctx *tc, int phase)
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, times_worker, a->nhosts);
     pthread_mutex_destroy(&pool.lock);
-    return tc->failed ? PM_ENOMEM : 0;
+    return tc->rc ? tc->rc : tc->failed ? PM_ENOMEM : 0;
+}
+
+/* First and last kept sample: the stream mode keeps them alone. */
+static double host_first(const pm_host *ho)
+{
+    return ho->t ? ho->t[0] : ho->t_first;
+}
+
+static double host_last(const pm_host *ho)
+{
+    return ho->t ? ho->t[ho->n - 1] : ho->t_last;
+}
+
+int pm_host_times(const pm_analysis *a, pm_host *ho, size_t ngrid)
+{
+    ho->t = NULL;
+    ho->idx = NULL;
+    ho->grid_k = NULL;
+    size_t dropped = ho->dropped_time, outside = ho->outside_window;
+    ho->outside_window = 0;
+    int rc = host_axis(a, NULL, ho);
+    double *d = rc ? NULL : pm_alloc_array(ho->n ? ho->n : 1, sizeof *d);
+    if (d) {
+        host_window(ho, a->win_lo, a->win_hi, d);
+        free(d);
+        if (ngrid && ho->n && !a->opts.compat_ska && a->opts.align == PM_ALIGN_TIME) {
+            ho->grid_k = pm_alloc_array(ho->n, sizeof *ho->grid_k);
+            if (ho->grid_k)
+                pm_place_points(ho->t, ho->n, a->t_start, a->grid_step, ngrid, ho->grid_k);
+            else
+                rc = PM_ENOMEM;
+        }
+    } else if (!rc) {
+        rc = PM_ENOMEM;
+    }
+    /* the survey's counts, which these equal */
+    ho->dropped_time = dropped;
+    ho->outside_window = outside;
+    if (rc)
+        pm_host_times_free(ho);
+    return rc;
 }
 
 static size_t grid_points(const pm_analysis *a);
@@ -175,17 +281,18 @@ static void fmt_utc_s(char *out, size_t cap, double t)
 static int setup_times(pm_analysis *a, pm_error *err)
 {
     const pm_analyze_opts *o = &a->opts;
-    times_ctx tc = {.a = a};
-    if (times_pass(a, &tc, 0))
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    times_ctx tc = {.a = a, .window = o->has_start || o->has_end, .lo = -INFINITY, .hi = INFINITY};
+    int trc = times_pass(a, &tc, 0);
+    if (trc)
+        return tc.rc ? (*err = tc.err, trc) : pm_error_set(err, PM_ENOMEM, "out of memory");
     double job_start = INFINITY, job_end = -INFINITY;
     for (size_t h = 0; h < a->nhosts; h++) {
         const pm_host *ho = &a->hosts[h];
         if (ho->n) {
-            if (ho->t[0] < job_start)
-                job_start = ho->t[0];
-            if (ho->t[ho->n - 1] > job_end)
-                job_end = ho->t[ho->n - 1];
+            if (host_first(ho) < job_start)
+                job_start = host_first(ho);
+            if (host_last(ho) > job_end)
+                job_end = host_last(ho);
         }
     }
     if (!isfinite(job_start))
@@ -199,8 +306,12 @@ static int setup_times(pm_analysis *a, pm_error *err)
         return pm_error_set(err, PM_EUSAGE, "--start is after --end");
     tc.lo = lo;
     tc.hi = hi;
-    if (times_pass(a, &tc, 1))
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    a->win_lo = lo;
+    a->win_hi = hi;
+    /* The stream mode's phase 0 applied the window already when there is
+     * none to apply. */
+    if ((!o->stream || tc.window) && (trc = times_pass(a, &tc, 1)))
+        return tc.rc ? (*err = tc.err, trc) : pm_error_set(err, PM_ENOMEM, "out of memory");
     a->t_start = INFINITY;
     a->t_end = -INFINITY;
     double *firsts = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *firsts);
@@ -216,14 +327,14 @@ static int setup_times(pm_analysis *a, pm_error *err)
         size_t k = ho->n;
         if (k == 0)
             continue;
-        if (ho->t[0] < a->t_start)
-            a->t_start = ho->t[0];
-        if (ho->t[k - 1] > a->t_end)
-            a->t_end = ho->t[k - 1];
+        if (host_first(ho) < a->t_start)
+            a->t_start = host_first(ho);
+        if (host_last(ho) > a->t_end)
+            a->t_end = host_last(ho);
         /* A GPU shares its node's clock: counting it again would weigh
          * nodes by their GPUs. */
         if (!ho->gpu)
-            firsts[nf++] = ho->t[0];
+            firsts[nf++] = host_first(ho);
         if (isfinite(ho->interval) && !ho->gpu)
             ivals[ni++] = ho->interval;
     }
@@ -271,12 +382,14 @@ static int setup_times(pm_analysis *a, pm_error *err)
         a->grid_step = 1.0;
     for (size_t h = 0; h < a->nhosts; h++) {
         pm_host *ho = &a->hosts[h];
-        ho->clock.offset_s = ho->n ? ho->t[0] - med_first : NAN;
+        ho->clock.offset_s = ho->n ? host_first(ho) - med_first : NAN;
     }
     free(firsts);
     free(ivals);
     tc.ngrid = grid_points(a);
-    if (!o->compat_ska && o->align == PM_ALIGN_TIME && tc.ngrid && times_pass(a, &tc, 2))
+    /* (the stream mode places each host when it reads it again) */
+    if (!o->stream && !o->compat_ska && o->align == PM_ALIGN_TIME && tc.ngrid &&
+        times_pass(a, &tc, 2))
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     return 0;
 }

@@ -123,6 +123,7 @@ typedef struct slot {
     pm_clock *clocks;     /* [ngot] */
     char *ignored;        /* why the file is not a profile, or NULL */
     off_t size;           /* the file's size when it was read */
+    size_t *nfull;        /* [ngot] samples before survey_shrink, or NULL */
     pm_event_list events; /* an events file's phase marks */
     pm_phase_set phases;  /* a Scanner profile's intervals and totals */
     int rc;
@@ -160,6 +161,71 @@ static int wanted(const char *column, void *ctx)
 /* The stream mode's survey (docs/analysis.md, "Analysis in bounded
  * memory"): times, columns and metadata, no values. */
 static int wanted_none(const char *column, void *ctx)
+{
+    (void)column;
+    (void)ctx;
+    return 0;
+}
+
+/* The stream mode's survey keeps of each profile only what the run
+ * selection and the grouping read: its first sample and the samples of
+ * its earliest and latest wall times (first_time, span_of), in a fresh
+ * small profile, so that the survey of many hosts holds no samples; the
+ * hosts' times are read again one host at a time (setup_times). */
+static int survey_shrink(pm_profile **pp)
+{
+    pm_profile *p = *pp;
+    if (p->n <= 3)
+        return 0;
+    size_t lo = 0, hi = 0, k[3];
+    for (size_t i = 0; i < p->n; i++) {
+        int64_t t = p->t_wall_ns[i];
+        if (t == INT64_MIN)
+            continue;
+        if (p->t_wall_ns[lo] == INT64_MIN || t < p->t_wall_ns[lo])
+            lo = i;
+        if (p->t_wall_ns[hi] == INT64_MIN || t > p->t_wall_ns[hi])
+            hi = i;
+    }
+    k[0] = 0;
+    k[1] = lo;
+    k[2] = hi;
+    pm_profile *m = pm_profile_new(p->path, p->format);
+    if (!m || pm_profile_set_columns(m, p->cols, p->ncols) ||
+        !(m->unread = calloc(p->ncols ? p->ncols : 1, 1))) {
+        pm_profile_free(m);
+        return PM_ENOMEM;
+    }
+    memset(m->unread, 1, p->ncols);
+    if (pm_profile_reserve(m, 3)) {
+        pm_profile_free(m);
+        return PM_ENOMEM;
+    }
+    for (int j = 0; j < 3; j++) {
+        m->t_wall_ns[j] = p->t_wall_ns[k[j]];
+        m->t_mono_ns[j] = p->t_mono_ns[k[j]];
+    }
+    m->n = 3;
+    m->info = p->info;
+    m->host_long = p->host_long;
+    m->meta_json = p->meta_json;
+    m->has_end = p->has_end;
+    m->end = p->end;
+    m->notes = p->notes;
+    m->nnotes = p->nnotes;
+    m->bad_records = p->bad_records;
+    m->skipped_bytes = p->skipped_bytes;
+    m->warnings = p->warnings;
+    m->nwarnings = p->nwarnings;
+    p->host_long = p->meta_json = NULL;
+    p->notes = p->warnings = NULL;
+    p->nnotes = p->nwarnings = 0;
+    pm_profile_free(p);
+    *pp = m;
+    return 0;
+}
+
+static int times_only(const char *column, void *ctx)
 {
     (void)column;
     (void)ctx;
@@ -257,6 +323,16 @@ static void read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
     }
     for (size_t i = 0; i < sl->ngot; i++)
         fix_clock(sl->got[i], &sl->clocks[i]);
+    if (hint && hint->want == wanted_none) {
+        sl->nfull = calloc(sl->ngot, sizeof *sl->nfull);
+        for (size_t i = 0; i < sl->ngot && sl->nfull; i++) {
+            sl->nfull[i] = sl->got[i]->n;
+            if (survey_shrink(&sl->got[i]))
+                break;
+        }
+        if (!sl->nfull)
+            sl->rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
 }
 
 /* SKA perfmon reads only the merged cpu_metrics.json of a directory, never
@@ -549,6 +625,7 @@ typedef struct ent {
     pm_profile *p;
     pm_clock clock;
     off_t size;    /* the file's size when read, -1 unknown */
+    size_t nfull;  /* its samples (the survey keeps few of them) */
     double t0, t1; /* first and last sample (s); the start time if none */
     size_t run;    /* its run (index into the runs) */
     int drop;      /* a copy of another file's run, or not selected */
@@ -602,7 +679,7 @@ static int better_copy(const ent *x, const ent *y)
     int bx = x->p->format == PM_FMT_BIN, by = y->p->format == PM_FMT_BIN;
     if (bx != by)
         return bx;
-    return x->p->n > y->p->n;
+    return x->nfull > y->nfull;
 }
 
 static int cmp_ent_host(const void *a, const void *b)
@@ -1136,10 +1213,14 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
                     continue;
                 }
                 es = grown;
-                es[ne++] = (ent){.p = p, .clock = sl->clocks[k], .size = sl->size};
+                es[ne++] = (ent){.p = p,
+                                 .clock = sl->clocks[k],
+                                 .size = sl->size,
+                                 .nfull = sl->nfull ? sl->nfull[k] : p->n};
             }
             free(sl->got);
             free(sl->clocks);
+            free(sl->nfull);
         }
         free(slots);
         if (!rc && events.n) {
@@ -1269,10 +1350,12 @@ static int host_parts(const pm_host *ho, slot *sl, pm_profile ***parts, size_t *
     return 0;
 }
 
-int pm_input_host_load(const pm_analysis *a, size_t h, pm_profile **out, pm_error *err)
+int pm_input_host_load(const pm_analysis *a, size_t h, int values, pm_profile **out, pm_error *err)
 {
     const pm_host *ho = &a->hosts[h];
-    pm_read_hint hint = {.late = released_alone, .want = wanted, .ctx = a->catalog};
+    /* the times alone: not wanted_none, whose read shrinks the profile */
+    pm_read_hint hint = {
+        .late = released_alone, .want = values ? wanted : times_only, .ctx = a->catalog};
     pm_read_buf rb = {0};
     pm_profile **parts = NULL;
     size_t np = 0;
@@ -1289,6 +1372,7 @@ int pm_input_host_load(const pm_analysis *a, size_t h, pm_profile **out, pm_erro
             pm_profile_free(sl.got[k]);
         free(sl.got);
         free(sl.clocks);
+        free(sl.nfull);
         free(sl.ignored);
         pm_event_list_free(&sl.events);
         pm_phase_set_free(&sl.phases);

@@ -99,10 +99,16 @@ void pm_count_repairs(pm_analysis *a);
  * reload each host, compute its node figures and series, and fold them
  * into a->nodes, a->job and a->metrics. */
 int pm_stream_build(pm_analysis *a, pm_error *err) PM_WUR;
-/* Host h's merged profile read again with the analysis's column projection
- * (input.c): the same files, clock fix, GPU split and merge as
- * pm_input_load.  *out is owned by the caller. */
-int pm_input_host_load(const pm_analysis *a, size_t h, pm_profile **out, pm_error *err) PM_WUR;
+/* Host h's merged profile read again (input.c), with the analysis's column
+ * projection (values) or its times alone: the same files, clock fix, GPU
+ * split and merge as pm_input_load.  *out is owned by the caller. */
+int pm_input_host_load(const pm_analysis *a, size_t h, int values, pm_profile **out,
+                       pm_error *err) PM_WUR;
+/* Host ho's time axis, window (a->win_lo, a->win_hi) and, with ngrid, its
+ * grid points, from its profile ho->prof, in malloc'd ho->t, ho->idx and
+ * ho->grid_k (pm_host_times_free); as setup_times sets them up. */
+int pm_host_times(const pm_analysis *a, pm_host *ho, size_t ngrid) PM_WUR;
+void pm_host_times_free(pm_host *ho);
 /* The node figures of one host (summary.c): sets ho->ncpus and
  * ho->mem_total, fills *s; and the job's figures from a->nodes. */
 void pm_summary_host(const pm_analysis *a, pm_host *ho, pm_node_summary *s);

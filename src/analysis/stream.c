@@ -41,9 +41,11 @@ typedef struct rank_want {
 /* One metric's state across the passes. */
 typedef struct macc {
     pm_metric_acc acc;
-    /* time alignment: the first host's values, until a second host comes */
-    double *pend_v;
-    size_t pend_h;
+    /* time alignment: the first host's series (times, grid points, values),
+     * until a second host comes */
+    double *pend_t, *pend_v;
+    uint32_t *pend_k;
+    size_t pend_n;
     int begun;
     /* alignment by position */
     uint32_t *tc;
@@ -83,8 +85,18 @@ static void fail(sctx *c, int rc, const pm_error *e)
     }
 }
 
-/* Pass 1: host h's series s of metric d, in host order. */
-static void fold1(sctx *c, size_t d, size_t h, pm_series *s)
+static void pend_free(macc *m)
+{
+    free(m->pend_t);
+    free(m->pend_v);
+    free(m->pend_k);
+    m->pend_t = m->pend_v = NULL;
+    m->pend_k = NULL;
+}
+
+/* Pass 1: host h's series s of metric d, in host order (hx: the host, its
+ * times and grid points). */
+static void fold1(sctx *c, size_t d, size_t h, pm_series *s, const pm_host *hx)
 {
     pm_analysis *a = c->a;
     pm_metric_result *r = &c->res[d];
@@ -122,13 +134,19 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series *s)
     }
     if (r->nhosts_with_data == 1) {
         /* A metric of one host is that host's series (pm_aggregate_time). */
-        m->pend_v = pm_alloc_array(s->n ? s->n : 1, sizeof *m->pend_v);
-        if (!m->pend_v) {
+        size_t n = s->n ? s->n : 1;
+        m->pend_v = pm_alloc_array(n, sizeof *m->pend_v);
+        m->pend_t = pm_alloc_array(n, sizeof *m->pend_t);
+        m->pend_k = hx->grid_k ? pm_alloc_array(n, sizeof *m->pend_k) : NULL;
+        if (!m->pend_v || !m->pend_t || (hx->grid_k && !m->pend_k)) {
             fail(c, PM_ENOMEM, NULL);
             return;
         }
         memcpy(m->pend_v, s->v, s->n * sizeof *s->v);
-        m->pend_h = h;
+        memcpy(m->pend_t, s->t, s->n * sizeof *s->t);
+        if (m->pend_k)
+            memcpy(m->pend_k, hx->grid_k, s->n * sizeof *m->pend_k);
+        m->pend_n = s->n;
         return;
     }
     if (!m->begun) {
@@ -146,13 +164,11 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series *s)
             return;
         }
         m->begun = 1;
-        const pm_host *ph = &a->hosts[m->pend_h];
-        pm_series first = {.n = ph->n, .t = ph->t, .v = m->pend_v};
-        pm_aggregate_time_add(a, r, &first, ph->grid_k, c->tmp);
-        free(m->pend_v);
-        m->pend_v = NULL;
+        pm_series first = {.n = m->pend_n, .t = m->pend_t, .v = m->pend_v};
+        pm_aggregate_time_add(a, r, &first, m->pend_k, c->tmp);
+        pend_free(m);
     }
-    pm_aggregate_time_add(a, r, s, a->hosts[h].grid_k, c->tmp);
+    pm_aggregate_time_add(a, r, s, hx->grid_k, c->tmp);
 }
 
 /* Pass 2: the pooled sd's sums and the values of the wanted buckets. */
@@ -210,9 +226,11 @@ static void *host_worker(void *arg)
         int rc = wk && ser ? 0 : PM_ENOMEM;
         pm_profile *prof = NULL;
         if (!rc)
-            rc = pm_input_host_load(a, h, &prof, &e);
+            rc = pm_input_host_load(a, h, 1, &prof, &e);
         pm_host hx = a->hosts[h];
         hx.prof = prof;
+        if (!rc)
+            rc = pm_host_times(a, &hx, c->ngrid);
         if (!rc && c->pass == 1) {
             pm_summary_host(a, &hx, &a->nodes[h]);
             a->hosts[h].ncpus = hx.ncpus;
@@ -233,7 +251,7 @@ static void *host_worker(void *arg)
             fail(c, rc, e.msg[0] ? &e : NULL);
         for (size_t d = 0; d < cat->n && !c->rc; d++) {
             if (c->pass == 1)
-                fold1(c, d, h, ser[d]);
+                fold1(c, d, h, ser[d], &hx);
             else
                 fold2(c, d, ser[d]);
         }
@@ -250,10 +268,12 @@ static void *host_worker(void *arg)
             free(s->q);
             s->v = NULL;
             s->q = NULL;
+            s->t = NULL;
             s->owns_v = 0;
             if (c->pass == 2 || c->res[d].host[h] != s)
                 pm_series_delete(s);
         }
+        pm_host_times_free(&hx);
     }
     free(ser);
     pm_work_delete(wk);
@@ -335,7 +355,7 @@ static void finish_pooled(macc *m, pm_stats *st)
 
 static void macc_free(macc *m)
 {
-    free(m->pend_v);
+    pend_free(m);
     free(m->tc);
     free(m->count);
     free(m->bmin);
@@ -390,12 +410,10 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
             pm_aggregate_index_end(a, r, m->nidx, m->tc);
             m->tc = NULL;
         } else if (r->nhosts_with_data == 1) {
-            const pm_host *ph = &a->hosts[m->pend_h];
-            pm_series one = {.n = ph->n, .t = ph->t, .v = m->pend_v};
+            pm_series one = {.n = m->pend_n, .t = m->pend_t, .v = m->pend_v};
             if (pm_aggregate_one(&one, &r->agg, &a->arena))
                 rc = PM_ENOMEM;
-            free(m->pend_v);
-            m->pend_v = NULL;
+            pend_free(m);
         } else {
             pm_aggregate_time_end(r);
         }
