@@ -30,12 +30,37 @@ static size_t bucket_of(double v)
     return (size_t)(order_key(v) >> (64 - HBITS));
 }
 
+/* A wanted bucket holding more values than this is narrowed by another
+ * histogram, of the key's next 16 bits, before its values are gathered;
+ * the environment variable PM_STREAM_GATHER overrides it (the tests make
+ * every bucket narrowed). */
+#define GATHER_MAX ((size_t)1 << 18)
+
+static size_t gather_max(void)
+{
+    const char *e = getenv("PM_STREAM_GATHER");
+    char *end;
+    unsigned long long v = e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end ? (size_t)v : GATHER_MAX;
+}
+
+/* One order statistic being found: the values whose key starts with
+ * prefix (the key's bits from shift up) hold it, at rank within. */
 typedef struct rank_want {
-    size_t rank;   /* 0-based order statistic */
-    size_t bucket; /* its bucket */
-    size_t within; /* its rank among the bucket's values */
-    int known;     /* the bucket's values are all equal */
+    size_t rank;     /* 0-based order statistic */
+    uint64_t prefix; /* key >> shift of its bucket */
+    int shift;       /* 48, 32, 16 or 0 */
+    size_t within;   /* its rank among the bucket's values */
+    size_t count;    /* the bucket's values */
+    int known;       /* found (v), or the bucket's values are all equal */
     double v;
+    /* a refine pass: the bucket's histogram of the next 16 bits, or its
+     * values; share >= 0: another rank's bucket is the same */
+    int share;
+    uint64_t *sub;
+    double *smin, *smax;
+    double *got;
+    size_t ngot, capgot;
 } rank_want;
 
 /* One metric's state across the passes. */
@@ -55,15 +80,14 @@ typedef struct macc {
     double *bmin, *bmax;
     rank_want want[NRANKS];
     double ss, comp;
-    double *got[NRANKS];
-    size_t ngot[NRANKS], capgot[NRANKS];
 } macc;
 
 typedef struct sctx {
     pm_analysis *a;
     pm_metric_result *res; /* [catalog size] */
     macc *acc;             /* [catalog size] */
-    int pass;              /* 1: fold, 2: refine */
+    int pass;              /* 1: fold, 2 and on: refine */
+    unsigned char *need;   /* [catalog size] a refine pass derives the metric */
     size_t ngrid;
     double *tmp; /* [ngrid] placing a host on the grid (folds are serial) */
     /* the sequencer: host h folds when turn == h */
@@ -171,43 +195,49 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series *s, const pm_host *hx)
     pm_aggregate_time_add(a, r, s, hx->grid_k, c->tmp);
 }
 
-/* Pass 2: the pooled sd's sums and the values of the wanted buckets. */
+/* Refine passes: the pooled sd's sums (the first one), and the values of
+ * the wanted buckets, or their histograms of the next 16 bits. */
 static void fold2(sctx *c, size_t d, const pm_series *s)
 {
     macc *m = &c->acc[d];
     const pm_stats *st = &c->res[d].all;
     if (!s)
         return;
+    int sd = c->pass == 2;
     for (size_t i = 0; i < s->n; i++) {
         double v = s->v[i];
         if (isnan(v))
             continue;
-        /* pm_sd's sums, in the same order */
-        double dv = v - st->amean;
-        m->ss += dv * dv;
-        m->comp += dv;
-        size_t b = bucket_of(v);
+        if (sd) {
+            /* pm_sd's sums, in the same order */
+            double dv = v - st->amean;
+            m->ss += dv * dv;
+            m->comp += dv;
+        }
+        uint64_t key = order_key(v);
         for (int k = 0; k < NRANKS; k++) {
-            if (m->want[k].known || m->want[k].bucket != b)
+            rank_want *w = &m->want[k];
+            if (w->known || w->share >= 0 || key >> w->shift != w->prefix)
                 continue;
-            /* one copy per bucket: the first rank that wants it */
-            int dup = 0;
-            for (int j = 0; j < k && !dup; j++)
-                dup = !m->want[j].known && m->want[j].bucket == b;
-            if (dup)
-                break;
-            if (m->ngot[k] == m->capgot[k]) {
-                size_t nc = m->capgot[k] ? 2 * m->capgot[k] : 1024;
-                double *g = pm_realloc_array(m->got[k], nc, sizeof *g);
+            if (w->sub) {
+                size_t b = (size_t)(key >> (w->shift - HBITS)) & (NBUCKETS - 1);
+                if (w->sub[b]++ == 0 || v < w->smin[b])
+                    w->smin[b] = v;
+                if (w->sub[b] == 1 || v > w->smax[b])
+                    w->smax[b] = v;
+                continue;
+            }
+            if (w->ngot == w->capgot) {
+                size_t nc = w->capgot ? 2 * w->capgot : 1024;
+                double *g = pm_realloc_array(w->got, nc, sizeof *g);
                 if (!g) {
                     fail(c, PM_ENOMEM, NULL);
                     return;
                 }
-                m->got[k] = g;
-                m->capgot[k] = nc;
+                w->got = g;
+                w->capgot = nc;
             }
-            m->got[k][m->ngot[k]++] = v;
-            break;
+            w->got[w->ngot++] = v;
         }
     }
 }
@@ -237,6 +267,8 @@ static void *host_worker(void *arg)
             a->hosts[h].mem_total = hx.mem_total;
         }
         for (size_t d = 0; d < cat->n && !rc; d++) {
+            if (c->pass >= 2 && !c->need[d])
+                continue;
             rc = pm_series_derive(a, &cat->m[d], &hx, wk, &ser[d]);
             if (!rc && ser[d] && c->pass == 1) {
                 pm_series *s = ser[d];
@@ -270,7 +302,7 @@ static void *host_worker(void *arg)
             s->q = NULL;
             s->t = NULL;
             s->owns_v = 0;
-            if (c->pass == 2 || c->res[d].host[h] != s)
+            if (c->pass >= 2 || c->res[d].host[h] != s)
                 pm_series_delete(s);
         }
         pm_host_times_free(&hx);
@@ -291,12 +323,6 @@ static int run_pass(sctx *c, int pass)
     return c->rc;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* After pass 1: where the ranks that p50 and p95 need lie (those of
  * pm_p50_p95_range on m values). */
 static void locate_ranks(macc *m, size_t nvalid)
@@ -311,14 +337,89 @@ static void locate_ranks(macc *m, size_t nvalid)
             cum += m->count[b++];
         rank_want *w = &m->want[k];
         w->rank = ranks[k];
-        w->bucket = b;
+        w->prefix = b;
+        w->shift = 64 - HBITS;
         w->within = ranks[k] - cum;
+        w->count = m->count[b];
         w->known = m->bmin[b] == m->bmax[b];
         w->v = m->bmin[b];
     }
 }
 
-/* After pass 2: the pooled sd, p50 and p95 (pm_sd, pm_p50_p95_range). */
+static void want_clear(rank_want *w)
+{
+    free(w->sub);
+    free(w->smin);
+    free(w->smax);
+    free(w->got);
+    w->sub = NULL;
+    w->smin = w->smax = w->got = NULL;
+    w->ngot = w->capgot = 0;
+}
+
+/* Before a refine pass: what each rank still to find collects.  Returns
+ * whether any is left, -1 when out of memory. */
+static int refine_plan(macc *m, size_t cap)
+{
+    int left = 0;
+    for (int k = 0; k < NRANKS; k++) {
+        rank_want *w = &m->want[k];
+        w->share = -1;
+        if (w->known)
+            continue;
+        left = 1;
+        for (int j = 0; j < k && w->share < 0; j++)
+            if (!m->want[j].known && m->want[j].shift == w->shift && m->want[j].prefix == w->prefix)
+                w->share = j;
+        if (w->share >= 0 || w->count <= cap || w->shift == 0)
+            continue;
+        w->sub = calloc(NBUCKETS, sizeof *w->sub);
+        w->smin = pm_alloc_array(NBUCKETS, sizeof *w->smin);
+        w->smax = pm_alloc_array(NBUCKETS, sizeof *w->smax);
+        if (!w->sub || !w->smin || !w->smax)
+            return -1;
+    }
+    return left;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* After a refine pass: each rank found among its bucket's values, or
+ * placed in a bucket of the next 16 bits. */
+static void refine_resolve(macc *m)
+{
+    for (int k = 0; k < NRANKS; k++) {
+        rank_want *w = &m->want[k];
+        if (w->known)
+            continue;
+        rank_want *src = w->share >= 0 ? &m->want[w->share] : w;
+        if (src->sub) {
+            size_t cum = 0, b = 0;
+            while (cum + src->sub[b] <= w->within)
+                cum += src->sub[b++];
+            w->prefix = w->prefix << HBITS | b;
+            w->shift -= HBITS;
+            w->within -= cum;
+            w->count = src->sub[b];
+            w->known = src->smin[b] == src->smax[b];
+            w->v = src->smin[b];
+            continue;
+        }
+        if (src == w)
+            qsort(w->got, w->ngot, sizeof *w->got, cmp_double);
+        w->v = w->within < src->ngot ? src->got[w->within] : NAN;
+        w->known = 1;
+    }
+    for (int k = 0; k < NRANKS; k++)
+        want_clear(&m->want[k]);
+}
+
+/* After the refine passes: the pooled sd, p50 and p95 (pm_sd,
+ * pm_p50_p95_range). */
 static void finish_pooled(macc *m, pm_stats *st)
 {
     size_t n = st->nvalid;
@@ -326,20 +427,6 @@ static void finish_pooled(macc *m, pm_stats *st)
         return;
     if (n > 1)
         st->sd = sqrt((m->ss - m->comp * m->comp / (double)n) / (double)(n - 1));
-    for (int k = 0; k < NRANKS; k++) {
-        rank_want *w = &m->want[k];
-        if (w->known)
-            continue;
-        int src = k;
-        for (int j = 0; j < k; j++)
-            if (!m->want[j].known && m->want[j].bucket == w->bucket) {
-                src = j;
-                break;
-            }
-        if (src == k)
-            qsort(m->got[k], m->ngot[k], sizeof *m->got[k], cmp_double);
-        w->v = w->within < m->ngot[src] ? m->got[src][w->within] : NAN;
-    }
     if (n == 1) {
         st->p50 = st->p95 = m->want[0].v;
         return;
@@ -361,7 +448,7 @@ static void macc_free(macc *m)
     free(m->bmin);
     free(m->bmax);
     for (int k = 0; k < NRANKS; k++)
-        free(m->got[k]);
+        want_clear(&m->want[k]);
 }
 
 int pm_stream_build(pm_analysis *a, pm_error *err)
@@ -374,12 +461,13 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     c.res = calloc(nm ? nm : 1, sizeof *c.res);
     c.acc = calloc(nm ? nm : 1, sizeof *c.acc);
     c.tmp = pm_alloc_array(c.ngrid ? c.ngrid : 1, sizeof *c.tmp);
+    c.need = calloc(nm ? nm : 1, 1);
     size_t maxn = 1;
     for (size_t h = 0; h < a->nhosts; h++)
         if (a->hosts[h].n > maxn)
             maxn = a->hosts[h].n;
     double *scratch = pm_alloc_array(maxn > c.ngrid ? maxn : c.ngrid, sizeof *scratch);
-    int rc = a->nodes && c.res && c.acc && c.tmp && scratch ? 0 : PM_ENOMEM;
+    int rc = a->nodes && c.res && c.acc && c.tmp && c.need && scratch ? 0 : PM_ENOMEM;
     for (size_t d = 0; d < nm && !rc; d++) {
         pm_metric_result *r = &c.res[d];
         macc *m = &c.acc[d];
@@ -426,8 +514,28 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     }
     if (rc && !c.rc)
         fail(&c, rc, NULL);
-    if (!c.rc && refine)
-        rc = run_pass(&c, 2);
+    /* Refine passes until every wanted order statistic is found: the
+     * first also sums the pooled sd's squares. */
+    size_t cap = gather_max();
+    for (int pass = 2; !c.rc && refine; pass++) {
+        refine = 0;
+        for (size_t d = 0; d < nm && !c.rc; d++) {
+            int have = c.res[d].nhosts_with_data && c.res[d].all.nvalid;
+            int left = have ? refine_plan(&c.acc[d], cap) : 0;
+            if (left < 0)
+                fail(&c, PM_ENOMEM, NULL);
+            refine |= left > 0;
+            c.need[d] = pass == 2 ? have : left > 0;
+        }
+        /* (the sd needs the first pass even when every rank is known) */
+        if (c.rc || (!refine && pass > 2))
+            break;
+        rc = run_pass(&c, pass);
+        for (size_t d = 0; d < nm && !c.rc; d++)
+            if (c.res[d].nhosts_with_data && c.res[d].all.nvalid)
+                refine_resolve(&c.acc[d]);
+        refine = 1;
+    }
     pthread_cond_destroy(&c.cond);
     pthread_mutex_destroy(&c.lock);
     if (c.rc) {
@@ -461,6 +569,7 @@ out:
     free(c.res);
     free(c.acc);
     free(c.tmp);
+    free(c.need);
     free(scratch);
     return rc;
 }

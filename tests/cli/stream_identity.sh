@@ -106,6 +106,10 @@ check "generated job --align=index --json" same "$J" --json --align=index
 check "generated job --start/--end --json" same "$J" --json --start +100 --end +500
 check "generated job --repair=interp --json" same "$J" --json --repair=interp
 check "generated job --repair=zero --stats" same "$J" --stats --repair=zero
+$A "$J" --json -q >"$T/mem" 2>/dev/null
+PM_STREAM_GATHER=1 $A "$J" --json -q --stream >"$T/narrow" 2>/dev/null
+check "p50/p95 buckets narrowed down to single keys (more passes): same JSON" \
+    cmp -s "$T/mem" "$T/narrow"
 PM_THREADS=1 $A "$J" --json -q --stream >"$T/one" 2>/dev/null
 PM_THREADS=3 $A "$J" --json -q --stream >"$T/three" 2>/dev/null
 check "1 or 3 threads: same JSON" cmp -s "$T/one" "$T/three"
