@@ -5,7 +5,9 @@
 # generated job shaped like a real one (nodes sampled at different
 # intervals and offsets, so the aggregate interpolates; counter resets and
 # a RAPL wrap; gaps; a repeated timestamp; a node whose sampler restarted,
-# two files; a GPU), with --align=index, --start/--end and --repair.  The
+# two files; a GPU; a metric of one node whose values differ in their last
+# bits only, so that p50's and p95's buckets are narrowed through every
+# level of the key), with --align=index, --start/--end and --repair.  The
 # pooled count, sd, p50 and max of one metric are also checked against the
 # values computed here from the generated numbers.
 set -u
@@ -73,6 +75,19 @@ write(f"{d}/n2.jsonl", "n2", t0 + 0.4, 350, 2.0, 2, with_gpu=True, gaps=(5, 6, 7
 write(f"{d}/n3a.jsonl", "n3", t0 + 3.1, 300, 1.0, 3, dup=100, end=False)
 write(f"{d}/n3b.jsonl", "n3", t0 + 320.1, 380, 1.0, 4, resets=(10,))
 write(f"{d}/n4.jsonl", "n4", t0 + 30.7, 600, 1.0, 5)
+# A node that alone records load.1, with values that differ only in their
+# last bits (groups 2^-30 apart, members 2^-44 apart): the buckets of
+# load_1's p50 and p95 are narrowed down through every level of the key
+# (with PM_STREAM_GATHER=1 below).
+hdr = {"format": "perfmon-profile", "version": 1, "host": "n5", "job_id": "stream-1",
+       "scheduler": "local", "node_rank": "", "user": "", "command": "", "sampler": "gen",
+       "start": t0 + 1.5, "start_mono": 100.0, "interval": 1.0, "pid": 0,
+       "columns": [{"name": "load.1", "unit": "1", "group": "cpu", "kind": "gauge", "type": "f64"}]}
+with open(f"{d}/n5.jsonl", "w") as f:
+    f.write(json.dumps(hdr) + "\n")
+    for i in range(500):
+        v = 37.5 + ((i * 7) // 10 % 50) * 2.0 ** -30 + (i * 3 % 10) * 2.0 ** -44
+        f.write(json.dumps({"t": round(t0 + 1.5 + i, 6), "mono": 100.0 + i, "v": [v]}) + "\n")
 # the cpu_usage values the analysis pools (the GPU's cpu.percent is its node's)
 with open(f"{d}/../cpu.txt", "w") as f:
     s = sorted(cpu_all)
@@ -128,7 +143,7 @@ if not ok:
           "want", m, sd, p50, mx)
 sys.exit(0 if ok else 1)
 EOF
-check "five hosts (a GPU among them), a wrap and repairs seen" python3 - "$T/s.json" <<'EOF'
+check "six hosts (a GPU among them), a wrap and repairs seen" python3 - "$T/s.json" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
 hosts = set()
@@ -136,7 +151,7 @@ for m in j["metrics"]:
     hosts |= set(m["hosts"])
 rep = sum(m["quality"]["repaired"] for m in j["metrics"])
 wraps = sum(m["quality"]["wraps_corrected"] for m in j["metrics"])
-sys.exit(0 if len(hosts) == 5 and any(h.startswith("gpu-") for h in hosts) and rep > 0 and wraps > 0 else 1)
+sys.exit(0 if len(hosts) == 6 and any(h.startswith("gpu-") for h in hosts) and rep > 0 and wraps > 0 else 1)
 EOF
 
 $A "$J" --stream --pdf "$T/r.pdf" -q >/dev/null 2>"$T/err"
