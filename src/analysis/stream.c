@@ -261,6 +261,11 @@ static void *host_worker(void *arg)
         hx.prof = prof;
         if (!rc)
             rc = pm_host_times(a, &hx, c->ngrid);
+        /* A profile still being written has grown since the survey: its
+         * new samples come after those the survey counted, and the grid,
+         * the window and the aggregates were sized from those. */
+        if (!rc && hx.n > a->hosts[h].n)
+            hx.n = a->hosts[h].n;
         if (!rc && c->pass == 1) {
             pm_summary_host(a, &hx, &a->nodes[h]);
             a->hosts[h].ncpus = hx.ncpus;
