@@ -15,9 +15,12 @@
  * SKA 16 x 3,600 at most 23 MB; the SKA PDF at most 1 MB.  PM_BENCH_KEEP=1
  * keeps the inputs and PDFs (the directory is printed) for profiling.
  * PM_BENCH_STATS_ONLY=1 runs `perfmon-analyze DIR --stats` alone (make
- * bench: its peak RSS on 64 x 86,400, the figure issue 18 bounds).
+ * bench: its peak RSS on 64 x 86,400, the figure issue 18 bounds); with
+ * PM_BENCH_STREAM=1 also `--stats --stream`, with PM_BENCH_STREAM=only
+ * that alone (a job too big for the in-memory analysis).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,10 +119,15 @@ int main(int argc, char **argv)
     double t_gen = now() - t0;
     int bad = 0;
     if (getenv("PM_BENCH_STATS_ONLY")) {
-        double w, c, r;
-        char o_s[] = "--stats", o_quiet[] = "-q";
+        double w = NAN, c = NAN, r = NAN, ws = NAN, cs = NAN, rs = NAN;
+        char o_s[] = "--stats", o_quiet[] = "-q", o_stream[] = "--stream";
+        const char *st = getenv("PM_BENCH_STREAM");
         char *a[] = {exe, job, o_s, o_quiet, NULL};
-        bad |= run(a, &w, &c, &r);
+        char *as[] = {exe, job, o_s, o_quiet, o_stream, NULL};
+        if (!st || strcmp(st, "only") != 0)
+            bad |= run(a, &w, &c, &r);
+        if (st)
+            bad |= run(as, &ws, &cs, &rs);
         char rm[4300];
         snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
         if (getenv("PM_BENCH_KEEP"))
@@ -129,7 +137,10 @@ int main(int argc, char **argv)
         printf("report_bench: %zu hosts x %zu samples (generated in %.1f s)\n", hosts, samples,
                t_gen);
         printf("  %-40s %8s %8s %10s\n", "command", "wall s", "cpu s", "peak MiB");
-        printf("  %-40s %8.2f %8.2f %10.1f\n", "--stats", w, c, r);
+        if (!isnan(w))
+            printf("  %-40s %8.2f %8.2f %10.1f\n", "--stats", w, c, r);
+        if (!isnan(ws))
+            printf("  %-40s %8.2f %8.2f %10.1f\n", "--stats --stream", ws, cs, rs);
         if (bad)
             fprintf(stderr, "report_bench: a command failed\n");
         return bad ? 1 : 0;

@@ -82,6 +82,11 @@ typedef struct pm_analyze_opts {
      * on rank 0; on a rank > 0, pm_analysis_run returns once its share is
      * sent, with *out NULL.  NULL (the default): read here. */
     struct pm_split *split;
+    /* --stream: the same results, bit for bit, holding only a few hosts'
+     * samples at a time (docs/analysis.md, "Analysis in bounded memory");
+     * the hosts' series keep their statistics but not their values (v, q
+     * and t NULL), so only the statistics outputs can be made. */
+    int stream;
 } pm_analyze_opts;
 
 enum pm_input_msg {
@@ -110,7 +115,7 @@ typedef struct pm_host {
                             * released (NULL) once the node figures and every
                             * metric using them are computed, to bound memory */
     size_t n;              /* samples kept (increasing time, inside the window) */
-    double *t;             /* [n] seconds since the epoch */
+    double *t;             /* [n] seconds since the epoch; NULL after --stream */
     uint32_t *idx;         /* [n] index of each kept sample in prof */
     uint32_t *grid_k;      /* [n] the common grid's point nearest each sample
                             * (time alignment), computed once for all metrics;
@@ -119,9 +124,11 @@ typedef struct pm_host {
     size_t outside_window; /* samples outside --start/--end */
     double interval;       /* median sampling interval (s) */
     pm_clock clock;
-    int gpu;          /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
-    double ncpus;     /* from cpu.ncpus or metadata, NaN when unknown */
-    double mem_total; /* bytes, NaN when unknown */
+    double t_first, t_last; /* private: the first and last kept sample, kept by
+                             * the stream mode, where t is NULL */
+    int gpu;                /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
+    double ncpus;           /* from cpu.ncpus or metadata, NaN when unknown */
+    double mem_total;       /* bytes, NaN when unknown */
     /* Why the host's profile may be unfinished, "" when it ended cleanly:
      * "the sampler was still running" (its pid is alive on this host or
      * the file grew while read) or "no end record" (docs/analysis.md). */
@@ -139,6 +146,10 @@ typedef struct pm_series {
     size_t wraps;    /* counter wraps corrected */
     size_t ncolumns; /* profile columns summed into it */
     pm_stats st;
+    /* Least-squares slope of v over t and its r^2 (pm_slope), kept by the
+     * stream mode for the rules once v is gone; slope_ok 0 when none. */
+    int slope_ok;
+    double slope, slope_r2;
     int owns_v; /* v was taken from a malloc'd profile column and is
                             * freed with the series; otherwise v and q belong
                             * to the analysis (its arena or a profile block) */
@@ -247,6 +258,7 @@ typedef struct pm_analysis {
     pm_phase_set phases;                /* job phases (marks paired, Scanner intervals) */
     struct pm_phase_stats *phase_stats; /* their statistics (phases.c), NULL if none */
     uint32_t **refs;                    /* private: [host][column] metrics still to derive */
+    double win_lo, win_hi;              /* private: the --start/--end window (s) */
     pm_arena arena;                     /* private: the host times, series and aggregates */
 } pm_analysis;
 

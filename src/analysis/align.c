@@ -261,14 +261,10 @@ static int aggregate_one(const pm_series *s, pm_aggregate *g, pm_arena *arena)
     return 0;
 }
 
-int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp,
-                      pm_arena *arena)
+int pm_aggregate_time_begin(const pm_analysis *a, pm_metric_result *r, size_t ngrid,
+                            pm_arena *arena)
 {
     pm_aggregate *g = &r->agg;
-    if (r->nhosts_with_data == 1)
-        for (size_t h = 0; h < a->nhosts; h++)
-            if (r->host[h])
-                return aggregate_one(r->host[h], g, arena);
     if (ngrid == 0 || ngrid > PM_MAX_GRID_POINTS)
         return PM_ELIMIT;
     size_t n = ngrid;
@@ -276,66 +272,99 @@ int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, d
     g->t = pm_arena_alloc(arena, n, sizeof *g->t);
     g->v = pm_arena_alloc(arena, n, sizeof *g->v);
     g->count = pm_arena_alloc(arena, n, sizeof *g->count);
-    double *tmp = grid_tmp;
     if (!g->t || !g->v || !g->count)
         return PM_ENOMEM;
     for (size_t k = 0; k < n; k++)
         g->t[k] = a->t_start + (double)k * a->grid_step;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_series *s = r->host[h];
-        if (!s)
-            continue;
-        pm_place it;
-        /* the host's grid points, when they are those of this grid */
-        const uint32_t *gk = s->t == a->hosts[h].t ? a->hosts[h].grid_k : NULL;
-        pm_place_init_k(&it, s->t, gk, s->v, s->n, a->t_start, a->grid_step, n);
-        g->interpolated += pm_place_next(&it, 0, n, tmp);
-        for (size_t k = 0; k < n; k++)
-            if (!isnan(tmp[k])) {
-                g->v[k] += tmp[k];
-                g->count[k]++;
-            }
-    }
-    for (size_t k = 0; k < n; k++) {
+    return 0;
+}
+
+void pm_aggregate_time_add(const pm_analysis *a, pm_metric_result *r, const pm_series *s,
+                           const uint32_t *gk, double *tmp)
+{
+    pm_aggregate *g = &r->agg;
+    size_t n = g->n;
+    pm_place it;
+    pm_place_init_k(&it, s->t, gk, s->v, s->n, a->t_start, a->grid_step, n);
+    g->interpolated += pm_place_next(&it, 0, n, tmp);
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(tmp[k])) {
+            g->v[k] += tmp[k];
+            g->count[k]++;
+        }
+}
+
+void pm_aggregate_time_end(pm_metric_result *r)
+{
+    pm_aggregate *g = &r->agg;
+    for (size_t k = 0; k < g->n; k++) {
         if (g->count[k] == 0)
             g->v[k] = NAN;
         else if (r->def->comb == PM_COMB_AVERAGE)
             g->v[k] /= g->count[k];
     }
+}
+
+int pm_aggregate_one(const pm_series *s, pm_aggregate *g, pm_arena *arena)
+{
+    return aggregate_one(s, g, arena);
+}
+
+int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp,
+                      pm_arena *arena)
+{
+    if (r->nhosts_with_data == 1)
+        for (size_t h = 0; h < a->nhosts; h++)
+            if (r->host[h])
+                return aggregate_one(r->host[h], &r->agg, arena);
+    int rc = pm_aggregate_time_begin(a, r, ngrid, arena);
+    if (rc)
+        return rc;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_series *s = r->host[h];
+        if (!s)
+            continue;
+        /* the host's grid points, when they are those of this grid */
+        const uint32_t *gk = s->t == a->hosts[h].t ? a->hosts[h].grid_k : NULL;
+        pm_aggregate_time_add(a, r, s, gk, grid_tmp);
+    }
+    pm_aggregate_time_end(r);
     return 0;
 }
 
-/* Position-by-position combination (--align=index, --compat=ska): point i
- * combines every host's i-th point; its time is the mean of their times. */
-int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *arena)
+int pm_aggregate_index_begin(pm_metric_result *r, size_t n, uint32_t **tc, pm_arena *arena)
 {
-    size_t n = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (r->host[h] && r->host[h]->n > n)
-            n = r->host[h]->n;
     pm_aggregate *g = &r->agg;
     g->n = n;
     g->t = pm_arena_alloc(arena, n ? n : 1, sizeof *g->t);
     g->v = pm_arena_alloc(arena, n ? n : 1, sizeof *g->v);
     g->count = pm_arena_alloc(arena, n ? n : 1, sizeof *g->count);
-    uint32_t *tc = calloc(n ? n : 1, sizeof *tc);
-    if (!g->t || !g->v || !g->count || !tc) {
-        free(tc);
+    *tc = calloc(n ? n : 1, sizeof **tc);
+    if (!g->t || !g->v || !g->count || !*tc) {
+        free(*tc);
+        *tc = NULL;
         return PM_ENOMEM;
     }
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_series *s = r->host[h];
-        if (!s)
-            continue;
-        for (size_t i = 0; i < s->n; i++) {
-            g->t[i] += s->t[i];
-            tc[i]++;
-            if (!isnan(s->v[i])) {
-                g->v[i] += s->v[i];
-                g->count[i]++;
-            }
+    return 0;
+}
+
+void pm_aggregate_index_add(pm_metric_result *r, const pm_series *s, uint32_t *tc)
+{
+    pm_aggregate *g = &r->agg;
+    for (size_t i = 0; i < s->n; i++) {
+        g->t[i] += s->t[i];
+        tc[i]++;
+        if (!isnan(s->v[i])) {
+            g->v[i] += s->v[i];
+            g->count[i]++;
         }
     }
+}
+
+void pm_aggregate_index_end(const pm_analysis *a, pm_metric_result *r, size_t n, uint32_t *tc)
+{
+    pm_aggregate *g = &r->agg;
+    g->n = n;
     for (size_t i = 0; i < n; i++) {
         g->t[i] /= tc[i];
         if (g->count[i] == 0)
@@ -347,6 +376,24 @@ int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *aren
     free(tc);
     if (a->opts.compat_ska)
         (void)pm_ska_replace_neg(g->v, n);
+}
+
+/* Position-by-position combination (--align=index, --compat=ska): point i
+ * combines every host's i-th point; its time is the mean of their times. */
+int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *arena)
+{
+    size_t n = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (r->host[h] && r->host[h]->n > n)
+            n = r->host[h]->n;
+    uint32_t *tc;
+    int rc = pm_aggregate_index_begin(r, n, &tc, arena);
+    if (rc)
+        return rc;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (r->host[h])
+            pm_aggregate_index_add(r, r->host[h], tc);
+    pm_aggregate_index_end(a, r, n, tc);
     return 0;
 }
 

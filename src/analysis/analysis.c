@@ -50,17 +50,39 @@ typedef struct times_ctx {
     double lo, hi; /* the --start/--end window (phase 1) */
     size_t ngrid;  /* the common grid's points (phase 2) */
     int failed;    /* out of memory */
+    int window;    /* --start or --end given */
+    int rc;        /* the stream mode's failure to read a host again */
+    pm_error err;
 } times_ctx;
 
-static int host_axis(pm_analysis *a, pm_host *ho)
+static void host_window(pm_host *ho, double lo, double hi, double *d);
+void pm_host_times_free(pm_host *ho)
+{
+    free(ho->t);
+    free(ho->idx);
+    free(ho->grid_k);
+    ho->t = NULL;
+    ho->idx = NULL;
+    ho->grid_k = NULL;
+}
+
+/* The axis's arrays come from arena, or from malloc when it is NULL (the
+ * stream mode's, freed with the host). */
+static int host_axis(const pm_analysis *a, pm_arena *arena, pm_host *ho)
 {
     const pm_profile *p = ho->prof;
     if (p->n > UINT32_MAX)
         return PM_ELIMIT; /* 136 years at 1 s: not a profile */
-    double *t = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *t);
-    uint32_t *idx = pm_arena_alloc(&a->arena, p->n ? p->n : 1, sizeof *idx);
-    if (!t || !idx)
+    size_t n = p->n ? p->n : 1;
+    double *t = arena ? pm_arena_alloc(arena, n, sizeof *t) : pm_alloc_array(n, sizeof *t);
+    uint32_t *idx = arena ? pm_arena_alloc(arena, n, sizeof *idx) : pm_alloc_array(n, sizeof *idx);
+    if (!t || !idx) {
+        if (!arena) {
+            free(t);
+            free(idx);
+        }
         return PM_ENOMEM;
+    }
     for (size_t i = 0; i < p->n; i++)
         t[i] = p->t_wall_ns[i] == INT64_MIN ? NAN : ns_to_s(p->t_wall_ns[i]);
     size_t k = 0;
@@ -111,6 +133,47 @@ static void host_window(pm_host *ho, double lo, double hi, double *d)
     }
 }
 
+/* The stream mode's survey of host h: its times read again (values not
+ * decoded), its axis (phase 0) or also its window (phase 1, or phase 0
+ * when there is no window), then only the figures setup_times reads are
+ * kept (pm_host.t_first, t_last). */
+static int stream_host_times(pm_pool *pool, times_ctx *tc, size_t h)
+{
+    pm_analysis *a = tc->a;
+    pm_host *ho = &a->hosts[h];
+    pm_profile *p = NULL;
+    pm_error e;
+    int rc = pm_input_host_load(a, h, 0, &p, &e);
+    if (rc) {
+        pthread_mutex_lock(&pool->lock);
+        if (!tc->rc) {
+            tc->rc = rc;
+            tc->err = e;
+        }
+        pthread_mutex_unlock(&pool->lock);
+        return 1;
+    }
+    pm_host hx = *ho;
+    hx.prof = p;
+    hx.outside_window = 0;
+    rc = host_axis(a, NULL, &hx);
+    double *d = rc ? NULL : pm_alloc_array(hx.n ? hx.n : 1, sizeof *d);
+    if (d && (tc->phase == 1 || !tc->window))
+        host_window(&hx, tc->lo, tc->hi, d);
+    if (d) {
+        ho->n = hx.n;
+        ho->dropped_time = hx.dropped_time;
+        ho->outside_window = hx.outside_window;
+        ho->interval = hx.interval;
+        ho->t_first = hx.n ? hx.t[0] : NAN;
+        ho->t_last = hx.n ? hx.t[hx.n - 1] : NAN;
+    }
+    free(d);
+    pm_host_times_free(&hx);
+    pm_profile_free(p);
+    return d == NULL;
+}
+
 static void *times_worker(void *arg)
 {
     pm_pool *pool = arg;
@@ -121,8 +184,10 @@ static void *times_worker(void *arg)
     for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
         pm_host *ho = &a->hosts[h];
         int bad = 0;
-        if (tc->phase == 0) {
-            bad = host_axis(a, ho) != 0;
+        if (a->opts.stream && tc->phase < 2) {
+            bad = stream_host_times(pool, tc, h);
+        } else if (tc->phase == 0) {
+            bad = host_axis(a, &a->arena, ho) != 0;
         } else if (tc->phase == 2) {
             /* Each sample's grid point, shared by every metric's
              * aggregation (the division per sample and metric was 6-10 %
@@ -164,7 +229,48 @@ static int times_pass(pm_analysis *a, times_ctx *tc, int phase)
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, times_worker, a->nhosts);
     pthread_mutex_destroy(&pool.lock);
-    return tc->failed ? PM_ENOMEM : 0;
+    return tc->rc ? tc->rc : tc->failed ? PM_ENOMEM : 0;
+}
+
+/* First and last kept sample: the stream mode keeps them alone. */
+static double host_first(const pm_host *ho)
+{
+    return ho->t ? ho->t[0] : ho->t_first;
+}
+
+static double host_last(const pm_host *ho)
+{
+    return ho->t ? ho->t[ho->n - 1] : ho->t_last;
+}
+
+int pm_host_times(const pm_analysis *a, pm_host *ho, size_t ngrid)
+{
+    ho->t = NULL;
+    ho->idx = NULL;
+    ho->grid_k = NULL;
+    size_t dropped = ho->dropped_time, outside = ho->outside_window;
+    ho->outside_window = 0;
+    int rc = host_axis(a, NULL, ho);
+    double *d = rc ? NULL : pm_alloc_array(ho->n ? ho->n : 1, sizeof *d);
+    if (d) {
+        host_window(ho, a->win_lo, a->win_hi, d);
+        free(d);
+        if (ngrid && ho->n && !a->opts.compat_ska && a->opts.align == PM_ALIGN_TIME) {
+            ho->grid_k = pm_alloc_array(ho->n, sizeof *ho->grid_k);
+            if (ho->grid_k)
+                pm_place_points(ho->t, ho->n, a->t_start, a->grid_step, ngrid, ho->grid_k);
+            else
+                rc = PM_ENOMEM;
+        }
+    } else if (!rc) {
+        rc = PM_ENOMEM;
+    }
+    /* the survey's counts, which these equal */
+    ho->dropped_time = dropped;
+    ho->outside_window = outside;
+    if (rc)
+        pm_host_times_free(ho);
+    return rc;
 }
 
 static size_t grid_points(const pm_analysis *a);
@@ -178,17 +284,18 @@ static void fmt_utc_s(char *out, size_t cap, double t)
 static int setup_times(pm_analysis *a, pm_error *err)
 {
     const pm_analyze_opts *o = &a->opts;
-    times_ctx tc = {.a = a};
-    if (times_pass(a, &tc, 0))
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    times_ctx tc = {.a = a, .window = o->has_start || o->has_end, .lo = -INFINITY, .hi = INFINITY};
+    int trc = times_pass(a, &tc, 0);
+    if (trc)
+        return tc.rc ? (*err = tc.err, trc) : pm_error_set(err, PM_ENOMEM, "out of memory");
     double job_start = INFINITY, job_end = -INFINITY;
     for (size_t h = 0; h < a->nhosts; h++) {
         const pm_host *ho = &a->hosts[h];
         if (ho->n) {
-            if (ho->t[0] < job_start)
-                job_start = ho->t[0];
-            if (ho->t[ho->n - 1] > job_end)
-                job_end = ho->t[ho->n - 1];
+            if (host_first(ho) < job_start)
+                job_start = host_first(ho);
+            if (host_last(ho) > job_end)
+                job_end = host_last(ho);
         }
     }
     if (!isfinite(job_start))
@@ -202,8 +309,12 @@ static int setup_times(pm_analysis *a, pm_error *err)
         return pm_error_set(err, PM_EUSAGE, "--start is after --end");
     tc.lo = lo;
     tc.hi = hi;
-    if (times_pass(a, &tc, 1))
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    a->win_lo = lo;
+    a->win_hi = hi;
+    /* The stream mode's phase 0 applied the window already when there is
+     * none to apply. */
+    if ((!o->stream || tc.window) && (trc = times_pass(a, &tc, 1)))
+        return tc.rc ? (*err = tc.err, trc) : pm_error_set(err, PM_ENOMEM, "out of memory");
     a->t_start = INFINITY;
     a->t_end = -INFINITY;
     double *firsts = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *firsts);
@@ -219,14 +330,14 @@ static int setup_times(pm_analysis *a, pm_error *err)
         size_t k = ho->n;
         if (k == 0)
             continue;
-        if (ho->t[0] < a->t_start)
-            a->t_start = ho->t[0];
-        if (ho->t[k - 1] > a->t_end)
-            a->t_end = ho->t[k - 1];
+        if (host_first(ho) < a->t_start)
+            a->t_start = host_first(ho);
+        if (host_last(ho) > a->t_end)
+            a->t_end = host_last(ho);
         /* A GPU shares its node's clock: counting it again would weigh
          * nodes by their GPUs. */
         if (!ho->gpu)
-            firsts[nf++] = ho->t[0];
+            firsts[nf++] = host_first(ho);
         if (isfinite(ho->interval) && !ho->gpu)
             ivals[ni++] = ho->interval;
     }
@@ -274,12 +385,14 @@ static int setup_times(pm_analysis *a, pm_error *err)
         a->grid_step = 1.0;
     for (size_t h = 0; h < a->nhosts; h++) {
         pm_host *ho = &a->hosts[h];
-        ho->clock.offset_s = ho->n ? ho->t[0] - med_first : NAN;
+        ho->clock.offset_s = ho->n ? host_first(ho) - med_first : NAN;
     }
     free(firsts);
     free(ivals);
     tc.ngrid = grid_points(a);
-    if (!o->compat_ska && o->align == PM_ALIGN_TIME && tc.ngrid && times_pass(a, &tc, 2))
+    /* (the stream mode places each host when it reads it again) */
+    if (!o->stream && !o->compat_ska && o->align == PM_ALIGN_TIME && tc.ngrid &&
+        times_pass(a, &tc, 2))
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     return 0;
 }
@@ -297,11 +410,20 @@ static pm_series *series_new(pm_arena *arena, size_t n, const double *t, double 
     s->n = n;
     s->t = t;
     s->owns_v = v_taken && owns_v;
-    s->v = v_taken ? v_taken : pm_arena_alloc(arena, n ? n : 1, sizeof *s->v);
-    s->q = pm_arena_alloc(arena, n ? n : 1, 1);
+    /* Without an arena (stream mode) v and q are calloc'd, freed by the
+     * caller once folded. */
+    if (!arena) {
+        s->v = calloc(n ? n : 1, sizeof *s->v);
+        s->q = calloc(n ? n : 1, 1);
+    } else {
+        s->v = v_taken ? v_taken : pm_arena_alloc(arena, n ? n : 1, sizeof *s->v);
+        s->q = pm_arena_alloc(arena, n ? n : 1, 1);
+    }
     if (!s->v || !s->q) {
-        if (s->owns_v)
+        if (s->owns_v || !arena)
             free(s->v);
+        if (!arena)
+            free(s->q);
         free(s);
         return NULL;
     }
@@ -405,11 +527,10 @@ static void sum_into(double *v, uint8_t *sq, const double *val, const uint8_t *q
     }
 }
 
-static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t h, work *wk,
-                         pm_series **out, double *part_mean, double *part_max, size_t *nparts)
+static int derive_series(const pm_analysis *a, const pm_metric_def *def, const pm_host *ho,
+                         size_t h, work *wk, pm_series **out, double *part_mean, double *part_max,
+                         size_t *nparts)
 {
-    const pm_host *ho = &a->hosts[h];
-    const pm_metric_def *def = r->def;
     *out = NULL;
     const pm_profile *p = ho->prof;
     size_t n = ho->n;
@@ -502,53 +623,62 @@ static int derive_series(const pm_analysis *a, const pm_metric_result *r, size_t
     return 0;
 }
 
-static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_mean, size_t nparts,
-                        double part_max, work *wk)
+void pm_metric_fold_init(pm_metric_result *r, pm_metric_acc *acc)
 {
-    double *all = wk->all;
-    size_t m = 0;
-    double sum_means = 0, max_mean = NAN, wsum = 0, wtot = 0;
-    size_t nmeans = 0;
+    memset(acc, 0, sizeof *acc);
+    acc->max_mean = NAN;
     pm_stats *st = &r->all;
     memset(st, 0, sizeof *st);
     st->min = st->max = st->t_min = st->t_max = NAN;
     st->host_min = st->host_max = -1;
     r->max_per_node = NAN;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_series *s = r->host[h];
-        if (!s)
-            continue;
-        st->n += s->n;
-        for (size_t i = 0; i < s->n; i++)
-            if (!isnan(s->v[i]))
-                all[m++] = s->v[i];
-        for (int k = 0; k < PM_Q_N; k++)
-            r->qc.n[k] += s->qc.n[k];
-        r->repaired += s->repaired;
-        r->wraps += s->wraps;
-        if (!s->st.nvalid)
-            continue;
-        if (isnan(st->min) || s->st.min < st->min) {
-            st->min = s->st.min;
-            st->t_min = s->st.t_min;
-            st->host_min = (int)h;
+}
+
+void pm_metric_fold(pm_metric_result *r, pm_metric_acc *acc, const pm_series *s, size_t h)
+{
+    pm_stats *st = &r->all;
+    if (!s)
+        return;
+    st->n += s->n;
+    for (size_t i = 0; i < s->n; i++)
+        if (!isnan(s->v[i])) {
+            acc->sum += s->v[i];
+            acc->m++;
         }
-        if (isnan(st->max) || s->st.max > st->max) {
-            st->max = s->st.max;
-            st->t_max = s->st.t_max;
-            st->host_max = (int)h;
-        }
-        sum_means += s->st.mean;
-        nmeans++;
-        if (isnan(max_mean) || s->st.mean > max_mean)
-            max_mean = s->st.mean;
-        if (isnan(r->max_per_node) || s->st.max > r->max_per_node)
-            r->max_per_node = s->st.max;
-        if (s->st.duration > 0) {
-            wsum += s->st.mean * s->st.duration;
-            wtot += s->st.duration;
-        }
+    for (int k = 0; k < PM_Q_N; k++)
+        r->qc.n[k] += s->qc.n[k];
+    r->repaired += s->repaired;
+    r->wraps += s->wraps;
+    if (!s->st.nvalid)
+        return;
+    if (isnan(st->min) || s->st.min < st->min) {
+        st->min = s->st.min;
+        st->t_min = s->st.t_min;
+        st->host_min = (int)h;
     }
+    if (isnan(st->max) || s->st.max > st->max) {
+        st->max = s->st.max;
+        st->t_max = s->st.t_max;
+        st->host_max = (int)h;
+    }
+    acc->sum_means += s->st.mean;
+    acc->nmeans++;
+    if (isnan(acc->max_mean) || s->st.mean > acc->max_mean)
+        acc->max_mean = s->st.mean;
+    if (isnan(r->max_per_node) || s->st.max > r->max_per_node)
+        r->max_per_node = s->st.max;
+    if (s->st.duration > 0) {
+        acc->wsum += s->st.mean * s->st.duration;
+        acc->wtot += s->st.duration;
+    }
+}
+
+void pm_metric_fold_end(const pm_analysis *a, pm_metric_result *r, const pm_metric_acc *acc,
+                        double part_mean, size_t nparts, double part_max)
+{
+    pm_stats *st = &r->all;
+    size_t m = acc->m, nmeans = acc->nmeans;
+    double sum_means = acc->sum_means;
     st->nvalid = m;
     r->avg_per_node = nmeans ? sum_means / (double)nmeans : NAN;
     if (a->opts.compat_ska && nparts > 1) {
@@ -556,22 +686,40 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
         r->avg_per_node = part_mean / (double)nparts;
         r->max_per_node = part_max;
     }
-    r->imbalance = nmeans && r->avg_per_node != 0 ? max_mean / (sum_means / (double)nmeans) : NAN;
-    st->mean = wtot > 0 ? wsum / wtot : r->avg_per_node;
+    r->imbalance =
+        nmeans && r->avg_per_node != 0 ? acc->max_mean / (sum_means / (double)nmeans) : NAN;
+    st->mean = acc->wtot > 0 ? acc->wsum / acc->wtot : r->avg_per_node;
     st->amean = NAN;
     st->p50 = st->p95 = st->sd = NAN;
     if (m) {
-        double s = 0;
-        for (size_t i = 0; i < m; i++)
-            s += all[i];
-        st->amean = s / (double)m;
+        st->amean = acc->sum / (double)m;
         if (a->opts.compat_ska)
             st->mean = st->amean;
+    }
+    st->duration = a->t_end - a->t_start;
+}
+
+static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_mean, size_t nparts,
+                        double part_max, work *wk)
+{
+    double *all = wk->all;
+    size_t m = 0;
+    pm_metric_acc acc;
+    pm_metric_fold_init(r, &acc);
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_series *s = r->host[h];
+        pm_metric_fold(r, &acc, s, h);
+        for (size_t i = 0; s && i < s->n; i++)
+            if (!isnan(s->v[i]))
+                all[m++] = s->v[i];
+    }
+    pm_metric_fold_end(a, r, &acc, part_mean, nparts, part_max);
+    pm_stats *st = &r->all;
+    if (m) {
         if (m > 1)
             st->sd = pm_sd(all, m, st->amean);
         pm_p50_p95_range(all, m, st->min, st->max, &st->p50, &st->p95);
     }
-    st->duration = a->t_end - a->t_start;
     return 0;
 }
 
@@ -579,6 +727,11 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
 
 /* Grid size of the time alignment; 0 when too large. */
 static size_t grid_points(const pm_analysis *a)
+{
+    return pm_grid_points(a);
+}
+
+size_t pm_grid_points(const pm_analysis *a)
 {
     double ng = floor((a->t_end - a->t_start) / a->grid_step + 1e-9) + 1;
     return ng >= 1 && ng <= PM_MAX_GRID_POINTS ? (size_t)ng : 0;
@@ -604,9 +757,11 @@ static int work_init(const pm_analysis *a, work *wk, pm_arena *shared)
     wk->q = pm_arena_alloc(own, maxn, 1);
     wk->den = pm_arena_alloc(own, maxn, sizeof *wk->den);
     wk->dq = pm_arena_alloc(own, maxn, 1);
-    wk->all = pm_arena_alloc(own, total, sizeof *wk->all);
+    /* The stream mode pools no values (stream.c). */
+    wk->all = a->opts.stream ? NULL : pm_arena_alloc(own, total, sizeof *wk->all);
     wk->grid = pm_arena_alloc(own, ng ? ng : 1, sizeof *wk->grid);
-    return wk->val && wk->tmp && wk->scratch && wk->q && wk->den && wk->dq && wk->all && wk->grid
+    return wk->val && wk->tmp && wk->scratch && wk->q && wk->den && wk->dq &&
+                   (wk->all || a->opts.stream) && wk->grid
                ? 0
                : PM_ENOMEM;
 }
@@ -627,7 +782,8 @@ static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
     double part_mean = 0, part_max = NAN;
     size_t nparts = 0;
     for (size_t h = 0; h < a->nhosts && !rc; h++) {
-        rc = derive_series(a, r, h, wk, &r->host[h], &part_mean, &part_max, &nparts);
+        rc = derive_series(a, r->def, &a->hosts[h], h, wk, &r->host[h], &part_mean, &part_max,
+                           &nparts);
         if (!rc && r->host[h])
             r->nhosts_with_data++;
     }
@@ -639,18 +795,52 @@ static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
         rc = pm_aggregate_time(a, r, grid_points(a), wk->grid, wk->shared);
     if (rc)
         return rc;
-    pm_aggregate *g = &r->agg;
     /* wk->scratch holds max(longest host, grid) points: enough for either
      * kind of aggregate. */
+    pm_aggregate_stats(a, r, wk->scratch);
+    return metric_stats(a, r, part_mean, nparts, part_max, wk);
+}
+
+void pm_aggregate_stats(const pm_analysis *a, pm_metric_result *r, double *scratch)
+{
+    pm_aggregate *g = &r->agg;
     int w = a->opts.compat_ska ? PM_W_NONE : r->def->rate ? PM_W_STEP : PM_W_TRAPEZOID;
-    pm_stats_compute(g->t, g->v, g->n, w, wk->scratch, &g->st);
+    pm_stats_compute(g->t, g->v, g->n, w, scratch, &g->st);
     g->min_count = UINT32_MAX;
     for (size_t i = 0; i < g->n; i++)
         if (g->count[i] && g->count[i] < g->min_count)
             g->min_count = g->count[i];
     if (g->min_count == UINT32_MAX)
         g->min_count = 0;
-    return metric_stats(a, r, part_mean, nparts, part_max, wk);
+}
+
+struct work *pm_work_new(const pm_analysis *a)
+{
+    work *wk = calloc(1, sizeof *wk);
+    if (wk && work_init(a, wk, NULL) != 0) {
+        pm_work_delete(wk);
+        return NULL;
+    }
+    return wk;
+}
+
+void pm_work_delete(struct work *wk)
+{
+    if (!wk)
+        return;
+    work_free(wk);
+    free(wk);
+}
+
+int pm_series_derive(const pm_analysis *a, const pm_metric_def *def, const pm_host *ho,
+                     struct work *wk, pm_series **out)
+{
+    return derive_series(a, def, ho, 0, wk, out, NULL, NULL, NULL);
+}
+
+void pm_series_delete(pm_series *s)
+{
+    series_free(s);
 }
 
 /* Raw-column reference counts: refs[h][c] = metrics still to derive from
@@ -726,7 +916,7 @@ static int init_refs(pm_analysis *a, pm_error *err)
 }
 
 /* Repairs per node, known once the metrics are built. */
-static void count_repairs(pm_analysis *a)
+void pm_count_repairs(pm_analysis *a)
 {
     a->job.repaired = 0;
     for (size_t h = 0; h < a->nhosts; h++) {
@@ -799,6 +989,11 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                              &a->catalog, err);
     if (!rc && opts->compat_ska)
         pm_catalog_use_ska(a->catalog);
+    if (!rc && opts->stream && opts->compat_ska)
+        rc = pm_error_set(err, PM_EUSAGE, "--stream: --compat=ska is not streamed yet");
+    if (!rc && opts->stream && opts->split && opts->split->size > 1)
+        rc = pm_error_set(err, PM_EUSAGE,
+                          "--stream: not under mpirun yet (rank 0 reads every host again)");
     if (!rc)
         rc = pm_input_load(a, paths, npaths, err);
     else if (opts->split && opts->split->size > 1)
@@ -809,12 +1004,21 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     }
     if (rc || (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
-    /* Node figures read raw columns, so they come first; raw columns are
-     * then released as soon as no metric still needs them. */
-    if ((rc = setup_times(a, err)) || (rc = pm_summary_compute(a, err)) ||
-        (rc = init_refs(a, err)) || (rc = build_metrics(a, err)))
+    if (opts->stream && (a->phases.n || a->phases.scanner_files)) {
+        rc = pm_error_set(err, PM_EUSAGE,
+                          "--stream: jobs with phases (events files, Scanner profiles) are not "
+                          "streamed yet");
         goto fail;
-    count_repairs(a);
+    }
+    /* Node figures read raw columns, so they come first; raw columns are
+     * then released as soon as no metric still needs them.  The stream
+     * mode computes both one host at a time (stream.c). */
+    if ((rc = setup_times(a, err)) ||
+        (opts->stream ? (rc = pm_stream_build(a, err))
+                      : ((rc = pm_summary_compute(a, err)) || (rc = init_refs(a, err)) ||
+                         (rc = build_metrics(a, err)))))
+        goto fail;
+    pm_count_repairs(a);
     if ((rc = pm_phase_stats_compute(a, err)))
         goto fail;
     if (opts->rules_path && (rc = pm_rules_eval(a, opts->rules_path, err)))

@@ -143,6 +143,80 @@ static int wanted(const char *column, void *ctx)
     return 0;
 }
 
+/* The stream mode's survey (docs/analysis.md, "Analysis in bounded
+ * memory"): times, columns and metadata, no values. */
+static int wanted_none(const char *column, void *ctx)
+{
+    (void)column;
+    (void)ctx;
+    return 0;
+}
+
+/* The stream mode's survey keeps of each profile only what the run
+ * selection and the grouping read: its first sample and the samples of
+ * its earliest and latest wall times (first_time, span_of), in a fresh
+ * small profile, so that the survey of many hosts holds no samples; the
+ * hosts' times are read again one host at a time (setup_times). */
+static int survey_shrink(pm_profile **pp)
+{
+    pm_profile *p = *pp;
+    if (p->n <= 3)
+        return 0;
+    size_t lo = 0, hi = 0, k[3];
+    for (size_t i = 0; i < p->n; i++) {
+        int64_t t = p->t_wall_ns[i];
+        if (t == INT64_MIN)
+            continue;
+        if (p->t_wall_ns[lo] == INT64_MIN || t < p->t_wall_ns[lo])
+            lo = i;
+        if (p->t_wall_ns[hi] == INT64_MIN || t > p->t_wall_ns[hi])
+            hi = i;
+    }
+    k[0] = 0;
+    k[1] = lo;
+    k[2] = hi;
+    pm_profile *m = pm_profile_new(p->path, p->format);
+    if (!m || pm_profile_set_columns(m, p->cols, p->ncols) ||
+        !(m->unread = calloc(p->ncols ? p->ncols : 1, 1))) {
+        pm_profile_free(m);
+        return PM_ENOMEM;
+    }
+    memset(m->unread, 1, p->ncols);
+    if (pm_profile_reserve(m, 3)) {
+        pm_profile_free(m);
+        return PM_ENOMEM;
+    }
+    for (int j = 0; j < 3; j++) {
+        m->t_wall_ns[j] = p->t_wall_ns[k[j]];
+        m->t_mono_ns[j] = p->t_mono_ns[k[j]];
+    }
+    m->n = 3;
+    m->info = p->info;
+    m->host_long = p->host_long;
+    m->meta_json = p->meta_json;
+    m->has_end = p->has_end;
+    m->end = p->end;
+    m->notes = p->notes;
+    m->nnotes = p->nnotes;
+    m->bad_records = p->bad_records;
+    m->skipped_bytes = p->skipped_bytes;
+    m->warnings = p->warnings;
+    m->nwarnings = p->nwarnings;
+    p->host_long = p->meta_json = NULL;
+    p->notes = p->warnings = NULL;
+    p->nnotes = p->nwarnings = 0;
+    pm_profile_free(p);
+    *pp = m;
+    return 0;
+}
+
+static int times_only(const char *column, void *ctx)
+{
+    (void)column;
+    (void)ctx;
+    return 0;
+}
+
 void pm_input_read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
 {
     char head[4096];
@@ -234,6 +308,16 @@ void pm_input_read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
     }
     for (size_t i = 0; i < sl->ngot; i++)
         fix_clock(sl->got[i], &sl->clocks[i]);
+    if (hint && hint->want == wanted_none) {
+        sl->nfull = calloc(sl->ngot, sizeof *sl->nfull);
+        for (size_t i = 0; i < sl->ngot && sl->nfull; i++) {
+            sl->nfull[i] = sl->got[i]->n;
+            if (survey_shrink(&sl->got[i]))
+                break;
+        }
+        if (!sl->nfull)
+            sl->rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
 }
 
 /* SKA perfmon reads only the merged cpu_metrics.json of a directory, never
@@ -551,6 +635,7 @@ typedef struct ent {
     pm_profile *p;
     pm_clock clock;
     off_t size;    /* the file's size when read, -1 unknown */
+    size_t nfull;  /* its samples (the survey keeps few of them) */
     double t0, t1; /* first and last sample (s); the start time if none */
     size_t run;    /* its run (index into the runs) */
     int drop;      /* a copy of another file's run, or not selected */
@@ -604,7 +689,7 @@ static int better_copy(const ent *x, const ent *y)
     int bx = x->p->format == PM_FMT_BIN, by = y->p->format == PM_FMT_BIN;
     if (bx != by)
         return bx;
-    return x->p->n > y->p->n;
+    return x->nfull > y->nfull;
 }
 
 static int cmp_ent_host(const void *a, const void *b)
@@ -1091,7 +1176,8 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
             rc = pm_error_set(err, PM_ENOMEM, "out of memory");
             goto fail;
         }
-        pm_read_hint hint = {.late = released_alone, .want = wanted, .ctx = a->catalog};
+        pm_read_hint hint = {
+            .late = released_alone, .want = opts->stream ? wanted_none : wanted, .ctx = a->catalog};
         for (size_t i = 0; i < nfiles; i++)
             slots[i].path = files[i];
         /* Under mpirun each rank reads a share (split.c); a rank > 0 has
@@ -1143,10 +1229,14 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
                     continue;
                 }
                 es = grown;
-                es[ne++] = (ent){.p = p, .clock = sl->clocks[k], .size = sl->size};
+                es[ne++] = (ent){.p = p,
+                                 .clock = sl->clocks[k],
+                                 .size = sl->size,
+                                 .nfull = sl->nfull ? sl->nfull[k] : p->n};
             }
             free(sl->got);
             free(sl->clocks);
+            free(sl->nfull);
         }
         free(slots);
         if (!rc && events.n) {
@@ -1242,6 +1332,97 @@ fail:
     if (opts->split && opts->split->size > 1 && opts->split->rank)
         return rc; /* a rank > 0 ends here, also when all went well */
     return rc ? rc : PM_EFORMAT;
+}
+
+/* The profiles of host ho among what one file gave (sl): those of its
+ * name, with their GPUs split off (a node) or the one GPU it is. */
+static int host_parts(const pm_host *ho, slot *sl, pm_profile ***parts, size_t *np)
+{
+    for (size_t k = 0; k < sl->ngot; k++) {
+        pm_profile *p = sl->got[k];
+        if (!p->info.host[0]) {
+            const char *b = strrchr(p->path, '/');
+            snprintf(p->info.host, sizeof p->info.host, "%s", b ? b + 1 : p->path);
+        }
+        pm_profile **g = NULL;
+        size_t ng = 0;
+        if (pm_gpu_split(p, &g, &ng) != 0)
+            return PM_ENOMEM;
+        pm_profile *keep = NULL;
+        if (!ho->gpu && strcmp(pm_profile_host(p), ho->name) == 0) {
+            keep = p;
+            sl->got[k] = NULL;
+        }
+        for (size_t i = 0; i < ng; i++) {
+            if (ho->gpu && !keep && strcmp(pm_profile_host(g[i]), ho->name) == 0)
+                keep = g[i];
+            else
+                pm_profile_free(g[i]);
+        }
+        free(g);
+        if (!keep)
+            continue;
+        pm_profile **grown = pm_realloc_array(*parts, *np + 1, sizeof *grown);
+        if (!grown) {
+            pm_profile_free(keep);
+            return PM_ENOMEM;
+        }
+        *parts = grown;
+        (*parts)[(*np)++] = keep;
+    }
+    return 0;
+}
+
+int pm_input_host_load(const pm_analysis *a, size_t h, int values, pm_profile **out, pm_error *err)
+{
+    const pm_host *ho = &a->hosts[h];
+    /* the times alone: not wanted_none, whose read shrinks the profile */
+    pm_read_hint hint = {
+        .late = released_alone, .want = values ? wanted : times_only, .ctx = a->catalog};
+    pm_read_buf rb = {0};
+    pm_profile **parts = NULL;
+    size_t np = 0;
+    int rc = 0;
+    *out = NULL;
+    for (size_t f = 0; f < ho->nfiles && !rc; f++) {
+        slot sl = {.path = ho->files[f]};
+        pm_input_read_slot(&sl, &hint, &rb);
+        if (sl.rc)
+            rc = pm_error_set(err, sl.rc, "%s", sl.err.msg);
+        else if (host_parts(ho, &sl, &parts, &np))
+            rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        for (size_t k = 0; k < sl.ngot; k++)
+            pm_profile_free(sl.got[k]);
+        free(sl.got);
+        free(sl.clocks);
+        free(sl.nfull);
+        free(sl.ignored);
+        pm_event_list_free(&sl.events);
+        pm_phase_set_free(&sl.phases);
+    }
+    pm_read_buf_free(&rb);
+    if (!rc && np == 0)
+        rc = pm_error_set(err, PM_EFORMAT, "%s: read again, it holds no profile of host %s",
+                          ho->nfiles ? ho->files[0] : "?", ho->name);
+    if (!rc && np == 1) {
+        *out = parts[0];
+        np = 0;
+    } else if (!rc) {
+        /* in the survey's order: by first time (cmp_pref) */
+        for (size_t i = 1; i < np; i++)
+            for (size_t j = i; j > 0 && first_time(parts[j]) < first_time(parts[j - 1]); j--) {
+                pm_profile *t = parts[j];
+                parts[j] = parts[j - 1];
+                parts[j - 1] = t;
+            }
+        int mrc = merge_profiles(parts, np, out);
+        if (mrc)
+            rc = pm_error_set(err, mrc, "%s: cannot merge %zu profiles", ho->name, np);
+    }
+    for (size_t i = 0; i < np; i++)
+        pm_profile_free(parts[i]);
+    free(parts);
+    return rc;
 }
 
 size_t pm_analysis_incomplete(const pm_analysis *a, char *buf, size_t cap)

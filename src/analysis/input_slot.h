@@ -20,6 +20,7 @@ typedef struct slot {
     pm_clock *clocks;     /* [ngot] */
     char *ignored;        /* why the file is not a profile, or NULL */
     off_t size;           /* the file's size when it was read */
+    size_t *nfull;        /* [ngot] samples before the stream survey's shrink, or NULL */
     pm_event_list events; /* an events file's phase marks */
     pm_phase_set phases;  /* a Scanner profile's intervals and totals */
     int rc;

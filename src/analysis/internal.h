@@ -39,6 +39,80 @@ int pm_gpu_split(pm_profile *p, pm_profile ***out, size_t *nout) PM_WUR;
 int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, double *grid_tmp,
                       pm_arena *arena) PM_WUR;
 int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *arena) PM_WUR;
+/* The same in steps, one host at a time in host order (the stream mode
+ * folds hosts as they come): begin allocates (the grid, or n points by
+ * position with *tc the count of times per point), add adds one host's
+ * series (gk: its grid points or NULL; tmp: grid points of scratch), end
+ * divides (by position: the first n points, n at most begin's). */
+int pm_aggregate_time_begin(const pm_analysis *a, pm_metric_result *r, size_t ngrid,
+                            pm_arena *arena) PM_WUR;
+void pm_aggregate_time_add(const pm_analysis *a, pm_metric_result *r, const pm_series *s,
+                           const uint32_t *gk, double *tmp);
+void pm_aggregate_time_end(pm_metric_result *r);
+int pm_aggregate_index_begin(pm_metric_result *r, size_t n, uint32_t **tc, pm_arena *arena) PM_WUR;
+void pm_aggregate_index_add(pm_metric_result *r, const pm_series *s, uint32_t *tc);
+void pm_aggregate_index_end(const pm_analysis *a, pm_metric_result *r, size_t n, uint32_t *tc);
+/* The all-node series of a metric only one host has: that host's series. */
+int pm_aggregate_one(const pm_series *s, pm_aggregate *g, pm_arena *arena) PM_WUR;
+
+/* --- shared by the in-memory analysis (analysis.c) and the stream mode
+ * (stream.c) --- */
+
+/* The common grid's point count; 0 when too large. */
+size_t pm_grid_points(const pm_analysis *a);
+
+/* A metric's statistics over all hosts, folded one host at a time in host
+ * order: pm_metric_fold_init, pm_metric_fold for each host's series (NULL
+ * where the host has none), pm_metric_fold_end.  The pooled sd, p50 and
+ * p95 are left to the caller (acc->sum, acc->m: the sum and count of the
+ * valid values in fold order). */
+typedef struct pm_metric_acc {
+    double sum_means, max_mean, wsum, wtot;
+    size_t nmeans;
+    double sum; /* of every valid value, in host and sample order */
+    size_t m;
+} pm_metric_acc;
+void pm_metric_fold_init(pm_metric_result *r, pm_metric_acc *acc);
+void pm_metric_fold(pm_metric_result *r, pm_metric_acc *acc, const pm_series *s, size_t h);
+void pm_metric_fold_end(const pm_analysis *a, pm_metric_result *r, const pm_metric_acc *acc,
+                        double part_mean, size_t nparts, double part_max);
+/* The aggregate's statistics and smallest count (after it is built);
+ * scratch holds g->n points. */
+void pm_aggregate_stats(const pm_analysis *a, pm_metric_result *r, double *scratch);
+
+/* One thread's scratch for deriving series (analysis.c's struct work);
+ * with a->opts.stream its series' v and q are calloc'd (free them with
+ * pm_series_delete or by hand) and no pooled array is kept. */
+struct work;
+struct work *pm_work_new(const pm_analysis *a);
+void pm_work_delete(struct work *wk);
+/* Derive catalog entry def on host ho (its prof, t, idx, n, interval):
+ * *out NULL when the host has no data for it. */
+int pm_series_derive(const pm_analysis *a, const pm_metric_def *def, const pm_host *ho,
+                     struct work *wk, pm_series **out) PM_WUR;
+void pm_series_delete(pm_series *s);
+/* Repairs per node, from the metrics' host series. */
+void pm_count_repairs(pm_analysis *a);
+
+/* Stream mode (stream.c, docs/analysis.md "Analysis in bounded memory"):
+ * with the hosts' times set up from the survey (values not decoded),
+ * reload each host, compute its node figures and series, and fold them
+ * into a->nodes, a->job and a->metrics. */
+int pm_stream_build(pm_analysis *a, pm_error *err) PM_WUR;
+/* Host h's merged profile read again (input.c), with the analysis's column
+ * projection (values) or its times alone: the same files, clock fix, GPU
+ * split and merge as pm_input_load.  *out is owned by the caller. */
+int pm_input_host_load(const pm_analysis *a, size_t h, int values, pm_profile **out,
+                       pm_error *err) PM_WUR;
+/* Host ho's time axis, window (a->win_lo, a->win_hi) and, with ngrid, its
+ * grid points, from its profile ho->prof, in malloc'd ho->t, ho->idx and
+ * ho->grid_k (pm_host_times_free); as setup_times sets them up. */
+int pm_host_times(const pm_analysis *a, pm_host *ho, size_t ngrid) PM_WUR;
+void pm_host_times_free(pm_host *ho);
+/* The node figures of one host (summary.c): sets ho->ncpus and
+ * ho->mem_total, fills *s; and the job's figures from a->nodes. */
+void pm_summary_host(const pm_analysis *a, pm_host *ho, pm_node_summary *s);
+void pm_summary_job(pm_analysis *a);
 
 /* Does the node summary (summary.c) read raw column `column`? */
 int pm_summary_reads(const char *column);

@@ -223,8 +223,16 @@ static int eval_rule(pm_analysis *a, const rule *r)
             for (size_t h = 0; h < a->nhosts && !rc; h++) {
                 const pm_series *s = res->host[h];
                 double slope, r2;
-                if (!s || s->st.duration < r->min_duration_s || !(s->st.mean > 0) ||
-                    pm_slope(s->t, s->v, s->n, &slope, &r2) != 0 || r2 < r->min_r2)
+                if (!s || s->st.duration < r->min_duration_s || !(s->st.mean > 0))
+                    continue;
+                /* --stream keeps the slope, not the values */
+                if (s->v ? pm_slope(s->t, s->v, s->n, &slope, &r2) != 0 : !s->slope_ok)
+                    continue;
+                if (!s->v) {
+                    slope = s->slope;
+                    r2 = s->slope_r2;
+                }
+                if (r2 < r->min_r2)
                     continue;
                 double pct_h = slope * 3600.0 / s->st.mean * 100.0;
                 if (compare(r->op, pct_h, r->threshold))

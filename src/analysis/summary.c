@@ -275,18 +275,14 @@ static void gpu_summary(const pm_host *h, pm_node_summary *s)
     s->gpu_peak_mem_bytes = col_max(h, "gpu.mem_used");
 }
 
-static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
+/* Repairs are counted once the metrics are built (pm_count_repairs). */
+static void node_summary(const pm_host *h, pm_node_summary *s)
 {
-    const pm_host *h = &a->hosts[hi];
     for (size_t f = 0; f < PM_NFIGURES; f++)
         figure_set(s, &PM_FIGURES[f], NAN);
     s->samples = (double)h->n;
     s->wall_time_s = h->n ? h->t[h->n - 1] - h->t[0] : NAN;
-    size_t rep = 0;
-    for (size_t m = 0; m < a->nmetrics; m++)
-        if (a->metrics[m].host[hi])
-            rep += a->metrics[m].host[hi]->repaired;
-    s->repaired = rep;
+    s->repaired = 0;
     if (h->gpu) {
         gpu_summary(h, s);
         return;
@@ -363,18 +359,22 @@ static void node_summary(const pm_analysis *a, size_t hi, pm_node_summary *s)
     s->dropped = h->dropped_time;
 }
 
+void pm_summary_host(const pm_analysis *a, pm_host *ho, pm_node_summary *s)
+{
+    (void)a;
+    ho->ncpus =
+        first_of(col_last(ho, "cpu.ncpus"), meta_number(ho->prof->meta_json, "cpu", "threads"));
+    ho->mem_total = first_of(col_last(ho, "mem.total"),
+                             meta_number(ho->prof->meta_json, "memory", "total_bytes"));
+    node_summary(ho, s);
+}
+
 static void *node_worker(void *arg)
 {
     pm_pool *pool = arg;
     pm_analysis *a = pool->ctx;
-    for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
-        pm_host *ho = &a->hosts[h];
-        ho->ncpus =
-            first_of(col_last(ho, "cpu.ncpus"), meta_number(ho->prof->meta_json, "cpu", "threads"));
-        ho->mem_total = first_of(col_last(ho, "mem.total"),
-                                 meta_number(ho->prof->meta_json, "memory", "total_bytes"));
-        node_summary(a, h, &a->nodes[h]);
-    }
+    for (size_t h; (h = pm_pool_next(pool)) < pool->n;)
+        pm_summary_host(a, &a->hosts[h], &a->nodes[h]);
     return NULL;
 }
 
@@ -388,6 +388,12 @@ int pm_summary_compute(pm_analysis *a, pm_error *err)
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, node_worker, a->nhosts);
     pthread_mutex_destroy(&pool.lock);
+    pm_summary_job(a);
+    return 0;
+}
+
+void pm_summary_job(pm_analysis *a)
+{
     pm_node_summary *j = &a->job;
     memset(j, 0, sizeof *j);
     for (size_t f = 0; f < PM_NFIGURES; f++) {
@@ -422,5 +428,4 @@ int pm_summary_compute(pm_analysis *a, pm_error *err)
         j->repaired += a->nodes[h].repaired;
         j->dropped += a->nodes[h].dropped;
     }
-    return 0;
 }

@@ -70,6 +70,8 @@ static void usage(FILE *f)
         "  --run N|RUNID|last analyse run N of the listing (or the run with that run id,\n"
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
+        "  --stream           the same statistics in bounded memory: hosts are read\n"
+        "                     one at a time, twice (--stats only, for now)\n"
         "  --templates DIR    where metrics.json and rules.json are\n"
         "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
         "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
@@ -372,7 +374,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         O_JOB,
         O_RUN,
         O_GATE,
-        O_NOGATE
+        O_NOGATE,
+        O_STREAM
     };
     static const struct option longopts[] = {{"stats", no_argument, NULL, O_STATS},
                                              {"json", no_argument, NULL, O_JSON},
@@ -405,6 +408,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                                              {"threshold", required_argument, NULL, O_THRESHOLD},
                                              {"gate", required_argument, NULL, O_GATE},
                                              {"no-gate", required_argument, NULL, O_NOGATE},
+                                             {"stream", no_argument, NULL, O_STREAM},
                                              {"digits", required_argument, NULL, O_DIGITS},
                                              {"job", required_argument, NULL, O_JOB},
                                              {"run", required_argument, NULL, O_RUN},
@@ -498,6 +502,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         case O_STRICT: o.strict = 1; break;
         case O_JOB: o.job = optarg; break;
         case O_RUN: o.run = optarg; break;
+        case O_STREAM: o.stream = 1; break;
         case O_TEMPLATES: tdir = optarg; break;
         case O_CATALOG: catalog = optarg; break;
         case O_RULES: rules = optarg; break;
@@ -574,6 +579,12 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         (argc - optind != 2 || o.by_phase || data_dir || csv || hdf5 || trace || ro.plots_dir)) {
         fprintf(stderr, "perfmon-analyze: --compare takes two inputs, DIR_A and DIR_B, and only "
                         "--json, --pdf and --threshold as outputs\n");
+        return EXIT_USAGE;
+    }
+    if (o.stream && (compare || data_dir || csv || hdf5 || trace || want_pdf || ro.plots_dir)) {
+        fprintf(stderr, "perfmon-analyze: --stream makes --stats (and --json) only, for now: "
+                        "--data, --csv, --hdf5, --trace, --pdf, --plots and --compare need "
+                        "every series in memory\n");
         return EXIT_USAGE;
     }
     if (want_json)

@@ -1,0 +1,580 @@
+/* The analysis in bounded memory (--stream): hosts are read again one at a
+ * time, derived on the worker threads and folded into per-metric
+ * accumulators in host order, so that every sum is formed in the order of
+ * the in-memory analysis and the results are the same, bit for bit.
+ * Design and state: docs/analysis.md, "Analysis in bounded memory". */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "perfmon/mem.h"
+
+/* The exact histogram behind p50 and p95: each value's order-preserving
+ * 64-bit key, bucketed by its top HBITS bits. */
+#define HBITS 16
+#define NBUCKETS ((size_t)1 << HBITS)
+#define NRANKS 4 /* p50's two order statistics, then p95's */
+
+static uint64_t order_key(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+static size_t bucket_of(double v)
+{
+    return (size_t)(order_key(v) >> (64 - HBITS));
+}
+
+/* A wanted bucket holding more values than this is narrowed by another
+ * histogram, of the key's next 16 bits, before its values are gathered;
+ * the environment variable PM_STREAM_GATHER overrides it (the tests make
+ * every bucket narrowed). */
+#define GATHER_MAX ((size_t)1 << 18)
+
+static size_t gather_max(void)
+{
+    const char *e = getenv("PM_STREAM_GATHER");
+    char *end;
+    unsigned long long v = e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end ? (size_t)v : GATHER_MAX;
+}
+
+/* One order statistic being found: the values whose key starts with
+ * prefix (the key's bits from shift up) hold it, at rank within. */
+typedef struct rank_want {
+    size_t rank;     /* 0-based order statistic */
+    uint64_t prefix; /* key >> shift of its bucket */
+    int shift;       /* 48, 32, 16 or 0 */
+    size_t within;   /* its rank among the bucket's values */
+    size_t count;    /* the bucket's values */
+    int known;       /* found (v), or the bucket's values are all equal */
+    double v;
+    /* a refine pass: the bucket's histogram of the next 16 bits, or its
+     * values; share >= 0: another rank's bucket is the same */
+    int share;
+    uint64_t *sub;
+    double *smin, *smax;
+    double *got;
+    size_t ngot, capgot;
+} rank_want;
+
+/* One metric's state across the passes. */
+typedef struct macc {
+    pm_metric_acc acc;
+    /* time alignment: the first host's series (times, grid points, values),
+     * until a second host comes */
+    double *pend_t, *pend_v;
+    uint32_t *pend_k;
+    size_t pend_n;
+    int begun;
+    /* alignment by position */
+    uint32_t *tc;
+    size_t nidx;
+    /* pass 1: histogram; pass 2: sd sums and the wanted buckets' values */
+    uint64_t *count;
+    double *bmin, *bmax;
+    rank_want want[NRANKS];
+    double ss, comp;
+} macc;
+
+typedef struct sctx {
+    pm_analysis *a;
+    pm_metric_result *res; /* [catalog size] */
+    macc *acc;             /* [catalog size] */
+    int pass;              /* 1: fold, 2 and on: refine */
+    unsigned char *need;   /* [catalog size] a refine pass derives the metric */
+    size_t ngrid;
+    double *tmp; /* [ngrid] placing a host on the grid (folds are serial) */
+    /* the sequencer: host h folds when turn == h */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    size_t turn;
+    int rc;
+    pm_error err;
+} sctx;
+
+static void fail(sctx *c, int rc, const pm_error *e)
+{
+    if (!c->rc) {
+        c->rc = rc;
+        if (e)
+            c->err = *e;
+        else
+            pm_error_set(&c->err, rc, "out of memory");
+    }
+}
+
+static void pend_free(macc *m)
+{
+    free(m->pend_t);
+    free(m->pend_v);
+    free(m->pend_k);
+    m->pend_t = m->pend_v = NULL;
+    m->pend_k = NULL;
+}
+
+/* Pass 1: host h's series s of metric d, in host order (hx: the host, its
+ * times and grid points). */
+static void fold1(sctx *c, size_t d, size_t h, pm_series *s, const pm_host *hx)
+{
+    pm_analysis *a = c->a;
+    pm_metric_result *r = &c->res[d];
+    macc *m = &c->acc[d];
+    r->host[h] = s;
+    if (!s)
+        return;
+    r->nhosts_with_data++;
+    pm_metric_fold(r, &m->acc, s, h);
+    for (size_t i = 0; i < s->n; i++) {
+        double v = s->v[i];
+        if (isnan(v))
+            continue;
+        size_t b = bucket_of(v);
+        if (m->count[b]++ == 0 || v < m->bmin[b])
+            m->bmin[b] = v;
+        if (m->count[b] == 1 || v > m->bmax[b])
+            m->bmax[b] = v;
+    }
+    if (a->opts.align == PM_ALIGN_INDEX) {
+        if (!m->tc) {
+            size_t nmax = 0;
+            for (size_t k = 0; k < a->nhosts; k++)
+                if (a->hosts[k].n > nmax)
+                    nmax = a->hosts[k].n;
+            if (pm_aggregate_index_begin(r, nmax, &m->tc, &a->arena)) {
+                fail(c, PM_ENOMEM, NULL);
+                return;
+            }
+        }
+        pm_aggregate_index_add(r, s, m->tc);
+        if (s->n > m->nidx)
+            m->nidx = s->n;
+        return;
+    }
+    if (r->nhosts_with_data == 1) {
+        /* A metric of one host is that host's series (pm_aggregate_time). */
+        size_t n = s->n ? s->n : 1;
+        m->pend_v = pm_alloc_array(n, sizeof *m->pend_v);
+        m->pend_t = pm_alloc_array(n, sizeof *m->pend_t);
+        m->pend_k = hx->grid_k ? pm_alloc_array(n, sizeof *m->pend_k) : NULL;
+        if (!m->pend_v || !m->pend_t || (hx->grid_k && !m->pend_k)) {
+            fail(c, PM_ENOMEM, NULL);
+            return;
+        }
+        memcpy(m->pend_v, s->v, s->n * sizeof *s->v);
+        memcpy(m->pend_t, s->t, s->n * sizeof *s->t);
+        if (m->pend_k)
+            memcpy(m->pend_k, hx->grid_k, s->n * sizeof *m->pend_k);
+        m->pend_n = s->n;
+        return;
+    }
+    if (!m->begun) {
+        int rc = pm_aggregate_time_begin(a, r, c->ngrid, &a->arena);
+        if (rc) {
+            pm_error e;
+            if (rc == PM_ELIMIT)
+                pm_error_set(&e, rc,
+                             "the hosts span %.0f s at a %.3g s interval: more than %u grid "
+                             "points; use --start/--end or --align=index",
+                             a->t_end - a->t_start, a->grid_step, PM_MAX_GRID_POINTS);
+            else
+                pm_error_set(&e, rc, "%s: cannot derive or aggregate: out of memory", r->def->id);
+            fail(c, rc, &e);
+            return;
+        }
+        m->begun = 1;
+        pm_series first = {.n = m->pend_n, .t = m->pend_t, .v = m->pend_v};
+        pm_aggregate_time_add(a, r, &first, m->pend_k, c->tmp);
+        pend_free(m);
+    }
+    pm_aggregate_time_add(a, r, s, hx->grid_k, c->tmp);
+}
+
+/* Refine passes: the pooled sd's sums (the first one), and the values of
+ * the wanted buckets, or their histograms of the next 16 bits. */
+static void fold2(sctx *c, size_t d, const pm_series *s)
+{
+    macc *m = &c->acc[d];
+    const pm_stats *st = &c->res[d].all;
+    if (!s)
+        return;
+    int sd = c->pass == 2;
+    for (size_t i = 0; i < s->n; i++) {
+        double v = s->v[i];
+        if (isnan(v))
+            continue;
+        if (sd) {
+            /* pm_sd's sums, in the same order */
+            double dv = v - st->amean;
+            m->ss += dv * dv;
+            m->comp += dv;
+        }
+        uint64_t key = order_key(v);
+        for (int k = 0; k < NRANKS; k++) {
+            rank_want *w = &m->want[k];
+            if (w->known || w->share >= 0 || key >> w->shift != w->prefix)
+                continue;
+            if (w->sub) {
+                size_t b = (size_t)(key >> (w->shift - HBITS)) & (NBUCKETS - 1);
+                if (w->sub[b]++ == 0 || v < w->smin[b])
+                    w->smin[b] = v;
+                if (w->sub[b] == 1 || v > w->smax[b])
+                    w->smax[b] = v;
+                continue;
+            }
+            if (w->ngot == w->capgot) {
+                size_t nc = w->capgot ? 2 * w->capgot : 1024;
+                double *g = pm_realloc_array(w->got, nc, sizeof *g);
+                if (!g) {
+                    fail(c, PM_ENOMEM, NULL);
+                    return;
+                }
+                w->got = g;
+                w->capgot = nc;
+            }
+            w->got[w->ngot++] = v;
+        }
+    }
+}
+
+static void *host_worker(void *arg)
+{
+    pm_pool *pool = arg;
+    sctx *c = pool->ctx;
+    pm_analysis *a = c->a;
+    const pm_catalog *cat = a->catalog;
+    struct work *wk = pm_work_new(a);
+    pm_series **ser = calloc(cat->n ? cat->n : 1, sizeof *ser);
+    for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
+        pm_error e;
+        pm_error_clear(&e);
+        int rc = wk && ser ? 0 : PM_ENOMEM;
+        pm_profile *prof = NULL;
+        if (!rc)
+            rc = pm_input_host_load(a, h, 1, &prof, &e);
+        pm_host hx = a->hosts[h];
+        hx.prof = prof;
+        if (!rc)
+            rc = pm_host_times(a, &hx, c->ngrid);
+        /* A profile still being written has grown since the survey: its
+         * new samples come after those the survey counted, and the grid,
+         * the window and the aggregates were sized from those. */
+        if (!rc && hx.n > a->hosts[h].n)
+            hx.n = a->hosts[h].n;
+        if (!rc && c->pass == 1) {
+            pm_summary_host(a, &hx, &a->nodes[h]);
+            a->hosts[h].ncpus = hx.ncpus;
+            a->hosts[h].mem_total = hx.mem_total;
+        }
+        for (size_t d = 0; d < cat->n && !rc; d++) {
+            if (c->pass >= 2 && !c->need[d])
+                continue;
+            rc = pm_series_derive(a, &cat->m[d], &hx, wk, &ser[d]);
+            if (!rc && ser[d] && c->pass == 1) {
+                pm_series *s = ser[d];
+                s->slope_ok = pm_slope(s->t, s->v, s->n, &s->slope, &s->slope_r2) == 0;
+            }
+        }
+        pm_profile_free(prof);
+        pthread_mutex_lock(&c->lock);
+        while (c->turn != h)
+            pthread_cond_wait(&c->cond, &c->lock);
+        if (rc)
+            fail(c, rc, e.msg[0] ? &e : NULL);
+        for (size_t d = 0; d < cat->n && !c->rc; d++) {
+            if (c->pass == 1)
+                fold1(c, d, h, ser[d], &hx);
+            else
+                fold2(c, d, ser[d]);
+        }
+        c->turn++;
+        pthread_cond_broadcast(&c->cond);
+        pthread_mutex_unlock(&c->lock);
+        for (size_t d = 0; d < cat->n && ser; d++) {
+            pm_series *s = ser[d];
+            ser[d] = NULL;
+            if (!s)
+                continue;
+            /* the values go; pass 1's statistics stay in r->host[h] */
+            free(s->v);
+            free(s->q);
+            s->v = NULL;
+            s->q = NULL;
+            s->t = NULL;
+            s->owns_v = 0;
+            if (c->pass >= 2 || c->res[d].host[h] != s)
+                pm_series_delete(s);
+        }
+        pm_host_times_free(&hx);
+    }
+    free(ser);
+    pm_work_delete(wk);
+    return NULL;
+}
+
+static int run_pass(sctx *c, int pass)
+{
+    c->pass = pass;
+    c->turn = 0;
+    pm_pool pool = {.n = c->a->nhosts, .ctx = c};
+    pthread_mutex_init(&pool.lock, NULL);
+    pm_pool_run(&pool, host_worker, c->a->nhosts);
+    pthread_mutex_destroy(&pool.lock);
+    return c->rc;
+}
+
+/* After pass 1: where the ranks that p50 and p95 need lie (those of
+ * pm_p50_p95_range on m values). */
+static void locate_ranks(macc *m, size_t nvalid)
+{
+    double h50 = (double)(nvalid - 1) * 0.5, h95 = (double)(nvalid - 1) * 0.95;
+    size_t r50 = (size_t)floor(h50), r95 = (size_t)floor(h95);
+    size_t ranks[NRANKS] = {r50, r50 + 1 < nvalid ? r50 + 1 : r50, r95,
+                            r95 + 1 < nvalid ? r95 + 1 : r95};
+    for (int k = 0; k < NRANKS; k++) {
+        size_t cum = 0, b = 0;
+        while (cum + m->count[b] <= ranks[k])
+            cum += m->count[b++];
+        rank_want *w = &m->want[k];
+        w->rank = ranks[k];
+        w->prefix = b;
+        w->shift = 64 - HBITS;
+        w->within = ranks[k] - cum;
+        w->count = m->count[b];
+        w->known = m->bmin[b] == m->bmax[b];
+        w->v = m->bmin[b];
+    }
+}
+
+static void want_clear(rank_want *w)
+{
+    free(w->sub);
+    free(w->smin);
+    free(w->smax);
+    free(w->got);
+    w->sub = NULL;
+    w->smin = w->smax = w->got = NULL;
+    w->ngot = w->capgot = 0;
+}
+
+/* Before a refine pass: what each rank still to find collects.  Returns
+ * whether any is left, -1 when out of memory. */
+static int refine_plan(macc *m, size_t cap)
+{
+    int left = 0;
+    for (int k = 0; k < NRANKS; k++) {
+        rank_want *w = &m->want[k];
+        w->share = -1;
+        if (w->known)
+            continue;
+        left = 1;
+        for (int j = 0; j < k && w->share < 0; j++)
+            if (!m->want[j].known && m->want[j].shift == w->shift && m->want[j].prefix == w->prefix)
+                w->share = j;
+        if (w->share >= 0 || w->count <= cap || w->shift == 0)
+            continue;
+        w->sub = calloc(NBUCKETS, sizeof *w->sub);
+        w->smin = pm_alloc_array(NBUCKETS, sizeof *w->smin);
+        w->smax = pm_alloc_array(NBUCKETS, sizeof *w->smax);
+        if (!w->sub || !w->smin || !w->smax)
+            return -1;
+    }
+    return left;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* After a refine pass: each rank found among its bucket's values, or
+ * placed in a bucket of the next 16 bits. */
+static void refine_resolve(macc *m)
+{
+    for (int k = 0; k < NRANKS; k++) {
+        rank_want *w = &m->want[k];
+        if (w->known)
+            continue;
+        rank_want *src = w->share >= 0 ? &m->want[w->share] : w;
+        if (src->sub) {
+            size_t cum = 0, b = 0;
+            while (cum + src->sub[b] <= w->within)
+                cum += src->sub[b++];
+            w->prefix = w->prefix << HBITS | b;
+            w->shift -= HBITS;
+            w->within -= cum;
+            w->count = src->sub[b];
+            w->known = src->smin[b] == src->smax[b];
+            w->v = src->smin[b];
+            continue;
+        }
+        if (src == w)
+            qsort(w->got, w->ngot, sizeof *w->got, cmp_double);
+        w->v = w->within < src->ngot ? src->got[w->within] : NAN;
+        w->known = 1;
+    }
+    for (int k = 0; k < NRANKS; k++)
+        want_clear(&m->want[k]);
+}
+
+/* After the refine passes: the pooled sd, p50 and p95 (pm_sd,
+ * pm_p50_p95_range). */
+static void finish_pooled(macc *m, pm_stats *st)
+{
+    size_t n = st->nvalid;
+    if (n == 0)
+        return;
+    if (n > 1)
+        st->sd = sqrt((m->ss - m->comp * m->comp / (double)n) / (double)(n - 1));
+    if (n == 1) {
+        st->p50 = st->p95 = m->want[0].v;
+        return;
+    }
+    if (n >= 4 && st->min == st->max) {
+        st->p50 = st->p95 = st->min;
+        return;
+    }
+    double h50 = (double)(n - 1) * 0.5, h95 = (double)(n - 1) * 0.95;
+    st->p50 = m->want[0].v + (h50 - (double)m->want[0].rank) * (m->want[1].v - m->want[0].v);
+    st->p95 = m->want[2].v + (h95 - (double)m->want[2].rank) * (m->want[3].v - m->want[2].v);
+}
+
+static void macc_free(macc *m)
+{
+    pend_free(m);
+    free(m->tc);
+    free(m->count);
+    free(m->bmin);
+    free(m->bmax);
+    for (int k = 0; k < NRANKS; k++)
+        want_clear(&m->want[k]);
+}
+
+int pm_stream_build(pm_analysis *a, pm_error *err)
+{
+    const pm_catalog *cat = a->catalog;
+    size_t nm = cat->n;
+    sctx c = {.a = a};
+    c.ngrid = pm_grid_points(a);
+    a->nodes = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->nodes);
+    c.res = calloc(nm ? nm : 1, sizeof *c.res);
+    c.acc = calloc(nm ? nm : 1, sizeof *c.acc);
+    c.tmp = pm_alloc_array(c.ngrid ? c.ngrid : 1, sizeof *c.tmp);
+    c.need = calloc(nm ? nm : 1, 1);
+    size_t maxn = 1;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (a->hosts[h].n > maxn)
+            maxn = a->hosts[h].n;
+    double *scratch = pm_alloc_array(maxn > c.ngrid ? maxn : c.ngrid, sizeof *scratch);
+    int rc = a->nodes && c.res && c.acc && c.tmp && c.need && scratch ? 0 : PM_ENOMEM;
+    for (size_t d = 0; d < nm && !rc; d++) {
+        pm_metric_result *r = &c.res[d];
+        macc *m = &c.acc[d];
+        r->def = &cat->m[d];
+        r->host = calloc(a->nhosts ? a->nhosts : 1, sizeof *r->host);
+        m->count = calloc(NBUCKETS, sizeof *m->count);
+        m->bmin = pm_alloc_array(NBUCKETS, sizeof *m->bmin);
+        m->bmax = pm_alloc_array(NBUCKETS, sizeof *m->bmax);
+        if (!r->host || !m->count || !m->bmin || !m->bmax)
+            rc = PM_ENOMEM;
+        else
+            pm_metric_fold_init(r, &m->acc);
+    }
+    if (rc) {
+        rc = pm_error_set(err, rc, "out of memory");
+        goto out;
+    }
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_cond_init(&c.cond, NULL);
+    rc = run_pass(&c, 1);
+    int refine = 0;
+    for (size_t d = 0; d < nm && !rc; d++) {
+        pm_metric_result *r = &c.res[d];
+        macc *m = &c.acc[d];
+        if (!r->nhosts_with_data)
+            continue;
+        if (a->opts.align == PM_ALIGN_INDEX) {
+            pm_aggregate_index_end(a, r, m->nidx, m->tc);
+            m->tc = NULL;
+        } else if (r->nhosts_with_data == 1) {
+            pm_series one = {.n = m->pend_n, .t = m->pend_t, .v = m->pend_v};
+            if (pm_aggregate_one(&one, &r->agg, &a->arena))
+                rc = PM_ENOMEM;
+            pend_free(m);
+        } else {
+            pm_aggregate_time_end(r);
+        }
+        pm_aggregate_stats(a, r, scratch);
+        pm_metric_fold_end(a, r, &m->acc, 0, 0, NAN);
+        if (r->all.nvalid) {
+            locate_ranks(m, r->all.nvalid);
+            refine = 1;
+        }
+    }
+    if (rc && !c.rc)
+        fail(&c, rc, NULL);
+    /* Refine passes until every wanted order statistic is found: the
+     * first also sums the pooled sd's squares. */
+    size_t cap = gather_max();
+    for (int pass = 2; !c.rc && refine; pass++) {
+        refine = 0;
+        for (size_t d = 0; d < nm && !c.rc; d++) {
+            int have = c.res[d].nhosts_with_data && c.res[d].all.nvalid;
+            int left = have ? refine_plan(&c.acc[d], cap) : 0;
+            if (left < 0)
+                fail(&c, PM_ENOMEM, NULL);
+            refine |= left > 0;
+            c.need[d] = pass == 2 ? have : left > 0;
+        }
+        /* (the sd needs the first pass even when every rank is known) */
+        if (c.rc || (!refine && pass > 2))
+            break;
+        rc = run_pass(&c, pass);
+        for (size_t d = 0; d < nm && !c.rc; d++)
+            if (c.res[d].nhosts_with_data && c.res[d].all.nvalid)
+                refine_resolve(&c.acc[d]);
+        refine = 1;
+    }
+    pthread_cond_destroy(&c.cond);
+    pthread_mutex_destroy(&c.lock);
+    if (c.rc) {
+        *err = c.err;
+        rc = c.rc;
+        goto out;
+    }
+    pm_summary_job(a);
+    /* The metrics no host has are left out, as build_metrics does. */
+    a->metrics = calloc(nm ? nm : 1, sizeof *a->metrics);
+    if (!a->metrics) {
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t d = 0; d < nm; d++) {
+        pm_metric_result *r = &c.res[d];
+        if (!r->nhosts_with_data)
+            continue;
+        finish_pooled(&c.acc[d], &r->all);
+        a->metrics[a->nmetrics++] = *r;
+        r->host = NULL;
+    }
+out:
+    for (size_t d = 0; c.res && d < nm; d++) {
+        for (size_t h = 0; c.res[d].host && h < a->nhosts; h++)
+            pm_series_delete(c.res[d].host[h]);
+        free(c.res[d].host);
+    }
+    for (size_t d = 0; c.acc && d < nm; d++)
+        macc_free(&c.acc[d]);
+    free(c.res);
+    free(c.acc);
+    free(c.tmp);
+    free(c.need);
+    free(scratch);
+    return rc;
+}

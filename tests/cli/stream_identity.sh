@@ -1,0 +1,163 @@
+#!/bin/sh
+# --stream (docs/analysis.md, "Analysis in bounded memory") must give the
+# in-memory analysis's statistics bit for bit: the text table and the JSON
+# of both modes are compared byte for byte on the fixtures and on a
+# generated job shaped like a real one (nodes sampled at different
+# intervals and offsets, so the aggregate interpolates; counter resets and
+# a RAPL wrap; gaps; a repeated timestamp; a node whose sampler restarted,
+# two files; a GPU; a metric of one node whose values differ in their last
+# bits only, so that p50's and p95's buckets are narrowed through every
+# level of the key), with --align=index, --start/--end and --repair.  The
+# pooled count, sd, p50 and max of one metric are also checked against the
+# values computed here from the generated numbers.
+set -u
+A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+. "$PM_ROOT/tests/support/cli.sh"
+export PERFMON_TEMPLATES="$PM_ROOT/templates"
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP  python3 not installed: no generated job"
+    exit 0
+fi
+
+python3 - "$T/job" <<'EOF'
+import json, math, os, sys
+d = sys.argv[1]
+os.makedirs(d)
+cols = [("cpu.percent", "%", "cpu", "gauge", 0), ("cpu.ncpus", "1", "cpu", "gauge", 0),
+        ("cpu.user", "s", "cpu", "counter", 0), ("mem.total", "B", "memory", "gauge", 0),
+        ("mem.used", "B", "memory", "gauge", 0), ("disk.read_bytes", "B", "disk", "counter", 0),
+        ("net.ext.bytes_sent", "B", "net", "counter", 0),
+        ("rapl.package-0", "uJ", "rapl", "counter", 1 << 32)]
+gpu = [("gpu.0.util", "%", "gpu", "gauge", 0), ("gpu.0.power", "W", "gpu", "gauge", 0)]
+t0 = 1700000000.25
+cpu_all = []
+def write(path, host, start, n, step, seed, with_gpu=False, resets=(), gaps=(), dup=None, end=True):
+    cs = cols + (gpu if with_gpu else [])
+    hdr = {"format": "perfmon-profile", "version": 1, "host": host, "job_id": "stream-1",
+           "scheduler": "local", "node_rank": "", "user": "", "command": "", "sampler": "gen",
+           "start": start, "start_mono": 100.0, "interval": step, "pid": 0,
+           "columns": [{"name": c[0], "unit": c[1], "group": c[2], "kind": c[3], "type": "f64",
+                        **({"wrap": c[4]} if c[4] else {})} for c in cs]}
+    user = disk = net = 0.0
+    rapl = (1 << 32) - 5e6 * (seed % 7 + 1)
+    with open(path, "w") as f:
+        f.write(json.dumps(hdr) + "\n")
+        t = start
+        for i in range(n):
+            t = start + i * step
+            if dup is not None and i == dup:
+                t = start + (i - 1) * step  # not increasing: dropped
+            cpu = 50 + 40 * math.sin(i / 17.0 + seed) + (seed % 5)
+            user += step * (1 + seed % 3) * 0.37
+            if i in resets:
+                user = 0.5
+            disk += 4096 * ((i * 7 + seed) % 13)
+            net += 1000.5 * ((i + seed) % 5)
+            rapl = (rapl + 3.1e6 * step) % (1 << 32)
+            v = [round(cpu, 3), 4, round(user, 3), 8e9, 2e9 + 1e6 * ((i * seed) % 50), disk, net, rapl]
+            if i in gaps:
+                v[0] = None
+                v[4] = None
+            if with_gpu:
+                v += [(i * 3 + seed) % 100, 120 + (i % 9)]
+            if v[0] is not None and not (dup is not None and i == dup):
+                cpu_all.append(v[0])
+            f.write(json.dumps({"t": round(t, 6), "mono": round(100 + t - start, 6), "v": v}) + "\n")
+        if end:
+            f.write(json.dumps({"end": {"t": round(t, 6), "mono": round(100 + t - start, 6),
+                                        "samples": n, "late": 0, "missed": 0, "self_cpu": 0.1,
+                                        "self_maxrss_kb": 2048, "exit_status": 0,
+                                        "reason": "command exited"}}) + "\n")
+write(f"{d}/n1.jsonl", "n1", t0, 700, 1.0, 1, resets=(200, 450), gaps=range(300, 320))
+write(f"{d}/n2.jsonl", "n2", t0 + 0.4, 350, 2.0, 2, with_gpu=True, gaps=(5, 6, 7))
+write(f"{d}/n3a.jsonl", "n3", t0 + 3.1, 300, 1.0, 3, dup=100, end=False)
+write(f"{d}/n3b.jsonl", "n3", t0 + 320.1, 380, 1.0, 4, resets=(10,))
+write(f"{d}/n4.jsonl", "n4", t0 + 30.7, 600, 1.0, 5)
+# A node that alone records load.1, with values that differ only in their
+# last bits (groups 2^-30 apart, members 2^-44 apart): the buckets of
+# load_1's p50 and p95 are narrowed down through every level of the key
+# (with PM_STREAM_GATHER=1 below).
+hdr = {"format": "perfmon-profile", "version": 1, "host": "n5", "job_id": "stream-1",
+       "scheduler": "local", "node_rank": "", "user": "", "command": "", "sampler": "gen",
+       "start": t0 + 1.5, "start_mono": 100.0, "interval": 1.0, "pid": 0,
+       "columns": [{"name": "load.1", "unit": "1", "group": "cpu", "kind": "gauge", "type": "f64"}]}
+with open(f"{d}/n5.jsonl", "w") as f:
+    f.write(json.dumps(hdr) + "\n")
+    for i in range(500):
+        v = 37.5 + ((i * 7) // 10 % 50) * 2.0 ** -30 + (i * 3 % 10) * 2.0 ** -44
+        f.write(json.dumps({"t": round(t0 + 1.5 + i, 6), "mono": 100.0 + i, "v": [v]}) + "\n")
+# the cpu_usage values the analysis pools (the GPU's cpu.percent is its node's)
+with open(f"{d}/../cpu.txt", "w") as f:
+    s = sorted(cpu_all)
+    m = len(s)
+    h = (m - 1) * 0.5
+    lo = int(math.floor(h))
+    p50 = s[lo] + (h - lo) * (s[lo + 1] - s[lo])
+    mean = sum(cpu_all) / m
+    sd = math.sqrt(sum((x - mean) ** 2 for x in cpu_all) / (m - 1))
+    f.write("%d %.12g %.12g %.12g\n" % (m, sd, p50, s[-1]))
+EOF
+
+# both modes, byte for byte
+same() {
+    $A "$@" -q >"$T/mem" 2>"$T/mem.err"
+    r1=$?
+    $A "$@" -q --stream >"$T/str" 2>"$T/str.err"
+    r2=$?
+    [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ -s "$T/mem" ] && cmp -s "$T/mem" "$T/str"
+}
+J="$T/job"
+F="$PM_ROOT/fixtures"
+check "fixtures/perfmon --stats: same text" same "$F/perfmon" --stats
+check "fixtures/perfmon --json: same JSON" same "$F/perfmon" --stats --json
+check "fixtures/perfmon --align=index --json" same "$F/perfmon" --stats --json --align=index
+check "two profiles of fixtures/compare/base --json" same "$F/compare/base/node-1.pmp" \
+    "$F/compare/base/node-2.pmp" --json
+check "generated job --stats: same text" same "$J" --stats
+check "generated job --json: same JSON" same "$J" --json
+check "generated job --align=index --json" same "$J" --json --align=index
+check "generated job --start/--end --json" same "$J" --json --start +100 --end +500
+check "generated job --repair=interp --json" same "$J" --json --repair=interp
+check "generated job --repair=zero --stats" same "$J" --stats --repair=zero
+$A "$J" --json -q >"$T/mem" 2>/dev/null
+PM_STREAM_GATHER=1 $A "$J" --json -q --stream >"$T/narrow" 2>/dev/null
+check "p50/p95 buckets narrowed down to single keys (more passes): same JSON" \
+    cmp -s "$T/mem" "$T/narrow"
+PM_THREADS=1 $A "$J" --json -q --stream >"$T/one" 2>/dev/null
+PM_THREADS=3 $A "$J" --json -q --stream >"$T/three" 2>/dev/null
+check "1 or 3 threads: same JSON" cmp -s "$T/one" "$T/three"
+
+# The streamed numbers against the generated ones.
+$A "$J" --json -q --stream >"$T/s.json" 2>/dev/null
+check "pooled count, sd, p50 and max of cpu_usage as generated" python3 - "$T/s.json" "$T/cpu.txt" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+m, sd, p50, mx = open(sys.argv[2]).read().split()
+r = [x for x in j["metrics"] if x["id"] == "cpu_usage"][0]["all"]
+ok = r["valid"] == int(m) and abs(r["stddev"] - float(sd)) < 1e-9 * float(sd) and \
+    abs(r["p50"] - float(p50)) < 1e-9 and abs(r["max"] - float(mx)) < 1e-9
+if not ok:
+    print("      got", r.get("valid"), r.get("stddev"), r.get("p50"), r.get("max"),
+          "want", m, sd, p50, mx)
+sys.exit(0 if ok else 1)
+EOF
+check "six hosts (a GPU among them), a wrap and repairs seen" python3 - "$T/s.json" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+hosts = set()
+for m in j["metrics"]:
+    hosts |= set(m["hosts"])
+rep = sum(m["quality"]["repaired"] for m in j["metrics"])
+wraps = sum(m["quality"]["wraps_corrected"] for m in j["metrics"])
+sys.exit(0 if len(hosts) == 6 and any(h.startswith("gpu-") for h in hosts) and rep > 0 and wraps > 0 else 1)
+EOF
+
+$A "$J" --stream --pdf "$T/r.pdf" -q >/dev/null 2>"$T/err"
+check "--stream --pdf is refused (exit 2) with a reason" \
+    sh -c "[ $? -eq 2 ] && grep -q 'stream' '$T/err' && [ ! -e '$T/r.pdf' ]"
+$A "$F/compare/base" --stream --stats -q >/dev/null 2>"$T/err"
+check "--stream with phases is refused (exit 2)" sh -c "[ $? -eq 2 ] && grep -q 'phases' '$T/err'"
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
