@@ -1,8 +1,7 @@
 /* format_bench: bytes per sample and decoding speed of the binary profile
- * versions 1 and 2 (docs/format.md).  Each input profile (a real run's)
- * is written again as version 1 and as version 2 with pm_writer, and a
- * generated 24-hour profile (pm_synth, all 32 columns, 1 s) is written in
- * both; per file: the bytes per sample (the file less its header, the
+ * versions 1, 2 and 3 (docs/format.md).  Each input profile (a real run's)
+ * is written again in each version with pm_writer, and a generated
+ * 24-hour profile (pm_synth, all 32 columns, 1 s) too; per file: the bytes per sample (the file less its header, the
  * same in both), the MB per day at 1 s, the reading time per value
  * (file to values, the least CPU time of nine reads: ns/v), and the
  * writer's CPU time per sample (us/w).  Used by bench/run.sh.
@@ -106,13 +105,14 @@ static double decode_ns(const char *path, size_t *n, size_t *ncols)
 
 static int row(const char *label, const pm_profile *p, const char *dir)
 {
-    char path[2][4200];
-    double bps[2], ns[2], us[2];
-    for (int v = 0; v < 2; v++) {
+    static const int fmt[3] = {PM_FMT_BIN1, PM_FMT_BIN2, PM_FMT_BIN};
+    char path[3][4200];
+    double bps[3], ns[3], us[3];
+    for (int v = 0; v < 3; v++) {
         off_t hdr;
         struct stat st;
         snprintf(path[v], sizeof path[v], "%s/v%d.pmp", dir, v + 1);
-        if (rewrite(p, v ? PM_FMT_BIN : PM_FMT_BIN1, path[v], &hdr, &us[v]) || stat(path[v], &st))
+        if (rewrite(p, fmt[v], path[v], &hdr, &us[v]) || stat(path[v], &st))
             return -1;
         bps[v] = (double)(st.st_size - hdr) / (double)p->n;
         size_t n, nc;
@@ -121,9 +121,11 @@ static int row(const char *label, const pm_profile *p, const char *dir)
         if (ns[v] < 0)
             return -1;
     }
-    printf("%-28s %7zu %5zu %9.1f %9.1f %6.3f %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f\n", label, p->n,
-           p->ncols, bps[0], bps[1], bps[1] / bps[0], bps[0] * 86400 / 1e6, bps[1] * 86400 / 1e6,
-           ns[0], ns[1], us[0], us[1]);
+    printf(
+        "%-28s %7zu %5zu %8.1f %8.1f %8.1f %6.3f %6.3f %9.2f %9.2f %7.2f %7.2f %7.2f %7.2f %7.2f "
+        "%7.2f\n",
+        label, p->n, p->ncols, bps[0], bps[1], bps[2], bps[1] / bps[0], bps[2] / bps[0],
+        bps[0] * 86400 / 1e6, bps[2] * 86400 / 1e6, ns[0], ns[1], ns[2], us[0], us[1], us[2]);
     return 0;
 }
 
@@ -132,9 +134,9 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/pm-fmt-bench.XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    printf("%-28s %7s %5s %9s %9s %6s %9s %9s %8s %8s %8s %8s\n", "profile", "samples", "cols",
-           "v1 B/smp", "v2 B/smp", "v2/v1", "v1 MB/day", "v2 MB/day", "v1 ns/v", "v2 ns/v",
-           "v1 us/w", "v2 us/w");
+    printf("%-28s %7s %5s %8s %8s %8s %6s %6s %9s %9s %7s %7s %7s %7s %7s %7s\n", "profile",
+           "samples", "cols", "v1 B/smp", "v2 B/smp", "v3 B/smp", "v2/v1", "v3/v1", "v1 MB/day",
+           "v3 MB/day", "v1 ns/v", "v2 ns/v", "v3 ns/v", "v1 us/w", "v2 us/w", "v3 us/w");
     int bad = 0;
     for (int a = 1; a < argc; a++) {
         pm_profile *p;

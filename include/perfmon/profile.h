@@ -17,7 +17,7 @@
 #include "perfmon/error.h"
 
 /* The binary version written (docs/format.md); JSON Lines stays 1. */
-#define PM_PROFILE_VERSION 2
+#define PM_PROFILE_VERSION 3
 #define PM_PROFILE_JSONL_VERSION 1
 
 /* Bounds that every reader enforces (docs/format.md, "Limits"). */
@@ -28,8 +28,15 @@
 
 enum pm_kind { PM_GAUGE = 0, PM_COUNTER = 1 };
 enum pm_vtype { PM_F64 = 0, PM_U64 = 1 };
-/* PM_FMT_BIN1: for pm_writer_open only, binary version 1 (tests). */
-enum pm_format { PM_FMT_UNKNOWN = 0, PM_FMT_BIN = 1, PM_FMT_JSONL = 2, PM_FMT_BIN1 = 3 };
+/* PM_FMT_BIN1, PM_FMT_BIN2: for pm_writer_open only, binary version 1 or 2
+ * (tests, benchmarks). */
+enum pm_format {
+    PM_FMT_UNKNOWN = 0,
+    PM_FMT_BIN = 1,
+    PM_FMT_JSONL = 2,
+    PM_FMT_BIN1 = 3,
+    PM_FMT_BIN2 = 4
+};
 
 /* Record types of the binary form. */
 enum pm_record_type {

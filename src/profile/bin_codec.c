@@ -14,13 +14,22 @@
 
 static const double P10[PM_FORM_MAXSCALE + 1] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 
-int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder)
+int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder, int version)
 {
     memset(c, 0, sizeof *c);
+    c->nib = version >= 3;
     c->col = pm_alloc_array(ncols ? ncols : 1, sizeof *c->col);
     if (!c->col)
         return PM_ENOMEM;
     c->ncols = ncols;
+    if (c->nib && !decoder) {
+        c->num = pm_alloc_array(ncols ? ncols : 1, sizeof *c->num);
+        c->nform = pm_alloc_array(ncols ? ncols : 1, sizeof *c->nform);
+        if (!c->num || !c->nform) {
+            pm_codec_free(c);
+            return PM_ENOMEM;
+        }
+    }
     if (decoder) {
         size_t nx = 0;
         c->nw = (ncols + 31) / 32;
@@ -54,6 +63,10 @@ void pm_codec_free(pm_codec *c)
     free(c->fm);
     free(c->none);
     free(c->rows);
+    free(c->num);
+    free(c->nform);
+    c->num = NULL;
+    c->nform = NULL;
     c->col = NULL;
     c->cw = c->x = c->none = c->rows = NULL;
     c->fm = NULL;
@@ -82,8 +95,10 @@ void pm_codec_reset(pm_codec *c)
 size_t pm_codec_max_payload(size_t ncols)
 {
     /* Two time varints, the codes, and per value an escape byte and at
-     * most ten varint bytes. */
-    return 20 + (ncols + 3) / 4 + 11 * ncols;
+     * most ten varint bytes (version 3: a form byte, half a length byte
+     * and eight bytes); then the 8 bytes that version 3's last number
+     * may be stored with. */
+    return 28 + (ncols + 3) / 4 + 11 * ncols;
 }
 
 static inline uint64_t zz(uint64_t x)
@@ -156,6 +171,51 @@ static void set_code(unsigned char *codes, size_t c, unsigned code)
     codes[c / 4] |= (unsigned char)(code << (2 * (c % 4)));
 }
 
+/* Bytes of v as a version 3 number: 0 for 0, up to 8. */
+static inline unsigned num_len(uint64_t v)
+{
+    return v ? (unsigned)(71 - __builtin_clzll(v)) / 8 : 0;
+}
+
+/* A number of code 2 or 3 (with its form byte for code 3, else -1): a
+ * varint after the form byte (version 2, raw: 8 bytes), or kept for the
+ * record's end (version 3). */
+static inline unsigned char *put_num(pm_codec *c, unsigned char *p, size_t *k, size_t *f, int form,
+                                     uint64_t v)
+{
+    if (c->nib) {
+        if (form >= 0)
+            c->nform[(*f)++] = (uint8_t)form;
+        c->num[(*k)++] = v;
+        return p;
+    }
+    if (form >= 0)
+        *p++ = (unsigned char)form;
+    if (form == PM_FORM_RAW) {
+        pm_put_u64(p, v);
+        return p + 8;
+    }
+    return put_varint(p, v);
+}
+
+/* Version 3's end of a record: the form bytes, the lengths (two a byte,
+ * low nibble first), the numbers. */
+static unsigned char *put_nums(const pm_codec *c, unsigned char *p, size_t k, size_t f)
+{
+    memcpy(p, c->nform, f);
+    p += f;
+    unsigned char *len = p;
+    memset(len, 0, (k + 1) / 2);
+    p += (k + 1) / 2;
+    for (size_t i = 0; i < k; i++) {
+        unsigned n = num_len(c->num[i]);
+        len[i / 2] |= (unsigned char)(n << (4 * (i % 2)));
+        pm_put_u64(p, c->num[i]); /* pm_codec_max_payload leaves 8 bytes */
+        p += n;
+    }
+    return p;
+}
+
 size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const pm_value *vals,
                        const uint8_t *present, unsigned char *out)
 {
@@ -176,7 +236,7 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
     c->mono = mono;
     c->off = (int64_t)off;
     unsigned char *codes = p;
-    size_t ncodes = (c->ncols + 3) / 4;
+    size_t ncodes = (c->ncols + 3) / 4, k = 0, f = 0;
     memset(codes, 0, ncodes);
     p += ncodes;
     for (size_t i = 0; i < c->ncols; i++) {
@@ -216,12 +276,10 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
                 uint64_t x = bits ^ s->m;
                 set_code(codes, i, x ? 2 : 1);
                 if (x)
-                    p = put_varint(p, x);
+                    p = put_num(c, p, &k, &f, -1, x);
             } else {
                 set_code(codes, i, 3);
-                *p++ = PM_FORM_RAW;
-                pm_put_u64(p, bits);
-                p += 8;
+                p = put_num(c, p, &k, &f, PM_FORM_RAW, bits);
                 s->form = PM_FORM_RAW;
             }
             s->m = bits;
@@ -235,16 +293,17 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
             }
             set_code(codes, i, x ? 2 : 1);
             if (x)
-                p = put_varint(p, zz(x));
+                p = put_num(c, p, &k, &f, -1, zz(x));
         } else {
             set_code(codes, i, 3);
-            *p++ = (unsigned char)form;
-            p = put_varint(p, zz(m));
+            p = put_num(c, p, &k, &f, form, zz(m));
             s->form = (uint8_t)form;
             s->d = 0;
         }
         s->m = m;
     }
+    if (c->nib)
+        p = put_nums(c, p, k, f);
     return (size_t)(p - out);
 }
 
@@ -338,6 +397,113 @@ static int parse_new_form(pm_codec *c, size_t col, const unsigned char **pp,
     return 0;
 }
 
+/* The bytes that a length byte's two numbers take (a nibble above 8:
+ * more than 64). */
+static const uint8_t NIB_SUM[256] = {
+#define NIB_ROW(h)                                                                               \
+    (h) + 0, (h) + 1, (h) + 2, (h) + 3, (h) + 4, (h) + 5, (h) + 6, (h) + 7, (h) + 8, 99, 99, 99, \
+        99, 99, 99, 99
+#define NIB_BAD 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99
+    NIB_ROW(0), NIB_ROW(1), NIB_ROW(2), NIB_ROW(3), NIB_ROW(4), NIB_ROW(5), NIB_ROW(6), NIB_ROW(7),
+    NIB_ROW(8), NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,
+#undef NIB_ROW
+#undef NIB_BAD
+};
+
+/* The low len bytes of a word. */
+static const uint64_t NIB_MASK[9] = {0,
+                                     0xffull,
+                                     0xffffull,
+                                     0xffffffull,
+                                     0xffffffffull,
+                                     0xffffffffffull,
+                                     0xffffffffffffull,
+                                     0xffffffffffffffull,
+                                     ~0ull};
+
+/* Version 3's codes, form bytes, lengths and numbers (pass 1), after the
+ * times: every length is known before a number is read, so the numbers'
+ * bytes are checked against the payload once, and each number is one
+ * load and a mask. */
+static int parse_nib(pm_codec *c, int key, const unsigned char *p, const unsigned char *end,
+                     const unsigned char *lim)
+{
+    size_t ncodes = (c->ncols + 3) / 4;
+    if ((size_t)(end - p) < ncodes)
+        return -1;
+    const unsigned char *codes = p;
+    p += ncodes;
+    size_t r = c->nb, nf = 0, nn = 0;
+    uint64_t *cw = c->cw + r * c->nw, row = (uint64_t)!key << r;
+    for (size_t k = 0; k < c->nw; k++) {
+        uint64_t w;
+        size_t left = ncodes - 8 * k;
+        if (left >= 8) {
+            w = pm_get_u64(codes + 8 * k);
+        } else {
+            w = 0;
+            for (size_t i = 0; i < left; i++)
+                w |= (uint64_t)codes[8 * k + i] << (8 * i);
+            w &= (1ull << (2 * (c->ncols - 32 * k))) - 1; /* the last byte's padding */
+        }
+        cw[k] = w;
+        if (((w ^ w >> 1) & c->none[k]) != 0)
+            return -1; /* codes 1 and 2 on a column whose form is none */
+        uint64_t three = w & w >> 1 & LANES_LOW;
+        c->none[k] &= ~three;
+        nf += (size_t)__builtin_popcountll(three);
+        nn += (size_t)__builtin_popcountll(w >> 1 & LANES_LOW);
+    }
+    size_t nl = (nn + 1) / 2;
+    if ((size_t)(end - p) < nf + nl)
+        return -1;
+    const unsigned char *form = p, *len = p + nf, *q = len + nl;
+    size_t total = 0;
+    for (size_t i = 0; i < nl; i++)
+        total += NIB_SUM[len[i]];
+    if ((nn & 1 && len[nl - 1] >> 4) || total != (size_t)(end - q))
+        return -1; /* a length above 8, the padding nibble not 0, bytes left or missing */
+    /* With 8 bytes readable after the last number, each is one load. */
+    int fast = (size_t)(lim - q) >= total + 8;
+    size_t i = 0;
+    for (size_t k = 0; k < c->nw; k++) {
+        size_t ncol = c->ncols - 32 * k; /* not the lanes past the last column */
+        uint64_t w = cw[k], not1 = w ^ LANES_LOW;
+        uint64_t visit =
+            (not1 | not1 >> 1) & LANES_LOW & (ncol >= 32 ? ~0ull : (1ull << 2 * ncol) - 1);
+        while (visit) {
+            unsigned bit = (unsigned)__builtin_ctzll(visit);
+            visit &= visit - 1;
+            size_t col = 32 * k + bit / 2, slot = col * PM_CODEC_BATCH + r;
+            c->rows[col] |= row;
+            unsigned code = w >> bit & 3;
+            if (code == 0)
+                continue; /* not recorded */
+            unsigned n = len[i / 2] >> (4 * (i % 2)) & 15;
+            i++;
+            uint64_t x;
+            if (fast) {
+                x = pm_get_u64(q) & NIB_MASK[n];
+            } else {
+                x = 0;
+                for (unsigned b = 0; b < n; b++)
+                    x |= (uint64_t)q[b] << (8 * b);
+            }
+            q += n;
+            if (code == 3) {
+                unsigned f = *form++;
+                if (f <= PM_FORM_MAXSCALE && (!c->col[col].u64 || f == 0))
+                    x = unzz(x);
+                else if (f != PM_FORM_RAW || c->col[col].u64)
+                    return -1; /* not a form of this column */
+                c->fm[slot] = (uint8_t)f;
+            }
+            c->x[slot] = x;
+        }
+    }
+    return 0;
+}
+
 int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_t avail,
                    int64_t *mono, int64_t *wall)
 {
@@ -364,6 +530,14 @@ int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_
     c->off = (int64_t)off;
     *mono = (int64_t)m;
     *wall = (int64_t)(m + off);
+    if (c->nib) {
+        if (parse_nib(c, key, p, end, lim))
+            return -1;
+        c->nb = c->nb + 1;
+        if (c->nb == 1)
+            c->key0 = key;
+        return 0;
+    }
     size_t ncodes = (c->ncols + 3) / 4;
     if ((size_t)(end - p) < ncodes)
         return -1;

@@ -56,6 +56,12 @@ typedef struct pm_codec_col {
 
 typedef struct pm_codec {
     size_t ncols;
+    int nib; /* version 3: the numbers of codes 2 and 3 as byte strings whose
+              * lengths are 4-bit fields ahead of them (docs/format.md,
+              * "Version 3 samples"); 0: version 2's LEB128 varints */
+    /* Encoder, version 3: the numbers of one record and their form bytes. */
+    uint64_t *num;
+    uint8_t *nform;
     pm_codec_col *col;
     int64_t mono, mono_d, off; /* last mono, its last change, last wall - mono */
     /* Decoder, a batch at a time: pass 1 (pm_codec_parse) walks each
@@ -74,13 +80,14 @@ typedef struct pm_codec {
 } pm_codec;
 
 /* Set up for cols (kinds and types are copied), with the decoder's batch
- * when decoder != 0; 0 or PM_ENOMEM. */
-int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder);
+ * when decoder != 0, for file format version (2 or 3); 0 or PM_ENOMEM. */
+int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder, int version);
 void pm_codec_free(pm_codec *c);
 /* Forget all previous values (a key sample follows). */
 void pm_codec_reset(pm_codec *c);
 
-/* Largest payload pm_codec_encode writes for ncols columns. */
+/* Largest payload pm_codec_encode writes for ncols columns, in either
+ * version (and 8 bytes to spare, which version 3's writer stores into). */
 size_t pm_codec_max_payload(size_t ncols);
 
 /* Encode one sample as a key (key != 0: the state is reset first) or delta
