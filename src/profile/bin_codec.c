@@ -22,6 +22,13 @@ int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder,
     if (!c->col)
         return PM_ENOMEM;
     c->ncols = ncols;
+    if (c->nib && decoder) {
+        size_t nt = 0;
+        if (pm_mul_size(ncols, 8, &nt) || nt > SIZE_MAX - 16 || !(c->tail = malloc(nt + 16))) {
+            pm_codec_free(c);
+            return PM_ENOMEM;
+        }
+    }
     if (c->nib && !decoder) {
         c->num = pm_alloc_array(ncols ? ncols : 1, sizeof *c->num);
         c->nform = pm_alloc_array(ncols ? ncols : 1, sizeof *c->nform);
@@ -65,6 +72,8 @@ void pm_codec_free(pm_codec *c)
     free(c->rows);
     free(c->num);
     free(c->nform);
+    free(c->tail);
+    c->tail = NULL;
     c->num = NULL;
     c->nform = NULL;
     c->col = NULL;
@@ -421,6 +430,16 @@ static const uint64_t NIB_MASK[9] = {0,
                                      0xffffffffffffffull,
                                      ~0ull};
 
+/* The number of bits set in x, whose bits are all in the low bit of a
+ * 2-bit lane (LANES_LOW): without -mpopcnt, __builtin_popcountll is a
+ * call. */
+static inline size_t lanes_set(uint64_t x)
+{
+    x = (x & 0x3333333333333333ull) + (x >> 2 & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (size_t)((x * 0x0101010101010101ull) >> 56);
+}
+
 /* Version 3's codes, form bytes, lengths and numbers (pass 1), after the
  * times: every length is known before a number is read, so the numbers'
  * bytes are checked against the payload once, and each number is one
@@ -451,8 +470,8 @@ static int parse_nib(pm_codec *c, int key, const unsigned char *p, const unsigne
             return -1; /* codes 1 and 2 on a column whose form is none */
         uint64_t three = w & w >> 1 & LANES_LOW;
         c->none[k] &= ~three;
-        nf += (size_t)__builtin_popcountll(three);
-        nn += (size_t)__builtin_popcountll(w >> 1 & LANES_LOW);
+        nf += lanes_set(three);
+        nn += lanes_set(w >> 1 & LANES_LOW);
     }
     size_t nl = (nn + 1) / 2;
     if ((size_t)(end - p) < nf + nl)
@@ -463,42 +482,47 @@ static int parse_nib(pm_codec *c, int key, const unsigned char *p, const unsigne
         total += NIB_SUM[len[i]];
     if ((nn & 1 && len[nl - 1] >> 4) || total != (size_t)(end - q))
         return -1; /* a length above 8, the padding nibble not 0, bytes left or missing */
-    /* With 8 bytes readable after the last number, each is one load. */
-    int fast = (size_t)(lim - q) >= total + 8;
+    /* With 8 bytes readable after the last number, each is one load; so
+     * that it is, the numbers of the file's last record are copied. */
+    if ((size_t)(lim - q) < total + 8) {
+        memcpy(c->tail, q, total);
+        memset(c->tail + total, 0, 8);
+        q = c->tail;
+    }
+    uint64_t *x = c->x + r, *rows = c->rows;
     size_t i = 0;
     for (size_t k = 0; k < c->nw; k++) {
         size_t ncol = c->ncols - 32 * k; /* not the lanes past the last column */
-        uint64_t w = cw[k], not1 = w ^ LANES_LOW;
-        uint64_t visit =
-            (not1 | not1 >> 1) & LANES_LOW & (ncol >= 32 ? ~0ull : (1ull << 2 * ncol) - 1);
-        while (visit) {
-            unsigned bit = (unsigned)__builtin_ctzll(visit);
-            visit &= visit - 1;
-            size_t col = 32 * k + bit / 2, slot = col * PM_CODEC_BATCH + r;
-            c->rows[col] |= row;
-            unsigned code = w >> bit & 3;
-            if (code == 0)
-                continue; /* not recorded */
-            unsigned n = len[i / 2] >> (4 * (i % 2)) & 15;
+        uint64_t w = cw[k], num = w >> 1 & LANES_LOW;
+        uint64_t zero = ~(w | w >> 1) & LANES_LOW & (ncol >= 32 ? ~0ull : (1ull << 2 * ncol) - 1);
+        const size_t base = 32 * k;
+        while (num) { /* codes 2 and 3 */
+            size_t col = base + (size_t)__builtin_ctzll(num) / 2;
+            num &= num - 1;
+            unsigned n = len[i >> 1] >> ((i & 1) << 2) & 15;
             i++;
-            uint64_t x;
-            if (fast) {
-                x = pm_get_u64(q) & NIB_MASK[n];
-            } else {
-                x = 0;
-                for (unsigned b = 0; b < n; b++)
-                    x |= (uint64_t)q[b] << (8 * b);
-            }
+            x[col * PM_CODEC_BATCH] = pm_get_u64(q) & NIB_MASK[n];
             q += n;
-            if (code == 3) {
-                unsigned f = *form++;
-                if (f <= PM_FORM_MAXSCALE && (!c->col[col].u64 || f == 0))
-                    x = unzz(x);
-                else if (f != PM_FORM_RAW || c->col[col].u64)
-                    return -1; /* not a form of this column */
-                c->fm[slot] = (uint8_t)f;
-            }
-            c->x[slot] = x;
+            rows[col] |= row;
+        }
+        while (zero) { /* code 0: not recorded */
+            size_t col = base + (size_t)__builtin_ctzll(zero) / 2;
+            zero &= zero - 1;
+            rows[col] |= row;
+        }
+    }
+    /* Code 3: the form bytes, in column order. */
+    for (size_t k = 0; k < c->nw; k++) {
+        uint64_t three = cw[k] & cw[k] >> 1 & LANES_LOW;
+        while (three) {
+            size_t col = 32 * k + (size_t)__builtin_ctzll(three) / 2, slot = col * PM_CODEC_BATCH;
+            three &= three - 1;
+            unsigned f = *form++;
+            if (f <= PM_FORM_MAXSCALE && (!c->col[col].u64 || f == 0))
+                x[slot] = unzz(x[slot]);
+            else if (f != PM_FORM_RAW || c->col[col].u64)
+                return -1; /* not a form of this column */
+            c->fm[slot + r] = (uint8_t)f;
         }
     }
     return 0;

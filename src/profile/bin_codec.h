@@ -69,14 +69,16 @@ typedef struct pm_codec {
      * in the record) and, per column, what codes 2 and 3 carried; pass 2
      * (pm_codec_flush) runs down each column with the column's state in
      * registers. */
-    size_t nw;      /* code words per row: ceil(ncols / 32) */
-    size_t nb;      /* rows parsed, not yet flushed */
-    int key0;       /* the first of them is a key sample (the only one) */
-    uint64_t *cw;   /* [PM_CODEC_BATCH][nw] the rows' codes */
-    uint64_t *x;    /* [ncols][PM_CODEC_BATCH] code 2: the varint; code 3: the new m */
-    uint8_t *fm;    /* [ncols][PM_CODEC_BATCH] code 3: the new form */
-    uint64_t *none; /* [nw] 1 in the low bit of each column whose form is none */
-    uint64_t *rows; /* [ncols] bit r: row r's code was not 1 (a key row's: none) */
+    size_t nw;           /* code words per row: ceil(ncols / 32) */
+    size_t nb;           /* rows parsed, not yet flushed */
+    int key0;            /* the first of them is a key sample (the only one) */
+    uint64_t *cw;        /* [PM_CODEC_BATCH][nw] the rows' codes */
+    uint64_t *x;         /* [ncols][PM_CODEC_BATCH] code 2: the varint; code 3: the new m */
+    uint8_t *fm;         /* [ncols][PM_CODEC_BATCH] code 3: the new form */
+    uint64_t *none;      /* [nw] 1 in the low bit of each column whose form is none */
+    uint64_t *rows;      /* [ncols] bit r: row r's code was not 1 (a key row's: none) */
+    unsigned char *tail; /* version 3: a record's numbers and 8 bytes more,
+                          * when the file ends too soon after them */
 } pm_codec;
 
 /* Set up for cols (kinds and types are copied), with the decoder's batch
