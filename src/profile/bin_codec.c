@@ -430,6 +430,27 @@ static const uint64_t NIB_MASK[9] = {0,
                                      0xffffffffffffffull,
                                      ~0ull};
 
+/* The lanes of code word k that hold a column: not those past the last
+ * column (the last code byte's padding). */
+static inline uint64_t lanes_of(const pm_codec *c, size_t k)
+{
+    size_t n = c->ncols - 32 * k;
+    return n >= 32 ? ~0ull : (1ull << (2 * n)) - 1;
+}
+
+/* Code word k of a record's codes (32 columns, as in the record), the
+ * padding lanes 0. */
+static inline uint64_t code_word(const pm_codec *c, const unsigned char *codes, size_t k)
+{
+    size_t left = (c->ncols + 3) / 4 - 8 * k;
+    if (left >= 8)
+        return pm_get_u64(codes + 8 * k);
+    uint64_t w = 0;
+    for (size_t i = 0; i < left; i++)
+        w |= (uint64_t)codes[8 * k + i] << (8 * i);
+    return w & lanes_of(c, k);
+}
+
 /* The number of bits set in x, whose bits are all in the low bit of a
  * 2-bit lane (LANES_LOW): without -mpopcnt, __builtin_popcountll is a
  * call. */
@@ -455,16 +476,7 @@ static int parse_nib(pm_codec *c, int key, const unsigned char *p, const unsigne
     size_t r = c->nb, nf = 0, nn = 0;
     uint64_t *cw = c->cw + r * c->nw, row = (uint64_t)!key << r;
     for (size_t k = 0; k < c->nw; k++) {
-        uint64_t w;
-        size_t left = ncodes - 8 * k;
-        if (left >= 8) {
-            w = pm_get_u64(codes + 8 * k);
-        } else {
-            w = 0;
-            for (size_t i = 0; i < left; i++)
-                w |= (uint64_t)codes[8 * k + i] << (8 * i);
-            w &= (1ull << (2 * (c->ncols - 32 * k))) - 1; /* the last byte's padding */
-        }
+        uint64_t w = code_word(c, codes, k);
         cw[k] = w;
         if (((w ^ w >> 1) & c->none[k]) != 0)
             return -1; /* codes 1 and 2 on a column whose form is none */
@@ -492,9 +504,8 @@ static int parse_nib(pm_codec *c, int key, const unsigned char *p, const unsigne
     uint64_t *x = c->x + r, *rows = c->rows;
     size_t i = 0;
     for (size_t k = 0; k < c->nw; k++) {
-        size_t ncol = c->ncols - 32 * k; /* not the lanes past the last column */
         uint64_t w = cw[k], num = w >> 1 & LANES_LOW;
-        uint64_t zero = ~(w | w >> 1) & LANES_LOW & (ncol >= 32 ? ~0ull : (1ull << 2 * ncol) - 1);
+        uint64_t zero = ~(w | w >> 1) & LANES_LOW & lanes_of(c, k);
         const size_t base = 32 * k;
         while (num) { /* codes 2 and 3 */
             size_t col = base + (size_t)__builtin_ctzll(num) / 2;
@@ -570,18 +581,7 @@ int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_
     size_t r = c->nb;
     uint64_t *cw = c->cw + r * c->nw, row = (uint64_t)!key << r;
     for (size_t k = 0; k < c->nw; k++) {
-        uint64_t w, lanes = ~0ull;
-        size_t left = ncodes - 8 * k;
-        if (left >= 8) {
-            w = pm_get_u64(codes + 8 * k);
-        } else {
-            w = 0;
-            for (size_t i = 0; i < left; i++)
-                w |= (uint64_t)codes[8 * k + i] << (8 * i);
-            /* Not the lanes past the last column (the last byte's padding). */
-            lanes = (1ull << (2 * (c->ncols - 32 * k))) - 1;
-            w &= lanes;
-        }
+        uint64_t w = code_word(c, codes, k), lanes = lanes_of(c, k);
         cw[k] = w;
         /* Codes 1 and 2 on a column whose form is none: the same as, or a
          * change of, nothing. */

@@ -631,37 +631,16 @@ static void test_index_seek(void **state)
     free(buf);
 }
 
-/* PERFMON_PROFILE_VERSION=1 makes PM_FMT_BIN write version 1. */
-static void test_env_v1(void **state)
+/* PM_FMT_BIN writes version 3; PERFMON_PROFILE_VERSION=1 or 2 makes it
+ * write version 1 or 2; each reads back as written. */
+static void test_env_version(void **state)
 {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof path, "%s/env.pmp", dir);
-    setenv("PERFMON_PROFILE_VERSION", "1", 1);
-    write_file(path, PM_FMT_BIN, 70, 1);
-    unsetenv("PERFMON_PROFILE_VERSION");
-    unsigned char *buf;
-    size_t len;
-    load(path, &buf, &len);
-    assert_int_equal(pm_get_u32(buf + 8), 1);
-    free(buf);
-    pm_profile *p;
-    read_ok(path, &p);
-    for (size_t i = 0; i < 70; i++)
-        expect_sample(p, i, i);
-    pm_profile_free(p);
-}
-
-/* PM_FMT_BIN writes version 3; PERFMON_PROFILE_VERSION=2 makes it write
- * version 2; both read back as written. */
-static void test_v3_default(void **state)
-{
-    (void)state;
-    for (int v = 2; v <= 3; v++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/default%d.pmp", dir, v);
-        if (v == 2)
-            setenv("PERFMON_PROFILE_VERSION", "2", 1);
+    for (int v = 1; v <= 3; v++) {
+        char path[512], env[2] = {(char)('0' + v), 0};
+        snprintf(path, sizeof path, "%s/env%d.pmp", dir, v);
+        if (v < 3)
+            setenv("PERFMON_PROFILE_VERSION", env, 1);
         write_file(path, PM_FMT_BIN, 70, 1);
         unsetenv("PERFMON_PROFILE_VERSION");
         unsigned char *buf;
@@ -820,14 +799,13 @@ int main(void)
         cmocka_unit_test(test_projection),
     };
     const struct CMUnitTest v3[] = {
-        cmocka_unit_test(test_v3_default),
         cmocka_unit_test(test_v3_malformed),
     };
     int bad = cmocka_run_group_tests_name("version 2", each, setup, teardown);
     bad |= cmocka_run_group_tests_name("version 3", each, use_v3, teardown);
     bad |= cmocka_run_group_tests_name("version 3 only", v3, setup, teardown);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_env_v1),
+        cmocka_unit_test(test_env_version),
         cmocka_unit_test(test_old_encoder),
     };
     return bad | cmocka_run_group_tests(tests, setup, teardown);
