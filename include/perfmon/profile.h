@@ -162,7 +162,7 @@ int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_read_b
 /* Decode a binary profile held in memory (path is used in messages). */
 int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len, pm_profile **out,
                           pm_error *err) PM_WUR;
-/* The key samples of a binary version 2 profile (docs/format.md,
+/* The key samples of a binary version 2 or 3 profile (docs/format.md,
  * "Index"): decoding can start at any of them. */
 typedef struct pm_bin_key {
     int64_t wall_ns, mono_ns; /* the key sample's times */
@@ -175,14 +175,14 @@ typedef struct pm_bin_index {
     int from_footer; /* 1: read from the index records; 0: rebuilt by
                                * scanning (no footer after a kill, or a damaged one) */
 } pm_bin_index;
-/* Load the index of buf (a version 2 file): from its footer and the chain
+/* Load the index of buf (a version 2 or 3 file): from its footer and the chain
  * of index records before it, each entry checked against the key sample
  * it names; else by scanning the records.  Free with pm_bin_index_free. */
 int pm_bin_index_load(const char *path, const unsigned char *buf, size_t len, pm_bin_index *idx,
                       pm_error *err) PM_WUR;
 void pm_bin_index_free(pm_bin_index *idx);
 /* Decode only the samples whose wall time is in [from_wall_ns, to_wall_ns)
- * of a binary version 2 profile, starting at the last key sample at or
+ * of a binary version 2 or 3 profile, starting at the last key sample at or
  * before from_wall_ns (through the index) and stopping at the first key
  * sample at or after to_wall_ns.  Header and metadata as
  * pm_profile_decode_bin; notes and the end record only when they lie in

@@ -1,5 +1,5 @@
-/* Sample encoding of binary profile version 2 (bin_codec.h,
- * docs/format.md "Version 2 samples"). */
+/* Sample encoding of binary profile versions 2 and 3 (bin_codec.h,
+ * docs/format.md "Version 2 samples", "Version 3 samples"). */
 #include "bin_codec.h"
 
 #include <math.h>

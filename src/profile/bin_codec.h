@@ -1,5 +1,7 @@
-/* bin_codec.h - the sample encoding of binary profile version 2
- * (docs/format.md, "Version 2 samples").  Private to src/profile.
+/* bin_codec.h - the sample encoding of binary profile versions 2 and 3
+ * (docs/format.md, "Version 2 samples", "Version 3 samples": version 3
+ * lays the numbers out with their byte lengths ahead of them instead of
+ * as varints).  Private to src/profile.
  *
  * A key sample stores every value whole; a delta sample stores each value
  * as its change from the previous sample of the same column (counters:
