@@ -1,11 +1,11 @@
 /* format_bench: bytes per sample and decoding speed of the binary profile
- * versions 1 and 2 (docs/format.md).  Each input profile (a real run's)
- * is written again as version 1 and as version 2 with pm_writer, and a
- * generated 24-hour profile (pm_synth, all 32 columns, 1 s) is written in
- * both; per file: the bytes per sample (the file less its header, the
+ * versions 1, 2 and 3 (docs/format.md).  Each input profile (a real run's)
+ * is written again in each version with pm_writer, and a generated
+ * 24-hour profile (pm_synth, all 32 columns, 1 s) too; per file: the bytes per sample (the file less its header, the
  * same in both), the MB per day at 1 s, the reading time per value
- * (file to values, the least CPU time of nine reads: ns/v), and the
- * writer's CPU time per sample (us/w).  Used by bench/run.sh.
+ * (file to values, the least CPU time of nine reads: ns/v; and from the
+ * file's bytes in memory: mem), and the writer's CPU time per sample
+ * (us/w).  Used by bench/run.sh.
  *
  *   format_bench [PROFILE...] */
 #include <math.h>
@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfmon/fileio.h"
 #include "perfmon/profile.h"
 #include "perfmon/synth.h"
 #include "perfmon/writer.h"
@@ -104,26 +105,59 @@ static double decode_ns(const char *path, size_t *n, size_t *ncols)
     return t[0] / ((double)*n * (double)*ncols) * 1e9;
 }
 
+/* The same from the file's bytes in memory (pm_profile_decode_bin): the
+ * decoder alone. */
+static double decode_mem_ns(const char *path)
+{
+    pm_error err;
+    char *buf;
+    size_t len, nv = 0;
+    if (pm_read_whole(path, (size_t)1 << 31, &buf, &len, &err)) {
+        fprintf(stderr, "format_bench: %s\n", err.msg);
+        return -1;
+    }
+    double t[9];
+    for (int r = 0; r < 9; r++) {
+        pm_profile *p;
+        double t0 = now();
+        if (pm_profile_decode_bin(path, (const unsigned char *)buf, len, &p, &err)) {
+            fprintf(stderr, "format_bench: %s\n", err.msg);
+            free(buf);
+            return -1;
+        }
+        t[r] = now() - t0;
+        nv = p->n * p->ncols;
+        pm_profile_free(p);
+    }
+    free(buf);
+    qsort(t, 9, sizeof t[0], cmp_double);
+    return t[0] / (double)(nv ? nv : 1) * 1e9;
+}
+
 static int row(const char *label, const pm_profile *p, const char *dir)
 {
-    char path[2][4200];
-    double bps[2], ns[2], us[2];
-    for (int v = 0; v < 2; v++) {
+    static const int fmt[3] = {PM_FMT_BIN1, PM_FMT_BIN2, PM_FMT_BIN};
+    char path[3][4200];
+    double bps[3], ns[3], mem[3], us[3];
+    for (int v = 0; v < 3; v++) {
         off_t hdr;
         struct stat st;
         snprintf(path[v], sizeof path[v], "%s/v%d.pmp", dir, v + 1);
-        if (rewrite(p, v ? PM_FMT_BIN : PM_FMT_BIN1, path[v], &hdr, &us[v]) || stat(path[v], &st))
+        if (rewrite(p, fmt[v], path[v], &hdr, &us[v]) || stat(path[v], &st))
             return -1;
         bps[v] = (double)(st.st_size - hdr) / (double)p->n;
         size_t n, nc;
         ns[v] = decode_ns(path[v], &n, &nc);
+        mem[v] = decode_mem_ns(path[v]);
         unlink(path[v]);
-        if (ns[v] < 0)
+        if (ns[v] < 0 || mem[v] < 0)
             return -1;
     }
-    printf("%-28s %7zu %5zu %9.1f %9.1f %6.3f %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f\n", label, p->n,
-           p->ncols, bps[0], bps[1], bps[1] / bps[0], bps[0] * 86400 / 1e6, bps[1] * 86400 / 1e6,
-           ns[0], ns[1], us[0], us[1]);
+    printf("%-28s %7zu %5zu %8.1f %8.1f %8.1f %6.3f %6.3f %9.2f %9.2f %7.2f %7.2f %7.2f %6.2f "
+           "%6.2f %6.2f %7.2f %7.2f %7.2f\n",
+           label, p->n, p->ncols, bps[0], bps[1], bps[2], bps[1] / bps[0], bps[2] / bps[0],
+           bps[0] * 86400 / 1e6, bps[2] * 86400 / 1e6, ns[0], ns[1], ns[2], mem[0], mem[1], mem[2],
+           us[0], us[1], us[2]);
     return 0;
 }
 
@@ -132,9 +166,10 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/pm-fmt-bench.XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    printf("%-28s %7s %5s %9s %9s %6s %9s %9s %8s %8s %8s %8s\n", "profile", "samples", "cols",
-           "v1 B/smp", "v2 B/smp", "v2/v1", "v1 MB/day", "v2 MB/day", "v1 ns/v", "v2 ns/v",
-           "v1 us/w", "v2 us/w");
+    printf("%-28s %7s %5s %8s %8s %8s %6s %6s %9s %9s %7s %7s %7s %6s %6s %6s %7s %7s %7s\n",
+           "profile", "samples", "cols", "v1 B/smp", "v2 B/smp", "v3 B/smp", "v2/v1", "v3/v1",
+           "v1 MB/day", "v3 MB/day", "v1 ns/v", "v2 ns/v", "v3 ns/v", "v1 mem", "v2 mem", "v3 mem",
+           "v1 us/w", "v2 us/w", "v3 us/w");
     int bad = 0;
     for (int a = 1; a < argc; a++) {
         pm_profile *p;

@@ -20,7 +20,7 @@ echo "   10-process tree, JSON Lines format, -i 0.05 for 10 s"
     sh -c 'for i in 1 2 3 4 5 6 7 8 9; do sleep 11 & done; wait'
 "$BUILD/bench/sampler_cost" "$TMP"/tree/*.pmp "$TMP"/sys/*.pmp "$TMP"/sys1/*.pmp "$TMP"/json/*.jsonl
 
-echo "== profile format: bytes per sample, version 1 against 2 (target: v2 <= 1/4 of v1; <= 8.7 MB per day at 1 s for 32 columns)"
+echo "== profile format: bytes per sample, versions 1, 2 and 3 (target: v3 <= 1/4 of v1; <= 8.7 MB per day at 1 s for 32 columns)"
 echo "   the runs above written again in each version, and a generated 24-hour 32-column profile"
 "$BUILD/bench/format_bench" "$TMP"/tree/*.pmp "$TMP"/sys/*.pmp
 

@@ -17,7 +17,7 @@
 #include "perfmon/error.h"
 
 /* The binary version written (docs/format.md); JSON Lines stays 1. */
-#define PM_PROFILE_VERSION 2
+#define PM_PROFILE_VERSION 3
 #define PM_PROFILE_JSONL_VERSION 1
 
 /* Bounds that every reader enforces (docs/format.md, "Limits"). */
@@ -28,8 +28,15 @@
 
 enum pm_kind { PM_GAUGE = 0, PM_COUNTER = 1 };
 enum pm_vtype { PM_F64 = 0, PM_U64 = 1 };
-/* PM_FMT_BIN1: for pm_writer_open only, binary version 1 (tests). */
-enum pm_format { PM_FMT_UNKNOWN = 0, PM_FMT_BIN = 1, PM_FMT_JSONL = 2, PM_FMT_BIN1 = 3 };
+/* PM_FMT_BIN1, PM_FMT_BIN2: for pm_writer_open only, binary version 1 or 2
+ * (tests, benchmarks). */
+enum pm_format {
+    PM_FMT_UNKNOWN = 0,
+    PM_FMT_BIN = 1,
+    PM_FMT_JSONL = 2,
+    PM_FMT_BIN1 = 3,
+    PM_FMT_BIN2 = 4
+};
 
 /* Record types of the binary form. */
 enum pm_record_type {
@@ -155,7 +162,7 @@ int pm_profile_read_hinted(const char *path, const pm_read_hint *hint, pm_read_b
 /* Decode a binary profile held in memory (path is used in messages). */
 int pm_profile_decode_bin(const char *path, const unsigned char *buf, size_t len, pm_profile **out,
                           pm_error *err) PM_WUR;
-/* The key samples of a binary version 2 profile (docs/format.md,
+/* The key samples of a binary version 2 or 3 profile (docs/format.md,
  * "Index"): decoding can start at any of them. */
 typedef struct pm_bin_key {
     int64_t wall_ns, mono_ns; /* the key sample's times */
@@ -168,14 +175,14 @@ typedef struct pm_bin_index {
     int from_footer; /* 1: read from the index records; 0: rebuilt by
                                * scanning (no footer after a kill, or a damaged one) */
 } pm_bin_index;
-/* Load the index of buf (a version 2 file): from its footer and the chain
+/* Load the index of buf (a version 2 or 3 file): from its footer and the chain
  * of index records before it, each entry checked against the key sample
  * it names; else by scanning the records.  Free with pm_bin_index_free. */
 int pm_bin_index_load(const char *path, const unsigned char *buf, size_t len, pm_bin_index *idx,
                       pm_error *err) PM_WUR;
 void pm_bin_index_free(pm_bin_index *idx);
 /* Decode only the samples whose wall time is in [from_wall_ns, to_wall_ns)
- * of a binary version 2 profile, starting at the last key sample at or
+ * of a binary version 2 or 3 profile, starting at the last key sample at or
  * before from_wall_ns (through the index) and stopping at the first key
  * sample at or after to_wall_ns.  Header and metadata as
  * pm_profile_decode_bin; notes and the end record only when they lie in

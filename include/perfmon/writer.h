@@ -20,10 +20,11 @@ typedef struct pm_writer pm_writer;
 
 /* Create path (must not exist: O_EXCL) and write the header and, when
  * meta_json is not NULL, the metadata record.  cols is copied.  format:
- * PM_FMT_BIN writes binary version 2 (samples as changes from the one
+ * PM_FMT_BIN writes binary version 3 (samples as changes from the one
  * before, a key sample every 64, index records at checkpoints and after
- * the end record), or version 1 when the environment has
- * PERFMON_PROFILE_VERSION=1; PM_FMT_BIN1 always writes version 1;
+ * the end record), or version 1 or 2 when the environment has
+ * PERFMON_PROFILE_VERSION=1 or 2; PM_FMT_BIN1 and PM_FMT_BIN2 always write
+ * version 1 and 2;
  * PM_FMT_JSONL writes JSON Lines (docs/format.md). */
 int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profile_info *info,
                    const pm_column *cols, size_t ncols, const char *meta_json,

@@ -1,5 +1,5 @@
-/* Sample encoding of binary profile version 2 (bin_codec.h,
- * docs/format.md "Version 2 samples"). */
+/* Sample encoding of binary profile versions 2 and 3 (bin_codec.h,
+ * docs/format.md "Version 2 samples", "Version 3 samples"). */
 #include "bin_codec.h"
 
 #include <math.h>
@@ -14,13 +14,29 @@
 
 static const double P10[PM_FORM_MAXSCALE + 1] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 
-int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder)
+int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder, int version)
 {
     memset(c, 0, sizeof *c);
+    c->nib = version >= 3;
     c->col = pm_alloc_array(ncols ? ncols : 1, sizeof *c->col);
     if (!c->col)
         return PM_ENOMEM;
     c->ncols = ncols;
+    if (c->nib && decoder) {
+        size_t nt = 0;
+        if (pm_mul_size(ncols, 8, &nt) || nt > SIZE_MAX - 16 || !(c->tail = malloc(nt + 16))) {
+            pm_codec_free(c);
+            return PM_ENOMEM;
+        }
+    }
+    if (c->nib && !decoder) {
+        c->num = pm_alloc_array(ncols ? ncols : 1, sizeof *c->num);
+        c->nform = pm_alloc_array(ncols ? ncols : 1, sizeof *c->nform);
+        if (!c->num || !c->nform) {
+            pm_codec_free(c);
+            return PM_ENOMEM;
+        }
+    }
     if (decoder) {
         size_t nx = 0;
         c->nw = (ncols + 31) / 32;
@@ -54,6 +70,12 @@ void pm_codec_free(pm_codec *c)
     free(c->fm);
     free(c->none);
     free(c->rows);
+    free(c->num);
+    free(c->nform);
+    free(c->tail);
+    c->tail = NULL;
+    c->num = NULL;
+    c->nform = NULL;
     c->col = NULL;
     c->cw = c->x = c->none = c->rows = NULL;
     c->fm = NULL;
@@ -82,8 +104,10 @@ void pm_codec_reset(pm_codec *c)
 size_t pm_codec_max_payload(size_t ncols)
 {
     /* Two time varints, the codes, and per value an escape byte and at
-     * most ten varint bytes. */
-    return 20 + (ncols + 3) / 4 + 11 * ncols;
+     * most ten varint bytes (version 3: a form byte, half a length byte
+     * and eight bytes); then the 8 bytes that version 3's last number
+     * may be stored with. */
+    return 28 + (ncols + 3) / 4 + 11 * ncols;
 }
 
 static inline uint64_t zz(uint64_t x)
@@ -156,6 +180,51 @@ static void set_code(unsigned char *codes, size_t c, unsigned code)
     codes[c / 4] |= (unsigned char)(code << (2 * (c % 4)));
 }
 
+/* Bytes of v as a version 3 number: 0 for 0, up to 8. */
+static inline unsigned num_len(uint64_t v)
+{
+    return v ? (unsigned)(71 - __builtin_clzll(v)) / 8 : 0;
+}
+
+/* A number of code 2 or 3 (with its form byte for code 3, else -1): a
+ * varint after the form byte (version 2, raw: 8 bytes), or kept for the
+ * record's end (version 3). */
+static inline unsigned char *put_num(pm_codec *c, unsigned char *p, size_t *k, size_t *f, int form,
+                                     uint64_t v)
+{
+    if (c->nib) {
+        if (form >= 0)
+            c->nform[(*f)++] = (uint8_t)form;
+        c->num[(*k)++] = v;
+        return p;
+    }
+    if (form >= 0)
+        *p++ = (unsigned char)form;
+    if (form == PM_FORM_RAW) {
+        pm_put_u64(p, v);
+        return p + 8;
+    }
+    return put_varint(p, v);
+}
+
+/* Version 3's end of a record: the form bytes, the lengths (two a byte,
+ * low nibble first), the numbers. */
+static unsigned char *put_nums(const pm_codec *c, unsigned char *p, size_t k, size_t f)
+{
+    memcpy(p, c->nform, f);
+    p += f;
+    unsigned char *len = p;
+    memset(len, 0, (k + 1) / 2);
+    p += (k + 1) / 2;
+    for (size_t i = 0; i < k; i++) {
+        unsigned n = num_len(c->num[i]);
+        len[i / 2] |= (unsigned char)(n << (4 * (i % 2)));
+        pm_put_u64(p, c->num[i]); /* pm_codec_max_payload leaves 8 bytes */
+        p += n;
+    }
+    return p;
+}
+
 size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const pm_value *vals,
                        const uint8_t *present, unsigned char *out)
 {
@@ -176,7 +245,7 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
     c->mono = mono;
     c->off = (int64_t)off;
     unsigned char *codes = p;
-    size_t ncodes = (c->ncols + 3) / 4;
+    size_t ncodes = (c->ncols + 3) / 4, k = 0, f = 0;
     memset(codes, 0, ncodes);
     p += ncodes;
     for (size_t i = 0; i < c->ncols; i++) {
@@ -216,12 +285,10 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
                 uint64_t x = bits ^ s->m;
                 set_code(codes, i, x ? 2 : 1);
                 if (x)
-                    p = put_varint(p, x);
+                    p = put_num(c, p, &k, &f, -1, x);
             } else {
                 set_code(codes, i, 3);
-                *p++ = PM_FORM_RAW;
-                pm_put_u64(p, bits);
-                p += 8;
+                p = put_num(c, p, &k, &f, PM_FORM_RAW, bits);
                 s->form = PM_FORM_RAW;
             }
             s->m = bits;
@@ -235,16 +302,17 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
             }
             set_code(codes, i, x ? 2 : 1);
             if (x)
-                p = put_varint(p, zz(x));
+                p = put_num(c, p, &k, &f, -1, zz(x));
         } else {
             set_code(codes, i, 3);
-            *p++ = (unsigned char)form;
-            p = put_varint(p, zz(m));
+            p = put_num(c, p, &k, &f, form, zz(m));
             s->form = (uint8_t)form;
             s->d = 0;
         }
         s->m = m;
     }
+    if (c->nib)
+        p = put_nums(c, p, k, f);
     return (size_t)(p - out);
 }
 
@@ -338,6 +406,139 @@ static int parse_new_form(pm_codec *c, size_t col, const unsigned char **pp,
     return 0;
 }
 
+/* The bytes that a length byte's two numbers take (a nibble above 8:
+ * more than 64). */
+static const uint8_t NIB_SUM[256] = {
+#define NIB_ROW(h)                                                                               \
+    (h) + 0, (h) + 1, (h) + 2, (h) + 3, (h) + 4, (h) + 5, (h) + 6, (h) + 7, (h) + 8, 99, 99, 99, \
+        99, 99, 99, 99
+#define NIB_BAD 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99
+    NIB_ROW(0), NIB_ROW(1), NIB_ROW(2), NIB_ROW(3), NIB_ROW(4), NIB_ROW(5), NIB_ROW(6), NIB_ROW(7),
+    NIB_ROW(8), NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,
+#undef NIB_ROW
+#undef NIB_BAD
+};
+
+/* The low len bytes of a word. */
+static const uint64_t NIB_MASK[9] = {0,
+                                     0xffull,
+                                     0xffffull,
+                                     0xffffffull,
+                                     0xffffffffull,
+                                     0xffffffffffull,
+                                     0xffffffffffffull,
+                                     0xffffffffffffffull,
+                                     ~0ull};
+
+/* The lanes of code word k that hold a column: not those past the last
+ * column (the last code byte's padding). */
+static inline uint64_t lanes_of(const pm_codec *c, size_t k)
+{
+    size_t n = c->ncols - 32 * k;
+    return n >= 32 ? ~0ull : (1ull << (2 * n)) - 1;
+}
+
+/* Code word k of a record's codes (32 columns, as in the record), the
+ * padding lanes 0. */
+static inline uint64_t code_word(const pm_codec *c, const unsigned char *codes, size_t k)
+{
+    size_t left = (c->ncols + 3) / 4 - 8 * k;
+    if (left >= 8)
+        return pm_get_u64(codes + 8 * k);
+    uint64_t w = 0;
+    for (size_t i = 0; i < left; i++)
+        w |= (uint64_t)codes[8 * k + i] << (8 * i);
+    return w & lanes_of(c, k);
+}
+
+/* The number of bits set in x, whose bits are all in the low bit of a
+ * 2-bit lane (LANES_LOW): without -mpopcnt, __builtin_popcountll is a
+ * call. */
+static inline size_t lanes_set(uint64_t x)
+{
+    x = (x & 0x3333333333333333ull) + (x >> 2 & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (size_t)((x * 0x0101010101010101ull) >> 56);
+}
+
+/* Version 3's codes, form bytes, lengths and numbers (pass 1), after the
+ * times: every length is known before a number is read, so the numbers'
+ * bytes are checked against the payload once, and each number is one
+ * load and a mask. */
+static int parse_nib(pm_codec *c, int key, const unsigned char *p, const unsigned char *end,
+                     const unsigned char *lim)
+{
+    size_t ncodes = (c->ncols + 3) / 4;
+    if ((size_t)(end - p) < ncodes)
+        return -1;
+    const unsigned char *codes = p;
+    p += ncodes;
+    size_t r = c->nb, nf = 0, nn = 0;
+    uint64_t *cw = c->cw + r * c->nw, row = (uint64_t)!key << r;
+    for (size_t k = 0; k < c->nw; k++) {
+        uint64_t w = code_word(c, codes, k);
+        cw[k] = w;
+        if (((w ^ w >> 1) & c->none[k]) != 0)
+            return -1; /* codes 1 and 2 on a column whose form is none */
+        uint64_t three = w & w >> 1 & LANES_LOW;
+        c->none[k] &= ~three;
+        nf += lanes_set(three);
+        nn += lanes_set(w >> 1 & LANES_LOW);
+    }
+    size_t nl = (nn + 1) / 2;
+    if ((size_t)(end - p) < nf + nl)
+        return -1;
+    const unsigned char *form = p, *len = p + nf, *q = len + nl;
+    size_t total = 0;
+    for (size_t i = 0; i < nl; i++)
+        total += NIB_SUM[len[i]];
+    if ((nn & 1 && len[nl - 1] >> 4) || total != (size_t)(end - q))
+        return -1; /* a length above 8, the padding nibble not 0, bytes left or missing */
+    /* With 8 bytes readable after the last number, each is one load; so
+     * that it is, the numbers of the file's last record are copied. */
+    if ((size_t)(lim - q) < total + 8) {
+        memcpy(c->tail, q, total);
+        memset(c->tail + total, 0, 8);
+        q = c->tail;
+    }
+    uint64_t *x = c->x + r, *rows = c->rows;
+    size_t i = 0;
+    for (size_t k = 0; k < c->nw; k++) {
+        uint64_t w = cw[k], num = w >> 1 & LANES_LOW;
+        uint64_t zero = ~(w | w >> 1) & LANES_LOW & lanes_of(c, k);
+        const size_t base = 32 * k;
+        while (num) { /* codes 2 and 3 */
+            size_t col = base + (size_t)__builtin_ctzll(num) / 2;
+            num &= num - 1;
+            unsigned n = len[i >> 1] >> ((i & 1) << 2) & 15;
+            i++;
+            x[col * PM_CODEC_BATCH] = pm_get_u64(q) & NIB_MASK[n];
+            q += n;
+            rows[col] |= row;
+        }
+        while (zero) { /* code 0: not recorded */
+            size_t col = base + (size_t)__builtin_ctzll(zero) / 2;
+            zero &= zero - 1;
+            rows[col] |= row;
+        }
+    }
+    /* Code 3: the form bytes, in column order. */
+    for (size_t k = 0; k < c->nw; k++) {
+        uint64_t three = cw[k] & cw[k] >> 1 & LANES_LOW;
+        while (three) {
+            size_t col = 32 * k + (size_t)__builtin_ctzll(three) / 2, slot = col * PM_CODEC_BATCH;
+            three &= three - 1;
+            unsigned f = *form++;
+            if (f <= PM_FORM_MAXSCALE && (!c->col[col].u64 || f == 0))
+                x[slot] = unzz(x[slot]);
+            else if (f != PM_FORM_RAW || c->col[col].u64)
+                return -1; /* not a form of this column */
+            c->fm[slot + r] = (uint8_t)f;
+        }
+    }
+    return 0;
+}
+
 int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_t avail,
                    int64_t *mono, int64_t *wall)
 {
@@ -364,6 +565,14 @@ int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_
     c->off = (int64_t)off;
     *mono = (int64_t)m;
     *wall = (int64_t)(m + off);
+    if (c->nib) {
+        if (parse_nib(c, key, p, end, lim))
+            return -1;
+        c->nb = c->nb + 1;
+        if (c->nb == 1)
+            c->key0 = key;
+        return 0;
+    }
     size_t ncodes = (c->ncols + 3) / 4;
     if ((size_t)(end - p) < ncodes)
         return -1;
@@ -372,18 +581,7 @@ int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_
     size_t r = c->nb;
     uint64_t *cw = c->cw + r * c->nw, row = (uint64_t)!key << r;
     for (size_t k = 0; k < c->nw; k++) {
-        uint64_t w, lanes = ~0ull;
-        size_t left = ncodes - 8 * k;
-        if (left >= 8) {
-            w = pm_get_u64(codes + 8 * k);
-        } else {
-            w = 0;
-            for (size_t i = 0; i < left; i++)
-                w |= (uint64_t)codes[8 * k + i] << (8 * i);
-            /* Not the lanes past the last column (the last byte's padding). */
-            lanes = (1ull << (2 * (c->ncols - 32 * k))) - 1;
-            w &= lanes;
-        }
+        uint64_t w = code_word(c, codes, k), lanes = lanes_of(c, k);
         cw[k] = w;
         /* Codes 1 and 2 on a column whose form is none: the same as, or a
          * change of, nothing. */

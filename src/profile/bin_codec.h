@@ -1,5 +1,7 @@
-/* bin_codec.h - the sample encoding of binary profile version 2
- * (docs/format.md, "Version 2 samples").  Private to src/profile.
+/* bin_codec.h - the sample encoding of binary profile versions 2 and 3
+ * (docs/format.md, "Version 2 samples", "Version 3 samples": version 3
+ * lays the numbers out with their byte lengths ahead of them instead of
+ * as varints).  Private to src/profile.
  *
  * A key sample stores every value whole; a delta sample stores each value
  * as its change from the previous sample of the same column (counters:
@@ -56,6 +58,12 @@ typedef struct pm_codec_col {
 
 typedef struct pm_codec {
     size_t ncols;
+    int nib; /* version 3: the numbers of codes 2 and 3 as byte strings whose
+              * lengths are 4-bit fields ahead of them (docs/format.md,
+              * "Version 3 samples"); 0: version 2's LEB128 varints */
+    /* Encoder, version 3: the numbers of one record and their form bytes. */
+    uint64_t *num;
+    uint8_t *nform;
     pm_codec_col *col;
     int64_t mono, mono_d, off; /* last mono, its last change, last wall - mono */
     /* Decoder, a batch at a time: pass 1 (pm_codec_parse) walks each
@@ -63,24 +71,27 @@ typedef struct pm_codec {
      * in the record) and, per column, what codes 2 and 3 carried; pass 2
      * (pm_codec_flush) runs down each column with the column's state in
      * registers. */
-    size_t nw;      /* code words per row: ceil(ncols / 32) */
-    size_t nb;      /* rows parsed, not yet flushed */
-    int key0;       /* the first of them is a key sample (the only one) */
-    uint64_t *cw;   /* [PM_CODEC_BATCH][nw] the rows' codes */
-    uint64_t *x;    /* [ncols][PM_CODEC_BATCH] code 2: the varint; code 3: the new m */
-    uint8_t *fm;    /* [ncols][PM_CODEC_BATCH] code 3: the new form */
-    uint64_t *none; /* [nw] 1 in the low bit of each column whose form is none */
-    uint64_t *rows; /* [ncols] bit r: row r's code was not 1 (a key row's: none) */
+    size_t nw;           /* code words per row: ceil(ncols / 32) */
+    size_t nb;           /* rows parsed, not yet flushed */
+    int key0;            /* the first of them is a key sample (the only one) */
+    uint64_t *cw;        /* [PM_CODEC_BATCH][nw] the rows' codes */
+    uint64_t *x;         /* [ncols][PM_CODEC_BATCH] code 2: the varint; code 3: the new m */
+    uint8_t *fm;         /* [ncols][PM_CODEC_BATCH] code 3: the new form */
+    uint64_t *none;      /* [nw] 1 in the low bit of each column whose form is none */
+    uint64_t *rows;      /* [ncols] bit r: row r's code was not 1 (a key row's: none) */
+    unsigned char *tail; /* version 3: a record's numbers and 8 bytes more,
+                          * when the file ends too soon after them */
 } pm_codec;
 
 /* Set up for cols (kinds and types are copied), with the decoder's batch
- * when decoder != 0; 0 or PM_ENOMEM. */
-int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder);
+ * when decoder != 0, for file format version (2 or 3); 0 or PM_ENOMEM. */
+int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder, int version);
 void pm_codec_free(pm_codec *c);
 /* Forget all previous values (a key sample follows). */
 void pm_codec_reset(pm_codec *c);
 
-/* Largest payload pm_codec_encode writes for ncols columns. */
+/* Largest payload pm_codec_encode writes for ncols columns, in either
+ * version (and 8 bytes to spare, which version 3's writer stores into). */
 size_t pm_codec_max_payload(size_t ncols);
 
 /* Encode one sample as a key (key != 0: the state is reset first) or delta

@@ -336,8 +336,8 @@ static int rec_push(rec_list *l, size_t x)
     return 0;
 }
 
-static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t off,
-                     const pm_read_hint *hint, const v2_range *rg, pm_error *err)
+static int decode_v2(pm_profile *p, uint32_t version, const unsigned char *buf, size_t len,
+                     size_t off, const pm_read_hint *hint, const v2_range *rg, pm_error *err)
 {
     const char *path = p->path;
     /* Pass 1: check every record once, list them, and count the samples
@@ -374,7 +374,7 @@ static int decode_v2(pm_profile *p, const unsigned char *buf, size_t len, size_t
     int64_t tm[PM_CODEC_BATCH], tw[PM_CODEC_BATCH];
     unsigned char keep[PM_CODEC_BATCH] = {0};
     int some_out = 0;
-    if (oom || !dst || pm_codec_init(&codec, p->cols, p->ncols, 1) != 0 ||
+    if (oom || !dst || pm_codec_init(&codec, p->cols, p->ncols, 1, (int)version) != 0 ||
         pm_profile_reserve_block(p, count + 1, hint) != 0) {
         free(l.v);
         free(dst);
@@ -480,10 +480,10 @@ static int open_bin(const char *path, const unsigned char *buf, size_t len, pm_p
                             "(bad magic)",
                             path);
     uint32_t version = pm_get_u32(buf + 8);
-    if (version != 1 && version != 2)
+    if (version < 1 || version > 3)
         return pm_error_set(err, PM_EFORMAT,
                             "%s: offset 8: format version %" PRIu32
-                            " is not supported (this reader knows 1 and 2)",
+                            " is not supported (this reader knows 1, 2 and 3)",
                             path, version);
     size_t off = PM_BIN_PREAMBLE;
     long long hl = record_at(buf, len, off, PM_REC_END);
@@ -526,8 +526,8 @@ int pm_profile_decode_bin_hinted(const char *path, const unsigned char *buf, siz
         pm_profile_free(p);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
     }
-    if (version == 2) {
-        rc = decode_v2(p, buf, len, off, hint, NULL, err);
+    if (version >= 2) {
+        rc = decode_v2(p, version, buf, len, off, hint, NULL, err);
         if (rc) {
             pm_profile_free(p);
             return rc;
@@ -755,7 +755,7 @@ int pm_profile_decode_bin_range(const char *path, const unsigned char *buf, size
     size_t start = idx.n == 0 ? off : (size_t)idx.keys[lo ? lo - 1 : 0].offset;
     pm_bin_index_free(&idx);
     v2_range rg = {from_wall_ns, to_wall_ns};
-    rc = decode_v2(p, buf, len, start, NULL, &rg, err);
+    rc = decode_v2(p, version, buf, len, start, NULL, &rg, err);
     if (rc) {
         pm_profile_free(p);
         return rc;

@@ -22,7 +22,7 @@
 struct pm_writer {
     int fd; /* read-write, so that pm_writer_restore can copy it */
     int format;
-    int version; /* binary: 1 or 2 */
+    int version; /* binary: 1, 2 or 3 */
     char *path;
     off_t size; /* bytes of complete records written */
     size_t ncols;
@@ -246,14 +246,17 @@ int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profi
                    const pm_column *cols, size_t ncols, const char *meta_json, pm_error *err)
 {
     *out = NULL;
-    if (format != PM_FMT_BIN && format != PM_FMT_JSONL && format != PM_FMT_BIN1)
+    if (format != PM_FMT_BIN && format != PM_FMT_JSONL && format != PM_FMT_BIN1 &&
+        format != PM_FMT_BIN2)
         return pm_error_set(err, PM_EUSAGE, "%s: unknown profile format %d", path, format);
     int version = PM_PROFILE_VERSION;
     const char *env = getenv("PERFMON_PROFILE_VERSION");
-    if (format == PM_FMT_BIN1 || (format == PM_FMT_BIN && env && strcmp(env, "1") == 0))
-        version = 1;
-    if (format == PM_FMT_BIN1)
+    if (format == PM_FMT_BIN && env && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0))
+        version = env[0] - '0';
+    if (format == PM_FMT_BIN1 || format == PM_FMT_BIN2) {
+        version = format == PM_FMT_BIN1 ? 1 : 2;
         format = PM_FMT_BIN;
+    }
     if (ncols > PM_MAX_COLUMNS)
         return pm_error_set(err, PM_ELIMIT, "%s: %zu columns exceed the limit", path, ncols);
     pm_writer *w = calloc(1, sizeof *w);
@@ -270,7 +273,7 @@ int pm_writer_open(pm_writer **out, const char *path, int format, const pm_profi
                                : PM_REC_HEAD + pm_codec_max_payload(ncols) + PM_REC_TAIL;
     w->rec = malloc(w->rec_size);
     pm_buf_init(&w->line);
-    int crc = version == 1 ? 0 : pm_codec_init(&w->codec, cols, ncols, 0);
+    int crc = version == 1 ? 0 : pm_codec_init(&w->codec, cols, ncols, 0, version);
     if (!w->path || !w->cols || !w->rec || crc) {
         pm_writer_close(w, NULL);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);

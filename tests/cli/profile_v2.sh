@@ -1,14 +1,16 @@
 #!/bin/sh
-# Binary profile version 2 end to end (docs/format.md, "Version 2"), checked
+# Binary profile versions 3 (the default) and 2 end to end (docs/format.md,
+# "Version 2 samples", "Version 3 samples"), checked
 # with tests/support/pmp.py, a reader written from the format document
 # alone:
 # - kill -9 the sampler during a real workload: every sample it wrote reads
 #   back and equals the JSON Lines copy of the same run (-f both), and
 #   perfmon-analyze reads the killed profile;
-# - the same run as version 1 (pmp.py to-v1) and version 2 gives
+# - the same run as version 1 (pmp.py to-v1) and version 3 gives
 #   byte-identical perfmon-analyze --stats --json and --csv outputs;
-# - version 2 takes at most a quarter of version 1's bytes per sample;
-# - PERFMON_PROFILE_VERSION=1 makes the sampler write version 1.
+# - version 3 takes at most a quarter of version 1's bytes per sample;
+# - PERFMON_PROFILE_VERSION=1 makes the sampler write version 1, and =2
+#   version 2, whose samples equal their JSON Lines copy.
 set -u
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 T=$(mktemp -d)
@@ -29,7 +31,7 @@ wait "$spid" 2>/dev/null
 bin=$(ls "$T"/k/*.pmp)
 json=$(ls "$T"/k/*.pmp.jsonl)
 $PMP size "$bin" >"$T/k.size"
-check "the killed sampler wrote version 2 ($(cat "$T/k.size"))" grep -q '^2 ' "$T/k.size"
+check "the killed sampler wrote version 3 ($(cat "$T/k.size"))" grep -q '^3 ' "$T/k.size"
 $PMP compare "$bin" "$json" >"$T/k.cmp" 2>&1
 rc=$?
 cat "$T/k.cmp"
@@ -41,7 +43,7 @@ rc=$?
 check "perfmon-analyze reads the killed profile (exit $rc)" [ "$rc" -eq 0 ]
 check "its statistics name the samples" has "$T/k.stats" 'cpu'
 
-# One clean run, written as version 2, then as version 1 by pmp.py.
+# One clean run, written as version 3, then as version 1 by pmp.py.
 $PM_BIN/perfmon-sample -o "$T/run" -i 0.05 -d 4 -- sh -c "$work" "$T/scratch" >"$T/run.out" 2>&1
 check "the clean run exits 0" [ $? -eq 0 ]
 mkdir -p "$T/v1/p" "$T/v2/p"
@@ -50,20 +52,25 @@ cp "$f" "$T/v2/p/"
 $PMP to-v1 "$f" "$T/v1/p/$(basename "$f")"
 $PMP size "$T/v1/p/$(basename "$f")" >"$T/v1.size"
 $PMP size "$f" >"$T/v2.size"
-echo "      bytes per sample: v1 $(cut -d' ' -f3 "$T/v1.size"), v2 $(cut -d' ' -f3 "$T/v2.size") ($(cut -d' ' -f2 "$T/v2.size") samples)"
-check "version 2 takes at most 1/4 of version 1's bytes per sample" \
+echo "      bytes per sample: v1 $(cut -d' ' -f3 "$T/v1.size"), v3 $(cut -d' ' -f3 "$T/v2.size") ($(cut -d' ' -f2 "$T/v2.size") samples)"
+check "version 3 takes at most 1/4 of version 1's bytes per sample" \
     python3 -c 'import sys; a, b = (float(open(x).read().split()[2]) for x in sys.argv[1:]); sys.exit(not b * 4 <= a)' \
     "$T/v1.size" "$T/v2.size"
 for v in v1 v2; do
     (cd "$T/$v" && $A --stats --json p >stats.json 2>stats.err && $A --csv data.csv p >/dev/null 2>csv.err)
     check "perfmon-analyze reads the $v copy" [ -s "$T/$v/stats.json" ] && [ -s "$T/$v/data.csv" ]
 done
-check "--stats --json is byte-identical for v1 and v2" cmp "$T/v1/stats.json" "$T/v2/stats.json"
-check "--csv is byte-identical for v1 and v2" cmp "$T/v1/data.csv" "$T/v2/data.csv"
+check "--stats --json is byte-identical for v1 and v3" cmp "$T/v1/stats.json" "$T/v2/stats.json"
+check "--csv is byte-identical for v1 and v3" cmp "$T/v1/data.csv" "$T/v2/data.csv"
 
 # Version 1 on request.
 PERFMON_PROFILE_VERSION=1 $PM_BIN/perfmon-sample -o "$T/old" -i 0.05 -d 0.3 >/dev/null 2>&1
 $PMP size "$(ls "$T"/old/*.pmp)" >"$T/old.size"
 check "PERFMON_PROFILE_VERSION=1 writes version 1 ($(cat "$T/old.size"))" grep -q '^1 ' "$T/old.size"
+PERFMON_PROFILE_VERSION=2 $PM_BIN/perfmon-sample -o "$T/two" -f both -i 0.05 -d 1 >/dev/null 2>&1
+$PMP size "$(ls "$T"/two/*.pmp)" >"$T/two.size"
+check "PERFMON_PROFILE_VERSION=2 writes version 2 ($(cat "$T/two.size"))" grep -q '^2 ' "$T/two.size"
+$PMP compare "$(ls "$T"/two/*.pmp)" "$(ls "$T"/two/*.pmp.jsonl)" >"$T/two.cmp" 2>&1
+check "its samples equal their JSON Lines copy ($(cat "$T/two.cmp"))" [ $? -eq 0 ]
 
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }

@@ -1,4 +1,4 @@
-/* libFuzzer target: the binary profile version 2 decoder (key and delta
+/* libFuzzer target: the binary profile version 2 and 3 decoder (key and delta
  * samples, resynchronisation after damage, malformed payloads), the index
  * (footer chain, rebuilt by scanning), decoding a span of time through
  * it, and column projection (every other column decoded, the others only

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reader of perfmon binary profiles, versions 1 and 2,
+"""An independent reader of perfmon binary profiles, versions 1, 2 and 3,
 written from docs/format.md alone (not from perfmon's C code), for the
 shell tests:
 
@@ -81,11 +81,40 @@ def signed(x):
     return x - M if x >= 1 << 63 else x
 
 
-class V2:
-    """Decoder state (docs/format.md, "Version 2 samples")."""
+def v3_numbers(b, i, codes, n):
+    """Version 3's form bytes and numbers after the codes at i
+    (docs/format.md, "Version 3 samples"): two lists, and the end."""
+    cs = [codes[c // 4] >> (2 * (c % 4)) & 3 for c in range(n)]
+    nf = cs.count(3)
+    nn = nf + cs.count(2)
+    forms = list(b[i:i + nf])
+    i += nf
+    lens = []
+    for k in range((nn + 1) // 2):
+        lens += [b[i + k] & 15, b[i + k] >> 4]
+    if nn % 2 and lens[-1]:
+        raise ValueError('padding nibble not 0')
+    lens = lens[:nn]
+    i += (nn + 1) // 2
+    if len(forms) != nf or any(x > 8 for x in lens):
+        raise ValueError('bad lengths')
+    nums = []
+    for x in lens:
+        if i + x > len(b):
+            raise ValueError('numbers past the payload')
+        nums.append(int.from_bytes(b[i:i + x], 'little'))
+        i += x
+    return forms, nums, i
 
-    def __init__(self, cols):
+
+class V2:
+    """Decoder state (docs/format.md, "Version 2 samples", "Version 3
+    samples": version 3 differs only in where the bytes of codes 2 and 3
+    are)."""
+
+    def __init__(self, cols, version=2):
         self.cols = cols
+        self.version = version
         self.reset()
 
     def reset(self):
@@ -106,6 +135,10 @@ class V2:
         n = len(self.cols)
         codes = b[i:i + (n + 3) // 4]
         i += (n + 3) // 4
+        if self.version >= 3:
+            forms, nums, i = v3_numbers(b, i, codes, n)
+            forms.reverse()
+            nums.reverse()
         bits = []  # per column: None, or the stored 64 bits
         for c, col in enumerate(self.cols):
             code = codes[c // 4] >> (2 * (c % 4)) & 3
@@ -122,7 +155,10 @@ class V2:
             elif code == 2:
                 if s[0] is None:
                     raise ValueError('code 2 without a value')
-                x, i = varint(b, i)
+                if self.version >= 3:
+                    x = nums.pop()
+                else:
+                    x, i = varint(b, i)
                 if s[0] == 'raw':
                     s[1] ^= x
                 elif counter:
@@ -130,6 +166,14 @@ class V2:
                     s[1] = (s[1] + s[2]) % M
                 else:
                     s[1] = (s[1] + unzz(x)) % M
+            elif self.version >= 3:
+                k, x = forms.pop(), nums.pop()
+                if k <= 9 and (k == 0 or col['type'] == 0):
+                    s[0], s[1], s[2] = k, unzz(x), 0
+                elif k == 128 and col['type'] == 0:
+                    s[0], s[1] = 'raw', x
+                else:
+                    raise ValueError('escape %d' % k)
             else:
                 k = b[i]
                 i += 1
@@ -160,7 +204,7 @@ def read(path):
     recs, torn = records(buf)
     assert recs and recs[0][1] == 1, 'no header'
     cols = columns(recs[0][2])
-    dec = V2(cols)
+    dec = V2(cols, version)
     samples = []
     for off, typ, p in recs:
         if version == 1 and typ == 3:
@@ -171,7 +215,7 @@ def read(path):
                 has = p[16 + c // 8] >> (c % 8) & 1
                 bits.append(struct.unpack_from('<Q', p, 16 + nb + 8 * c)[0] if has else None)
             samples.append((mono, wall, bits))
-        elif version == 2 and typ in (6, 7):
+        elif version in (2, 3) and typ in (6, 7):
             samples.append(dec.sample(typ == 6, p))
     return {'version': version, 'cols': cols, 'samples': samples, 'records': recs,
             'torn': torn, 'preamble': buf[:16]}

@@ -407,7 +407,7 @@ static void test_bad_headers(void **state)
     (void)state;
     EXPECT_ERROR("", "empty");
     EXPECT_ERROR("hello world\n", "not a perfmon profile");
-    EXPECT_ERROR("\x89PMPROF\n\x03\0\0\0\0\0\0\0", "version 3");
+    EXPECT_ERROR("\x89PMPROF\n\x04\0\0\0\0\0\0\0", "version 4");
     EXPECT_ERROR("\x89PMPROF\n\x01\0\0\0\0\0\0\0\x10", "before the header");
     /* A header record claiming 4 GB. */
     EXPECT_ERROR("\x89PMPROF\n\x01\0\0\0\0\0\0\0\xff\xff\xff\xff\x01\0\0\0\0\0\0\0",

@@ -1,7 +1,9 @@
-/* Binary profile version 2 (docs/format.md, "Version 2"): every value read
- * back equals the one written, bit for bit, and equals what version 1
- * gives; torn tails, a damaged key sample, a corrupted or malformed delta
- * sample, and the index (footer, rebuilt, seeking by time). */
+/* Binary profile versions 2 and 3 (docs/format.md, "Version 2 samples",
+ * "Version 3 samples"): every value read back equals the one written, bit
+ * for bit, and equals what version 1 gives; torn tails, a damaged key
+ * sample, a corrupted or malformed delta sample, and the index (footer,
+ * rebuilt, seeking by time).  The tests that write a file run once per
+ * version (FMT). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,6 +172,10 @@ static void expect_sample(const pm_profile *p, size_t r, size_t i)
 }
 
 static char *dir;
+/* The version the writer-based tests write: PM_FMT_BIN2 (version 2), then
+ * PM_FMT_BIN (version 3, the default). */
+static int FMT = PM_FMT_BIN2;
+static unsigned VER = 2;
 
 static int setup(void **state)
 {
@@ -239,15 +245,15 @@ static size_t sample_offset(const unsigned char *buf, size_t len, size_t s, unsi
     return 0;
 }
 
-/* Read the version 1 file p1 and the version 2 file p2, whose bytes are
+/* Read the version 1 file p1 and the version ver file p2, whose bytes are
  * left in *buf. */
-static void read_pair(const char *p1, const char *p2, pm_profile **a, pm_profile **b,
+static void read_pair(const char *p1, const char *p2, unsigned ver, pm_profile **a, pm_profile **b,
                       unsigned char **buf, size_t *len)
 {
     read_ok(p1, a);
     read_ok(p2, b);
     load(p2, buf, len);
-    assert_int_equal(pm_get_u32(*buf + 8), 2);
+    assert_int_equal(pm_get_u32(*buf + 8), ver);
 }
 
 static void test_lossless(void **state)
@@ -257,11 +263,11 @@ static void test_lossless(void **state)
     snprintf(p1, sizeof p1, "%s/v1.pmp", dir);
     snprintf(p2, sizeof p2, "%s/v2.pmp", dir);
     write_file(p1, PM_FMT_BIN1, 300, 1);
-    write_file(p2, PM_FMT_BIN, 300, 1);
+    write_file(p2, FMT, 300, 1);
     pm_profile *a, *b;
     unsigned char *buf;
     size_t len;
-    read_pair(p1, p2, &a, &b, &buf, &len);
+    read_pair(p1, p2, VER, &a, &b, &buf, &len);
     free(buf);
     assert_int_equal(b->n, 300);
     assert_int_equal(b->nwarnings, 0);
@@ -289,7 +295,7 @@ static void test_torn_tail(void **state)
     char path[512], cut[512];
     snprintf(path, sizeof path, "%s/torn.pmp", dir);
     snprintf(cut, sizeof cut, "%s/cut.pmp", dir);
-    write_file(path, PM_FMT_BIN, 130, 0);
+    write_file(path, FMT, 130, 0);
     unsigned char *buf;
     size_t len;
     load(path, &buf, &len);
@@ -326,7 +332,7 @@ static void test_truncated_key(void **state)
     (void)state;
     char path[512];
     snprintf(path, sizeof path, "%s/key.pmp", dir);
-    write_file(path, PM_FMT_BIN, 300, 1);
+    write_file(path, FMT, 300, 1);
     unsigned char *buf;
     size_t len;
     load(path, &buf, &len);
@@ -365,7 +371,7 @@ static void test_corrupt_delta(void **state)
     (void)state;
     char path[512];
     snprintf(path, sizeof path, "%s/delta.pmp", dir);
-    write_file(path, PM_FMT_BIN, 300, 1);
+    write_file(path, FMT, 300, 1);
     unsigned char *buf;
     size_t len;
     load(path, &buf, &len);
@@ -401,7 +407,7 @@ static void test_malformed_delta(void **state)
     (void)state;
     char path[512];
     snprintf(path, sizeof path, "%s/bad.pmp", dir);
-    write_file(path, PM_FMT_BIN, 100, 1);
+    write_file(path, FMT, 100, 1);
     unsigned char *buf;
     size_t len;
     load(path, &buf, &len);
@@ -461,7 +467,7 @@ static void test_old_encoder(void **state)
     pm_profile *a, *b;
     unsigned char *buf;
     size_t len;
-    read_pair(p1, p2, &a, &b, &buf, &len);
+    read_pair(p1, p2, 2, &a, &b, &buf, &len);
     assert_int_equal(b->nwarnings, 0);
     assert_int_equal(a->n, 81);
     assert_int_equal(b->n, a->n);
@@ -509,7 +515,7 @@ static void test_projection(void **state)
     (void)state;
     char path[512];
     snprintf(path, sizeof path, "%s/proj.pmp", dir);
-    write_file(path, PM_FMT_BIN, 300, 1);
+    write_file(path, FMT, 300, 1);
     pm_read_hint h = {.want = want_odd};
     pm_profile *p;
     pm_error err;
@@ -582,7 +588,7 @@ static void test_index_seek(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/idx.pmp", dir);
     size_t n = 1500; /* 24 key samples: a checkpoint index after 16, the footer */
-    write_file(path, PM_FMT_BIN, n, 1);
+    write_file(path, FMT, n, 1);
     unsigned char *buf;
     size_t len;
     load(path, &buf, &len);
@@ -625,35 +631,182 @@ static void test_index_seek(void **state)
     free(buf);
 }
 
-/* PERFMON_PROFILE_VERSION=1 makes PM_FMT_BIN write version 1. */
-static void test_env_v1(void **state)
+/* PM_FMT_BIN writes version 3; PERFMON_PROFILE_VERSION=1 or 2 makes it
+ * write version 1 or 2; each reads back as written. */
+static void test_env_version(void **state)
 {
     (void)state;
+    for (int v = 1; v <= 3; v++) {
+        char path[512], env[2] = {(char)('0' + v), 0};
+        snprintf(path, sizeof path, "%s/env%d.pmp", dir, v);
+        if (v < 3)
+            setenv("PERFMON_PROFILE_VERSION", env, 1);
+        write_file(path, PM_FMT_BIN, 70, 1);
+        unsetenv("PERFMON_PROFILE_VERSION");
+        unsigned char *buf;
+        size_t len;
+        load(path, &buf, &len);
+        assert_int_equal(pm_get_u32(buf + 8), v);
+        free(buf);
+        pm_profile *p;
+        read_ok(path, &p);
+        assert_int_equal(p->n, 70);
+        for (size_t i = 0; i < 70; i++)
+            expect_sample(p, i, i);
+        pm_profile_free(p);
+    }
+}
+
+/* Where the parts of a version 3 sample payload are, found from the
+ * format's description (docs/format.md), not by the reader. */
+typedef struct v3_parts {
+    size_t forms, lens, nums; /* offsets in the payload */
+    size_t nf, nn;            /* form bytes, numbers */
+} v3_parts;
+
+static void v3_split(const unsigned char *pl, v3_parts *q)
+{
+    size_t at = 0;
+    for (int t = 0; t < 2; t++)
+        while (pl[at++] & 0x80)
+            ;
+    q->nf = q->nn = 0;
+    for (int c = 0; c < NC; c++) {
+        unsigned code = pl[at + c / 4] >> (2 * (c % 4)) & 3;
+        q->nf += code == 3;
+        q->nn += code >= 2;
+    }
+    q->forms = at + (NC + 3) / 4;
+    q->lens = q->forms + q->nf;
+    q->nums = q->lens + (q->nn + 1) / 2;
+}
+
+static unsigned nib(const unsigned char *pl, const v3_parts *q, size_t i)
+{
+    return pl[q->lens + i / 2] >> (4 * (i % 2)) & 15;
+}
+
+static void set_nib(unsigned char *pl, const v3_parts *q, size_t i, unsigned v)
+{
+    unsigned char *b = pl + q->lens + i / 2;
+    *b = (unsigned char)((*b & (i % 2 ? 0x0f : 0xf0)) | v << (4 * (i % 2)));
+}
+
+/* Sample record s of a 100-sample version 3 file changed by how (its CRC
+ * made valid again): it is named malformed, and the samples from it to the
+ * next key sample (64) or the end are lost, the others kept. */
+enum { BAD_NIBBLE, BAD_PADDING, BAD_TOTAL, BAD_FORM };
+
+static void malformed_case(int how)
+{
     char path[512];
-    snprintf(path, sizeof path, "%s/env.pmp", dir);
-    setenv("PERFMON_PROFILE_VERSION", "1", 1);
-    write_file(path, PM_FMT_BIN, 70, 1);
-    unsetenv("PERFMON_PROFILE_VERSION");
+    snprintf(path, sizeof path, "%s/v3bad%d.pmp", dir, how);
+    unlink(path);
+    write_file(path, PM_FMT_BIN, 100, 1);
     unsigned char *buf;
     size_t len;
     load(path, &buf, &len);
-    assert_int_equal(pm_get_u32(buf + 8), 1);
-    free(buf);
+    assert_int_equal(pm_get_u32(buf + 8), 3);
+    unsigned type;
+    size_t s = 0, at = 0;
+    unsigned char *pl = NULL;
+    v3_parts q;
+    int done = 0;
+    for (s = how == BAD_FORM ? 64 : 1; s < 64 && !done; s++) {
+        at = sample_offset(buf, len, s, &type);
+        pl = buf + at + 8;
+        v3_split(pl, &q);
+        if (how == BAD_NIBBLE) {
+            /* A length of 9 and another shortened so that the lengths still
+             * add up to the bytes there are: only the 9 is wrong. */
+            for (size_t i = 0; i < q.nn && !done; i++)
+                for (size_t j = 0; j < q.nn && !done; j++)
+                    if (i != j && nib(pl, &q, i) < 9 && nib(pl, &q, j) >= 9 - nib(pl, &q, i)) {
+                        set_nib(pl, &q, j, nib(pl, &q, j) - (9 - nib(pl, &q, i)));
+                        set_nib(pl, &q, i, 9);
+                        done = 1;
+                    }
+        } else if (how == BAD_PADDING && q.nn % 2 == 1) {
+            /* The padding nibble 1 and a length 1 shorter: the sum holds. */
+            for (size_t i = 0; i < q.nn && !done; i++)
+                if (nib(pl, &q, i) > 0) {
+                    set_nib(pl, &q, i, nib(pl, &q, i) - 1);
+                    set_nib(pl, &q, q.nn, 1);
+                    done = 1;
+                }
+        } else if (how == BAD_TOTAL && q.nn) {
+            set_nib(pl, &q, 0, nib(pl, &q, 0) ^ 1); /* a byte left over or missing */
+            done = 1;
+        }
+    }
+    if (how == BAD_FORM) {
+        /* Key sample 64: column 0 (u64) has code 3; the raw form is not
+         * one of a u64 column's. */
+        s = 64;
+        at = sample_offset(buf, len, s, &type);
+        assert_int_equal(type, 6);
+        pl = buf + at + 8;
+        v3_split(pl, &q);
+        assert_int_equal(pl[q.forms - (NC + 3) / 4] & 3, 3);
+        assert_int_equal(pl[q.forms], 0);
+        pl[q.forms] = 0x80;
+        s++;
+        done = 1;
+    }
+    if (!done)
+        fail_msg("case %d: no sample record to change", how);
+    s--;
+    size_t plen = pm_get_u32(buf + at);
+    pm_put_u32(buf + at + 8 + plen, pm_crc32c(0, buf + at, 8 + plen));
+    store(path, buf, len);
     pm_profile *p;
     read_ok(path, &p);
-    for (size_t i = 0; i < 70; i++)
-        expect_sample(p, i, i);
+    size_t lost = s < 64 ? 64 - s : 100 - s;
+    if (p->n != 100 - lost)
+        fail_msg("case %d, sample %zu: %zu samples read, want %zu", how, s, p->n, 100 - lost);
+    for (size_t r = 0; r < p->n; r++)
+        expect_sample(p, r, r < s ? r : r + lost);
+    char want[64];
+    snprintf(want, sizeof want, "offset %zu: malformed sample record", at);
+    if (p->nwarnings < 1 || !strstr(p->warnings[0], want))
+        fail_msg("case %d: '%s' lacks '%s'", how, p->nwarnings ? p->warnings[0] : "", want);
     pm_profile_free(p);
+    free(buf);
+}
+
+static void test_v3_malformed(void **state)
+{
+    (void)state;
+    malformed_case(BAD_NIBBLE);
+    malformed_case(BAD_PADDING);
+    malformed_case(BAD_TOTAL);
+    malformed_case(BAD_FORM);
+}
+
+static int use_v3(void **state)
+{
+    FMT = PM_FMT_BIN;
+    VER = 3;
+    return setup(state);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
+    const struct CMUnitTest each[] = {
         cmocka_unit_test(test_lossless),        cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_truncated_key),   cmocka_unit_test(test_corrupt_delta),
         cmocka_unit_test(test_malformed_delta), cmocka_unit_test(test_index_seek),
-        cmocka_unit_test(test_env_v1),          cmocka_unit_test(test_old_encoder),
         cmocka_unit_test(test_projection),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest v3[] = {
+        cmocka_unit_test(test_v3_malformed),
+    };
+    int bad = cmocka_run_group_tests_name("version 2", each, setup, teardown);
+    bad |= cmocka_run_group_tests_name("version 3", each, use_v3, teardown);
+    bad |= cmocka_run_group_tests_name("version 3 only", v3, setup, teardown);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_env_version),
+        cmocka_unit_test(test_old_encoder),
+    };
+    return bad | cmocka_run_group_tests(tests, setup, teardown);
 }
