@@ -110,8 +110,11 @@ if mount -t tmpfs -o size=256k tmpfs "$F" 2>/dev/null; then
     check "disk full: lost samples counted" has "$T/err" "samples were not recorded because of write errors"
     check "disk full: samples after the outage recorded" [ "$(nsamples "$D")" -gt "$before" ]
     check "disk full: profile readable, no torn record" readable "$D" 2
+    # The outage lasts 2.5 s, but the files' last pages take a few more
+    # records after the file system is full, so the gap is shorter (seen:
+    # 1.2 s); at -i 0.2 anything above 0.9 s is samples lost.
     check "disk full: a gap, samples on both sides, a note, an end record" profile "$D" '
-assert max(gaps) > 1.5, gaps
+assert max(gaps) > 0.9, gaps
 i = gaps.index(max(gaps))
 assert i + 1 >= 5 and len(s) - i - 1 >= 3, (i, len(s))
 assert any("recording resumed after a write error" in x for x in notes), notes
