@@ -46,6 +46,11 @@ typedef struct pm_progress {
     size_t series_done, series_total; /* (metric, host) series derived */
     size_t plots_done, plots_total;   /* the report's plots and colour maps */
     size_t pages_done;                /* report pages written so far */
+    /* --stream (stage derive): the pass over the hosts (1: the fold, 2 and
+     * on: the refine passes) and the passes known so far, which grows when
+     * a further refine pass is found needed; hosts_done counts the hosts
+     * folded in this pass.  0 and 0 in memory. */
+    size_t pass, passes;
 } pm_progress;
 
 typedef struct pm_analyze_opts {

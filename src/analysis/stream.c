@@ -87,6 +87,7 @@ typedef struct sctx {
     pm_metric_result *res; /* [catalog size] */
     macc *acc;             /* [catalog size] */
     int pass;              /* 1: fold, 2 and on: refine */
+    size_t passes;         /* known so far, for opts.progress */
     unsigned char *need;   /* [catalog size] a refine pass derives the metric */
     size_t ngrid;
     double *tmp; /* [ngrid] placing a host on the grid (folds are serial) */
@@ -242,6 +243,20 @@ static void fold2(sctx *c, size_t d, const pm_series *s)
     }
 }
 
+/* opts.progress: hosts folded in this pass (under c->lock, in host order,
+ * so never two calls at once). */
+static void report_progress(sctx *c, size_t hosts_done)
+{
+    pm_analysis *a = c->a;
+    pm_progress pr = {.stage = PM_STAGE_DERIVE,
+                      .hosts_done = hosts_done,
+                      .hosts_total = a->nhosts,
+                      .metrics_total = a->catalog->n,
+                      .pass = (size_t)c->pass,
+                      .passes = c->passes};
+    a->opts.progress(&pr, a->opts.progress_user);
+}
+
 static void *host_worker(void *arg)
 {
     pm_pool *pool = arg;
@@ -293,6 +308,8 @@ static void *host_worker(void *arg)
                 fold2(c, d, ser[d]);
         }
         c->turn++;
+        if (a->opts.progress)
+            report_progress(c, c->turn);
         pthread_cond_broadcast(&c->cond);
         pthread_mutex_unlock(&c->lock);
         for (size_t d = 0; d < cat->n && ser; d++) {
@@ -321,6 +338,10 @@ static int run_pass(sctx *c, int pass)
 {
     c->pass = pass;
     c->turn = 0;
+    if (c->passes < (size_t)pass)
+        c->passes = (size_t)pass;
+    if (c->a->opts.progress)
+        report_progress(c, 0);
     pm_pool pool = {.n = c->a->nhosts, .ctx = c};
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, host_worker, c->a->nhosts);
@@ -492,6 +513,7 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     }
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.cond, NULL);
+    c.passes = 2; /* the fold and the first refine pass, at least */
     rc = run_pass(&c, 1);
     int refine = 0;
     for (size_t d = 0; d < nm && !rc; d++) {
@@ -562,6 +584,18 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         finish_pooled(&c.acc[d], &r->all);
         a->metrics[a->nmetrics++] = *r;
         r->host = NULL;
+    }
+    if (a->opts.progress) {
+        /* the last state: every host of the last pass, every catalog
+         * metric derived (as build_metrics counts them) */
+        pm_progress pr = {.stage = PM_STAGE_DERIVE,
+                          .hosts_done = a->nhosts,
+                          .hosts_total = a->nhosts,
+                          .metrics_done = nm,
+                          .metrics_total = nm,
+                          .pass = (size_t)c.pass,
+                          .passes = (size_t)c.pass};
+        a->opts.progress(&pr, a->opts.progress_user);
     }
 out:
     for (size_t d = 0; c.res && d < nm; d++) {
