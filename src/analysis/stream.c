@@ -88,6 +88,7 @@ typedef struct sctx {
     macc *acc;             /* [catalog size] */
     int pass;              /* 1: fold, 2 and on: refine */
     size_t passes;         /* known so far, for opts.progress */
+    size_t pass0;          /* the survey's passes over the hosts before */
     unsigned char *need;   /* [catalog size] a refine pass derives the metric */
     size_t ngrid;
     double *tmp; /* [ngrid] placing a host on the grid (folds are serial) */
@@ -252,8 +253,8 @@ static void report_progress(sctx *c, size_t hosts_done)
                       .hosts_done = hosts_done,
                       .hosts_total = a->nhosts,
                       .metrics_total = a->catalog->n,
-                      .pass = (size_t)c->pass,
-                      .passes = c->passes};
+                      .pass = c->pass0 + (size_t)c->pass,
+                      .passes = c->pass0 + c->passes};
     a->opts.progress(&pr, a->opts.progress_user);
 }
 
@@ -338,6 +339,7 @@ static int run_pass(sctx *c, int pass)
 {
     c->pass = pass;
     c->turn = 0;
+    c->a->stream_pass = c->pass0 + (size_t)pass;
     if (c->passes < (size_t)pass)
         c->passes = (size_t)pass;
     if (c->a->opts.progress)
@@ -481,7 +483,7 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
 {
     const pm_catalog *cat = a->catalog;
     size_t nm = cat->n;
-    sctx c = {.a = a};
+    sctx c = {.a = a, .pass0 = a->stream_pass};
     c.ngrid = pm_grid_points(a);
     a->nodes = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->nodes);
     c.res = calloc(nm ? nm : 1, sizeof *c.res);
@@ -593,8 +595,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
                           .hosts_total = a->nhosts,
                           .metrics_done = nm,
                           .metrics_total = nm,
-                          .pass = (size_t)c.pass,
-                          .passes = (size_t)c.pass};
+                          .pass = c.pass0 + (size_t)c.pass,
+                          .passes = c.pass0 + (size_t)c.pass};
         a->opts.progress(&pr, a->opts.progress_user);
     }
 out:

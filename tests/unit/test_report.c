@@ -1097,7 +1097,7 @@ static void test_progress_counts(void **state)
  * one at a time and never past the count known; the last state is that
  * of the in-memory run (every host and catalog metric). */
 typedef struct pass_log {
-    size_t pass, passes, hosts, calls, passes_seen, metrics;
+    size_t pass, passes, hosts, calls, passes_seen, metrics, first_passes;
     int bad;
 } pass_log;
 
@@ -1106,7 +1106,8 @@ static void pass_cb(const pm_progress *p, void *user)
     pass_log *l = user;
     if (p->stage != PM_STAGE_DERIVE)
         return;
-    l->calls++;
+    if (l->calls++ == 0)
+        l->first_passes = p->passes;
     if (p->pass < 1 || p->pass > p->passes || p->passes < l->passes || p->pass < l->pass ||
         p->pass > l->pass + 1 || p->hosts_done > p->hosts_total)
         l->bad = 1;
@@ -1147,7 +1148,8 @@ static void test_progress_stream(void **state)
     const char *paths[1] = {job};
     assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), 0);
     assert_false(l.bad);
-    assert_true(l.passes_seen >= 2); /* the fold and a refine pass */
+    assert_true(l.passes_seen >= 3); /* the times, the fold and a refine pass */
+    assert_int_equal(l.first_passes, 3);
     assert_int_equal(l.pass, l.passes);
     assert_int_equal(l.passes, l.passes_seen);
     assert_int_equal(l.hosts, nh);
@@ -1168,6 +1170,21 @@ static void test_progress_stream(void **state)
     assert_false(m.bad);
     pthread_mutex_destroy(&m.lock);
     pm_analysis_free(b);
+    pm_analysis_free(a);
+    /* --start: a second pass over the times (the window), known from the
+     * first pass on */
+    memset(&l, 0, sizeof l);
+    o.stream = 1;
+    o.progress = pass_cb;
+    o.progress_user = &l;
+    o.has_start = o.start_rel = 1;
+    o.start = 5;
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), 0);
+    assert_false(l.bad);
+    assert_true(l.passes_seen >= 4);
+    assert_int_equal(l.first_passes, 4);
+    assert_int_equal(l.passes, l.passes_seen);
+    assert_int_equal(l.calls, l.passes_seen * (nh + 1) + 1);
     pm_analysis_free(a);
     pm_test_rmrf(dir);
     free(dir);
