@@ -1028,10 +1028,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     }
     if (rc || (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
-    if (opts->stream && (a->phases.n || a->phases.scanner_files)) {
-        rc = pm_error_set(err, PM_EUSAGE,
-                          "--stream: jobs with phases (events files, Scanner profiles) are not "
-                          "streamed yet");
+    if (opts->stream && a->phases.scanner_files) {
+        rc = pm_error_set(err, PM_EUSAGE, "--stream: Scanner profiles are not streamed yet");
         goto fail;
     }
     /* Node figures read raw columns, so they come first; raw columns are
@@ -1043,7 +1041,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                          (rc = build_metrics(a, err)))))
         goto fail;
     pm_count_repairs(a);
-    if ((rc = pm_phase_stats_compute(a, err)))
+    /* (the stream mode's come from its fold) */
+    if (!opts->stream && (rc = pm_phase_stats_compute(a, err)))
         goto fail;
     if (opts->rules_path && (rc = pm_rules_eval(a, opts->rules_path, err)))
         goto fail;

@@ -89,6 +89,7 @@ typedef struct sctx {
     int pass;              /* 1: fold, 2 and on: refine */
     size_t passes;         /* known so far, for opts.progress */
     size_t pass0;          /* the survey's passes over the hosts before */
+    pm_phase_contrib pc;   /* each phase's figures, filled in the fold */
     unsigned char *need;   /* [catalog size] a refine pass derives the metric */
     size_t ngrid;
     double *tmp; /* [ngrid] placing a host on the grid (folds are serial) */
@@ -296,6 +297,9 @@ static void *host_worker(void *arg)
                 s->slope_ok = pm_slope(s->t, s->v, s->n, &s->slope, &s->slope_r2) == 0;
             }
         }
+        /* (the host's own slots: no lock) */
+        if (!rc && c->pass == 1 && a->phases.n)
+            pm_phase_contrib_host(a, &c->pc, h, ser);
         pm_profile_free(prof);
         pthread_mutex_lock(&c->lock);
         while (c->turn != h)
@@ -496,6 +500,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
             maxn = a->hosts[h].n;
     double *scratch = pm_alloc_array(maxn > c.ngrid ? maxn : c.ngrid, sizeof *scratch);
     int rc = a->nodes && c.res && c.acc && c.tmp && c.need && scratch ? 0 : PM_ENOMEM;
+    if (!rc && a->phases.n)
+        rc = pm_phase_contrib_init(a, &c.pc);
     for (size_t d = 0; d < nm && !rc; d++) {
         pm_metric_result *r = &c.res[d];
         macc *m = &c.acc[d];
@@ -587,6 +593,9 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         a->metrics[a->nmetrics++] = *r;
         r->host = NULL;
     }
+    /* The phases' figures, combined as in memory. */
+    if ((rc = pm_phase_stats_from(a, &c.pc, err)))
+        goto out;
     if (a->opts.progress) {
         /* the last state: every host of the last pass, every catalog
          * metric derived (as build_metrics counts them) */
@@ -612,5 +621,6 @@ out:
     free(c.tmp);
     free(c.need);
     free(scratch);
+    pm_phase_contrib_free(&c.pc);
     return rc;
 }
