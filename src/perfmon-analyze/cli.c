@@ -71,7 +71,7 @@ static void usage(FILE *f)
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
         "  --stream           the same statistics in bounded memory: hosts are read\n"
-        "                     one at a time, twice (--stats only, for now)\n"
+        "                     again one at a time (--stats and --json only, for now)\n"
         "  --templates DIR    where metrics.json and rules.json are\n"
         "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
         "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
