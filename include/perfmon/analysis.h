@@ -46,6 +46,12 @@ typedef struct pm_progress {
     size_t series_done, series_total; /* (metric, host) series derived */
     size_t plots_done, plots_total;   /* the report's plots and colour maps */
     size_t pages_done;                /* report pages written so far */
+    /* --stream (stage derive): the pass over the hosts (the survey's
+     * times, one pass or two with --start/--end, then the fold, then the
+     * refine passes) and the passes known so far, which grows when a
+     * further refine pass is found needed; hosts_done counts the hosts
+     * done in this pass.  0 and 0 in memory. */
+    size_t pass, passes;
 } pm_progress;
 
 typedef struct pm_analyze_opts {
@@ -260,6 +266,7 @@ typedef struct pm_analysis {
     uint32_t **refs;                    /* private: [host][column] metrics still to derive */
     double win_lo, win_hi;              /* private: the --start/--end window (s) */
     pm_arena arena;                     /* private: the host times, series and aggregates */
+    size_t stream_pass;                 /* private: --stream's passes over the hosts begun */
 } pm_analysis;
 
 /* Analyse the given files and directories (a directory contributes every

@@ -174,6 +174,21 @@ static int stream_host_times(pm_pool *pool, times_ctx *tc, size_t h)
     return d == NULL;
 }
 
+/* opts.progress in the stream mode's survey of the times (under
+ * pool->lock): hosts done in this pass, of passes known so far (this one
+ * and a window pass still to come, the fold and a refine pass). */
+static void stream_times_progress(const times_ctx *tc, size_t hosts_done)
+{
+    pm_analysis *a = tc->a;
+    pm_progress pr = {.stage = PM_STAGE_DERIVE,
+                      .hosts_done = hosts_done,
+                      .hosts_total = a->nhosts,
+                      .metrics_total = a->catalog->n,
+                      .pass = a->stream_pass,
+                      .passes = a->stream_pass + (tc->phase == 0 && tc->window) + 2};
+    a->opts.progress(&pr, a->opts.progress_user);
+}
+
 static void *times_worker(void *arg)
 {
     pm_pool *pool = arg;
@@ -216,6 +231,10 @@ static void *times_worker(void *arg)
             pthread_mutex_lock(&pool->lock);
             tc->failed = 1;
             pthread_mutex_unlock(&pool->lock);
+        } else if (a->opts.stream && tc->phase < 2 && a->opts.progress) {
+            pthread_mutex_lock(&pool->lock);
+            stream_times_progress(tc, ++pool->done);
+            pthread_mutex_unlock(&pool->lock);
         }
     }
     free(d);
@@ -226,6 +245,11 @@ static int times_pass(pm_analysis *a, times_ctx *tc, int phase)
 {
     tc->phase = phase;
     pm_pool pool = {.n = a->nhosts, .ctx = tc};
+    if (a->opts.stream && phase < 2) {
+        a->stream_pass++;
+        if (a->opts.progress)
+            stream_times_progress(tc, 0);
+    }
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, times_worker, a->nhosts);
     pthread_mutex_destroy(&pool.lock);
@@ -1004,10 +1028,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     }
     if (rc || (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
-    if (opts->stream && (a->phases.n || a->phases.scanner_files)) {
-        rc = pm_error_set(err, PM_EUSAGE,
-                          "--stream: jobs with phases (events files, Scanner profiles) are not "
-                          "streamed yet");
+    if (opts->stream && a->phases.scanner_files) {
+        rc = pm_error_set(err, PM_EUSAGE, "--stream: Scanner profiles are not streamed yet");
         goto fail;
     }
     /* Node figures read raw columns, so they come first; raw columns are
@@ -1019,7 +1041,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                          (rc = build_metrics(a, err)))))
         goto fail;
     pm_count_repairs(a);
-    if ((rc = pm_phase_stats_compute(a, err)))
+    /* (the stream mode's come from its fold) */
+    if (!opts->stream && (rc = pm_phase_stats_compute(a, err)))
         goto fail;
     if (opts->rules_path && (rc = pm_rules_eval(a, opts->rules_path, err)))
         goto fail;

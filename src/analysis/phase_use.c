@@ -84,19 +84,47 @@ static void add(double *acc, double v)
         *acc = isnan(*acc) ? v : *acc + v;
 }
 
-/* The series of metric id on host h, or NULL; *conv its conversion. */
-static const pm_series *series_of(const pm_analysis *a, const char *id, size_t h, double *conv)
+/* Host h's series of metric id (ser by catalog index), or NULL; *conv
+ * its conversion. */
+static const pm_series *series_of(const pm_analysis *a, pm_series *const *ser, const char *id,
+                                  double *conv)
 {
-    int m = pm_analysis_metric(a, id);
-    if (m < 0 || !a->metrics[m].host)
-        return NULL;
-    *conv = a->metrics[m].def->conversion;
-    return a->metrics[m].host[h];
+    const pm_catalog *cat = a->catalog;
+    for (size_t d = 0; d < cat->n; d++)
+        if (strcmp(cat->m[d].id, id) == 0) {
+            *conv = cat->m[d].conversion;
+            return ser[d];
+        }
+    return NULL;
 }
 
-void pm_phase_use_compute(const pm_analysis *a, pm_phase_stats *st)
+void pm_phase_use_host(const pm_analysis *a, const pm_phase *p, pm_series *const *ser, double *use)
 {
     static const char *const bytes_ids[4] = {"disk_read", "disk_write", "net_out", "net_in"};
+    double conv = 1, cov = 0;
+    for (int k = 0; k < PM_PU_N; k++)
+        use[k] = NAN;
+    const pm_series *se = series_of(a, ser, "cpu_usage", &conv);
+    if (se) {
+        use[PM_PU_CPU_PCT_S] = step_integral(se, p->t0, p->t1, &cov);
+        use[PM_PU_CPU_COV] = cov;
+    }
+    /* The job's memory (the process tree's RSS, as page 1's "Peak job
+     * RSS"), else the node's memory used when no tree was followed. */
+    se = series_of(a, ser, "proc_rss", &conv);
+    if (!se)
+        se = series_of(a, ser, "mem_used", &conv);
+    if (se)
+        use[PM_PU_MEM] = step_max(se, p->t0, p->t1) * conv;
+    for (int b = 0; b < 4; b++) {
+        se = series_of(a, ser, bytes_ids[b], &conv);
+        if (se)
+            use[PM_PU_BYTES + b] = step_integral(se, p->t0, p->t1, NULL) * conv;
+    }
+}
+
+void pm_phase_use_compute(const pm_analysis *a, const pm_phase_contrib *pc, pm_phase_stats *st)
+{
     for (size_t k = 0; k < st->nkinds; k++) {
         pm_phase_kind_stats *ks = &st->kinds[k];
         double *bytes[4] = {&ks->disk_read_bytes, &ks->disk_write_bytes, &ks->net_sent_bytes,
@@ -112,33 +140,21 @@ void pm_phase_use_compute(const pm_analysis *a, pm_phase_stats *st)
             long h = node_index(a, p->host);
             if (h < 0)
                 continue;
-            double conv = 1, cov = 0;
-            const pm_series *se = series_of(a, "cpu_usage", (size_t)h, &conv);
+            const double *use = pc->use + i * PM_PU_N;
             double ncpus = a->hosts[h].ncpus;
-            if (se && isfinite(ncpus) && ncpus > 0) {
-                double pct_s = step_integral(se, p->t0, p->t1, &cov);
+            if (isfinite(ncpus) && ncpus > 0) {
+                double pct_s = use[PM_PU_CPU_PCT_S];
                 /* Used: over the seconds that have a value; allocated: the
                  * same seconds, so a gap does not count as idle. */
                 add(&ks->cpu_core_s, pct_s / 100.0 * ncpus);
                 if (isfinite(pct_s))
-                    add(&ks->cpu_alloc_core_s, cov * ncpus);
+                    add(&ks->cpu_alloc_core_s, use[PM_PU_CPU_COV] * ncpus);
             }
-            /* The job's memory (the process tree's RSS, as page 1's "Peak
-             * job RSS"), else the node's memory used when no tree was
-             * followed. */
-            se = series_of(a, "proc_rss", (size_t)h, &conv);
-            if (!se)
-                se = series_of(a, "mem_used", (size_t)h, &conv);
-            if (se) {
-                double m = step_max(se, p->t0, p->t1) * conv;
-                if (isfinite(m) && (isnan(ks->mem_peak_bytes) || m > ks->mem_peak_bytes))
-                    ks->mem_peak_bytes = m;
-            }
-            for (int b = 0; b < 4; b++) {
-                se = series_of(a, bytes_ids[b], (size_t)h, &conv);
-                if (se)
-                    add(bytes[b], step_integral(se, p->t0, p->t1, NULL) * conv);
-            }
+            double m = use[PM_PU_MEM];
+            if (isfinite(m) && (isnan(ks->mem_peak_bytes) || m > ks->mem_peak_bytes))
+                ks->mem_peak_bytes = m;
+            for (int b = 0; b < 4; b++)
+                add(bytes[b], use[PM_PU_BYTES + b]);
         }
         if (ks->cpu_alloc_core_s > 0)
             ks->cpu_share_pct = ks->cpu_core_s / ks->cpu_alloc_core_s * 100.0;

@@ -140,11 +140,129 @@ static int cmp_row(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
+void pm_phase_contrib_free(pm_phase_contrib *pc)
+{
+    if (!pc)
+        return;
+    free(pc->first);
+    free(pc->mean);
+    free(pc->use);
+    free(pc->hfirst);
+    free(pc->hphase);
+    free(pc->hmember);
+    memset(pc, 0, sizeof *pc);
+}
+
+int pm_phase_contrib_init(const pm_analysis *a, pm_phase_contrib *pc)
+{
+    const pm_phase_set *ps = &a->phases;
+    memset(pc, 0, sizeof *pc);
+    pc->ncat = a->catalog->n;
+    node_hosts nh = {0, NULL, NULL};
+    size_t np = ps->n, nent = 0;
+    pc->first = calloc(np + 1, sizeof *pc->first);
+    pc->use = pm_alloc_array(np ? np * PM_PU_N : 1, sizeof *pc->use);
+    pc->hfirst = calloc(a->nhosts + 2, sizeof *pc->hfirst);
+    if (!pc->first || !pc->use || !pc->hfirst || node_hosts_build(a, &nh) != 0)
+        goto oom;
+    for (size_t i = 0; i < np * PM_PU_N; i++)
+        pc->use[i] = NAN;
+    /* Each phase: its node's members' slots, and each host's entries
+     * counted (then placed, host by host). */
+    for (size_t i = 0; i < np; i++) {
+        int h = host_index(a, nh.nnodes, ps->v[i].host);
+        size_t nm = h < 0 ? 0 : nh.first[h + 1] - nh.first[h];
+        pc->first[i + 1] = pc->first[i] + nm * pc->ncat;
+        if (h < 0)
+            continue;
+        for (size_t x = nh.first[h]; x < nh.first[h + 1]; x++)
+            pc->hfirst[nh.members[x] + 2]++;
+        pc->hfirst[h + 2]++; /* the use figures */
+        nent += nm + 1;
+    }
+    pc->mean = pm_alloc_array(pc->first[np] ? pc->first[np] : 1, sizeof *pc->mean);
+    pc->hphase = pm_alloc_array(nent ? nent : 1, sizeof *pc->hphase);
+    pc->hmember = pm_alloc_array(nent ? nent : 1, sizeof *pc->hmember);
+    if (!pc->mean || !pc->hphase || !pc->hmember)
+        goto oom;
+    for (size_t i = 0; i < pc->first[np]; i++)
+        pc->mean[i] = NAN;
+    for (size_t h = 2; h < a->nhosts + 2; h++)
+        pc->hfirst[h] += pc->hfirst[h - 1];
+    for (size_t i = 0; i < np; i++) {
+        int h = host_index(a, nh.nnodes, ps->v[i].host);
+        if (h < 0)
+            continue;
+        for (size_t x = nh.first[h]; x < nh.first[h + 1]; x++) {
+            size_t k = pc->hfirst[nh.members[x] + 1]++;
+            pc->hphase[k] = i;
+            pc->hmember[k] = x - nh.first[h];
+        }
+        size_t k = pc->hfirst[h + 1]++;
+        pc->hphase[k] = i;
+        pc->hmember[k] = SIZE_MAX;
+    }
+    free(nh.first);
+    free(nh.members);
+    return 0;
+oom:
+    free(nh.first);
+    free(nh.members);
+    pm_phase_contrib_free(pc);
+    return PM_ENOMEM;
+}
+
+void pm_phase_contrib_host(const pm_analysis *a, pm_phase_contrib *pc, size_t h,
+                           pm_series *const *ser)
+{
+    for (size_t k = pc->hfirst[h]; k < pc->hfirst[h + 1]; k++) {
+        const pm_phase *p = &a->phases.v[pc->hphase[k]];
+        if (pc->hmember[k] == SIZE_MAX) {
+            if (p->t1 >= p->t0)
+                pm_phase_use_host(a, p, ser, pc->use + pc->hphase[k] * PM_PU_N);
+            continue;
+        }
+        double *m = pc->mean + pc->first[pc->hphase[k]] + pc->hmember[k] * pc->ncat;
+        for (size_t d = 0; d < pc->ncat; d++)
+            m[d] = ser[d] ? window_mean(ser[d], p->t0, p->t1) : NAN;
+    }
+}
+
+/* The in-memory path's contributions: every host's, from its series. */
+static int contrib_from_series(const pm_analysis *a, pm_phase_contrib *pc)
+{
+    if (pm_phase_contrib_init(a, pc))
+        return PM_ENOMEM;
+    pm_series **ser = calloc(pc->ncat ? pc->ncat : 1, sizeof *ser);
+    if (!ser) {
+        pm_phase_contrib_free(pc);
+        return PM_ENOMEM;
+    }
+    for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t mi = 0; mi < a->nmetrics; mi++) {
+            const pm_metric_result *mr = &a->metrics[mi];
+            ser[mr->def - a->catalog->m] = mr->host ? mr->host[h] : NULL;
+        }
+        pm_phase_contrib_host(a, pc, h, ser);
+    }
+    free(ser);
+    return 0;
+}
+
 int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
+{
+    return pm_phase_stats_from(a, NULL, err);
+}
+
+int pm_phase_stats_from(pm_analysis *a, pm_phase_contrib *given, pm_error *err)
 {
     const pm_phase_set *ps = &a->phases;
     if (ps->n == 0)
         return 0;
+    pm_phase_contrib own = {0};
+    pm_phase_contrib *pc = given ? given : &own;
+    if (!given && contrib_from_series(a, &own))
+        return pm_error_set(err, PM_ENOMEM, "out of memory for phase statistics");
     node_hosts nh = {0, NULL, NULL};
     pm_phase_stats *st = calloc(1, sizeof *st);
     const pm_phase **ord = pm_alloc_array(ps->n, sizeof *ord);
@@ -234,9 +352,10 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
                 int h = host_index(a, nh.nnodes, p->host);
                 if (h < 0)
                     continue;
+                const double *mv =
+                    pc->mean + pc->first[p - ps->v] + (size_t)(mr->def - a->catalog->m);
                 for (size_t x = nh.first[h]; x < nh.first[h + 1]; x++) {
-                    const pm_series *se = mr->host[nh.members[x]];
-                    double v = se ? window_mean(se, p->t0, p->t1) : NAN;
+                    double v = mv[(x - nh.first[h]) * pc->ncat];
                     double d = p->t1 - p->t0;
                     if (!isfinite(v))
                         continue;
@@ -252,18 +371,20 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
             ks->energy_j[mi] = power && wtot > 0 ? energy : NAN;
         }
     }
-    pm_phase_use_compute(a, st);
+    pm_phase_use_compute(a, pc, st);
     qsort(st->kinds, st->nkinds, sizeof *st->kinds, cmp_kind);
     qsort(st->rows, st->nrows, sizeof *st->rows, cmp_row);
     free(ord);
     free(nh.first);
     free(nh.members);
     a->phase_stats = st;
+    pm_phase_contrib_free(&own);
     return 0;
 oom:
     free(nh.first);
     free(nh.members);
     free(ord);
+    pm_phase_contrib_free(&own);
     pm_phase_stats_free(st);
     return pm_error_set(err, PM_ENOMEM, "out of memory for phase statistics");
 }

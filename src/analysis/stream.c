@@ -87,6 +87,9 @@ typedef struct sctx {
     pm_metric_result *res; /* [catalog size] */
     macc *acc;             /* [catalog size] */
     int pass;              /* 1: fold, 2 and on: refine */
+    size_t passes;         /* known so far, for opts.progress */
+    size_t pass0;          /* the survey's passes over the hosts before */
+    pm_phase_contrib pc;   /* each phase's figures, filled in the fold */
     unsigned char *need;   /* [catalog size] a refine pass derives the metric */
     size_t ngrid;
     double *tmp; /* [ngrid] placing a host on the grid (folds are serial) */
@@ -242,6 +245,20 @@ static void fold2(sctx *c, size_t d, const pm_series *s)
     }
 }
 
+/* opts.progress: hosts folded in this pass (under c->lock, in host order,
+ * so never two calls at once). */
+static void report_progress(sctx *c, size_t hosts_done)
+{
+    pm_analysis *a = c->a;
+    pm_progress pr = {.stage = PM_STAGE_DERIVE,
+                      .hosts_done = hosts_done,
+                      .hosts_total = a->nhosts,
+                      .metrics_total = a->catalog->n,
+                      .pass = c->pass0 + (size_t)c->pass,
+                      .passes = c->pass0 + c->passes};
+    a->opts.progress(&pr, a->opts.progress_user);
+}
+
 static void *host_worker(void *arg)
 {
     pm_pool *pool = arg;
@@ -280,6 +297,9 @@ static void *host_worker(void *arg)
                 s->slope_ok = pm_slope(s->t, s->v, s->n, &s->slope, &s->slope_r2) == 0;
             }
         }
+        /* (the host's own slots: no lock) */
+        if (!rc && c->pass == 1 && a->phases.n)
+            pm_phase_contrib_host(a, &c->pc, h, ser);
         pm_profile_free(prof);
         pthread_mutex_lock(&c->lock);
         while (c->turn != h)
@@ -293,6 +313,8 @@ static void *host_worker(void *arg)
                 fold2(c, d, ser[d]);
         }
         c->turn++;
+        if (a->opts.progress)
+            report_progress(c, c->turn);
         pthread_cond_broadcast(&c->cond);
         pthread_mutex_unlock(&c->lock);
         for (size_t d = 0; d < cat->n && ser; d++) {
@@ -321,6 +343,11 @@ static int run_pass(sctx *c, int pass)
 {
     c->pass = pass;
     c->turn = 0;
+    c->a->stream_pass = c->pass0 + (size_t)pass;
+    if (c->passes < (size_t)pass)
+        c->passes = (size_t)pass;
+    if (c->a->opts.progress)
+        report_progress(c, 0);
     pm_pool pool = {.n = c->a->nhosts, .ctx = c};
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, host_worker, c->a->nhosts);
@@ -460,7 +487,7 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
 {
     const pm_catalog *cat = a->catalog;
     size_t nm = cat->n;
-    sctx c = {.a = a};
+    sctx c = {.a = a, .pass0 = a->stream_pass};
     c.ngrid = pm_grid_points(a);
     a->nodes = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->nodes);
     c.res = calloc(nm ? nm : 1, sizeof *c.res);
@@ -473,6 +500,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
             maxn = a->hosts[h].n;
     double *scratch = pm_alloc_array(maxn > c.ngrid ? maxn : c.ngrid, sizeof *scratch);
     int rc = a->nodes && c.res && c.acc && c.tmp && c.need && scratch ? 0 : PM_ENOMEM;
+    if (!rc && a->phases.n)
+        rc = pm_phase_contrib_init(a, &c.pc);
     for (size_t d = 0; d < nm && !rc; d++) {
         pm_metric_result *r = &c.res[d];
         macc *m = &c.acc[d];
@@ -492,6 +521,7 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     }
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.cond, NULL);
+    c.passes = 2; /* the fold and the first refine pass, at least */
     rc = run_pass(&c, 1);
     int refine = 0;
     for (size_t d = 0; d < nm && !rc; d++) {
@@ -563,6 +593,21 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         a->metrics[a->nmetrics++] = *r;
         r->host = NULL;
     }
+    /* The phases' figures, combined as in memory. */
+    if ((rc = pm_phase_stats_from(a, &c.pc, err)))
+        goto out;
+    if (a->opts.progress) {
+        /* the last state: every host of the last pass, every catalog
+         * metric derived (as build_metrics counts them) */
+        pm_progress pr = {.stage = PM_STAGE_DERIVE,
+                          .hosts_done = a->nhosts,
+                          .hosts_total = a->nhosts,
+                          .metrics_done = nm,
+                          .metrics_total = nm,
+                          .pass = c.pass0 + (size_t)c.pass,
+                          .passes = c.pass0 + (size_t)c.pass};
+        a->opts.progress(&pr, a->opts.progress_user);
+    }
 out:
     for (size_t d = 0; c.res && d < nm; d++) {
         for (size_t h = 0; c.res[d].host && h < a->nhosts; h++)
@@ -576,5 +621,6 @@ out:
     free(c.tmp);
     free(c.need);
     free(scratch);
+    pm_phase_contrib_free(&c.pc);
     return rc;
 }

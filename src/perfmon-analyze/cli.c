@@ -71,7 +71,7 @@ static void usage(FILE *f)
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
         "  --stream           the same statistics in bounded memory: hosts are read\n"
-        "                     one at a time, twice (--stats only, for now)\n"
+        "                     again one at a time (--stats and --json only, for now)\n"
         "  --templates DIR    where metrics.json and rules.json are\n"
         "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
         "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
@@ -102,7 +102,7 @@ static void usage(FILE *f)
 
 /* The progress line: on stderr when it is a terminal and -q is not given,
  * one line rewritten in place (at most PROGRESS_HZ times a second and at
- * each change of stage) from the library's counts (pm_progress): files
+ * each change of stage, or of --stream's pass) from the library's counts (pm_progress): files
  * and MB read, hosts, metrics derived, the report's plots and pages, the
  * rate and the time left of the stage; ended with a newline by
  * progress_end once the analysis, then the report, is done. */
@@ -153,6 +153,11 @@ static void progress_print(progress_line *pl, int final)
         done = (double)hd;
         total = (double)d->hosts_total;
         unit = "hosts/s";
+        if (d->passes && d->pass) {
+            /* --stream: the hosts of every pass known so far */
+            done += (double)(d->pass - 1) * (double)d->hosts_total;
+            total *= (double)d->passes;
+        }
     } else {
         done = (double)w->plots_done;
         total = (double)w->plots_total;
@@ -178,6 +183,9 @@ static void progress_print(progress_line *pl, int final)
     else if (pl->stage == PM_STAGE_READ)
         snprintf(line, sizeof line, "reading %zu/%zu files (%.3g/%.3g MB)%s", r->files_done,
                  r->files_total, (double)r->bytes_done / mb, (double)r->bytes_total / mb, rate);
+    else if (pl->stage == PM_STAGE_DERIVE && d->passes)
+        snprintf(line, sizeof line, "pass %zu/%zu over the hosts: %zu/%zu hosts%s", d->pass,
+                 d->passes, hd, d->hosts_total, rate);
     else if (pl->stage == PM_STAGE_DERIVE)
         snprintf(line, sizeof line, "%zu/%zu hosts, %zu/%zu metrics%s", hd, d->hosts_total,
                  d->metrics_done, d->metrics_total, rate);
@@ -204,8 +212,10 @@ static void progress(const pm_progress *p, void *user)
     if (p->stage < PM_STAGE_READ || p->stage > PM_STAGE_REPORT)
         return;
     double now = mono_s();
-    int changed = p->stage != pl->stage;
-    if (changed) {
+    /* (--stream: a new pass over the hosts is a change too) */
+    int changed = p->stage != pl->stage ||
+                  (p->stage == PM_STAGE_DERIVE && p->pass != pl->last[PM_STAGE_DERIVE].pass);
+    if (p->stage != pl->stage) {
         pl->stage = p->stage;
         pl->t_stage = now;
     }

@@ -51,6 +51,22 @@ n=$(grep -c 'perfmon-analyze: ' "$T/lines")
 max=$(awk -v w="$wall" 'BEGIN {printf "%d", 10 * w + 8}')
 check "at most 10 updates a second ($n in $wall s, at most $max)" [ "$n" -le "$max" ]
 
+# --stream: each pass over the hosts (the survey's times, the fold, then
+# the refine passes)
+# is shown as it begins (test_report's test_progress_stream checks every
+# count), then the same last line as in memory (as many metrics).
+nmet=$(grep -Eo ', [0-9]+ metrics in' "$T/lines" | head -1 | grep -Eo '[0-9]+')
+$PTY "$T/out-s" "$T/tty-s" $A "$D" --stats --stream >/dev/null
+check "--stream: exit 0 on a terminal" [ $? -eq 0 ]
+tr '\r' '\n' <"$T/tty-s" >"$T/lines-s"
+for p in "1/3" "2/3" "3/[3-9]"; do
+    check "--stream: 'pass $p over the hosts: N/12 hosts' (the times, the fold, a refine pass)" \
+        grep -Eq "perfmon-analyze: pass $p over the hosts: [0-9]+/12 hosts" "$T/lines-s"
+done
+check "--stream: the last line as in memory: '12 files ($mb MB), 12 hosts, $nmet metrics in'" \
+    grep -Eq "perfmon-analyze: 12 files \\($mb MB\\), 12 hosts, $nmet metrics in [0-9.]+ s" "$T/lines-s"
+check "--stream: the statistics as in memory" cmp "$T/out" "$T/out-s"
+
 $PTY "$T/out" "$T/tty-q" $A "$D" --stats -q >/dev/null
 check "-q on a terminal: nothing on stderr" [ ! -s "$T/tty-q" ]
 

@@ -1091,6 +1091,105 @@ static void test_progress_counts(void **state)
     free(dir);
 }
 
+/* --stream's passes over the hosts (pm_progress.pass, passes): every
+ * call of a pass counts the hosts folded so far, 0, 1, ... up to all of
+ * them, one more each call (the fold is in host order); the passes go up
+ * one at a time and never past the count known; the last state is that
+ * of the in-memory run (every host and catalog metric). */
+typedef struct pass_log {
+    size_t pass, passes, hosts, calls, passes_seen, metrics, first_passes;
+    int bad;
+} pass_log;
+
+static void pass_cb(const pm_progress *p, void *user)
+{
+    pass_log *l = user;
+    if (p->stage != PM_STAGE_DERIVE)
+        return;
+    if (l->calls++ == 0)
+        l->first_passes = p->passes;
+    if (p->pass < 1 || p->pass > p->passes || p->passes < l->passes || p->pass < l->pass ||
+        p->pass > l->pass + 1 || p->hosts_done > p->hosts_total)
+        l->bad = 1;
+    if (p->pass != l->pass) {
+        /* a pass begins at 0 hosts, after the last one ended at all */
+        if ((l->pass && l->hosts != p->hosts_total) || p->hosts_done != 0)
+            l->bad = 1;
+        l->passes_seen++;
+    } else if (p->hosts_done != l->hosts + 1 && !(p->metrics_done && p->hosts_done == l->hosts)) {
+        l->bad = 1; /* (the last state repeats all hosts, with the metrics) */
+    }
+    l->pass = p->pass;
+    l->passes = p->passes;
+    l->hosts = p->hosts_done;
+    l->metrics = p->metrics_done;
+}
+
+static void test_progress_stream(void **state)
+{
+    (void)state;
+    char *dir = strdup(pm_test_tmpdir());
+    char job[4200];
+    snprintf(job, sizeof job, "%s/job", dir);
+    assert_int_equal(mkdir(job, 0755), 0);
+    const size_t nh = 24;
+    pm_error err;
+    assert_int_equal(pm_synth_write_groups(job, nh, 30, &err), 0);
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = g_cat;
+    o.rules_path = g_rules;
+    o.stream = 1;
+    pass_log l;
+    memset(&l, 0, sizeof l);
+    o.progress = pass_cb;
+    o.progress_user = &l;
+    pm_analysis *a = NULL;
+    const char *paths[1] = {job};
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), 0);
+    assert_false(l.bad);
+    assert_true(l.passes_seen >= 3); /* the times, the fold and a refine pass */
+    assert_int_equal(l.first_passes, 3);
+    assert_int_equal(l.pass, l.passes);
+    assert_int_equal(l.passes, l.passes_seen);
+    assert_int_equal(l.hosts, nh);
+    /* each pass: one call as it begins, one per host, and the last state */
+    assert_int_equal(l.calls, l.passes_seen * (nh + 1) + 1);
+    /* the in-memory run's last state: as many metrics */
+    prog_log m;
+    memset(&m, 0, sizeof m);
+    pthread_mutex_init(&m.lock, NULL);
+    pm_analysis *b = NULL;
+    o.stream = 0;
+    o.progress = prog_cb;
+    o.progress_user = &m;
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &b, &err), 0);
+    assert_int_equal(b->nmetrics, a->nmetrics);
+    assert_int_equal(l.metrics, m.last[PM_STAGE_DERIVE].metrics_done);
+    assert_int_equal(m.last[PM_STAGE_DERIVE].hosts_done, nh);
+    assert_false(m.bad);
+    pthread_mutex_destroy(&m.lock);
+    pm_analysis_free(b);
+    pm_analysis_free(a);
+    /* --start: a second pass over the times (the window), known from the
+     * first pass on */
+    memset(&l, 0, sizeof l);
+    o.stream = 1;
+    o.progress = pass_cb;
+    o.progress_user = &l;
+    o.has_start = o.start_rel = 1;
+    o.start = 5;
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), 0);
+    assert_false(l.bad);
+    assert_true(l.passes_seen >= 4);
+    assert_int_equal(l.first_passes, 4);
+    assert_int_equal(l.passes, l.passes_seen);
+    assert_int_equal(l.calls, l.passes_seen * (nh + 1) + 1);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+    free(dir);
+}
+
 static void test_report_errors(void **state)
 {
     (void)state;
@@ -1311,21 +1410,14 @@ int main(void)
 {
     templates();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_degenerate_plots),
-        cmocka_unit_test(test_golden_image),
-        cmocka_unit_test(test_edge_lines_visible),
-        cmocka_unit_test(test_page_counts),
-        cmocka_unit_test(test_big_job_outliers),
-        cmocka_unit_test(test_many_nodes_groups),
-        cmocka_unit_test(test_heatmap_rows_merged),
-        cmocka_unit_test(test_progress_counts),
-        cmocka_unit_test(test_spread),
-        cmocka_unit_test(test_spike_visible),
-        cmocka_unit_test(test_plots_png),
-        cmocka_unit_test(test_report_small_job),
-        cmocka_unit_test(test_report_errors),
-        cmocka_unit_test(test_200_hosts),
-        cmocka_unit_test(test_idle_node_on_page1),
+        cmocka_unit_test(test_degenerate_plots),    cmocka_unit_test(test_golden_image),
+        cmocka_unit_test(test_edge_lines_visible),  cmocka_unit_test(test_page_counts),
+        cmocka_unit_test(test_big_job_outliers),    cmocka_unit_test(test_many_nodes_groups),
+        cmocka_unit_test(test_heatmap_rows_merged), cmocka_unit_test(test_progress_counts),
+        cmocka_unit_test(test_progress_stream),     cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_spike_visible),       cmocka_unit_test(test_plots_png),
+        cmocka_unit_test(test_report_small_job),    cmocka_unit_test(test_report_errors),
+        cmocka_unit_test(test_200_hosts),           cmocka_unit_test(test_idle_node_on_page1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
