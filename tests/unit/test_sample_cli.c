@@ -399,7 +399,7 @@ static void test_stop_cont(void **state)
     pm_error perr;
     assert_int_equal(pm_profile_read(path, &p, &perr), 0);
     assert_true(p->has_end);
-    assert_true(p->end.missed >= 7 && p->end.missed <= 11);
+    assert_true(p->end.missed >= 7 && p->end.missed <= 12);
     assert_true(p->n >= 12 && p->n <= 20);
     pm_profile_free(p);
     pm_test_rmrf(dir);
