@@ -311,7 +311,7 @@ void pm_mem_budget_read(const char *root, pm_mem_budget *out)
             char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
             if (!c2 || !path_ok(c2 + 1))
                 continue;
-            *c2 = '\0';
+            *c1 = *c2 = '\0';
             const char *ctl = c1 + 1, *rel = c2 + 1;
             if (strcmp(rel, "/") == 0)
                 rel = "";
