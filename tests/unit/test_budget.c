@@ -253,9 +253,9 @@ static void test_estimate_vs_rss(void **state)
         double r = (double)est.bytes / (double)rss;
         printf("%zu hosts x %zu samples (%s): estimate %.1f MiB, peak RSS %.1f MiB: %.2f\n",
                rows[i].hosts, rows[i].n,
-               !rows[i].format                   ? "binary v3"
+               !rows[i].format                  ? "binary v3"
                : rows[i].format == PM_FMT_JSONL ? "JSON Lines"
-                                                 : "binary v1",
+                                                : "binary v1",
                (double)est.bytes / 1048576, (double)rss / 1048576, r);
         if (!(r >= 0.7 && r <= 1.5))
             fail_msg("estimate %llu against peak RSS %llu: %.2f", (unsigned long long)est.bytes,
@@ -302,10 +302,8 @@ static void test_estimate_forms(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_size),
-        cmocka_unit_test(test_meminfo),
-        cmocka_unit_test(test_cgroup),
-        cmocka_unit_test(test_estimate_forms),
+        cmocka_unit_test(test_parse_size),      cmocka_unit_test(test_meminfo),
+        cmocka_unit_test(test_cgroup),          cmocka_unit_test(test_estimate_forms),
         cmocka_unit_test(test_estimate_vs_rss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
