@@ -31,7 +31,8 @@ typedef struct pm_mem_estimate {
  * Lines), its samples from the record size (binary version 1), the footer
  * index (versions 2 and 3; without one, about 1.5 bytes per column and 16
  * per sample), or the mean length of the first sample lines (JSON Lines);
- * any other file (SKA, events, Scanner) at one value per 16 bytes of text.
+ * any other file (SKA, events, Scanner), and a JSON Lines file whose
+ * header line is longer than 64 KiB, at one value per 16 bytes of text.
  * Where one directory holds two forms of one run (same name but for the
  * extension), the larger counts.  Only the head and the tail of each file
  * are read.  Returns 0 (unreadable files count as nothing). */

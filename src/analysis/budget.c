@@ -124,11 +124,13 @@ static double bin_values(int fd, uint64_t size, const unsigned char *head)
 static double jsonl_values(const char *head, size_t len, uint64_t size)
 {
     const char *nl = memchr(head, '\n', len);
-    if (!nl)
-        return 0;
+    if (!nl) /* a header line longer than head: as any other text */
+        return (double)size / TEXT_BYTES_PER_VALUE;
     cJSON *h = cJSON_ParseWithLength(head, (size_t)(nl - head));
     double ncols = (double)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(h, "columns"));
     cJSON_Delete(h);
+    if (ncols <= 0)
+        return (double)size / TEXT_BYTES_PER_VALUE;
     const char *first = nl + 1, *p = first, *end = head + len, *last = first;
     size_t lines = 0;
     while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
