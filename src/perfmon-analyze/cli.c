@@ -148,9 +148,9 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     if (verbose)
         fprintf(stderr,
                 "perfmon-analyze: note: memory: the in-memory analysis would need about %s "
-                "(%llu bytes: %llu values in %zu profiles), %s available\n",
+                "(%llu bytes: %llu values in %zu profiles), %s%s\n",
                 need, (unsigned long long)est.bytes, (unsigned long long)est.values, est.files,
-                have);
+                have, b.bytes == UINT64_MAX ? "" : " available");
     if (est.bytes <= b.bytes)
         return EXIT_OK;
     if (!whole) {
@@ -163,14 +163,13 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
                     need, have);
         return EXIT_OK;
     }
-    fprintf(
-        stderr,
-        "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
-        "the outputs asked for need every series in memory: run --stats (and --json) "
-        "alone, which --stream makes in bounded memory; or cut the window with "
-        "--start/--end and give --no-stream (the estimate counts whole files); or use a machine with more memory; or give --no-stream to try "
-        "anyway\n",
-        need, have);
+    fprintf(stderr,
+            "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
+            "the outputs asked for need every series in memory: run --stats (and --json) "
+            "alone, which --stream makes in bounded memory; or cut the window with "
+            "--start/--end; or use a machine with more memory; or give --no-stream to try "
+            "anyway (the estimate counts whole files)\n",
+            need, have);
     return EXIT_MEMORY;
 }
 
