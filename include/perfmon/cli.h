@@ -25,6 +25,8 @@ enum pm_exit {
     PM_EXIT_OUTPUT = 3,  /* an output (or the archive's database) could not be written */
     PM_EXIT_MIXED = 4,   /* perfmon-analyze --compare: worse on some gated figures, better
                            * on others */
+    PM_EXIT_MEMORY = 5,  /* perfmon-analyze: the outputs asked for need the in-memory
+                           * analysis, which would need more memory than is available */
     PM_EXIT_NOEXEC = 127 /* perfmon-sample -- CMD: CMD could not be run */
 };
 

@@ -15,6 +15,7 @@
 
 #include "analyze_cli.h"
 #include "perfmon/analysis.h"
+#include "perfmon/budget.h"
 #include "perfmon/cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
@@ -36,7 +37,8 @@ enum {
     EXIT_OK = PM_EXIT_OK,
     EXIT_PARTIAL = PM_EXIT_FAIL,
     EXIT_USAGE = PM_EXIT_USAGE,
-    EXIT_OUTPUT = PM_EXIT_OUTPUT
+    EXIT_OUTPUT = PM_EXIT_OUTPUT,
+    EXIT_MEMORY = PM_EXIT_MEMORY
 };
 
 static void usage(FILE *f)
@@ -71,7 +73,12 @@ static void usage(FILE *f)
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
         "  --stream           the same statistics in bounded memory: hosts are read\n"
-        "                     again one at a time (--stats and --json only, for now)\n"
+        "                     again one at a time (--stats and --json only, for now);\n"
+        "                     chosen by itself when the in-memory analysis would need\n"
+        "                     more than the memory available (--memory)\n"
+        "  --no-stream        the in-memory analysis, whatever it needs\n"
+        "  --memory SIZE      the memory the analysis may use (e.g. 8G, 500M; default\n"
+        "                     PERFMON_MEMORY, else MemAvailable and the cgroup's limit)\n"
         "  --templates DIR    where metrics.json and rules.json are\n"
         "  --catalog FILE     the metric catalog (default DIR/metrics.json)\n"
         "  --rules FILE       efficiency rules (default DIR/rules.json)\n"
@@ -90,7 +97,8 @@ static void usage(FILE *f)
         "exit status: 0 ok, 1 input problem promoted by --strict, or nothing to\n"
         "analyse (phase marks only, no sample in --start/--end), 2 usage or no usable\n"
         "input (also several runs or jobs, or one host sampled twice at once), 3 an\n"
-        "output could not be written; with --compare: 0 B not worse, 1 B worse beyond\n"
+        "output could not be written, 5 the outputs asked for need more memory than\n"
+        "available (see --memory); with --compare: 0 B not worse, 1 B worse beyond\n"
         "the thresholds, 2 usage or unusable input, 3 output, 4 mixed: B worse on\n"
         "some gated figures and better on others\n"
         "mpirun -n N perfmon-analyze ... (when built with MPI, see --version): the ranks\n"
@@ -98,6 +106,71 @@ static void usage(FILE *f)
         "examples:\n"
         "  perfmon-analyze prof --stats --pdf report.pdf\n"
         "  perfmon-analyze --compare prof-before prof-after\n");
+}
+
+static void fmt_bytes(uint64_t b, char *buf, size_t cap)
+{
+    if (b >= (uint64_t)1 << 30)
+        snprintf(buf, cap, "%.1f GiB", (double)b / (double)((uint64_t)1 << 30));
+    else
+        snprintf(buf, cap, "%.1f MiB", (double)b / (double)((uint64_t)1 << 20));
+}
+
+/* Compare the in-memory analysis's estimated peak with the budget
+ * (--memory, else PERFMON_MEMORY, else what the system says): beyond it,
+ * switch to --stream when it makes every output asked for (whole: some
+ * output needs every series), else refuse with EXIT_MEMORY. */
+static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory, int whole,
+                       int quiet, int verbose, int *stream)
+{
+    pm_mem_budget b = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    const char *env = getenv("PERFMON_MEMORY");
+    if (memory)
+        b.bytes = memory;
+    else if (env && *env) {
+        if (pm_parse_size(env, &b.bytes) != 0) {
+            fprintf(stderr, "perfmon-analyze: PERFMON_MEMORY: \"%s\" is not a size (e.g. 8G)\n",
+                    env);
+            return EXIT_USAGE;
+        }
+    } else
+        pm_mem_budget_read("", &b);
+    if (b.bytes == UINT64_MAX && !verbose)
+        return EXIT_OK;
+    pm_mem_estimate est;
+    (void)pm_mem_estimate_inputs(paths, npaths, &est);
+    char need[32], have[32];
+    fmt_bytes(est.bytes, need, sizeof need);
+    if (b.bytes == UINT64_MAX)
+        snprintf(have, sizeof have, "no limit known");
+    else
+        fmt_bytes(b.bytes, have, sizeof have);
+    if (verbose)
+        fprintf(stderr,
+                "perfmon-analyze: note: memory: the in-memory analysis would need about %s "
+                "(%llu bytes: %llu values in %zu profiles), %s%s\n",
+                need, (unsigned long long)est.bytes, (unsigned long long)est.values, est.files,
+                have, b.bytes == UINT64_MAX ? "" : " available");
+    if (est.bytes <= b.bytes)
+        return EXIT_OK;
+    if (!whole) {
+        *stream = 1;
+        if (!quiet)
+            fprintf(stderr,
+                    "perfmon-analyze: the in-memory analysis would need about %s, %s "
+                    "available: analysing in bounded memory (--stream); --no-stream to "
+                    "override\n",
+                    need, have);
+        return EXIT_OK;
+    }
+    fprintf(stderr,
+            "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
+            "the outputs asked for need every series in memory: run --stats (and --json) "
+            "alone, which --stream makes in bounded memory; or cut the window with "
+            "--start/--end; or use a machine with more memory; or give --no-stream to try "
+            "anyway (the estimate counts whole files)\n",
+            need, have);
+    return EXIT_MEMORY;
 }
 
 /* The progress line: on stderr when it is a terminal and -q is not given,
@@ -385,7 +458,9 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         O_RUN,
         O_GATE,
         O_NOGATE,
-        O_STREAM
+        O_STREAM,
+        O_NOSTREAM,
+        O_MEMORY
     };
     static const struct option longopts[] = {{"stats", no_argument, NULL, O_STATS},
                                              {"json", no_argument, NULL, O_JSON},
@@ -419,6 +494,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                                              {"gate", required_argument, NULL, O_GATE},
                                              {"no-gate", required_argument, NULL, O_NOGATE},
                                              {"stream", no_argument, NULL, O_STREAM},
+                                             {"no-stream", no_argument, NULL, O_NOSTREAM},
+                                             {"memory", required_argument, NULL, O_MEMORY},
                                              {"digits", required_argument, NULL, O_DIGITS},
                                              {"job", required_argument, NULL, O_JOB},
                                              {"run", required_argument, NULL, O_RUN},
@@ -426,6 +503,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
     int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0, compare = 0;
+    int no_stream = 0;
+    uint64_t memory = 0; /* --memory: 0 = not given */
     double threshold = NAN;
     /* --gate / --no-gate names (--compare): pointers into gbuf */
     static char gbuf[2][4096];
@@ -513,6 +592,14 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         case O_JOB: o.job = optarg; break;
         case O_RUN: o.run = optarg; break;
         case O_STREAM: o.stream = 1; break;
+        case O_NOSTREAM: no_stream = 1; break;
+        case O_MEMORY:
+            if (pm_parse_size(optarg, &memory) != 0) {
+                fprintf(stderr, "perfmon-analyze: --memory: \"%s\" is not a size (e.g. 8G, 500M)\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case O_TEMPLATES: tdir = optarg; break;
         case O_CATALOG: catalog = optarg; break;
         case O_RULES: rules = optarg; break;
@@ -597,10 +684,23 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                         "every series in memory\n");
         return EXIT_USAGE;
     }
+    if (o.stream && no_stream) {
+        fprintf(stderr, "perfmon-analyze: --stream and --no-stream: give one\n");
+        return EXIT_USAGE;
+    }
     if (want_json)
         want_stats = 1;
     if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir && !trace)
         want_stats = 1;
+    /* The in-memory analysis or --stream (docs/analysis.md, "When it is
+     * chosen"); not under mpirun, where --stream is not yet. */
+    if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
+        int whole = data_dir || csv || hdf5 || trace || want_pdf || ro.plots_dir || o.compat_ska;
+        int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
+                             whole, quiet, o.verbose, &o.stream);
+        if (rc != EXIT_OK)
+            return rc;
+    }
     char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
     pm_find_template_dir(tdir, "metrics.json", tbuf, sizeof tbuf);
     if (!catalog) {
