@@ -35,7 +35,9 @@ typedef struct pm_mem_estimate {
  * header line is longer than 64 KiB, at one value per 16 bytes of text.
  * Where one directory holds two forms of one run (same name but for the
  * extension), the larger counts.  Only the head and the tail of each file
- * are read.  Returns 0 (unreadable files count as nothing). */
+ * are read.  --start/--end are not counted: the in-memory analysis reads
+ * every sample before it applies the window.  Returns 0 (unreadable files
+ * count as nothing). */
 int pm_mem_estimate_inputs(const char *const *paths, size_t npaths, pm_mem_estimate *out);
 
 typedef struct pm_mem_budget {

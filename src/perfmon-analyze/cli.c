@@ -166,9 +166,9 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     fprintf(stderr,
             "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
             "the outputs asked for need every series in memory: run --stats (and --json) "
-            "alone, which --stream makes in bounded memory; or cut the window with "
-            "--start/--end; or use a machine with more memory; or give --no-stream to try "
-            "anyway (the estimate counts whole files)\n",
+            "alone, which --stream makes in bounded memory; or use a machine with more "
+            "memory; or give --no-stream to try anyway (--start/--end do not lower the need: "
+            "every sample is read before the window is applied)\n",
             need, have);
     return EXIT_MEMORY;
 }

@@ -96,7 +96,9 @@ $A "$T/job" --stats --pdf "$T/r.pdf" --memory=1M >/dev/null 2>"$T/pdf.err"
 check "--pdf --memory=1M: exit status 5" test $? -eq 5
 check "--pdf --memory=1M: the estimate and the budget" \
     has "$T/pdf.err" 'would need about [0-9.]* MiB, 1.0 MiB available'
-check "--pdf --memory=1M: what to do" has "$T/pdf.err" '--stream.*--start/--end.*--no-stream'
+check "--pdf --memory=1M: what to do" has "$T/pdf.err" '--stream.*--no-stream to try anyway'
+check "--pdf --memory=1M: a window is not offered as a remedy" \
+    has "$T/pdf.err" '--start/--end do not lower the need'
 check "--pdf --memory=1M: no PDF" test ! -e "$T/r.pdf"
 PERFMON_MEMORY=1M $A "$T/job" --csv "$T/a.csv" >/dev/null 2>"$T/csv.err"
 check "--csv, PERFMON_MEMORY=1M: exit status 5" test $? -eq 5
