@@ -18,16 +18,38 @@ trap 'rm -rf "$T"' EXIT
 . "$PM_ROOT/tests/support/cli.sh"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP  python3 not installed"; exit 0; }
 
+# The kernel's node-wide bytes written to the whole disks (the names of
+# /sys/block but stacked and virtual ones, which the sampler sums: see
+# docs/format.md; 512-byte sectors, field 10 of /proc/diskstats), with the
+# wall times just before and after reading it: "LABEL T0 BYTES T1".
+cat >"$T/kdisk.sh" <<'SH'
+t0=$(date +%s.%N)
+w=$(awk -v list="$(ls /sys/block)" 'BEGIN { n = split(list, a)
+    for (i = 1; i <= n; i++) if (a[i] !~ /^(loop|ram|zram|dm-|md|nbd)/) d[a[i]] = 1 }
+    ($3 in d) { s += $10 } END { printf "%.0f", s * 512 }' /proc/diskstats)
+echo "$1 $t0 $w $(date +%s.%N)" >>"$2"
+SH
+# The bytes the shell's reaped children (dd) caused to be written to
+# storage: write_bytes of its /proc/PID/io (proc(5)).
+io() { echo "grep '^write_bytes:' /proc/\$\$/io | cut -d' ' -f2 >>'$1'"; }
 M="$PM_BIN/perfmon-sample mark --host n1"
+K="sh $T/kdisk.sh"
 job() { # DIR: one sampled job of three phases; the kernel's numbers in DIR/kernel.*
+    # (each kernel.disk reading lies 0.3 s, 3 sampling intervals, outside the phases)
     $S -o "$1" -i 0.1 -f json --host n1 -j use -- sh -c "
+        $K before '$1/kernel.disk'
         sleep 0.3
         $M -o '$1' write start
         sleep 0.3
+        $(io "$1/kernel.dd")
         dd if=/dev/zero of='$1/blob' bs=1M count=64 conv=fsync 2>/dev/null
+        $(io "$1/kernel.dd")
         sleep 0.5
         $M -o '$1' write end
         rm -f '$1/blob'
+        sleep 0.3
+        $K between '$1/kernel.disk'
+        sleep 0.3
         $M -o '$1' spin start
         python3 -c '
 import os, sys, time
@@ -46,6 +68,8 @@ t = os.times()
 open(sys.argv[1], \"w\").write(str(t.children_user + t.children_system))
 ' '$1/kernel.spin'
         $M -o '$1' spin end
+        sleep 0.3
+        $K after '$1/kernel.disk'
         $M -o '$1' alloc start
         python3 -c '
 import sys, time
@@ -140,12 +164,37 @@ for dir in "$T/job" "$T/reused"; do
     check "$dir: --stats --json exits 0" [ $? -eq 0 ]
     check "$dir: every cell equals the hand computation from the profile ($runs run(s))" \
         python3 "$T/hand.py" "$last" "$dir/n1.events" "$T/stats.json"
-    check "$dir: the write phase wrote at least the 64 MiB dd wrote with fsync" python3 -c '
+    # Disk bytes are the node's: other processes' writes add to every phase.
+    # So each phase's bytes lie between what dd itself had written (the
+    # kernel's per-process count, none of it outside the write phase) and
+    # the node's bytes between kernel.disk's readings around the phase,
+    # which enclose the samples that bound it (a counter linear between
+    # samples); neither bound moves when others write.
+    check "$dir: write and spin's disk bytes within the kernel's (dd: $(tr '\n' ' ' <"$dir/kernel.dd")B)" python3 -c '
 import json, sys
-u = {k["name"]: k["use"] for k in json.load(open(sys.argv[1]))["phases"]["kinds"]}
-assert u["write"]["disk_write_bytes"] >= 64 << 20, u["write"]
-assert u["spin"]["disk_write_bytes"] < 64 << 20, u["spin"]
-' "$T/stats.json"
+prof, events, stats, kdisk, kdd = sys.argv[1:]
+u = {k["name"]: k["use"] for k in json.load(open(stats))["phases"]["kinds"]}
+dd0, dd1 = [int(x) for x in open(kdd).read().split()]
+assert dd1 - dd0 >= 64 << 20, ("dd wrote less than 64 MiB to storage", dd0, dd1)
+assert u["write"]["disk_write_bytes"] >= dd1 - dd0, (u["write"], dd1 - dd0)
+k = {l.split()[0]: [float(x) for x in l.split()[1:]] for l in open(kdisk)}
+t = [d["t"] for d in map(json.loads, open(prof)) if "v" in d and "t" in d]
+marks = {}
+for l in open(events):
+    e = json.loads(l)
+    marks.setdefault(e["name"], {})[e["edge"]] = int(e["wall_ns"]) / 1e9
+for name, lo, hi in (("write", "before", "between"), ("spin", "between", "after")):
+    a, b = marks[name]["start"], marks[name]["end"]
+    # the workload marked the phase after one reading and before the next
+    assert k[lo][2] < a < b < k[hi][0], (name, "marks", a, b, "readings", k[lo], k[hi])
+    s0 = max(x for x in t if x <= a)
+    s1 = min(x for x in t if x >= b)
+    if not (k[lo][2] <= s0 and s1 <= k[hi][0]):
+        print("  %s: no sample in the 0.3 s around the phase: no upper bound" % name)
+        continue
+    node = k[hi][1] - k[lo][1]
+    assert u[name]["disk_write_bytes"] <= node, (name, u[name], "node-wide", node)
+' "$last" "$dir/n1.events" "$T/stats.json" "$dir/kernel.disk" "$dir/kernel.dd"
     check "$dir: spin used at least the spinners' CPU time (kernel: $(cat "$dir/kernel.spin") s), at most 2 CPUs" python3 -c '
 import json, sys
 u = {k["name"]: k["use"] for k in json.load(open(sys.argv[1]))["phases"]["kinds"]}["spin"]
