@@ -433,11 +433,14 @@ static inline uint64_t lanes_of(const pm_codec *c, size_t k)
 
 /* Code word k of a record's codes (32 columns, as in the record), the
  * padding lanes 0. */
-static inline uint64_t code_word(const pm_codec *c, const unsigned char *codes, size_t k)
+static inline uint64_t code_word(const pm_codec *c, const unsigned char *codes, size_t k,
+                                 const unsigned char *lim)
 {
     size_t left = (c->ncols + 3) / 4 - 8 * k;
     if (left >= 8)
         return pm_get_u64(codes + 8 * k);
+    if (lim - codes >= (ptrdiff_t)(8 * k + 8)) /* one load, the bytes past the codes masked */
+        return pm_get_u64(codes + 8 * k) & lanes_of(c, k);
     uint64_t w = 0;
     for (size_t i = 0; i < left; i++)
         w |= (uint64_t)codes[8 * k + i] << (8 * i);
@@ -485,21 +488,25 @@ static void drop_row(pm_codec *c, size_t r)
 static int parse_nib(pm_codec *c, const unsigned char *p, const unsigned char *end,
                      const unsigned char *lim)
 {
-    size_t ncodes = (c->ncols + 3) / 4;
+    /* The codec's fields in locals: the stores below go through uint64_t
+     * pointers, which the compiler would otherwise take to change them. */
+    const size_t ncols = c->ncols, nw = c->nw, r = c->nb, ncodes = (ncols + 3) / 4;
+    uint64_t *const cw = c->cw, *const none = c->none, *const rn = c->rn;
+    uint64_t *const x = c->x;
     if ((size_t)(end - p) < ncodes)
         return -1;
     const unsigned char *codes = p;
     p += ncodes;
-    size_t r = c->nb, nf = 0, nn = 0;
-    uint64_t *cw = c->cw, row = 1ull << r;
-    for (size_t k = 0; k < c->nw; k++) {
-        uint64_t w = code_word(c, codes, k);
+    size_t nf = 0, nn = 0;
+    const uint64_t row = 1ull << r;
+    for (size_t k = 0; k < nw; k++) {
+        uint64_t w = code_word(c, codes, k, lim);
         cw[k] = w;
-        if (((w ^ w >> 1) & c->none[k]) != 0)
+        if (((w ^ w >> 1) & none[k]) != 0)
             return -1; /* codes 1 and 2 on a column whose form is none */
         uint64_t three = w & w >> 1 & LANES_LOW;
         if (three) {
-            c->none[k] &= ~three;
+            none[k] &= ~three;
             nf += lanes_set(three);
         }
         nn += lanes_set(w >> 1 & LANES_LOW);
@@ -533,16 +540,16 @@ static int parse_nib(pm_codec *c, const unsigned char *p, const unsigned char *e
     const unsigned char *q = len + nl;
     if ((nn & 1 && len[nl - 1] >> 4) || total != rest - nl)
         return -1; /* the padding nibble not 0, bytes left or missing */
-    uint64_t *rn = c->rn, lw = 0;
+    uint64_t lw = 0;
     size_t i = 0;
-    for (size_t k = 0; k < c->nw; k++) {
+    for (size_t k = 0; k < nw; k++) {
         uint64_t w = cw[k], num = w >> 1 & LANES_LOW;
         uint64_t zero = ~(w | w >> 1) & LANES_LOW & lanes_of(c, k);
         /* Lane b/2 of the word: column 32 k + b/2, its row r at
          * x[(32 k + b/2) * PM_CODEC_BATCH + r]. */
-        uint64_t *xk = c->x + 32 * k * PM_CODEC_BATCH + r, *rk = rn + 32 * k;
+        uint64_t *xk = x + 32 * k * PM_CODEC_BATCH + r, *rk = rn + 32 * k;
         while (num) { /* codes 2 and 3 */
-            size_t b = (size_t)__builtin_ctzll(num);
+            size_t b = (unsigned)__builtin_ctzll(num);
             num &= num - 1;
             if ((i & 15) == 0)
                 lw = pm_get_u64(len + i / 2);
@@ -554,25 +561,25 @@ static int parse_nib(pm_codec *c, const unsigned char *p, const unsigned char *e
             rk[b / 2] |= row;
         }
         while (zero) { /* code 0: not recorded */
-            unsigned b = (unsigned)__builtin_ctzll(zero);
+            size_t b = (unsigned)__builtin_ctzll(zero);
             zero &= zero - 1;
-            rk[2 * c->ncols + b / 2] |= row;
+            rk[2 * ncols + b / 2] |= row;
         }
     }
     /* Code 3: the form bytes, in column order. */
-    for (size_t k = 0; k < c->nw && nf; k++) {
+    for (size_t k = 0; k < nw && nf; k++) {
         uint64_t three = cw[k] & cw[k] >> 1 & LANES_LOW;
         while (three) {
-            size_t col = 32 * k + (size_t)__builtin_ctzll(three) / 2,
+            size_t col = 32 * k + (unsigned)__builtin_ctzll(three) / 2,
                    slot = col * PM_CODEC_BATCH + r;
             three &= three - 1;
             unsigned f = *form++;
             if (f <= PM_FORM_MAXSCALE && (!c->col[col].u64 || f == 0))
-                c->x[slot] = unzz(c->x[slot]);
+                x[slot] = unzz(x[slot]);
             else if (f != PM_FORM_RAW || c->col[col].u64)
                 return -1; /* not a form of this column */
             c->fm[slot] = (uint8_t)f;
-            rn[c->ncols + col] |= row;
+            rn[ncols + col] |= row;
         }
     }
     return 0;
@@ -590,7 +597,7 @@ static int parse_varints(pm_codec *c, const unsigned char *p, const unsigned cha
     size_t r = c->nb;
     uint64_t row = 1ull << r, *rn = c->rn;
     for (size_t k = 0; k < c->nw; k++) {
-        uint64_t w = code_word(c, codes, k), lanes = lanes_of(c, k);
+        uint64_t w = code_word(c, codes, k, lim), lanes = lanes_of(c, k);
         /* Codes 1 and 2 on a column whose form is none: the same as, or a
          * change of, nothing. */
         if (((w ^ w >> 1) & c->none[k]) != 0)
@@ -689,11 +696,11 @@ static inline void fill(double *out, size_t n, double v)
  * with 4 d, so that adding their doubles is exact? */
 static inline int exact_steps(uint64_t m, uint64_t d, size_t n)
 {
-    const int64_t lim = (int64_t)1 << 53;
-    int64_t span, top, d4, im = (int64_t)m, id = (int64_t)d;
-    return im >= -lim && im <= lim && !__builtin_mul_overflow(id, (int64_t)n, &span) &&
-           !__builtin_add_overflow(im, span, &top) && top >= -lim && top <= lim &&
-           !__builtin_mul_overflow(id, 4, &d4) && d4 >= -lim && d4 <= lim;
+    /* x + 2^53 <= 2^54 (as uint64): |x| <= 2^53.  n <= 64 and |d| <= 2^51
+     * keep n d from overflowing. */
+    const uint64_t h = 1ull << 53;
+    uint64_t top = m + d * n;
+    return m + h <= 2 * h && d + h / 4 <= h / 2 && top + h <= 2 * h;
 }
 
 /* out[r] = v + (r + 1) dv, where every such sum of integers is exact:
@@ -720,7 +727,7 @@ static inline void steps(double *out, size_t n, double v, double dv)
 
 /* Rows whose code is 1: the same value again, or a counter's steady
  * change (d is kept 0 for gauges and the raw form). */
-static inline void run_ones(col_run *s, double *out, size_t n)
+static inline __attribute__((always_inline)) void run_ones(col_run *s, double *out, size_t n)
 {
     if (n == 0)
         return;
@@ -821,6 +828,11 @@ static void dense(col_run *s, uint64_t *x, double *out, size_t n)
     s->last = out[n - 1];
 }
 
+static inline uint64_t low_bits(size_t n)
+{
+    return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
+
 /* The number of bits set (without -mpopcnt, __builtin_popcountll is a
  * call). */
 static inline unsigned bits_set(uint64_t x)
@@ -839,7 +851,7 @@ static inline void rows12(col_run *s, uint64_t *x, double *out, size_t n, uint64
         run_ones(s, out, n);
         return;
     }
-    if (4 * bits_set(two) >= n) {
+    if (two == low_bits(n) || ((two & (two - 1)) && 4 * bits_set(two) >= n)) {
         dense(s, x, out, n);
         return;
     }
@@ -852,11 +864,6 @@ static inline void rows12(col_run *s, uint64_t *x, double *out, size_t n, uint64
         at = r + 1;
     }
     run_ones(s, out + at, n - at);
-}
-
-static inline uint64_t low_bits(size_t n)
-{
-    return n >= 64 ? ~0ull : (1ull << n) - 1;
 }
 
 void pm_codec_flush(pm_codec *c, double *const *dst)
