@@ -703,25 +703,26 @@ static inline int exact_steps(uint64_t m, uint64_t d, size_t n)
     return m + h <= 2 * h && d + h / 4 <= h / 2 && top + h <= 2 * h;
 }
 
+/* Two doubles: the compilers lower these to pairs of lanes (SSE2) or to
+ * scalars. */
+typedef double pm_v2d __attribute__((vector_size(16)));
+
 /* out[r] = v + (r + 1) dv, where every such sum of integers is exact:
- * four chains, so that no add waits on the one before. */
+ * four chains in two pairs, so that no add waits on the one before. */
 static inline void steps(double *out, size_t n, double v, double dv)
 {
     size_t r = 0;
-    double a = v + dv, b = a + dv, c = b + dv, e = c + dv, dv4 = 4 * dv;
+    pm_v2d a = {v + dv, v + 2 * dv}, b = {v + 3 * dv, v + 4 * dv}, d4 = {4 * dv, 4 * dv};
     for (; r + 4 <= n; r += 4) {
-        out[r] = a;
-        out[r + 1] = b;
-        out[r + 2] = c;
-        out[r + 3] = e;
-        a += dv4;
-        b += dv4;
-        c += dv4;
-        e += dv4;
+        memcpy(out + r, &a, sizeof a);
+        memcpy(out + r + 2, &b, sizeof b);
+        a += d4;
+        b += d4;
     }
+    double t = a[0];
     for (; r < n; r++) {
-        out[r] = a;
-        a += dv;
+        out[r] = t;
+        t += dv;
     }
 }
 
@@ -803,7 +804,15 @@ static void dense(col_run *s, uint64_t *x, double *out, size_t n)
 {
     if (s->form == PM_FORM_RAW) {
         uint64_t m = s->m;
-        for (size_t r = 0; r < n; r++) {
+        size_t r = 0;
+        for (; r + 2 <= n; r += 2) {
+            uint64_t m1 = m ^ x[r], m2 = m1 ^ x[r + 1];
+            x[r] = x[r + 1] = 0;
+            out[r] = pm_bits_f64(m1);
+            out[r + 1] = pm_bits_f64(m2);
+            m = m2;
+        }
+        if (r < n) {
             m ^= x[r];
             x[r] = 0;
             out[r] = pm_bits_f64(m);

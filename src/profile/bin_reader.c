@@ -244,7 +244,7 @@ typedef struct scan {
 
 /* The next valid record at or after s->off (its offset in *at, its payload
  * length returned), or -1 at the end; s->off moves past it. */
-static long long scan_next(scan *s, size_t *at)
+static inline long long scan_next(scan *s, size_t *at)
 {
     s->bad_len = 0;
     while (s->off < s->len) {
