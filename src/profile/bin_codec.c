@@ -23,8 +23,10 @@ int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder,
         return PM_ENOMEM;
     c->ncols = ncols;
     if (c->nib && decoder) {
+        /* A record's lengths (ceil(ncols / 2) bytes) and numbers (8 bytes
+         * each at most), and 16 bytes to read past them. */
         size_t nt = 0;
-        if (pm_mul_size(ncols, 8, &nt) || nt > SIZE_MAX - 16 || !(c->tail = malloc(nt + 16))) {
+        if (pm_mul_size(ncols, 9, &nt) || nt > SIZE_MAX - 32 || !(c->tail = malloc(nt + 32))) {
             pm_codec_free(c);
             return PM_ENOMEM;
         }
@@ -38,20 +40,19 @@ int pm_codec_init(pm_codec *c, const pm_column *cols, size_t ncols, int decoder,
         }
     }
     if (decoder) {
-        size_t nx = 0;
+        size_t nx = 0, nr = 0, n1 = ncols ? ncols : 1;
         c->nw = (ncols + 31) / 32;
-        if (pm_mul_size(ncols ? ncols : 1, PM_CODEC_BATCH, &nx) == 0) {
-            c->cw = pm_alloc_array(PM_CODEC_BATCH * (c->nw ? c->nw : 1), sizeof *c->cw);
-            c->x = pm_alloc_array(nx, sizeof *c->x);
+        if (pm_mul_size(n1, PM_CODEC_BATCH, &nx) == 0 && pm_mul_size(n1, 3, &nr) == 0) {
+            c->cw = pm_alloc_array(c->nw ? c->nw : 1, sizeof *c->cw);
+            c->x = calloc(nx, sizeof *c->x);
             c->fm = pm_alloc_array(nx, sizeof *c->fm);
             c->none = pm_alloc_array(c->nw ? c->nw : 1, sizeof *c->none);
-            c->rows = pm_alloc_array(ncols ? ncols : 1, sizeof *c->rows);
+            c->rn = calloc(nr, sizeof *c->rn);
         }
-        if (!c->cw || !c->x || !c->fm || !c->none || !c->rows) {
+        if (!c->cw || !c->x || !c->fm || !c->none || !c->rn) {
             pm_codec_free(c);
             return PM_ENOMEM;
         }
-        memset(c->rows, 0, (ncols ? ncols : 1) * sizeof *c->rows);
     }
     for (size_t i = 0; i < ncols; i++) {
         memset(&c->col[i], 0, sizeof c->col[i]);
@@ -69,7 +70,7 @@ void pm_codec_free(pm_codec *c)
     free(c->x);
     free(c->fm);
     free(c->none);
-    free(c->rows);
+    free(c->rn);
     free(c->num);
     free(c->nform);
     free(c->tail);
@@ -77,7 +78,7 @@ void pm_codec_free(pm_codec *c)
     c->num = NULL;
     c->nform = NULL;
     c->col = NULL;
-    c->cw = c->x = c->none = c->rows = NULL;
+    c->cw = c->x = c->none = c->rn = NULL;
     c->fm = NULL;
 }
 
@@ -362,6 +363,11 @@ static inline int get_varint_lim(const unsigned char **pp, const unsigned char *
                                  const unsigned char *lim, uint64_t *v)
 {
     const unsigned char *p = *pp;
+    if (p < end && *p < 0x80) { /* one byte: a steady clock's change */
+        *v = *p;
+        *pp = p + 1;
+        return 0;
+    }
     if (lim - p >= 8) {
         uint64_t w = pm_get_u64(p);
         uint64_t stop = ~w & 0x8080808080808080ull;
@@ -406,19 +412,6 @@ static int parse_new_form(pm_codec *c, size_t col, const unsigned char **pp,
     return 0;
 }
 
-/* The bytes that a length byte's two numbers take (a nibble above 8:
- * more than 64). */
-static const uint8_t NIB_SUM[256] = {
-#define NIB_ROW(h)                                                                               \
-    (h) + 0, (h) + 1, (h) + 2, (h) + 3, (h) + 4, (h) + 5, (h) + 6, (h) + 7, (h) + 8, 99, 99, 99, \
-        99, 99, 99, 99
-#define NIB_BAD 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99
-    NIB_ROW(0), NIB_ROW(1), NIB_ROW(2), NIB_ROW(3), NIB_ROW(4), NIB_ROW(5), NIB_ROW(6), NIB_ROW(7),
-    NIB_ROW(8), NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,    NIB_BAD,
-#undef NIB_ROW
-#undef NIB_BAD
-};
-
 /* The low len bytes of a word. */
 static const uint64_t NIB_MASK[9] = {0,
                                      0xffull,
@@ -440,11 +433,14 @@ static inline uint64_t lanes_of(const pm_codec *c, size_t k)
 
 /* Code word k of a record's codes (32 columns, as in the record), the
  * padding lanes 0. */
-static inline uint64_t code_word(const pm_codec *c, const unsigned char *codes, size_t k)
+static inline uint64_t code_word(const pm_codec *c, const unsigned char *codes, size_t k,
+                                 const unsigned char *lim)
 {
     size_t left = (c->ncols + 3) / 4 - 8 * k;
     if (left >= 8)
         return pm_get_u64(codes + 8 * k);
+    if (lim - codes >= (ptrdiff_t)(8 * k + 8)) /* one load, the bytes past the codes masked */
+        return pm_get_u64(codes + 8 * k) & lanes_of(c, k);
     uint64_t w = 0;
     for (size_t i = 0; i < left; i++)
         w |= (uint64_t)codes[8 * k + i] << (8 * i);
@@ -461,82 +457,177 @@ static inline size_t lanes_set(uint64_t x)
     return (size_t)((x * 0x0101010101010101ull) >> 56);
 }
 
+/* The bytes that the numbers of 8 length bytes take (a word, 16
+ * lengths), or -1 when a length is above 8: each byte's low and high
+ * nibble apart, 7 added to each carries into the byte's bit 4 exactly
+ * when it is 9 or more, and the bytes' sums (at most 16 each) add up in
+ * the top byte of a multiply. */
+static inline long nib_sum(uint64_t w)
+{
+    uint64_t lo = w & 0x0f0f0f0f0f0f0f0full, hi = w >> 4 & 0x0f0f0f0f0f0f0f0full;
+    if (((lo + 0x0707070707070707ull) | (hi + 0x0707070707070707ull)) & 0x1010101010101010ull)
+        return -1;
+    return (long)(((lo + hi) * 0x0101010101010101ull) >> 56);
+}
+
+/* A row that pm_codec_parse refuses leaves nothing behind: its marks and
+ * numbers go, so that pass 2 sees every other row as it was. */
+static void drop_row(pm_codec *c, size_t r)
+{
+    uint64_t keep = ~(1ull << r);
+    for (size_t col = 0; col < 3 * c->ncols; col++)
+        c->rn[col] &= keep;
+    for (size_t col = 0; col < c->ncols; col++)
+        c->x[col * PM_CODEC_BATCH + r] = 0;
+}
+
 /* Version 3's codes, form bytes, lengths and numbers (pass 1), after the
  * times: every length is known before a number is read, so the numbers'
  * bytes are checked against the payload once, and each number is one
  * load and a mask. */
-static int parse_nib(pm_codec *c, int key, const unsigned char *p, const unsigned char *end,
+static int parse_nib(pm_codec *c, const unsigned char *p, const unsigned char *end,
                      const unsigned char *lim)
 {
-    size_t ncodes = (c->ncols + 3) / 4;
+    /* The codec's fields in locals: the stores below go through uint64_t
+     * pointers, which the compiler would otherwise take to change them. */
+    const size_t ncols = c->ncols, nw = c->nw, r = c->nb, ncodes = (ncols + 3) / 4;
+    uint64_t *const cw = c->cw, *const none = c->none, *const rn = c->rn;
+    uint64_t *const x = c->x;
     if ((size_t)(end - p) < ncodes)
         return -1;
     const unsigned char *codes = p;
     p += ncodes;
-    size_t r = c->nb, nf = 0, nn = 0;
-    uint64_t *cw = c->cw + r * c->nw, row = (uint64_t)!key << r;
-    for (size_t k = 0; k < c->nw; k++) {
-        uint64_t w = code_word(c, codes, k);
+    size_t nf = 0, nn = 0;
+    const uint64_t row = 1ull << r;
+    for (size_t k = 0; k < nw; k++) {
+        uint64_t w = code_word(c, codes, k, lim);
         cw[k] = w;
-        if (((w ^ w >> 1) & c->none[k]) != 0)
+        if (((w ^ w >> 1) & none[k]) != 0)
             return -1; /* codes 1 and 2 on a column whose form is none */
         uint64_t three = w & w >> 1 & LANES_LOW;
-        c->none[k] &= ~three;
-        nf += lanes_set(three);
+        if (three) {
+            none[k] &= ~three;
+            nf += lanes_set(three);
+        }
         nn += lanes_set(w >> 1 & LANES_LOW);
     }
     size_t nl = (nn + 1) / 2;
     if ((size_t)(end - p) < nf + nl)
         return -1;
-    const unsigned char *form = p, *len = p + nf, *q = len + nl;
-    size_t total = 0;
-    for (size_t i = 0; i < nl; i++)
-        total += NIB_SUM[len[i]];
-    if ((nn & 1 && len[nl - 1] >> 4) || total != (size_t)(end - q))
-        return -1; /* a length above 8, the padding nibble not 0, bytes left or missing */
-    /* With 8 bytes readable after the last number, each is one load; so
-     * that it is, the numbers of the file's last record are copied. */
-    if ((size_t)(lim - q) < total + 8) {
-        memcpy(c->tail, q, total);
-        memset(c->tail + total, 0, 8);
-        q = c->tail;
+    const unsigned char *form = p, *len = p + nf;
+    /* The lengths and the numbers: at most 8 bytes a number. */
+    size_t rest = (size_t)(end - len);
+    if (rest - nl > 8 * nn)
+        return -1;
+    /* With 16 bytes readable after them, the lengths are read 8 bytes at a
+     * time and each number is one load; so that they are, those of the
+     * file's last record are copied. */
+    if ((size_t)(lim - len) < rest + 16) {
+        memcpy(c->tail, len, rest);
+        memset(c->tail + rest, 0, 16);
+        len = c->tail;
     }
-    uint64_t *x = c->x + r, *rows = c->rows;
+    size_t total = 0;
+    for (size_t i = 0; i < nl; i += 8) {
+        uint64_t w = pm_get_u64(len + i);
+        if (nl - i < 8)
+            w &= (1ull << (8 * (nl - i))) - 1;
+        long t = nib_sum(w);
+        if (t < 0)
+            return -1; /* a length above 8 */
+        total += (size_t)t;
+    }
+    const unsigned char *q = len + nl;
+    if ((nn & 1 && len[nl - 1] >> 4) || total != rest - nl)
+        return -1; /* the padding nibble not 0, bytes left or missing */
+    uint64_t lw = 0;
     size_t i = 0;
-    for (size_t k = 0; k < c->nw; k++) {
+    for (size_t k = 0; k < nw; k++) {
         uint64_t w = cw[k], num = w >> 1 & LANES_LOW;
         uint64_t zero = ~(w | w >> 1) & LANES_LOW & lanes_of(c, k);
-        const size_t base = 32 * k;
+        /* Lane b/2 of the word: column 32 k + b/2, its row r at
+         * x[(32 k + b/2) * PM_CODEC_BATCH + r]. */
+        uint64_t *xk = x + 32 * k * PM_CODEC_BATCH + r, *rk = rn + 32 * k;
         while (num) { /* codes 2 and 3 */
-            size_t col = base + (size_t)__builtin_ctzll(num) / 2;
+            size_t b = (unsigned)__builtin_ctzll(num);
             num &= num - 1;
-            unsigned n = len[i >> 1] >> ((i & 1) << 2) & 15;
+            if ((i & 15) == 0)
+                lw = pm_get_u64(len + i / 2);
+            unsigned n = (unsigned)lw & 15;
+            lw >>= 4;
             i++;
-            x[col * PM_CODEC_BATCH] = pm_get_u64(q) & NIB_MASK[n];
+            xk[b * (PM_CODEC_BATCH / 2)] = pm_get_u64(q) & NIB_MASK[n];
             q += n;
-            rows[col] |= row;
+            rk[b / 2] |= row;
         }
         while (zero) { /* code 0: not recorded */
-            size_t col = base + (size_t)__builtin_ctzll(zero) / 2;
+            size_t b = (unsigned)__builtin_ctzll(zero);
             zero &= zero - 1;
-            rows[col] |= row;
+            rk[2 * ncols + b / 2] |= row;
         }
     }
     /* Code 3: the form bytes, in column order. */
-    for (size_t k = 0; k < c->nw; k++) {
+    for (size_t k = 0; k < nw && nf; k++) {
         uint64_t three = cw[k] & cw[k] >> 1 & LANES_LOW;
         while (three) {
-            size_t col = 32 * k + (size_t)__builtin_ctzll(three) / 2, slot = col * PM_CODEC_BATCH;
+            size_t col = 32 * k + (unsigned)__builtin_ctzll(three) / 2,
+                   slot = col * PM_CODEC_BATCH + r;
             three &= three - 1;
             unsigned f = *form++;
             if (f <= PM_FORM_MAXSCALE && (!c->col[col].u64 || f == 0))
                 x[slot] = unzz(x[slot]);
             else if (f != PM_FORM_RAW || c->col[col].u64)
                 return -1; /* not a form of this column */
-            c->fm[slot + r] = (uint8_t)f;
+            c->fm[slot] = (uint8_t)f;
+            rn[ncols + col] |= row;
         }
     }
     return 0;
+}
+
+/* Version 2's codes and varints (pass 1), after the times. */
+static int parse_varints(pm_codec *c, const unsigned char *p, const unsigned char *end,
+                         const unsigned char *lim)
+{
+    size_t ncodes = (c->ncols + 3) / 4;
+    if ((size_t)(end - p) < ncodes)
+        return -1;
+    const unsigned char *codes = p;
+    p += ncodes;
+    size_t r = c->nb;
+    uint64_t row = 1ull << r, *rn = c->rn;
+    for (size_t k = 0; k < c->nw; k++) {
+        uint64_t w = code_word(c, codes, k, lim), lanes = lanes_of(c, k);
+        /* Codes 1 and 2 on a column whose form is none: the same as, or a
+         * change of, nothing. */
+        if (((w ^ w >> 1) & c->none[k]) != 0)
+            return -1;
+        /* Visit the columns whose code is not 1: codes 2 and 3 carry
+         * bytes, and pass 2 goes row by row only through these rows. */
+        uint64_t not1 = w ^ LANES_LOW;
+        uint64_t visit = (not1 | not1 >> 1) & LANES_LOW & lanes;
+        while (visit) {
+            unsigned bit = (unsigned)__builtin_ctzll(visit);
+            visit &= visit - 1;
+            size_t col = 32 * k + bit / 2, slot = col * PM_CODEC_BATCH + r;
+            switch (w >> bit & 3) {
+            case 2:
+                if (get_varint_lim(&p, end, lim, &c->x[slot]))
+                    return -1;
+                rn[col] |= row;
+                break;
+            case 3:
+                if (parse_new_form(c, col, &p, end, slot))
+                    return -1;
+                c->none[k] &= ~(1ull << bit);
+                rn[col] |= row;
+                rn[c->ncols + col] |= row;
+                break;
+            default: rn[2 * c->ncols + col] |= row; break; /* 0: not recorded */
+            }
+        }
+    }
+    return p != end ? -1 : 0;
 }
 
 int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_t avail,
@@ -565,56 +656,11 @@ int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_
     c->off = (int64_t)off;
     *mono = (int64_t)m;
     *wall = (int64_t)(m + off);
-    if (c->nib) {
-        if (parse_nib(c, key, p, end, lim))
-            return -1;
-        c->nb = c->nb + 1;
-        if (c->nb == 1)
-            c->key0 = key;
-        return 0;
-    }
-    size_t ncodes = (c->ncols + 3) / 4;
-    if ((size_t)(end - p) < ncodes)
+    if (c->nib ? parse_nib(c, p, end, lim) : parse_varints(c, p, end, lim)) {
+        drop_row(c, c->nb);
         return -1;
-    const unsigned char *codes = p;
-    p += ncodes;
-    size_t r = c->nb;
-    uint64_t *cw = c->cw + r * c->nw, row = (uint64_t)!key << r;
-    for (size_t k = 0; k < c->nw; k++) {
-        uint64_t w = code_word(c, codes, k), lanes = lanes_of(c, k);
-        cw[k] = w;
-        /* Codes 1 and 2 on a column whose form is none: the same as, or a
-         * change of, nothing. */
-        if (((w ^ w >> 1) & c->none[k]) != 0)
-            return -1;
-        /* Visit the columns whose code is not 1: codes 2 and 3 carry
-         * bytes, and pass 2 goes row by row only through these rows. */
-        uint64_t not1 = w ^ LANES_LOW;
-        uint64_t visit = (not1 | not1 >> 1) & LANES_LOW & lanes;
-        while (visit) {
-            unsigned bit = (unsigned)__builtin_ctzll(visit);
-            visit &= visit - 1;
-            size_t col = 32 * k + bit / 2, slot = col * PM_CODEC_BATCH + r;
-            c->rows[col] |= row;
-            switch (w >> bit & 3) {
-            case 2:
-                if (get_varint_lim(&p, end, lim, &c->x[slot]))
-                    return -1;
-                break;
-            case 3:
-                if (parse_new_form(c, col, &p, end, slot))
-                    return -1;
-                c->none[k] &= ~(1ull << bit);
-                break;
-            default: break; /* 0: not recorded */
-            }
-        }
     }
-    if (p != end)
-        return -1;
-    c->nb = r + 1;
-    if (r == 0)
-        c->key0 = key;
+    c->nb++;
     return 0;
 }
 
@@ -633,24 +679,72 @@ static inline double int_value(uint64_t m, int u64, unsigned form)
     return form ? v / P10[form] : v;
 }
 
+static inline void fill(double *out, size_t n, double v)
+{
+    size_t r = 0;
+    for (; r + 4 <= n; r += 4) {
+        out[r] = v;
+        out[r + 1] = v;
+        out[r + 2] = v;
+        out[r + 3] = v;
+    }
+    for (; r < n; r++)
+        out[r] = v;
+}
+
+/* Do m + d, m + 2d, ..., m + n d (as int64) all lie within 2^53 of 0,
+ * with 4 d, so that adding their doubles is exact? */
+static inline int exact_steps(uint64_t m, uint64_t d, size_t n)
+{
+    /* x + 2^53 <= 2^54 (as uint64): |x| <= 2^53.  n <= 64 and |d| <= 2^51
+     * keep n d from overflowing. */
+    const uint64_t h = 1ull << 53;
+    uint64_t top = m + d * n;
+    return m + h <= 2 * h && d + h / 4 <= h / 2 && top + h <= 2 * h;
+}
+
+/* Two doubles: the compilers lower these to pairs of lanes (SSE2) or to
+ * scalars. */
+typedef double pm_v2d __attribute__((vector_size(16)));
+
+/* out[r] = v + (r + 1) dv, where every such sum of integers is exact:
+ * four chains in two pairs, so that no add waits on the one before. */
+static inline void steps(double *out, size_t n, double v, double dv)
+{
+    size_t r = 0;
+    pm_v2d a = {v + dv, v + 2 * dv}, b = {v + 3 * dv, v + 4 * dv}, d4 = {4 * dv, 4 * dv};
+    for (; r + 4 <= n; r += 4) {
+        memcpy(out + r, &a, sizeof a);
+        memcpy(out + r + 2, &b, sizeof b);
+        a += d4;
+        b += d4;
+    }
+    double t = a[0];
+    for (; r < n; r++) {
+        out[r] = t;
+        t += dv;
+    }
+}
+
 /* Rows whose code is 1: the same value again, or a counter's steady
  * change (d is kept 0 for gauges and the raw form). */
-static inline void run_ones(col_run *s, double *out, size_t n)
+static inline __attribute__((always_inline)) void run_ones(col_run *s, double *out, size_t n)
 {
-    if (s->d == 0) {
-        double last = s->last;
-        for (size_t r = 0; r < n; r++)
-            out[r] = last;
-        return;
-    }
     if (n == 0)
         return;
+    if (s->d == 0) {
+        fill(out, n, s->last);
+        return;
+    }
     uint64_t m = s->m, d = s->d, span, top;
     /* A u64 counter that stays below 2^63 converts as an int64 (the same
      * value), without the branch on the top bit in each conversion. */
     int small = s->u64 && !__builtin_mul_overflow(d, n, &span) &&
                 !__builtin_add_overflow(m, span, &top) && top >> 63 == 0;
-    if (s->u64 && !small) {
+    if (s->form == 0 && (!s->u64 || small) && exact_steps(m, d, n)) {
+        steps(out, n, (double)(int64_t)m, (double)(int64_t)d);
+        m += d * n;
+    } else if (s->u64 && !small) {
         for (size_t r = 0; r < n; r++)
             out[r] = (double)(m += d);
     } else if (s->form == 0) {
@@ -665,70 +759,166 @@ static inline void run_ones(col_run *s, double *out, size_t n)
     s->last = out[n - 1];
 }
 
-/* A row whose code is 0, 2 or 3. */
-static inline void one_row(col_run *s, unsigned code, uint64_t x, unsigned form, double *out)
+/* A row whose code is 2; its number is taken (x left 0). */
+static inline void row2(col_run *s, uint64_t *x, double *out)
 {
-    switch (code) {
-    case 0: *out = NAN; return; /* not recorded; the state stays */
-    case 2:
-        if (s->form == PM_FORM_RAW) {
-            s->m ^= x;
-            s->last = pm_bits_f64(s->m);
-        } else {
-            uint64_t t = s->d + unzz(x);
-            s->m += t;
-            s->d = t & s->cmask;
-            s->last = int_value(s->m, s->u64, s->form);
-        }
-        break;
-    case 3:
-        s->form = form;
-        s->m = x;
-        s->d = 0; /* also in the raw form, where code 1 leaves m */
-        s->last = form == PM_FORM_RAW ? pm_bits_f64(x) : int_value(x, s->u64, form);
-        break;
-    default: /* 1: pass 1 marks no such row */ run_ones(s, out, 1); return;
+    uint64_t v = *x;
+    *x = 0;
+    if (s->form == PM_FORM_RAW) {
+        s->m ^= v;
+        s->last = pm_bits_f64(s->m);
+    } else {
+        uint64_t t = s->d + unzz(v);
+        s->m += t;
+        s->d = t & s->cmask;
+        s->last = int_value(s->m, s->u64, s->form);
     }
     *out = s->last;
 }
 
+/* Rows whose codes are 1 and 2 in an integer form, without a branch on
+ * the code: a code 1 row's x is 0, which adds nothing to a gauge and
+ * leaves a counter's change as it was. */
+static inline __attribute__((always_inline)) void
+dense_int(col_run *s, uint64_t *x, double *out, size_t n, int counter, int u64, int scaled)
+{
+    uint64_t m = s->m, d = s->d;
+    double scale = P10[s->form];
+    for (size_t r = 0; r < n; r++) {
+        uint64_t t = unzz(x[r]);
+        x[r] = 0;
+        if (counter)
+            m += d += t;
+        else
+            m += t;
+        double v = u64 ? (double)m : (double)(int64_t)m;
+        out[r] = scaled ? v / scale : v;
+    }
+    s->m = m;
+    s->d = d;
+}
+
+/* Rows whose codes are 1 and 2, in the column's form (no code 3 among
+ * them), each taking its number. */
+static void dense(col_run *s, uint64_t *x, double *out, size_t n)
+{
+    if (s->form == PM_FORM_RAW) {
+        uint64_t m = s->m;
+        size_t r = 0;
+        for (; r + 2 <= n; r += 2) {
+            uint64_t m1 = m ^ x[r], m2 = m1 ^ x[r + 1];
+            x[r] = x[r + 1] = 0;
+            out[r] = pm_bits_f64(m1);
+            out[r + 1] = pm_bits_f64(m2);
+            m = m2;
+        }
+        if (r < n) {
+            m ^= x[r];
+            x[r] = 0;
+            out[r] = pm_bits_f64(m);
+        }
+        s->m = m;
+    } else if (s->u64) {
+        if (s->cmask)
+            dense_int(s, x, out, n, 1, 1, 0);
+        else
+            dense_int(s, x, out, n, 0, 1, 0);
+    } else if (s->form == 0) {
+        if (s->cmask)
+            dense_int(s, x, out, n, 1, 0, 0);
+        else
+            dense_int(s, x, out, n, 0, 0, 0);
+    } else {
+        if (s->cmask)
+            dense_int(s, x, out, n, 1, 0, 1);
+        else
+            dense_int(s, x, out, n, 0, 0, 1);
+    }
+    s->last = out[n - 1];
+}
+
+static inline uint64_t low_bits(size_t n)
+{
+    return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
+
+/* The number of bits set (without -mpopcnt, __builtin_popcountll is a
+ * call). */
+static inline unsigned bits_set(uint64_t x)
+{
+    x -= x >> 1 & 0x5555555555555555ull;
+    x = (x & 0x3333333333333333ull) + (x >> 2 & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (unsigned)((x * 0x0101010101010101ull) >> 56);
+}
+
+/* n rows whose codes are 1 and 2 (bit r of two: row r's is 2): where
+ * many are 2, all in one loop; else a run of each stretch of 1s. */
+static inline void rows12(col_run *s, uint64_t *x, double *out, size_t n, uint64_t two)
+{
+    if (!two) {
+        run_ones(s, out, n);
+        return;
+    }
+    if (two == low_bits(n) || ((two & (two - 1)) && 4 * bits_set(two) >= n)) {
+        dense(s, x, out, n);
+        return;
+    }
+    size_t at = 0;
+    while (two) {
+        size_t r = (size_t)__builtin_ctzll(two);
+        two &= two - 1;
+        run_ones(s, out + at, r - at);
+        row2(s, x + r, out + r);
+        at = r + 1;
+    }
+    run_ones(s, out + at, n - at);
+}
+
 void pm_codec_flush(pm_codec *c, double *const *dst)
 {
-    size_t nb = c->nb, r0 = c->key0 && nb ? 1 : 0;
-    /* Only the rows parsed whole: a payload found malformed may have
-     * marked its row before it failed. */
-    uint64_t valid = (nb == 64 ? ~0ull : (1ull << nb) - 1) & ~(uint64_t)r0;
-    for (size_t col = 0; col < c->ncols; col++) {
-        uint64_t rows = c->rows[col] & valid;
-        c->rows[col] = 0;
-        if (!dst[col] || nb == 0)
+    size_t nb = c->nb, nc = c->ncols;
+    uint64_t *rn = c->rn, *r3 = rn + nc, *r0 = r3 + nc;
+    for (size_t col = 0; col < nc; col++) {
+        uint64_t ln = rn[col], l3 = r3[col], lz = r0[col];
+        uint64_t *x = c->x + col * PM_CODEC_BATCH;
+        double *out = dst[col];
+        rn[col] = r3[col] = r0[col] = 0;
+        if (!out) {
+            /* Not decoded: its numbers are still taken. */
+            for (; ln; ln &= ln - 1)
+                x[__builtin_ctzll(ln)] = 0;
+            continue;
+        }
+        if (nb == 0)
             continue;
         pm_codec_col *sc = &c->col[col];
         col_run s = {sc->m, sc->d, sc->counter ? ~0ull : 0, sc->last, sc->form, sc->u64};
-        const uint64_t *cw = c->cw + col / 32, *x = c->x + col * PM_CODEC_BATCH;
         const uint8_t *fm = c->fm + col * PM_CODEC_BATCH;
-        unsigned shift = 2 * (unsigned)(col % 32);
-        double *out = dst[col];
-        /* A key sample starts the batch (pm_codec_parse): a new form or
-         * nothing in every column. */
-        if (r0)
-            one_row(&s, (unsigned)(cw[0] >> shift & 3), x[0], fm[0], out);
-        size_t at = r0;
-        if (rows == valid) {
-            /* Every row carries something: no runs to look for. */
-            for (size_t r = r0; r < nb; r++)
-                one_row(&s, (unsigned)(cw[r * c->nw] >> shift & 3), x[r], fm[r], out + r);
-            rows = 0;
-            at = nb;
-        }
-        while (rows) {
-            size_t r = (size_t)__builtin_ctzll(rows);
-            rows &= rows - 1;
-            run_ones(&s, out + at, r - at);
-            one_row(&s, (unsigned)(cw[r * c->nw] >> shift & 3), x[r], fm[r], out + r);
+        uint64_t two = ln & ~l3, sp = l3 | lz;
+        /* Between the rows whose code is 0 or 3 (a key sample's row is one
+         * of them in every column), stretches of codes 1 and 2 in one
+         * form. */
+        size_t at = 0;
+        for (;;) {
+            size_t r = sp ? (size_t)__builtin_ctzll(sp) : nb;
+            if (r > at)
+                rows12(&s, x + at, out + at, r - at, two >> at & low_bits(r - at));
+            if (!sp)
+                break;
+            sp &= sp - 1;
             at = r + 1;
+            if (!(l3 >> r & 1)) {
+                out[r] = NAN; /* 0: not recorded; the state stays */
+                continue;
+            }
+            s.form = fm[r]; /* 3: a new form */
+            s.m = x[r];
+            x[r] = 0;
+            s.d = 0; /* also in the raw form, where code 1 leaves m */
+            s.last = s.form == PM_FORM_RAW ? pm_bits_f64(s.m) : int_value(s.m, s.u64, s.form);
+            out[r] = s.last;
         }
-        run_ones(&s, out + at, nb - at);
         sc->m = s.m;
         sc->d = s.d;
         sc->last = s.last;

@@ -67,20 +67,22 @@ typedef struct pm_codec {
     pm_codec_col *col;
     int64_t mono, mono_d, off; /* last mono, its last change, last wall - mono */
     /* Decoder, a batch at a time: pass 1 (pm_codec_parse) walks each
-     * record's bytes and keeps, per row, its codes (32 columns a word, as
-     * in the record) and, per column, what codes 2 and 3 carried; pass 2
+     * record's bytes and keeps, per column, a bit per row for each code
+     * that is not 1 and what codes 2 and 3 carried; pass 2
      * (pm_codec_flush) runs down each column with the column's state in
      * registers. */
-    size_t nw;           /* code words per row: ceil(ncols / 32) */
+    size_t nw;           /* code words per record: ceil(ncols / 32) */
     size_t nb;           /* rows parsed, not yet flushed */
-    int key0;            /* the first of them is a key sample (the only one) */
-    uint64_t *cw;        /* [PM_CODEC_BATCH][nw] the rows' codes */
-    uint64_t *x;         /* [ncols][PM_CODEC_BATCH] code 2: the varint; code 3: the new m */
+    uint64_t *cw;        /* [nw] the codes of the record being parsed */
+    uint64_t *x;         /* [ncols][PM_CODEC_BATCH] code 2: the number; code 3:
+                          * the new m; 0 in every other row (pass 2 clears
+                          * what it takes, so that a run of codes 1 and 2
+                          * decodes without a branch on the code) */
     uint8_t *fm;         /* [ncols][PM_CODEC_BATCH] code 3: the new form */
     uint64_t *none;      /* [nw] 1 in the low bit of each column whose form is none */
-    uint64_t *rows;      /* [ncols] bit r: row r's code was not 1 (a key row's: none) */
-    unsigned char *tail; /* version 3: a record's numbers and 8 bytes more,
-                          * when the file ends too soon after them */
+    uint64_t *rn;        /* [3][ncols] bit r: row r's code was 2 or 3; was 3; was 0 */
+    unsigned char *tail; /* version 3: a record's lengths and numbers and 16
+                          * bytes more, when the file ends too soon after them */
 } pm_codec;
 
 /* Set up for cols (kinds and types are copied), with the decoder's batch

@@ -244,7 +244,7 @@ typedef struct scan {
 
 /* The next valid record at or after s->off (its offset in *at, its payload
  * length returned), or -1 at the end; s->off moves past it. */
-static long long scan_next(scan *s, size_t *at)
+static inline long long scan_next(scan *s, size_t *at)
 {
     s->bad_len = 0;
     while (s->off < s->len) {
@@ -328,9 +328,9 @@ typedef struct rec_list {
     size_t n, cap;
 } rec_list;
 
-static int rec_push(rec_list *l, size_t x)
+static inline int rec_push(rec_list *l, size_t x)
 {
-    if (PM_VEC_RESERVE(l->v, l->cap, l->n + 1, 1024) != 0)
+    if (l->n == l->cap && PM_VEC_RESERVE(l->v, l->cap, l->n + 1, 1024) != 0)
         return -1;
     l->v[l->n++] = x;
     return 0;

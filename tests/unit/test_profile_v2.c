@@ -433,6 +433,86 @@ static void test_malformed_delta(void **state)
     free(buf);
 }
 
+/* A sample record refused after some of its numbers were taken leaves
+ * nothing behind for the rows after it.  Column g counts 0, 1, 2, ...
+ * (code 2 in nearly every sample) but stays at 68 in sample 69; column f
+ * turns from an integer to a true float at sample 5 (code 3, the raw
+ * form), whose form byte is made one that names no form: g's number of
+ * sample 5 is read before that is found (version 2: its varint comes
+ * first; version 3: the numbers come before the form bytes are checked).
+ * Sample 5 is row 5 of its batch of 64, as sample 69 is of the next one,
+ * where g's code is 1: were sample 5's number of g left there, g would
+ * read 69 in sample 69. */
+static double stale_g(size_t i)
+{
+    return i == 69 ? 68 : (double)i;
+}
+
+static double stale_f(size_t i)
+{
+    return i < 5 ? 7 : (double)i + 1.0 / 3;
+}
+
+static void test_refused_after_numbers(void **state)
+{
+    (void)state;
+    static const pm_column two[2] = {
+        {.name = "g", .unit = "1", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
+        {.name = "f", .unit = "1", .group = "t", .kind = PM_GAUGE, .type = PM_F64},
+    };
+    char path[512];
+    snprintf(path, sizeof path, "%s/stale.pmp", dir);
+    unlink(path);
+    pm_profile_info in;
+    memset(&in, 0, sizeof in);
+    strcpy(in.host, "n01");
+    in.interval_ns = 1000000000LL;
+    pm_writer *w;
+    pm_error err;
+    assert_int_equal(pm_writer_open(&w, path, FMT, &in, two, 2, "{}", &err), 0);
+    for (size_t i = 0; i < 100; i++) {
+        pm_value v[2] = {{.f = stale_g(i)}, {.f = stale_f(i)}};
+        uint8_t present = 3;
+        int64_t mono = 1000000000LL * (int64_t)(i + 1);
+        assert_int_equal(pm_writer_sample(w, mono, mono + 7, v, &present, &err), 0);
+    }
+    assert_int_equal(pm_writer_close(w, &err), 0);
+    unsigned char *buf;
+    size_t len;
+    load(path, &buf, &len);
+    unsigned type;
+    size_t at = sample_offset(buf, len, 5, &type), plen = pm_get_u32(buf + at);
+    assert_int_equal(type, 7);
+    assert_int_equal(sample_offset(buf, len, 64, &type) != 0 && type == 6, 1);
+    unsigned char *pl = buf + at + 8;
+    size_t k = 0;
+    for (int t = 0; t < 2; t++)
+        while (pl[k++] & 0x80)
+            ;
+    assert_int_equal(pl[k], 2 | 3 << 2); /* g: code 2, f: code 3 */
+    /* The form byte: version 3's first after the codes; version 2's after
+     * g's varint (2, one byte: the change 1 zig-zagged). */
+    size_t fb = VER == 3 ? k + 1 : k + 2;
+    if (VER == 2)
+        assert_int_equal(pl[k + 1], 2);
+    assert_int_equal(pl[fb], 0x80);
+    pl[fb] = 10;
+    pm_put_u32(pl + plen, pm_crc32c(0, buf + at, 8 + plen));
+    store(path, buf, len);
+    pm_profile *p;
+    read_ok(path, &p);
+    assert_int_equal(p->n, 100 - (64 - 5));
+    for (size_t r = 0; r < p->n; r++) {
+        size_t i = r < 5 ? r : r + 64 - 5;
+        if (f_bits(p->values[0][r]) != f_bits(stale_g(i)) ||
+            f_bits(p->values[1][r]) != f_bits(stale_f(i)))
+            fail_msg("sample %zu: g %.17g f %.17g, wrote %.17g %.17g", i, p->values[0][r],
+                     p->values[1][r], stale_g(i), stale_f(i));
+    }
+    pm_profile_free(p);
+    free(buf);
+}
+
 /* Profiles that the encoder of c016f7d wrote stay readable, value for
  * value: a real sampler run (81 samples, 55 columns, two key samples) in
  * fixtures/v2/, against its version 1 copy written by tests/support/pmp.py
@@ -796,7 +876,7 @@ int main(void)
         cmocka_unit_test(test_lossless),        cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_truncated_key),   cmocka_unit_test(test_corrupt_delta),
         cmocka_unit_test(test_malformed_delta), cmocka_unit_test(test_index_seek),
-        cmocka_unit_test(test_projection),
+        cmocka_unit_test(test_projection),      cmocka_unit_test(test_refused_after_numbers),
     };
     const struct CMUnitTest v3[] = {
         cmocka_unit_test(test_v3_malformed),
