@@ -57,6 +57,32 @@ int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits, pm_
 /* /hosts/<host>/<metric> datasets (time, value, quality), /aggregates/... */
 int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
 
+/* The same outputs host by host, in host order, for the in-memory writers
+ * above (which loop over the hosts) and --stream (which calls them as each
+ * host is derived, stream_out.c), so that both write the same bytes.
+ * defs[nm]: the metrics (a->metrics' order); s[nm]: one host's series of
+ * each, NULL where it has none; host: its name, n and t.
+ *
+ * The CSV: pm_csv_open creates path and writes the header (NULL and err
+ * set on failure); pm_csv_close flushes, closes, frees and says whether
+ * every write went through. */
+typedef struct pm_csv_out pm_csv_out;
+pm_csv_out *pm_csv_open(const char *path, int digits, const pm_metric_def *const *defs, size_t nm,
+                        pm_error *err);
+void pm_csv_host(pm_csv_out *w, const pm_host *host, const pm_series *const *s);
+int pm_csv_close(pm_csv_out *w, pm_error *err) PM_WUR;
+
+/* The HDF5 file: pm_hdf5_open creates it with its two groups;
+ * pm_hdf5_host adds /hosts/<host> (h: the host's index, for a name too
+ * long); pm_hdf5_close writes /aggregates from a (every metric's all-node
+ * series; a NULL: none, after a failure), closes and frees; its error
+ * names the file when anything failed since the open. */
+typedef struct pm_hdf5_out pm_hdf5_out;
+pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err);
+void pm_hdf5_host(pm_hdf5_out *w, size_t h, const pm_host *host, const pm_metric_def *const *defs,
+                  size_t nm, const pm_series *const *s);
+int pm_hdf5_close(pm_hdf5_out *w, const pm_analysis *a, pm_error *err) PM_WUR;
+
 /* Job phases: the --stats text section (with --by-phase the resource use
  * per phase) and the "phases" object of the JSON document. */
 void pm_phases_text(const pm_analysis *a, FILE *f);

@@ -1,0 +1,94 @@
+/* The outputs that --stream writes host by host (--csv, --hdf5): the
+ * pieces of the in-memory writers (csv.c, hdf5.c), called for each host
+ * in host order from the pass after the fold (pm_analyze_opts.host_out),
+ * then finished with what only the whole analysis knows (the all-node
+ * series).  docs/analysis.md, "Analysis in bounded memory". */
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/export.h"
+#include "perfmon/stream_out.h"
+
+/* The metrics the analysis keeps (those some host has), in its order, and
+ * the host's series of each. */
+static int pick(pm_stream_out *so, const pm_metric_result *res, size_t nres,
+                const pm_series *const *ser, size_t *nm)
+{
+    if (!so->defs) {
+        so->defs = calloc(nres ? nres : 1, sizeof *so->defs);
+        so->s = calloc(nres ? nres : 1, sizeof *so->s);
+        if (!so->defs || !so->s)
+            return pm_error_set(&so->err, PM_ENOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (size_t d = 0; d < nres; d++) {
+        if (!res[d].nhosts_with_data)
+            continue;
+        so->defs[k] = res[d].def;
+        so->s[k++] = ser[d];
+    }
+    *nm = k;
+    return 0;
+}
+
+void pm_stream_out_host(void *user, const pm_analysis *a, const pm_metric_result *res, size_t nres,
+                        size_t h, const pm_host *host, const pm_series *const *ser)
+{
+    (void)a;
+    pm_stream_out *so = user;
+    size_t nm = 0;
+    if (so->rc || (so->rc = pick(so, res, nres, ser, &nm)))
+        return;
+    if (so->csv_path && !so->csv && !so->csv_failed) {
+        so->csv = pm_csv_open(so->csv_path, so->csv_digits, so->defs, nm, &so->csv_err);
+        so->csv_failed = so->csv == NULL;
+    }
+    if (so->csv)
+        pm_csv_host(so->csv, host, so->s);
+    if (so->hdf5_path && !so->hdf5 && !so->hdf5_failed) {
+        so->hdf5 = pm_hdf5_open(so->hdf5_path, &so->hdf5_err);
+        so->hdf5_failed = so->hdf5 == NULL;
+    }
+    if (so->hdf5)
+        pm_hdf5_host(so->hdf5, h, host, so->defs, nm, so->s);
+}
+
+int pm_stream_out_csv(pm_stream_out *so, pm_error *err)
+{
+    int rc = so->rc;
+    if (rc)
+        *err = so->err;
+    else if (so->csv_failed)
+        *err = so->csv_err, rc = so->csv_err.code ? so->csv_err.code : PM_EIO;
+    else
+        rc = pm_csv_close(so->csv, err);
+    so->csv = NULL;
+    return rc;
+}
+
+int pm_stream_out_hdf5(pm_stream_out *so, const pm_analysis *a, pm_error *err)
+{
+    int rc = so->rc;
+    if (rc)
+        *err = so->err;
+    else if (so->hdf5_failed)
+        *err = so->hdf5_err, rc = so->hdf5_err.code ? so->hdf5_err.code : PM_EIO;
+    else
+        rc = pm_hdf5_close(so->hdf5, a, err);
+    so->hdf5 = NULL;
+    return rc;
+}
+
+void pm_stream_out_free(pm_stream_out *so)
+{
+    pm_error e;
+    int ignored = so->csv ? pm_csv_close(so->csv, &e) : 0;
+    ignored |= so->hdf5 ? pm_hdf5_close(so->hdf5, NULL, &e) : 0;
+    (void)ignored; /* (the analysis failed: that is the error reported) */
+    free(so->defs);
+    free(so->s);
+    so->csv = NULL;
+    so->hdf5 = NULL;
+    so->defs = NULL;
+    so->s = NULL;
+}
