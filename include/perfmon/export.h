@@ -49,6 +49,17 @@ int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err) PM_W
 int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits,
                              pm_error *err) PM_WUR;
 
+/* The same host by host (--stream, stream_out.c): pm_gp_open creates dir
+ * and an unlinked spill file in it; pm_gp_host places host h's series of
+ * each metric (res[nm], s[nm] as for pm_csv_host; the all-node series'
+ * rows known) and writes them to the spill; pm_gp_close writes every file
+ * from the spill and a (NULL: none, after a failure), closes and frees. */
+typedef struct pm_gp_out pm_gp_out;
+pm_gp_out *pm_gp_open(const char *dir, int digits, pm_error *err);
+void pm_gp_host(pm_gp_out *w, const pm_analysis *a, const pm_metric_result *const *res, size_t nm,
+                size_t h, const pm_series *const *s);
+int pm_gp_close(pm_gp_out *w, const pm_analysis *a, pm_error *err) PM_WUR;
+
 /* One row per host and timestamp; one column per metric with its unit.
  * Values with PM_CSV_DIGITS significant digits, or digits (1 to 17). */
 int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;

@@ -1,5 +1,5 @@
-/* The outputs that --stream writes host by host (--csv, --hdf5): the
- * pieces of the in-memory writers (csv.c, hdf5.c), called for each host
+/* The outputs that --stream writes host by host (--csv, --hdf5, --data):
+ * the pieces of the in-memory writers (csv.c, hdf5.c, gnuplot.c), called for each host
  * in host order from the pass after the fold (pm_analyze_opts.host_out),
  * then finished with what only the whole analysis knows (the all-node
  * series).  docs/analysis.md, "Analysis in bounded memory". */
@@ -17,7 +17,8 @@ static int pick(pm_stream_out *so, const pm_metric_result *res, size_t nres,
     if (!so->defs) {
         so->defs = calloc(nres ? nres : 1, sizeof *so->defs);
         so->s = calloc(nres ? nres : 1, sizeof *so->s);
-        if (!so->defs || !so->s)
+        so->res = calloc(nres ? nres : 1, sizeof *so->res);
+        if (!so->defs || !so->s || !so->res)
             return pm_error_set(&so->err, PM_ENOMEM, "out of memory");
     }
     size_t k = 0;
@@ -25,6 +26,7 @@ static int pick(pm_stream_out *so, const pm_metric_result *res, size_t nres,
         if (!res[d].nhosts_with_data)
             continue;
         so->defs[k] = res[d].def;
+        so->res[k] = &res[d];
         so->s[k++] = ser[d];
     }
     *nm = k;
@@ -34,7 +36,6 @@ static int pick(pm_stream_out *so, const pm_metric_result *res, size_t nres,
 void pm_stream_out_host(void *user, const pm_analysis *a, const pm_metric_result *res, size_t nres,
                         size_t h, const pm_host *host, const pm_series *const *ser)
 {
-    (void)a;
     pm_stream_out *so = user;
     size_t nm = 0;
     if (so->rc || (so->rc = pick(so, res, nres, ser, &nm)))
@@ -51,6 +52,25 @@ void pm_stream_out_host(void *user, const pm_analysis *a, const pm_metric_result
     }
     if (so->hdf5)
         pm_hdf5_host(so->hdf5, h, host, so->defs, nm, so->s);
+    if (so->data_dir && !so->gp && !so->gp_failed) {
+        so->gp = pm_gp_open(so->data_dir, so->data_digits, &so->gp_err);
+        so->gp_failed = so->gp == NULL;
+    }
+    if (so->gp)
+        pm_gp_host(so->gp, a, so->res, nm, h, so->s);
+}
+
+int pm_stream_out_data(pm_stream_out *so, const pm_analysis *a, pm_error *err)
+{
+    int rc = so->rc;
+    if (rc)
+        *err = so->err;
+    else if (so->gp_failed)
+        *err = so->gp_err, rc = so->gp_err.code ? so->gp_err.code : PM_EIO;
+    else
+        rc = pm_gp_close(so->gp, a, err);
+    so->gp = NULL;
+    return rc;
 }
 
 int pm_stream_out_csv(pm_stream_out *so, pm_error *err)
@@ -84,9 +104,13 @@ void pm_stream_out_free(pm_stream_out *so)
     pm_error e;
     int ignored = so->csv ? pm_csv_close(so->csv, &e) : 0;
     ignored |= so->hdf5 ? pm_hdf5_close(so->hdf5, NULL, &e) : 0;
+    ignored |= so->gp ? pm_gp_close(so->gp, NULL, &e) : 0;
     (void)ignored; /* (the analysis failed: that is the error reported) */
     free(so->defs);
     free(so->s);
+    free(so->res);
+    so->res = NULL;
+    so->gp = NULL;
     so->csv = NULL;
     so->hdf5 = NULL;
     so->defs = NULL;

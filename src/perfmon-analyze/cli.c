@@ -74,8 +74,8 @@ static void usage(FILE *f)
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
         "  --stream           the same results in bounded memory: hosts are read\n"
-        "                     again one at a time (--stats, --json, --csv and --hdf5\n"
-        "                     only, for now);\n"
+        "                     again one at a time (--stats, --json, --csv, --data\n"
+        "                     and --hdf5 only, for now);\n"
         "                     chosen by itself when the in-memory analysis would need\n"
         "                     more than the memory available (--memory)\n"
         "  --no-stream        the in-memory analysis, whatever it needs\n"
@@ -167,9 +167,9 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     }
     fprintf(stderr,
             "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
-            "the outputs asked for need every series in memory: run --stats, --json, --csv "
-            "and --hdf5 alone, which --stream makes in bounded memory; or cut the window with "
-            "--start/--end; or use a machine with more memory; or give --no-stream to try "
+            "the outputs asked for need every series in memory: run --stats, --json, --csv, "
+            "--data and --hdf5 alone, which --stream makes in bounded memory; or cut the window "
+            "with --start/--end; or use a machine with more memory; or give --no-stream to try "
             "anyway (the estimate counts whole files)\n",
             need, have);
     return EXIT_MEMORY;
@@ -680,9 +680,9 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                         "--json, --pdf and --threshold as outputs\n");
         return EXIT_USAGE;
     }
-    if (o.stream && (compare || data_dir || trace || want_pdf || ro.plots_dir)) {
-        fprintf(stderr, "perfmon-analyze: --stream makes --stats, --json, --csv and --hdf5 only, "
-                        "for now: --data, --trace, --pdf, --plots and --compare need every "
+    if (o.stream && (compare || trace || want_pdf || ro.plots_dir)) {
+        fprintf(stderr, "perfmon-analyze: --stream makes --stats, --json, --csv, --data and "
+                        "--hdf5 only, for now: --trace, --pdf, --plots and --compare need every "
                         "series in memory\n");
         return EXIT_USAGE;
     }
@@ -697,7 +697,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     /* The in-memory analysis or --stream (docs/analysis.md, "When it is
      * chosen"); not under mpirun, where --stream is not yet. */
     if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
-        int whole = data_dir || trace || want_pdf || ro.plots_dir || o.compat_ska;
+        int whole = trace || want_pdf || ro.plots_dir || o.compat_ska;
         int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
                              whole, quiet, o.verbose, &o.stream);
         if (rc != EXIT_OK)
@@ -756,10 +756,14 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     o.input_msg_user = &mc;
     if (split && split->size > 1)
         o.split = split;
-    /* --stream writes --csv and --hdf5 host by host during the analysis */
-    pm_stream_out so = {
-        .csv_path = csv, .csv_digits = digits ? digits : PM_CSV_DIGITS, .hdf5_path = hdf5};
-    if (o.stream && (csv || hdf5)) {
+    /* --stream writes --csv, --hdf5 and --data host by host during the
+     * analysis (--data's files from a spill file after it) */
+    pm_stream_out so = {.csv_path = csv,
+                        .csv_digits = digits ? digits : PM_CSV_DIGITS,
+                        .hdf5_path = hdf5,
+                        .data_dir = data_dir,
+                        .data_digits = digits ? digits : PM_DATA_DIGITS};
+    if (o.stream && (csv || hdf5 || data_dir)) {
         o.host_out = pm_stream_out_host;
         o.host_out_user = &so;
     }
@@ -805,7 +809,9 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
             status = EXIT_OUTPUT;
         }
     }
-    if (data_dir && pm_export_gnuplot_digits(a, data_dir, digits ? digits : PM_DATA_DIGITS, &err)) {
+    if (data_dir && (o.host_out ? pm_stream_out_data(&so, a, &err)
+                                : pm_export_gnuplot_digits(
+                                      a, data_dir, digits ? digits : PM_DATA_DIGITS, &err))) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }
