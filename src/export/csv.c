@@ -31,30 +31,27 @@ int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err)
 
 struct pm_csv_out {
     FILE *f;
-    char *path;
     int digits, tdigits;
     size_t nm;
+    char path[]; /* for the messages */
 };
 
 pm_csv_out *pm_csv_open(const char *path, int digits, const pm_metric_def *const *defs, size_t nm,
                         pm_error *err)
 {
-    pm_csv_out *w = calloc(1, sizeof *w);
-    char *p = strdup(path);
-    if (!w || !p) {
-        free(w);
-        free(p);
+    size_t len = strlen(path);
+    pm_csv_out *w = calloc(1, sizeof *w + len + 1);
+    if (!w) {
         pm_error_set(err, PM_ENOMEM, "out of memory");
         return NULL;
     }
+    memcpy(w->path, path, len + 1);
     w->f = fopen(path, "w");
     if (!w->f) {
         pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
         free(w);
-        free(p);
         return NULL;
     }
-    w->path = p;
     w->digits = digits;
     w->tdigits = digits > PM_TIME_DIGITS ? digits : PM_TIME_DIGITS;
     w->nm = nm;
@@ -96,7 +93,6 @@ int pm_csv_close(pm_csv_out *w, pm_error *err)
     if (!w)
         return 0;
     int rc = pm_close_checked(w->f, w->path, err);
-    free(w->path);
     free(w);
     return rc;
 }

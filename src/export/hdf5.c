@@ -234,8 +234,8 @@ static void link_name(char *out, size_t cap, const char *s, size_t h)
 
 struct pm_hdf5_out {
     hid_t f, hosts, aggs;
-    int rc; /* -1 once anything failed */
-    char *path;
+    int rc;      /* -1 once anything failed */
+    char path[]; /* for the messages */
 };
 
 pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err)
@@ -245,23 +245,20 @@ pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err)
         pm_error_set(err, PM_EIO, "%s: %s", path, h5.why);
         return NULL;
     }
-    pm_hdf5_out *w = calloc(1, sizeof *w);
-    char *p = strdup(path);
-    if (!w || !p) {
-        free(w);
-        free(p);
+    size_t len = strlen(path);
+    pm_hdf5_out *w = calloc(1, sizeof *w + len + 1);
+    if (!w) {
         pm_error_set(err, PM_ENOMEM, "out of memory");
         return NULL;
     }
+    memcpy(w->path, path, len + 1);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     w->f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->f < 0) {
         pm_error_set(err, PM_EIO, "%s: cannot create HDF5 file", path);
         free(w);
-        free(p);
         return NULL;
     }
-    w->path = p;
     w->hosts = H5Gcreate2(w->f, "hosts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     w->aggs = H5Gcreate2(w->f, "aggregates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (w->hosts < 0 || w->aggs < 0)
@@ -352,7 +349,6 @@ int pm_hdf5_close(pm_hdf5_out *w, const pm_analysis *a, pm_error *err)
         rc = -1;
     if (rc)
         pm_error_set(err, PM_EIO, "%s: writing HDF5 failed", w->path);
-    free(w->path);
     free(w);
     return rc ? PM_EIO : 0;
 }

@@ -60,42 +60,47 @@ void pm_stream_out_host(void *user, const pm_analysis *a, const pm_metric_result
         pm_gp_host(so->gp, a, so->res, nm, h, so->s);
 }
 
+/* The error kept for an output: the hook's own, or its opening's. */
+static int kept(const pm_stream_out *so, int failed, const pm_error *open_err, pm_error *err)
+{
+    if (so->rc) {
+        *err = so->err;
+        return so->rc;
+    }
+    if (failed) {
+        *err = *open_err;
+        return open_err->code ? open_err->code : PM_EIO;
+    }
+    return 0;
+}
+
 int pm_stream_out_data(pm_stream_out *so, const pm_analysis *a, pm_error *err)
 {
-    int rc = so->rc;
-    if (rc)
-        *err = so->err;
-    else if (so->gp_failed)
-        *err = so->gp_err, rc = so->gp_err.code ? so->gp_err.code : PM_EIO;
-    else
+    int rc = kept(so, so->gp_failed, &so->gp_err, err);
+    if (!rc) {
         rc = pm_gp_close(so->gp, a, err);
-    so->gp = NULL;
+        so->gp = NULL;
+    }
     return rc;
 }
 
 int pm_stream_out_csv(pm_stream_out *so, pm_error *err)
 {
-    int rc = so->rc;
-    if (rc)
-        *err = so->err;
-    else if (so->csv_failed)
-        *err = so->csv_err, rc = so->csv_err.code ? so->csv_err.code : PM_EIO;
-    else
+    int rc = kept(so, so->csv_failed, &so->csv_err, err);
+    if (!rc) {
         rc = pm_csv_close(so->csv, err);
-    so->csv = NULL;
+        so->csv = NULL;
+    }
     return rc;
 }
 
 int pm_stream_out_hdf5(pm_stream_out *so, const pm_analysis *a, pm_error *err)
 {
-    int rc = so->rc;
-    if (rc)
-        *err = so->err;
-    else if (so->hdf5_failed)
-        *err = so->hdf5_err, rc = so->hdf5_err.code ? so->hdf5_err.code : PM_EIO;
-    else
+    int rc = kept(so, so->hdf5_failed, &so->hdf5_err, err);
+    if (!rc) {
         rc = pm_hdf5_close(so->hdf5, a, err);
-    so->hdf5 = NULL;
+        so->hdf5 = NULL;
+    }
     return rc;
 }
 
@@ -105,7 +110,7 @@ void pm_stream_out_free(pm_stream_out *so)
     int ignored = so->csv ? pm_csv_close(so->csv, &e) : 0;
     ignored |= so->hdf5 ? pm_hdf5_close(so->hdf5, NULL, &e) : 0;
     ignored |= so->gp ? pm_gp_close(so->gp, NULL, &e) : 0;
-    (void)ignored; /* (the analysis failed: that is the error reported) */
+    (void)ignored; /* (something failed before: that is the error reported) */
     free(so->defs);
     free(so->s);
     free(so->res);
