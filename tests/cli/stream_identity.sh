@@ -10,7 +10,9 @@
 # level of the key), with --align=index, --start/--end and --repair, and
 # with phases (events files: each phase's figures per host).  The
 # pooled count, sd, p50 and max of one metric are also checked against the
-# values computed here from the generated numbers.
+# values computed here from the generated numbers.  --csv, --data and
+# --hdf5 (h5dump) are compared between both modes too, and the streamed
+# CSV against the input files (rows per host, one host's values and rates).
 set -u
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 T=$(mktemp -d)
