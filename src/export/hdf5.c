@@ -28,6 +28,7 @@ static struct h5_api {
     FN(H5open);
     FN(H5get_libversion);
     FN(H5Eset_auto2);
+    FN(H5Eclear2);
     FN(H5Fcreate);
     FN(H5Fclose);
     FN(H5Gcreate2);
@@ -73,6 +74,7 @@ static void h5_load(void)
         S(H5open),
         S(H5get_libversion),
         S(H5Eset_auto2),
+        S(H5Eclear2),
         S(H5Fcreate),
         S(H5Fclose),
         S(H5Gcreate2),
@@ -127,6 +129,7 @@ static void h5_load(void)
 #undef H5CHECK
 #define H5CHECK
 #define H5Eset_auto2 h5.H5Eset_auto2
+#define H5Eclear2 h5.H5Eclear2
 #define H5Fcreate h5.H5Fcreate
 #define H5Fclose h5.H5Fclose
 #define H5Gcreate2 h5.H5Gcreate2
@@ -255,6 +258,9 @@ pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     w->f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->f < 0) {
+        /* (the error stack is the calling thread's: --stream's hosts come
+         * from worker threads, which would leave it behind) */
+        H5Eclear2(H5E_DEFAULT);
         pm_error_set(err, PM_EIO, "%s: cannot create HDF5 file", path);
         free(w);
         return NULL;
@@ -271,10 +277,13 @@ void pm_hdf5_host(pm_hdf5_out *w, size_t h, const pm_host *host, const pm_metric
 {
     if (w->rc)
         return;
+    /* (no error printing: in a thread-safe build, it is set per thread) */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     char name[600];
     link_name(name, sizeof name, host->name, h);
     hid_t g = H5Gcreate2(w->hosts, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0) {
+        H5Eclear2(H5E_DEFAULT);
         w->rc = -1;
         return;
     }
@@ -303,6 +312,8 @@ void pm_hdf5_host(pm_hdf5_out *w, size_t h, const pm_host *host, const pm_metric
                           "0 ok, 1 wrap, 2 reset, 3 gap, 4 interpolated, 5 dropped, 6 held");
     }
     H5Gclose(g);
+    if (rc)
+        H5Eclear2(H5E_DEFAULT);
     w->rc = rc;
 }
 
