@@ -5,6 +5,7 @@
  * series).  docs/analysis.md, "Analysis in bounded memory". */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perfmon/export.h"
 #include "perfmon/stream_out.h"
@@ -106,11 +107,24 @@ int pm_stream_out_hdf5(pm_stream_out *so, const pm_analysis *a, pm_error *err)
 
 void pm_stream_out_free(pm_stream_out *so)
 {
+    /* An output still open here is one whose analysis failed after it
+     * was begun: removed, as the in-memory path would not have made it
+     * (that failure is the error reported). */
     pm_error e;
-    int ignored = so->csv ? pm_csv_close(so->csv, &e) : 0;
-    ignored |= so->hdf5 ? pm_hdf5_close(so->hdf5, NULL, &e) : 0;
-    ignored |= so->gp ? pm_gp_close(so->gp, NULL, &e) : 0;
-    (void)ignored; /* (something failed before: that is the error reported) */
+    int ignored = 0;
+    if (so->csv) {
+        ignored |= pm_csv_close(so->csv, &e);
+        (void)unlink(so->csv_path);
+    }
+    if (so->hdf5) {
+        ignored |= pm_hdf5_close(so->hdf5, NULL, &e);
+        (void)unlink(so->hdf5_path);
+    }
+    if (so->gp) {
+        ignored |= pm_gp_close(so->gp, NULL, &e);
+        (void)rmdir(so->data_dir); /* (only when empty) */
+    }
+    (void)ignored;
     free(so->defs);
     free(so->s);
     free(so->res);
