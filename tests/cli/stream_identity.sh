@@ -234,14 +234,14 @@ check "generated job --start/--end --repair=interp: same files" exports "$J" --s
 check "phases: same files (timings and timeline)" exports "$P"
 PM_THREADS=1 $A "$J" -q --stream --csv "$T/one.csv" >/dev/null 2>&1
 check "generated job, 1 thread: the CSV of 2 threads" cmp -s "$T/one.csv" "$T/e2/c.csv"
-# An output that cannot be written: the same message and exit status as in
-# memory, after the same statistics.
-for o in "--csv $T/no/c.csv" "--data $T/no/d/e" "--hdf5 $T/no/f.h5"; do
+# An output that cannot be written (or a full disk, /dev/full): the same
+# message and exit status as in memory, after the same statistics.
+for o in "--csv $T/no/c.csv" "--csv /dev/full" "--data $T/no/d/e" "--hdf5 $T/no/f.h5"; do
     $A "$J" --stats $o >"$T/w1" 2>"$T/w1.err"
     r1=$?
     $A "$J" --stats --stream $o >"$T/w2" 2>"$T/w2.err"
     r2=$?
-    check "${o%% *} unwritable: exit 3 both ways, the same message and statistics" \
+    check "${o%% *} ${o##*/}: exit 3 both ways, the same message and statistics" \
         sh -c "[ $r1 -eq 3 ] && [ $r2 -eq 3 ] && [ -s '$T/w1.err' ] && cmp -s '$T/w1.err' '$T/w2.err' && cmp -s '$T/w1' '$T/w2'"
 done
 ls -A "$T/e2/d" | grep -q spill
