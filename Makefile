@@ -53,7 +53,8 @@ LDFLAGS  += $(SANLD) -pthread
 # SKIP and why when its tool is missing; `make valgrind` needs valgrind).
 DEB_BUILD_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
             libgsl-dev libcmocka-dev fonts-dejavu-core zlib1g-dev libsqlite3-dev libpq-dev
-DEB_TEST_PKGS := poppler-utils postgresql gnuplot-nox valgrind qpdf libopenmpi-dev openmpi-bin
+DEB_TEST_PKGS := poppler-utils postgresql gnuplot-nox valgrind qpdf libopenmpi-dev openmpi-bin \
+            hdf5-tools
 DEB_PKGS := $(DEB_BUILD_PKGS) $(DEB_TEST_PKGS)
 
 # External libraries, resolved only when something needs them (so that

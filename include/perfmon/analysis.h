@@ -54,6 +54,11 @@ typedef struct pm_progress {
     size_t pass, passes;
 } pm_progress;
 
+struct pm_analysis;
+struct pm_metric_result;
+struct pm_host;
+struct pm_series;
+
 typedef struct pm_analyze_opts {
     int repair;     /* enum pm_repair (default hold) */
     int align;      /* enum pm_align */
@@ -91,8 +96,20 @@ typedef struct pm_analyze_opts {
     /* --stream: the same results, bit for bit, holding only a few hosts'
      * samples at a time (docs/analysis.md, "Analysis in bounded memory");
      * the hosts' series keep their statistics but not their values (v, q
-     * and t NULL), so only the statistics outputs can be made. */
+     * and t NULL), so only the statistics outputs and those written by
+     * host_out can be made. */
     int stream;
+    /* --stream: called for each host in host order, in the pass after the
+     * fold, never two calls at once, with the catalog's metric results
+     * (res[nres]: the all-node series and the statistics known; a metric
+     * with nhosts_with_data 0 is left out of the analysis), host h (its
+     * name, n and t as in memory) and its series of each catalog metric
+     * (ser[nres], values and qualities, NULL where it has none).  The
+     * outputs written host by host (src/export/stream_out.c); NULL: none. */
+    void (*host_out)(void *user, const struct pm_analysis *a, const struct pm_metric_result *res,
+                     size_t nres, size_t h, const struct pm_host *host,
+                     const struct pm_series *const *ser);
+    void *host_out_user;
 } pm_analyze_opts;
 
 enum pm_input_msg {

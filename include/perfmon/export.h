@@ -49,6 +49,17 @@ int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err) PM_W
 int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits,
                              pm_error *err) PM_WUR;
 
+/* The same host by host (--stream, stream_out.c): pm_gp_open creates dir
+ * and an unlinked spill file in it; pm_gp_host places host h's series of
+ * each metric (res[nm], s[nm] as for pm_csv_host; the all-node series'
+ * rows known) and writes them to the spill; pm_gp_close writes every file
+ * from the spill and a (NULL: none, after a failure), closes and frees. */
+typedef struct pm_gp_out pm_gp_out;
+pm_gp_out *pm_gp_open(const char *dir, int digits, pm_error *err);
+void pm_gp_host(pm_gp_out *w, const pm_analysis *a, const pm_metric_result *const *res, size_t nm,
+                size_t h, const pm_series *const *s);
+int pm_gp_close(pm_gp_out *w, const pm_analysis *a, pm_error *err) PM_WUR;
+
 /* One row per host and timestamp; one column per metric with its unit.
  * Values with PM_CSV_DIGITS significant digits, or digits (1 to 17). */
 int pm_export_csv(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
@@ -56,6 +67,32 @@ int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits, pm_
 
 /* /hosts/<host>/<metric> datasets (time, value, quality), /aggregates/... */
 int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
+
+/* The same outputs host by host, in host order, for the in-memory writers
+ * above (which loop over the hosts) and --stream (which calls them as each
+ * host is derived, stream_out.c), so that both write the same bytes.
+ * defs[nm]: the metrics (a->metrics' order); s[nm]: one host's series of
+ * each, NULL where it has none; host: its name, n and t.
+ *
+ * The CSV: pm_csv_open creates path and writes the header (NULL and err
+ * set on failure); pm_csv_close flushes, closes, frees and says whether
+ * every write went through. */
+typedef struct pm_csv_out pm_csv_out;
+pm_csv_out *pm_csv_open(const char *path, int digits, const pm_metric_def *const *defs, size_t nm,
+                        pm_error *err);
+void pm_csv_host(pm_csv_out *w, const pm_host *host, const pm_series *const *s);
+int pm_csv_close(pm_csv_out *w, pm_error *err) PM_WUR;
+
+/* The HDF5 file: pm_hdf5_open creates it with its two groups;
+ * pm_hdf5_host adds /hosts/<host> (h: the host's index, for a name too
+ * long); pm_hdf5_close writes /aggregates from a (every metric's all-node
+ * series; a NULL: none, after a failure), closes and frees; its error
+ * names the file when anything failed since the open. */
+typedef struct pm_hdf5_out pm_hdf5_out;
+pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err);
+void pm_hdf5_host(pm_hdf5_out *w, size_t h, const pm_host *host, const pm_metric_def *const *defs,
+                  size_t nm, const pm_series *const *s);
+int pm_hdf5_close(pm_hdf5_out *w, const pm_analysis *a, pm_error *err) PM_WUR;
 
 /* Job phases: the --stats text section (with --by-phase the resource use
  * per phase) and the "phases" object of the JSON document. */

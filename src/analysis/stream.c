@@ -312,6 +312,9 @@ static void *host_worker(void *arg)
             else
                 fold2(c, d, ser[d]);
         }
+        if (!c->rc && c->pass == 2 && a->opts.host_out)
+            a->opts.host_out(a->opts.host_out_user, a, c->res, cat->n, h, &hx,
+                             (const pm_series *const *)ser);
         c->turn++;
         if (a->opts.progress)
             report_progress(c, c->turn);
@@ -523,7 +526,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     pthread_cond_init(&c.cond, NULL);
     c.passes = 2; /* the fold and the first refine pass, at least */
     rc = run_pass(&c, 1);
-    int refine = 0;
+    /* (the outputs written host by host need the first refine pass) */
+    int refine = a->opts.host_out != NULL;
     for (size_t d = 0; d < nm && !rc; d++) {
         pm_metric_result *r = &c.res[d];
         macc *m = &c.acc[d];
@@ -560,7 +564,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
             if (left < 0)
                 fail(&c, PM_ENOMEM, NULL);
             refine |= left > 0;
-            c.need[d] = pass == 2 ? have : left > 0;
+            c.need[d] =
+                pass == 2 ? have || (a->opts.host_out && c.res[d].nhosts_with_data) : left > 0;
         }
         /* (the sd needs the first pass even when every rank is known) */
         if (c.rc || (!refine && pass > 2))

@@ -88,8 +88,56 @@ static int tdigits(int digits)
     return digits > PM_TIME_DIGITS ? digits : PM_TIME_DIGITS;
 }
 
+/* Host h's values of metric r on rows k0 <= k < k1 of its per-node file
+ * (the one per-host piece of the file, which both the in-memory writer and
+ * --stream call): on the grid, its series placed there (it: its iterator,
+ * rows asked in increasing order); otherwise its own samples, NaN after
+ * them.  s NULL: no data, NaN. */
+static void col_fill(const pm_series *s, int grid, pm_place *it, size_t k0, size_t k1, double *c)
+{
+    if (!s) {
+        for (size_t k = k0; k < k1; k++)
+            c[k - k0] = NAN;
+    } else if (grid) {
+        (void)pm_place_next(it, k0, k1, c);
+    } else {
+        for (size_t k = k0; k < k1; k++)
+            c[k - k0] = k < s->n ? s->v[k] : NAN;
+    }
+}
+
+/* Where write_per_node finds the hosts' columns: placed from the series
+ * (it, in memory), or read back from --stream's spill file, where host h's
+ * column of the metric is rows doubles at base + h * rows. */
+typedef struct gp_src {
+    pm_place *it;
+    int fd; /* -1: in memory */
+    uint64_t base;
+} gp_src;
+
+static int src_fill(const gp_src *src, const pm_metric_result *r, int grid, size_t h, size_t k0,
+                    size_t k1, double *c)
+{
+    const pm_series *s = r->host[h];
+    if (src->fd < 0 || !s) {
+        col_fill(s, grid, src->it ? &src->it[h] : NULL, k0, k1, c);
+        return 0;
+    }
+    size_t want = (k1 - k0) * sizeof *c, got = 0;
+    off_t at = (off_t)((src->base + (uint64_t)h * r->agg.n + k0) * sizeof *c);
+    while (got < want) {
+        ssize_t n = pread(src->fd, (char *)c + got, want - got, at + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
 static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const char *dir,
-                          int digits, pm_error *err)
+                          int digits, gp_src *src, size_t rows_at_once, pm_error *err)
 {
     char name[128], path[4096];
     snprintf(name, sizeof name, "%s_per_node.dat", r->def->id);
@@ -102,23 +150,21 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     size_t n = r->agg.n;
     size_t nh = a->nhosts;
     int grid = use_grid(a) && r->nhosts_with_data > 1;
-    pm_place *it = calloc(nh ? nh : 1, sizeof *it);
-    double *cols = pm_alloc_array((nh ? nh : 1) * ROWS_AT_ONCE, sizeof *cols);
+    double *cols = pm_alloc_array((nh ? nh : 1) * rows_at_once, sizeof *cols);
     /* One row is built in memory and written at once: per-value stdio
      * calls (each taking the stream lock) cost more than the formatting. */
     size_t rowcap = 40 * (nh + 1) + 2;
     char *row = malloc(rowcap);
-    if (!it || !cols || !row) {
-        free(it);
+    if (!cols || !row) {
         free(cols);
         free(row);
         fclose(f);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
-    for (size_t h = 0; h < nh; h++) {
+    for (size_t h = 0; h < nh && src->it; h++) {
         const pm_series *s = r->host[h];
         if (s && grid)
-            pm_place_init(&it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
+            pm_place_init(&src->it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
     }
     fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
     fprintf(
@@ -134,34 +180,27 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
         fprintf(f, " [%s]", r->def->unit);
     }
     fputc('\n', f);
-    for (size_t k0 = 0; k0 < n; k0 += ROWS_AT_ONCE) {
-        size_t k1 = n - k0 < ROWS_AT_ONCE ? n : k0 + ROWS_AT_ONCE;
-        for (size_t h = 0; h < nh; h++) {
-            double *c = cols + h * ROWS_AT_ONCE;
-            const pm_series *s = r->host[h];
-            if (!s) {
-                for (size_t k = k0; k < k1; k++)
-                    c[k - k0] = NAN;
-            } else if (grid) {
-                (void)pm_place_next(&it[h], k0, k1, c);
-            } else {
-                for (size_t k = k0; k < k1; k++)
-                    c[k - k0] = k < s->n ? s->v[k] : NAN;
-            }
-        }
-        for (size_t k = k0; k < k1; k++) {
+    int rc = 0;
+    for (size_t k0 = 0; k0 < n && !rc; k0 += rows_at_once) {
+        size_t k1 = n - k0 < rows_at_once ? n : k0 + rows_at_once;
+        for (size_t h = 0; h < nh && !rc; h++)
+            rc = src_fill(src, r, grid, h, k0, k1, cols + h * rows_at_once);
+        for (size_t k = k0; k < k1 && !rc; k++) {
             size_t len = pm_fmt_double(row, r->agg.t[k], tdigits(digits));
             for (size_t h = 0; h < nh; h++) {
                 row[len++] = ' ';
-                len += pm_fmt_double(row + len, cols[h * ROWS_AT_ONCE + k - k0], digits);
+                len += pm_fmt_double(row + len, cols[h * rows_at_once + k - k0], digits);
             }
             row[len++] = '\n';
             fwrite(row, 1, len, f);
         }
     }
-    free(it);
     free(cols);
     free(row);
+    if (rc) {
+        fclose(f);
+        return pm_error_sys(err, PM_EIO, -rc, "%s: reading the spill file back failed", path);
+    }
     return pm_close_checked(f, path, err);
 }
 
@@ -251,7 +290,7 @@ static void axis_for(FILE *f, const pm_analysis *a, const pm_metric_result *r, c
 }
 
 static int write_script(const pm_analysis *a, const pm_metric_result *r, const char *dir,
-                        pm_error *err)
+                        const vscan *hosts_sc, pm_error *err)
 {
     char name[128], path[4096], ylabel[200];
     snprintf(name, sizeof name, "%s.gp", r->def->id);
@@ -272,11 +311,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     pm_gp_quote(f, ylabel, 0);
     fputc('\n', f);
     int fixed = 0;
-    vscan sc = {0, INFINITY, -INFINITY};
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (r->host[h])
-            scan_values(r->host[h]->v, r->host[h]->n, &sc);
-    axis_for(f, a, r, &sc, &fixed);
+    axis_for(f, a, r, hosts_sc, &fixed);
     char fname[128];
     snprintf(fname, sizeof fname, "%s_per_node.png", r->def->id);
     fputs("set output ", f);
@@ -301,7 +336,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     fputs("set output ", f);
     pm_gp_quote(f, fname, 0);
     fputc('\n', f);
-    sc = (vscan){0, INFINITY, -INFINITY};
+    vscan sc = {0, INFINITY, -INFINITY};
     scan_values(r->agg.v, r->agg.n, &sc);
     axis_for(f, a, r, &sc, &fixed);
     title(f, r, 1);
@@ -320,23 +355,76 @@ typedef struct gp_job {
     int digits;
     int *rcs;
     pm_error *errs;
+    /* --stream: the spill file, each metric's first double in it and the
+     * scan of its hosts' values; -1 and NULL in memory */
+    int fd;
+    const uint64_t *base;
+    const vscan *sc;
+    size_t rows_at_once;
 } gp_job;
 
 static void *gp_worker(void *arg)
 {
     pm_pool *pool = arg;
     gp_job *j = pool->ctx;
+    size_t nh = j->a->nhosts ? j->a->nhosts : 1;
+    pm_place *it = j->fd < 0 ? calloc(nh, sizeof *it) : NULL;
     for (size_t m; (m = pm_pool_next(pool)) < pool->n;) {
         const pm_metric_result *r = &j->a->metrics[m];
         pm_error *e = &j->errs[m];
         pm_error_clear(e);
+        if (j->fd < 0 && !it) {
+            j->rcs[m] = pm_error_set(e, PM_ENOMEM, "out of memory");
+            continue;
+        }
+        gp_src src = {.it = it, .fd = j->fd, .base = j->base ? j->base[m] : 0};
+        vscan sc = {0, INFINITY, -INFINITY};
+        if (j->sc)
+            sc = j->sc[m];
+        else
+            for (size_t h = 0; h < j->a->nhosts; h++)
+                if (r->host[h])
+                    scan_values(r->host[h]->v, r->host[h]->n, &sc);
         int rc;
-        if ((rc = write_per_node(j->a, r, j->dir, j->digits, e)) ||
+        if ((rc = write_per_node(j->a, r, j->dir, j->digits, &src, j->rows_at_once, e)) ||
             (rc = write_all_nodes(r, j->dir, j->digits, e)) ||
-            (rc = write_script(j->a, r, j->dir, e)))
+            (rc = write_script(j->a, r, j->dir, &sc, e)))
             j->rcs[m] = rc;
     }
+    free(it);
     return NULL;
+}
+
+/* Every metric's files (one writer per CPU: they are independent), then
+ * the phases' timings and timeline. */
+static int gp_run(gp_job *j, pm_error *err)
+{
+    const pm_analysis *a = j->a;
+    size_t nm = a->nmetrics ? a->nmetrics : 1;
+    j->rcs = calloc(nm, sizeof(int));
+    j->errs = calloc(nm, sizeof(pm_error));
+    if (!j->rcs || !j->errs) {
+        free(j->rcs);
+        free(j->errs);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    pm_pool pool = {.n = a->nmetrics, .ctx = j};
+    pthread_mutex_init(&pool.lock, NULL);
+    pm_pool_run(&pool, gp_worker, a->nmetrics);
+    pthread_mutex_destroy(&pool.lock);
+    int rc = 0;
+    for (size_t m = 0; m < a->nmetrics && !rc; m++)
+        if (j->rcs[m]) {
+            rc = j->rcs[m];
+            *err = j->errs[m];
+        }
+    free(j->rcs);
+    free(j->errs);
+    if (!rc)
+        rc = pm_export_timings(a, j->dir, err);
+    if (!rc)
+        rc = pm_export_phase_timeline(a, j->dir, err);
+    return rc;
 }
 
 int pm_export_gnuplot(const pm_analysis *a, const char *dir, pm_error *err)
@@ -348,33 +436,148 @@ int pm_export_gnuplot_digits(const pm_analysis *a, const char *dir, int digits, 
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", dir);
-    size_t nm = a->nmetrics ? a->nmetrics : 1;
-    gp_job j = {.a = a,
-                .dir = dir,
-                .digits = digits,
-                .rcs = calloc(nm, sizeof(int)),
-                .errs = calloc(nm, sizeof(pm_error))};
-    if (!j.rcs || !j.errs) {
-        free(j.rcs);
-        free(j.errs);
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    gp_job j = {.a = a, .dir = dir, .digits = digits, .fd = -1, .rows_at_once = ROWS_AT_ONCE};
+    return gp_run(&j, err);
+}
+
+/* --stream: each host's columns go to a spill file in the output directory
+ * (unlinked at once, so nothing is left behind) as the host is derived,
+ * and are read back a block of rows at a time when the files are written:
+ * the per-node files are row-major (a column per host), the hosts come one
+ * at a time. */
+struct pm_gp_out {
+    char *dir;
+    int digits;
+    int fd;
+    size_t nm, nh;
+    uint64_t *base; /* [nm] */
+    vscan *sc;      /* [nm] */
+    double *buf;    /* the longest column */
+    int rc;
+    pm_error err;
+};
+
+/* The columns of the block of rows read back at once: at most this many
+ * bytes of them per writer thread, whatever the number of hosts (the
+ * bytes written do not depend on it). */
+#define SPILL_BLOCK_BYTES ((size_t)32 << 20)
+
+pm_gp_out *pm_gp_open(const char *dir, int digits, pm_error *err)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        pm_error_sys(err, PM_EIO, errno, "%s: cannot create directory", dir);
+        return NULL;
     }
-    /* Metrics are independent files: one writer per CPU. */
-    pm_pool pool = {.n = a->nmetrics, .ctx = &j};
-    pthread_mutex_init(&pool.lock, NULL);
-    pm_pool_run(&pool, gp_worker, a->nmetrics);
-    pthread_mutex_destroy(&pool.lock);
-    int rc = 0;
-    for (size_t m = 0; m < a->nmetrics && !rc; m++)
-        if (j.rcs[m]) {
-            rc = j.rcs[m];
-            *err = j.errs[m];
+    pm_gp_out *w = calloc(1, sizeof *w);
+    char *d = strdup(dir);
+    char path[4096];
+    if (!w || !d) {
+        free(w);
+        free(d);
+        pm_error_set(err, PM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (pm_path_join(path, sizeof path, dir, ".perfmon-spill-XXXXXX") != 0) {
+        pm_error_set(err, PM_EUSAGE, "%s: path too long", dir);
+        free(w);
+        free(d);
+        return NULL;
+    }
+    w->fd = mkstemp(path);
+    if (w->fd < 0) {
+        pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+        free(w);
+        free(d);
+        return NULL;
+    }
+    (void)unlink(path);
+    w->dir = d;
+    w->digits = digits;
+    return w;
+}
+
+void pm_gp_host(pm_gp_out *w, const pm_analysis *a, const pm_metric_result *const *res, size_t nm,
+                size_t h, const pm_series *const *s)
+{
+    if (w->rc)
+        return;
+    if (!w->base) {
+        /* the first host: the metrics and their rows are known */
+        w->nm = nm;
+        w->nh = a->nhosts;
+        w->base = calloc(nm ? nm : 1, sizeof *w->base);
+        w->sc = calloc(nm ? nm : 1, sizeof *w->sc);
+        size_t maxn = 1;
+        uint64_t at = 0;
+        for (size_t m = 0; m < nm; m++) {
+            w->base[m] = at;
+            at += (uint64_t)res[m]->agg.n * w->nh;
+            maxn = res[m]->agg.n > maxn ? res[m]->agg.n : maxn;
+            if (w->sc)
+                w->sc[m] = (vscan){0, INFINITY, -INFINITY};
         }
-    free(j.rcs);
-    free(j.errs);
-    if (!rc)
-        rc = pm_export_timings(a, dir, err);
-    if (!rc)
-        rc = pm_export_phase_timeline(a, dir, err);
+        w->buf = pm_alloc_array(maxn, sizeof *w->buf);
+        if (!w->base || !w->sc || !w->buf) {
+            w->rc = pm_error_set(&w->err, PM_ENOMEM, "out of memory");
+            return;
+        }
+    }
+    for (size_t m = 0; m < nm && !w->rc; m++) {
+        const pm_metric_result *r = res[m];
+        if (!s[m])
+            continue;
+        scan_values(s[m]->v, s[m]->n, &w->sc[m]);
+        size_t n = r->agg.n;
+        int grid = use_grid(a) && r->nhosts_with_data > 1;
+        pm_place it;
+        if (grid)
+            pm_place_init(&it, s[m]->t, s[m]->v, s[m]->n, a->t_start, a->grid_step, n);
+        col_fill(s[m], grid, &it, 0, n, w->buf);
+        size_t want = n * sizeof *w->buf, done = 0;
+        off_t at = (off_t)((w->base[m] + (uint64_t)h * n) * sizeof *w->buf);
+        while (done < want) {
+            ssize_t k = pwrite(w->fd, (const char *)w->buf + done, want - done, at + (off_t)done);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                w->rc = pm_error_sys(&w->err, PM_EIO, k < 0 ? errno : ENOSPC,
+                                     "%s: writing the spill file failed", w->dir);
+                break;
+            }
+            done += (size_t)k;
+        }
+    }
+}
+
+int pm_gp_close(pm_gp_out *w, const pm_analysis *a, pm_error *err)
+{
+    if (!w)
+        return 0;
+    int rc = w->rc;
+    if (rc)
+        *err = w->err;
+    else if (a && a->nmetrics != w->nm)
+        rc = pm_error_set(err, PM_EIO, "%s: %zu metrics written, %zu in the analysis", w->dir,
+                          w->nm, a->nmetrics);
+    if (!rc && a) {
+        size_t nh = a->nhosts ? a->nhosts : 1;
+        size_t rows = SPILL_BLOCK_BYTES / sizeof(double) / nh;
+        gp_job j = {.a = a,
+                    .dir = w->dir,
+                    .digits = w->digits,
+                    .fd = w->fd,
+                    .base = w->base,
+                    .sc = w->sc,
+                    .rows_at_once = rows < 1              ? 1
+                                    : rows > ROWS_AT_ONCE ? ROWS_AT_ONCE
+                                                          : rows};
+        rc = gp_run(&j, err);
+    }
+    close(w->fd);
+    free(w->dir);
+    free(w->base);
+    free(w->sc);
+    free(w->buf);
+    free(w);
     return rc;
 }

@@ -28,6 +28,7 @@ static struct h5_api {
     FN(H5open);
     FN(H5get_libversion);
     FN(H5Eset_auto2);
+    FN(H5Eclear2);
     FN(H5Fcreate);
     FN(H5Fclose);
     FN(H5Gcreate2);
@@ -73,6 +74,7 @@ static void h5_load(void)
         S(H5open),
         S(H5get_libversion),
         S(H5Eset_auto2),
+        S(H5Eclear2),
         S(H5Fcreate),
         S(H5Fclose),
         S(H5Gcreate2),
@@ -127,6 +129,7 @@ static void h5_load(void)
 #undef H5CHECK
 #define H5CHECK
 #define H5Eset_auto2 h5.H5Eset_auto2
+#define H5Eclear2 h5.H5Eclear2
 #define H5Fcreate h5.H5Fcreate
 #define H5Fclose h5.H5Fclose
 #define H5Gcreate2 h5.H5Gcreate2
@@ -232,58 +235,96 @@ static void link_name(char *out, size_t cap, const char *s, size_t h)
         snprintf(out, cap, "%%2E");
 }
 
-int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
+struct pm_hdf5_out {
+    hid_t f, hosts, aggs;
+    int rc;      /* -1 once anything failed */
+    char path[]; /* for the messages */
+};
+
+pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err)
 {
     pthread_once(&h5_once, h5_load);
-    if (h5.why[0])
-        return pm_error_set(err, PM_EIO, "%s: %s", path, h5.why);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0)
-        return pm_error_set(err, PM_EIO, "%s: cannot create HDF5 file", path);
-    int rc = 0;
-    hid_t hosts = H5Gcreate2(f, "hosts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    hid_t aggs = H5Gcreate2(f, "aggregates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (hosts < 0 || aggs < 0)
-        rc = -1;
-    char name[600];
-    for (size_t h = 0; h < a->nhosts && !rc; h++) {
-        link_name(name, sizeof name, a->hosts[h].name, h);
-        hid_t g = H5Gcreate2(hosts, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (g < 0) {
-            rc = -1;
-            break;
-        }
-        rc = attr_str(g, "host", a->hosts[h].name);
-        if (!rc)
-            rc = write_ds(g, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, a->hosts[h].t,
-                          a->hosts[h].n, "s since the epoch");
-        for (size_t m = 0; m < a->nmetrics && !rc; m++) {
-            const pm_series *s = a->metrics[m].host[h];
-            if (!s)
-                continue;
-            const pm_metric_def *d = a->metrics[m].def;
-            char qn[96];
-            rc = write_ds(g, d->id, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, s->v, s->n, d->unit);
-            if (!rc) {
-                hid_t ds = H5Dopen2(g, d->id, H5P_DEFAULT);
-                rc = ds < 0 || attr_str(ds, "name", d->name) || attr_num(ds, "mean", s->st.mean) ||
-                             attr_num(ds, "max", s->st.max)
-                         ? -1
-                         : 0;
-                if (ds >= 0)
-                    H5Dclose(ds);
-            }
-            snprintf(qn, sizeof qn, "%s.quality", d->id);
-            if (!rc)
-                rc = write_ds(g, qn, H5T_STD_U8LE, H5T_NATIVE_UINT8, s->q, s->n,
-                              "0 ok, 1 wrap, 2 reset, 3 gap, 4 interpolated, 5 dropped, 6 held");
-        }
-        H5Gclose(g);
+    if (h5.why[0]) {
+        pm_error_set(err, PM_EIO, "%s: %s", path, h5.why);
+        return NULL;
     }
-    for (size_t m = 0; m < a->nmetrics && !rc; m++) {
+    size_t len = strlen(path);
+    pm_hdf5_out *w = calloc(1, sizeof *w + len + 1);
+    if (!w) {
+        pm_error_set(err, PM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    memcpy(w->path, path, len + 1);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    w->f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->f < 0) {
+        /* (the error stack is the calling thread's: --stream's hosts come
+         * from worker threads, which would leave it behind) */
+        H5Eclear2(H5E_DEFAULT);
+        pm_error_set(err, PM_EIO, "%s: cannot create HDF5 file", path);
+        free(w);
+        return NULL;
+    }
+    w->hosts = H5Gcreate2(w->f, "hosts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    w->aggs = H5Gcreate2(w->f, "aggregates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->hosts < 0 || w->aggs < 0)
+        w->rc = -1;
+    return w;
+}
+
+void pm_hdf5_host(pm_hdf5_out *w, size_t h, const pm_host *host, const pm_metric_def *const *defs,
+                  size_t nm, const pm_series *const *s)
+{
+    if (w->rc)
+        return;
+    /* (no error printing: in a thread-safe build, it is set per thread) */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    char name[600];
+    link_name(name, sizeof name, host->name, h);
+    hid_t g = H5Gcreate2(w->hosts, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        w->rc = -1;
+        return;
+    }
+    int rc = attr_str(g, "host", host->name);
+    if (!rc)
+        rc = write_ds(g, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, host->t, host->n,
+                      "s since the epoch");
+    for (size_t m = 0; m < nm && !rc; m++) {
+        if (!s[m])
+            continue;
+        const pm_metric_def *d = defs[m];
+        char qn[96];
+        rc = write_ds(g, d->id, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, s[m]->v, s[m]->n, d->unit);
+        if (!rc) {
+            hid_t ds = H5Dopen2(g, d->id, H5P_DEFAULT);
+            rc = ds < 0 || attr_str(ds, "name", d->name) || attr_num(ds, "mean", s[m]->st.mean) ||
+                         attr_num(ds, "max", s[m]->st.max)
+                     ? -1
+                     : 0;
+            if (ds >= 0)
+                H5Dclose(ds);
+        }
+        snprintf(qn, sizeof qn, "%s.quality", d->id);
+        if (!rc)
+            rc = write_ds(g, qn, H5T_STD_U8LE, H5T_NATIVE_UINT8, s[m]->q, s[m]->n,
+                          "0 ok, 1 wrap, 2 reset, 3 gap, 4 interpolated, 5 dropped, 6 held");
+    }
+    H5Gclose(g);
+    if (rc)
+        H5Eclear2(H5E_DEFAULT);
+    w->rc = rc;
+}
+
+int pm_hdf5_close(pm_hdf5_out *w, const pm_analysis *a, pm_error *err)
+{
+    if (!w)
+        return 0;
+    int rc = w->rc;
+    for (size_t m = 0; a && m < a->nmetrics && !rc; m++) {
         const pm_metric_result *r = &a->metrics[m];
-        hid_t g = H5Gcreate2(aggs, r->def->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t g = H5Gcreate2(w->aggs, r->def->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         if (g < 0) {
             rc = -1;
             break;
@@ -311,13 +352,41 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
                 write_ds(g, "nodes", H5T_STD_U32LE, H5T_NATIVE_UINT32, r->agg.count, r->agg.n, "1");
         H5Gclose(g);
     }
-    if (hosts >= 0)
-        H5Gclose(hosts);
-    if (aggs >= 0)
-        H5Gclose(aggs);
-    if (H5Fclose(f) < 0)
+    if (w->hosts >= 0)
+        H5Gclose(w->hosts);
+    if (w->aggs >= 0)
+        H5Gclose(w->aggs);
+    if (H5Fclose(w->f) < 0)
         rc = -1;
     if (rc)
-        return pm_error_set(err, PM_EIO, "%s: writing HDF5 failed", path);
-    return 0;
+        pm_error_set(err, PM_EIO, "%s: writing HDF5 failed", w->path);
+    free(w);
+    return rc ? PM_EIO : 0;
+}
+
+int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
+{
+    pm_hdf5_out *w = pm_hdf5_open(path, err);
+    if (!w)
+        return err->code ? err->code : PM_EIO;
+    size_t nm = a->nmetrics ? a->nmetrics : 1;
+    const pm_metric_def **defs = calloc(nm, sizeof *defs);
+    const pm_series **s = calloc(nm, sizeof *s);
+    if (!defs || !s) {
+        free(defs);
+        free(s);
+        int ignored = pm_hdf5_close(w, NULL, err);
+        (void)ignored;
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    for (size_t m = 0; m < a->nmetrics; m++)
+        defs[m] = a->metrics[m].def;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t m = 0; m < a->nmetrics; m++)
+            s[m] = a->metrics[m].host[h];
+        pm_hdf5_host(w, h, &a->hosts[h], defs, a->nmetrics, s);
+    }
+    free(defs);
+    free(s);
+    return pm_hdf5_close(w, a, err);
 }

@@ -19,6 +19,7 @@
 #include "perfmon/cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
+#include "perfmon/stream_out.h"
 #include "perfmon/fileio.h"
 #include "perfmon/parse.h"
 #include "perfmon/report.h"
@@ -72,8 +73,9 @@ static void usage(FILE *f)
         "  --run N|RUNID|last analyse run N of the listing (or the run with that run id,\n"
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
-        "  --stream           the same statistics in bounded memory: hosts are read\n"
-        "                     again one at a time (--stats and --json only, for now);\n"
+        "  --stream           the same results in bounded memory: hosts are read\n"
+        "                     again one at a time (--stats, --json, --csv, --data\n"
+        "                     and --hdf5 only, for now);\n"
         "                     chosen by itself when the in-memory analysis would need\n"
         "                     more than the memory available (--memory)\n"
         "  --no-stream        the in-memory analysis, whatever it needs\n"
@@ -165,10 +167,10 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     }
     fprintf(stderr,
             "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
-            "the outputs asked for need every series in memory: run --stats (and --json) "
-            "alone, which --stream makes in bounded memory; or use a machine with more "
-            "memory; or give --no-stream to try anyway (--start/--end do not lower the need: "
-            "every sample is read before the window is applied)\n",
+            "the outputs asked for need every series in memory: run --stats, --json, --csv, "
+            "--data and --hdf5 alone, which --stream makes in bounded memory; or use a "
+            "machine with more memory; or give --no-stream to try anyway (--start/--end do "
+            "not lower the need: every sample is read before the window is applied)\n",
             need, have);
     return EXIT_MEMORY;
 }
@@ -678,10 +680,10 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                         "--json, --pdf and --threshold as outputs\n");
         return EXIT_USAGE;
     }
-    if (o.stream && (compare || data_dir || csv || hdf5 || trace || want_pdf || ro.plots_dir)) {
-        fprintf(stderr, "perfmon-analyze: --stream makes --stats (and --json) only, for now: "
-                        "--data, --csv, --hdf5, --trace, --pdf, --plots and --compare need "
-                        "every series in memory\n");
+    if (o.stream && (compare || trace || want_pdf || ro.plots_dir)) {
+        fprintf(stderr, "perfmon-analyze: --stream makes --stats, --json, --csv, --data and "
+                        "--hdf5 only, for now: --trace, --pdf, --plots and --compare need every "
+                        "series in memory\n");
         return EXIT_USAGE;
     }
     if (o.stream && no_stream) {
@@ -695,7 +697,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     /* The in-memory analysis or --stream (docs/analysis.md, "When it is
      * chosen"); not under mpirun, where --stream is not yet. */
     if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
-        int whole = data_dir || csv || hdf5 || trace || want_pdf || ro.plots_dir || o.compat_ska;
+        int whole = trace || want_pdf || ro.plots_dir || o.compat_ska;
         int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
                              whole, quiet, o.verbose, &o.stream);
         if (rc != EXIT_OK)
@@ -754,10 +756,22 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     o.input_msg_user = &mc;
     if (split && split->size > 1)
         o.split = split;
+    /* --stream writes --csv, --hdf5 and --data host by host during the
+     * analysis (--data's files from a spill file after it) */
+    pm_stream_out so = {.csv_path = csv,
+                        .csv_digits = digits ? digits : PM_CSV_DIGITS,
+                        .hdf5_path = hdf5,
+                        .data_dir = data_dir,
+                        .data_digits = digits ? digits : PM_DATA_DIGITS};
+    if (o.stream && (csv || hdf5 || data_dir)) {
+        o.host_out = pm_stream_out_host;
+        o.host_out_user = &so;
+    }
     int rc =
         pm_analysis_run((const char *const *)argv + optind, (size_t)(argc - optind), &o, &a, &err);
     progress_end(&pl);
     if (rank) { /* its share is with rank 0, which reports */
+        pm_stream_out_free(&so);
         pm_strs_free(mc.lines, mc.n);
         if (!rc)
             return EXIT_OK;
@@ -766,6 +780,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                                                                 : EXIT_USAGE;
     }
     if (rc) {
+        pm_stream_out_free(&so);
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         print_input_msgs(&mc);
         if (rc == PM_EEMPTY)
@@ -794,15 +809,18 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
             status = EXIT_OUTPUT;
         }
     }
-    if (data_dir && pm_export_gnuplot_digits(a, data_dir, digits ? digits : PM_DATA_DIGITS, &err)) {
+    if (data_dir && (o.host_out ? pm_stream_out_data(&so, a, &err)
+                                : pm_export_gnuplot_digits(
+                                      a, data_dir, digits ? digits : PM_DATA_DIGITS, &err))) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }
-    if (csv && pm_export_csv_digits(a, csv, digits ? digits : PM_CSV_DIGITS, &err)) {
+    if (csv && (o.host_out ? pm_stream_out_csv(&so, &err)
+                           : pm_export_csv_digits(a, csv, digits ? digits : PM_CSV_DIGITS, &err))) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }
-    if (hdf5 && pm_export_hdf5(a, hdf5, &err)) {
+    if (hdf5 && (o.host_out ? pm_stream_out_hdf5(&so, a, &err) : pm_export_hdf5(a, hdf5, &err))) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }
@@ -815,6 +833,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         if (write_report(a, &ro, want_pdf, quiet, &pl) != 0)
             status = EXIT_OUTPUT;
     }
+    pm_stream_out_free(&so);
     pm_analysis_free(a);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "perfmon-analyze: stdout: write failed: %s\n", strerror(errno));

@@ -3,7 +3,8 @@
 # "When it is chosen"): with a budget below the estimate (--memory=1M or
 # PERFMON_MEMORY), --stats and --json switch to --stream by themselves,
 # say so once on stderr (not with -q) and print the very bytes of --stream
-# and of the in-memory run with a big budget; --pdf is refused with exit
+# and of the in-memory run with a big budget, and so do --csv and --data;
+# --pdf and --trace are refused with exit
 # status 5 and a message giving the estimate and the budget; --no-stream
 # and --stream override.  The estimate's count of values is checked
 # against the hosts x samples x columns this script wrote.
@@ -100,12 +101,21 @@ check "--pdf --memory=1M: what to do" has "$T/pdf.err" '--stream.*--no-stream to
 check "--pdf --memory=1M: a window is not offered as a remedy" \
     has "$T/pdf.err" '--start/--end do not lower the need'
 check "--pdf --memory=1M: no PDF" test ! -e "$T/r.pdf"
-PERFMON_MEMORY=1M $A "$T/job" --csv "$T/a.csv" >/dev/null 2>"$T/csv.err"
-check "--csv, PERFMON_MEMORY=1M: exit status 5" test $? -eq 5
-PERFMON_MEMORY=1M $A "$T/job" --csv "$T/a.csv" --no-stream >/dev/null 2>"$T/csv.err"
+PERFMON_MEMORY=1M $A "$T/job" --trace "$T/a.json" >/dev/null 2>"$T/tr.err"
+check "--trace, PERFMON_MEMORY=1M: exit status 5" test $? -eq 5
+check "--trace, PERFMON_MEMORY=1M: no trace" test ! -e "$T/a.json"
+# --csv, --data and --hdf5 are written host by host by --stream: switched
+# to it, the same files as in memory.
+PERFMON_MEMORY=1M $A "$T/job" --csv "$T/a.csv" --data "$T/ad" >/dev/null 2>"$T/csv.err"
+check "--csv --data, PERFMON_MEMORY=1M: exit 0" test $? -eq 0
+check "--csv --data, PERFMON_MEMORY=1M: switched to --stream" \
+    has "$T/csv.err" 'analysing in bounded memory (--stream)'
+PERFMON_MEMORY=1M $A "$T/job" --csv "$T/b.csv" --data "$T/bd" --no-stream >/dev/null 2>"$T/csv.err"
 check "--csv --no-stream: exit 0" test $? -eq 0
 check "--csv --no-stream: one row per host and sample" \
-    test "$(grep -c . "$T/a.csv")" -ge $((HOSTS * N))
+    test "$(grep -c . "$T/b.csv")" -eq $((HOSTS * N + 1))
+check "--csv: the bytes of the in-memory run" cmp -s "$T/a.csv" "$T/b.csv"
+check "--data: the files of the in-memory run" diff -r "$T/ad" "$T/bd"
 $A "$T/job" --pdf "$T/r.pdf" --memory=1T >/dev/null 2>&1
 check "--pdf --memory=1T: made" test -s "$T/r.pdf"
 

@@ -10,7 +10,9 @@
 # level of the key), with --align=index, --start/--end and --repair, and
 # with phases (events files: each phase's figures per host).  The
 # pooled count, sd, p50 and max of one metric are also checked against the
-# values computed here from the generated numbers.
+# values computed here from the generated numbers.  --csv, --data and
+# --hdf5 (h5dump) are compared between both modes too, and the streamed
+# CSV against the input files (rows per host, one host's values and rates).
 set -u
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 T=$(mktemp -d)
@@ -201,5 +203,85 @@ $A "$J" --stream --pdf "$T/r.pdf" -q >/dev/null 2>"$T/err"
 check "--stream --pdf is refused (exit 2) with a reason" \
     sh -c "[ $? -eq 2 ] && grep -q 'stream' '$T/err' && [ ! -e '$T/r.pdf' ]"
 check "fixtures/compare/base (phases) --by-phase" same "$F/compare/base" --stats --by-phase
+
+# --csv, --data and --hdf5 (written host by host in the pass after the
+# fold, --data's per-node files through a spill file): the same bytes as
+# in memory (HDF5: the same h5dump, but for its first line, the file name).
+exports() {
+    rm -rf "$T/e1" "$T/e2"
+    mkdir "$T/e1" "$T/e2"
+    h5=""
+    [ -n "$H5DUMP" ] && h5="--hdf5"
+    $A "$@" -q --csv "$T/e1/c.csv" --data "$T/e1/d" ${h5:+$h5 "$T/e1/f.h5"} >/dev/null 2>&1 || return 1
+    $A "$@" -q --stream --csv "$T/e2/c.csv" --data "$T/e2/d" ${h5:+$h5 "$T/e2/f.h5"} \
+        >/dev/null 2>&1 || return 1
+    [ -s "$T/e1/c.csv" ] && cmp -s "$T/e1/c.csv" "$T/e2/c.csv" || return 1
+    [ -n "$(ls "$T/e1/d")" ] && diff -r "$T/e1/d" "$T/e2/d" >/dev/null || return 1
+    if [ -n "$h5" ]; then
+        h5dump "$T/e1/f.h5" | sed 1d >"$T/e1/f.dump" && h5dump "$T/e2/f.h5" | sed 1d >"$T/e2/f.dump" &&
+            [ -s "$T/e1/f.dump" ] && cmp -s "$T/e1/f.dump" "$T/e2/f.dump" || return 1
+    fi
+}
+H5DUMP=$(command -v h5dump 2>/dev/null || true)
+[ -n "$H5DUMP" ] || echo "note  h5dump not installed (hdf5-tools): --hdf5 not compared"
+check "fixtures/perfmon --csv --data --hdf5: same files" exports "$F/perfmon"
+check "fixtures/perfmon --align=index: same files" exports "$F/perfmon" --align=index
+check "fixtures/compare/base (phases): same files" exports "$F/compare/base"
+check "generated job: same files" exports "$J"
+check "generated job --align=index --digits 17: same files" exports "$J" --align=index --digits 17
+check "generated job --start/--end --repair=interp: same files" exports "$J" --start +100 \
+    --end +500 --repair=interp
+check "phases: same files (timings and timeline)" exports "$P"
+PM_THREADS=1 $A "$J" -q --stream --csv "$T/one.csv" >/dev/null 2>&1
+check "generated job, 1 thread: the CSV of 2 threads" cmp -s "$T/one.csv" "$T/e2/c.csv"
+# An output that cannot be written (or a full disk, /dev/full): the same
+# message and exit status as in memory, after the same statistics.
+for o in "--csv $T/no/c.csv" "--csv /dev/full" "--data $T/no/d/e" "--hdf5 $T/no/f.h5"; do
+    $A "$J" --stats $o >"$T/w1" 2>"$T/w1.err"
+    r1=$?
+    $A "$J" --stats --stream $o >"$T/w2" 2>"$T/w2.err"
+    r2=$?
+    check "${o%% *} ${o##*/}: exit 3 both ways, the same message and statistics" \
+        sh -c "[ $r1 -eq 3 ] && [ $r2 -eq 3 ] && [ -s '$T/w1.err' ] && cmp -s '$T/w1.err' '$T/w2.err' && cmp -s '$T/w1' '$T/w2'"
+done
+ls -A "$T/e2/d" | grep -q spill
+check "--data: no spill file left behind" test $? -ne 0
+# The streamed CSV against the input files: each host's rows are its
+# samples (n3: two files, one repeated time dropped), and n4's cpu_usage
+# and cpu_user are its file's cpu.percent and the change of cpu.user per
+# second, computed here.
+$A "$J" -q --stream --csv "$T/s.csv" >/dev/null 2>&1
+check "--stream --csv: rows per host and n4's values as in its file" python3 - "$T/s.csv" "$J" <<'EOF'
+import csv, json, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head, rows = rows[0], rows[1:]
+def lines(name):
+    out = []
+    for l in open(sys.argv[2] + "/" + name):
+        j = json.loads(l)
+        if "t" in j and "v" in j:
+            out.append(j)
+    return out
+want = {"n1": 700, "n2": 350, "gpu-0.n2": 350, "n3": 300 + 380 - 1, "n4": 600, "n5": 500}
+got = {}
+for r in rows:
+    got[r[0]] = got.get(r[0], 0) + 1
+ok = got == want
+if not ok:
+    print("      rows per host", got, "want", want)
+n4 = [r for r in rows if r[0] == "n4"]
+src = lines("n4.jsonl")
+cu, us = head.index("cpu_usage [%]"), head.index("cpu_user [s/s]")
+bad = 0
+for i, (r, s) in enumerate(zip(n4, src)):
+    if abs(float(r[1]) - s["t"]) > 1e-3 or abs(float(r[cu]) - s["v"][0]) > 1e-9 * abs(s["v"][0]):
+        bad += 1
+    rate = None if i == 0 else (s["v"][2] - src[i - 1]["v"][2]) / (s["t"] - src[i - 1]["t"])
+    if (rate is None) != (r[us] == "") or (rate is not None and abs(float(r[us]) - rate) > 1e-9 * rate):
+        bad += 1
+if bad:
+    print("      n4: %d values differ from its file" % bad)
+sys.exit(0 if ok and not bad and len(n4) == len(src) else 1)
+EOF
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
