@@ -82,6 +82,8 @@ pm_csv_out *pm_csv_open(const char *path, int digits, const pm_metric_def *const
                         pm_error *err);
 void pm_csv_host(pm_csv_out *w, const pm_host *host, const pm_series *const *s);
 int pm_csv_close(pm_csv_out *w, pm_error *err) PM_WUR;
+/* Close and free w, leaving no file behind (an older one stays). */
+void pm_csv_discard(pm_csv_out *w);
 
 /* The HDF5 file: pm_hdf5_open creates it with its two groups;
  * pm_hdf5_host adds /hosts/<host> (h: the host's index, for a name too
@@ -93,6 +95,8 @@ pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err);
 void pm_hdf5_host(pm_hdf5_out *w, size_t h, const pm_host *host, const pm_metric_def *const *defs,
                   size_t nm, const pm_series *const *s);
 int pm_hdf5_close(pm_hdf5_out *w, const pm_analysis *a, pm_error *err) PM_WUR;
+/* Close and free w, leaving no file behind (an older one stays). */
+void pm_hdf5_discard(pm_hdf5_out *w);
 
 /* Job phases: the --stats text section (with --by-phase the resource use
  * per phase) and the "phases" object of the JSON document. */

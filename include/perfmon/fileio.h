@@ -55,6 +55,20 @@ int pm_write_all(int fd, const void *buf, size_t len);
  * or a failing fclose.  Returns 0 or PM_EIO. */
 int pm_close_checked(FILE *f, const char *path, pm_error *err) PM_WUR;
 
+/* An output written whole or not at all.  pm_out_begin sets tmp (cap
+ * bytes) to "PATH.tmp" when path names a regular file or nothing: the
+ * output is written there and pm_out_end renames it into place, so a
+ * failure never leaves a partial file under the real name nor removes an
+ * older one.  Where path names anything else (a device or a pipe:
+ * /dev/stdout, /dev/full), tmp is path itself.  Returns 0, or PM_ELIMIT
+ * when the name is too long. */
+int pm_out_begin(const char *path, char *tmp, size_t cap, pm_error *err) PM_WUR;
+
+/* Finish an output begun by pm_out_begin: with rc 0, rename tmp to path
+ * (0, or PM_EIO and the message); otherwise remove tmp (unless it is
+ * path) and return rc. */
+int pm_out_end(const char *tmp, const char *path, int rc, pm_error *err);
+
 /* mkdir -p: pm_mkdir_p in perfmon/dirs.h. */
 
 /* Join dir and name into out (cap bytes).  Returns 0 or -ENAMETOOLONG. */

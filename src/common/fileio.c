@@ -266,3 +266,24 @@ int pm_close_checked(FILE *f, const char *path, pm_error *err)
         return pm_error_sys(err, PM_EIO, bad ? e : errno, "%s: write failed", path);
     return 0;
 }
+
+int pm_out_begin(const char *path, char *tmp, size_t cap, pm_error *err)
+{
+    struct stat st;
+    int direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    int n = direct ? snprintf(tmp, cap, "%s", path) : snprintf(tmp, cap, "%s.tmp", path);
+    if (n < 0 || (size_t)n >= cap)
+        return pm_error_set(err, PM_ELIMIT, "%s: name too long", path);
+    return 0;
+}
+
+int pm_out_end(const char *tmp, const char *path, int rc, pm_error *err)
+{
+    if (strcmp(tmp, path) == 0)
+        return rc;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot rename into place", path);
+    if (rc)
+        (void)unlink(tmp);
+    return rc;
+}

@@ -33,7 +33,8 @@ struct pm_csv_out {
     FILE *f;
     int digits, tdigits;
     size_t nm;
-    char path[]; /* for the messages */
+    char tmp[4200]; /* written here, renamed to path at the end */
+    char path[];    /* for the messages */
 };
 
 pm_csv_out *pm_csv_open(const char *path, int digits, const pm_metric_def *const *defs, size_t nm,
@@ -46,7 +47,11 @@ pm_csv_out *pm_csv_open(const char *path, int digits, const pm_metric_def *const
         return NULL;
     }
     memcpy(w->path, path, len + 1);
-    w->f = fopen(path, "w");
+    if (pm_out_begin(path, w->tmp, sizeof w->tmp, err) != 0) {
+        free(w);
+        return NULL;
+    }
+    w->f = fopen(w->tmp, "w");
     if (!w->f) {
         pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
         free(w);
@@ -92,9 +97,19 @@ int pm_csv_close(pm_csv_out *w, pm_error *err)
 {
     if (!w)
         return 0;
-    int rc = pm_close_checked(w->f, w->path, err);
+    int rc = pm_out_end(w->tmp, w->path, pm_close_checked(w->f, w->path, err), err);
     free(w);
     return rc;
+}
+
+void pm_csv_discard(pm_csv_out *w)
+{
+    if (!w)
+        return;
+    (void)fclose(w->f);
+    pm_error e;
+    (void)pm_out_end(w->tmp, w->path, PM_EIO, &e);
+    free(w);
 }
 
 int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits, pm_error *err)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "perfmon/export.h"
+#include "perfmon/fileio.h"
 
 #ifndef PM_HDF5_LIB
 #define PM_HDF5_LIB "libhdf5_serial.so.103"
@@ -25,6 +26,7 @@
 /* The entry points and predefined types used below, resolved by dlsym. */
 static struct h5_api {
 #define FN(name) __typeof__(name) *name
+    FN(H5dont_atexit);
     FN(H5open);
     FN(H5get_libversion);
     FN(H5Eset_auto2);
@@ -71,6 +73,7 @@ static void h5_load(void)
         size_t off;
     } syms[] = {
 #define S(name) {#name, offsetof(struct h5_api, name)}
+        S(H5dont_atexit),
         S(H5open),
         S(H5get_libversion),
         S(H5Eset_auto2),
@@ -111,6 +114,11 @@ static void h5_load(void)
         }
         memcpy((char *)&h5 + syms[i].off, &p, sizeof p);
     }
+    /* No HDF5 clean-up at exit: after a file whose close failed (a
+     * write cut short: a full disk, a size limit), HDF5 1.10's own
+     * termination closes it again and crashes (H5F__close_cb); the
+     * kernel frees what is left. */
+    (void)h5.H5dont_atexit(); /* (before any other call, which would start it) */
     /* The layout of the types and constants used here is that of the
      * headers perfmon was built with (as H5check_version demands). */
     unsigned maj = 0, min = 0, rel = 0;
@@ -237,8 +245,9 @@ static void link_name(char *out, size_t cap, const char *s, size_t h)
 
 struct pm_hdf5_out {
     hid_t f, hosts, aggs;
-    int rc;      /* -1 once anything failed */
-    char path[]; /* for the messages */
+    int rc;         /* -1 once anything failed */
+    char tmp[4200]; /* written here, renamed to path at the end */
+    char path[];    /* for the messages */
 };
 
 pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err)
@@ -255,8 +264,12 @@ pm_hdf5_out *pm_hdf5_open(const char *path, pm_error *err)
         return NULL;
     }
     memcpy(w->path, path, len + 1);
+    if (pm_out_begin(path, w->tmp, sizeof w->tmp, err) != 0) {
+        free(w);
+        return NULL;
+    }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    w->f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    w->f = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->f < 0) {
         /* (the error stack is the calling thread's: --stream's hosts come
          * from worker threads, which would leave it behind) */
@@ -360,8 +373,19 @@ int pm_hdf5_close(pm_hdf5_out *w, const pm_analysis *a, pm_error *err)
         rc = -1;
     if (rc)
         pm_error_set(err, PM_EIO, "%s: writing HDF5 failed", w->path);
+    rc = pm_out_end(w->tmp, w->path, rc ? PM_EIO : 0, err);
     free(w);
-    return rc ? PM_EIO : 0;
+    return rc;
+}
+
+void pm_hdf5_discard(pm_hdf5_out *w)
+{
+    if (!w)
+        return;
+    w->rc = -1; /* (no aggregates) */
+    pm_error e;
+    int ignored = pm_hdf5_close(w, NULL, &e);
+    (void)ignored;
 }
 
 int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
@@ -375,8 +399,7 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
     if (!defs || !s) {
         free(defs);
         free(s);
-        int ignored = pm_hdf5_close(w, NULL, err);
-        (void)ignored;
+        pm_hdf5_discard(w);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     for (size_t m = 0; m < a->nmetrics; m++)

@@ -108,18 +108,13 @@ int pm_stream_out_hdf5(pm_stream_out *so, const pm_analysis *a, pm_error *err)
 void pm_stream_out_free(pm_stream_out *so)
 {
     /* An output still open here is one whose analysis failed after it
-     * was begun: removed, as the in-memory path would not have made it
+     * was begun: its temporary file goes, and an older file of that name
+     * stays, as with the in-memory path, which would not have begun it
      * (that failure is the error reported). */
     pm_error e;
     int ignored = 0;
-    if (so->csv) {
-        ignored |= pm_csv_close(so->csv, &e);
-        (void)unlink(so->csv_path);
-    }
-    if (so->hdf5) {
-        ignored |= pm_hdf5_close(so->hdf5, NULL, &e);
-        (void)unlink(so->hdf5_path);
-    }
+    pm_csv_discard(so->csv);
+    pm_hdf5_discard(so->hdf5);
     if (so->gp) {
         ignored |= pm_gp_close(so->gp, NULL, &e);
         (void)rmdir(so->data_dir); /* (only when empty) */

@@ -110,7 +110,23 @@ if [ -w /dev/full ]; then
     check "a full disk on stdout exits 3" [ "$rc" -eq 3 ]
     run --csv /dev/full "$F/perfmon"
     check "a full disk on --csv exits 3" [ "$rc" -eq 3 ]
+    check "a full disk on --csv: /dev/full is still a device" [ -c /dev/full ]
 fi
+
+# A write that fails half way (a file size limit, with SIGXFSZ ignored so
+# that write(2) says EFBIG) leaves the older file of that name as it was,
+# and no temporary file beside it; a write that succeeds replaces it.
+for o in csv hdf5; do
+    echo "older $o" >"$T/old.$o"
+    (trap '' XFSZ; ulimit -f 2; exec $A -q "--$o" "$T/old.$o" "$F/perfmon") 2>"$T/fsz.err"
+    rc=$?
+    check "--$o cut short by a size limit: exit 3" [ "$rc" -eq 3 ]
+    check "--$o cut short: the older file stays" [ "$(cat "$T/old.$o")" = "older $o" ]
+    check "--$o cut short: no temporary file left" [ ! -e "$T/old.$o.tmp" ]
+done
+run -q --csv "$T/old.csv" "$F/perfmon"
+check "--csv written whole replaces the older file" \
+    [ "$(grep -c '^[^,]*,[0-9]' "$T/old.csv")" -gt 10 ]
 
 for d in perfmon ska/cpu_metrics.json; do
     PM_THREADS=1 $A --stats --json -q "$F/$d" >"$T/t1.json" 2>/dev/null
