@@ -72,8 +72,9 @@ static void usage(FILE *f)
         "  --run N|RUNID|last analyse run N of the listing (or the run with that run id,\n"
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
-        "  --stream           the same statistics in bounded memory: hosts are read\n"
-        "                     again one at a time (--stats and --json only, for now);\n"
+        "  --stream           the same results in bounded memory: hosts are read\n"
+        "                     again one at a time (--stats, --json, --pdf and --plots;\n"
+        "                     the report's rows go to a file in TMPDIR);\n"
         "                     chosen by itself when the in-memory analysis would need\n"
         "                     more than the memory available (--memory)\n"
         "  --no-stream        the in-memory analysis, whatever it needs\n"
@@ -165,8 +166,8 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     }
     fprintf(stderr,
             "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
-            "the outputs asked for need every series in memory: run --stats (and --json) "
-            "alone, which --stream makes in bounded memory; or cut the window with "
+            "the outputs asked for need every series in memory: run --stats, --json, --pdf "
+            "or --plots alone, which --stream makes in bounded memory; or cut the window with "
             "--start/--end; or use a machine with more memory; or give --no-stream to try "
             "anyway (the estimate counts whole files)\n",
             need, have);
@@ -678,9 +679,9 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                         "--json, --pdf and --threshold as outputs\n");
         return EXIT_USAGE;
     }
-    if (o.stream && (compare || data_dir || csv || hdf5 || trace || want_pdf || ro.plots_dir)) {
-        fprintf(stderr, "perfmon-analyze: --stream makes --stats (and --json) only, for now: "
-                        "--data, --csv, --hdf5, --trace, --pdf, --plots and --compare need "
+    if (o.stream && (compare || data_dir || csv || hdf5 || trace)) {
+        fprintf(stderr, "perfmon-analyze: --stream makes --stats, --json, --pdf and --plots "
+                        "only, for now: --data, --csv, --hdf5, --trace and --compare need "
                         "every series in memory\n");
         return EXIT_USAGE;
     }
@@ -695,12 +696,14 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     /* The in-memory analysis or --stream (docs/analysis.md, "When it is
      * chosen"); not under mpirun, where --stream is not yet. */
     if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
-        int whole = data_dir || csv || hdf5 || trace || want_pdf || ro.plots_dir || o.compat_ska;
+        int whole = data_dir || csv || hdf5 || trace || o.compat_ska;
         int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
                              whole, quiet, o.verbose, &o.stream);
         if (rc != EXIT_OK)
             return rc;
     }
+    /* (--stream keeps what the report and the plots read of the series) */
+    o.report = (want_pdf ? 1 : 0) | (ro.plots_dir ? 2 : 0);
     char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
     pm_find_template_dir(tdir, "metrics.json", tbuf, sizeof tbuf);
     if (!catalog) {
