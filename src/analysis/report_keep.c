@@ -166,6 +166,26 @@ static off_t row_offset(const pm_report_keep *k, size_t d, size_t j, size_t h)
     return (off_t)((off + h * k->ng[j]) * sizeof(double));
 }
 
+/* n doubles at byte offset at of the rows' file: written (put) or read. */
+static int row_io(int fd, double *v, size_t n, off_t at, int put, pm_error *err)
+{
+    unsigned char *p = (unsigned char *)v;
+    size_t want = n * sizeof *v;
+    while (want) {
+        ssize_t got = put ? pwrite(fd, p, want, at) : pread(fd, p, want, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return pm_error_set(err, PM_EIO, "--stream: %s the report's rows: %s",
+                                put ? "writing" : "reading",
+                                got < 0 ? strerror(errno) : "short file");
+        p += got;
+        at += got;
+        want -= (size_t)got;
+    }
+    return 0;
+}
+
 int pm_report_row(const pm_analysis *a, const pm_metric_result *r, size_t h, size_t max_cols,
                   size_t g0, size_t g1, double *out, pm_error *err)
 {
@@ -182,21 +202,8 @@ int pm_report_row(const pm_analysis *a, const pm_metric_result *r, size_t h, siz
             ;
         if (j == k->ngrids || g1 > k->ng[j])
             return pm_error_set(err, PM_EUSAGE, "--stream: no grid of %zu points kept", max_cols);
-        unsigned char *p = (unsigned char *)out;
-        size_t want = (g1 - g0) * sizeof *out;
         off_t at = row_offset(k, metric_index(a, r), j, h) + (off_t)(g0 * sizeof *out);
-        while (want) {
-            ssize_t got = pread(k->fd, p, want, at);
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got <= 0)
-                return pm_error_set(err, PM_EIO, "--stream: reading the report's rows: %s",
-                                    got < 0 ? strerror(errno) : "short file");
-            p += got;
-            at += got;
-            want -= (size_t)got;
-        }
-        return 0;
+        return row_io(k->fd, out, g1 - g0, at, 0, err);
     }
     double t0 = 0, step = 1;
     size_t ng = pm_report_grid(a, max_cols, &t0, &step);
@@ -283,20 +290,9 @@ int pm_report_keep_host(const pm_analysis *a, size_t d, size_t h, pm_series *s, 
         double t0, step;
         size_t ng = pm_report_grid(a, k->cols[j], &t0, &step);
         pm_grid_interp(s->t, s->v, s->n, t0, step, ng, buf);
-        const unsigned char *p = (const unsigned char *)buf;
-        size_t want = ng * sizeof *buf;
-        off_t at = row_offset(k, d, j, h);
-        while (want) {
-            ssize_t put = pwrite(k->fd, p, want, at);
-            if (put < 0 && errno == EINTR)
-                continue;
-            if (put <= 0)
-                return pm_error_set(err, PM_EIO, "--stream: writing the report's rows: %s",
-                                    put < 0 ? strerror(errno) : "nothing written");
-            p += put;
-            at += put;
-            want -= (size_t)put;
-        }
+        int rc = row_io(k->fd, buf, ng, row_offset(k, d, j, h), 1, err);
+        if (rc)
+            return rc;
     }
     return 0;
 }

@@ -121,7 +121,7 @@ static void pend_free(macc *m)
     m->pend_k = NULL;
 }
 
-static int report_fold(sctx *c, size_t d, size_t h, pm_series **sp);
+static int report_fold(sctx *c, size_t d, pm_series **sp);
 
 /* Pass 1: host h's series s of metric d, in host order (hx: the host, its
  * times and grid points). */
@@ -135,7 +135,7 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx
     if (!s)
         return;
     r->nhosts_with_data++;
-    if (a->keep && report_fold(c, d, h, sp))
+    if (a->keep && report_fold(c, d, sp))
         return;
     pm_metric_fold(r, &m->acc, s, h);
     for (size_t i = 0; i < s->n; i++) {
@@ -204,19 +204,17 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx
 }
 
 /* The report's digest in the fold (report_keep.c): the repair times in
- * host order, and the series of a metric that at most
- * PM_REPORT_KEEP_WHOLE hosts have kept whole (the per-node plot draws
- * each), until one more host has it. */
-static int report_fold(sctx *c, size_t d, size_t h, pm_series **sp)
+ * host order, and in a job of at most PM_REPORT_KEEP_WHOLE hosts every
+ * series whole (the per-node plots draw each). */
+static int report_fold(sctx *c, size_t d, pm_series **sp)
 {
     pm_analysis *a = c->a;
-    pm_metric_result *r = &c->res[d];
     pm_series *s = *sp;
     if (pm_report_keep_repairs(a, d, s)) {
         fail(c, PM_ENOMEM, NULL);
         return 1;
     }
-    if (r->nhosts_with_data <= PM_REPORT_KEEP_WHOLE) {
+    if (a->nhosts <= PM_REPORT_KEEP_WHOLE) {
         double *t = pm_alloc_array(s->n ? s->n : 1, sizeof *t);
         if (!t) {
             fail(c, PM_ENOMEM, NULL);
@@ -226,19 +224,6 @@ static int report_fold(sctx *c, size_t d, size_t h, pm_series **sp)
         s->t = t;
         s->kept = 1;
         *sp = NULL; /* (the worker leaves it) */
-    } else if (r->nhosts_with_data == PM_REPORT_KEEP_WHOLE + 1) {
-        for (size_t k = 0; k < h; k++) {
-            pm_series *o = r->host[k];
-            if (!o || !o->kept)
-                continue;
-            free(o->v);
-            free(o->q);
-            free((void *)(uintptr_t)o->t);
-            o->v = NULL;
-            o->q = NULL;
-            o->t = NULL;
-            o->kept = 0;
-        }
     }
     return 0;
 }
@@ -533,9 +518,12 @@ static void macc_free(macc *m)
         want_clear(&m->want[k]);
 }
 
-/* After the fold, for the report: the series of the hosts that the band
- * plots draw whole (pm_report_outliers: known once every host's mean is),
- * read and derived again, one host at a time. */
+/* After the fold, for the report of a job of more than
+ * PM_REPORT_KEEP_WHOLE hosts: the series that the per-node plots draw
+ * whole, those of a metric that at most PM_REPORT_KEEP_WHOLE hosts have
+ * and those of the band plots' outlying hosts (pm_report_outliers: known
+ * once every host's mean is), read and derived again, one host at a
+ * time. */
 static int report_whole(pm_analysis *a, size_t ngrid, pm_error *err)
 {
     size_t nm = a->nmetrics, nh = a->nhosts;
@@ -546,8 +534,14 @@ static int report_whole(pm_analysis *a, size_t ngrid, pm_error *err)
     for (size_t m = 0; m < nm && !rc; m++) {
         const pm_metric_result *r = &a->metrics[m];
         size_t o[PM_REPORT_OUTLIERS];
-        if (r->nhosts_with_data <= PM_REPORT_KEEP_WHOLE)
+        if (nh <= PM_REPORT_KEEP_WHOLE) /* (kept in the fold) */
+            break;
+        if (r->nhosts_with_data <= PM_REPORT_KEEP_WHOLE) {
+            for (size_t h = 0; h < nh; h++)
+                if (r->host[h])
+                    want[h * nm + m] = any[h] = 1;
             continue;
+        }
         size_t n = pm_report_outliers(a, r, o);
         if (n == SIZE_MAX)
             rc = PM_ENOMEM;

@@ -5,7 +5,7 @@
 # the per-node plots are bands with outlier lines, and there are colour
 # maps), shaped like a real one: a node sampled at another interval, a
 # late node, counter resets, gaps, a node whose CPU use differs from the
-# others'; on fixtures/perfmon (3 nodes: every series drawn whole) and on
+# others', a metric that one node alone has (drawn whole); on fixtures/perfmon (3 nodes: every series drawn whole) and on
 # fixtures/compare/base with its events files (phases).  The band's node
 # count and the most outlying node's name and mean are checked against the
 # generated numbers.
@@ -32,6 +32,7 @@ cols = [("cpu.percent", "%", "cpu", "gauge", 0), ("cpu.ncpus", "1", "cpu", "gaug
         ("net.ext.bytes_sent", "B", "net", "counter", 0)]
 t0 = 1700000000.25
 means = {}
+extra = [("load.1", "1", "cpu", "gauge", 0)]  # a metric of one node (drawn whole)
 for k in range(1, 21):
     host = "n%02d" % k
     step = 2.0 if k == 2 else 1.0
@@ -41,7 +42,7 @@ for k in range(1, 21):
            "scheduler": "local", "node_rank": "", "user": "", "command": "", "sampler": "gen",
            "start": start, "start_mono": 100.0, "interval": step, "pid": 0,
            "columns": [{"name": c[0], "unit": c[1], "group": c[2], "kind": c[3], "type": "f64"}
-                       for c in cols]}
+                       for c in cols + (extra if k == 4 else [])]}
     user = disk = net = 0.0
     cpus = []
     with open(f"{d}/{host}.jsonl", "w") as f:
@@ -57,6 +58,8 @@ for k in range(1, 21):
                 disk = 0.0
             net += 1000.5 * ((i + k) % 5)
             v = [cpu, 4, round(user, 3), 8e9, 2e9 + 1e6 * ((i * k) % 50), disk, net]
+            if k == 4:
+                v.append(round(3 + math.cos(i / 40.0), 4))
             if k == 5 and 50 <= i < 80:
                 v[0] = None  # a gap
                 v[4] = None
