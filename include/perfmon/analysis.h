@@ -334,6 +334,10 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
  * (report_keep.c, docs/analysis.md "Analysis in bounded memory"): both
  * paths call these, so the report is the same bit for bit. */
 #define PM_REPORT_OUTLIERS 3
+/* The report's grids: the band plots', the PDF's colour maps', --plots'. */
+#define PM_REPORT_BAND_COLS 4000
+#define PM_REPORT_HEAT_PDF 1200
+#define PM_REPORT_HEAT_PNG 1500
 /* The report's grid of at most max_cols points over the analysed span:
  * returns the number of points (0: no span), *t0 and *step. */
 size_t pm_report_grid(const pm_analysis *a, size_t max_cols, double *t0, double *step);

@@ -99,9 +99,6 @@ void pm_count_repairs(pm_analysis *a);
  * by host within a metric, and each metric's repair times in host order. */
 #define PM_REPORT_KEEP_WHOLE 12 /* = PM_LEGEND_MAX_HOSTS: series kept whole */
 #define PM_REPORT_HEAT_MIN 16   /* = PM_HEATMAP_MIN_HOSTS */
-#define PM_REPORT_BAND_COLS 4000
-#define PM_REPORT_HEAT_PDF 1200
-#define PM_REPORT_HEAT_PNG 1500
 typedef struct pm_report_keep {
     int fd;
     size_t nhosts, nm;

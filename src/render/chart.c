@@ -24,7 +24,7 @@
 #include "perfmon/vec.h"
 
 #define MAX_SPANS 256
-#define MAX_GRID 4000
+#define MAX_GRID PM_REPORT_BAND_COLS
 
 void pm_chart_name(const char *name, char *out, size_t cap)
 {

@@ -107,7 +107,7 @@ static void render_item(const plot_queue *q, plot_item *it)
         pm_chart_free(&c);
     } else {
         pm_heatmap_data hd;
-        if (pm_heatmap_build(q->a, it->metric, q->elapsed, 1200, &hd, &err) != 0) {
+        if (pm_heatmap_build(q->a, it->metric, q->elapsed, PM_REPORT_HEAT_PDF, &hd, &err) != 0) {
             it->rc = PM_ENOENT;
             return;
         }
