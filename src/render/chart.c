@@ -183,8 +183,18 @@ static void band_point(pm_chart *c, size_t g, double *col, size_t m)
 
 /* The hosts' rows on the band's grid are read a block of grid points at a
  * time (--stream reads them from its file: BAND_BLOCK bytes for all hosts
- * at once); in memory the block is the whole grid. */
+ * at once; the environment variable PM_STREAM_BAND_BLOCK overrides it, so
+ * that the tests cut a small job's band into blocks); in memory the block
+ * is the whole grid. */
 #define BAND_BLOCK ((size_t)32 << 20)
+
+static size_t band_block(void)
+{
+    const char *e = getenv("PM_STREAM_BAND_BLOCK");
+    char *end;
+    unsigned long long v = e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end && v ? (size_t)v : BAND_BLOCK;
+}
 
 static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart *c, pm_error *err)
 {
@@ -196,9 +206,9 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
             k++;
     if (ng == 0 || k == 0)
         return 0;
-    size_t bw = ng;
-    if (a->keep && k * ng * sizeof(double) > BAND_BLOCK)
-        bw = BAND_BLOCK / sizeof(double) / k ? BAND_BLOCK / sizeof(double) / k : 1;
+    size_t bw = ng, block = a->keep ? band_block() : 0;
+    if (a->keep && k * ng * sizeof(double) > block)
+        bw = block / sizeof(double) / k ? block / sizeof(double) / k : 1;
     double *rows = pm_alloc_array(k * bw, sizeof *rows);
     double *col = pm_alloc_array(k, sizeof *col);
     c->band_t = pm_alloc_array(ng, sizeof *c->band_t);

@@ -90,6 +90,8 @@ same() {
 J="$T/job"
 F="$PM_ROOT/fixtures"
 check "generated job, 20 nodes: the same PDF" same "$J" --stats
+# the band read from the rows' file in blocks of 25 grid points
+PM_STREAM_BAND_BLOCK=4000 check "generated job, the band in blocks: the same PDF" same "$J"
 # (under valgrind, make valgrind, a PDF takes half a minute: the variants
 # and --plots run without it only)
 if [ -z "${PM_WRAP:-}" ]; then
