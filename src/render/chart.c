@@ -156,6 +156,8 @@ static int add_series(pm_chart *c, size_t cap, const char *label, const double *
     size_t i = c->plot.nseries;
     if (i >= cap)
         return 0;
+    if (n && !v)
+        return PM_EFORMAT; /* (--stream: a series not kept whole) */
     c->labels[i] = pm_strdup(label);
     if (!c->labels[i])
         return PM_ENOMEM;
@@ -415,6 +417,8 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
         rc = phase_spans(a, c);
     if (rc != 0) {
         pm_chart_free(c);
+        if (rc == PM_EFORMAT)
+            return pm_error_set(err, rc, "%s: a series to draw was not kept (--stream)", d->id);
         return pm_error_set(err, rc, "%s: out of memory building the chart", d->id);
     }
     return 0;
