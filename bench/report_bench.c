@@ -17,7 +17,8 @@
  * PM_BENCH_STATS_ONLY=1 runs `perfmon-analyze DIR --stats` alone (make
  * bench: its peak RSS on 64 x 86,400, the figure issue 18 bounds); with
  * PM_BENCH_STREAM=1 also `--stats --stream`, with PM_BENCH_STREAM=only
- * that alone (a job too big for the in-memory analysis).
+ * that alone (a job too big for the in-memory analysis); PM_BENCH_PDF=1
+ * adds `--pdf` to each (issue 18's `--stats --pdf` targets).
  */
 #include <errno.h>
 #include <math.h>
@@ -120,10 +121,11 @@ int main(int argc, char **argv)
     int bad = 0;
     if (getenv("PM_BENCH_STATS_ONLY")) {
         double w = NAN, c = NAN, r = NAN, ws = NAN, cs = NAN, rs = NAN;
-        char o_s[] = "--stats", o_quiet[] = "-q", o_stream[] = "--stream";
+        char o_s[] = "--stats", o_quiet[] = "-q", o_stream[] = "--stream", o_pdf[] = "--pdf";
         const char *st = getenv("PM_BENCH_STREAM");
-        char *a[] = {exe, job, o_s, o_quiet, NULL};
-        char *as[] = {exe, job, o_s, o_quiet, o_stream, NULL};
+        int with_pdf = getenv("PM_BENCH_PDF") != NULL;
+        char *a[] = {exe, job, o_s, o_quiet, with_pdf ? o_pdf : NULL, pdf, NULL};
+        char *as[] = {exe, job, o_s, o_quiet, o_stream, with_pdf ? o_pdf : NULL, pdf, NULL};
         if (!st || strcmp(st, "only") != 0)
             bad |= run(a, &w, &c, &r);
         if (st)
@@ -138,9 +140,10 @@ int main(int argc, char **argv)
                t_gen);
         printf("  %-40s %8s %8s %10s\n", "command", "wall s", "cpu s", "peak MiB");
         if (!isnan(w))
-            printf("  %-40s %8.2f %8.2f %10.1f\n", "--stats", w, c, r);
+            printf("  %-40s %8.2f %8.2f %10.1f\n", with_pdf ? "--stats --pdf" : "--stats", w, c, r);
         if (!isnan(ws))
-            printf("  %-40s %8.2f %8.2f %10.1f\n", "--stats --stream", ws, cs, rs);
+            printf("  %-40s %8.2f %8.2f %10.1f\n",
+                   with_pdf ? "--stats --pdf --stream" : "--stats --stream", ws, cs, rs);
         if (bad)
             fprintf(stderr, "report_bench: a command failed\n");
         return bad ? 1 : 0;

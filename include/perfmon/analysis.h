@@ -96,9 +96,12 @@ typedef struct pm_analyze_opts {
     /* --stream: the same results, bit for bit, holding only a few hosts'
      * samples at a time (docs/analysis.md, "Analysis in bounded memory");
      * the hosts' series keep their statistics but not their values (v, q
-     * and t NULL), so only the statistics outputs and those written by
-     * host_out can be made. */
+     * and t NULL), so only the statistics outputs, those written by
+     * host_out, and with report the PDF report (bit 1) and the plots (bit
+     * 2) can be made: what they read of the series is kept in the fold
+     * (report_keep.c). */
     int stream;
+    int report;
     /* --stream: called for each host in host order, in the pass after the
      * fold, never two calls at once, with the catalog's metric results
      * (res[nres]: the all-node series and the statistics known; a metric
@@ -176,6 +179,12 @@ typedef struct pm_series {
     int owns_v; /* v was taken from a malloc'd profile column and is
                             * freed with the series; otherwise v and q belong
                             * to the analysis (its arena or a profile block) */
+    /* private (--stream with opts.report): the least and largest finite
+     * value, whether the first point is a gap (what the report reads once
+     * v and q are gone), and kept: v, q and t are the series' own, freed
+     * with it (a series the report draws whole) */
+    double vlo, vhi;
+    int first_gap, kept;
 } pm_series;
 
 /* The all-node series. */
@@ -284,6 +293,7 @@ typedef struct pm_analysis {
     double win_lo, win_hi;              /* private: the --start/--end window (s) */
     pm_arena arena;                     /* private: the host times, series and aggregates */
     size_t stream_pass;                 /* private: --stream's passes over the hosts begun */
+    struct pm_report_keep *keep;        /* private: --stream's report digest (report_keep.c) */
 } pm_analysis;
 
 /* Analyse the given files and directories (a directory contributes every
@@ -336,6 +346,36 @@ int pm_summary_compute(pm_analysis *a, pm_error *err) PM_WUR;
  * grid points filled. */
 size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, double step,
                       size_t ngrid, double *out);
+
+/* What the report reads of the series, in memory or --stream
+ * (report_keep.c, docs/analysis.md "Analysis in bounded memory"): both
+ * paths call these, so the report is the same bit for bit. */
+#define PM_REPORT_OUTLIERS 3
+/* The report's grids: the band plots', the PDF's colour maps', --plots'. */
+#define PM_REPORT_BAND_COLS 4000
+#define PM_REPORT_HEAT_PDF 1200
+#define PM_REPORT_HEAT_PNG 1500
+/* The report's grid of at most max_cols points over the analysed span:
+ * returns the number of points (0: no span), *t0 and *step. */
+size_t pm_report_grid(const pm_analysis *a, size_t max_cols, double *t0, double *step);
+/* Host h's series of metric r placed on the report grid of max_cols
+ * (pm_grid_interp): out[g - g0] for g0 <= g < g1; NaN where the host has
+ * no series.  --stream reads the row kept in the fold (a file). */
+int pm_report_row(const pm_analysis *a, const pm_metric_result *r, size_t h, size_t max_cols,
+                  size_t g0, size_t g1, double *out, pm_error *err) PM_WUR;
+/* The least and largest finite value of s (INFINITY and -INFINITY when
+ * none). */
+void pm_series_range(const pm_series *s, double *lo, double *hi);
+/* Whether s's first point is a gap. */
+int pm_series_first_gap(const pm_series *s);
+/* The (start, end) times of every host's reset and dropped points of r,
+ * in host order: *pairs (malloc'd, 2 x *n doubles). */
+int pm_report_repairs(const pm_analysis *a, const pm_metric_result *r, double **pairs,
+                      size_t *n) PM_WUR;
+/* The hosts whose mean is furthest from the median of the hosts' means,
+ * furthest first, at most PM_REPORT_OUTLIERS (out[]); returns how many,
+ * or SIZE_MAX when out of memory. */
+size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_t *out);
 
 /* The same, a stretch of grid points at a time (so that many hosts can be
  * placed on the grid side by side in little memory): after

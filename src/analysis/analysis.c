@@ -458,8 +458,12 @@ static void series_free(pm_series *s)
 {
     if (!s)
         return;
-    if (s->owns_v)
+    if (s->owns_v || s->kept)
         free(s->v);
+    if (s->kept) {
+        free(s->q);
+        free((void *)(uintptr_t)s->t);
+    }
     free(s);
 }
 
@@ -1084,6 +1088,7 @@ void pm_analysis_free(pm_analysis *a)
     pm_catalog_free(a->catalog);
     pm_phase_set_free(&a->phases);
     pm_phase_stats_free(a->phase_stats);
+    pm_report_keep_free(a->keep);
     pm_arena_free(&a->arena);
     pthread_mutex_destroy(&a->arena.lock);
     free(a);

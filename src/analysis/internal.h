@@ -94,6 +94,29 @@ void pm_series_delete(pm_series *s);
 /* Repairs per node, from the metrics' host series. */
 void pm_count_repairs(pm_analysis *a);
 
+/* The stream mode's report digest (report_keep.c): the rows of each
+ * (catalog metric, host) on each report grid in the unlinked file fd, host
+ * by host within a metric, and each metric's repair times in host order. */
+#define PM_REPORT_KEEP_WHOLE 12 /* = PM_LEGEND_MAX_HOSTS: series kept whole */
+#define PM_REPORT_HEAT_MIN 16   /* = PM_HEATMAP_MIN_HOSTS */
+typedef struct pm_report_keep {
+    int fd;
+    size_t nhosts, nm;
+    size_t ngrids, cols[3], ng[3], maxng;
+    size_t per_metric; /* doubles per catalog metric */
+    double **rep;      /* [nm] (start, end) pairs */
+    size_t *nrep, *caprep;
+} pm_report_keep;
+/* With opts.stream and opts.report: sets a->keep up (before the fold). */
+int pm_report_keep_open(pm_analysis *a, pm_error *err) PM_WUR;
+void pm_report_keep_free(pm_report_keep *k);
+/* Host h's series s of catalog metric d: its rows written (buf holds the
+ * largest grid), its range and first gap kept in s; any thread. */
+int pm_report_keep_host(const pm_analysis *a, size_t d, size_t h, pm_series *s, double *buf,
+                        pm_error *err) PM_WUR;
+/* s's repair times appended to metric d's, in host order (the fold). */
+int pm_report_keep_repairs(pm_analysis *a, size_t d, const pm_series *s) PM_WUR;
+
 /* Stream mode (stream.c, docs/analysis.md "Analysis in bounded memory"):
  * with the hosts' times set up from the survey (values not decoded),
  * reload each host, compute its node figures and series, and fold them

@@ -121,17 +121,22 @@ static void pend_free(macc *m)
     m->pend_k = NULL;
 }
 
+static int report_fold(sctx *c, size_t d, pm_series **sp);
+
 /* Pass 1: host h's series s of metric d, in host order (hx: the host, its
  * times and grid points). */
-static void fold1(sctx *c, size_t d, size_t h, pm_series *s, const pm_host *hx)
+static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx)
 {
     pm_analysis *a = c->a;
     pm_metric_result *r = &c->res[d];
     macc *m = &c->acc[d];
+    pm_series *s = *sp;
     r->host[h] = s;
     if (!s)
         return;
     r->nhosts_with_data++;
+    if (a->keep && report_fold(c, d, sp))
+        return;
     pm_metric_fold(r, &m->acc, s, h);
     for (size_t i = 0; i < s->n; i++) {
         double v = s->v[i];
@@ -196,6 +201,31 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series *s, const pm_host *hx)
         pend_free(m);
     }
     pm_aggregate_time_add(a, r, s, hx->grid_k, c->tmp);
+}
+
+/* The report's digest in the fold (report_keep.c): the repair times in
+ * host order, and in a job of at most PM_REPORT_KEEP_WHOLE hosts every
+ * series whole (the per-node plots draw each). */
+static int report_fold(sctx *c, size_t d, pm_series **sp)
+{
+    pm_analysis *a = c->a;
+    pm_series *s = *sp;
+    if (pm_report_keep_repairs(a, d, s)) {
+        fail(c, PM_ENOMEM, NULL);
+        return 1;
+    }
+    if (a->nhosts <= PM_REPORT_KEEP_WHOLE) {
+        double *t = pm_alloc_array(s->n ? s->n : 1, sizeof *t);
+        if (!t) {
+            fail(c, PM_ENOMEM, NULL);
+            return 1;
+        }
+        memcpy(t, s->t, s->n * sizeof *t);
+        s->t = t;
+        s->kept = 1;
+        *sp = NULL; /* (the worker leaves it) */
+    }
+    return 0;
 }
 
 /* Refine passes: the pooled sd's sums (the first one), and the values of
@@ -267,10 +297,12 @@ static void *host_worker(void *arg)
     const pm_catalog *cat = a->catalog;
     struct work *wk = pm_work_new(a);
     pm_series **ser = calloc(cat->n ? cat->n : 1, sizeof *ser);
+    size_t maxng = a->keep && a->keep->maxng ? a->keep->maxng : 1;
+    double *rowbuf = pm_alloc_array(maxng, sizeof *rowbuf);
     for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
         pm_error e;
         pm_error_clear(&e);
-        int rc = wk && ser ? 0 : PM_ENOMEM;
+        int rc = wk && ser && rowbuf ? 0 : PM_ENOMEM;
         pm_profile *prof = NULL;
         if (!rc)
             rc = pm_input_host_load(a, h, 1, &prof, &e);
@@ -295,6 +327,8 @@ static void *host_worker(void *arg)
             if (!rc && ser[d] && c->pass == 1) {
                 pm_series *s = ser[d];
                 s->slope_ok = pm_slope(s->t, s->v, s->n, &s->slope, &s->slope_r2) == 0;
+                if (a->keep)
+                    rc = pm_report_keep_host(a, d, h, s, rowbuf, &e);
             }
         }
         /* (the host's own slots: no lock) */
@@ -308,7 +342,7 @@ static void *host_worker(void *arg)
             fail(c, rc, e.msg[0] ? &e : NULL);
         for (size_t d = 0; d < cat->n && !c->rc; d++) {
             if (c->pass == 1)
-                fold1(c, d, h, ser[d], &hx);
+                fold1(c, d, h, &ser[d], &hx);
             else
                 fold2(c, d, ser[d]);
         }
@@ -338,6 +372,7 @@ static void *host_worker(void *arg)
         pm_host_times_free(&hx);
     }
     free(ser);
+    free(rowbuf);
     pm_work_delete(wk);
     return NULL;
 }
@@ -486,6 +521,82 @@ static void macc_free(macc *m)
         want_clear(&m->want[k]);
 }
 
+/* After the fold, for the report of a job of more than
+ * PM_REPORT_KEEP_WHOLE hosts: the series that the per-node plots draw
+ * whole, those of a metric that at most PM_REPORT_KEEP_WHOLE hosts have
+ * and those of the band plots' outlying hosts (pm_report_outliers: known
+ * once every host's mean is), read and derived again, one host at a
+ * time. */
+static int report_whole(pm_analysis *a, size_t ngrid, pm_error *err)
+{
+    size_t nm = a->nmetrics, nh = a->nhosts;
+    unsigned char *want = calloc(nh && nm ? nh * nm : 1, 1);
+    unsigned char *any = calloc(nh ? nh : 1, 1);
+    struct work *wk = pm_work_new(a);
+    int rc = want && any && wk ? 0 : PM_ENOMEM;
+    for (size_t m = 0; m < nm && !rc; m++) {
+        const pm_metric_result *r = &a->metrics[m];
+        size_t o[PM_REPORT_OUTLIERS];
+        if (nh <= PM_REPORT_KEEP_WHOLE) /* (kept in the fold) */
+            break;
+        if (r->nhosts_with_data <= PM_REPORT_KEEP_WHOLE) {
+            for (size_t h = 0; h < nh; h++)
+                if (r->host[h])
+                    want[h * nm + m] = any[h] = 1;
+            continue;
+        }
+        size_t n = pm_report_outliers(a, r, o);
+        if (n == SIZE_MAX)
+            rc = PM_ENOMEM;
+        for (size_t i = 0; i < n && !rc; i++)
+            want[o[i] * nm + m] = any[o[i]] = 1;
+    }
+    if (rc)
+        pm_error_set(err, rc, "out of memory");
+    for (size_t h = 0; h < nh && !rc; h++) {
+        if (!any[h])
+            continue;
+        pm_profile *prof = NULL;
+        if ((rc = pm_input_host_load(a, h, 1, &prof, err)))
+            break;
+        pm_host hx = a->hosts[h];
+        hx.prof = prof;
+        if ((rc = pm_host_times(a, &hx, ngrid)))
+            pm_error_set(err, rc, "%s: out of memory", hx.name);
+        if (!rc && hx.n > a->hosts[h].n)
+            hx.n = a->hosts[h].n;
+        for (size_t m = 0; m < nm && !rc; m++) {
+            pm_series *dst = a->metrics[m].host[h], *s = NULL;
+            if (!want[h * nm + m] || !dst)
+                continue;
+            if ((rc = pm_series_derive(a, a->metrics[m].def, &hx, wk, &s))) {
+                pm_error_set(err, rc, "%s: %s: cannot derive", hx.name, a->metrics[m].def->id);
+                break;
+            }
+            double *t = s ? pm_alloc_array(s->n ? s->n : 1, sizeof *t) : NULL;
+            if (s && t) {
+                memcpy(t, s->t, s->n * sizeof *t);
+                dst->t = t;
+                dst->v = s->v;
+                dst->q = s->q;
+                dst->kept = 1;
+                s->v = NULL;
+                s->q = NULL;
+                s->owns_v = 0;
+            } else if (s) {
+                rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+            }
+            pm_series_delete(s);
+        }
+        pm_host_times_free(&hx);
+        pm_profile_free(prof);
+    }
+    pm_work_delete(wk);
+    free(want);
+    free(any);
+    return rc;
+}
+
 int pm_stream_build(pm_analysis *a, pm_error *err)
 {
     const pm_catalog *cat = a->catalog;
@@ -522,6 +633,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         rc = pm_error_set(err, rc, "out of memory");
         goto out;
     }
+    if ((rc = pm_report_keep_open(a, err)))
+        goto out;
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.cond, NULL);
     c.passes = 2; /* the fold and the first refine pass, at least */
@@ -600,6 +713,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     }
     /* The phases' figures, combined as in memory. */
     if ((rc = pm_phase_stats_from(a, &c.pc, err)))
+        goto out;
+    if (a->keep && (rc = report_whole(a, c.ngrid, err)))
         goto out;
     if (a->opts.progress) {
         /* the last state: every host of the last pass, every catalog

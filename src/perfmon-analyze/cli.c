@@ -74,8 +74,9 @@ static void usage(FILE *f)
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
         "  --stream           the same results in bounded memory: hosts are read\n"
-        "                     again one at a time (--stats, --json, --csv, --data\n"
-        "                     and --hdf5 only, for now);\n"
+        "                     again one at a time (--stats, --json, --pdf, --plots,\n"
+        "                     --csv, --data and --hdf5; the report's rows go to a\n"
+        "                     file in TMPDIR);\n"
         "                     chosen by itself when the in-memory analysis would need\n"
         "                     more than the memory available (--memory)\n"
         "  --no-stream        the in-memory analysis, whatever it needs\n"
@@ -167,10 +168,11 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     }
     fprintf(stderr,
             "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
-            "the outputs asked for need every series in memory: run --stats, --json, --csv, "
-            "--data and --hdf5 alone, which --stream makes in bounded memory; or use a "
-            "machine with more memory; or give --no-stream to try anyway (--start/--end do "
-            "not lower the need: every sample is read before the window is applied)\n",
+            "the outputs asked for need every series in memory: run --stats, --json, --pdf, "
+            "--plots, --csv, --data and --hdf5 alone, which --stream makes in bounded "
+            "memory; or use a machine with more memory; or give --no-stream to try anyway "
+            "(--start/--end do not lower the need: every sample is read before the window "
+            "is applied)\n",
             need, have);
     return EXIT_MEMORY;
 }
@@ -680,10 +682,10 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                         "--json, --pdf and --threshold as outputs\n");
         return EXIT_USAGE;
     }
-    if (o.stream && (compare || trace || want_pdf || ro.plots_dir)) {
-        fprintf(stderr, "perfmon-analyze: --stream makes --stats, --json, --csv, --data and "
-                        "--hdf5 only, for now: --trace, --pdf, --plots and --compare need every "
-                        "series in memory\n");
+    if (o.stream && (compare || trace)) {
+        fprintf(stderr, "perfmon-analyze: --stream makes --stats, --json, --pdf, --plots, "
+                        "--csv, --data and --hdf5 only, for now: --trace and --compare need "
+                        "every series in memory\n");
         return EXIT_USAGE;
     }
     if (o.stream && no_stream) {
@@ -697,12 +699,14 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     /* The in-memory analysis or --stream (docs/analysis.md, "When it is
      * chosen"); not under mpirun, where --stream is not yet. */
     if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
-        int whole = trace || want_pdf || ro.plots_dir || o.compat_ska;
+        int whole = trace || o.compat_ska;
         int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
                              whole, quiet, o.verbose, &o.stream);
         if (rc != EXIT_OK)
             return rc;
     }
+    /* (--stream keeps what the report and the plots read of the series) */
+    o.report = (want_pdf ? 1 : 0) | (ro.plots_dir ? 2 : 0);
     char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
     pm_find_template_dir(tdir, "metrics.json", tbuf, sizeof tbuf);
     if (!catalog) {

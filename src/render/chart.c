@@ -24,8 +24,7 @@
 #include "perfmon/vec.h"
 
 #define MAX_SPANS 256
-#define MAX_OUTLIERS 3
-#define MAX_GRID 4000
+#define MAX_GRID PM_REPORT_BAND_COLS
 
 void pm_chart_name(const char *name, char *out, size_t cap)
 {
@@ -97,27 +96,20 @@ static int cmp_double(const void *a, const void *b)
 
 /* Spans of time where some host's value was repaired, merged, at most
  * MAX_SPANS (closest neighbours merged first by widening the join gap). */
-static int repair_spans(const pm_metric_result *r, size_t nhosts, pm_chart *c)
+static int repair_spans(const pm_analysis *a, const pm_metric_result *r, pm_chart *c)
 {
-    size_t cap = 64, n = 0;
-    pm_plot_span *s = malloc(cap * sizeof *s);
-    if (!s)
+    double *p = NULL;
+    size_t n = 0;
+    if (pm_report_repairs(a, r, &p, &n))
         return PM_ENOMEM;
-    for (size_t h = 0; h < nhosts; h++) {
-        const pm_series *se = r->host[h];
-        if (!se || !se->q)
-            continue;
-        for (size_t i = 0; i < se->n; i++) {
-            if (se->q[i] != PM_Q_RESET && se->q[i] != PM_Q_DROPPED)
-                continue;
-            if (PM_VEC_RESERVE(s, cap, n + 1, 64) != 0) {
-                free(s);
-                return PM_ENOMEM;
-            }
-            double t0 = i > 0 ? se->t[i - 1] : se->t[i];
-            s[n++] = (pm_plot_span){t0, se->t[i], 0, NULL, 0};
-        }
+    pm_plot_span *s = pm_alloc_array(n ? n : 1, sizeof *s);
+    if (!s) {
+        free(p);
+        return PM_ENOMEM;
     }
+    for (size_t i = 0; i < n; i++)
+        s[i] = (pm_plot_span){p[2 * i], p[2 * i + 1], 0, NULL, 0};
+    free(p);
     if (n == 0) {
         free(s);
         return 0;
@@ -164,6 +156,8 @@ static int add_series(pm_chart *c, size_t cap, const char *label, const double *
     size_t i = c->plot.nseries;
     if (i >= cap)
         return 0;
+    if (n && !v)
+        return PM_EFORMAT; /* (--stream: a series not kept whole) */
     c->labels[i] = pm_strdup(label);
     if (!c->labels[i])
         return PM_ENOMEM;
@@ -172,34 +166,52 @@ static int add_series(pm_chart *c, size_t cap, const char *label, const double *
     return 0;
 }
 
-/* Grid of at most MAX_GRID points over the analysed span. */
-static size_t grid_for(const pm_analysis *a, size_t max_cols, double *t0, double *step)
+/* The band's statistics at one grid point from the hosts' values there
+ * (col[m], finite, sorted here). */
+static void band_point(pm_chart *c, size_t g, double *col, size_t m)
 {
-    double span = a->t_end - a->t_start;
-    if (!(span > 0))
-        return 0;
-    double st = a->grid_step > 0 ? a->grid_step : span / 1000;
-    size_t n = (size_t)floor(span / st) + 1;
-    if (n > max_cols) {
-        st = span / (double)(max_cols - 1);
-        n = max_cols;
+    if (m == 0) {
+        c->band_lo[g] = c->band_mid[g] = c->band_hi[g] = NAN;
+        c->band_p5[g] = c->band_p95[g] = NAN;
+        return;
     }
-    *t0 = a->t_start;
-    *step = st;
-    return n;
+    qsort(col, m, sizeof *col, cmp_double);
+    c->band_lo[g] = col[0];
+    c->band_hi[g] = col[m - 1];
+    c->band_mid[g] = m % 2 ? col[m / 2] : (col[m / 2 - 1] + col[m / 2]) / 2;
+    c->band_p5[g] = gsl_stats_quantile_from_sorted_data(col, 1, m, 0.05);
+    c->band_p95[g] = gsl_stats_quantile_from_sorted_data(col, 1, m, 0.95);
 }
 
-static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart *c)
+/* The hosts' rows on the band's grid are read a block of grid points at a
+ * time (--stream reads them from its file: BAND_BLOCK bytes for all hosts
+ * at once; the environment variable PM_STREAM_BAND_BLOCK overrides it, so
+ * that the tests cut a small job's band into blocks); in memory the block
+ * is the whole grid. */
+#define BAND_BLOCK ((size_t)32 << 20)
+
+static size_t band_block(void)
+{
+    const char *e = getenv("PM_STREAM_BAND_BLOCK");
+    char *end;
+    unsigned long long v = e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end && v ? (size_t)v : BAND_BLOCK;
+}
+
+static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart *c, pm_error *err)
 {
     double t0 = 0, step = 1;
-    size_t ng = grid_for(a, MAX_GRID, &t0, &step);
+    size_t ng = pm_report_grid(a, MAX_GRID, &t0, &step);
     size_t k = 0;
     for (size_t h = 0; h < a->nhosts; h++)
         if (r->host[h])
             k++;
     if (ng == 0 || k == 0)
         return 0;
-    double *rows = pm_alloc_array(k * ng, sizeof *rows);
+    size_t bw = ng, block = a->keep ? band_block() : 0;
+    if (a->keep && k * ng * sizeof(double) > block)
+        bw = block / sizeof(double) / k ? block / sizeof(double) / k : 1;
+    double *rows = pm_alloc_array(k * bw, sizeof *rows);
     double *col = pm_alloc_array(k, sizeof *col);
     c->band_t = pm_alloc_array(ng, sizeof *c->band_t);
     c->band_lo = pm_alloc_array(ng, sizeof *c->band_lo);
@@ -211,37 +223,30 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
         !c->band_p95) {
         free(rows);
         free(col);
-        return PM_ENOMEM;
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory building the chart", r->def->id);
     }
-    size_t row = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (r->host[h]) {
-            const pm_series *s = r->host[h];
-            pm_grid_interp(s->t, s->v, s->n, t0, step, ng, rows + row * ng);
-            row++;
+    int rc = 0;
+    for (size_t g0 = 0; g0 < ng && !rc; g0 += bw) {
+        size_t g1 = g0 + bw < ng ? g0 + bw : ng, w = g1 - g0;
+        size_t row = 0;
+        for (size_t h = 0; h < a->nhosts && !rc; h++)
+            if (r->host[h])
+                rc = pm_report_row(a, r, h, MAX_GRID, g0, g1, rows + row++ * w, err);
+        for (size_t g = g0; g < g1 && !rc; g++) {
+            size_t m = 0;
+            for (size_t j = 0; j < k; j++) {
+                double v = rows[j * w + g - g0];
+                if (isfinite(v))
+                    col[m++] = v;
+            }
+            c->band_t[g] = t0 + (double)g * step;
+            band_point(c, g, col, m);
         }
-    for (size_t g = 0; g < ng; g++) {
-        size_t m = 0;
-        for (size_t j = 0; j < k; j++) {
-            double v = rows[j * ng + g];
-            if (isfinite(v))
-                col[m++] = v;
-        }
-        c->band_t[g] = t0 + (double)g * step;
-        if (m == 0) {
-            c->band_lo[g] = c->band_mid[g] = c->band_hi[g] = NAN;
-            c->band_p5[g] = c->band_p95[g] = NAN;
-            continue;
-        }
-        qsort(col, m, sizeof *col, cmp_double);
-        c->band_lo[g] = col[0];
-        c->band_hi[g] = col[m - 1];
-        c->band_mid[g] = m % 2 ? col[m / 2] : (col[m / 2 - 1] + col[m / 2]) / 2;
-        c->band_p5[g] = gsl_stats_quantile_from_sorted_data(col, 1, m, 0.05);
-        c->band_p95[g] = gsl_stats_quantile_from_sorted_data(col, 1, m, 0.95);
     }
     free(rows);
     free(col);
+    if (rc)
+        return rc;
     c->band = (pm_plot_band){c->band_t, c->band_lo,    c->band_mid, c->band_hi,
                              ng,        c->band_label, c->band_p5,  c->band_p95};
     snprintf(c->band_label, sizeof c->band_label,
@@ -328,7 +333,7 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
         snprintf(c->ylabel, sizeof c->ylabel, "%s (%s)", d->name, u);
     else
         snprintf(c->ylabel, sizeof c->ylabel, "%s", d->name);
-    size_t cap = a->nhosts + MAX_OUTLIERS + 1;
+    size_t cap = a->nhosts + PM_REPORT_OUTLIERS + 1;
     c->series = calloc(cap, sizeof *c->series);
     c->labels = calloc(cap, sizeof *c->labels);
     if (!c->series || !c->labels) {
@@ -387,54 +392,33 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
                     rc = add_series(c, cap, a->hosts[h].name, r->host[h]->t, r->host[h]->v,
                                     r->host[h]->n);
         } else {
-            rc = build_band(a, r, c);
-            /* Name the hosts whose mean is furthest from the median mean. */
-            double *means = pm_alloc_array(a->nhosts, sizeof *means);
-            if (rc == 0 && means) {
-                size_t k = 0;
-                for (size_t h = 0; h < a->nhosts; h++)
-                    if (r->host[h] && isfinite(r->host[h]->st.mean))
-                        means[k++] = r->host[h]->st.mean;
-                qsort(means, k, sizeof *means, cmp_double);
-                double med =
-                    k ? (k % 2 ? means[k / 2] : (means[k / 2 - 1] + means[k / 2]) / 2) : NAN;
-                int used[MAX_OUTLIERS];
-                for (int o = 0; o < MAX_OUTLIERS && rc == 0; o++) {
-                    double best = -1;
-                    int bh = -1;
-                    for (size_t h = 0; h < a->nhosts; h++) {
-                        if (!r->host[h] || !isfinite(r->host[h]->st.mean))
-                            continue;
-                        int dup = 0;
-                        for (int q = 0; q < o; q++)
-                            dup |= used[q] == (int)h;
-                        double dist = fabs(r->host[h]->st.mean - med);
-                        if (!dup && dist > best) {
-                            best = dist;
-                            bh = (int)h;
-                        }
-                    }
-                    if (bh < 0 || !(best > 0))
-                        break;
-                    used[o] = bh;
-                    char lab[300], mv[32];
-                    fmt_title_num(r->host[bh]->st.mean, mv, sizeof mv);
-                    snprintf(lab, sizeof lab, "%s (mean %s%s%s)", a->hosts[bh].name, mv, us, u);
-                    const pm_series *s = r->host[bh];
-                    rc = add_series(c, cap, lab, s->t, s->v, s->n);
-                }
-            } else if (!means) {
-                rc = PM_ENOMEM;
+            if ((rc = build_band(a, r, c, err))) {
+                pm_chart_free(c);
+                return rc;
             }
-            free(means);
+            /* Name the hosts whose mean is furthest from the median mean. */
+            size_t o[PM_REPORT_OUTLIERS];
+            size_t no = pm_report_outliers(a, r, o);
+            if (no == SIZE_MAX)
+                rc = PM_ENOMEM;
+            for (size_t i = 0; i < no && rc == 0; i++) {
+                size_t bh = o[i];
+                char lab[300], mv[32];
+                fmt_title_num(r->host[bh]->st.mean, mv, sizeof mv);
+                snprintf(lab, sizeof lab, "%s (mean %s%s%s)", a->hosts[bh].name, mv, us, u);
+                const pm_series *s = r->host[bh];
+                rc = add_series(c, cap, lab, s->t, s->v, s->n);
+            }
         }
     }
     if (rc == 0)
-        rc = repair_spans(r, a->nhosts, c);
+        rc = repair_spans(a, r, c);
     if (rc == 0 && all_nodes)
         rc = phase_spans(a, c);
     if (rc != 0) {
         pm_chart_free(c);
+        if (rc == PM_EFORMAT)
+            return pm_error_set(err, rc, "%s: a series to draw was not kept (--stream)", d->id);
         return pm_error_set(err, rc, "%s: out of memory building the chart", d->id);
     }
     return 0;
@@ -672,7 +656,9 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
     memset(h, 0, sizeof *h);
     const pm_metric_result *r = &a->metrics[m];
     double t0 = 0, step = 1;
-    size_t ng = grid_for(a, max_cols < 2 ? 2 : max_cols, &t0, &step);
+    size_t cols = max_cols < 2 ? 2 : max_cols;
+    size_t ng = pm_report_grid(a, cols, &t0, &step);
+    int rc = 0;
     if (ng == 0 || r->nhosts_with_data == 0)
         return PM_ENOENT;
     size_t nh = a->nhosts;
@@ -689,15 +675,18 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
         for (size_t g = 0; g < ng; g++)
             h->t[g] = t0 + (double)g * step;
         for (size_t hk = 0; hk < nh; hk++) {
-            double *row = byhost + hk * ng;
-            const pm_series *s = r->host[hk];
-            if (s)
-                pm_grid_interp(s->t, s->v, s->n, t0, step, ng, row);
-            else
-                for (size_t g = 0; g < ng; g++)
-                    row[g] = NAN;
+            if (rc == 0)
+                rc = pm_report_row(a, r, hk, cols, 0, ng, byhost + hk * ng, err);
         }
-        ngroups = heat_order(a, r, byhost, ng, order, h->group);
+        if (rc == 0)
+            ngroups = heat_order(a, r, byhost, ng, order, h->group);
+    }
+    if (rc) {
+        free(order);
+        free(tmp);
+        free(done);
+        pm_heatmap_data_free(h);
+        return rc;
     }
     if (ngroups == SIZE_MAX) {
         free(order);

@@ -52,7 +52,7 @@ static int plot_job(plot_jobs *j, size_t k, pm_error *err)
     }
     size_t m = k - 2 * a->nmetrics;
     pm_heatmap_data h;
-    if (pm_heatmap_build(a, m, o->elapsed, 1500, &h, err) != 0)
+    if (pm_heatmap_build(a, m, o->elapsed, PM_REPORT_HEAT_PNG, &h, err) != 0)
         return 0; /* nothing to map */
     char base[128], file[200];
     pm_chart_name(a->metrics[m].def->name, base, sizeof base);

@@ -107,7 +107,7 @@ static void render_item(const plot_queue *q, plot_item *it)
         pm_chart_free(&c);
     } else {
         pm_heatmap_data hd;
-        if (pm_heatmap_build(q->a, it->metric, q->elapsed, 1200, &hd, &err) != 0) {
+        if (pm_heatmap_build(q->a, it->metric, q->elapsed, PM_REPORT_HEAT_PDF, &hd, &err) != 0) {
             it->rc = PM_ENOENT;
             return;
         }
@@ -184,16 +184,8 @@ static int metric_constant(const pm_metric_result *r, size_t nhosts, double *lo,
         const pm_series *s = r->host[h];
         if (!s)
             continue;
-        double mn = INFINITY, mx = -INFINITY;
-        for (size_t i = 0; i < s->n; i++) {
-            double v = s->v[i];
-            if (!isfinite(v))
-                continue;
-            if (v < mn)
-                mn = v;
-            if (v > mx)
-                mx = v;
-        }
+        double mn, mx;
+        pm_series_range(s, &mn, &mx);
         if (!(mx >= mn))
             continue;
         if (mx - mn > FLAT_REL * fmax(fabs(mn), fabs(mx)))

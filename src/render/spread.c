@@ -47,8 +47,10 @@ double pm_quality_span(const pm_analysis *a)
     size_t n = 0;
     for (size_t h = 0; h < a->nhosts && first && last; h++)
         if (a->hosts[h].n) {
-            first[n] = a->hosts[h].t[0];
-            last[n++] = a->hosts[h].t[a->hosts[h].n - 1];
+            /* (the stream mode keeps the first and last alone) */
+            const pm_host *ho = &a->hosts[h];
+            first[n] = ho->t ? ho->t[0] : ho->t_first;
+            last[n++] = ho->t ? ho->t[ho->n - 1] : ho->t_last;
         }
     double span = NAN;
     if (n && first && last) {
@@ -75,7 +77,7 @@ void pm_quality_row_of(const pm_analysis *a, size_t h, double span, pm_quality_r
             continue;
         double g = (double)sr->qc.n[PM_Q_GAP];
         /* A rate has no value at its first sample: that is not a gap. */
-        if (a->metrics[m].def->rate && sr->q && sr->n && sr->q[0] == PM_Q_GAP && g > 0)
+        if (a->metrics[m].def->rate && pm_series_first_gap(sr) && g > 0)
             g--;
         gaps += g;
     }

@@ -3,9 +3,9 @@
 # "When it is chosen"): with a budget below the estimate (--memory=1M or
 # PERFMON_MEMORY), --stats and --json switch to --stream by themselves,
 # say so once on stderr (not with -q) and print the very bytes of --stream
-# and of the in-memory run with a big budget, and so do --csv and --data;
-# --pdf and --trace are refused with exit
-# status 5 and a message giving the estimate and the budget; --no-stream
+# and of the in-memory run with a big budget, and so do --pdf (the same
+# PDF), --csv and --data; --trace is refused with exit status 5 and a
+# message giving the estimate and the budget; --no-stream
 # and --stream override.  The estimate's count of values is checked
 # against the hosts x samples x columns this script wrote.
 set -u
@@ -92,18 +92,22 @@ check "--no-stream: exit 0" test $? -eq 0
 check "--no-stream: in memory, nothing said" test ! -s "$T/ns.err"
 check "--no-stream: the same bytes" cmp -s "$T/ns.out" "$T/mem.txt"
 
-# Outputs that need every series: refused, exit status 5, no file written.
+# --pdf, which --stream makes too: switched, the same PDF as in memory.
+export SOURCE_DATE_EPOCH=1700000000
 $A "$T/job" --stats --pdf "$T/r.pdf" --memory=1M >/dev/null 2>"$T/pdf.err"
-check "--pdf --memory=1M: exit status 5" test $? -eq 5
-check "--pdf --memory=1M: the estimate and the budget" \
-    has "$T/pdf.err" 'would need about [0-9.]* MiB, 1.0 MiB available'
-check "--pdf --memory=1M: what to do" has "$T/pdf.err" '--stream.*--no-stream to try anyway'
-check "--pdf --memory=1M: a window is not offered as a remedy" \
-    has "$T/pdf.err" '--start/--end do not lower the need'
-check "--pdf --memory=1M: no PDF" test ! -e "$T/r.pdf"
-PERFMON_MEMORY=1M $A "$T/job" --trace "$T/a.json" >/dev/null 2>"$T/tr.err"
-check "--trace, PERFMON_MEMORY=1M: exit status 5" test $? -eq 5
-check "--trace, PERFMON_MEMORY=1M: no trace" test ! -e "$T/a.json"
+check "--pdf --memory=1M: exit 0" test $? -eq 0
+check "--pdf --memory=1M: streamed, said" has "$T/pdf.err" 'analysing in bounded memory (--stream)'
+$A "$T/job" --stats --pdf "$T/r1t.pdf" --memory=1T >/dev/null 2>&1
+check "--pdf --memory=1M: the in-memory run's PDF" cmp -s "$T/r.pdf" "$T/r1t.pdf"
+# Outputs that need every series: refused, exit status 5, no file written.
+$A "$T/job" --stats --trace "$T/r.trace" --memory=1M >/dev/null 2>"$T/tr.err"
+check "--trace --memory=1M: exit status 5" test $? -eq 5
+check "--trace --memory=1M: the estimate and the budget" \
+    has "$T/tr.err" 'would need about [0-9.]* MiB, 1.0 MiB available'
+check "--trace --memory=1M: what to do" has "$T/tr.err" '--stream.*--no-stream to try anyway'
+check "--trace --memory=1M: a window is not offered as a remedy" \
+    has "$T/tr.err" '--start/--end do not lower the need'
+check "--trace --memory=1M: no trace" test ! -e "$T/r.trace"
 # --csv, --data and --hdf5 are written host by host by --stream: switched
 # to it, the same files as in memory.
 PERFMON_MEMORY=1M $A "$T/job" --csv "$T/a.csv" --data "$T/ad" >/dev/null 2>"$T/csv.err"

@@ -199,9 +199,19 @@ wraps = sum(m["quality"]["wraps_corrected"] for m in j["metrics"])
 sys.exit(0 if len(hosts) == 6 and any(h.startswith("gpu-") for h in hosts) and rep > 0 and wraps > 0 else 1)
 EOF
 
-$A "$J" --stream --pdf "$T/r.pdf" -q >/dev/null 2>"$T/err"
-check "--stream --pdf is refused (exit 2) with a reason" \
-    sh -c "[ $? -eq 2 ] && grep -q 'stream' '$T/err' && [ ! -e '$T/r.pdf' ]"
+$A "$J" --stream --trace "$T/r.trace" -q >/dev/null 2>"$T/err"
+check "--stream --trace is refused (exit 2) with a reason" \
+    sh -c "[ $? -eq 2 ] && grep -q 'stream' '$T/err' && [ ! -e '$T/r.trace' ]"
+# The PDF report of this job of 6 hosts (every series drawn whole: kept
+# whole by the fold; a GPU, a node of two files, a metric of one node),
+# byte for byte (more in stream_pdf.sh).
+samepdf() {
+    SOURCE_DATE_EPOCH=1700000000 $A "$@" -q --pdf "$T/m.pdf" >/dev/null 2>&1 &&
+        SOURCE_DATE_EPOCH=1700000000 $A "$@" -q --stream --pdf "$T/s.pdf" >/dev/null 2>&1 &&
+        cmp -s "$T/m.pdf" "$T/s.pdf"
+}
+check "generated job --pdf: the same PDF" samepdf "$J"
+check "phases --pdf: the same PDF" samepdf "$P"
 check "fixtures/compare/base (phases) --by-phase" same "$F/compare/base" --stats --by-phase
 
 # --csv, --data and --hdf5 (written host by host in the pass after the

@@ -1,0 +1,304 @@
+/* What the PDF report and the plots read of the hosts' series, computed by
+ * the same functions in memory and in the stream mode, so that the report
+ * is the same bit for bit (docs/analysis.md, "Analysis in bounded memory").
+ *
+ * In memory every series is whole and these read it.  The stream mode
+ * frees a host's values after its fold, so it keeps, per (metric, host),
+ * the series placed on each report grid (the band plot's and the colour
+ * maps', written by pwrite to an unlinked file: the file's pages are page
+ * cache, not the process's memory), the least and largest finite value
+ * and whether the first point is a gap (in the series), and per metric the
+ * times of every reset and dropped point in host order (in memory). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "perfmon/mem.h"
+#include "perfmon/vec.h"
+
+size_t pm_report_grid(const pm_analysis *a, size_t max_cols, double *t0, double *step)
+{
+    double span = a->t_end - a->t_start;
+    if (!(span > 0))
+        return 0;
+    double st = a->grid_step > 0 ? a->grid_step : span / 1000;
+    size_t n = (size_t)floor(span / st) + 1;
+    if (n > max_cols) {
+        st = span / (double)(max_cols - 1);
+        n = max_cols;
+    }
+    *t0 = a->t_start;
+    *step = st;
+    return n;
+}
+
+static void range_of(const double *v, size_t n, double *lo, double *hi)
+{
+    double mn = INFINITY, mx = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i];
+        if (!isfinite(x))
+            continue;
+        if (x < mn)
+            mn = x;
+        if (x > mx)
+            mx = x;
+    }
+    *lo = mn;
+    *hi = mx;
+}
+
+void pm_series_range(const pm_series *s, double *lo, double *hi)
+{
+    if (s->v)
+        range_of(s->v, s->n, lo, hi);
+    else {
+        *lo = s->vlo;
+        *hi = s->vhi;
+    }
+}
+
+int pm_series_first_gap(const pm_series *s)
+{
+    if (!s->q)
+        return s->first_gap;
+    return s->n && s->q[0] == PM_Q_GAP;
+}
+
+/* Append the (start, end) of each reset or dropped point of s. */
+static int repairs_of(const pm_series *s, double **p, size_t *n, size_t *cap)
+{
+    if (!s || !s->q)
+        return 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->q[i] != PM_Q_RESET && s->q[i] != PM_Q_DROPPED)
+            continue;
+        if (PM_VEC_RESERVE(*p, *cap, 2 * (*n + 1), 128) != 0)
+            return PM_ENOMEM;
+        (*p)[2 * *n] = i > 0 ? s->t[i - 1] : s->t[i];
+        (*p)[2 * *n + 1] = s->t[i];
+        (*n)++;
+    }
+    return 0;
+}
+
+static size_t metric_index(const pm_analysis *a, const pm_metric_result *r)
+{
+    return (size_t)(r->def - a->catalog->m);
+}
+
+int pm_report_repairs(const pm_analysis *a, const pm_metric_result *r, double **pairs, size_t *n)
+{
+    double *p = NULL;
+    size_t np = 0, cap = 0;
+    const pm_report_keep *k = a->keep;
+    if (k) {
+        size_t d = metric_index(a, r);
+        np = k->nrep[d];
+        p = pm_alloc_array(np ? 2 * np : 1, sizeof *p);
+        if (!p)
+            return PM_ENOMEM;
+        if (np)
+            memcpy(p, k->rep[d], 2 * np * sizeof *p);
+    } else {
+        for (size_t h = 0; h < a->nhosts; h++)
+            if (repairs_of(r->host[h], &p, &np, &cap)) {
+                free(p);
+                return PM_ENOMEM;
+            }
+    }
+    *pairs = p;
+    *n = np;
+    return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_t *out)
+{
+    double *means = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *means);
+    if (!means)
+        return SIZE_MAX;
+    size_t k = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        if (r->host[h] && isfinite(r->host[h]->st.mean))
+            means[k++] = r->host[h]->st.mean;
+    qsort(means, k, sizeof *means, cmp_double);
+    double med = k ? (k % 2 ? means[k / 2] : (means[k / 2 - 1] + means[k / 2]) / 2) : NAN;
+    free(means);
+    size_t o;
+    for (o = 0; o < PM_REPORT_OUTLIERS; o++) {
+        double best = -1;
+        size_t bh = SIZE_MAX;
+        for (size_t h = 0; h < a->nhosts; h++) {
+            if (!r->host[h] || !isfinite(r->host[h]->st.mean))
+                continue;
+            int dup = 0;
+            for (size_t q = 0; q < o; q++)
+                dup |= out[q] == h;
+            double dist = fabs(r->host[h]->st.mean - med);
+            if (!dup && dist > best) {
+                best = dist;
+                bh = h;
+            }
+        }
+        if (bh == SIZE_MAX || !(best > 0))
+            break;
+        out[o] = bh;
+    }
+    return o;
+}
+
+/* The stream mode's rows: grid j of catalog metric d, host h. */
+static off_t row_offset(const pm_report_keep *k, size_t d, size_t j, size_t h)
+{
+    size_t off = d * k->per_metric;
+    for (size_t i = 0; i < j; i++)
+        off += k->nhosts * k->ng[i];
+    return (off_t)((off + h * k->ng[j]) * sizeof(double));
+}
+
+/* n doubles at byte offset at of the rows' file: written (put) or read. */
+static int row_io(int fd, double *v, size_t n, off_t at, int put, pm_error *err)
+{
+    unsigned char *p = (unsigned char *)v;
+    size_t want = n * sizeof *v;
+    while (want) {
+        ssize_t got = put ? pwrite(fd, p, want, at) : pread(fd, p, want, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return pm_error_set(err, PM_EIO, "--stream: %s the report's rows: %s",
+                                put ? "writing" : "reading",
+                                got < 0 ? strerror(errno) : "short file");
+        p += got;
+        at += got;
+        want -= (size_t)got;
+    }
+    return 0;
+}
+
+int pm_report_row(const pm_analysis *a, const pm_metric_result *r, size_t h, size_t max_cols,
+                  size_t g0, size_t g1, double *out, pm_error *err)
+{
+    const pm_series *s = r->host[h];
+    if (!s) {
+        for (size_t g = g0; g < g1; g++)
+            out[g - g0] = NAN;
+        return 0;
+    }
+    const pm_report_keep *k = a->keep;
+    if (k) {
+        size_t j;
+        for (j = 0; j < k->ngrids && k->cols[j] != max_cols; j++)
+            ;
+        if (j == k->ngrids || g1 > k->ng[j])
+            return pm_error_set(err, PM_EUSAGE, "--stream: no grid of %zu points kept", max_cols);
+        off_t at = row_offset(k, metric_index(a, r), j, h) + (off_t)(g0 * sizeof *out);
+        return row_io(k->fd, out, g1 - g0, at, 0, err);
+    }
+    double t0 = 0, step = 1;
+    size_t ng = pm_report_grid(a, max_cols, &t0, &step);
+    if (g0 == 0 && g1 == ng) {
+        pm_grid_interp(s->t, s->v, s->n, t0, step, ng, out);
+        return 0;
+    }
+    double *row = pm_alloc_array(ng ? ng : 1, sizeof *row);
+    if (!row)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    pm_grid_interp(s->t, s->v, s->n, t0, step, ng, row);
+    memcpy(out, row + g0, (g1 - g0) * sizeof *out);
+    free(row);
+    return 0;
+}
+
+int pm_report_keep_open(pm_analysis *a, pm_error *err)
+{
+    if (!a->opts.stream || !a->opts.report)
+        return 0;
+    pm_report_keep *k = calloc(1, sizeof *k);
+    size_t nm = a->catalog->n;
+    if (!k)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    k->fd = -1;
+    a->keep = k;
+    k->nhosts = a->nhosts;
+    k->nm = nm;
+    k->rep = calloc(nm ? nm : 1, sizeof *k->rep);
+    k->nrep = calloc(nm ? nm : 1, sizeof *k->nrep);
+    k->caprep = calloc(nm ? nm : 1, sizeof *k->caprep);
+    if (!k->rep || !k->nrep || !k->caprep)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    /* The band plot's grid (above PM_REPORT_KEEP_WHOLE hosts; below, the
+     * series are kept whole) and the colour maps' (above
+     * PM_REPORT_HEAT_MIN hosts). */
+    if (a->nhosts > PM_REPORT_KEEP_WHOLE)
+        k->cols[k->ngrids++] = PM_REPORT_BAND_COLS;
+    if (a->nhosts > PM_REPORT_HEAT_MIN && (a->opts.report & 1))
+        k->cols[k->ngrids++] = PM_REPORT_HEAT_PDF;
+    if (a->nhosts > PM_REPORT_HEAT_MIN && (a->opts.report & 2))
+        k->cols[k->ngrids++] = PM_REPORT_HEAT_PNG;
+    for (size_t j = 0; j < k->ngrids; j++) {
+        double t0, step;
+        k->ng[j] = pm_report_grid(a, k->cols[j], &t0, &step);
+        if (k->ng[j] > k->maxng)
+            k->maxng = k->ng[j];
+        k->per_metric += k->nhosts * k->ng[j];
+    }
+    if (!k->per_metric)
+        return 0;
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/perfmon-stream-XXXXXX", dir && *dir ? dir : "/tmp");
+    k->fd = mkstemp(path);
+    if (k->fd < 0)
+        return pm_error_set(err, PM_EIO, "%s: cannot create the report's rows file: %s", path,
+                            strerror(errno));
+    unlink(path);
+    return 0;
+}
+
+void pm_report_keep_free(pm_report_keep *k)
+{
+    if (!k)
+        return;
+    if (k->fd >= 0)
+        close(k->fd);
+    for (size_t d = 0; k->rep && d < k->nm; d++)
+        free(k->rep[d]);
+    free(k->rep);
+    free(k->nrep);
+    free(k->caprep);
+    free(k);
+}
+
+int pm_report_keep_host(const pm_analysis *a, size_t d, size_t h, pm_series *s, double *buf,
+                        pm_error *err)
+{
+    const pm_report_keep *k = a->keep;
+    range_of(s->v, s->n, &s->vlo, &s->vhi);
+    s->first_gap = s->q && s->n && s->q[0] == PM_Q_GAP;
+    for (size_t j = 0; j < k->ngrids; j++) {
+        double t0, step;
+        size_t ng = pm_report_grid(a, k->cols[j], &t0, &step);
+        pm_grid_interp(s->t, s->v, s->n, t0, step, ng, buf);
+        int rc = row_io(k->fd, buf, ng, row_offset(k, d, j, h), 1, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int pm_report_keep_repairs(pm_analysis *a, size_t d, const pm_series *s)
+{
+    pm_report_keep *k = a->keep;
+    return repairs_of(s, &k->rep[d], &k->nrep[d], &k->caprep[d]);
+}
