@@ -101,12 +101,23 @@ def at(v, x):  # the counter linear between samples
         if t[i - 1] <= x <= t[i]:
             return v[i - 1] + (v[i] - v[i - 1]) * (x - t[i - 1]) / (t[i] - t[i - 1])
     raise SystemExit("mark outside the samples")
-def increase(names, a, b):
+def slope(v, x):  # the counter's rate between the samples around x
+    for i in range(1, len(t)):
+        if t[i - 1] <= x <= t[i]:
+            return (v[i] - v[i - 1]) / (t[i] - t[i - 1])
+    return 0.0
+# Times since the epoch held as doubles are exact to about 0.24 us, here as
+# in perfmon, which may round a mark or a sample differently: an increase
+# interpolated at the marks may differ by the counter's rate times 1 us at
+# each end (48 bytes at the 200 MB/s of other processes' writes, seen).
+slack = {}
+def increase(names, a, b, key):
     tot = None
     for n in names:
         v = col(n)
         if v is not None:
             tot = (tot or 0) + at(v, b) - at(v, a)
+            slack[key] = slack.get(key, 0.0) + (abs(slope(v, a)) + abs(slope(v, b))) * 1e-6
     return tot
 busy = ["cpu.user", "cpu.nice", "cpu.system", "cpu.irq", "cpu.softirq", "cpu.steal"]
 B = [sum(col(n)[i] for n in busy) for i in range(len(S))]
@@ -133,17 +144,20 @@ for name, m in marks.items():
             alloc += ncpus * (hi - lo)
     want[name] = {"time_s": b - a, "cpu_core_s": core, "cpu_alloc_core_s": alloc,
                   "cpu_share_pct": core / alloc * 100, "mem_peak_bytes": peak,
-                  "disk_read_bytes": increase(["disk.read_bytes"], a, b),
-                  "disk_write_bytes": increase(["disk.write_bytes"], a, b),
-                  "net_sent_bytes": increase(["net.ext.bytes_sent", "net.all.bytes_sent"], a, b),
-                  "net_recv_bytes": increase(["net.ext.bytes_recv", "net.all.bytes_recv"], a, b)}
+                  "disk_read_bytes": increase(["disk.read_bytes"], a, b, (name, "disk_read_bytes")),
+                  "disk_write_bytes": increase(["disk.write_bytes"], a, b, (name, "disk_write_bytes")),
+                  "net_sent_bytes": increase(["net.ext.bytes_sent", "net.all.bytes_sent"], a, b,
+                                             (name, "net_sent_bytes")),
+                  "net_recv_bytes": increase(["net.ext.bytes_recv", "net.all.bytes_recv"], a, b,
+                                             (name, "net_recv_bytes"))}
 got = {k["name"]: k["use"] for k in json.load(open(stats))["phases"]["kinds"]}
 bad = 0
 assert set(got) == {"write", "spin", "alloc"}, got.keys()
 for name, w in want.items():
     for key, x in w.items():
         y = got[name][key]
-        if (x is None) != (y is None) or (x is not None and abs(x - y) > 1e-4 * abs(x) + 1e-3):
+        tol = 1e-4 * abs(x) + 1e-3 + slack.get((name, key), 0.0) if x is not None else 0
+        if (x is None) != (y is None) or (x is not None and abs(x - y) > tol):
             print("  %s %s: perfmon %r, by hand %r" % (name, key, y, x))
             bad += 1
 json.dump(want, open(stats + ".hand", "w"))
@@ -165,8 +179,9 @@ for dir in "$T/job" "$T/reused"; do
     check "$dir: every cell equals the hand computation from the profile ($runs run(s))" \
         python3 "$T/hand.py" "$last" "$dir/n1.events" "$T/stats.json"
     # Disk bytes are the node's: other processes' writes add to every phase.
-    # So each phase's bytes lie between what dd itself had written (the
-    # kernel's per-process count, none of it outside the write phase) and
+    # So each phase's bytes lie between what dd itself had written (64 MiB,
+    # as the kernel's per-process count confirms, none of it outside the
+    # write phase) and
     # the node's bytes between kernel.disk's readings around the phase,
     # which enclose the samples that bound it (a counter linear between
     # samples); neither bound moves when others write.
@@ -176,7 +191,10 @@ prof, events, stats, kdisk, kdd = sys.argv[1:]
 u = {k["name"]: k["use"] for k in json.load(open(stats))["phases"]["kinds"]}
 dd0, dd1 = [int(x) for x in open(kdd).read().split()]
 assert dd1 - dd0 >= 64 << 20, ("dd wrote less than 64 MiB to storage", dd0, dd1)
-assert u["write"]["disk_write_bytes"] >= dd1 - dd0, (u["write"], dd1 - dd0)
+# conv=fsync puts dd'"'"'s 64 MiB on the disk inside the phase; the rest of the
+# count (a few pages: the shell'"'"'s own small writes, this reading'"'"'s) may
+# reach the disk at a later writeback
+assert u["write"]["disk_write_bytes"] >= 64 << 20, (u["write"], dd1 - dd0)
 k = {l.split()[0]: [float(x) for x in l.split()[1:]] for l in open(kdisk)}
 t = [d["t"] for d in map(json.loads, open(prof)) if "v" in d and "t" in d]
 marks = {}
