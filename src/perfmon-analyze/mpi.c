@@ -44,7 +44,8 @@ static int mpi_recv(void *user, int *from, void **buf, size_t *len)
     unsigned char head[8];
     MPI_Status st;
     *buf = NULL;
-    if (MPI_Recv(head, 8, MPI_BYTE, MPI_ANY_SOURCE, TAG_LEN, MPI_COMM_WORLD, &st) != MPI_SUCCESS)
+    if (MPI_Recv(head, 8, MPI_BYTE, *from >= 0 ? *from : MPI_ANY_SOURCE, TAG_LEN, MPI_COMM_WORLD,
+                 &st) != MPI_SUCCESS)
         return PM_EIO;
     *from = st.MPI_SOURCE;
     uint64_t n = pm_get_u64(head);
@@ -69,6 +70,39 @@ static int mpi_recv(void *user, int *from, void **buf, size_t *len)
     }
     *buf = b;
     *len = (size_t)n;
+    return 0;
+}
+
+/* --stream's requests: the length, then the bytes in chunks, from rank 0
+ * to every rank. */
+static int mpi_bcast(void *user, void **buf, size_t *len)
+{
+    (void)user;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    unsigned char head[8];
+    if (rank == 0)
+        pm_put_u64(head, *len);
+    if (MPI_Bcast(head, 8, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return PM_EIO;
+    uint64_t n = pm_get_u64(head);
+    if (n > MAX_MSG)
+        return PM_ELIMIT;
+    char *b = *buf;
+    if (rank && !(b = malloc(n ? (size_t)n : 1)))
+        return PM_ENOMEM; /* (MPI aborts the job at the next collective) */
+    for (size_t at = 0; at < n; at += CHUNK) {
+        size_t k = n - at < CHUNK ? (size_t)n - at : CHUNK;
+        if (MPI_Bcast(b + at, (int)k, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+            if (rank)
+                free(b);
+            return PM_EIO;
+        }
+    }
+    if (rank) {
+        *buf = b;
+        *len = (size_t)n;
+    }
     return 0;
 }
 
@@ -110,8 +144,10 @@ int pm_analyze_mpi_main(int argc, char **argv)
     if (!launched())
         return pm_analyze_main_split(argc, argv, NULL, name);
     int provided = 0, rank = 0, size = 1;
-    /* Only the main thread calls MPI; the reading threads do not. */
-    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    /* The main thread calls MPI, and with --stream rank 0's receiving
+     * thread, never at the same time: MPI_THREAD_SERIALIZED (without it,
+     * --stream is refused). */
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "perfmon-analyze: MPI_Init failed\n");
         return PM_EXIT_USAGE;
     }
@@ -131,8 +167,13 @@ int pm_analyze_mpi_main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, PM_EXIT_USAGE);
         return PM_EXIT_USAGE;
     }
-    pm_split sp = {
-        .rank = rank, .size = size, .send = mpi_send, .recv = mpi_recv, .status = mpi_status};
+    pm_split sp = {.rank = rank,
+                   .size = size,
+                   .send = mpi_send,
+                   .recv = mpi_recv,
+                   .bcast = mpi_bcast,
+                   .status = mpi_status,
+                   .threads = provided >= MPI_THREAD_SERIALIZED};
     int rc = pm_analyze_main_split(argc, argv, &sp, name);
     fflush(stdout);
     fflush(stderr);
