@@ -1016,19 +1016,20 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     if (!rc && opts->stream && opts->compat_ska)
         rc = pm_error_set(err, PM_EUSAGE, "--stream: --compat=ska is not streamed yet");
     pm_split *sp = opts->split && opts->split->size > 1 ? opts->split : NULL;
-    if (!rc && opts->stream && sp && (!sp->bcast || !sp->threads))
+    /* --stream under mpirun: after the survey, every rank takes part in
+     * the passes (split_stream.c), also one that failed before, and rank 0
+     * owes the others their end (pm_remote_end). */
+    int owed = opts->stream && sp && sp->bcast && sp->threads;
+    if (!rc && opts->stream && sp && !owed)
         rc = pm_error_set(err, PM_EUSAGE,
                           "--stream: under mpirun it needs an MPI that threads may call "
                           "(MPI_THREAD_SERIALIZED), which this one is not");
-    /* --stream under mpirun: after the survey, rank 0 still owes the
-     * others the end of the passes (pm_remote_end). */
-    int owed = 0;
-    if (!rc) {
+    if (!rc)
         rc = pm_input_load(a, paths, npaths, err);
-        owed = opts->stream && sp;
-    } else if (sp) {
+    else if (owed)
+        rc = pm_split_survey_end(sp, rc, err);
+    else if (sp)
         rc = pm_split_finish(sp, rc, err); /* the other ranks wait for this one */
-    }
     if (sp && sp->rank) {
         if (owed) /* read and send its hosts at each pass */
             rc = pm_remote_serve(a, sp, rc, err);

@@ -50,11 +50,11 @@ struct pm_remote {
     pthread_mutex_t lock;  /* the window and the counts below */
     pthread_cond_t cond;
     pthread_t thr;
-    int running;  /* thr is to be joined */
-    int begun;    /* a pass was asked for */
-    size_t pass;  /* a->stream_pass of the pass being served */
-    int values;   /* its profiles hold the values (not the times alone) */
-    rq *q;        /* [cap]: host h in q[h % cap] */
+    int running; /* thr is to be joined */
+    int begun;   /* a pass was asked for */
+    size_t pass; /* a->stream_pass of the pass being served */
+    int values;  /* its profiles hold the values (not the times alone) */
+    rq *q;       /* [cap]: host h in q[h % cap] */
     size_t cap;
     size_t recvd; /* hosts of this pass received so far */
     int drain;    /* the pass is over: drop what still comes */
@@ -399,8 +399,9 @@ static int serve_pass(pm_analysis *a, pm_split *sp, uint64_t pass, int values, s
             /* out of memory packing it: say so instead */
             pm_buf_reset(&b);
             b.oom = 0;
-            lrc = pm_error_set(&e, PM_ENOMEM, "rank %d: %s: cannot pack its profile (out of memory)",
-                               sp->rank, a->hosts[h].name);
+            lrc =
+                pm_error_set(&e, PM_ENOMEM, "rank %d: %s: cannot pack its profile (out of memory)",
+                             sp->rank, a->hosts[h].name);
         }
         pm_profile_free(p);
         rc = b.oom ? PM_ENOMEM : sp->send(sp->user, b.data, b.len);
