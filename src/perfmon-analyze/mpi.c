@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analyze_cli.h"
@@ -22,12 +23,39 @@ enum { TAG_LEN = 1, TAG_DATA = 2 };
 /* No one file's result is near this; a length above it is a fault. */
 #define MAX_MSG ((uint64_t)64 << 30)
 
+/* Wait for req without holding a CPU: MPI's blocking calls poll the
+ * transport flat out, and a rank waits long (rank 0's receiving thread
+ * while its workers derive, the other ranks while rank 0 ends a pass), on
+ * cores that the workers need when ranks share a node.  Polls with a
+ * sleep growing from 1 us to 1 ms, so a message is noticed within twice
+ * the time it took to come. */
+static int wait_polite(MPI_Request *req, MPI_Status *st)
+{
+    long ns = 1000;
+    for (;;) {
+        int done = 0;
+        if (MPI_Test(req, &done, st) != MPI_SUCCESS)
+            return PM_EIO;
+        if (done)
+            return 0;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000)
+            ns *= 2;
+    }
+}
+
 static int mpi_send(void *user, const void *buf, size_t len)
 {
     (void)user;
     unsigned char head[8];
     pm_put_u64(head, len);
-    if (MPI_Send(head, 8, MPI_BYTE, 0, TAG_LEN, MPI_COMM_WORLD) != MPI_SUCCESS)
+    /* The length in synchronous mode: done when rank 0 has taken it,
+     * which it does when it has room for the message (--stream), so this
+     * rank waits politely there and the bytes then go at once. */
+    MPI_Request req;
+    if (MPI_Issend(head, 8, MPI_BYTE, 0, TAG_LEN, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_polite(&req, MPI_STATUS_IGNORE))
         return PM_EIO;
     for (size_t at = 0; at < len; at += CHUNK) {
         size_t n = len - at < CHUNK ? len - at : CHUNK;
@@ -43,9 +71,11 @@ static int mpi_recv(void *user, int *from, void **buf, size_t *len)
     (void)user;
     unsigned char head[8];
     MPI_Status st;
+    MPI_Request req;
     *buf = NULL;
-    if (MPI_Recv(head, 8, MPI_BYTE, *from >= 0 ? *from : MPI_ANY_SOURCE, TAG_LEN, MPI_COMM_WORLD,
-                 &st) != MPI_SUCCESS)
+    if (MPI_Irecv(head, 8, MPI_BYTE, *from >= 0 ? *from : MPI_ANY_SOURCE, TAG_LEN, MPI_COMM_WORLD,
+                  &req) != MPI_SUCCESS ||
+        wait_polite(&req, &st))
         return PM_EIO;
     *from = st.MPI_SOURCE;
     uint64_t n = pm_get_u64(head);
@@ -81,9 +111,11 @@ static int mpi_bcast(void *user, void **buf, size_t *len)
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     unsigned char head[8];
+    MPI_Request req;
     if (rank == 0)
         pm_put_u64(head, *len);
-    if (MPI_Bcast(head, 8, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    if (MPI_Ibcast(head, 8, MPI_BYTE, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_polite(&req, MPI_STATUS_IGNORE))
         return PM_EIO;
     uint64_t n = pm_get_u64(head);
     if (n > MAX_MSG)
