@@ -364,50 +364,140 @@ bad:
     return pm_error_set(err, PM_EFORMAT, "rank 0's hosts: offset %zu: malformed message", at);
 }
 
-/* One pass: each of this rank's hosts, read and sent in host order (or
- * why it could not be: table_rc, table_err when the hosts did not come). */
+/* One pass of a rank > 0: its hosts read on its worker threads, a few
+ * ahead, and sent by the calling thread in host order (the transport is
+ * called by that thread alone). */
+typedef struct serve {
+    pm_analysis *a;
+    pm_split *sp;
+    uint64_t pass;
+    int values;
+    size_t nhosts, nmine; /* the job's hosts, this rank's */
+    int table_rc;         /* the hosts did not come (table_err) */
+    const pm_error *table_err;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    size_t next, sent, ahead; /* the next to read, to send; the window */
+    pm_buf *ring;             /* [ahead]: this rank's k-th host in ring[k % ahead] */
+    unsigned char *full;
+    int stop;
+} serve;
+
+/* This rank's k-th host's message into b: its profile, or why not. */
+static void host_message(serve *v, size_t k, pm_buf *b)
+{
+    pm_split *sp = v->sp;
+    size_t h = (size_t)sp->rank - 1 + k * (size_t)(sp->size - 1);
+    pm_profile *p = NULL;
+    pm_error e;
+    pm_error_clear(&e);
+    int rc;
+    if (v->table_rc || h >= v->a->nhosts) {
+        rc = v->table_rc ? v->table_rc : PM_EFORMAT;
+        e = *v->table_err;
+        if (!v->table_rc)
+            pm_error_set(&e, rc, "rank %d: rank 0 asks for host %zu of %zu", sp->rank, h,
+                         v->a->nhosts);
+    } else {
+        rc = pm_input_host_read(v->a, h, v->values, &p, &e);
+    }
+    for (int t = 0; t < 2; t++) {
+        pm_pack_u8(b, MSG_HOST);
+        pm_pack_varint(b, v->pass);
+        pm_pack_varint(b, h);
+        pm_pack_varint(b, (uint64_t) - (int64_t)rc);
+        pm_pack_str(b, rc ? e.msg : "");
+        if (rc || (pm_profile_pack(p, b) == 0 && !b->oom) || t)
+            break;
+        /* out of memory packing it: say so instead */
+        pm_buf_reset(b);
+        b->oom = 0;
+        rc = pm_error_set(&e, PM_ENOMEM, "rank %d: %s: cannot pack its profile (out of memory)",
+                          sp->rank, v->a->hosts[h].name);
+    }
+    pm_profile_free(p);
+}
+
+static void *serve_worker(void *arg)
+{
+    serve *v = arg;
+    for (;;) {
+        pthread_mutex_lock(&v->lock);
+        while (!v->stop && v->next < v->nmine && v->next - v->sent >= v->ahead)
+            pthread_cond_wait(&v->cond, &v->lock);
+        if (v->stop || v->next >= v->nmine) {
+            pthread_mutex_unlock(&v->lock);
+            return NULL;
+        }
+        size_t k = v->next++;
+        pthread_mutex_unlock(&v->lock);
+        pm_buf b;
+        pm_buf_init(&b);
+        host_message(v, k, &b);
+        pthread_mutex_lock(&v->lock);
+        v->ring[k % v->ahead] = b;
+        v->full[k % v->ahead] = 1;
+        pthread_cond_broadcast(&v->cond);
+        pthread_mutex_unlock(&v->lock);
+    }
+}
+
 static int serve_pass(pm_analysis *a, pm_split *sp, uint64_t pass, int values, size_t nhosts,
                       int table_rc, const pm_error *table_err)
 {
-    pm_buf b;
-    pm_buf_init(&b);
+    size_t first = (size_t)sp->rank - 1, step = (size_t)sp->size - 1;
+    serve v = {.a = a,
+               .sp = sp,
+               .pass = pass,
+               .values = values,
+               .nhosts = nhosts,
+               .nmine = nhosts > first ? (nhosts - first - 1) / step + 1 : 0,
+               .table_rc = table_rc,
+               .table_err = table_err};
+    size_t nt = pm_thread_count(v.nmine);
+    v.ahead = nt + 1;
+    v.ring = calloc(v.ahead, sizeof *v.ring);
+    v.full = calloc(v.ahead, 1);
+    pthread_t *thr = calloc(nt ? nt : 1, sizeof *thr);
+    size_t started = 0;
+    pthread_mutex_init(&v.lock, NULL);
+    pthread_cond_init(&v.cond, NULL);
+    for (size_t i = 0; v.ring && v.full && thr && i < nt; i++)
+        if (pthread_create(&thr[i], NULL, serve_worker, &v) == 0)
+            started++;
     int rc = 0;
-    for (size_t h = (size_t)sp->rank - 1; h < nhosts && !rc; h += (size_t)sp->size - 1) {
-        pm_profile *p = NULL;
-        pm_error e;
-        pm_error_clear(&e);
-        int lrc;
-        if (table_rc || h >= a->nhosts) {
-            lrc = table_rc ? table_rc : PM_EFORMAT;
-            e = *table_err;
-            if (!table_rc)
-                pm_error_set(&e, lrc, "rank %d: rank 0 asks for host %zu of %zu", sp->rank, h,
-                             a->nhosts);
+    for (size_t k = 0; k < v.nmine && !rc; k++) {
+        pm_buf b;
+        pm_buf_init(&b);
+        if (!started) { /* no thread: read here */
+            host_message(&v, k, &b);
         } else {
-            lrc = pm_input_host_read(a, h, values, &p, &e);
+            pthread_mutex_lock(&v.lock);
+            while (!v.full[k % v.ahead])
+                pthread_cond_wait(&v.cond, &v.lock);
+            b = v.ring[k % v.ahead];
+            v.full[k % v.ahead] = 0;
+            v.sent = k + 1;
+            pthread_cond_broadcast(&v.cond);
+            pthread_mutex_unlock(&v.lock);
         }
-        for (int k = 0; k < 2; k++) {
-            pm_pack_u8(&b, MSG_HOST);
-            pm_pack_varint(&b, pass);
-            pm_pack_varint(&b, h);
-            pm_pack_varint(&b, (uint64_t) - (int64_t)lrc);
-            pm_pack_str(&b, lrc ? e.msg : "");
-            if (!lrc && pm_profile_pack(p, &b) == 0 && !b.oom)
-                break;
-            if (lrc || k)
-                break;
-            /* out of memory packing it: say so instead */
-            pm_buf_reset(&b);
-            b.oom = 0;
-            lrc =
-                pm_error_set(&e, PM_ENOMEM, "rank %d: %s: cannot pack its profile (out of memory)",
-                             sp->rank, a->hosts[h].name);
-        }
-        pm_profile_free(p);
         rc = b.oom ? PM_ENOMEM : sp->send(sp->user, b.data, b.len);
-        pm_buf_reset(&b);
+        pm_buf_free(&b);
     }
-    pm_buf_free(&b);
+    pthread_mutex_lock(&v.lock);
+    v.stop = 1;
+    pthread_cond_broadcast(&v.cond);
+    pthread_mutex_unlock(&v.lock);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(thr[i], NULL);
+    for (size_t i = 0; v.ring && v.full && i < v.ahead; i++)
+        if (v.full[i])
+            pm_buf_free(&v.ring[i]);
+    pthread_cond_destroy(&v.cond);
+    pthread_mutex_destroy(&v.lock);
+    free(v.ring);
+    free(v.full);
+    free(thr);
     return rc;
 }
 
