@@ -695,7 +695,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir && !trace)
         want_stats = 1;
     /* The in-memory analysis or --stream (docs/analysis.md, "When it is
-     * chosen"); not under mpirun, where --stream is not yet. */
+     * chosen"); not under mpirun, where each rank would judge its own
+     * node's memory and the ranks must agree: --stream is given there. */
     if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
         int whole = data_dir || csv || hdf5 || trace || want_pdf || ro.plots_dir || o.compat_ska;
         int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
