@@ -142,7 +142,10 @@ static int mpi_status(void *user, int rc)
 {
     (void)user;
     int v = rc;
-    if (MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    /* (the other ranks wait here while rank 0 analyses: politely) */
+    MPI_Request req;
+    if (MPI_Ibcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_polite(&req, MPI_STATUS_IGNORE))
         return rc ? rc : PM_EIO;
     return v;
 }
