@@ -1,9 +1,10 @@
 #!/bin/sh
 # bench/mpi.sh DIR [ARGS...]: perfmon-analyze DIR ARGS (default --stats)
 # alone, then under mpirun -n 1..4 on this machine, twice each; prints
-# per run the wall time, the CPU time (user + system) of all ranks, rank
-# 0's peak RSS, and what rank 0 read, received and how long that took
-# (its -v note).  docs/analysis.md, "MPI", has the figures.
+# per run the wall time, the CPU time (user + system) of all ranks and of
+# rank 0, rank 0's peak RSS, and what rank 0 read, received and how long that took
+# (its -v notes; with --stream, also the hosts it received at each pass).
+# docs/analysis.md, "MPI", has the figures.
 #   PM_BENCH_RANKS="1 2 3 4"   the rank counts
 #   BUILD=build/release
 set -u
@@ -24,9 +25,9 @@ exec /usr/bin/time -f "%e %U %S %M" -o "$T/r.\${OMPI_COMM_WORLD_RANK:-0}" "$A" "
 EOS
 chmod +x "$T/rank.sh"
 report() { # LABEL: sums the ranks' files
-    awk -v label="$1" '{ if ($1 > wall) wall = $1; cpu += $2 + $3; if (FNR == 1 && FILENAME ~ /r\.0$/) rss = $4 }
-        END { printf "%-10s wall %6.2f s  cpu %6.2f s  rank 0 peak RSS %5.0f MB  ", label, wall, cpu, rss / 1024 }' "$T"/r.*
-    sed -n 's/.*note: mpi: \(.*\)/\1/p' "$T/err" | head -1
+    awk -v label="$1" '{ if ($1 > wall) wall = $1; cpu += $2 + $3; if (FNR == 1 && FILENAME ~ /r\.0$/) { rss = $4; cpu0 = $2 + $3 } }
+        END { printf "%-10s wall %6.2f s  cpu %6.2f s (rank 0 %6.2f s)  rank 0 peak RSS %5.0f MB  ", label, wall, cpu, cpu0, rss / 1024 }' "$T"/r.*
+    sed -n 's/.*note: mpi: \(.*\)/\1/p' "$T/err" | tr '\n' ' '
     echo
     rm -f "$T"/r.*
 }

@@ -90,8 +90,9 @@ typedef struct pm_analyze_opts {
     void (*input_msg)(int kind, const char *msg, void *user);
     void *input_msg_user;
     /* Under mpirun (split.h): the inputs are read by all ranks and gathered
-     * on rank 0; on a rank > 0, pm_analysis_run returns once its share is
-     * sent, with *out NULL.  NULL (the default): read here. */
+     * on rank 0 (with stream, the survey, then each host at each pass); on
+     * a rank > 0, pm_analysis_run returns once its part is done, with *out
+     * NULL.  NULL (the default): read here. */
     struct pm_split *split;
     /* --stream: the same results, bit for bit, holding only a few hosts'
      * samples at a time (docs/analysis.md, "Analysis in bounded memory");
@@ -294,6 +295,8 @@ typedef struct pm_analysis {
     pm_arena arena;                     /* private: the host times, series and aggregates */
     size_t stream_pass;                 /* private: --stream's passes over the hosts begun */
     struct pm_report_keep *keep;        /* private: --stream's report digest (report_keep.c) */
+    struct pm_remote *remote;           /* private: --stream under mpirun: the hosts come
+                                         * from the other ranks (split_stream.c) */
 } pm_analysis;
 
 /* Analyse the given files and directories (a directory contributes every

@@ -1019,17 +1019,29 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
         pm_catalog_use_ska(a->catalog);
     if (!rc && opts->stream && opts->compat_ska)
         rc = pm_error_set(err, PM_EUSAGE, "--stream: --compat=ska is not streamed yet");
-    if (!rc && opts->stream && opts->split && opts->split->size > 1)
+    pm_split *sp = opts->split && opts->split->size > 1 ? opts->split : NULL;
+    /* --stream under mpirun: after the survey, every rank takes part in
+     * the passes (split_stream.c), also one that failed before, and rank 0
+     * owes the others their end (pm_remote_end). */
+    int owed = opts->stream && sp && sp->bcast && sp->threads;
+    if (!rc && opts->stream && sp && !owed)
         rc = pm_error_set(err, PM_EUSAGE,
-                          "--stream: not under mpirun yet (rank 0 reads every host again)");
+                          "--stream: under mpirun it needs an MPI that threads may call "
+                          "(MPI_THREAD_SERIALIZED), which this one is not");
     if (!rc)
         rc = pm_input_load(a, paths, npaths, err);
-    else if (opts->split && opts->split->size > 1)
-        rc = pm_split_finish(opts->split, rc, err); /* the other ranks wait for this one */
-    if (opts->split && opts->split->size > 1 && opts->split->rank) {
+    else if (owed)
+        rc = pm_split_survey_end(sp, rc, err);
+    else if (sp)
+        rc = pm_split_finish(sp, rc, err); /* the other ranks wait for this one */
+    if (sp && sp->rank) {
+        if (owed) /* read and send its hosts at each pass */
+            rc = pm_remote_serve(a, sp, rc, err);
         pm_analysis_free(a); /* a rank > 0 only reads (split.h) */
         return rc;
     }
+    if (!rc && owed)
+        rc = pm_remote_begin(a, sp, err);
     if (rc || (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
     if (opts->stream && a->phases.scanner_files) {
@@ -1044,6 +1056,9 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                       : ((rc = pm_summary_compute(a, err)) || (rc = init_refs(a, err)) ||
                          (rc = build_metrics(a, err)))))
         goto fail;
+    /* (the passes over the hosts are over) */
+    if (owed && (owed = 0, rc = pm_remote_end(a, sp, 0, err)))
+        goto fail;
     pm_count_repairs(a);
     /* (the stream mode's come from its fold) */
     if (!opts->stream && (rc = pm_phase_stats_compute(a, err)))
@@ -1053,6 +1068,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     *out = a;
     return 0;
 fail:
+    if (owed)
+        rc = pm_remote_end(a, sp, rc, err);
     pm_analysis_free(a);
     return rc ? rc : PM_EFORMAT;
 }

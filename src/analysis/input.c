@@ -1142,6 +1142,15 @@ static int map_scanner_nodes(pm_analysis *a, pm_error *err)
     return 0;
 }
 
+/* The end of the inputs' exchange under a split: with --stream, the
+ * hosts' exchange follows (split_stream.c), and the status waits for it. */
+static int split_end(const pm_analyze_opts *opts, int rc, pm_error *err)
+{
+    if (opts->stream)
+        return pm_split_survey_end(opts->split, rc, err);
+    return pm_split_finish(opts->split, rc, err);
+}
+
 int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err)
 {
     const pm_analyze_opts *opts = &a->opts;
@@ -1308,14 +1317,14 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
                               a->hosts[h].name, a->hosts[h].incomplete, a->hosts[h].files[0]);
     if ((rc = map_scanner_nodes(a, err)))
         goto fail;
-    if (opts->split && opts->split->size > 1 && (rc = pm_split_finish(opts->split, 0, err)))
+    if (opts->split && opts->split->size > 1 && (rc = split_end(opts, 0, err)))
         goto fail;
     pm_strs_free(files, nfiles);
     return 0;
 fail:
     /* Every rank ends its part of the exchange, also on failure. */
     if (opts->split && opts->split->size > 1)
-        rc = pm_split_finish(opts->split, rc, err);
+        rc = split_end(opts, rc, err);
     if (opts->input_msg) {
         for (size_t i = 0; i < ndetails; i++)
             opts->input_msg(PM_MSG_DETAIL, details[i], opts->input_msg_user);
@@ -1373,12 +1382,31 @@ static int host_parts(const pm_host *ho, slot *sl, pm_profile ***parts, size_t *
     return 0;
 }
 
+void pm_input_host_hint(const pm_analysis *a, int values, pm_read_hint *hint)
+{
+    /* the times alone: not wanted_none, whose read shrinks the profile */
+    *hint = (pm_read_hint){
+        .late = released_alone, .want = values ? wanted : times_only, .ctx = a->catalog};
+}
+
 int pm_input_host_load(const pm_analysis *a, size_t h, int values, pm_profile **out, pm_error *err)
 {
+    if (a->remote)
+        return pm_remote_fetch(a, h, values, out, err);
+    return pm_input_host_read(a, h, values, out, err);
+}
+
+void pm_input_host_drop(const pm_analysis *a, size_t h)
+{
+    if (a->remote)
+        pm_remote_drop(a, h);
+}
+
+int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **out, pm_error *err)
+{
     const pm_host *ho = &a->hosts[h];
-    /* the times alone: not wanted_none, whose read shrinks the profile */
-    pm_read_hint hint = {
-        .late = released_alone, .want = values ? wanted : times_only, .ctx = a->catalog};
+    pm_read_hint hint;
+    pm_input_host_hint(a, values, &hint);
     pm_read_buf rb = {0};
     pm_profile **parts = NULL;
     size_t np = 0;

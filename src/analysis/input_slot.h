@@ -44,5 +44,31 @@ int pm_split_read(pm_split *sp, slot *slots, size_t n, const pm_analyze_opts *op
  * send; then rank 0's status goes to all.  Returns rank 0's status (on
  * rank 0: rc). */
 int pm_split_finish(pm_split *sp, int rc, pm_error *err);
+/* The same without the status: the survey's exchange ends there, and
+ * (--stream) the hosts' exchange follows (split_stream.c).  Returns rc. */
+int pm_split_survey_end(pm_split *sp, int rc, pm_error *err);
+
+/* --stream under a split (split_stream.c; split.h says how).  Rank 0,
+ * after the survey: send the hosts (a->hosts) to every rank and serve
+ * a->remote; then a->hosts' profiles come from the other ranks
+ * (pm_input_host_load). */
+int pm_remote_begin(pm_analysis *a, pm_split *sp, pm_error *err) PM_WUR;
+/* Rank 0, once, whether or not pm_remote_begin ran or succeeded: end the
+ * passes, tell every rank, and give them rank 0's status rc. */
+int pm_remote_end(pm_analysis *a, pm_split *sp, int rc, pm_error *err);
+/* A rank > 0, after the survey (rc: how its share went): read and send
+ * its hosts at each pass rank 0 asks for, until rank 0 ends; returns
+ * rank 0's status. */
+int pm_remote_serve(pm_analysis *a, pm_split *sp, int rc, pm_error *err);
+/* Rank 0's workers: host h from its rank (pm_input_host_load), or taken
+ * and dropped (pm_input_host_drop). */
+int pm_remote_fetch(const pm_analysis *a, size_t h, int values, pm_profile **out,
+                    pm_error *err) PM_WUR;
+void pm_remote_drop(const pm_analysis *a, size_t h);
+/* The hint that pm_input_host_load reads with (input.c). */
+void pm_input_host_hint(const pm_analysis *a, int values, pm_read_hint *hint);
+/* pm_input_host_load's read from the files, here (input.c). */
+int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **out,
+                       pm_error *err) PM_WUR;
 
 #endif

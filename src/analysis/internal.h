@@ -127,6 +127,9 @@ int pm_stream_build(pm_analysis *a, pm_error *err) PM_WUR;
  * split and merge as pm_input_load.  *out is owned by the caller. */
 int pm_input_host_load(const pm_analysis *a, size_t h, int values, pm_profile **out,
                        pm_error *err) PM_WUR;
+/* Host h will not be loaded in this pass (a worker that failed before):
+ * under mpirun, its profile is taken from the other ranks and dropped. */
+void pm_input_host_drop(const pm_analysis *a, size_t h);
 /* Host ho's time axis, window (a->win_lo, a->win_hi) and, with ngrid, its
  * grid points, from its profile ho->prof, in malloc'd ho->t, ho->idx and
  * ho->grid_k (pm_host_times_free); as setup_times sets them up. */

@@ -4,8 +4,10 @@
  *
  * Messages (every integer a varint, strings length-prefixed):
  *   FILE   u8 1, index, path, deferred u8, and unless deferred: -rc,
- *          err.sys, err.msg, ignored (u8 + string), size + 1, ngot, then
- *          per profile its clock (4 doubles as bits) and pm_profile_pack;
+ *          err.sys, err.msg, ignored (u8 + string), size + 1, ngot, u8
+ *          whether the survey shrank them (--stream), then per profile
+ *          its clock (4 doubles as bits), its samples before the shrink
+ *          (if shrunk) and pm_profile_pack;
  *   END    u8 2, files sent, files listed;
  *   ABORT  u8 3, -rc, message.
  * Every rank sends FILE messages for its share then END, or ABORT at the
@@ -44,6 +46,7 @@ static void slot_clear(slot *sl)
         pm_profile_free(sl->got[k]);
     free(sl->got);
     free(sl->clocks);
+    free(sl->nfull);
     free(sl->ignored);
     pm_event_list_free(&sl->events);
     pm_phase_set_free(&sl->phases);
@@ -74,12 +77,15 @@ static int pack_slot(const slot *sl, size_t index, pm_buf *b)
         pm_pack_str(b, sl->ignored);
     pm_pack_varint(b, (uint64_t)(sl->size + 1));
     pm_pack_varint(b, sl->ngot);
+    pm_pack_u8(b, sl->nfull != NULL);
     for (size_t k = 0; k < sl->ngot; k++) {
         const pm_clock *c = &sl->clocks[k];
         pm_pack_varint(b, (uint64_t)c->method);
         put_f64(b, c->offset_s);
         put_f64(b, c->drift_ppm);
         put_f64(b, c->step_max_s);
+        if (sl->nfull)
+            pm_pack_varint(b, sl->nfull[k]);
         int rc = pm_profile_pack(sl->got[k], b);
         if (rc)
             return rc;
@@ -101,7 +107,7 @@ static int unpack_slot(slot *sl, const char *what, const unsigned char *m, size_
                        const pm_read_hint *hint, int *def, pm_error *err)
 {
     char *path = NULL, *msg = NULL;
-    unsigned u = 0;
+    unsigned u = 0, shrunk = 0;
     uint64_t v = 0, sys = 0, size = 0, ngot = 0;
     if (pm_unpack_str(m, len, at, PM_MAX_STRING, &path))
         goto bad;
@@ -124,7 +130,8 @@ static int unpack_slot(slot *sl, const char *what, const unsigned char *m, size_
         pm_unpack_u8(m, len, at, &u) || u > 1 ||
         (u && pm_unpack_str(m, len, at, PM_MAX_STRING * 4, &sl->ignored)) ||
         pm_unpack_varint(m, len, at, &size) || size > (uint64_t)INT64_MAX ||
-        pm_unpack_varint(m, len, at, &ngot) || ngot > len - *at)
+        pm_unpack_varint(m, len, at, &ngot) || ngot > len - *at ||
+        pm_unpack_u8(m, len, at, &shrunk) || shrunk > 1)
         goto bad;
     sl->rc = -(int)v;
     sl->err.code = sl->rc;
@@ -136,7 +143,8 @@ static int unpack_slot(slot *sl, const char *what, const unsigned char *m, size_
     if (ngot) {
         sl->got = calloc((size_t)ngot, sizeof *sl->got);
         sl->clocks = calloc((size_t)ngot, sizeof *sl->clocks);
-        if (!sl->got || !sl->clocks)
+        sl->nfull = shrunk ? calloc((size_t)ngot, sizeof *sl->nfull) : NULL;
+        if (!sl->got || !sl->clocks || (shrunk && !sl->nfull))
             return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     for (size_t k = 0; k < ngot; k++) {
@@ -145,6 +153,11 @@ static int unpack_slot(slot *sl, const char *what, const unsigned char *m, size_
             get_f64(m, len, at, &c->drift_ppm) || get_f64(m, len, at, &c->step_max_s))
             goto bad;
         c->method = (int)v;
+        if (shrunk) {
+            if (pm_unpack_varint(m, len, at, &v) || v > SIZE_MAX)
+                goto bad;
+            sl->nfull[k] = (size_t)v;
+        }
         int rc = pm_profile_unpack(what, m, len, at, hint, &sl->got[k], err);
         if (rc)
             return rc;
@@ -338,7 +351,7 @@ int pm_split_read(pm_split *sp, slot *slots, size_t n, const pm_analyze_opts *op
     return rc;
 }
 
-int pm_split_finish(pm_split *sp, int rc, pm_error *err)
+int pm_split_survey_end(pm_split *sp, int rc, pm_error *err)
 {
     if (!sp->done) {
         if (sp->rank)
@@ -349,6 +362,12 @@ int pm_split_finish(pm_split *sp, int rc, pm_error *err)
             *err = keep;
         }
     }
+    return rc;
+}
+
+int pm_split_finish(pm_split *sp, int rc, pm_error *err)
+{
+    (void)pm_split_survey_end(sp, rc, err);
     int all = sp->status(sp->user, rc);
     if (sp->rank && all && !rc)
         pm_error_set(err, all, "rank 0 could not read the inputs");

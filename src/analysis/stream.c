@@ -306,6 +306,8 @@ static void *host_worker(void *arg)
         pm_profile *prof = NULL;
         if (!rc)
             rc = pm_input_host_load(a, h, 1, &prof, &e);
+        else
+            pm_input_host_drop(a, h); /* under mpirun, another rank sends it all the same */
         pm_host hx = a->hosts[h];
         hx.prof = prof;
         if (!rc)

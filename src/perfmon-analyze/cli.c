@@ -105,7 +105,9 @@ static void usage(FILE *f)
         "the thresholds, 2 usage or unusable input, 3 output, 4 mixed: B worse on\n"
         "some gated figures and better on others\n"
         "mpirun -n N perfmon-analyze ... (when built with MPI, see --version): the ranks\n"
-        "read and decode the input files, rank 0 writes the same outputs as one process\n"
+        "read and decode the input files, rank 0 writes the same outputs as one process;\n"
+        "with --stream (given: not chosen by itself under mpirun), rank 0 analyses in\n"
+        "bounded memory and the other ranks read and decode the hosts for it\n"
         "examples:\n"
         "  perfmon-analyze prof --stats --pdf report.pdf\n"
         "  perfmon-analyze --compare prof-before prof-after\n");
@@ -697,7 +699,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir && !trace)
         want_stats = 1;
     /* The in-memory analysis or --stream (docs/analysis.md, "When it is
-     * chosen"); not under mpirun, where --stream is not yet. */
+     * chosen"); not under mpirun, where each rank would judge its own
+     * node's memory and the ranks must agree: --stream is given there. */
     if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
         int whole = trace || o.compat_ska;
         int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
@@ -804,6 +807,13 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                     "%.2f s\n",
                     split->size, split->files_read, split->files_received,
                     (unsigned long long)split->bytes_received, split->read_s, split->gather_s);
+        if (o.verbose && o.split && split->passes)
+            fprintf(stderr,
+                    "perfmon-analyze: note: mpi: --stream: %zu passes over the hosts; rank 0 "
+                    "received %zu hosts' profiles (%llu bytes) from the others, and its workers "
+                    "waited %.2f s for them\n",
+                    split->passes, split->hosts_received, (unsigned long long)split->host_bytes,
+                    split->wait_s);
     }
     int status = EXIT_OK;
     if (want_stats) {

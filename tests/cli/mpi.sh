@@ -4,7 +4,10 @@
 # (loopback, shared memory) give the same --stats, --stats --json, --csv,
 # --data files and PDF bytes (SOURCE_DATE_EPOCH) as one process, with the
 # same warnings; a missing input and a bad file on another rank than 0 are
-# reported once, with the name, every rank exits non-zero, and none hangs.
+# reported once, with the name, every rank exits non-zero, and none hangs;
+# and with --stream (rank 0 folds, the others read the hosts at each
+# pass) the same --stats and --stats --json for 1-4 ranks, with a window,
+# and the same errors.
 # Skipped where perfmon-analyze is built without MPI or mpirun is missing,
 # and under valgrind (PM_WRAP): valgrind cannot follow the ranks that
 # mpirun's daemon starts (test_split checks the exchange under valgrind).
@@ -91,6 +94,34 @@ mpi 4 "$D" --stats -v >/dev/null 2>"$T/v.err"
 check "4 ranks: rank 0 read 3 files, received 9" \
     has "$T/v.err" "note: mpi: 4 ranks; rank 0 read 3 files and received 9 ("
 
+# --stream: rank 0 folds in bounded memory, the other ranks read and
+# decode the hosts at each pass; the same bytes as one process, streamed
+# or in memory, and the same warnings.
+"$A" "$D" --stream --stats >"$T/s1.txt" 2>"$T/s1.err"
+check "one process --stream: the same --stats as in memory" cmp -s "$T/one.txt" "$T/s1.txt"
+"$A" "$D" --stream --stats --json >"$T/s1.json" 2>/dev/null
+check "one process --stream: the same --json as in memory" cmp -s "$T/one.json" "$T/s1.json"
+for n in 1 2 3 4; do
+    mpi $n "$D" --stream --stats >"$T/s$n.txt" 2>"$T/s$n.err"
+    check "$n ranks --stream: exit 0" [ "$rc" -eq 0 ]
+    check "$n ranks --stream: --stats the same" cmp -s "$T/one.txt" "$T/s$n.txt"
+    check "$n ranks --stream: stderr the same" cmp -s "$T/s1.err" "$T/s$n.err"
+    mpi $n "$D" --stream --stats --json >"$T/s$n.json" 2>/dev/null
+    check "$n ranks --stream: --stats --json the same" cmp -s "$T/one.json" "$T/s$n.json"
+done
+# Each pass's 12 hosts came from ranks 1-3: the survey's times, the fold
+# and a refine pass.
+mpi 4 "$D" --stream --stats -v >/dev/null 2>"$T/sv.err"
+check "4 ranks --stream: 3 passes, 36 hosts received" \
+    has "$T/sv.err" "note: mpi: --stream: 3 passes over the hosts; rank 0 received 36 hosts' profiles ("
+# A window: the survey's times take a second pass.
+"$A" "$D" --stats --json --start +100 --end +400 >"$T/w.json" 2>/dev/null
+mpi 3 "$D" --stream --stats --json --start +100 --end +400 -v >"$T/w3.json" 2>"$T/w3.err"
+check "3 ranks --stream --start/--end: the same --json as in memory" \
+    sh -c "[ $rc -eq 0 ] && cmp -s '$T/w.json' '$T/w3.json'"
+check "3 ranks --stream --start/--end: 4 passes" \
+    has "$T/w3.err" "note: mpi: --stream: 4 passes over the hosts; rank 0 received 48 hosts' profiles ("
+
 # Fixtures: mixed formats and a torn file (its warnings once), events
 # files (read again by rank 0), an SKA file of two hosts read by rank 1,
 # Scanner profiles (phases only).
@@ -132,5 +163,22 @@ check "bad file on rank 2: the same message as one process" grep -qxF "$(head -n
 mpi 4 "$B" --stats >"$T/w4.txt" 2>"$T/w4.err"
 check "bad file without --strict: same output and warning" \
     sh -c "[ $rc -eq 0 ] && cmp -s '$T/w1.txt' '$T/w4.txt' && cmp -s '$T/w1.err' '$T/w4.err'"
+# The same with --stream: the survey's gather brings rank 2's error.
+"$A" "$B" --stream --stats --strict >/dev/null 2>"$T/sb1.err"
+want=$?
+mpi 4 "$B" --stream --stats --strict >/dev/null 2>"$T/sb4.err"
+check "--stream, bad file on rank 2, --strict: exit $want as one process" \
+    [ "$rc" -eq "$want" ] && [ "$want" -ne 0 ]
+check "--stream, bad file on rank 2: its message once, with the name" \
+    [ "$(grep -c "^perfmon-analyze: .*gen2.jsonl" "$T/sb4.err")" -eq 1 ]
+check "--stream, bad file on rank 2: the same message as one process" \
+    grep -qxF "$(head -n 1 "$T/sb1.err")" "$T/sb4.err"
+mpi 4 "$B" --stream --stats >"$T/sw4.txt" 2>"$T/sw4.err"
+check "--stream, bad file without --strict: same output and warning as in memory" \
+    sh -c "[ $rc -eq 0 ] && cmp -s '$T/w1.txt' '$T/sw4.txt' && cmp -s '$T/w1.err' '$T/sw4.err'"
+# --stream with a missing input: said once, exit 2, no rank left waiting.
+mpi 3 "$T/no-such-dir" --stream --stats >/dev/null 2>"$T/se.err"
+check "--stream, missing directory: exit 2, said once" \
+    sh -c "[ $rc -eq 2 ] && [ \$(grep -c 'no-such-dir' '$T/se.err') -eq 1 ]"
 
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }

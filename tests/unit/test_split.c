@@ -3,8 +3,13 @@
  * message refused, and pm_analysis_run split over 2-4 simulated ranks
  * (a queue for the transport) against one process: the same --stats
  * --json bytes, and each way the ranks can disagree or fail reported on
- * rank 0. */
+ * rank 0; and --stream over 2-4 ranks run at once as threads (mailboxes
+ * for the transport): the same bytes as one process, in memory and
+ * streamed, each pass's hosts received from the other ranks, and the
+ * errors of a file damaged after the survey, of a message cut short and
+ * of a bad file said as one process says them, every rank ending. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -261,16 +268,13 @@ static char *alone(const char *path)
     return js;
 }
 
-static void test_split_same(void **state)
+/* Five hosts, one of them in two files of two formats, and a file that
+ * is not a profile. */
+static void make_job(const char *tmp)
 {
-    (void)state;
-    char tmp[256];
-    fresh_dir(tmp, sizeof tmp);
     char path[512];
     pm_error err;
     pm_synth s;
-    /* Five hosts, one of them in two files of two formats, and a file
-     * that is not a profile. */
     for (int h = 0; h < 5; h++) {
         char host[16];
         snprintf(host, sizeof host, "n%d", h);
@@ -294,6 +298,15 @@ static void test_split_same(void **state)
     assert_non_null(f);
     fputs("not a profile\n", f);
     assert_int_equal(fclose(f), 0);
+}
+
+static void test_split_same(void **state)
+{
+    (void)state;
+    char tmp[256];
+    fresh_dir(tmp, sizeof tmp);
+    pm_error err;
+    make_job(tmp);
     char base[4096];
     snprintf(base, sizeof base, "%s/compare/base", pm_test_fixtures());
     const char *dirs[] = {tmp, base};
@@ -398,12 +411,385 @@ static void test_split_errors(void **state)
     pm_test_rmrf(tmp);
 }
 
+/* --- --stream: the ranks run at once, as threads ----------------------- */
+
+/* Rank 0 asks for each pass and the others answer, so the ranks run at
+ * once: a transport of per-rank mailboxes between threads.  A message
+ * from one rank keeps its order, as in MPI. */
+enum { T_P2P, T_BCAST, T_STATUS };
+
+typedef struct tmsg {
+    struct tmsg *next;
+    int from, tag, rc;
+    size_t len;
+    unsigned char *data;
+} tmsg;
+
+typedef struct tnet {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    tmsg *box[4]; /* each rank's mailbox, oldest first */
+    int size;
+    int cut_host; /* cut this rank's first HOST message short */
+    int hosts_sent;
+} tnet;
+
+typedef struct tend {
+    tnet *net;
+    int rank;
+} tend;
+
+static void t_put(tnet *n, int to, int from, int tag, int rc, const void *buf, size_t len)
+{
+    tmsg *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    m->from = from;
+    m->tag = tag;
+    m->rc = rc;
+    m->len = len;
+    m->data = malloc(len ? len : 1);
+    assert_non_null(m->data);
+    if (len)
+        memcpy(m->data, buf, len);
+    pthread_mutex_lock(&n->lock);
+    tmsg **t = &n->box[to];
+    while (*t)
+        t = &(*t)->next;
+    *t = m;
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->lock);
+}
+
+/* The oldest message to rank `to` with tag (and sender from, -1 any). */
+static tmsg *t_get(tnet *n, int to, int tag, int from)
+{
+    pthread_mutex_lock(&n->lock);
+    for (;;) {
+        for (tmsg **t = &n->box[to]; *t; t = &(*t)->next)
+            if ((*t)->tag == tag && (from < 0 || (*t)->from == from)) {
+                tmsg *m = *t;
+                *t = m->next;
+                pthread_mutex_unlock(&n->lock);
+                return m;
+            }
+        pthread_cond_wait(&n->cond, &n->lock);
+    }
+}
+
+static int t_send(void *user, const void *buf, size_t len)
+{
+    tend *e = user;
+    tnet *n = e->net;
+    if (len && ((const unsigned char *)buf)[0] == 4 && e->rank == n->cut_host) { /* HOST */
+        pthread_mutex_lock(&n->lock);
+        int k = ++n->hosts_sent;
+        pthread_mutex_unlock(&n->lock);
+        if (k == 1)
+            len /= 2;
+    }
+    t_put(n, 0, e->rank, T_P2P, 0, buf, len);
+    return 0;
+}
+
+static int t_recv(void *user, int *from, void **buf, size_t *len)
+{
+    tend *e = user;
+    tmsg *m = t_get(e->net, 0, T_P2P, *from);
+    *from = m->from;
+    *buf = m->data;
+    *len = m->len;
+    free(m);
+    return 0;
+}
+
+static int t_bcast(void *user, void **buf, size_t *len)
+{
+    tend *e = user;
+    if (e->rank == 0) {
+        for (int r = 1; r < e->net->size; r++)
+            t_put(e->net, r, 0, T_BCAST, 0, *buf, *len);
+        return 0;
+    }
+    tmsg *m = t_get(e->net, e->rank, T_BCAST, 0);
+    *buf = m->data;
+    *len = m->len;
+    free(m);
+    return 0;
+}
+
+static int t_status(void *user, int rc)
+{
+    tend *e = user;
+    if (e->rank == 0) {
+        for (int r = 1; r < e->net->size; r++)
+            t_put(e->net, r, 0, T_STATUS, rc, NULL, 0);
+        return rc;
+    }
+    tmsg *m = t_get(e->net, e->rank, T_STATUS, 0);
+    rc = m->rc;
+    free(m->data);
+    free(m);
+    return rc;
+}
+
+typedef struct trank {
+    pthread_t thr;
+    tend end;
+    pm_split sp;
+    pm_analyze_opts o;
+    const char *path;
+    int rc;
+    pm_error err;
+    char *json;
+} trank;
+
+static void *t_rank(void *arg)
+{
+    trank *t = arg;
+    pm_analysis *a = NULL;
+    pm_error_clear(&t->err);
+    t->rc = pm_analysis_run(&t->path, 1, &t->o, &a, &t->err);
+    if (!t->rc && a)
+        t->json = pm_stats_json_string(a);
+    if (t->end.rank > 0 && a)
+        t->rc = -999; /* a rank > 0 gives no analysis */
+    pm_analysis_free(a);
+    return NULL;
+}
+
+/* Ranks 0..size-1 at once on path (paths_of[rank] where given), each with
+ * o (rank 0 also with its progress callback, the others without); rank
+ * 0's status, error, --stats --json and counts.  Every rank must end. */
+static int run_ranks(int size, const char *path, const char *const *paths_of,
+                     const pm_analyze_opts *o, int cut_host, int threads, char **json,
+                     pm_error *err, pm_split *out0)
+{
+    tnet *n = calloc(1, sizeof *n);
+    trank *t = calloc((size_t)size, sizeof *t);
+    assert_non_null(n);
+    assert_non_null(t);
+    pthread_mutex_init(&n->lock, NULL);
+    pthread_cond_init(&n->cond, NULL);
+    n->size = size;
+    n->cut_host = cut_host;
+    for (int r = 0; r < size; r++) {
+        t[r].end = (tend){n, r};
+        t[r].sp = (pm_split){.rank = r,
+                             .size = size,
+                             .send = t_send,
+                             .recv = t_recv,
+                             .bcast = t_bcast,
+                             .status = t_status,
+                             .user = &t[r].end,
+                             .threads = threads};
+        t[r].o = *o;
+        t[r].o.split = &t[r].sp;
+        if (r) {
+            t[r].o.progress = NULL;
+            if (r == g_no_catalog)
+                t[r].o.catalog_path = "/nonexistent/metrics.json";
+        }
+        t[r].path = paths_of && paths_of[r] ? paths_of[r] : path;
+        assert_int_equal(pthread_create(&t[r].thr, NULL, t_rank, &t[r]), 0);
+    }
+    for (int r = 0; r < size; r++)
+        assert_int_equal(pthread_join(t[r].thr, NULL), 0);
+    int rc = t[0].rc;
+    *err = t[0].err;
+    *json = t[0].json;
+    if (out0)
+        *out0 = t[0].sp;
+    for (int r = 1; r < size; r++) {
+        assert_true(t[r].sp.done);
+        assert_int_not_equal(t[r].rc, -999);
+        /* every rank ends with rank 0's status */
+        assert_int_equal(t[r].rc, rc);
+        assert_null(t[r].json);
+    }
+    /* nothing left unread */
+    for (int r = 0; r < size; r++)
+        if (n->box[r])
+            fail_msg("rank %d: a message left from rank %d (tag %d, %zu bytes, kind %u)", r,
+                     n->box[r]->from, n->box[r]->tag, n->box[r]->len, n->box[r]->data[0]);
+    pthread_cond_destroy(&n->cond);
+    pthread_mutex_destroy(&n->lock);
+    free(n);
+    free(t);
+    return rc;
+}
+
+/* One process, with o: its status, error and --stats --json. */
+static int one(const char *path, const pm_analyze_opts *o, char **json, pm_error *err)
+{
+    pm_analysis *a = NULL;
+    *json = NULL;
+    int rc = pm_analysis_run(&path, 1, o, &a, err);
+    if (!rc)
+        *json = pm_stats_json_string(a);
+    pm_analysis_free(a);
+    return rc;
+}
+
+static void test_stream_ranks_same(void **state)
+{
+    (void)state;
+    char tmp[256];
+    fresh_dir(tmp, sizeof tmp);
+    make_job(tmp);
+    char base[4096];
+    snprintf(base, sizeof base, "%s/compare/base", pm_test_fixtures());
+    const char *dirs[] = {tmp, base};
+    pm_error err;
+    for (size_t d = 0; d < 2; d++) {
+        /* whole, and a window (the survey's times take a second pass) */
+        for (int win = 0; win < 2; win++) {
+            pm_analyze_opts o;
+            opts(&o);
+            if (win) {
+                o.has_start = o.has_end = 1;
+                o.start_rel = o.end_rel = 1;
+                o.start = 20;
+                o.end = 150;
+            }
+            char *mem = NULL, *want = NULL;
+            if (one(dirs[d], &o, &mem, &err))
+                fail_msg("%s", err.msg);
+            o.stream = 1;
+            if (one(dirs[d], &o, &want, &err))
+                fail_msg("%s", err.msg);
+            assert_string_equal(want, mem);
+            size_t nhosts = d == 0 ? 5 : 2;
+            for (int size = 2; size <= 4; size++) {
+                char *got = NULL;
+                pm_split s0;
+                int rc = run_ranks(size, dirs[d], NULL, &o, 0, 1, &got, &err, &s0);
+                if (rc)
+                    fail_msg("%d ranks: %s", size, err.msg);
+                assert_string_equal(got, want);
+                /* every host of every pass came from the other ranks: the
+                 * survey's times (twice with a window), the fold and a
+                 * refine pass */
+                assert_int_equal(s0.passes, 3 + (size_t)win);
+                assert_int_equal(s0.hosts_received, s0.passes * nhosts);
+                assert_true(s0.host_bytes > 0);
+                free(got);
+            }
+            free(mem);
+            free(want);
+        }
+    }
+    pm_test_rmrf(tmp);
+}
+
+/* A file damaged between the survey and the fold (rank 0's progress
+ * callback at the fold's start): the rank that reads it for rank 0 sends
+ * its error, which rank 0 says as one process does. */
+static char g_damage[512];
+
+static void damage_at_fold(const pm_progress *p, void *user)
+{
+    (void)user;
+    if (p->pass != 2 || p->hosts_done != 0 || !g_damage[0])
+        return;
+    FILE *f = fopen(g_damage, "r+b");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), 40), 0); /* a header cut short */
+    assert_int_equal(fclose(f), 0);
+    g_damage[0] = 0;
+}
+
+static void test_stream_ranks_errors(void **state)
+{
+    (void)state;
+    char tmp[256], path[512], bad[4096];
+    fresh_dir(tmp, sizeof tmp);
+    pm_error err, e1;
+    char *js = NULL, *want = NULL;
+    pm_analyze_opts o;
+    opts(&o);
+    o.stream = 1;
+    /* Damaged after the survey: host n1 (index 1) is read by rank 2 of 3. */
+    char job[400];
+    snprintf(job, sizeof job, "%s/job", tmp);
+    int rc1 = 0;
+    for (int k = 0; k < 2; k++) {
+        if (k)
+            pm_test_rmrf(job);
+        assert_int_equal(mkdir(job, 0700), 0);
+        make_job(job);
+        snprintf(g_damage, sizeof g_damage, "%s/n1.pmp", job);
+        o.progress = damage_at_fold;
+        if (k == 0) {
+            rc1 = one(job, &o, &want, &e1);
+            assert_int_not_equal(rc1, 0);
+            assert_non_null(strstr(e1.msg, "n1.pmp"));
+            continue;
+        }
+        int rc = run_ranks(3, job, NULL, &o, 0, 1, &js, &err, NULL);
+        assert_int_not_equal(rc, 0);
+        assert_int_equal(rc, rc1);
+        assert_string_equal(err.msg, e1.msg);
+        assert_null(js);
+        assert_int_equal(g_damage[0], 0); /* (damaged at the fold's start) */
+    }
+    o.progress = NULL;
+    pm_test_rmrf(tmp);
+    fresh_dir(tmp, sizeof tmp);
+    make_job(tmp);
+    /* A host's message cut short: rank 0 names the rank and the host. */
+    int rc = run_ranks(3, tmp, NULL, &o, 2, 1, &js, &err, NULL);
+    assert_int_equal(rc, PM_EFORMAT);
+    if (!strstr(err.msg, "rank 2's host 1: offset "))
+        fail_msg("%s", err.msg);
+    /* A bad file in the survey, with --strict: its error, as one process. */
+    snprintf(path, sizeof path, "%s/n3.pmp", tmp);
+    snprintf(bad, sizeof bad, "%s", path);
+    assert_int_equal(truncate(bad, 40), 0);
+    o.strict = 1;
+    int want_rc = one(tmp, &o, &want, &e1);
+    assert_int_not_equal(want_rc, 0);
+    for (int size = 2; size <= 4; size++) {
+        rc = run_ranks(size, tmp, NULL, &o, 0, 1, &js, &err, NULL);
+        assert_int_equal(rc, want_rc);
+        assert_string_equal(err.msg, e1.msg);
+    }
+    o.strict = 0;
+    /* Without --strict a warning, and the others the same as alone. */
+    want_rc = one(tmp, &o, &want, &e1);
+    assert_int_equal(want_rc, 0);
+    rc = run_ranks(3, tmp, NULL, &o, 0, 1, &js, &err, NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(js, want);
+    free(js);
+    free(want);
+    /* Rank 2's input missing; rank 1 without a catalog; an MPI without
+     * threads: every rank ends, rank 0 says why. */
+    char missing[4096];
+    snprintf(missing, sizeof missing, "%s/no-such-dir", pm_test_fixtures());
+    const char *in[4] = {NULL, NULL, missing, NULL};
+    rc = run_ranks(3, tmp, in, &o, 0, 1, &js, &err, NULL);
+    assert_int_equal(rc, PM_ENOENT);
+    assert_non_null(strstr(err.msg, "no-such-dir"));
+    g_no_catalog = 1;
+    rc = run_ranks(3, tmp, NULL, &o, 0, 1, &js, &err, NULL);
+    g_no_catalog = -1;
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(err.msg, "/nonexistent/metrics.json"));
+    rc = run_ranks(4, tmp, NULL, &o, 0, 0, &js, &err, NULL);
+    assert_int_equal(rc, PM_EUSAGE);
+    assert_non_null(strstr(err.msg, "MPI_THREAD_SERIALIZED"));
+    pm_test_rmrf(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pack),
         cmocka_unit_test(test_split_same),
         cmocka_unit_test(test_split_errors),
+        cmocka_unit_test(test_stream_ranks_same),
+        cmocka_unit_test(test_stream_ranks_errors),
     };
+    alarm(600); /* a rank that waits for ever fails the test */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
