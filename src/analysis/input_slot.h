@@ -67,8 +67,5 @@ int pm_remote_fetch(const pm_analysis *a, size_t h, int values, pm_profile **out
 void pm_remote_drop(const pm_analysis *a, size_t h);
 /* The hint that pm_input_host_load reads with (input.c). */
 void pm_input_host_hint(const pm_analysis *a, int values, pm_read_hint *hint);
-/* pm_input_host_load's read from the files, here (input.c). */
-int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **out,
-                       pm_error *err) PM_WUR;
 
 #endif

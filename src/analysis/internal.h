@@ -127,6 +127,10 @@ int pm_stream_build(pm_analysis *a, pm_error *err) PM_WUR;
  * split and merge as pm_input_load.  *out is owned by the caller. */
 int pm_input_host_load(const pm_analysis *a, size_t h, int values, pm_profile **out,
                        pm_error *err) PM_WUR;
+/* pm_input_host_load's read from the files, on this process even under
+ * mpirun (input.c): for the report's few hosts read after the passes. */
+int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **out,
+                       pm_error *err) PM_WUR;
 /* Host h will not be loaded in this pass (a worker that failed before):
  * under mpirun, its profile is taken from the other ranks and dropped. */
 void pm_input_host_drop(const pm_analysis *a, size_t h);

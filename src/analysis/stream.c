@@ -559,7 +559,9 @@ static int report_whole(pm_analysis *a, size_t ngrid, pm_error *err)
         if (!any[h])
             continue;
         pm_profile *prof = NULL;
-        if ((rc = pm_input_host_load(a, h, 1, &prof, err)))
+        /* read here, even under mpirun: a few hosts, outside the other
+         * ranks' passes over all of them */
+        if ((rc = pm_input_host_read(a, h, 1, &prof, err)))
             break;
         pm_host hx = a->hosts[h];
         hx.prof = prof;
