@@ -119,6 +119,19 @@ int pm_export_timings(const pm_analysis *a, const char *dir, pm_error *err) PM_W
  * gzip-compressed when path ends in ".gz". */
 int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err) PM_WUR;
 
+/* The same trace written host by host (--stream): pm_trace_open makes the
+ * spill files (next to path, unlinked at once; NULL and err on failure),
+ * pm_trace_host takes host h's series of the metrics defs (nm of them, in
+ * any order), in host order, and pm_trace_close writes path from the
+ * finished analysis a and the spills, and frees w; the bytes are those of
+ * pm_export_trace.  pm_trace_discard(w) frees w unwritten (NULL: no-op). */
+typedef struct pm_trace_out pm_trace_out;
+pm_trace_out *pm_trace_open(const char *path, pm_error *err);
+void pm_trace_host(pm_trace_out *w, const pm_analysis *a, size_t h,
+                   const pm_metric_def *const *defs, const pm_series *const *ser, size_t nm);
+int pm_trace_close(pm_trace_out *w, const pm_analysis *a, pm_error *err) PM_WUR;
+void pm_trace_discard(pm_trace_out *w);
+
 /* Format v into buf (cap >= 32) quickly, exactly as printf("%.*g",
  * digits, v) does (ties to even on the exact binary value), except that
  * NaN gives "NaN" (what the data files and gnuplot use).  digits is

@@ -368,43 +368,60 @@ static const char *const TRACE_COUNTERS[] = {"cpu_usage", "mem_usage", "net_out"
                                              "ib_out",    "ib_in",     "rapl_package", "gpu_util"};
 #define TRACE_POINTS 4000
 
-int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
+/* Time zero: the job start, or an earlier phase (a mark before the first
+ * sample), so no timestamp is negative. */
+static double trace_t0(const pm_analysis *a)
 {
-    sink s = {NULL, NULL, 0};
-    int gz = ends_with(path, ".gz");
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return pm_error_set(err, PM_EUSAGE, "%s: path too long", path);
-    if (gz) {
-        s.gz = gzopen(tmp, "wb6");
-        if (!s.gz)
-            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
-    } else {
-        s.f = fopen(tmp, "w");
-        if (!s.f)
-            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
-    }
-    pm_buf b;
-    pm_buf_init(&b);
-    const char **extra = NULL;
-    size_t nextra = 0;
-    /* Time zero: the job start, or an earlier phase (a mark before the
-     * first sample), so no timestamp is negative. */
     double t0 = a->t_start;
     for (size_t i = 0; i < a->phases.n; i++)
         if (a->phases.v[i].t0 < t0)
             t0 = a->phases.v[i].t0;
-    pm_buf_puts(&b, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"perfmon-analyze\"},"
-                    "\"traceEvents\":[\n");
-    int first = 1;
-#define SEP() (first ? (first = 0, "") : ",\n")
+    return t0;
+}
+
+#define SEP() (*first ? (*first = 0, "") : ",\n")
+
+/* One host's events of one counter track (pid h + 1): at most TRACE_POINTS,
+ * each the maximum of its bucket.  Both the in-memory writer and --stream's
+ * (pm_trace_host) call it, so both write the same bytes. */
+static void trace_counter_host(pm_buf *b, int *first, const pm_metric_def *def, size_t h,
+                               const pm_series *se, double t0)
+{
+    if (!se || se->n == 0)
+        return;
+    char label[200];
+    snprintf(label, sizeof label, "%s (%s)", def->name, def->unit);
+    size_t per = (se->n + TRACE_POINTS - 1) / TRACE_POINTS;
+    for (size_t i = 0; i < se->n; i += per) {
+        double mx = NAN;
+        for (size_t j = i; j < i + per && j < se->n; j++)
+            if (isfinite(se->v[j]) && !(se->v[j] <= mx))
+                mx = se->v[j];
+        if (!isfinite(mx))
+            continue;
+        pm_buf_printf(b, "%s{\"ph\":\"C\",\"name\":", SEP());
+        pm_buf_json_str(b, label);
+        pm_buf_printf(b, ",\"pid\":%zu,\"ts\":%.3f,\"args\":{\"value\":%.9g}}", h + 1,
+                      (se->t[i] - t0) * 1e6, mx);
+    }
+}
+
+/* The head of the trace and everything before the counter tracks: the
+ * hosts, the phases and the names of their tracks (none of it reads a
+ * series).  Flushes b to s as it grows. */
+static void trace_head(const pm_analysis *a, pm_buf *b, sink *s, int *first, double t0)
+{
+    const char **extra = NULL;
+    size_t nextra = 0;
+    pm_buf_puts(b, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"perfmon-analyze\"},"
+                   "\"traceEvents\":[\n");
     /* Processes: one per host, named and ordered. */
     for (size_t h = 0; h < a->nhosts; h++) {
         pm_buf_printf(
-            &b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":", SEP(),
+            b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":", SEP(),
             h + 1);
-        pm_buf_json_str(&b, a->hosts[h].name);
-        pm_buf_printf(&b,
+        pm_buf_json_str(b, a->hosts[h].name);
+        pm_buf_printf(b,
                       "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,"
                       "\"args\":{\"sort_index\":%zu}}",
                       h + 1, h + 1);
@@ -413,11 +430,11 @@ int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
     const pm_phase_set *ps = &a->phases;
     const char **tracks = NULL;
     size_t ntracks = 0;
-    for (size_t i = 0; i < ps->n && !b.oom; i++) {
+    for (size_t i = 0; i < ps->n && !b->oom; i++) {
         const pm_phase *p = &ps->v[i];
         int pid = trace_pid(a, p->host, &extra, &nextra);
         if (pid < 0) {
-            b.oom = 1;
+            b->oom = 1;
             break;
         }
         const char *track = *p->track ? p->track : p->name;
@@ -428,83 +445,77 @@ int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
         if (tid == ntracks) {
             const char **nt = pm_realloc_array(tracks, ntracks + 1, sizeof *nt);
             if (!nt) {
-                b.oom = 1;
+                b->oom = 1;
                 break;
             }
             tracks = nt;
             tracks[ntracks++] = track;
         }
-        pm_buf_printf(&b, "%s{\"ph\":\"X\",\"cat\":\"phase\",\"name\":", SEP());
-        pm_buf_json_str(&b, p->name);
-        pm_buf_printf(&b, ",\"pid\":%d,\"tid\":%zu,\"ts\":%.3f,\"dur\":%.3f,\"args\":%s}", pid,
+        pm_buf_printf(b, "%s{\"ph\":\"X\",\"cat\":\"phase\",\"name\":", SEP());
+        pm_buf_json_str(b, p->name);
+        pm_buf_printf(b, ",\"pid\":%d,\"tid\":%zu,\"ts\":%.3f,\"dur\":%.3f,\"args\":%s}", pid,
                       tid + 1, (p->t0 - t0) * 1e6, (p->t1 - p->t0) * 1e6, p->attrs);
-        if (b.len > 1 << 20)
-            flush_buf(&s, &b);
+        if (b->len > 1 << 20)
+            flush_buf(s, b);
     }
     /* Names of the hosts only phases know, and of every (host, track). */
     for (size_t i = 0; i < nextra; i++) {
         pm_buf_printf(
-            &b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":", SEP(),
+            b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":", SEP(),
             a->nhosts + i + 1);
-        pm_buf_json_str(&b, extra[i]);
-        pm_buf_puts(&b, "}}");
+        pm_buf_json_str(b, extra[i]);
+        pm_buf_puts(b, "}}");
     }
     for (size_t p = 1; p <= a->nhosts + nextra; p++)
         for (size_t t = 0; t < ntracks; t++) {
-            pm_buf_printf(&b,
+            pm_buf_printf(b,
                           "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%zu,"
                           "\"args\":{\"name\":",
                           SEP(), p, t + 1);
-            pm_buf_json_str(&b, tracks[t]);
-            pm_buf_puts(&b, "}}");
+            pm_buf_json_str(b, tracks[t]);
+            pm_buf_puts(b, "}}");
+            if (b->len > 1 << 20)
+                flush_buf(s, b);
         }
-    /* Counter tracks for the main resource series. */
-    for (size_t c = 0; c < sizeof TRACE_COUNTERS / sizeof *TRACE_COUNTERS && !b.oom; c++) {
-        int m = pm_analysis_metric(a, TRACE_COUNTERS[c]);
-        if (m < 0)
-            continue;
-        const pm_metric_result *r = &a->metrics[m];
-        char label[200];
-        snprintf(label, sizeof label, "%s (%s)", r->def->name, r->def->unit);
-        for (size_t h = 0; h < a->nhosts; h++) {
-            const pm_series *se = r->host[h];
-            if (!se || se->n == 0)
-                continue;
-            size_t per = (se->n + TRACE_POINTS - 1) / TRACE_POINTS;
-            for (size_t i = 0; i < se->n; i += per) {
-                double mx = NAN;
-                for (size_t j = i; j < i + per && j < se->n; j++)
-                    if (isfinite(se->v[j]) && !(se->v[j] <= mx))
-                        mx = se->v[j];
-                if (!isfinite(mx))
-                    continue;
-                pm_buf_printf(&b, "%s{\"ph\":\"C\",\"name\":", SEP());
-                pm_buf_json_str(&b, label);
-                pm_buf_printf(&b, ",\"pid\":%zu,\"ts\":%.3f,\"args\":{\"value\":%.9g}}", h + 1,
-                              (se->t[i] - t0) * 1e6, mx);
-                if (b.len > 1 << 20)
-                    flush_buf(&s, &b);
-            }
-        }
-    }
-#undef SEP
-    pm_buf_puts(&b, "\n]}\n");
-    int oom = b.oom;
-    flush_buf(&s, &b);
-    pm_buf_free(&b);
     free(extra);
     free(tracks);
+}
+#undef SEP
+
+/* Create path's temporary file (tmp) as the sink: gzip for a .gz name. */
+static int sink_open(sink *s, const char *path, char *tmp, size_t cap, pm_error *err)
+{
+    if (snprintf(tmp, cap, "%s.tmp", path) >= (int)cap)
+        return pm_error_set(err, PM_EUSAGE, "%s: path too long", path);
+    if (ends_with(path, ".gz")) {
+        s->gz = gzopen(tmp, "wb6");
+        if (!s->gz)
+            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    } else {
+        s->f = fopen(tmp, "w");
+        if (!s->f)
+            return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+    }
+    return 0;
+}
+
+/* Write the tail, close the sink and rename tmp to path (or remove tmp). */
+static int sink_close(sink *s, pm_buf *b, const char *path, const char *tmp, int bad, pm_error *err)
+{
+    pm_buf_puts(b, "\n]}\n");
+    int oom = b->oom;
+    flush_buf(s, b);
     int rc = 0;
     if (oom)
         rc = pm_error_set(err, PM_ENOMEM, "out of memory writing %s", path);
-    else if (s.bad)
+    else if (s->bad || bad)
         rc = pm_error_sys(err, PM_EIO, errno, "%s: write failed", path);
-    if (s.gz) {
-        if (gzclose(s.gz) != Z_OK && !rc)
+    if (s->gz) {
+        if (gzclose(s->gz) != Z_OK && !rc)
             rc = pm_error_set(err, PM_EIO, "%s: write failed", path);
-    } else if (s.f) {
+    } else if (s->f) {
         pm_error e2;
-        int r2 = pm_close_checked(s.f, path, &e2);
+        int r2 = pm_close_checked(s->f, path, &e2);
         if (!rc && r2) {
             rc = r2;
             *err = e2;
@@ -515,4 +526,151 @@ int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
     if (rc)
         unlink(tmp);
     return rc;
+}
+
+#define NTRACE (sizeof TRACE_COUNTERS / sizeof *TRACE_COUNTERS)
+
+int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
+{
+    sink s = {NULL, NULL, 0};
+    char tmp[4200];
+    int rc = sink_open(&s, path, tmp, sizeof tmp, err);
+    if (rc)
+        return rc;
+    pm_buf b;
+    pm_buf_init(&b);
+    int first = 1;
+    double t0 = trace_t0(a);
+    trace_head(a, &b, &s, &first, t0);
+    /* Counter tracks for the main resource series. */
+    for (size_t c = 0; c < NTRACE && !b.oom; c++) {
+        int m = pm_analysis_metric(a, TRACE_COUNTERS[c]);
+        if (m < 0)
+            continue;
+        const pm_metric_result *r = &a->metrics[m];
+        for (size_t h = 0; h < a->nhosts; h++) {
+            trace_counter_host(&b, &first, r->def, h, r->host[h], t0);
+            if (b.len > 1 << 20)
+                flush_buf(&s, &b);
+        }
+    }
+    rc = sink_close(&s, &b, path, tmp, 0, err);
+    pm_buf_free(&b);
+    return rc;
+}
+
+/* ---- the trace under --stream ---------------------------------------------------- */
+
+/* Each counter track's events, host after host, go to a spill file of its
+ * own (created next to the trace and unlinked at once), and are copied
+ * after the head in the counters' order when the analysis is done. */
+struct pm_trace_out {
+    char *path;
+    FILE *spill[NTRACE];
+    int bad;
+};
+
+pm_trace_out *pm_trace_open(const char *path, pm_error *err)
+{
+    pm_trace_out *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = strdup(path))) {
+        free(w);
+        pm_error_set(err, PM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t c = 0; c < NTRACE; c++) {
+        char tmp[4200];
+        if (snprintf(tmp, sizeof tmp, "%s.spill-XXXXXX", path) >= (int)sizeof tmp) {
+            pm_error_set(err, PM_EUSAGE, "%s: path too long", path);
+            pm_trace_discard(w);
+            return NULL;
+        }
+        int fd = mkstemp(tmp);
+        if (fd < 0 || !(w->spill[c] = fdopen(fd, "w+"))) {
+            /* (named as the in-memory writer names its failure) */
+            pm_error_sys(err, PM_EIO, errno, "%s: cannot create", path);
+            if (fd >= 0)
+                close(fd);
+            unlink(tmp);
+            pm_trace_discard(w);
+            return NULL;
+        }
+        unlink(tmp);
+    }
+    return w;
+}
+
+void pm_trace_host(pm_trace_out *w, const pm_analysis *a, size_t h,
+                   const pm_metric_def *const *defs, const pm_series *const *ser, size_t nm)
+{
+    if (w->bad)
+        return;
+    double t0 = trace_t0(a);
+    pm_buf b;
+    pm_buf_init(&b);
+    for (size_t c = 0; c < NTRACE && !w->bad; c++) {
+        size_t k = 0;
+        while (k < nm && strcmp(defs[k]->id, TRACE_COUNTERS[c]) != 0)
+            k++;
+        if (k == nm)
+            continue;
+        /* (not the file's first event: the head names every host) */
+        int first = 0;
+        trace_counter_host(&b, &first, defs[k], h, ser[k], t0);
+        if (b.oom)
+            w->bad = PM_ENOMEM;
+        else if (b.len && fwrite(b.data, 1, b.len, w->spill[c]) != b.len)
+            w->bad = PM_EIO;
+        pm_buf_reset(&b);
+    }
+    pm_buf_free(&b);
+}
+
+int pm_trace_close(pm_trace_out *w, const pm_analysis *a, pm_error *err)
+{
+    int rc = 0;
+    if (w->bad == PM_ENOMEM)
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory writing %s", w->path);
+    else if (w->bad)
+        rc = pm_error_set(err, PM_EIO, "%s: writing the spill file failed", w->path);
+    sink s = {NULL, NULL, 0};
+    char tmp[4200];
+    if (!rc)
+        rc = sink_open(&s, w->path, tmp, sizeof tmp, err);
+    if (rc) {
+        pm_trace_discard(w);
+        return rc;
+    }
+    pm_buf b;
+    pm_buf_init(&b);
+    int first = 1;
+    trace_head(a, &b, &s, &first, trace_t0(a));
+    flush_buf(&s, &b);
+    int bad = 0;
+    char chunk[1 << 16];
+    for (size_t c = 0; c < NTRACE && !bad && !s.bad; c++) {
+        if (fflush(w->spill[c]) != 0 || fseek(w->spill[c], 0, SEEK_SET) != 0) {
+            bad = 1;
+            break;
+        }
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, w->spill[c])) > 0)
+            out(&s, chunk, n);
+        bad = ferror(w->spill[c]) != 0;
+    }
+    rc = sink_close(&s, &b, w->path, tmp, bad, err);
+    pm_buf_free(&b);
+    pm_trace_discard(w);
+    return rc;
+}
+
+void pm_trace_discard(pm_trace_out *w)
+{
+    if (!w)
+        return;
+    for (size_t c = 0; c < NTRACE; c++)
+        if (w->spill[c])
+            fclose(w->spill[c]);
+    free(w->path);
+    free(w);
 }

@@ -1,5 +1,6 @@
-/* The outputs that --stream writes host by host (--csv, --hdf5, --data):
- * the pieces of the in-memory writers (csv.c, hdf5.c, gnuplot.c), called for each host
+/* The outputs that --stream writes host by host (--csv, --hdf5, --data,
+ * --trace): the pieces of the in-memory writers (csv.c, hdf5.c, gnuplot.c,
+ * phases_out.c), called for each host
  * in host order from the pass after the fold (pm_analyze_opts.host_out),
  * then finished with what only the whole analysis knows (the all-node
  * series).  docs/analysis.md, "Analysis in bounded memory". */
@@ -59,6 +60,12 @@ void pm_stream_out_host(void *user, const pm_analysis *a, const pm_metric_result
     }
     if (so->gp)
         pm_gp_host(so->gp, a, so->res, nm, h, so->s);
+    if (so->trace_path && !so->trace && !so->trace_failed) {
+        so->trace = pm_trace_open(so->trace_path, &so->trace_err);
+        so->trace_failed = so->trace == NULL;
+    }
+    if (so->trace)
+        pm_trace_host(so->trace, a, h, so->defs, so->s, nm);
 }
 
 /* The error kept for an output: the hook's own, or its opening's. */
@@ -105,6 +112,20 @@ int pm_stream_out_hdf5(pm_stream_out *so, const pm_analysis *a, pm_error *err)
     return rc;
 }
 
+int pm_stream_out_trace(pm_stream_out *so, const pm_analysis *a, pm_error *err)
+{
+    int rc = kept(so, so->trace_failed, &so->trace_err, err);
+    if (!rc && !so->trace) /* (no host at all) */
+        so->trace = pm_trace_open(so->trace_path, err);
+    if (!rc && !so->trace)
+        rc = err->code ? err->code : PM_EIO;
+    if (!rc) {
+        rc = pm_trace_close(so->trace, a, err);
+        so->trace = NULL;
+    }
+    return rc;
+}
+
 void pm_stream_out_free(pm_stream_out *so)
 {
     /* An output still open here is one whose analysis failed after it
@@ -115,6 +136,8 @@ void pm_stream_out_free(pm_stream_out *so)
     int ignored = 0;
     pm_csv_discard(so->csv);
     pm_hdf5_discard(so->hdf5);
+    pm_trace_discard(so->trace);
+    so->trace = NULL;
     if (so->gp) {
         ignored |= pm_gp_close(so->gp, NULL, &e);
         (void)rmdir(so->data_dir); /* (only when empty) */

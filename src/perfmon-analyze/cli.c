@@ -75,8 +75,8 @@ static void usage(FILE *f)
         "  --strict           an unreadable input file is fatal\n"
         "  --stream           the same results in bounded memory: hosts are read\n"
         "                     again one at a time (--stats, --json, --pdf, --plots,\n"
-        "                     --csv, --data and --hdf5; the report's rows go to a\n"
-        "                     file in TMPDIR);\n"
+        "                     --csv, --data, --hdf5 and --trace; the report's rows\n"
+        "                     go to a file in TMPDIR);\n"
         "                     chosen by itself when the in-memory analysis would need\n"
         "                     more than the memory available (--memory)\n"
         "  --no-stream        the in-memory analysis, whatever it needs\n"
@@ -171,7 +171,7 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     fprintf(stderr,
             "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
             "the outputs asked for need every series in memory: run --stats, --json, --pdf, "
-            "--plots, --csv, --data and --hdf5 alone, which --stream makes in bounded "
+            "--plots, --csv, --data, --hdf5 and --trace alone, which --stream makes in bounded "
             "memory; or use a machine with more memory; or give --no-stream to try anyway "
             "(--start/--end do not lower the need: every sample is read before the window "
             "is applied)\n",
@@ -684,9 +684,9 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                         "--json, --pdf and --threshold as outputs\n");
         return EXIT_USAGE;
     }
-    if (o.stream && (compare || trace)) {
+    if (o.stream && compare) {
         fprintf(stderr, "perfmon-analyze: --stream makes --stats, --json, --pdf, --plots, "
-                        "--csv, --data and --hdf5 only, for now: --trace and --compare need "
+                        "--csv, --data, --hdf5 and --trace only, for now: --compare needs "
                         "every series in memory\n");
         return EXIT_USAGE;
     }
@@ -702,7 +702,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
      * chosen"); not under mpirun, where each rank would judge its own
      * node's memory and the ranks must agree: --stream is given there. */
     if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
-        int whole = trace || o.compat_ska;
+        int whole = o.compat_ska;
         int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
                              whole, quiet, o.verbose, &o.stream);
         if (rc != EXIT_OK)
@@ -763,14 +763,16 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     o.input_msg_user = &mc;
     if (split && split->size > 1)
         o.split = split;
-    /* --stream writes --csv, --hdf5 and --data host by host during the
-     * analysis (--data's files from a spill file after it) */
+    /* --stream writes --csv, --hdf5, --data and --trace host by host
+     * during the analysis (--data's files and --trace's counter tracks
+     * from spill files after it) */
     pm_stream_out so = {.csv_path = csv,
                         .csv_digits = digits ? digits : PM_CSV_DIGITS,
                         .hdf5_path = hdf5,
                         .data_dir = data_dir,
-                        .data_digits = digits ? digits : PM_DATA_DIGITS};
-    if (o.stream && (csv || hdf5 || data_dir)) {
+                        .data_digits = digits ? digits : PM_DATA_DIGITS,
+                        .trace_path = trace};
+    if (o.stream && (csv || hdf5 || data_dir || trace)) {
         o.host_out = pm_stream_out_host;
         o.host_out_user = &so;
     }
@@ -838,7 +840,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }
-    if (trace && pm_export_trace(a, trace, &err)) {
+    if (trace &&
+        (o.host_out ? pm_stream_out_trace(&so, a, &err) : pm_export_trace(a, trace, &err))) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
     }

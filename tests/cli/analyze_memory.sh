@@ -4,8 +4,8 @@
 # PERFMON_MEMORY), --stats and --json switch to --stream by themselves,
 # say so once on stderr (not with -q) and print the very bytes of --stream
 # and of the in-memory run with a big budget, and so do --pdf (the same
-# PDF), --csv and --data; --trace is refused with exit status 5 and a
-# message giving the estimate and the budget; --no-stream
+# PDF), --csv, --data and --trace; --compat=ska is refused with exit
+# status 5 and a message giving the estimate and the budget; --no-stream
 # and --stream override.  The estimate's count of values is checked
 # against the hosts x samples x columns this script wrote.
 set -u
@@ -99,15 +99,22 @@ check "--pdf --memory=1M: exit 0" test $? -eq 0
 check "--pdf --memory=1M: streamed, said" has "$T/pdf.err" 'analysing in bounded memory (--stream)'
 $A "$T/job" --stats --pdf "$T/r1t.pdf" --memory=1T >/dev/null 2>&1
 check "--pdf --memory=1M: the in-memory run's PDF" cmp -s "$T/r.pdf" "$T/r1t.pdf"
-# Outputs that need every series: refused, exit status 5, no file written.
-$A "$T/job" --stats --trace "$T/r.trace" --memory=1M >/dev/null 2>"$T/tr.err"
-check "--trace --memory=1M: exit status 5" test $? -eq 5
-check "--trace --memory=1M: the estimate and the budget" \
+# An output that needs every series (--compat=ska: every host's columns
+# given to all): refused, exit status 5, no file written.
+$A "$T/job" --stats --compat=ska --csv "$T/r.csv" --memory=1M >/dev/null 2>"$T/tr.err"
+check "--compat=ska --memory=1M: exit status 5" test $? -eq 5
+check "--compat=ska --memory=1M: the estimate and the budget" \
     has "$T/tr.err" 'would need about [0-9.]* MiB, 1.0 MiB available'
-check "--trace --memory=1M: what to do" has "$T/tr.err" '--stream.*--no-stream to try anyway'
-check "--trace --memory=1M: a window is not offered as a remedy" \
+check "--compat=ska --memory=1M: what to do" has "$T/tr.err" '--stream.*--no-stream to try anyway'
+check "--compat=ska --memory=1M: a window is not offered as a remedy" \
     has "$T/tr.err" '--start/--end do not lower the need'
-check "--trace --memory=1M: no trace" test ! -e "$T/r.trace"
+check "--compat=ska --memory=1M: no file" test ! -e "$T/r.csv"
+# --trace is written host by host by --stream too: switched, the same trace.
+$A "$T/job" --trace "$T/r.trace" --memory=1M >/dev/null 2>"$T/tr.err"
+check "--trace --memory=1M: exit 0, switched to --stream" \
+    sh -c "[ $? -eq 0 ] && grep -q 'analysing in bounded memory (--stream)' '$T/tr.err'"
+$A "$T/job" --trace "$T/r1t.trace" --memory=1T >/dev/null 2>&1
+check "--trace --memory=1M: the in-memory run's trace" cmp -s "$T/r.trace" "$T/r1t.trace"
 # --csv, --data and --hdf5 are written host by host by --stream: switched
 # to it, the same files as in memory.
 PERFMON_MEMORY=1M $A "$T/job" --csv "$T/a.csv" --data "$T/ad" >/dev/null 2>"$T/csv.err"

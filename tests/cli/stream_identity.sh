@@ -11,8 +11,9 @@
 # with phases (events files: each phase's figures per host).  The
 # pooled count, sd, p50 and max of one metric are also checked against the
 # values computed here from the generated numbers.  --csv, --data and
-# --hdf5 (h5dump) are compared between both modes too, and the streamed
-# CSV against the input files (rows per host, one host's values and rates).
+# --hdf5 (h5dump) and --trace are compared between both modes too, and the
+# streamed CSV and trace against the input files (rows per host, one host's
+# values and rates; the phases and one host's CPU track).
 set -u
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 T=$(mktemp -d)
@@ -199,9 +200,44 @@ wraps = sum(m["quality"]["wraps_corrected"] for m in j["metrics"])
 sys.exit(0 if len(hosts) == 6 and any(h.startswith("gpu-") for h in hosts) and rep > 0 and wraps > 0 else 1)
 EOF
 
-$A "$J" --stream --trace "$T/r.trace" -q >/dev/null 2>"$T/err"
-check "--stream --trace is refused (exit 2) with a reason" \
-    sh -c "[ $? -eq 2 ] && grep -q 'stream' '$T/err' && [ ! -e '$T/r.trace' ]"
+# --trace: the counter tracks written host by host to spill files, the
+# phases and names after the analysis; the same bytes as in memory.
+sametrace() {
+    rm -f "$T/t1.json" "$T/t2.json"
+    $A "$@" -q --trace "$T/t1.json" >/dev/null 2>&1 &&
+        $A "$@" -q --stream --trace "$T/t2.json" >/dev/null 2>&1 &&
+        [ -s "$T/t1.json" ] && cmp -s "$T/t1.json" "$T/t2.json"
+}
+check "generated job --trace: the same trace" sametrace "$J"
+check "generated job --align=index --trace" sametrace "$J" --align=index
+check "phases --start/--end --repair=interp --trace" sametrace "$P" --start +100 --end +500 \
+    --repair=interp
+check "fixtures/compare/base (phases) --trace" sametrace "$F/compare/base"
+check "fixtures/perfmon --trace --stats" sametrace "$F/perfmon" --stats
+check "phases --trace: the same trace" sametrace "$P"
+$A "$P" -q --stream --trace "$T/t2.json.gz" >/dev/null 2>&1
+check "--stream --trace .gz: the same trace, gzip" sh -c "gzip -dc '$T/t2.json.gz' | cmp -s - '$T/t1.json'"
+check "--stream --trace: no spill or temporary file left behind" \
+    sh -c "! ls -A '$T' | grep -q -e spill -e '[.]tmp'"
+# The streamed trace against the input: the 10 phases of the events files
+# (n9, no host, a process of its own), and n4's cpu_usage track is its
+# file's cpu.percent, sample by sample (600 samples: no bucket merges).
+check "--stream --trace: the phases and n4's CPU track as in the files" python3 - "$T/t2.json" "$P" <<'EOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+pid = {e["args"]["name"]: e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+ph = [e for e in ev if e["ph"] == "X"]
+want = {"n1": 4, "n2": 3, "n3": 1, "n5": 1, "n9": 1}
+got = {h: sum(1 for e in ph if e["pid"] == pid[h]) for h in want}
+src = [json.loads(l) for l in open(sys.argv[2] + "/n4.jsonl")]
+src = [s["v"][0] for s in src if "t" in s and "v" in s]
+cpu = [e["args"]["value"] for e in ev if e["ph"] == "C" and e["pid"] == pid["n4"] and
+       e["name"].startswith("CPU")]
+bad = len(cpu) != len(src) or any(abs(a - b) > 1e-8 * abs(b) for a, b in zip(cpu, src))
+if got != want or bad:
+    print("      phases per host", got, "want", want, "; n4 CPU points", len(cpu), "file", len(src))
+sys.exit(0 if got == want and not bad else 1)
+EOF
 # The PDF report of this job of 6 hosts (every series drawn whole: kept
 # whole by the fold; a GPU, a node of two files, a metric of one node),
 # byte for byte (more in stream_pdf.sh).
@@ -246,7 +282,8 @@ PM_THREADS=1 $A "$J" -q --stream --csv "$T/one.csv" >/dev/null 2>&1
 check "generated job, 1 thread: the CSV of 2 threads" cmp -s "$T/one.csv" "$T/e2/c.csv"
 # An output that cannot be written (or a full disk, /dev/full): the same
 # message and exit status as in memory, after the same statistics.
-for o in "--csv $T/no/c.csv" "--csv /dev/full" "--data $T/no/d/e" "--hdf5 $T/no/f.h5"; do
+for o in "--csv $T/no/c.csv" "--csv /dev/full" "--data $T/no/d/e" "--hdf5 $T/no/f.h5" \
+    "--trace $T/no/t.json"; do
     $A "$J" --stats $o >"$T/w1" 2>"$T/w1.err"
     r1=$?
     $A "$J" --stats --stream $o >"$T/w2" 2>"$T/w2.err"
