@@ -184,19 +184,22 @@ check "--stream, missing directory: exit 2, said once" \
 # --stream's report and exports under mpirun, in a job of more than 12
 # nodes (whose band plots draw the outlier nodes' series, read again on
 # rank 0 after the passes): the same PDF, CSV and data files as one
-# process in memory.
+# process in memory, and the same trace.
 D16="$T/job16"
 mkdir "$D16"
 cp "$D"/gen*.jsonl "$D16"/
 for h in 12 13 14 15; do
     sed "s/\"host\":\"gen$((h - 12))\"/\"host\":\"gen$h\"/" "$D/gen$((h - 12)).jsonl" >"$D16/gen$h.jsonl"
 done
-"$A" "$D16" -q --no-stream --stats --pdf "$T/m.pdf" --csv "$T/m.csv" --data "$T/md" >"$T/m.txt"
-mpi 3 "$D16" -q --stream --stats --pdf "$T/s3.pdf" --csv "$T/s3.csv" --data "$T/s3d" >"$T/s3.txt"
-check "3 ranks --stream, 16 hosts: --pdf --csv --data exit 0" [ "$rc" -eq 0 ]
+"$A" "$D16" -q --no-stream --stats --pdf "$T/m.pdf" --csv "$T/m.csv" --data "$T/md" \
+    --trace "$T/m.trace" >"$T/m.txt"
+mpi 3 "$D16" -q --stream --stats --pdf "$T/s3.pdf" --csv "$T/s3.csv" --data "$T/s3d" \
+    --trace "$T/s3.trace" >"$T/s3.txt"
+check "3 ranks --stream, 16 hosts: --pdf --csv --data --trace exit 0" [ "$rc" -eq 0 ]
 check "3 ranks --stream, 16 hosts: --stats as in memory" cmp -s "$T/m.txt" "$T/s3.txt"
 check "3 ranks --stream, 16 hosts: the PDF of one process in memory" cmp -s "$T/m.pdf" "$T/s3.pdf"
 check "3 ranks --stream, 16 hosts: the CSV of one process in memory" cmp -s "$T/m.csv" "$T/s3.csv"
 check "3 ranks --stream, 16 hosts: the data files of one process in memory" diff -r "$T/md" "$T/s3d"
+check "3 ranks --stream, 16 hosts: the trace of one process in memory" cmp -s "$T/m.trace" "$T/s3.trace"
 
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
