@@ -257,7 +257,11 @@ int pm_report_keep_open(pm_analysis *a, pm_error *err)
         return 0;
     const char *dir = getenv("TMPDIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/perfmon-stream-XXXXXX", dir && *dir ? dir : "/tmp");
+    const char *d = dir && *dir ? dir : "/tmp";
+    int n = snprintf(path, sizeof path, "%s/perfmon-stream-XXXXXX", d);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return pm_error_set(err, PM_ELIMIT,
+                            "TMPDIR %.200s...: name too long for the report's rows file", d);
     k->fd = mkstemp(path);
     if (k->fd < 0)
         return pm_error_set(err, PM_EIO, "%s: cannot create the report's rows file: %s", path,
