@@ -86,7 +86,19 @@ typedef struct pm_sctx {
     int64_t now_mono_ns;     /* time of the sample being taken */
     int64_t pss_interval_ns; /* refresh PSS/USS (smaps_rollup) at most this often */
     int system_counters;     /* per-CPU hardware counters without a tree (opt-in) */
+    /* Record a note in the profile: plain text, or an event's JSON object
+     * (docs/format.md, "Event notes").  Set by the sampling loop; NULL in
+     * tests that read a captured tree (pm_sctx_note then does nothing). */
+    void (*note)(void *arg, const char *text);
+    void *note_arg;
 } pm_sctx;
+
+/* Hand text to ctx->note when one is set. */
+static inline void pm_sctx_note(const pm_sctx *ctx, const char *text)
+{
+    if (ctx->note)
+        ctx->note(ctx->note_arg, text);
+}
 
 typedef struct pm_source {
     const char *name;

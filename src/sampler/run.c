@@ -113,7 +113,7 @@ static void self_rss(run *r, pm_sample *s)
 static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
 static void note(run *r, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -124,6 +124,12 @@ static void note(run *r, const char *fmt, ...)
         if (pm_writer_note(r->w[i], msg, &err) != 0)
             pm_log(PM_LOG_WARN, "%s", err.msg);
     }
+}
+
+/* pm_sctx.note: a source's note or event, written as it is. */
+static void source_note(void *arg, const char *text)
+{
+    note((run *)arg, "%s", text);
 }
 
 /* A write, sync or restore failed: suspend recording.  The first failure
@@ -530,6 +536,8 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     r->ctx.out_dir = o->out_dir;
     r->ctx.pss_interval_ns = o->pss_interval_ns;
     r->ctx.system_counters = o->system_counters;
+    r->ctx.note = source_note;
+    r->ctx.note_arg = r;
     for (size_t i = 0; i < o->npids; i++)
         r->roots[r->nroots++] = o->pids[i];
     if (o->cmd) {
