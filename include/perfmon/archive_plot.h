@@ -14,8 +14,12 @@
 #include "perfmon/archive_store.h"
 #include "perfmon/error.h"
 
-/* Write the history of pts (one entry, in start order) to path: a PDF
- * when path ends in ".pdf", otherwise a PNG.  The y axis is labelled
+/* The kind of file path names by its ending (any case): 'p' ".png",
+ * 'd' ".pdf", 's' ".svg", 0 none of them. */
+int pm_arch_plot_kind(const char *path);
+
+/* Write the history of pts (one entry, in start order) to path: a PNG,
+ * PDF or SVG by its ending (anything else is PM_EUSAGE).  The y axis is labelled
  * "entry (unit)"; o carries the entry's direction; runs are marked only
  * when the entry is gated.  *nregressions (may be NULL) receives the
  * number of points marked. */

@@ -111,6 +111,9 @@ int pm_gate_decide(const pm_gate_names *g, const char *name, int better, int rul
  * (gate only) or the list is too long. */
 int pm_gate_parse_list(const char *arg, int gate, char *buf, size_t bufcap, const char **list,
                        size_t n, size_t cap);
+/* Why pm_gate_parse_list refused arg (have names already, cap at most):
+ * one sentence for the user, in out. */
+void pm_gate_list_why(const char *arg, int gate, size_t have, size_t cap, char *out, size_t outcap);
 
 /* Parse compare.json text (path is used in messages: file:line:col on a
  * syntax error, file: metrics.ID.better on a bad entry). */

@@ -135,6 +135,38 @@ int pm_gate_parse_list(const char *arg, int gate, char *buf, size_t bufcap, cons
     return (int)n;
 }
 
+void pm_gate_list_why(const char *arg, int gate, size_t have, size_t cap, char *out, size_t outcap)
+{
+    size_t names = 1;
+    for (const char *p = arg; *p; p++)
+        names += *p == ',';
+    const char *p = arg;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        if (len == 0) {
+            snprintf(out, outcap, "an empty name; give names separated by commas (a,b)");
+            return;
+        }
+        if (gate && pm_compare_is_sampler(name)) {
+            snprintf(out, outcap,
+                     "%s is one of the sampler's own figures, which are never gated (they "
+                     "measure perfmon, not the job)",
+                     name);
+            return;
+        }
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    if (have + names > cap)
+        snprintf(out, outcap, "more than %zu names in all", cap);
+    else
+        snprintf(out, outcap, "the list is too long");
+}
+
 const pm_compare_rule *pm_compare_cfg_metric(const pm_compare_cfg *c, const char *id)
 {
     for (size_t i = 0; i < c->nmetrics; i++)

@@ -1,5 +1,6 @@
 /* The history plot of one entry (see archive_plot.h). */
 #include <cairo-pdf.h>
+#include <cairo-svg.h>
 #include <cairo.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,10 +17,12 @@
 #define ASPECT 0.5
 #define DPI 150
 
-static int write_pdf(const char *path, const pm_plot *p, pm_error *err)
+/* A vector file of the plot: PDF, or SVG when svg is set. */
+static int write_vector(const char *path, int svg, const pm_plot *p, pm_error *err)
 {
     double w = WIDTH_CM / 2.54 * 72, h = w * ASPECT;
-    cairo_surface_t *s = cairo_pdf_surface_create(path, w, h);
+    cairo_surface_t *s =
+        svg ? cairo_svg_surface_create(path, w, h) : cairo_pdf_surface_create(path, w, h);
     cairo_t *cr = cairo_create(s);
     pm_plot_draw(cr, 0, 0, w, h, 9.0, p);
     cairo_destroy(cr);
@@ -27,9 +30,19 @@ static int write_pdf(const char *path, const pm_plot *p, pm_error *err)
     cairo_status_t st = cairo_surface_status(s);
     cairo_surface_destroy(s);
     if (st != CAIRO_STATUS_SUCCESS)
-        return pm_error_set(err, PM_EIO, "%s: cannot write PDF: %s", path,
+        return pm_error_set(err, PM_EIO, "%s: cannot write %s: %s", path, svg ? "SVG" : "PDF",
                             cairo_status_to_string(st));
     return 0;
+}
+
+int pm_arch_plot_kind(const char *path)
+{
+    size_t len = strlen(path);
+    const char *ext = len > 4 ? path + len - 4 : "";
+    return strcasecmp(ext, ".png") == 0   ? 'p'
+           : strcasecmp(ext, ".pdf") == 0 ? 'd'
+           : strcasecmp(ext, ".svg") == 0 ? 's'
+                                          : 0;
 }
 
 int pm_arch_plot(const char *path, const char *test, const char *entry, const char *unit,
@@ -82,10 +95,14 @@ int pm_arch_plot(const char *path, const char *test, const char *entry, const ch
     p.mark_t = mt;
     p.mark_v = mv;
     p.nmarks = nm;
-    size_t len = strlen(path);
-    int rc = len > 4 && strcasecmp(path + len - 4, ".pdf") == 0
-                 ? write_pdf(path, &p, err)
-                 : pm_plot_png(path, &p, WIDTH_CM, ASPECT, DPI, err);
+    int kind = pm_arch_plot_kind(path), rc;
+    if (kind == 'p')
+        rc = pm_plot_png(path, &p, WIDTH_CM, ASPECT, DPI, err);
+    else if (kind == 'd' || kind == 's')
+        rc = write_vector(path, kind == 's', &p, err);
+    else
+        rc =
+            pm_error_set(err, PM_EUSAGE, "%s: give a file name ending in .png, .pdf or .svg", path);
     free(t);
     free(v);
     free(mt);

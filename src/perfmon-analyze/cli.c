@@ -96,7 +96,7 @@ static void usage(FILE *f)
         "  -q, --quiet        no warnings and no progress line on stderr (the progress\n"
         "                     line is shown only when stderr is a terminal)\n"
         "  -h, --help         this text\n"
-        "      --version      the version\n"
+        "  -V, --version      the version\n"
         "exit status: 0 ok, 1 input problem promoted by --strict, or nothing to\n"
         "analyse (phase marks only, no sample in --start/--end), 2 usage or no usable\n"
         "input (also several runs or jobs, or one host sampled twice at once), 3 an\n"
@@ -170,11 +170,11 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     }
     fprintf(stderr,
             "perfmon-analyze: the in-memory analysis would need about %s, %s available, and "
-            "the outputs asked for need every series in memory: run --stats, --json, --pdf, "
-            "--plots, --csv, --data, --hdf5 and --trace alone, which --stream makes in bounded "
-            "memory; or use a machine with more memory; or give --no-stream to try anyway "
-            "(--start/--end do not lower the need: every sample is read before the window "
-            "is applied)\n",
+            "--compat=ska needs every host's series in memory (SKA's merge gives each host "
+            "the columns of all), so --stream cannot take over: leave out --compat=ska to "
+            "analyse in bounded memory, or use a machine with more memory, or give "
+            "--no-stream to try anyway (--start/--end do not lower the need: every sample "
+            "is read before the window is applied)\n",
             need, have);
     return EXIT_MEMORY;
 }
@@ -524,7 +524,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     int c;
     optind = 0; /* glibc: a full reset, also of a half-parsed option cluster */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":vqhV", longopts, NULL)) != -1) {
         switch (c) {
         case O_STATS: want_stats = 1; break;
         case O_JSON: want_json = 1; break;
@@ -641,9 +641,10 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
             int n = pm_gate_parse_list(optarg, on, gbuf[!on] + used, sizeof gbuf[0] - used,
                                        glist[!on], ngl[!on], 64);
             if (n < 0) {
-                fprintf(stderr, "perfmon-analyze: --%s %s: give names separated by commas%s\n",
-                        on ? "gate" : "no-gate", optarg,
-                        on ? " (the sampler's own figures are never gated)" : "");
+                char why[256];
+                pm_gate_list_why(optarg, on, ngl[!on], 64, why, sizeof why);
+                fprintf(stderr, "perfmon-analyze: --%s %s: %s\n", on ? "gate" : "no-gate", optarg,
+                        why);
                 return EXIT_USAGE;
             }
             ngl[!on] = (size_t)n;
@@ -655,6 +656,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         case 'v': o.verbose = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return EXIT_OK;
+        case 'V':
         case O_VERSION: {
             int v = pm_cli_version("perfmon-analyze");
             printf("MPI: %s\n", mpi ? mpi : "not built in (make finds no mpicc, or MPI=0)");
@@ -663,7 +665,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         default: {
             pm_error err;
             pm_error_clear(&err);
-            (void)pm_cli_refused(c, argv, ":vqh", longopts, &err);
+            (void)pm_cli_refused(c, argv, ":vqhV", longopts, &err);
             fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
             return EXIT_USAGE;
         }
@@ -678,17 +680,28 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         fprintf(stderr, "perfmon-analyze: --threshold, --gate and --no-gate need --compare\n");
         return EXIT_USAGE;
     }
-    if (compare &&
-        (argc - optind != 2 || o.by_phase || data_dir || csv || hdf5 || trace || ro.plots_dir)) {
-        fprintf(stderr, "perfmon-analyze: --compare takes two inputs, DIR_A and DIR_B, and only "
-                        "--json, --pdf and --threshold as outputs\n");
+    if (compare && argc - optind != 2) {
+        fprintf(stderr, "perfmon-analyze: --compare takes two inputs, DIR_A and DIR_B (%d given)\n",
+                argc - optind);
         return EXIT_USAGE;
     }
-    if (o.stream && compare) {
-        fprintf(stderr, "perfmon-analyze: --stream makes --stats, --json, --pdf, --plots, "
-                        "--csv, --data, --hdf5 and --trace only, for now: --compare needs "
-                        "every series in memory\n");
-        return EXIT_USAGE;
+    if (compare) {
+        /* Name the option refused, not only the ones allowed. */
+        const char *no = o.by_phase     ? "--by-phase"
+                         : data_dir     ? "--data"
+                         : csv          ? "--csv"
+                         : hdf5         ? "--hdf5"
+                         : trace        ? "--trace"
+                         : ro.plots_dir ? "--plots"
+                         : o.stream     ? "--stream"
+                                        : NULL;
+        if (no) {
+            fprintf(stderr,
+                    "perfmon-analyze: %s does not go with --compare, which writes --stats, "
+                    "--json and --pdf only%s\n",
+                    no, strcmp(no, "--stream") == 0 ? " (it reads both jobs whole)" : "");
+            return EXIT_USAGE;
+        }
     }
     if (o.stream && no_stream) {
         fprintf(stderr, "perfmon-analyze: --stream and --no-stream: give one\n");
@@ -725,6 +738,26 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         layout = lbuf;
     }
     ro.layout_path = layout;
+    if (!tdir && !getenv("PERFMON_TEMPLATES") && access(cbuf, R_OK) != 0 && catalog == cbuf) {
+        fprintf(stderr,
+                "perfmon-analyze: no templates directory found (%s/metrics.json: %s): give "
+                "--templates DIR or set PERFMON_TEMPLATES to the directory that holds "
+                "metrics.json, rules.json and report.json\n",
+                tbuf, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (want_pdf || ro.plots_dir) {
+        /* The layout is an input like the catalog and the rules: a bad one
+         * is said (exit 2) before the analysis, not after it. */
+        pm_layout *lay = NULL;
+        pm_error lerr;
+        pm_error_clear(&lerr);
+        if (pm_layout_load(layout, &lay, &lerr) != 0) {
+            fprintf(stderr, "perfmon-analyze: %s\n", lerr.msg);
+            return EXIT_USAGE;
+        }
+        pm_layout_free(lay);
+    }
     o.catalog_path = catalog;
     o.rules_path = no_rules ? NULL : rules;
     /* Under mpirun, --compare runs on rank 0 alone. */
@@ -847,8 +880,9 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     }
     if (want_pdf || ro.plots_dir) {
         progress_begin(&pl);
-        if (write_report(a, &ro, want_pdf, quiet, &pl) != 0)
-            status = EXIT_OUTPUT;
+        int wr = write_report(a, &ro, want_pdf, quiet, &pl);
+        if (wr != 0 && status != EXIT_USAGE)
+            status = wr == PM_EUSAGE ? EXIT_USAGE : EXIT_OUTPUT; /* a font named wrong */
     }
     pm_stream_out_free(&so);
     pm_analysis_free(a);

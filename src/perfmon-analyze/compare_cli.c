@@ -49,7 +49,7 @@ static int write_pdf(const pm_compare_cli *cl, const pm_comparison *cmp)
     free(js);
     if (rc) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
-        return EXIT_OUTPUT;
+        return rc == PM_EUSAGE ? PM_EXIT_USAGE : EXIT_OUTPUT;
     }
     if (!cl->quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "perfmon-analyze: wrote %s\n", ro.pdf_path);

@@ -50,9 +50,10 @@ static void usage_main(FILE *f)
             "  check    --db DB TEST [ENTRY...] [--window N] [--threshold K] [--min-change PCT]\n"
             "           [--gate NAME[,NAME]] [--no-gate NAME[,NAME]] [--json]\n"
             "           exit 1 when the latest run of a gated entry is worse than its history\n"
-            "  plot     --db DB TEST ENTRY -o FILE.png|FILE.pdf\n"
+            "  plot     --db DB TEST ENTRY -o FILE.png|FILE.pdf|FILE.svg\n"
             "DB is an SQLite file or a postgresql:// URL (default $" DB_ENV ").\n"
-            "'" PROG " COMMAND --help' describes each command; " PROG " --version the version.\n"
+            "'" PROG " COMMAND --help' describes each command; " PROG
+            " -V (--version) the version.\n"
             "%s"
             "examples:\n"
             "  " PROG " add --db runs.sqlite --datadir results --archivedir done\n"
@@ -156,9 +157,9 @@ static int common_opt(int opt, const char *arg, common *c)
             c->ngl[!on] = (size_t)n;
             return 0;
         }
-        fprintf(stderr, PROG ": --%s %s: give entry names separated by commas%s\n",
-                on ? "gate" : "no-gate", arg,
-                on ? " (the sampler's own figures are never gated)" : "");
+        char why[256];
+        pm_gate_list_why(arg, on, c->ngl[!on], 64, why, sizeof why);
+        fprintf(stderr, PROG ": --%s %s: %s\n", on ? "gate" : "no-gate", arg, why);
         return EXIT_USAGE;
     }
     default: return -1;
@@ -766,6 +767,8 @@ static int cmd_check(int argc, char **argv, common *c)
             info++;
             if (json)
                 verdict_json(json, p[i].entry, &r, &o, gated);
+            else if (nnamed)
+                print_verdict(p[i].entry, &r, &o, gated); /* asked for by name */
             continue; /* informational: in the JSON, counted in the text */
         }
         if (json)
@@ -824,7 +827,7 @@ static int cmd_check(int argc, char **argv, common *c)
 static void help_plot(FILE *f)
 {
     fprintf(f,
-            "usage: " PROG " plot --db DB TEST ENTRY -o FILE.png|FILE.pdf [options]\n"
+            "usage: " PROG " plot --db DB TEST ENTRY -o FILE.png|FILE.pdf|FILE.svg [options]\n"
             "The history of ENTRY, each run a point; the runs that check would call\n"
             "regressions (each judged against the runs before it) are ringed in red.\n"
             "  -o, --output FILE  PNG, or PDF when FILE ends in .pdf\n" CHECK_OPTS "%s%s",
@@ -839,6 +842,11 @@ static int cmd_plot(int argc, char **argv, common *c)
         return rc;
     if (argc - optind != 2 || !c->out) {
         fprintf(stderr, PROG " plot: give TEST, ENTRY and -o FILE\n");
+        return EXIT_USAGE;
+    }
+    if (!pm_arch_plot_kind(c->out)) {
+        fprintf(stderr, PROG " plot: -o %s: give a file name ending in .png, .pdf or .svg\n",
+                c->out);
         return EXIT_USAGE;
     }
     const char *test = argv[optind], *entry = argv[optind + 1];
@@ -890,7 +898,7 @@ int pm_archive_main(int argc, char **argv)
         usage_main(stdout);
         return EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0)
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
         return pm_cli_version(PROG);
     common c;
     memset(&c, 0, sizeof c);

@@ -231,5 +231,13 @@ int pm_sample_main(int argc, char **argv)
         fprintf(stderr, "perfmon-sample: %s\n", err.msg);
         return PM_EXIT_USAGE;
     }
+    const char *pv = getenv("PERFMON_PROFILE_VERSION");
+    if (pv && *pv && strcmp(pv, "1") != 0 && strcmp(pv, "2") != 0 && strcmp(pv, "3") != 0) {
+        fprintf(stderr,
+                "perfmon-sample: PERFMON_PROFILE_VERSION=%.40s: give 1, 2 or 3 (the binary "
+                "profile's version; 3 when unset)\n",
+                pv);
+        return PM_EXIT_USAGE;
+    }
     return pm_sampler_run(&o);
 }

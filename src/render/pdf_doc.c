@@ -497,11 +497,26 @@ int pdf_open(pdf_doc *d, const char *font, const char *bold, pm_error *err)
     HPDF_SetCurrentEncoder(d->pdf, "UTF-8");
     const char *fp = font ? font : DEFAULT_FONT;
     const char *bp = bold ? bold : DEFAULT_BOLD;
-    const char *fn = access(fp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, fp, HPDF_TRUE) : NULL;
-    const char *bn = access(bp, R_OK) == 0 ? HPDF_LoadTTFontFromFile(d->pdf, bp, HPDF_TRUE) : NULL;
+    /* A font the user named is a usage matter: name the option; the
+     * default one missing is a package to install. */
+    for (int b = 0; b < 2; b++) {
+        const char *given = b ? bold : font, *path = b ? bp : fp;
+        if (access(path, R_OK) == 0)
+            continue;
+        int e = errno;
+        if (given)
+            return pm_error_sys(err, PM_EUSAGE, e, "%s: %s: cannot read the font file", path,
+                                b ? "--bold-font" : "--font");
+        return pm_error_sys(err, PM_EIO, e,
+                            "%s: cannot read the report's default font (install "
+                            "fonts-dejavu-core, or give --font and --bold-font)",
+                            path);
+    }
+    const char *fn = HPDF_LoadTTFontFromFile(d->pdf, fp, HPDF_TRUE);
+    const char *bn = HPDF_LoadTTFontFromFile(d->pdf, bp, HPDF_TRUE);
     if (!fn || !bn)
-        return pm_error_set(err, PM_EIO,
-                            "%s: cannot load the report font (install fonts-dejavu-core)",
+        return pm_error_set(err, (!fn ? font : bold) ? PM_EUSAGE : PM_EIO,
+                            "%s: not a TrueType font that the PDF library can embed",
                             !fn ? fp : bp);
     d->font = HPDF_GetFont(d->pdf, fn, "UTF-8");
     d->bold = HPDF_GetFont(d->pdf, bn, "UTF-8");

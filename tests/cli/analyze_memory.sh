@@ -106,6 +106,8 @@ check "--compat=ska --memory=1M: exit status 5" test $? -eq 5
 check "--compat=ska --memory=1M: the estimate and the budget" \
     has "$T/tr.err" 'would need about [0-9.]* MiB, 1.0 MiB available'
 check "--compat=ska --memory=1M: what to do" has "$T/tr.err" '--stream.*--no-stream to try anyway'
+check "--compat=ska --memory=1M: names --compat=ska as the cause" \
+    has "$T/tr.err" 'and --compat=ska needs every host.s series in memory'
 check "--compat=ska --memory=1M: a window is not offered as a remedy" \
     has "$T/tr.err" '--start/--end do not lower the need'
 check "--compat=ska --memory=1M: no file" test ! -e "$T/r.csv"

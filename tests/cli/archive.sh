@@ -207,6 +207,9 @@ assert e["stays"]["verdict"] == "ok" and e["stays"]["z"] == 0, e["stays"]
 ' "$T/json"
 $B check --db "$HDB" bench noisy stays >"$T/out"
 check "check of named entries exits 0" [ $? -eq 0 ]
+$B check --db "$HDB" bench noisy --no-gate noisy >"$T/out"
+check "an informational entry asked for by name: its figures shown" \
+    grep -q "^info  *noisy: latest 1.02 vs median 1 of 10 runs" "$T/out"
 $B check --db "$HDB" bench steady --min-change 50 >"$T/out"
 check "--min-change 50 lets +30% pass" [ $? -eq 0 ]
 $B check --db "$HDB" bench steady --threshold 1000 >"$T/out"

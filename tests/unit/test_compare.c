@@ -286,6 +286,14 @@ static void test_entry_semantics(void **state)
     assert_int_equal(pm_gate_parse_list("sampler_late", 1, buf, sizeof buf, list, 0, 4), -1);
     assert_int_equal(pm_gate_parse_list("sampler_late", 0, buf, sizeof buf, list, 0, 4), 1);
     assert_int_equal(pm_gate_parse_list("a,b,c", 1, buf, sizeof buf, list, 2, 4), -1);
+    /* Why each was refused, in words. */
+    char why[256];
+    pm_gate_list_why("a,,b", 1, 0, 4, why, sizeof why);
+    assert_non_null(strstr(why, "an empty name"));
+    pm_gate_list_why("a,sampler_late", 1, 0, 4, why, sizeof why);
+    assert_non_null(strstr(why, "sampler_late is one of the sampler's own figures"));
+    pm_gate_list_why("a,b,c", 1, 2, 4, why, sizeof why);
+    assert_string_equal(why, "more than 4 names in all");
 }
 
 static void test_cfg_parse(void **state)
