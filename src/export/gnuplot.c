@@ -244,13 +244,18 @@ static void title(FILE *f, const pm_metric_result *r, int all_nodes)
 typedef struct vscan {
     int finite;
     double lo, hi;
+    double min, max; /* over every finite value */
 } vscan;
+
+#define VSCAN_INIT ((vscan){0, INFINITY, -INFINITY, INFINITY, -INFINITY})
 
 static void scan_values(const double *v, size_t n, vscan *sc)
 {
     for (size_t i = 0; i < n; i++) {
         if (isfinite(v[i])) {
             sc->finite = 1;
+            sc->min = v[i] < sc->min ? v[i] : sc->min;
+            sc->max = v[i] > sc->max ? v[i] : sc->max;
             if (v[i] > 0) {
                 sc->lo = v[i] < sc->lo ? v[i] : sc->lo;
                 sc->hi = v[i] > sc->hi ? v[i] : sc->hi;
@@ -264,7 +269,9 @@ static void scan_values(const double *v, size_t n, vscan *sc)
  * axis over values that are all zero (idle network), or a series with no
  * value at all.  So a log axis is asked for only where the values above
  * zero span two decades (as the PDF decides), and a plot with no value
- * gets fixed ranges and says "no data". */
+ * gets fixed ranges and says "no data".  A constant series (to the data
+ * files' digits) gets a y range around its value, from 0 (gnuplot would warn "empty y range" and pick
+ * a range of its own). */
 static void axis_for(FILE *f, const pm_analysis *a, const pm_metric_result *r, const vscan *sc,
                      int *fixed)
 {
@@ -285,6 +292,16 @@ static void axis_for(FILE *f, const pm_analysis *a, const pm_metric_result *r, c
                 "set xrange [\"%.3f\":\"%.3f\"]\nset yrange [0:1]\n"
                 "set label 1 \"no data\" at graph 0.5, graph 0.5 center\n",
                 t0, t1);
+        *fixed = 1;
+    } else if (sc->max - sc->min <= 1e-5 * fmax(fabs(sc->min), fabs(sc->max))) {
+        /* constant to the data files' 6 digits, which is what gnuplot sees */
+        double v = sc->min;
+        if (v > 0)
+            fprintf(f, "set yrange [0:%.17g]\n", 2 * v);
+        else if (v < 0)
+            fprintf(f, "set yrange [%.17g:0]\n", 2 * v);
+        else
+            fputs("set yrange [0:1]\n", f);
         *fixed = 1;
     }
 }
@@ -336,7 +353,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     fputs("set output ", f);
     pm_gp_quote(f, fname, 0);
     fputc('\n', f);
-    vscan sc = {0, INFINITY, -INFINITY};
+    vscan sc = VSCAN_INIT;
     scan_values(r->agg.v, r->agg.n, &sc);
     axis_for(f, a, r, &sc, &fixed);
     title(f, r, 1);
@@ -378,7 +395,7 @@ static void *gp_worker(void *arg)
             continue;
         }
         gp_src src = {.it = it, .fd = j->fd, .base = j->base ? j->base[m] : 0};
-        vscan sc = {0, INFINITY, -INFINITY};
+        vscan sc = VSCAN_INIT;
         if (j->sc)
             sc = j->sc[m];
         else
@@ -514,7 +531,7 @@ void pm_gp_host(pm_gp_out *w, const pm_analysis *a, const pm_metric_result *cons
             at += (uint64_t)res[m]->agg.n * w->nh;
             maxn = res[m]->agg.n > maxn ? res[m]->agg.n : maxn;
             if (w->sc)
-                w->sc[m] = (vscan){0, INFINITY, -INFINITY};
+                w->sc[m] = VSCAN_INIT;
         }
         w->buf = pm_alloc_array(maxn, sizeof *w->buf);
         if (!w->base || !w->sc || !w->buf) {

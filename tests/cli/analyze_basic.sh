@@ -100,6 +100,11 @@ check "--hdf5 file" [ -s "$T/out.h5" ]
 if command -v gnuplot >/dev/null 2>&1; then
     (cd "$T/data" && gnuplot net_out.gp) >/dev/null 2>&1
     check "gnuplot renders the script" [ -s "$T/data/net_out_per_node.png" ]
+    # Every script, constant metrics included, renders without a word
+    # from gnuplot (an "empty y range" warning per constant metric before).
+    (cd "$T/data" && for g in *.gp; do gnuplot "$g" || echo "$g failed"; done) >"$T/gp.err" 2>&1
+    check "every --data script renders silently" [ ! -s "$T/gp.err" ]
+    [ -s "$T/gp.err" ] && head -5 "$T/gp.err"
 else
     echo "SKIP  gnuplot not installed: scripts not rendered"
 fi
