@@ -306,6 +306,22 @@ static void axis_for(FILE *f, const pm_analysis *a, const pm_metric_result *r, c
     }
 }
 
+/* The time axis's tick step for a job of span seconds: whole seconds and
+ * clock-friendly steps, at most 8 ticks (gnuplot's own choice for a job
+ * of a few seconds is half a second, and the labels, to the second, then
+ * repeat). */
+static double tick_step(double span)
+{
+    static const double steps[] = {1,    2,    5,     10,    15,    30,    60,     120,
+                                   300,  600,  900,   1800,  3600,  7200,  10800,  21600,
+                                   43200, 86400, 172800, 604800};
+    size_t n = sizeof steps / sizeof *steps;
+    for (size_t i = 0; i < n; i++)
+        if (!(span / steps[i] > 8))
+            return steps[i];
+    return ceil(span / 8 / 86400) * 86400;
+}
+
 static int write_script(const pm_analysis *a, const pm_metric_result *r, const char *dir,
                         const vscan *hosts_sc, pm_error *err)
 {
@@ -323,6 +339,7 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
           "set format x \"%m/%d\\n%H:%M:%S\"\nset xlabel 'Time'\nset grid\n"
           "set key outside right top noenhanced\n",
           f);
+    fprintf(f, "set xtics %g\n", tick_step(a->t_end - a->t_start));
     snprintf(ylabel, sizeof ylabel, "%s [%s]", r->def->name, r->def->unit);
     fputs("set ylabel ", f);
     pm_gp_quote(f, ylabel, 0);
