@@ -8,9 +8,12 @@
  * previous sample): a phase [t0, t1] gets each sample's value times the
  * part of its interval inside the phase, which is the counter's increase
  * between t0 and t1 with the counter taken as linear between samples.  A
- * gauge (memory used) counts at the samples that close an interval the
- * phase overlaps; the memory is the job's (the process tree's RSS) where
- * the sampler followed one, else the node's memory used. */
+ * gauge (memory used) is a reading at its sample's time: a phase's peak is
+ * the largest reading taken inside [t0, t1], or, for a phase between two
+ * samples, the last reading before it (what the phase began with; the
+ * reading that closes the interval may already be the next phase's); the
+ * memory is the job's (the process tree's RSS) where the sampler followed
+ * one, else the node's memory used. */
 #include <math.h>
 #include <string.h>
 
@@ -64,18 +67,24 @@ static double step_integral(const pm_series *s, double t0, double t1, double *co
     return any ? sum : NAN;
 }
 
-/* Largest value of s at the samples closing an interval that overlaps
- * [t0, t1]; a phase shorter than an interval still gets one sample. */
-static double step_max(const pm_series *s, double t0, double t1)
+/* Largest reading of the gauge s taken inside [t0, t1]; with none there,
+ * the last valid reading before t0 (NaN when there is none either). */
+static double gauge_max(const pm_series *s, double t0, double t1)
 {
     double m = NAN;
-    for (size_t i = first_after(s, t0); i < s->n; i++) {
-        if (i > 0 && s->t[i - 1] >= t1)
-            break;
+    size_t i = first_after(s, t0);
+    /* first_after is the first t > t0: a reading at t0 itself is inside. */
+    if (i > 0 && s->t[i - 1] == t0)
+        i--;
+    for (; i < s->n && s->t[i] <= t1; i++)
         if (isfinite(s->v[i]) && (isnan(m) || s->v[i] > m))
             m = s->v[i];
-    }
-    return m;
+    if (!isnan(m))
+        return m;
+    for (size_t k = first_after(s, t0); k-- > 0;)
+        if (isfinite(s->v[k]))
+            return s->v[k];
+    return NAN;
 }
 
 static void add(double *acc, double v)
@@ -115,7 +124,7 @@ void pm_phase_use_host(const pm_analysis *a, const pm_phase *p, pm_series *const
     if (!se)
         se = series_of(a, ser, "mem_used", &conv);
     if (se)
-        use[PM_PU_MEM] = step_max(se, p->t0, p->t1) * conv;
+        use[PM_PU_MEM] = gauge_max(se, p->t0, p->t1) * conv;
     for (int b = 0; b < 4; b++) {
         se = series_of(a, ser, bytes_ids[b], &conv);
         if (se)

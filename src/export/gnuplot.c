@@ -312,9 +312,9 @@ static void axis_for(FILE *f, const pm_analysis *a, const pm_metric_result *r, c
  * repeat). */
 static double tick_step(double span)
 {
-    static const double steps[] = {1,    2,    5,     10,    15,    30,    60,     120,
-                                   300,  600,  900,   1800,  3600,  7200,  10800,  21600,
-                                   43200, 86400, 172800, 604800};
+    static const double steps[] = {1,     2,     5,     10,    15,     30,    60,
+                                   120,   300,   600,   900,   1800,   3600,  7200,
+                                   10800, 21600, 43200, 86400, 172800, 604800};
     size_t n = sizeof steps / sizeof *steps;
     for (size_t i = 0; i < n; i++)
         if (!(span / steps[i] > 8))

@@ -134,11 +134,12 @@ want = {}
 for name, m in marks.items():
     a, b = m["start"], m["end"]
     core = alloc = 0.0
-    peak = None
+    # the memory peak: the readings taken inside the phase, else the last before it
+    inside = [mem[i] for i in range(len(t)) if a <= t[i] <= b and mem[i] is not None]
+    before = [mem[i] for i in range(len(t)) if t[i] < a and mem[i] is not None]
+    peak = max(inside) if inside else (before[-1] if before else None)
     for i in range(1, len(t)):
         lo, hi = max(t[i - 1], a), min(t[i], b)
-        if t[i] > a and t[i - 1] < b:
-            peak = mem[i] if peak is None else max(peak, mem[i])
         if hi > lo:
             core += (B[i] - B[i - 1]) / (Tt[i] - Tt[i - 1]) * ncpus * (hi - lo)
             alloc += ncpus * (hi - lo)

@@ -145,4 +145,43 @@ if command -v pdftotext >/dev/null 2>&1; then
     check "report lists the unpaired mark" has "$T/r.txt" "Marks that did not pair"
 fi
 
+# A phase's memory peak comes from the readings taken inside it: a phase
+# that only slept, closed just before a sample that already holds the
+# next phase's 500 MiB, keeps its own 10 MiB; a phase between two samples
+# has the reading it began with.
+if command -v python3 >/dev/null 2>&1; then
+    mkdir "$T/peak"
+    python3 - "$T/peak" <<'PY'
+import json, sys
+d = sys.argv[1]
+t0 = 1700000000.0
+cols = [{"name": "proc.rss", "unit": "B", "group": "proc", "kind": "gauge", "type": "u64"},
+        {"name": "cpu.percent", "unit": "%", "group": "cpu", "kind": "gauge", "type": "f64"}]
+with open(d + "/n1.jsonl", "w") as f:
+    f.write(json.dumps({"format": "perfmon-profile", "version": 1, "host": "n1", "job_id": "peak",
+                        "scheduler": "local", "node_rank": "", "user": "", "command": "x",
+                        "sampler": "test", "start": t0, "start_mono": 1.0, "interval": 1.0,
+                        "pid": 0, "columns": cols}) + "\n")
+    for i in range(11):
+        rss = (10 if i <= 5 else 500) << 20
+        f.write(json.dumps({"t": t0 + i, "mono": 1.0 + i, "v": [rss, 50]}) + "\n")
+with open(d + "/n1.events", "w") as f:
+    for name, a, b in (("nap", 3.2, 5.5), ("big", 5.5, 9.5), ("blink", 5.2, 5.8)):
+        for edge, w in (("start", a), ("end", b)):
+            f.write(json.dumps({"perfmon_event": 1, "host": "n1", "pid": 1,
+                                "wall_ns": str(int((t0 + w) * 1e9)), "mono_ns": str(int((1 + w) * 1e9)),
+                                "name": name, "edge": edge, "attrs": {}}) + "\n")
+PY
+    $A "$T/peak" --stats --json >"$T/peak.json" 2>"$T/peak.err"
+    check "peak job: exit 0" [ $? -eq 0 ]
+    check "a phase's memory peak: its own readings only" python3 -c '
+import json, sys
+u = {k["name"]: k["use"] for k in json.load(open(sys.argv[1]))["phases"]["kinds"]}
+M = 1 << 20
+assert u["nap"]["mem_peak_bytes"] == 10 * M, u["nap"]
+assert u["big"]["mem_peak_bytes"] == 500 * M, u["big"]
+assert u["blink"]["mem_peak_bytes"] == 10 * M, u["blink"]
+' "$T/peak.json"
+fi
+
 [ "$fails" -eq 0 ]
