@@ -859,11 +859,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
 
     if (r->child > 0) {
         int ws = 0;
-        while (waitpid(r->child, &ws, 0) < 0 && errno == EINTR) {
+        pid_t w;
+        while ((w = waitpid(r->child, &ws, 0)) < 0 && errno == EINTR) {
         }
         status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
         r->end.exit_status = status;
-        note_exit(r, ws, child_done ? exit_wall_ns : pm_wall_ns());
+        if (w == r->child)
+            note_exit(r, ws, child_done ? exit_wall_ns : pm_wall_ns());
     }
     r->end.end_wall_ns = pm_wall_ns();
     r->end.end_mono_ns = pm_mono_ns();
