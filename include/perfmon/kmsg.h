@@ -26,8 +26,11 @@
  *
  * ("Out of memory: Killed process ..." when the node ran out; without the
  * prefix and after a "Kill process ... or sacrifice child" line before
- * Linux 5.1).  pm_oom_feed() parses both and joins them into one
- * pm_oom_kill per killed process.
+ * Linux 5.1).  Before the summary line (Linux 4.19) a cgroup's kill
+ * said "Task in /t killed as a result of limit of /t" and "Memory cgroup
+ * out of memory: Kill process 4242 (python3) ..." before its kill line.
+ * pm_oom_feed() parses these and joins them into one pm_oom_kill per
+ * killed process.
  *
  * Nothing here reads a file or allocates: every field is bounded, and a
  * record that does not parse is skipped.
@@ -84,6 +87,12 @@ typedef struct pm_oom_parser {
     char mid[384];
     size_t nmid;
     int mid_has_memcg;
+    /* Before 4.19: the cgroups of "Task in ... killed as a result of limit
+     * of ..." and the pid of "Memory cgroup out of memory: Kill process",
+     * for the kill line that follows. */
+    char hint_task_memcg[256], hint_memcg[256];
+    int have_hint_cg;
+    int32_t hint_memcg_pid;
     uint64_t records, malformed; /* records seen, headers that did not parse */
 } pm_oom_parser;
 

@@ -263,13 +263,65 @@ static void flush_pending(pm_oom_parser *p, pm_oom_kill *out, size_t max, size_t
         push(out, max, n, &p->pending);
 }
 
+/* The lines before Linux 4.19 that tell a cgroup's kill.  Returns 1 when
+ * s was one (the hints are kept for the kill line), else 0. */
+static int hint(pm_oom_parser *p, const char *s, size_t len)
+{
+    static const char task_in[] = "Task in ", limit[] = " killed as a result of limit of ",
+                      kill[] = "Memory cgroup out of memory: Kill process ";
+    if (starts(s, len, task_in)) {
+        const char *at = rfind(s, len, limit);
+        if (!at || at < s + strlen(task_in))
+            return 0;
+        const char *t = s + strlen(task_in), *m = at + strlen(limit);
+        copy(p->hint_task_memcg, sizeof p->hint_task_memcg, t, (size_t)(at - t));
+        copy(p->hint_memcg, sizeof p->hint_memcg, m, (size_t)(s + len - m));
+        p->have_hint_cg = 1;
+        return 1;
+    }
+    if (starts(s, len, kill)) {
+        const char *q = s + strlen(kill);
+        uint64_t v;
+        if (digits(&q, s + len, &v) == 0 && v > 0 && v <= INT32_MAX)
+            p->hint_memcg_pid = (int32_t)v;
+        return 1;
+    }
+    return 0;
+}
+
+/* A kill line without its summary: what the older lines told. */
+static void apply_hints(pm_oom_parser *p, pm_oom_kill *k)
+{
+    int memcg = p->have_hint_cg || p->hint_memcg_pid == k->pid;
+    if (memcg && !k->constraint[0])
+        copy(k->constraint, sizeof k->constraint, "CONSTRAINT_MEMCG", 16);
+    if (p->have_hint_cg) {
+        memcpy(k->memcg, p->hint_memcg, sizeof k->memcg);
+        memcpy(k->task_memcg, p->hint_task_memcg, sizeof k->task_memcg);
+    }
+}
+
+static void clear_hints(pm_oom_parser *p)
+{
+    p->have_hint_cg = 0;
+    p->hint_memcg_pid = 0;
+}
+
 /* One whole line of text. */
 static void line(pm_oom_parser *p, const char *s, size_t len, uint64_t ts, pm_oom_kill *out,
                  size_t max, size_t *n)
 {
     if (starts(s, len, "oom-kill:")) {
         flush_pending(p, out, max, n);
+        clear_hints(p);
         parse_summary(p, s, len, ts);
+        return;
+    }
+    if (hint(p, s, len))
+        return;
+    if (find(s, len, " invoked oom-killer: ")) {
+        /* A new OOM: what older lines told was about another. */
+        clear_hints(p);
         return;
     }
     pm_oom_kill k;
@@ -294,6 +346,8 @@ static void line(pm_oom_parser *p, const char *s, size_t len, uint64_t ts, pm_oo
         return;
     }
     flush_pending(p, out, max, n);
+    apply_hints(p, &k);
+    clear_hints(p);
     push(out, max, n, &k);
 }
 

@@ -466,10 +466,45 @@ static void test_oom_node_wide_and_old_kernels(void **state)
     assert_string_equal(k[0].constraint, "CONSTRAINT_NONE");
     assert_int_equal(k[0].uid, 0);
     assert_int_equal(k[0].total_vm_kb, 100);
-    /* Before 4.19 only the kill line: the constraint is unknown. */
+    /* Before 4.19 only the kill line: the constraint is unknown... */
     assert_int_equal(feed(v419 + 2, 1, 1, k, 4), 1);
     assert_string_equal(k[0].constraint, "");
     assert_int_equal(k[0].uid, -1);
+    /* ...unless the lines before it tell a cgroup's kill (4.18, and 3.10
+     * with its cgroup paths in pr_cont() fragments). */
+    static const char *const v418[] = {
+        "6,1,1,-;Task in /t/a killed as a result of limit of /t",
+        "6,2,2,-;memory: usage 65536kB, limit 65536kB, failcnt 12",
+        "3,3,3,-;Memory cgroup out of memory: Kill process 4242 (python3) score 1000 or "
+        "sacrifice child",
+        "3,4,4,-;Killed process 4242 (python3) total-vm:278712kB, anon-rss:65152kB, "
+        "file-rss:5760kB, shmem-rss:0kB",
+    };
+    assert_int_equal(feed(v418, 4, 1, k, 4), 1);
+    assert_string_equal(k[0].constraint, "CONSTRAINT_MEMCG");
+    assert_string_equal(k[0].memcg, "/t");
+    assert_string_equal(k[0].task_memcg, "/t/a");
+    assert_int_equal(k[0].anon_rss_kb, 65152);
+    static const char *const v310[] = {
+        "6,1,1,c;Task in ",
+        "6,2,1,+;/t",
+        "6,3,1,+; killed as a result of limit of ",
+        "6,4,1,+;/t",
+        "3,5,3,-;Memory cgroup out of memory: Kill process 77 (x) score 1000 or sacrifice child",
+        "3,6,4,-;Killed process 77 (x) total-vm:1kB, anon-rss:2kB, file-rss:3kB",
+        /* the hints are used once, and forgotten at the next OOM (a
+         * victim already exiting is not killed again): the next kill is
+         * the node's */
+        "6,7,5,-;Task in /z killed as a result of limit of /z",
+        "4,8,5,-;y invoked oom-killer: gfp_mask=0x24201ca, order=0, oom_score_adj=0",
+        "3,9,5,-;Out of memory: Kill process 78 (y) score 900 or sacrifice child",
+        "3,10,6,-;Killed process 78 (y) total-vm:1kB, anon-rss:2kB, file-rss:3kB",
+    };
+    assert_int_equal(feed(v310, sizeof v310 / sizeof *v310, 1, k, 4), 2);
+    assert_string_equal(k[0].constraint, "CONSTRAINT_MEMCG");
+    assert_string_equal(k[0].task_memcg, "/t");
+    assert_string_equal(k[1].constraint, "");
+    assert_string_equal(k[1].task_memcg, "");
 }
 
 static void test_oom_continued_records(void **state)
