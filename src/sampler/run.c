@@ -111,14 +111,9 @@ static void self_rss(run *r, pm_sample *s)
     pm_sample_u64(s, r->col_rss, res * (uint64_t)ps);
 }
 
-static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
-static void note(run *r, const char *fmt, ...)
+/* Write msg into the profile(s) as a note (and log it). */
+static void note_text(run *r, const char *msg)
 {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     pm_log(PM_LOG_INFO, "%s", msg);
     for (size_t i = 0; i < r->nw && r->writing; i++) {
         pm_error err;
@@ -127,10 +122,22 @@ static void note(run *r, const char *fmt, ...)
     }
 }
 
-/* pm_sctx.note: a source's note or event, written as it is. */
+static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
+static void note(run *r, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    note_text(r, msg);
+}
+
+/* pm_sctx.note: a source's note or event, written as it is: not cut to
+ * note()'s buffer, which would leave an event's JSON unterminated. */
 static void source_note(void *arg, const char *text)
 {
-    note((run *)arg, "%s", text);
+    note_text((run *)arg, text);
 }
 
 /* pm_sctx.followed: a root, or a member of the process-tree source's tree

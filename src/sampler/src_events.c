@@ -509,6 +509,8 @@ static int below_job(const char *job, const char *cg)
     return strncmp(cg, job, n) == 0 && (cg[n] == '\0' || cg[n] == '/');
 }
 
+/* The "oom_kill" event.  Its fields are bounded (kmsg.h), so its JSON,
+ * even with every byte escaped, stays within a note's 4096 bytes. */
 static void note_kill(ev_state *st, const pm_sctx *ctx, const pm_oom_kill *k, int64_t offset_ns)
 {
     /* The job's cgroup as it is now (CMD may have moved itself since
