@@ -17,4 +17,8 @@
  * first), or PM_ENOMEM / PM_EIO. */
 int pm_proctree_members(const pm_sctx *ctx, size_t max, pid_t **out, size_t *n) PM_WUR;
 
+/* Is pid a member of the tree that the process-tree source (state: its
+ * open() state, or NULL) followed at its last sample?  1 or 0. */
+int pm_proctree_follows(const void *state, int pid);
+
 #endif

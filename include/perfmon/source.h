@@ -91,6 +91,10 @@ typedef struct pm_sctx {
      * tests that read a captured tree (pm_sctx_note then does nothing). */
     void (*note)(void *arg, const char *text);
     void *note_arg;
+    /* Is pid one of the processes the process-tree source follows (as of
+     * its last sample)?  Set by the sampling loop; NULL in tests. */
+    int (*followed)(void *arg, int pid);
+    void *followed_arg;
 } pm_sctx;
 
 /* Hand text to ctx->note when one is set. */
@@ -128,6 +132,7 @@ extern const pm_source pm_source_rapl;
 extern const pm_source pm_source_proctree;
 extern const pm_source pm_source_nvml;
 extern const pm_source pm_source_perf;
+extern const pm_source pm_source_events;
 
 /* NULL-terminated list of all sources, in column order. */
 extern const pm_source *const pm_sources[];

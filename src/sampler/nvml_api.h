@@ -24,6 +24,7 @@ typedef struct nvmlDevice_st *nvmlDevice_t;
 #define NVML_ERROR_NOT_FOUND 6
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
+#define NVML_ERROR_TIMEOUT 10
 #define NVML_ERROR_GPU_IS_LOST 15
 #define NVML_ERROR_UNKNOWN 999
 
@@ -95,6 +96,22 @@ typedef struct nvmlPciInfo_st {
     char busId[32]; /* "00000000:3B:00.0" */
 } nvmlPciInfo_t;
 
+/* Events ("Event Handling Methods"): an event set that the GPUs' events
+ * are registered with, and waited on.  NVML reports only events that
+ * happen after their registration. */
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+#define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
+
+/* nvmlEventSetWait_v2 fills this; the older nvmlEventSetWait the same
+ * without the last two members. */
+typedef struct nvmlEventData_st {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData; /* the XID for nvmlEventTypeXidCriticalError */
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+
 /* The entry points (NVIDIA's signatures).  src_nvml.c never calls them
  * by name: it resolves them with dlsym into pointers of these types; the
  * stand-in library of the tests defines them.  Where the library has an
@@ -135,5 +152,12 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit); /* mW */
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
 nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion); /* 12040 */
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
+                                      nvmlEventSet_t set);
+/* timeoutms 0: return at once, NVML_ERROR_TIMEOUT when no event waits. */
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
 
 #endif

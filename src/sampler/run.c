@@ -28,6 +28,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/ipc.h"
 #include "perfmon/log.h"
+#include "perfmon/proctree.h"
 #include "perfmon/request.h"
 #include "perfmon/sampler.h"
 #include "perfmon/strs.h"
@@ -110,14 +111,9 @@ static void self_rss(run *r, pm_sample *s)
     pm_sample_u64(s, r->col_rss, res * (uint64_t)ps);
 }
 
-static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
-static void note(run *r, const char *fmt, ...)
+/* Write msg into the profile(s) as a note (and log it). */
+static void note_text(run *r, const char *msg)
 {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     pm_log(PM_LOG_INFO, "%s", msg);
     for (size_t i = 0; i < r->nw && r->writing; i++) {
         pm_error err;
@@ -126,10 +122,74 @@ static void note(run *r, const char *fmt, ...)
     }
 }
 
-/* pm_sctx.note: a source's note or event, written as it is. */
+static void note(run *r, const char *fmt, ...) PM_PRINTF(2, 3);
+static void note(run *r, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    note_text(r, msg);
+}
+
+/* pm_sctx.note: a source's note or event, written as it is: not cut to
+ * note()'s buffer, which would leave an event's JSON unterminated. */
 static void source_note(void *arg, const char *text)
 {
-    note((run *)arg, "%s", text);
+    note_text((run *)arg, text);
+}
+
+/* pm_sctx.followed: a root, or a member of the process-tree source's tree
+ * at its last sample. */
+static int followed_pid(void *arg, int pid)
+{
+    const run *r = arg;
+    for (size_t i = 0; i < r->nroots; i++)
+        if (r->roots[i] == pid)
+            return 1;
+    for (size_t i = 0; i < r->nsrc; i++)
+        if (r->src[i] == &pm_source_proctree && pm_proctree_follows(r->state[i], pid))
+            return 1;
+    return 0;
+}
+
+/* "SIGKILL" for 9 (the signals a job ends by), else "signal N". */
+static const char *signal_name(int sig, char *buf, size_t cap)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {
+        {SIGHUP, "SIGHUP"},       {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+        {SIGILL, "SIGILL"},       {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+        {SIGBUS, "SIGBUS"},       {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
+        {SIGUSR1, "SIGUSR1"},     {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"},     {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+        {SIGSTKFLT, "SIGSTKFLT"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+        {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGSYS, "SIGSYS"},
+        {SIGPWR, "SIGPWR"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    snprintf(buf, cap, "signal %d", sig);
+    return buf;
+}
+
+/* The "exit" event of CMD (docs/format.md, "Event notes"). */
+static void note_exit(run *r, int ws, int64_t wall_ns)
+{
+    char name[24];
+    if (WIFSIGNALED(ws))
+        note(r,
+             "{\"event\":\"exit\",\"t\":%.6f,\"pid\":%d,\"signal\":%d,\"signal_name\":\"%s\","
+             "\"core\":%d}",
+             (double)wall_ns / 1e9, (int)r->child, WTERMSIG(ws),
+             signal_name(WTERMSIG(ws), name, sizeof name), WCOREDUMP(ws) ? 1 : 0);
+    else if (WIFEXITED(ws))
+        note(r, "{\"event\":\"exit\",\"t\":%.6f,\"pid\":%d,\"status\":%d}", (double)wall_ns / 1e9,
+             (int)r->child, WEXITSTATUS(ws));
 }
 
 /* A write, sync or restore failed: suspend recording.  The first failure
@@ -538,6 +598,8 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     r->ctx.system_counters = o->system_counters;
     r->ctx.note = source_note;
     r->ctx.note_arg = r;
+    r->ctx.followed = followed_pid;
+    r->ctx.followed_arg = r;
     for (size_t i = 0; i < o->npids; i++)
         r->roots[r->nroots++] = o->pids[i];
     if (o->cmd) {
@@ -680,6 +742,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
     int64_t deadline = start, last_sync = start, last_link_check = start;
     uint64_t missed = 0;
     int forwarded = 0, child_done = 0, final = 0;
+    int64_t exit_wall_ns = 0; /* when the command's exit was seen */
     const char *reason = "stopped";
     int status = 0;
     sigset_t waitmask = oldmask;
@@ -768,6 +831,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
                 reap_orphans(r);
                 if (child_exited(r)) {
                     child_done = 1;
+                    exit_wall_ns = pm_wall_ns();
                     final = 1; /* one last sample while its counters are readable */
                     reason = "command exited";
                     deadline = pm_mono_ns();
@@ -780,13 +844,18 @@ int pm_sampler_run(const pm_sampler_opts *o)
         if (g_stop_signal) {
             int sig = g_stop_signal;
             g_stop_signal = 0;
-            if (r->child > 0 && !child_done) {
-                /* Transparent wrapper: pass the signal on and keep
-                 * sampling until the command has exited. */
-                kill(r->child, sig);
-                forwarded++;
-                note(r, "forwarded signal %d to the command", sig);
-            } else {
+            int fwd = r->child > 0 && !child_done;
+            char name[24];
+            /* Transparent wrapper: pass the signal on and keep sampling
+             * until the command has exited. */
+            if (fwd && kill(r->child, sig) != 0)
+                fwd = 0;
+            forwarded += fwd;
+            note(r,
+                 "{\"event\":\"signal\",\"t\":%.6f,\"signal\":%d,\"signal_name\":\"%s\","
+                 "\"forwarded\":%d}",
+                 (double)pm_wall_ns() / 1e9, sig, signal_name(sig, name, sizeof name), fwd);
+            if (!fwd) {
                 final = 1;
                 reason = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
                 deadline = pm_mono_ns();
@@ -797,10 +866,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
 
     if (r->child > 0) {
         int ws = 0;
-        while (waitpid(r->child, &ws, 0) < 0 && errno == EINTR) {
+        pid_t w;
+        while ((w = waitpid(r->child, &ws, 0)) < 0 && errno == EINTR) {
         }
         status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
         r->end.exit_status = status;
+        if (w == r->child)
+            note_exit(r, ws, child_done ? exit_wall_ns : pm_wall_ns());
     }
     r->end.end_wall_ns = pm_wall_ns();
     r->end.end_mono_ns = pm_mono_ns();

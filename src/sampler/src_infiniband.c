@@ -10,6 +10,14 @@
  * A data counter above 2^62 words (2^64 bytes) or a sum over ports past
  * 2^64 cannot be recorded as bytes, and cannot be real: that column is
  * left unrecorded in the sample, noted once.
+ *
+ * The port error counters (IBA 16.1.3.5, PortCounters) symbol_error and
+ * port_rcv_errors (16 bits) and link_downed (8 bits) stop at their maximum
+ * instead of wrapping: their sums over ports are recorded as ib.symbol_errors,
+ * ib.rcv_errors and ib.link_downed, and ib.saturated counts the ports
+ * with one of them stuck at its maximum (from then on that port's errors
+ * are no longer counted, which is itself worth telling).  They have
+ * columns when at least one port has the files.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,9 +32,13 @@
 #include "perfmon/source.h"
 
 #define MAX_PORTS 64
-enum { XD, RD, XP, RP, NCTR };
-static const char *const ctr_file[NCTR] = {"port_xmit_data", "port_rcv_data", "port_xmit_packets",
-                                           "port_rcv_packets"};
+enum { XD, RD, XP, RP, SE, LD, RE, NCTR };
+static const char *const ctr_file[NCTR] = {"port_xmit_data",   "port_rcv_data", "port_xmit_packets",
+                                           "port_rcv_packets", "symbol_error",  "link_downed",
+                                           "port_rcv_errors"};
+/* The error counters' maxima, where they stop (0: the data counters). */
+static const uint64_t ctr_max[NCTR] = {0, 0, 0, 0, 65535, 255, 65535};
+#define FIRST_ERR SE
 
 typedef struct ib_port {
     char dev[64];
@@ -39,6 +51,7 @@ typedef struct ib_state {
     ib_port ports[MAX_PORTS];
     size_t nports;
     int col[NCTR];
+    int col_saturated;
     int warned;
 } ib_state;
 
@@ -130,6 +143,31 @@ static int ib_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err
         ib_close(st);
         return pm_error_set(err, PM_ENOMEM, "infiniband: cannot add columns");
     }
+    /* The error counters, where a port has them. */
+    static const char *const err_col[NCTR] = {
+        [SE] = "ib.symbol_errors", [LD] = "ib.link_downed", [RE] = "ib.rcv_errors"};
+    int any = 0;
+    st->col_saturated = -1;
+    for (int k = FIRST_ERR; k < NCTR; k++) {
+        st->col[k] = -1;
+        for (size_t i = 0; i < st->nports && st->col[k] == -1; i++) {
+            char probe[64];
+            if (pm_read_small(st->ports[i].dir, ctr_file[k], probe, sizeof probe, NULL) > 0)
+                st->col[k] = pm_schema_add(s, err_col[k], "1", PM_COUNTER, PM_U64, "events", 0);
+        }
+        any |= st->col[k] != -1;
+        if (st->col[k] < -1) {
+            ib_close(st);
+            return pm_error_set(err, PM_ENOMEM, "infiniband: cannot add columns");
+        }
+    }
+    if (any) {
+        st->col_saturated = pm_schema_add(s, "ib.saturated", "1", PM_GAUGE, PM_U64, "events", 0);
+        if (st->col_saturated < 0) {
+            ib_close(st);
+            return pm_error_set(err, PM_ENOMEM, "infiniband: cannot add columns");
+        }
+    }
     *state = st;
     return 0;
 }
@@ -137,24 +175,34 @@ static int ib_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err
 static int ib_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     ib_state *st = state;
-    uint64_t sum[NCTR] = {0};
-    int ok[NCTR] = {0}, bad[NCTR] = {0};
+    uint64_t sum[NCTR] = {0}, saturated = 0;
+    int ok[NCTR] = {0}, bad[NCTR] = {0}, any_err = 0;
     for (size_t i = 0; i < st->nports; i++) {
+        int stuck = 0;
         for (int k = 0; k < NCTR; k++) {
             char buf[64];
             uint64_t v;
             ib_port *p = &st->ports[i];
+            if (st->col[k] < 0)
+                continue;
             if (pm_pread_kept(&p->fd[k], p->dir, ctr_file[k], buf, sizeof buf, NULL) <= 0)
                 continue;
             buf[strcspn(buf, "\n")] = '\0';
             if (pm_parse_u64(buf, &v) != 0)
                 continue;
+            if (k >= FIRST_ERR) {
+                any_err = 1;
+                stuck |= v >= ctr_max[k];
+            }
             if ((k == XD || k == RD) && __builtin_mul_overflow(v, 4, &v))
                 bad[k] = 1;
             bad[k] |= __builtin_add_overflow(sum[k], v, &sum[k]);
             ok[k] = 1;
         }
+        saturated += (uint64_t)stuck;
     }
+    if (any_err)
+        pm_sample_u64(s, st->col_saturated, saturated);
     for (int k = 0; k < NCTR; k++) {
         if (ok[k] && !bad[k])
             pm_sample_u64(s, st->col[k], sum[k]);

@@ -17,6 +17,16 @@
  * direction.  PCIe throughput is therefore read for at most
  * PCIE_PER_SAMPLE GPUs per sample, in turn, so a sample's cost does not
  * grow with the GPU count by 40 ms a GPU.
+ *
+ * XID errors (the driver's critical error reports, "Xid" in the kernel
+ * log) come as NVML events, reported only after their registration: at
+ * open, one event set is made and each GPU that supports it is registered
+ * for nvmlEventTypeXidCriticalError; at each sample the set is polled
+ * (nvmlEventSetWait_v2 with a timeout of 0) for at most XID_PER_SAMPLE
+ * events.  Each is an "xid" event note and counts in gpu.<n>.xid, the
+ * XIDs of that GPU since the sampler's start.  Without the entry points
+ * (a driver before NVML 4.304) or the set, there are no xid columns, said
+ * once in a note and in the metadata's "gpu_xid".
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -26,6 +36,7 @@
 #include <sys/stat.h>
 
 #include "nvml_api.h"
+#include "perfmon/clock.h"
 #include "perfmon/fileio.h"
 #include "perfmon/log.h"
 #include "perfmon/parse.h"
@@ -36,6 +47,7 @@
 #define MAX_VERDICTS 256 /* tree verdicts remembered between samples */
 #define MAX_DEPTH 64     /* parent links followed to find a root */
 #define PCIE_PER_SAMPLE 2
+#define XID_PER_SAMPLE 64 /* events taken from the set per sample */
 #define DEFAULT_LIB "libnvidia-ml.so.1"
 
 /* The entry points, resolved by dlsym; an optional one that is missing
@@ -69,6 +81,11 @@ typedef struct nvml_fns {
     FN(nvmlDeviceGetEnforcedPowerLimit) plimit;
     FN(nvmlSystemGetDriverVersion) driver;
     FN(nvmlSystemGetCudaDriverVersion_v2) cuda;
+    FN(nvmlEventSetCreate) ev_create;
+    FN(nvmlDeviceGetSupportedEventTypes) ev_supported;
+    FN(nvmlDeviceRegisterEvents) ev_register;
+    FN(nvmlEventSetWait_v2) ev_wait;
+    FN(nvmlEventSetFree) ev_free;
 #undef FN
 } nvml_fns;
 
@@ -115,6 +132,12 @@ static const struct sym {
     S(plimit, 0, "nvmlDeviceGetEnforcedPowerLimit"),
     S(driver, 0, "nvmlSystemGetDriverVersion"),
     S(cuda, 0, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"),
+    S(ev_create, 0, "nvmlEventSetCreate"),
+    S(ev_supported, 0, "nvmlDeviceGetSupportedEventTypes"),
+    S(ev_register, 0, "nvmlDeviceRegisterEvents"),
+    /* the plain name fills the struct without its last two members */
+    S(ev_wait, 0, "nvmlEventSetWait_v2", "nvmlEventSetWait"),
+    S(ev_free, 0, "nvmlEventSetFree"),
 #undef S
 };
 
@@ -189,6 +212,8 @@ typedef struct gpu {
     char bus_id[32];
     unsigned long long mem_total;
     unsigned power_limit_mw;
+    int col_xid;  /* -1: not registered for XID events */
+    uint64_t xid; /* XID events seen */
 } gpu;
 
 typedef struct verdict {
@@ -207,6 +232,9 @@ typedef struct nvml_state {
     nvmlProcessInfo_v2_t procs[MAX_PROCS]; /* or as many v1 entries */
     verdict seen[MAX_VERDICTS], now[MAX_VERDICTS];
     size_t nseen, nnow;
+    nvmlEventSet_t events; /* NULL: no XID events */
+    char xid_why[200];     /* why some GPU or all have no xid column ("" none) */
+    int xid_noted;
 } nvml_state;
 
 static const char *errstr(const nvml_state *st, nvmlReturn_t rc)
@@ -224,6 +252,8 @@ static void nvml_close(void *state)
     nvml_state *st = state;
     if (!st)
         return;
+    if (st->events && st->f.ev_free)
+        st->f.ev_free(st->events);
     if (st->f.shutdown)
         st->f.shutdown();
     if (st->dl)
@@ -495,6 +525,90 @@ static int add_columns(nvml_state *st, const pm_sctx *ctx, gpu *g, pm_schema *s)
     return 0;
 }
 
+/* The event set for XID errors, where the library has the entry points. */
+static void open_events(nvml_state *st)
+{
+    const nvml_fns *f = &st->f;
+    if (!f->ev_create || !f->ev_register || !f->ev_wait || !f->ev_free) {
+        snprintf(st->xid_why, sizeof st->xid_why,
+                 "NVML library lacks %s: no XID events (gpu.<n>.xid)",
+                 !f->ev_create     ? "nvmlEventSetCreate"
+                 : !f->ev_register ? "nvmlDeviceRegisterEvents"
+                 : !f->ev_wait     ? "nvmlEventSetWait_v2"
+                                   : "nvmlEventSetFree");
+        return;
+    }
+    nvmlReturn_t nr = f->ev_create(&st->events);
+    if (nr != NVML_SUCCESS) {
+        st->events = NULL;
+        snprintf(st->xid_why, sizeof st->xid_why,
+                 "NVML cannot make an event set (%s): no XID events (gpu.<n>.xid)", errstr(st, nr));
+    }
+}
+
+/* Register g for XID events; its gpu.<n>.xid column when it can be.
+ * Returns 0 or a negative PM_E* code. */
+static int register_xid(nvml_state *st, gpu *g, pm_schema *s)
+{
+    g->col_xid = -1;
+    if (!st->events)
+        return 0;
+    unsigned long long types = nvmlEventTypeXidCriticalError;
+    nvmlReturn_t nr = NVML_SUCCESS;
+    if (st->f.ev_supported && st->f.ev_supported(g->dev, &types) == NVML_SUCCESS &&
+        !(types & nvmlEventTypeXidCriticalError))
+        nr = NVML_ERROR_NOT_SUPPORTED;
+    if (nr == NVML_SUCCESS)
+        nr = st->f.ev_register(g->dev, nvmlEventTypeXidCriticalError, st->events);
+    if (nr != NVML_SUCCESS) {
+        if (!st->xid_why[0])
+            snprintf(st->xid_why, sizeof st->xid_why,
+                     "GPU %u cannot report XID events (%s): it has no gpu.%u.xid", g->index,
+                     errstr(st, nr), g->index);
+        return 0;
+    }
+    char name[48];
+    snprintf(name, sizeof name, "gpu.%u.xid", g->index);
+    g->col_xid = pm_schema_add(s, name, "1", PM_COUNTER, PM_U64, "events", 0);
+    return g->col_xid < 0 ? g->col_xid : 0;
+}
+
+/* The XID events waiting in the set, each an "xid" event note. */
+static void read_xid(nvml_state *st, const pm_sctx *ctx)
+{
+    for (int k = 0; k < XID_PER_SAMPLE; k++) {
+        nvmlEventData_t ev;
+        memset(&ev, 0, sizeof ev);
+        nvmlReturn_t nr = st->f.ev_wait(st->events, &ev, 0);
+        if (nr == NVML_ERROR_TIMEOUT)
+            return;
+        if (nr != NVML_SUCCESS) {
+            /* Said once; the set is polled again next sample. */
+            if (!st->xid_noted) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "nvml: waiting for XID events failed: %s",
+                         errstr(st, nr));
+                pm_sctx_note(ctx, msg);
+                st->xid_noted = 1;
+            }
+            return;
+        }
+        if (!(ev.eventType & nvmlEventTypeXidCriticalError))
+            continue;
+        gpu *g = NULL;
+        for (size_t i = 0; i < st->n && !g; i++)
+            if (st->g[i].dev == ev.device)
+                g = &st->g[i];
+        if (!g || g->col_xid < 0)
+            continue;
+        g->xid++;
+        char msg[160];
+        snprintf(msg, sizeof msg, "{\"event\":\"xid\",\"t\":%.6f,\"gpu\":%u,\"xid\":%llu}",
+                 (double)pm_wall_ns() / 1e9, g->index, ev.eventData);
+        pm_sctx_note(ctx, msg);
+    }
+}
+
 static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
 {
     const char *lib = getenv("PERFMON_NVML_LIB");
@@ -538,6 +652,7 @@ static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
         st->driver[0] = '\0';
     if (!st->f.cuda || st->f.cuda(&st->cuda) != NVML_SUCCESS)
         st->cuda = 0;
+    open_events(st);
     for (unsigned i = 0; i < count; i++) {
         gpu *g = &st->g[st->n];
         memset(g, 0, sizeof *g);
@@ -553,11 +668,22 @@ static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
             pm_log(PM_LOG_INFO, "GPU %u skipped: %s", i, errstr(st, NVML_ERROR_GPU_IS_LOST));
             continue;
         }
+        if (rc == 0)
+            rc = register_xid(st, g, s);
         if (rc < 0) {
             nvml_close(st);
             return pm_error_set(err, rc, "nvml: cannot add columns");
         }
         st->n++;
+    }
+    if (st->events) {
+        int any = 0;
+        for (size_t i = 0; i < st->n; i++)
+            any |= st->g[i].col_xid >= 0;
+        if (!any) {
+            st->f.ev_free(st->events);
+            st->events = NULL;
+        }
     }
     if (st->n == 0) {
         nvml_close(st);
@@ -592,6 +718,18 @@ static void read_gpu(nvml_state *st, const pm_sctx *ctx, gpu *g, int pcie, pm_sa
 static int nvml_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     nvml_state *st = state;
+    if (st->xid_why[0] && !st->xid_noted) {
+        /* Said once, in the profile (open() comes before the writers). */
+        char msg[220];
+        snprintf(msg, sizeof msg, "nvml: %s", st->xid_why);
+        pm_sctx_note(ctx, msg);
+        st->xid_noted = 1;
+    }
+    if (st->events)
+        read_xid(st, ctx);
+    for (size_t i = 0; i < st->n; i++)
+        if (!st->g[i].lost)
+            pm_sample_u64(s, st->g[i].col_xid, st->g[i].xid);
     st->nnow = 0;
     /* PCIe for PCIE_PER_SAMPLE GPUs in turn (all of them when fewer). */
     size_t first = st->n <= PCIE_PER_SAMPLE ? 0 : st->pcie_next % st->n;
@@ -630,6 +768,7 @@ static void nvml_describe(void *state, pm_buf *j)
         pm_buf_puts(j, "}");
     }
     pm_buf_puts(j, "]");
+    json_member(j, "gpu_xid", st->xid_why[0] ? st->xid_why : "ok");
 }
 
 const pm_source pm_source_nvml = {

@@ -1311,3 +1311,12 @@ int pm_proctree_members(const pm_sctx *ctx, size_t max, pid_t **out, size_t *n)
     *n = k;
     return 0;
 }
+
+int pm_proctree_follows(const void *state, int pid)
+{
+    const tree_state *st = state;
+    if (!st || pid <= 0)
+        return 0;
+    const pent *e = tab_find(&st->tab, (int32_t)pid);
+    return e && e->state == TREE;
+}

@@ -16,6 +16,14 @@
  *   procs=PATH          compute processes: lines "GPU PID BYTES", re-read
  *                       at every query
  *   util=I:V            GPU I's utilisation (default 10 + 40 * I)
+ *   xid=PATH            XID events: lines "GPU XID", each delivered once by
+ *                       nvmlEventSetWait_v2 (in file order, re-read at each
+ *                       wait) to a set the GPU is registered with
+ *   noevents=I          GPU I supports no events (registering answers
+ *                       NOT_SUPPORTED)
+ *   eventset=E          nvmlEventSetCreate returns NVML error E
+ *   events_log=PATH     appends "create", "register I", "free" as they
+ *                       happen (to check that the set is freed)
  *
  * GPU I otherwise reports: memory utilisation 5+I %, encoder 1+I %,
  * decoder 2+I %, 16 GiB memory of which (I+1) GiB used, BAR1 (I+1) * 2 MiB,
@@ -62,11 +70,18 @@ static struct stub_gpu {
     unsigned lost_at; /* 0: never */
     unsigned calls;   /* utilisation queries so far */
     int util;
+    int no_events;
+    int registered;
 } gpus[MAX_STUB_GPUS];
 static unsigned ngpus;
 static int init_error;
 static int initialised;
 static char procs_path[512];
+static char xid_path[512], events_log[512];
+static int eventset_error;
+static unsigned xid_delivered; /* lines of xid_path delivered so far */
+static int the_set;            /* the one event set: its address is the handle */
+static int set_live;
 static struct timespec t0;
 
 static void parse_script(void)
@@ -74,7 +89,10 @@ static void parse_script(void)
     memset(gpus, 0, sizeof gpus);
     ngpus = 2;
     init_error = 0;
-    procs_path[0] = '\0';
+    procs_path[0] = xid_path[0] = events_log[0] = '\0';
+    eventset_error = 0;
+    xid_delivered = 0;
+    set_live = 0;
     for (unsigned i = 0; i < MAX_STUB_GPUS; i++)
         gpus[i].util = 10 + 40 * (int)i;
     const char *env = getenv("PERFMON_NVML_STUB");
@@ -94,6 +112,14 @@ static void parse_script(void)
             gpus[i].util = (int)n;
         else if (strncmp(w, "procs=", 6) == 0)
             snprintf(procs_path, sizeof procs_path, "%s", w + 6);
+        else if (strncmp(w, "xid=", 4) == 0)
+            snprintf(xid_path, sizeof xid_path, "%s", w + 4);
+        else if (strncmp(w, "events_log=", 11) == 0)
+            snprintf(events_log, sizeof events_log, "%s", w + 11);
+        else if (sscanf(w, "eventset=%d", &eventset_error) == 1)
+            continue;
+        else if (sscanf(w, "noevents=%u", &i) == 1 && i < MAX_STUB_GPUS)
+            gpus[i].no_events = 1;
         else if (sscanf(w, "unsupported=%u:%31s", &i, what) == 2 && i < MAX_STUB_GPUS) {
             for (int k = 0; k < NWHAT; k++)
                 if (strcmp(what, what_name[k]) == 0)
@@ -398,5 +424,101 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
     if (!initialised)
         return NVML_ERROR_UNINITIALIZED;
     *cudaDriverVersion = 12040;
+    return NVML_SUCCESS;
+}
+
+static void log_event(const char *what, int gpu)
+{
+    FILE *f = events_log[0] ? fopen(events_log, "a") : NULL;
+    if (!f)
+        return;
+    if (gpu >= 0)
+        fprintf(f, "%s %d\n", what, gpu);
+    else
+        fprintf(f, "%s\n", what);
+    fclose(f);
+}
+
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+    if (!initialised)
+        return NVML_ERROR_UNINITIALIZED;
+    if (eventset_error)
+        return eventset_error;
+    if (!set || set_live)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    set_live = 1;
+    for (unsigned i = 0; i < MAX_STUB_GPUS; i++)
+        gpus[i].registered = 0;
+    *set = (nvmlEventSet_t)(void *)&the_set;
+    log_event("create", -1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes)
+{
+    unsigned i;
+    if (!initialised)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!dev(device, &i) || !eventTypes)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *eventTypes = gpus[i].no_events ? 0 : nvmlEventTypeXidCriticalError;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
+                                      nvmlEventSet_t set)
+{
+    unsigned i;
+    if (!initialised)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!dev(device, &i) || set != (nvmlEventSet_t)(void *)&the_set || !set_live)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (gpus[i].no_events || (eventTypes & ~nvmlEventTypeXidCriticalError))
+        return NVML_ERROR_NOT_SUPPORTED;
+    gpus[i].registered = 1;
+    log_event("register", (int)i);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
+{
+    (void)timeoutms; /* the stub never waits */
+    if (!initialised)
+        return NVML_ERROR_UNINITIALIZED;
+    if (set != (nvmlEventSet_t)(void *)&the_set || !set_live || !data)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    FILE *f = xid_path[0] ? fopen(xid_path, "r") : NULL;
+    char line[128];
+    unsigned n = 0;
+    nvmlReturn_t rc = NVML_ERROR_TIMEOUT;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned g;
+        unsigned long long xid;
+        if (sscanf(line, "%u %llu", &g, &xid) != 2 || n++ < xid_delivered)
+            continue;
+        xid_delivered++;
+        if (g >= ngpus || !gpus[g].registered)
+            continue; /* not registered: never reported */
+        memset(data, 0, sizeof *data);
+        data->device = (nvmlDevice_t)(uintptr_t)(g + 1);
+        data->eventType = nvmlEventTypeXidCriticalError;
+        data->eventData = xid;
+        rc = NVML_SUCCESS;
+        break;
+    }
+    if (f)
+        fclose(f);
+    return rc;
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+    if (!initialised)
+        return NVML_ERROR_UNINITIALIZED;
+    if (set != (nvmlEventSet_t)(void *)&the_set || !set_live)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    set_live = 0;
+    log_event("free", -1);
     return NVML_SUCCESS;
 }

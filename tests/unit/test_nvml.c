@@ -24,6 +24,7 @@
 #include "../support/testutil.h"
 
 typedef struct gh {
+    char notes[4096]; /* the notes written, one a line */
     pm_sctx ctx;
     pm_schema schema;
     pm_sample s;
@@ -56,6 +57,13 @@ static int teardown(void **state)
 
 /* Open the source with the stub scripted by script; root pid 100 of the
  * fixture tree is followed when tree is set. */
+static void take_note(void *arg, const char *text)
+{
+    gh *h = arg;
+    size_t n = strlen(h->notes);
+    snprintf(h->notes + n, sizeof h->notes - n, "%s\n", text);
+}
+
 static int g_open(gh *h, const char *lib, const char *script, int tree)
 {
     char proc[4200], sys[4200];
@@ -67,6 +75,8 @@ static int g_open(gh *h, const char *lib, const char *script, int tree)
     h->roots[0] = 100;
     h->ctx.roots = h->roots;
     h->ctx.nroots = tree ? 1 : 0;
+    h->ctx.note = take_note;
+    h->ctx.note_arg = h;
     setenv("PERFMON_NVML_LIB", lib ? lib : stub_path, 1);
     setenv("PERFMON_NVML_STUB", script, 1);
     pm_schema_init(&h->schema);
@@ -153,7 +163,10 @@ static void test_columns_and_unsupported(void **state)
             else if (col(&h, name) < 0)
                 fail_msg("no column %s", name);
         }
-    assert_int_equal(h.schema.n, 2 * NALL - 2);
+    /* and gpu.<n>.xid, the XID events, on both */
+    assert_int_equal(h.schema.n, 2 * NALL - 2 + 2);
+    assert_int_equal(h.schema.cols[col(&h, "gpu.1.xid")].kind, PM_COUNTER);
+    assert_string_equal(h.schema.cols[col(&h, "gpu.1.xid")].group, "events");
     assert_int_equal(col(&h, "gpu.2.util"), -1);
     const pm_column *e = &h.schema.cols[col(&h, "gpu.1.energy")];
     assert_string_equal(e->unit, "mJ");
@@ -366,8 +379,97 @@ static void test_describe(void **state)
     assert_string_equal(cJSON_GetObjectItem(g1, "cuda_version")->valuestring, "12.4");
     assert_true(cJSON_GetObjectItem(g1, "memory_total_bytes")->valuedouble == 17179869184.0);
     assert_true(cJSON_GetObjectItem(g1, "power_limit_w")->valuedouble == 300.0);
+    assert_string_equal(cJSON_GetObjectItem(j, "gpu_xid")->valuestring, "ok");
     cJSON_Delete(j);
     pm_buf_free(&b);
+    g_close(&h);
+}
+
+/* XID errors: registered at open, polled each sample, one event note
+ * each and counted per GPU; the set is freed at close. */
+static void test_xid_events(void **state)
+{
+    (void)state;
+    char xid[4200], log[4200], script[9000];
+    snprintf(xid, sizeof xid, "%s/xid", tmp);
+    snprintf(log, sizeof log, "%s/events.log", tmp);
+    FILE *f = fopen(xid, "w");
+    assert_non_null(f);
+    assert_int_equal(fclose(f), 0);
+    unlink(log);
+    snprintf(script, sizeof script, "gpus=3 noevents=2 xid=%s events_log=%s", xid, log);
+    gh h;
+    assert_int_equal(g_open(&h, NULL, script, 0), 0);
+    assert_true(col(&h, "gpu.0.xid") >= 0);
+    assert_true(col(&h, "gpu.1.xid") >= 0);
+    assert_int_equal(col(&h, "gpu.2.xid"), -1); /* supports no events */
+    g_read(&h);
+    assert_int_equal(val(&h, "gpu.0.xid"), 0);
+    assert_int_equal(val(&h, "gpu.1.xid"), 0);
+    assert_non_null(strstr(h.notes, "nvml: GPU 2 cannot report XID events"));
+    assert_null(strstr(h.notes, "\"event\""));
+    /* Two XIDs on GPU 1, one on GPU 0, one on GPU 2 (not registered). */
+    f = fopen(xid, "w");
+    assert_non_null(f);
+    fprintf(f, "1 79\n2 13\n0 48\n1 94\n");
+    assert_int_equal(fclose(f), 0);
+    h.notes[0] = '\0';
+    g_read(&h);
+    assert_int_equal(val(&h, "gpu.0.xid"), 1);
+    assert_int_equal(val(&h, "gpu.1.xid"), 2);
+    int n = 0, seen = 0;
+    for (char *l = h.notes, *nl; *l; l = nl + 1) {
+        nl = strchr(l, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        cJSON *e = cJSON_Parse(l);
+        assert_non_null(e);
+        assert_string_equal(cJSON_GetObjectItem(e, "event")->valuestring, "xid");
+        assert_true(cJSON_GetObjectItem(e, "t")->valuedouble > 1e9);
+        int g = cJSON_GetObjectItem(e, "gpu")->valueint,
+            x = cJSON_GetObjectItem(e, "xid")->valueint;
+        seen |= (g == 1 && x == 79) << 0 | (g == 0 && x == 48) << 1 | (g == 1 && x == 94) << 2;
+        n++;
+        cJSON_Delete(e);
+    }
+    assert_int_equal(n, 3);
+    assert_int_equal(seen, 7);
+    /* Each event once. */
+    h.notes[0] = '\0';
+    g_read(&h);
+    assert_int_equal(val(&h, "gpu.1.xid"), 2);
+    assert_string_equal(h.notes, "");
+    g_close(&h);
+    char buf[256] = "";
+    f = fopen(log, "r");
+    assert_non_null(f);
+    size_t r = fread(buf, 1, sizeof buf - 1, f);
+    buf[r] = '\0';
+    fclose(f);
+    assert_string_equal(buf, "create\nregister 0\nregister 1\nfree\n");
+
+    /* No event set: no xid columns, said once in a note. */
+    assert_int_equal(g_open(&h, NULL, "gpus=2 eventset=999", 0), 0);
+    assert_int_equal(col(&h, "gpu.0.xid"), -1);
+    assert_int_equal(col(&h, "gpu.1.xid"), -1);
+    assert_true(col(&h, "gpu.1.util") >= 0);
+    g_read(&h);
+    g_read(&h);
+    assert_string_equal(h.notes,
+                        "nvml: NVML cannot make an event set (Unknown Error): no XID events "
+                        "(gpu.<n>.xid)\n");
+    g_close(&h);
+    /* No GPU can report them: the set is given back at once. */
+    unlink(log);
+    snprintf(script, sizeof script, "gpus=2 noevents=0 noevents=1 events_log=%s", log);
+    assert_int_equal(g_open(&h, NULL, script, 0), 0);
+    assert_int_equal(col(&h, "gpu.0.xid"), -1);
+    f = fopen(log, "r");
+    assert_non_null(f);
+    r = fread(buf, 1, sizeof buf - 1, f);
+    buf[r] = '\0';
+    fclose(f);
+    assert_string_equal(buf, "create\nfree\n");
     g_close(&h);
 }
 
@@ -381,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_pcie_in_turn),
         cmocka_unit_test(test_absent),
         cmocka_unit_test(test_describe),
+        cmocka_unit_test(test_xid_events),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

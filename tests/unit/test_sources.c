@@ -269,8 +269,8 @@ static void test_sctx_open_missing_sys(void **state)
 static void test_registry(void **state)
 {
     (void)state;
-    static const char *const names[] = {"cpu",  "memory",     "disk", "net",     "nvml",
-                                        "perf", "infiniband", "rapl", "proctree"};
+    static const char *const names[] = {"cpu",  "memory",     "disk", "net",    "nvml",
+                                        "perf", "infiniband", "rapl", "events", "proctree"};
     enum { N = sizeof names / sizeof *names };
     size_t n = 0;
     while (pm_sources[n]) {
@@ -1362,6 +1362,14 @@ static void test_ib_ports_summed_times_four(void **state)
     assert_int_equal(u64v(&h, "ib.bytes_recv"), 4 * (3000000000ull + 500000000ull));
     assert_int_equal(u64v(&h, "ib.packets_sent"), 50000000 + 7000000);
     assert_int_equal(u64v(&h, "ib.packets_recv"), 40000000 + 6000000);
+    /* The error counters: port 2's symbol_error is stuck at its 16-bit
+     * maximum, so one port is saturated. */
+    check_col(&h, "ib.symbol_errors", "1", PM_COUNTER, PM_U64, "events");
+    check_col(&h, "ib.saturated", "1", PM_GAUGE, PM_U64, "events");
+    assert_int_equal(u64v(&h, "ib.symbol_errors"), 12 + 65535);
+    assert_int_equal(u64v(&h, "ib.link_downed"), 1);
+    assert_int_equal(u64v(&h, "ib.rcv_errors"), 3 + 7);
+    assert_int_equal(u64v(&h, "ib.saturated"), 1);
 
     pm_buf j;
     pm_buf_init(&j);
@@ -1399,6 +1407,24 @@ static void test_ib_counter_changes_and_vanishes(void **state)
     write_file(root, "sys/class/infiniband/mlx5_0/ports/2/counters/port_rcv_data", "garbage\n");
     assert_int_equal(h_read(&h), 0);
     assert_int_equal(u64v(&h, "ib.bytes_recv"), 4 * 3000000000ull);
+    /* Port 1's link_downed reaches its 8-bit maximum: two ports stuck;
+     * port 2's symbol_error cleared (perfquery -R): one again. */
+    write_file(root, "sys/class/infiniband/mlx5_0/ports/1/counters/link_downed", "255\n");
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "ib.saturated"), 2);
+    assert_int_equal(u64v(&h, "ib.link_downed"), 255);
+    write_file(root, "sys/class/infiniband/mlx5_0/ports/2/counters/symbol_error", "0\n");
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "ib.saturated"), 1);
+    assert_int_equal(u64v(&h, "ib.symbol_errors"), 12);
+    h_close(&h);
+    /* Ports without error counters (the impossible tree's): no columns. */
+    char imp[4096];
+    fixture_root(imp, sizeof imp, "impossible");
+    assert_int_equal(h_open(&h, &pm_source_infiniband, imp, NULL, 0), 0);
+    assert_int_equal(col(&h, "ib.symbol_errors"), -1);
+    assert_int_equal(col(&h, "ib.saturated"), -1);
+    assert_int_equal(h.schema.n, 4);
     h_close(&h);
     drop_copy(root);
 }
