@@ -60,6 +60,9 @@ typedef struct pm_job_event {
     size_t host;  /* host index */
     int kind;     /* enum pm_event_kind */
     double value; /* the increase (counters); the status, signal or XID (notes) */
+    int severity; /* 0 information (an exit with status 0, the cgroup), 1 warning
+                   * (limit hits, throttling, corrected errors, a signal to the sampler),
+                   * 2 critical (kills, uncorrected errors, XIDs, a failed command) */
     char detail[192];
 } pm_job_event;
 

@@ -219,6 +219,19 @@ static pm_job_event *add_event(host_events *he, size_t h, int kind, double t, do
     e->host = h;
     e->kind = kind;
     e->value = value;
+    switch (kind) {
+    case PM_EV_CGROUP:
+    case PM_EV_EXIT: e->severity = 0; break; /* (an exit that failed: below) */
+    case PM_EV_OOM_KILL:
+    case PM_EV_XID:
+    case PM_EV_CG_OOM_KILL:
+    case PM_EV_NODE_OOM_KILL:
+    case PM_EV_EDAC_UE:
+    case PM_EV_IB_LINK_DOWNED:
+    case PM_EV_GPU_XID:
+    case PM_EV_GPU_ECC_DBE: e->severity = 2; break;
+    default: e->severity = 1; break;
+    }
     return e;
 }
 
@@ -259,6 +272,7 @@ static void note_event(host_events *he, size_t h, const char *text, facts *f)
         f->exit_core = whole(o, "core", 0, 1, 0) == 1;
         if (!e)
             goto out;
+        e->severity = sig || st ? 2 : 0;
         a[0] = 0;
         if (pid >= 0)
             snprintf(a, sizeof a, " (pid %ld)", pid);
