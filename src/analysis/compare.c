@@ -517,6 +517,15 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
                     : bd.c->gated_worse                     ? PM_OVERALL_WORSE
                     : bd.c->gated_better                    ? PM_OVERALL_BETTER
                                                             : PM_OVERALL_SAME;
+    /* A job that failed where the other did not is worse whatever its
+     * figures (a crash is quick): the end row decides alone. */
+    for (size_t i = 0; i < bd.c->nrows; i++) {
+        const pm_compare_row *r = &bd.c->rows[i];
+        if (r->kind == PM_CMP_END && r->gated && r->verdict == PM_VERDICT_WORSE)
+            bd.c->overall = PM_OVERALL_WORSE;
+        else if (r->kind == PM_CMP_END && r->gated && r->verdict == PM_VERDICT_BETTER)
+            bd.c->overall = PM_OVERALL_BETTER;
+    }
     *out = bd.c;
     return 0;
 }
