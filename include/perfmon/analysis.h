@@ -299,9 +299,9 @@ typedef struct pm_analysis {
     struct pm_remote *remote;           /* private: --stream under mpirun: the hosts come
                                          * from the other ranks (split_stream.c) */
     /* How the job ended (job_end.h, docs/analysis.md "How the job ended") */
-    pm_end *ends;          /* [nhosts] each host's end */
-    pm_job_end end;        /* the job's: the worst host's state */
-    pm_job_event *events;      /* [nevents] by time, then host */
+    pm_end *ends;         /* [nhosts] each host's end */
+    pm_job_end end;       /* the job's: the worst host's state */
+    pm_job_event *events; /* [nevents] by time, then host */
     size_t nevents;
     size_t events_dropped; /* beyond the bound per host */
     void *host_events;     /* private: the events per host while they are scanned */

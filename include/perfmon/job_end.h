@@ -22,23 +22,23 @@ enum pm_end_state {
     PM_END_STOPPED = 2,    /* no command: sampling ended (SIGTERM, IPC, duration) */
     PM_END_INCOMPLETE = 3, /* no end record */
     PM_END_RUNNING = 4,    /* the sampler was still running */
-    PM_END_FAILED = 5,     /* exit status 1 .. 255 (>= 128 without an exit event: signal_inferred) */
-    PM_END_SIGNAL = 6,     /* killed by a signal */
-    PM_END_TIMEOUT = 7,    /* hit its time limit */
-    PM_END_OOM = 8         /* killed by the OOM killer */
+    PM_END_FAILED = 5,  /* exit status 1 .. 255 (>= 128 without an exit event: signal_inferred) */
+    PM_END_SIGNAL = 6,  /* killed by a signal */
+    PM_END_TIMEOUT = 7, /* hit its time limit */
+    PM_END_OOM = 8      /* killed by the OOM killer */
 };
 
 /* Kinds of event: the notes' kinds first, then the counters'. */
 enum pm_event_kind {
-    PM_EV_EXIT = 0,     /* note: the command ended */
-    PM_EV_SIGNAL,       /* note: the sampler got SIGTERM, SIGINT or SIGHUP */
-    PM_EV_OOM_KILL,     /* note: the kernel log's OOM kill */
-    PM_EV_CGROUP,       /* note: the job's cgroup found or made */
-    PM_EV_XID,          /* note: an NVML XID error */
-    PM_EV_CG_OOM_KILL,  /* cg.mem_events_oom_kill rose */
-    PM_EV_CG_OOM,       /* cg.mem_events_oom rose: the limit was reached, allocation failed */
-    PM_EV_CG_MAX,       /* cg.mem_events_max rose: usage reached the limit */
-    PM_EV_CG_HIGH,      /* cg.mem_events_high rose */
+    PM_EV_EXIT = 0,      /* note: the command ended */
+    PM_EV_SIGNAL,        /* note: the sampler got SIGTERM, SIGINT or SIGHUP */
+    PM_EV_OOM_KILL,      /* note: the kernel log's OOM kill */
+    PM_EV_CGROUP,        /* note: the job's cgroup found or made */
+    PM_EV_XID,           /* note: an NVML XID error */
+    PM_EV_CG_OOM_KILL,   /* cg.mem_events_oom_kill rose */
+    PM_EV_CG_OOM,        /* cg.mem_events_oom rose: the limit was reached, allocation failed */
+    PM_EV_CG_MAX,        /* cg.mem_events_max rose: usage reached the limit */
+    PM_EV_CG_HIGH,       /* cg.mem_events_high rose */
     PM_EV_NODE_OOM_KILL, /* node.oom_kill rose */
     PM_EV_THERMAL_CORE,
     PM_EV_THERMAL_PACKAGE,
@@ -77,9 +77,9 @@ typedef struct pm_end {
     double t_last;       /* the end record's time, else the last sample's; NaN */
     long oom_pid;        /* -1 when unknown */
     char oom_comm[64];
-    int oom_scope;       /* 0 unknown, 1 the job's cgroup limit, 2 the whole node */
-    double mem_limit;    /* cg.mem_limit's last value (B), NaN */
-    double mem_last_max; /* cg.mem_current (else proc.rss) max over the last 60 s (B), NaN */
+    int oom_scope;        /* 0 unknown, 1 the job's cgroup limit, 2 the whole node */
+    double mem_limit;     /* cg.mem_limit's last value (B), NaN */
+    double mem_last_max;  /* cg.mem_current (else proc.rss) max over the last 60 s (B), NaN */
     const char *mem_from; /* the column of mem_last_max, "" */
     double deadline;      /* request start_time + time_limit_s, NaN */
     double time_limit_s;  /* NaN */

@@ -260,8 +260,8 @@ static void judge_end(pm_compare_row *r)
     r->pct = NAN;
     r->se = r->zscore = NAN;
     r->significant = r->a.mean != r->b.mean;
-    r->verdict = fb && !fa           ? PM_VERDICT_WORSE
-                 : fa && !fb         ? PM_VERDICT_BETTER
+    r->verdict = fb && !fa                ? PM_VERDICT_WORSE
+                 : fa && !fb              ? PM_VERDICT_BETTER
                  : r->a.mean != r->b.mean ? PM_VERDICT_CHANGED
                                           : PM_VERDICT_SAME;
 }

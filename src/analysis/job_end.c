@@ -23,8 +23,9 @@
 
 /* ---- names ---------------------------------------------------------------- */
 
-static const char *const STATE_NAMES[] = {"unknown", "completed", "stopped", "incomplete", "running",
-                                          "failed",  "signal",    "timeout", "oom"};
+static const char *const STATE_NAMES[] = {"unknown",    "completed", "stopped",
+                                          "incomplete", "running",   "failed",
+                                          "signal",     "timeout",   "oom"};
 
 const char *pm_end_state_name(int state)
 {
@@ -53,7 +54,8 @@ static const counter_def COUNTERS[] = {
     {"ib.symbol_errors", PM_EV_IB_SYMBOL, "Infiniband symbol errors"},
     {"ib.link_downed", PM_EV_IB_LINK_DOWNED, "Infiniband link downed"},
     {"ib.rcv_errors", PM_EV_IB_RCV, "Infiniband receive errors"},
-    {"ib.saturated", PM_EV_IB_SATURATED, "Infiniband ports with an error counter stuck at its maximum"},
+    {"ib.saturated", PM_EV_IB_SATURATED,
+     "Infiniband ports with an error counter stuck at its maximum"},
     {"gpu.xid", PM_EV_GPU_XID, "GPU XID errors"},
     {"gpu.ecc_dbe", PM_EV_GPU_ECC_DBE, "GPU uncorrected (double-bit) ECC errors"},
     {"gpu.throttle_thermal", PM_EV_GPU_THERMAL, "GPU thermal throttling"},
@@ -95,11 +97,10 @@ const char *pm_signal_name(int sig)
 {
     /* signal(7), x86 and arm numbering (the generic one) */
     static const char *const N[] = {
-        NULL,      "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP", "SIGABRT",
-        "SIGBUS",  "SIGFPE",  "SIGKILL",   "SIGUSR1", "SIGSEGV",   "SIGUSR2", "SIGPIPE",
-        "SIGALRM", "SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",
-        "SIGTTIN", "SIGTTOU", "SIGURG",    "SIGXCPU", "SIGXFSZ",   "SIGVTALRM", "SIGPROF",
-        "SIGWINCH", "SIGIO",  "SIGPWR",    "SIGSYS"};
+        NULL,        "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",   "SIGTRAP", "SIGABRT", "SIGBUS",
+        "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",  "SIGPIPE", "SIGALRM", "SIGTERM",
+        "SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",  "SIGTTIN", "SIGTTOU", "SIGURG",
+        "SIGXCPU",   "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",   "SIGPWR",  "SIGSYS"};
     if (sig <= 0 || (size_t)sig >= sizeof N / sizeof *N)
         return NULL;
     return N[sig];
@@ -302,7 +303,7 @@ static void note_event(host_events *he, size_t h, const char *text, facts *f)
         long pid = whole(o, "pid", 0, INT32_MAX, -1);
         clean(c, sizeof c, str(o, "comm") ? str(o, "comm") : "?");
         const char *cons = str(o, "constraint");
-        int scope = !cons                                  ? 0
+        int scope = !cons                                   ? 0
                     : strcmp(cons, "CONSTRAINT_MEMCG") == 0 ? 1
                     : strcmp(cons, "CONSTRAINT_NONE") == 0  ? 2
                                                             : 0;
@@ -319,9 +320,12 @@ static void note_event(host_events *he, size_t h, const char *text, facts *f)
         if (e) {
             clean(b, sizeof b, str(o, "memcg") ? str(o, "memcg") : "");
             clean(a, sizeof a, cons ? cons : "no constraint given");
-            snprintf(e->detail, sizeof e->detail, "%s (pid %ld) killed by the OOM killer (%s%s%s)%s", c,
-                     pid, a, b[0] ? ", memcg " : "", b,
-                     in_job == 1 ? ", in the job" : in_job == 0 ? ", not in the job" : "");
+            snprintf(e->detail, sizeof e->detail,
+                     "%s (pid %ld) killed by the OOM killer (%s%s%s)%s", c, pid, a,
+                     b[0] ? ", memcg " : "", b,
+                     in_job == 1   ? ", in the job"
+                     : in_job == 0 ? ", not in the job"
+                                   : "");
         }
     } else if (strcmp(ev, "cgroup") == 0) {
         pm_job_event *e = add_event(he, h, PM_EV_CGROUP, t, (double)whole(o, "version", 1, 2, 0));
@@ -743,21 +747,19 @@ int pm_end_text(const pm_analysis *a, size_t h, char *buf, size_t cap)
                         at);
     case PM_END_FAILED:
         if (e->signal_inferred)
-            return snprintf(buf, cap, "exit status %d (128 + %d: %s?)%s", e->exit_status,
-                            e->signal, pm_signal_name(e->signal) ? pm_signal_name(e->signal)
-                                                                 : "a signal",
-                            on);
+            return snprintf(buf, cap, "exit status %d (128 + %d: %s?)%s", e->exit_status, e->signal,
+                            pm_signal_name(e->signal) ? pm_signal_name(e->signal) : "a signal", on);
         return snprintf(buf, cap, "exited with status %d (failed)%s", e->exit_status, on);
     case PM_END_COMPLETED: return snprintf(buf, cap, "completed (exit status 0)%s", on);
     case PM_END_STOPPED:
         return snprintf(buf, cap, "sampling ended: %s (no command was run)%s",
                         e->reason[0] ? e->reason : "stopped", on);
-    case PM_END_RUNNING: return snprintf(buf, cap, "still running: the sampler was still running%s", on);
+    case PM_END_RUNNING:
+        return snprintf(buf, cap, "still running: the sampler was still running%s", on);
     case PM_END_INCOMPLETE:
         return snprintf(buf, cap, "incomplete: no end record (the sampler was killed or crashed)%s",
                         on);
-    default:
-        return snprintf(buf, cap, "not recorded (%s input has no end record)", e->format);
+    default: return snprintf(buf, cap, "not recorded (%s input has no end record)", e->format);
     }
 }
 

@@ -100,9 +100,10 @@ static void end_obj(const pm_analysis *a, cJSON *parent, size_t h)
             cJSON_AddStringToObject(k, "comm", e->oom_comm);
         else
             cJSON_AddNullToObject(k, "comm");
-        cJSON_AddStringToObject(k, "scope", e->oom_scope == 1   ? "cgroup"
-                                            : e->oom_scope == 2 ? "node"
-                                                                : "unknown");
+        cJSON_AddStringToObject(k, "scope",
+                                e->oom_scope == 1   ? "cgroup"
+                                : e->oom_scope == 2 ? "node"
+                                                    : "unknown");
         num_or_null(k, "mem_limit_bytes", e->mem_limit, !isnan(e->mem_limit));
         num_or_null(k, "mem_last_minute_max_bytes", e->mem_last_max, !isnan(e->mem_last_max));
     }

@@ -118,7 +118,8 @@ void report_events_table(pdf_doc *d)
     }
     if (a->nevents > EVENTS_SHOWN) {
         char buf[96];
-        snprintf(buf, sizeof buf, "... and %zu more (perfmon-analyze --stats --json lists them all).",
+        snprintf(buf, sizeof buf,
+                 "... and %zu more (perfmon-analyze --stats --json lists them all).",
                  a->nevents - EVENTS_SHOWN);
         pdf_paragraph(d, buf, 8);
     }
