@@ -64,11 +64,11 @@ static void num_or_null(cJSON *o, const char *k, double v, int have)
         cJSON_AddNullToObject(o, k);
 }
 
-/* "end": the job's (h = SIZE_MAX) or host h's end (docs/analysis.md, "How
+/* "end_state": the job's (h = SIZE_MAX) or host h's end (docs/analysis.md, "How
  * the job ended"). */
 static void end_obj(const pm_analysis *a, cJSON *parent, size_t h)
 {
-    cJSON *o = cJSON_AddObjectToObject(parent, "end");
+    cJSON *o = cJSON_AddObjectToObject(parent, "end_state");
     size_t eh = h == SIZE_MAX ? a->end.host : h;
     if (!o || !a->ends)
         return;

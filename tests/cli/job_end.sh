@@ -42,14 +42,14 @@ if command -v python3 >/dev/null 2>&1; then
     check "--json: job.end and events" python3 - "$T/oom.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-e = d["job"]["end"]
+e = d["job"]["end_state"]
 assert e["state"] == "oom", e
 assert e["host"] == "node-3" and e["hosts"] == ["node-3"], e
 assert e["oom"]["pid"] == 4242 and e["oom"]["comm"] == "python3", e
 assert e["oom"]["scope"] == "cgroup" and e["oom"]["mem_limit_bytes"] == 64 << 20, e
 assert abs(e["t"] - 1795824803.6) < 1e-6, e
 assert e["detail"].startswith("killed by the OOM killer: python3 (pid 4242) on node-3"), e
-n1 = [n for n in d["nodes"] if n["host"] == "node-1"][0]["end"]
+n1 = [n for n in d["nodes"] if n["host"] == "node-1"][0]["end_state"]
 assert n1["state"] == "completed" and n1["exit_status"] == 0 and n1["signal"] is None, n1
 kinds = [(v["host"], v["kind"]) for v in d["events"]]
 assert ("node-3", "oom_kill") in kinds and ("node-1", "ib_symbol_errors") in kinds, kinds
@@ -59,7 +59,7 @@ assert ts == sorted(ts), ts
 PY
     $A "$F/segv" --stats --json >"$T/segv.json" 2>/dev/null
     check "--json: a signal's number and name" python3 -c "
-import json; e = json.load(open('$T/segv.json'))['job']['end']
+import json; e = json.load(open('$T/segv.json'))['job']['end_state']
 assert (e['state'], e['signal'], e['signal_name'], e['exit_status']) == ('signal', 11, 'SIGSEGV', None), e"
 fi
 
