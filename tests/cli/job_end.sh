@@ -73,6 +73,23 @@ for j in oom timeout old-oom; do
     check "$j: --json the same with --stream" cmp -s "$T/m.json" "$T/s.json"
 done
 
+# under mpirun (the notes travel with the profiles, pack.c): the same bytes
+if [ -z "${PM_WRAP:-}" ] && "$PM_BIN/perfmon-analyze" --version | grep -q "^MPI: built in" &&
+    command -v mpirun >/dev/null 2>&1; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+    export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_rmaps_base_oversubscribe=1
+    export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_btl_base_warn_component_unused=0
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+    $A "$F/oom" --stats --json >"$T/m.json" 2>/dev/null
+    for mode in "" --stream; do
+        timeout 120 mpirun -n 2 "$PM_BIN/perfmon-analyze" "$F/oom" --stats --json $mode >"$T/p.json" 2>/dev/null
+        check "mpirun -n 2 $mode: the same --json" cmp -s "$T/m.json" "$T/p.json"
+    done
+else
+    echo "SKIP  no mpirun or perfmon-analyze without MPI: the end under mpirun not checked"
+fi
+
 # the trace: the events as instant events on the host's track, and the end
 $A "$F/oom" --trace "$T/t.json" 2>/dev/null
 $A "$F/oom" --trace "$T/ts.json" --stream 2>/dev/null
