@@ -703,7 +703,7 @@ int pm_end_text(const pm_analysis *a, size_t h, char *buf, size_t cap)
     char on[256] = "";
     if (h == SIZE_MAX) {
         if (!a->ends || a->end.host == SIZE_MAX)
-            return snprintf(buf, cap, "not recorded (no node)");
+            return snprintf(buf, cap, "not recorded (no node's profile)");
         e = &a->ends[a->end.host];
         hosts_in_state(a, on, sizeof on, e->state == PM_END_OOM || a->end.nnodes > 1);
         if (e->state == PM_END_COMPLETED || e->state == PM_END_UNKNOWN)
