@@ -697,7 +697,9 @@ static void before_end(const pm_end *e, char *out, size_t cap)
     }
 }
 
-int pm_end_text(const pm_analysis *a, size_t h, char *buf, size_t cap)
+/* The words of pm_end_text; with clock, times as the time of day (page 1,
+ * whose header gives the day). */
+static int end_words(const pm_analysis *a, size_t h, int clock, char *buf, size_t cap)
 {
     const pm_end *e;
     char on[256] = "";
@@ -712,8 +714,8 @@ int pm_end_text(const pm_analysis *a, size_t h, char *buf, size_t cap)
         e = &a->ends[h];
     }
     char at[48] = "", iso[40], sig[48], be[48], mt[160];
-    if (!isnan(e->t) && pm_utc_iso(e->t, iso, sizeof iso) > 0)
-        snprintf(at, sizeof at, " at %s", iso);
+    if (!isnan(e->t) && pm_utc_iso(e->t, iso, sizeof iso) > 0 && strlen(iso) >= 19)
+        snprintf(at, sizeof at, clock ? " at %.8s" : " at %s", clock ? iso + 11 : iso);
     signal_text(sig, sizeof sig, e->signal);
     switch (e->state) {
     case PM_END_OOM: {
@@ -763,6 +765,11 @@ int pm_end_text(const pm_analysis *a, size_t h, char *buf, size_t cap)
     }
 }
 
+int pm_end_text(const pm_analysis *a, size_t h, char *buf, size_t cap)
+{
+    return end_words(a, h, 0, buf, cap);
+}
+
 int pm_end_sentence(const pm_analysis *a, char *buf, size_t cap)
 {
     if (!a->ends || a->end.host == SIZE_MAX)
@@ -798,7 +805,7 @@ int pm_end_sentence(const pm_analysis *a, char *buf, size_t cap)
                         be, scope, mt);
     }
     char t[400];
-    pm_end_text(a, SIZE_MAX, t, sizeof t);
+    end_words(a, SIZE_MAX, 1, t, sizeof t);
     switch (e->state) {
     case PM_END_COMPLETED:
     case PM_END_FAILED:
