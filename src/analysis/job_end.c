@@ -468,7 +468,8 @@ static void decide(const pm_host *ho, const facts *f, pm_end *e)
     }
     int sigterm_like = e->signal == 15 || e->signal == 9;
     int near_limit = 0;
-    if (!isnan(e->deadline)) {
+    /* (a command that exited with status 0 completed, limit or not) */
+    if (!isnan(e->deadline) && !(e->exit_status == 0 && !e->signal)) {
         double lo = e->deadline - LIMIT_SLACK_S;
         near_limit = (!isnan(f->stop_sig_t) && f->stop_sig_t >= lo) ||
                      (!isnan(e->t_last) && e->t_last >= lo &&
