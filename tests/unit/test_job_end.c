@@ -357,6 +357,34 @@ static void test_counter_events(void **state)
     done(a, dir);
 }
 
+/* A GPU's counters are on its own host (gpu-<n>.<node>); its end is its
+ * node's. */
+static void test_gpu_events(void **state)
+{
+    (void)state;
+    static const double xid[10] = {0, 0, 0, 1, 1, 1, 1, 1, 1, 1};
+    host_spec h = {"n1",
+                   10,
+                   "gpu.0.xid",
+                   "counter",
+                   xid,
+                   .notes = {EXIT0},
+                   .end = "\"exit_status\":0,\"reason\":\"command exited\""};
+    char dir[4096];
+    pm_analysis *a = analyse(&h, 1, dir, sizeof dir);
+    size_t found = 0;
+    for (size_t i = 0; i < a->nevents; i++)
+        if (a->events[i].kind == PM_EV_GPU_XID) {
+            found++;
+            assert_string_equal(a->hosts[a->events[i].host].name, "gpu-0.n1");
+            assert_true(a->events[i].t == T0 + 3);
+        }
+    assert_int_equal(found, 1);
+    assert_int_equal(a->end.state, PM_END_COMPLETED);
+    assert_int_equal(a->end.nnodes, 1);
+    done(a, dir);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -378,9 +406,8 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_worst_over_hosts),
-        cmocka_unit_test(test_counter_events),
+        cmocka_unit_test(test_table),          cmocka_unit_test(test_worst_over_hosts),
+        cmocka_unit_test(test_counter_events), cmocka_unit_test(test_gpu_events),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
