@@ -21,6 +21,7 @@
 #include "perfmon/arena.h"
 #include "perfmon/catalog.h"
 #include "perfmon/error.h"
+#include "perfmon/job_end.h"
 #include "perfmon/phase.h"
 #include "perfmon/profile.h"
 #include "perfmon/series.h"
@@ -297,6 +298,13 @@ typedef struct pm_analysis {
     struct pm_report_keep *keep;        /* private: --stream's report digest (report_keep.c) */
     struct pm_remote *remote;           /* private: --stream under mpirun: the hosts come
                                          * from the other ranks (split_stream.c) */
+    /* How the job ended (job_end.h, docs/analysis.md "How the job ended") */
+    pm_end *ends;         /* [nhosts] each host's end */
+    pm_job_end end;       /* the job's: the worst host's state */
+    pm_job_event *events; /* [nevents] by time, then host */
+    size_t nevents;
+    size_t events_dropped; /* beyond the bound per host */
+    void *host_events;     /* private: the events per host while they are scanned */
 } pm_analysis;
 
 /* Analyse the given files and directories (a directory contributes every

@@ -49,7 +49,8 @@ enum pm_cmp_kind {
     PM_CMP_FIGURE = 0,         /* a job figure (wall time, energy, ...) */
     PM_CMP_METRIC = 1,         /* a catalog metric's all-node series */
     PM_CMP_PHASE_DURATION = 2, /* the per-node duration of a phase kind */
-    PM_CMP_PHASE_METRIC = 3    /* a metric's all-node series during a phase kind */
+    PM_CMP_PHASE_METRIC = 3,   /* a metric's all-node series during a phase kind */
+    PM_CMP_END = 4             /* how the jobs ended: means are enum pm_end_state (job_end.h) */
 };
 
 #define PM_COMPARE_DEFAULT_THRESHOLD 10.0 /* percent */
@@ -194,7 +195,8 @@ void pm_compare_opts_init(pm_compare_opts *o);
 typedef struct pm_comparison {
     const pm_analysis *a, *b;      /* borrowed */
     const char *label_a, *label_b; /* borrowed from the options; never NULL */
-    pm_compare_row *rows;          /* figures, then metrics (catalog order), then per phase kind */
+    pm_compare_row *rows;          /* how the jobs ended, figures, then metrics (catalog order),
+                                    * then per phase kind */
     size_t nrows;
     double z;
     double threshold_pct;             /* the default in force */

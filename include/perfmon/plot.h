@@ -110,7 +110,17 @@ typedef struct pm_timeline {
     size_t nkinds;
     const pm_timeline_bar *bars;
     size_t nbars;
+    /* Event marks (docs/report.md, "Phases and events"): a tick across the
+     * row at time t, grey, orange or red by severity 0, 1, 2. */
+    const struct pm_timeline_mark *marks;
+    size_t nmarks;
 } pm_timeline;
+
+typedef struct pm_timeline_mark {
+    size_t row;
+    double t;
+    int severity;
+} pm_timeline_mark;
 
 void pm_timeline_draw(cairo_t *cr, double x, double y, double w, double h, double font_size,
                       const pm_timeline *tl);

@@ -74,6 +74,7 @@ typedef struct pm_timeline_data {
     const char **rows, **kinds;
     pm_timeline_bar *bars;
     size_t *row;
+    pm_timeline_mark *marks; /* the events' (job_end.h), cgroup notes left out */
 } pm_timeline_data;
 
 int pm_timeline_build(const pm_analysis *a, int elapsed, pm_timeline_data *t, pm_error *err) PM_WUR;

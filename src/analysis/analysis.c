@@ -1003,6 +1003,18 @@ static int build_metrics(pm_analysis *a, pm_error *err)
     return 0;
 }
 
+/* Each host's events and end (job_end.c), while every raw column is
+ * there; the stream mode scans each host in its fold (stream.c). */
+static int job_end_scan(pm_analysis *a, pm_error *err)
+{
+    int rc = pm_job_end_begin(a);
+    for (size_t h = 0; h < a->nhosts && !rc; h++)
+        rc = pm_job_end_host(a, h, &a->hosts[h]);
+    if (!rc)
+        rc = pm_job_end_finish(a);
+    return rc ? pm_error_set(err, rc, "out of memory") : 0;
+}
+
 int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_opts *opts,
                     pm_analysis **out, pm_error *err)
 {
@@ -1053,8 +1065,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
      * mode computes both one host at a time (stream.c). */
     if ((rc = setup_times(a, err)) ||
         (opts->stream ? (rc = pm_stream_build(a, err))
-                      : ((rc = pm_summary_compute(a, err)) || (rc = init_refs(a, err)) ||
-                         (rc = build_metrics(a, err)))))
+                      : ((rc = job_end_scan(a, err)) || (rc = pm_summary_compute(a, err)) ||
+                         (rc = init_refs(a, err)) || (rc = build_metrics(a, err)))))
         goto fail;
     /* (the passes over the hosts are over) */
     if (owed && (owed = 0, rc = pm_remote_end(a, sp, 0, err)))
@@ -1106,6 +1118,7 @@ void pm_analysis_free(pm_analysis *a)
     pm_phase_set_free(&a->phases);
     pm_phase_stats_free(a->phase_stats);
     pm_report_keep_free(a->keep);
+    pm_job_end_free(a);
     pm_arena_free(&a->arena);
     pthread_mutex_destroy(&a->arena.lock);
     free(a);

@@ -235,6 +235,37 @@ static double figure_se(builder *bd, const pm_analysis *x, const char *series, c
     return isfinite(noise) ? fabs(value) * noise / fabs(s.mean) : NAN;
 }
 
+/* How the jobs ended (docs/analysis.md, "Comparing two jobs"): B failing
+ * (failed, signal, timeout, OOM) where A did not is worse, and gated. */
+static int end_row(builder *bd)
+{
+    const pm_analysis *a = bd->c->a, *b = bd->c->b;
+    pm_compare_row *r = add_row(bd, PM_CMP_END, "end", NULL, "how the job ended", "");
+    if (!r)
+        return PM_ENOMEM;
+    r->a.mean = a->end.state;
+    r->b.mean = b->end.state;
+    r->a.n = r->b.n = 1;
+    r->better = PM_BETTER_LOWER;
+    r->gated = pm_gate_decide(bd->gate, "end", PM_BETTER_LOWER, 1);
+    return 0;
+}
+
+/* The end row's verdict: worse or better when one job failed and the
+ * other did not, changed when the states differ otherwise. */
+static void judge_end(pm_compare_row *r)
+{
+    int fa = r->a.mean >= PM_END_FAILED, fb = r->b.mean >= PM_END_FAILED;
+    r->diff = r->b.mean - r->a.mean;
+    r->pct = NAN;
+    r->se = r->zscore = NAN;
+    r->significant = r->a.mean != r->b.mean;
+    r->verdict = fb && !fa                ? PM_VERDICT_WORSE
+                 : fa && !fb              ? PM_VERDICT_BETTER
+                 : r->a.mean != r->b.mean ? PM_VERDICT_CHANGED
+                                          : PM_VERDICT_SAME;
+}
+
 static int figure_rows(builder *bd)
 {
     const pm_analysis *a = bd->c->a, *b = bd->c->b;
@@ -458,7 +489,9 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
         bd.c->label_a = o && o->label_a ? o->label_a : "A";
         bd.c->label_b = o && o->label_b ? o->label_b : "B";
         bd.c->threshold_pct = isfinite(bd.override_pct) ? bd.override_pct : cfg->threshold_pct;
-        rc = figure_rows(&bd);
+        rc = end_row(&bd);
+        if (!rc)
+            rc = figure_rows(&bd);
         if (!rc)
             rc = metric_rows(&bd);
         if (!rc)
@@ -472,7 +505,10 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
     }
     for (size_t i = 0; i < bd.c->nrows; i++) {
         pm_compare_row *r = &bd.c->rows[i];
-        pm_compare_judge(r, cfg->z);
+        if (r->kind == PM_CMP_END)
+            judge_end(r);
+        else
+            pm_compare_judge(r, cfg->z);
         bd.c->count[r->verdict]++;
         bd.c->gated_worse += r->gated && r->verdict == PM_VERDICT_WORSE;
         bd.c->gated_better += r->gated && r->verdict == PM_VERDICT_BETTER;
@@ -481,6 +517,15 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
                     : bd.c->gated_worse                     ? PM_OVERALL_WORSE
                     : bd.c->gated_better                    ? PM_OVERALL_BETTER
                                                             : PM_OVERALL_SAME;
+    /* A job that failed where the other did not is worse whatever its
+     * figures (a crash is quick): the end row decides alone. */
+    for (size_t i = 0; i < bd.c->nrows; i++) {
+        const pm_compare_row *r = &bd.c->rows[i];
+        if (r->kind == PM_CMP_END && r->gated && r->verdict == PM_VERDICT_WORSE)
+            bd.c->overall = PM_OVERALL_WORSE;
+        else if (r->kind == PM_CMP_END && r->gated && r->verdict == PM_VERDICT_BETTER)
+            bd.c->overall = PM_OVERALL_BETTER;
+    }
     *out = bd.c;
     return 0;
 }

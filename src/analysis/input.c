@@ -135,7 +135,7 @@ static int released_alone(const char *column, void *ctx)
 static int wanted(const char *column, void *ctx)
 {
     const pm_catalog *cat = ctx;
-    if (pm_summary_reads(column))
+    if (pm_summary_reads(column) || pm_job_end_reads(column))
         return 1;
     for (size_t d = 0; d < cat->n; d++)
         if (pm_metric_matches(&cat->m[d], column))
@@ -510,6 +510,13 @@ static int merge_profiles(pm_profile **ps, size_t np, pm_profile **out)
         }
         if (!m->meta_json && p->meta_json)
             m->meta_json = pm_strdup(p->meta_json);
+        /* the notes of every part, in order: the event notes of each */
+        for (size_t i = 0; i < p->nnotes; i++)
+            if (pm_profile_add_note(m, p->notes[i], strlen(p->notes[i]))) {
+                free(cols);
+                pm_profile_free(m);
+                return PM_ENOMEM;
+            }
     }
     m->n = total;
     free(cols);

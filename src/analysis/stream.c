@@ -318,6 +318,8 @@ static void *host_worker(void *arg)
         if (!rc && hx.n > a->hosts[h].n)
             hx.n = a->hosts[h].n;
         if (!rc && c->pass == 1) {
+            /* (the host's own slot and event list: no lock) */
+            rc = pm_job_end_host(a, h, &hx);
             pm_summary_host(a, &hx, &a->nodes[h]);
             a->hosts[h].ncpus = hx.ncpus;
             a->hosts[h].mem_total = hx.mem_total;
@@ -618,6 +620,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
             maxn = a->hosts[h].n;
     double *scratch = pm_alloc_array(maxn > c.ngrid ? maxn : c.ngrid, sizeof *scratch);
     int rc = a->nodes && c.res && c.acc && c.tmp && c.need && scratch ? 0 : PM_ENOMEM;
+    if (!rc)
+        rc = pm_job_end_begin(a);
     if (!rc && a->phases.n)
         rc = pm_phase_contrib_init(a, &c.pc);
     for (size_t d = 0; d < nm && !rc; d++) {
@@ -701,6 +705,10 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         goto out;
     }
     pm_summary_job(a);
+    if ((rc = pm_job_end_finish(a))) {
+        rc = pm_error_set(err, rc, "out of memory");
+        goto out;
+    }
     /* The metrics no host has are left out, as build_metrics does. */
     a->metrics = calloc(nm ? nm : 1, sizeof *a->metrics);
     if (!a->metrics) {

@@ -3,6 +3,7 @@
 #include <cJSON.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "perfmon/units.h"
@@ -111,8 +112,12 @@ static void gated_list(FILE *f, const pm_comparison *c, int v)
         const pm_compare_row *r = &c->rows[i];
         if (!r->gated || r->verdict != v)
             continue;
-        char p[32], ph[80];
-        pm_compare_pct_text(r->pct, p, sizeof p);
+        char p[64], ph[80];
+        if (r->kind == PM_CMP_END)
+            snprintf(p, sizeof p, "(%s, then %s)", pm_end_state_name((int)r->a.mean),
+                     pm_end_state_name((int)r->b.mean));
+        else
+            pm_compare_pct_text(r->pct, p, sizeof p);
         clean(ph, sizeof ph, r->phase);
         fprintf(f, "%s %s%s%s %s", shown ? "," : "", r->key, *ph ? " in " : "", ph, p);
         shown++;
@@ -135,6 +140,22 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
             "  a difference counts beyond %.3g %% of the smaller of A and B (unless compare.json "
             "sets another) and %.3g standard errors of the noise; only gated rows make B worse\n",
             c->threshold_pct, c->z);
+
+    fprintf(f, "\nHow the jobs ended\n");
+    for (size_t i = 0; i < c->nrows; i++) {
+        const pm_compare_row *r = &c->rows[i];
+        if (r->kind != PM_CMP_END)
+            continue;
+        for (int w = 0; w < 2; w++) {
+            char t[512], cl[512];
+            pm_end_text(w ? c->b : c->a, SIZE_MAX, t, sizeof t);
+            clean(cl, sizeof cl, t);
+            fprintf(f, "  %s  %-10s %s\n", w ? "B" : "A",
+                    pm_end_state_name((int)(w ? r->b.mean : r->a.mean)), cl);
+        }
+        fprintf(f, "  verdict: %s%s\n", pm_verdict_name(r->verdict),
+                r->gated ? "" : " (not gated)");
+    }
 
     fprintf(f, "\nJob figures\n  %-*s %-*s %10s %10s %8s %-6s %s\n", kw, "figure", uw, "unit", "A",
             "B", "B-A %", "better", "verdict");
@@ -255,6 +276,13 @@ static void job_json(cJSON *root, const char *k, const char *label, const pm_ana
     pm_json_num(o, "hosts", (double)a->nhosts);
     pm_json_num(o, "start", a->t_start);
     pm_json_num(o, "end", a->t_end);
+    cJSON *e = cJSON_AddObjectToObject(o, "end_state");
+    if (e) {
+        char t[512];
+        pm_end_text(a, SIZE_MAX, t, sizeof t);
+        cJSON_AddStringToObject(e, "state", pm_end_state_name(a->end.state));
+        cJSON_AddStringToObject(e, "detail", t);
+    }
 }
 
 char *pm_compare_json_string(const pm_comparison *c)
@@ -291,6 +319,11 @@ char *pm_compare_json_string(const pm_comparison *c)
             break;
         }
         switch (r->kind) {
+        case PM_CMP_END:
+            cJSON_AddStringToObject(o, "a_state", pm_end_state_name((int)r->a.mean));
+            cJSON_AddStringToObject(o, "b_state", pm_end_state_name((int)r->b.mean));
+            cJSON_AddItemToObject(root, "end", o);
+            break;
         case PM_CMP_FIGURE: cJSON_AddItemToArray(figs, o); break;
         case PM_CMP_METRIC: cJSON_AddItemToArray(mets, o); break;
         case PM_CMP_PHASE_DURATION: {

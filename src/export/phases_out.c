@@ -479,6 +479,31 @@ static void trace_head(const pm_analysis *a, pm_buf *b, sink *s, int *first, dou
         }
     free(extra);
     free(tracks);
+    /* The events and the job's end: instant events on the host's track
+     * (docs/analysis.md, "How the job ended"). */
+    for (size_t i = 0; i < a->nevents; i++) {
+        const pm_job_event *e = &a->events[i];
+        pm_buf_printf(b, "%s{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"event\",\"name\":", SEP());
+        pm_buf_json_str(b, pm_event_kind_name(e->kind));
+        pm_buf_printf(b, ",\"pid\":%zu,\"ts\":%.3f,\"args\":{\"detail\":", e->host + 1,
+                      (e->t - t0) * 1e6);
+        pm_buf_json_str(b, e->detail);
+        pm_buf_printf(b, ",\"value\":%.9g}}", e->value);
+        if (b->len > 1 << 20)
+            flush_buf(s, b);
+    }
+    if (a->ends && a->end.host != SIZE_MAX) {
+        const pm_end *e = &a->ends[a->end.host];
+        double t = !isnan(e->t) ? e->t : !isnan(e->t_last) ? e->t_last : a->t_end;
+        char text[512];
+        pm_end_text(a, SIZE_MAX, text, sizeof text);
+        pm_buf_printf(b, "%s{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"end\",\"name\":", SEP());
+        pm_buf_json_str(b, pm_end_state_name(a->end.state));
+        pm_buf_printf(b, ",\"pid\":%zu,\"ts\":%.3f,\"args\":{\"job\":", a->end.host + 1,
+                      (t - t0) * 1e6);
+        pm_buf_json_str(b, text);
+        pm_buf_puts(b, "}}");
+    }
 }
 #undef SEP
 

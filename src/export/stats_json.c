@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "perfmon/export.h"
@@ -55,6 +56,62 @@ static void figures(cJSON *o, const pm_node_summary *s)
     pm_json_num(o, "dropped_timestamps", (double)s->dropped);
 }
 
+static void num_or_null(cJSON *o, const char *k, double v, int have)
+{
+    if (have)
+        pm_json_num(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+/* "end_state": the job's (h = SIZE_MAX) or host h's end (docs/analysis.md, "How
+ * the job ended"). */
+static void end_obj(const pm_analysis *a, cJSON *parent, size_t h)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, "end_state");
+    size_t eh = h == SIZE_MAX ? a->end.host : h;
+    if (!o || !a->ends)
+        return;
+    const pm_end *e = eh != SIZE_MAX ? &a->ends[eh] : NULL;
+    cJSON_AddStringToObject(o, "state", pm_end_state_name(e ? e->state : PM_END_UNKNOWN));
+    num_or_null(o, "exit_status", e ? e->exit_status : 0, e && e->exit_status >= 0);
+    num_or_null(o, "signal", e ? e->signal : 0, e && e->signal > 0);
+    const char *sn = e && e->signal > 0 ? pm_signal_name(e->signal) : NULL;
+    if (sn)
+        cJSON_AddStringToObject(o, "signal_name", sn);
+    else
+        cJSON_AddNullToObject(o, "signal_name");
+    cJSON_AddBoolToObject(o, "signal_inferred", e && e->signal_inferred);
+    if (h == SIZE_MAX) {
+        if (e)
+            cJSON_AddStringToObject(o, "host", a->hosts[eh].name);
+        else
+            cJSON_AddNullToObject(o, "host");
+        cJSON *hs = cJSON_AddArrayToObject(o, "hosts");
+        for (size_t k = 0; e && hs && k < a->nhosts; k++)
+            if (!a->hosts[k].gpu && a->ends[k].state == e->state)
+                cJSON_AddItemToArray(hs, cJSON_CreateString(a->hosts[k].name));
+    }
+    num_or_null(o, "t", e ? e->t : 0, e && !isnan(e->t));
+    if (e && e->state == PM_END_OOM) {
+        cJSON *k = cJSON_AddObjectToObject(o, "oom");
+        num_or_null(k, "pid", e->oom_pid, e->oom_pid >= 0);
+        if (e->oom_comm[0])
+            cJSON_AddStringToObject(k, "comm", e->oom_comm);
+        else
+            cJSON_AddNullToObject(k, "comm");
+        cJSON_AddStringToObject(k, "scope",
+                                e->oom_scope == 1   ? "cgroup"
+                                : e->oom_scope == 2 ? "node"
+                                                    : "unknown");
+        num_or_null(k, "mem_limit_bytes", e->mem_limit, !isnan(e->mem_limit));
+        num_or_null(k, "mem_last_minute_max_bytes", e->mem_last_max, !isnan(e->mem_last_max));
+    }
+    char b[512];
+    pm_end_text(a, h, b, sizeof b);
+    cJSON_AddStringToObject(o, "detail", b);
+}
+
 char *pm_stats_json_string(const pm_analysis *a)
 {
     cJSON *root = cJSON_CreateObject();
@@ -86,6 +143,7 @@ char *pm_stats_json_string(const pm_analysis *a)
     else
         cJSON_AddNullToObject(job, "incomplete_reason");
     figures(job, &a->job);
+    end_obj(a, job, SIZE_MAX);
 
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
     for (size_t h = 0; h < a->nhosts; h++) {
@@ -102,6 +160,8 @@ char *pm_stats_json_string(const pm_analysis *a)
             cJSON_AddStringToObject(n, "incomplete_reason", ho->incomplete);
         else
             cJSON_AddNullToObject(n, "incomplete_reason");
+        if (!ho->gpu)
+            end_obj(a, n, h);
         cJSON *files = cJSON_AddArrayToObject(n, "files");
         for (size_t i = 0; i < ho->nfiles; i++)
             cJSON_AddItemToArray(files, cJSON_CreateString(ho->files[i]));
@@ -169,6 +229,21 @@ char *pm_stats_json_string(const pm_analysis *a)
         pm_json_num(o, "value", a->notes[i].value);
         cJSON_AddStringToObject(o, "message", a->notes[i].message);
     }
+    cJSON *evs = cJSON_AddArrayToObject(root, "events");
+    for (size_t i = 0; evs && i < a->nevents; i++) {
+        const pm_job_event *e = &a->events[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddItemToArray(evs, o);
+        pm_json_num(o, "t", e->t);
+        pm_json_num(o, "t_end", e->t_end);
+        cJSON_AddStringToObject(o, "host", a->hosts[e->host].name);
+        cJSON_AddStringToObject(o, "kind", pm_event_kind_name(e->kind));
+        pm_json_num(o, "value", e->value);
+        cJSON_AddStringToObject(o, "detail", e->detail);
+    }
+    pm_json_num(root, "events_dropped", (double)a->events_dropped);
     pm_phases_json(a, root);
     pm_request_use_json(a, root);
     cJSON *w = cJSON_AddArrayToObject(root, "warnings");

@@ -1,6 +1,7 @@
 /* --stats: aligned text tables. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -91,6 +92,44 @@ static void figure_table(const pm_analysis *a, FILE *f, const char *title, int g
     }
 }
 
+#define EVENTS_SHOWN 50
+
+/* Each node's end where there are several, and the events (docs/analysis.md,
+ * "How the job ended"); the JSON has every event. */
+static void events_text(const pm_analysis *a, FILE *f, int hw)
+{
+    char b[512];
+    if (a->end.nnodes > 1 && a->ends) {
+        fprintf(f, "\nEnd per host\n");
+        for (size_t h = 0; h < a->nhosts; h++) {
+            if (a->hosts[h].gpu)
+                continue;
+            pm_end_text(a, h, b, sizeof b);
+            fprintf(f, "  %-*.*s %-10s ", hw, hw, safe_name(a->hosts[h].name, 0),
+                    pm_end_state_name(a->ends[h].state));
+            put_safe(f, b);
+            fputc('\n', f);
+        }
+    }
+    if (!a->nevents)
+        return;
+    fprintf(f, "\nEvents\n  %-20s %-*s %-16s %s\n", "time", hw, "host", "kind", "detail");
+    for (size_t i = 0; i < a->nevents && i < EVENTS_SHOWN; i++) {
+        const pm_job_event *e = &a->events[i];
+        fmt_time(b, sizeof b, e->t);
+        fprintf(f, "  %-20s %-*.*s %-16s ", b, hw, hw, safe_name(a->hosts[e->host].name, 0),
+                pm_event_kind_name(e->kind));
+        put_safe(f, e->detail);
+        fputc('\n', f);
+    }
+    if (a->nevents > EVENTS_SHOWN)
+        fprintf(f, "  ... and %zu more (--stats --json lists them all)\n",
+                a->nevents - EVENTS_SHOWN);
+    if (a->events_dropped)
+        fprintf(f, "  (%zu more events beyond %d per host were not kept)\n", a->events_dropped,
+                1000);
+}
+
 int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
 {
     char b1[64], b2[64], b3[64], b4[64];
@@ -103,6 +142,11 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
     char gpus[48] = "";
     if (ngpus)
         snprintf(gpus, sizeof gpus, " and %zu GPU%s", ngpus, ngpus == 1 ? "" : "s");
+    char endt[512];
+    pm_end_text(a, SIZE_MAX, endt, sizeof endt);
+    fputs("job: ", f);
+    put_safe(f, endt);
+    fputc('\n', f);
     fprintf(
         f,
         "perfmon-analyze: %zu host%s%s, %s .. %s (%.1f s), grid %.3g s, repair=%s, align=%s%s\n\n",
@@ -222,6 +266,7 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         }
     }
 
+    events_text(a, f, hw);
     pm_phases_text(a, f);
 
     if (a->nnotes) {

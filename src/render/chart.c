@@ -730,6 +730,7 @@ void pm_timeline_data_free(pm_timeline_data *t)
     free(t->kinds);
     free(t->bars);
     free(t->row);
+    free(t->marks);
     memset(t, 0, sizeof *t);
 }
 
@@ -738,28 +739,48 @@ int pm_timeline_build(const pm_analysis *a, int elapsed, pm_timeline_data *t, pm
     memset(t, 0, sizeof *t);
     const pm_phase_stats *st = a->phase_stats;
     const pm_phase_set *ps = &a->phases;
-    if (!st || ps->n == 0)
+    size_t nph = st ? ps->n : 0, nkinds = nph ? st->nkinds : 0;
+    if (nph == 0 && a->nevents == 0)
         return PM_ENOENT;
-    t->rows = pm_alloc_array(ps->n + a->nhosts, sizeof *t->rows);
-    t->kinds = pm_alloc_array(st->nkinds ? st->nkinds : 1, sizeof *t->kinds);
-    t->bars = pm_alloc_array(ps->n, sizeof *t->bars);
-    t->row = pm_alloc_array(ps->n, sizeof *t->row);
-    if (!t->rows || !t->kinds || !t->bars || !t->row) {
+    t->rows = pm_alloc_array(nph + a->nhosts + 1, sizeof *t->rows);
+    t->kinds = pm_alloc_array(nkinds ? nkinds : 1, sizeof *t->kinds);
+    t->bars = pm_alloc_array(nph ? nph : 1, sizeof *t->bars);
+    t->row = pm_alloc_array(nph ? nph : 1, sizeof *t->row);
+    t->marks = pm_alloc_array(a->nevents ? a->nevents : 1, sizeof *t->marks);
+    if (!t->rows || !t->kinds || !t->bars || !t->row || !t->marks) {
         pm_timeline_data_free(t);
         return pm_error_set(err, PM_ENOMEM, "out of memory for the phase timeline");
     }
-    double t0, t1;
-    size_t nrows = pm_phase_rows(a, t->rows, t->row, &t0, &t1);
-    for (size_t i = 0; i < ps->n; i++) {
+    double t0 = a->t_start, t1 = a->t_end;
+    size_t nrows = nph ? pm_phase_rows(a, t->rows, t->row, &t0, &t1) : 0;
+    for (size_t i = 0; i < nph; i++) {
         size_t k;
         for (k = 0; k < st->nkinds; k++)
             if (strcmp(st->kinds[k].name, ps->v[i].name) == 0)
                 break;
         t->bars[i] = (pm_timeline_bar){t->row[i], k, ps->v[i].t0, ps->v[i].t1};
     }
-    for (size_t k = 0; k < st->nkinds; k++)
+    for (size_t k = 0; k < nkinds; k++)
         t->kinds[k] = st->kinds[k].name;
-    t->tl = (pm_timeline){"Phases per node",
+    /* The events' marks, on their host's row (a row of its own where the
+     * host has no phase), inside the time shown. */
+    size_t nmarks = 0;
+    for (size_t i = 0; i < a->nevents; i++) {
+        const pm_job_event *e = &a->events[i];
+        if (e->kind == PM_EV_CGROUP || !(e->t >= t0 && e->t <= t1))
+            continue;
+        const char *host = a->hosts[e->host].name;
+        size_t r;
+        for (r = 0; r < nrows; r++)
+            if (strcmp(t->rows[r], host) == 0)
+                break;
+        if (r == nrows)
+            t->rows[nrows++] = host;
+        t->marks[nmarks++] = (pm_timeline_mark){r, e->t, e->severity};
+    }
+    t->tl = (pm_timeline){!nph     ? "Events per node"
+                          : nmarks ? "Phases and events per node"
+                                   : "Phases per node",
                           elapsed ? PM_AXIS_ELAPSED : PM_AXIS_CLOCK,
                           a->t_start,
                           t0,
@@ -767,8 +788,10 @@ int pm_timeline_build(const pm_analysis *a, int elapsed, pm_timeline_data *t, pm
                           t->rows,
                           nrows,
                           t->kinds,
-                          st->nkinds,
+                          nkinds,
                           t->bars,
-                          ps->n};
+                          nph,
+                          t->marks,
+                          nmarks};
     return 0;
 }

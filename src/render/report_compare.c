@@ -6,6 +6,7 @@
 #include "report_int.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,17 @@ static void compare_table(pdf_doc *d, const pm_comparison *c)
             continue;
         }
         char name[200], ca[48], cb[48], cp[48];
+        if (r->kind == PM_CMP_END) { /* the states, not numbers */
+            const char *cells[6] = {r->name,
+                                    "",
+                                    pm_end_state_name((int)r->a.mean),
+                                    pm_end_state_name((int)r->b.mean),
+                                    "",
+                                    pm_verdict_name(r->verdict)};
+            pdf_table_row(d, &t, cells, shade);
+            shade = !shade;
+            continue;
+        }
         if (r->phase[0])
             snprintf(name, sizeof name, "%s: %s", r->phase, r->name);
         else
@@ -82,6 +94,12 @@ int report_compare_pages(pdf_doc *d, pm_error *err)
         "worse or better follows each metric's better direction, changed means it has none. "
         "Series values are time-weighted means of the all-node series (Total or Average).",
         c->threshold_pct, c->z);
+    pdf_paragraph(d, buf, 9);
+    /* How each job ended, first (docs/report.md). */
+    char ea[512], eb[512];
+    pm_end_text(c->a, SIZE_MAX, ea, sizeof ea);
+    pm_end_text(c->b, SIZE_MAX, eb, sizeof eb);
+    snprintf(buf, sizeof buf, "How they ended: A %s; B %s.", ea, eb);
     pdf_paragraph(d, buf, 9);
     if (c->count[PM_VERDICT_WORSE])
         snprintf(buf, sizeof buf, "Verdict: B is worse than A in %zu of %zu comparisons.",

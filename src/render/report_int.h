@@ -28,6 +28,8 @@ int report_compare_pages(pdf_doc *d, pm_error *err) PM_WUR;
 void report_quality_page(pdf_doc *d);
 void report_hardware_page(pdf_doc *d);
 int report_phases_page(pdf_doc *d, pm_error *err) PM_WUR;
+/* The events table (report_phases.c), on the phases and events page. */
+void report_events_table(pdf_doc *d);
 int report_plot_pages(pdf_doc *d, pm_error *err) PM_WUR;
 void report_statistics_pages(pdf_doc *d);
 

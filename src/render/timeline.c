@@ -118,6 +118,27 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         cairo_rectangle(cr, a, fy0 + (double)b->row * rowh + pad, e - a, rowh - 2 * pad);
         pm_cv_fill(cr);
     }
+    /* Event marks over the bars: a tick across the row and a triangle
+     * above it, so that one among many phases is found. */
+    static const double MARK_RGB[3][3] = {{0.45, 0.45, 0.45}, {0.93, 0.55, 0.0}, {0.85, 0.1, 0.1}};
+    for (int sev = 0; sev < 3; sev++) /* the critical ones last, on top */
+        for (size_t i = 0; i < tl->nmarks; i++) {
+            const pm_timeline_mark *m = &tl->marks[i];
+            if (m->severity != sev || m->row >= tl->nrows || !isfinite(m->t))
+                continue;
+            double xx = fx0 + (m->t - t0) / span * fw, yt = fy0 + (double)m->row * rowh;
+            double tri = fmin(rowh * 0.45, fs * 0.6);
+            cairo_set_source_rgb(cr, MARK_RGB[sev][0], MARK_RGB[sev][1], MARK_RGB[sev][2]);
+            cairo_set_line_width(cr, fmax(px, 0.8));
+            cairo_move_to(cr, xx, yt);
+            cairo_line_to(cr, xx, yt + rowh);
+            pm_cv_stroke(cr);
+            cairo_move_to(cr, xx - tri / 2, yt);
+            cairo_line_to(cr, xx + tri / 2, yt);
+            cairo_line_to(cr, xx, yt + tri);
+            cairo_close_path(cr);
+            pm_cv_fill(cr);
+        }
     pm_cv_restore(cr);
     cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
     cairo_rectangle(cr, fx0, fy0, fw, fh);

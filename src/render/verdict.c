@@ -238,6 +238,14 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
     for (size_t h = 0; h < a->nhosts; h++)
         nnodes += !a->hosts[h].gpu;
 
+    /* How the job ended, first (docs/analysis.md, "How the job ended"). */
+    if (a->ends) {
+        char end[768];
+        pm_end_sentence(a, end, sizeof end);
+        pm_buf_puts(&b, end);
+        nsent++;
+    }
+
     /* CPU share: CPU time used over CPU time allocated (job sums). */
     if (j->node_cpu_hours > 0 && isfinite(j->node_unused_cpu_hours)) {
         double used = j->node_cpu_hours - j->node_unused_cpu_hours;

@@ -104,7 +104,7 @@ d = json.load(open(sys.argv[1]))
 assert d["perfmon_compare"] == {"schema": 1, "threshold_pct": 10, "z": 3}, d["perfmon_compare"]
 assert d["verdict"] == "worse"
 assert d["a"]["hosts"] == 2 and d["a"]["job"] == "synthetic" and d["a"]["path"].endswith("compare/base")
-rows = d["figures"] + d["metrics"] + [p["duration"] for p in d["phases"]] + [m for p in d["phases"] for m in p["metrics"]]
+rows = [d["end"]] + d["figures"] + d["metrics"] + [p["duration"] for p in d["phases"]] + [m for p in d["phases"] for m in p["metrics"]]
 assert sum(d["counts"].values()) == len(rows), (d["counts"], len(rows))
 assert d["counts"]["worse"] == sum(r["verdict"] == "worse" for r in rows)
 w = {r["key"]: r for r in d["figures"]}["wall_time_s"]
