@@ -502,6 +502,107 @@ static void test_projection(void **state)
     pm_test_rmrf(dir);
 }
 
+/* The stopped rule (templates/rules.json node_stopped) on generated nodes
+ * without a process tree (so their node CPU is the job's): 80 % until a
+ * node goes idle at 1 % from sample idle_from of 121 at 1 s.  It fires on
+ * a node stopped for 10 % of the job or more while most others go on,
+ * with the onset (the start of the first idle interval, sample
+ * idle_from - 1), in memory and with --stream alike. */
+static void test_rule_stopped(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t hosts, nidle, idle_from; /* the first nidle hosts go idle */
+        int fires;
+    } rows[] = {
+        {4, 1, 60, 1},  /* half the job: named, onset sample 59 */
+        {4, 1, 100, 1}, /* the last 17 %: named */
+        {4, 1, 115, 0}, /* the last 5 %: below 10 % of the job */
+        {4, 2, 60, 0},  /* half the nodes: the job's own pattern, not a node */
+        {1, 1, 60, 0},  /* one node: no others that went on */
+        {4, 0, 0, 0},   /* steady */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        for (int stream = 0; stream <= 1; stream++) {
+            char *tmp = pm_test_tmpdir();
+            assert_non_null(tmp);
+            pm_error err;
+            for (size_t k = 0; k < rows[r].hosts; k++) {
+                char host[16], path[512];
+                snprintf(host, sizeof host, "n%zu", k);
+                snprintf(path, sizeof path, "%s/%s.pmp", tmp, host);
+                pm_synth s;
+                pm_synth_init(&s, host);
+                s.n = 121;
+                s.groups = PM_SYNTH_IB; /* no process tree */
+                s.cpu_pct = 80;
+                if (k < rows[r].nidle) {
+                    s.idle_from = rows[r].idle_from;
+                    s.idle_pct = 1;
+                }
+                if (pm_synth_write(path, &s, &err) != 0)
+                    fail_msg("%s", err.msg);
+            }
+            pm_analyze_opts o;
+            opts(&o);
+            o.stream = stream;
+            const char *paths[] = {tmp};
+            pm_analysis *a = NULL;
+            if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+                fail_msg("%s", err.msg);
+            const pm_note *hit = NULL;
+            for (size_t i = 0; i < a->nnotes; i++)
+                if (strcmp(a->notes[i].rule, "node_stopped") == 0) {
+                    if (hit)
+                        fail_msg("row %zu: node_stopped twice", r);
+                    hit = &a->notes[i];
+                }
+            if (rows[r].fires != (hit != NULL))
+                fail_msg("row %zu%s: node_stopped %s", r, stream ? " (--stream)" : "",
+                         hit ? hit->message : "did not fire");
+            if (hit) {
+                assert_string_equal(a->hosts[hit->host].name, "n0");
+                CLOSE(hit->t, 1.7e9 + (double)(rows[r].idle_from - 1));
+                CLOSE(hit->value, (double)(121 - rows[r].idle_from) / 120 * 100);
+                assert_non_null(strstr(hit->message, "from 80 % to 1 % for the last"));
+                assert_non_null(strstr(hit->message, "while the other 3 nodes went on"));
+            }
+            pm_analysis_free(a);
+            pm_test_rmrf(tmp);
+        }
+    }
+}
+
+/* A per-host rule without what it needs is refused with its place. */
+static void test_rule_bad_share(void **state)
+{
+    (void)state;
+    char *tmp = pm_test_tmpdir();
+    assert_non_null(tmp);
+    char rules[512], path[512];
+    snprintf(rules, sizeof rules, "%s/rules.json", tmp);
+    FILE *f = fopen(rules, "w");
+    assert_non_null(f);
+    fputs("{\"rules\": [{\"id\": \"p\", \"type\": \"share\", \"op\": \">\", "
+          "\"threshold\": 10, \"message\": \"m\"}]}\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    pm_synth s;
+    pm_synth_init(&s, "n0");
+    pm_error err;
+    snprintf(path, sizeof path, "%s/n0.pmp", tmp);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_analyze_opts o;
+    opts(&o);
+    o.rules_path = rules;
+    const char *paths[] = {path};
+    pm_analysis *a = NULL;
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), PM_EFORMAT);
+    assert_null(a);
+    assert_non_null(strstr(err.msg, "rules[0].sources: a share rule needs 1 to 4 sources"));
+    pm_test_rmrf(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_compat_ska),      cmocka_unit_test(test_window_and_repair_modes),
         cmocka_unit_test(test_rules_and_merge), cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_socket_gap),      cmocka_unit_test(test_time_bounds),
+        cmocka_unit_test(test_rule_stopped),    cmocka_unit_test(test_rule_bad_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
