@@ -186,6 +186,7 @@ typedef struct pm_series {
      * with it (a series the report draws whole) */
     double vlo, vhi;
     int first_gap, kept;
+    int last_gap; /* private (--stream with opts.report): the last point is a gap */
 } pm_series;
 
 /* The all-node series. */
@@ -400,6 +401,8 @@ int pm_report_row(const pm_analysis *a, const pm_metric_result *r, size_t h, siz
 void pm_series_range(const pm_series *s, double *lo, double *hi);
 /* Whether s's first point is a gap. */
 int pm_series_first_gap(const pm_series *s);
+/* Whether s's last point is a gap. */
+int pm_series_last_gap(const pm_series *s);
 /* The (start, end) times of every host's reset and dropped points of r,
  * in host order: *pairs (malloc'd, 2 x *n doubles). */
 int pm_report_repairs(const pm_analysis *a, const pm_metric_result *r, double **pairs,
