@@ -292,10 +292,11 @@ enum pm_severity { PM_SEV_INFO = 0, PM_SEV_WARNING = 1, PM_SEV_CRITICAL = 2 };
 
 typedef struct pm_note {
     char rule[64];
-    int severity; /* enum pm_severity */
-    int host;     /* host index, -1 for the whole job */
-    double value; /* the figure that triggered the rule */
-    double t;     /* when it began (s since the epoch), NaN when the rule has no onset */
+    char type[16]; /* the rule's type ("node", "stopped", "memory", ...) */
+    int severity;  /* enum pm_severity */
+    int host;      /* host index, -1 for the whole job */
+    double value;  /* the figure that triggered the rule */
+    double t;      /* when it began (s since the epoch), NaN when the rule has no onset */
     char *message;
 } pm_note;
 

@@ -130,6 +130,7 @@ static int add_note_at(pm_analysis *a, const rule *r, int host, double value, co
     pm_note *n = &nn[a->nnotes];
     memset(n, 0, sizeof *n);
     snprintf(n->rule, sizeof n->rule, "%s", r->id);
+    snprintf(n->type, sizeof n->type, "%s", r->type);
     n->severity = r->severity;
     n->host = host;
     n->value = value;

@@ -58,6 +58,12 @@ else
 fi
 
 # Cgroup, PSI and GPU counters (JSON Lines, 120 samples at 1 s).
+if command -v pdftotext >/dev/null 2>&1; then
+    $A -q --pdf "$T/jl.pdf" "$T/jl" 2>/dev/null
+    pdftotext -l 1 "$T/jl.pdf" - | tr '\n' ' ' | tr -s ' ' >"$T/jl1.txt"
+    check "node near its memory: the verdict gives the peak, the note the rest (one sentence each)" sh -c \
+        "grep -q 'Memory peaked at 95 % of a node (a)\.' '$T/jl1.txt' && ! grep -q 'came within 5 % of running out' '$T/jl1.txt' && grep -q '2 nodes (a, b), e.g. a came within 5 % of its memory at 11:08:26 UTC' '$T/jl1.txt'"
+fi
 for mode in "" --stream; do
     $A --stats $mode "$T/jl" >"$T/jl$mode.txt" 2>&1
     check "counters$mode: memory pressure on a from 0:01:00" has "$T/jl$mode.txt" "a: the job's processes all stalled waiting for memory 25 % of the time (PSI full; first above 10 % at 11:07:40 UTC, 0:01:00 into the job)"
@@ -65,6 +71,7 @@ for mode in "" --stream; do
     check "counters$mode: CPU throttling on a from 0:00:30" has "$T/jl$mode.txt" "a: the job's CPU limit throttled it in 15 % of its scheduling periods (first above 5 % at 11:07:10 UTC, 0:00:30 into the job)"
     check "counters$mode: GPU thermal throttling on gpu-0.b" has "$T/jl$mode.txt" "gpu-0.b: the GPU's clocks were held down by its thermal limit 10 % of the time"
     check "counters$mode: b's cgroup memory near its limit at 0:01:42" has "$T/jl$mode.txt" "b came within 3.1 % of its memory at 11:08:22 UTC (0:01:42 into the job): the job's cgroup memory reached 97 % of its limit of 64.0 MiB"
+    check "counters$mode: a's node memory near capacity at 0:01:46" has "$T/jl$mode.txt" "a came within 5 % of its memory at 11:08:26 UTC (0:01:46 into the job): memory use reached 95 % of the node"
     $A --stats $mode "$T/quiet" >"$T/quiet$mode.txt" 2>&1
     check "counters flat$mode: no pressure, throttling or memory note" sh -c \
         "! grep -q -e 'stalled' -e 'throttled' -e 'held down' -e 'of its memory' '$T/quiet$mode.txt' && grep -q '2 hosts' '$T/quiet$mode.txt'"

@@ -37,7 +37,9 @@ for host in ("a", "b"):
                 acc["npi"] += 0.2
                 acc["gt"] += 0.1e9   # GPU held down by heat 10 % of the time
         mem_cur = 32 * 2**20 + (i * 30 * 2**20 / (n - 1) if not quiet and host == "b" else 0)
-        v = [None if i == 0 else 50.0, 50.0, 8 * 2**30, acc["cpu"], acc["per"], acc["thr"],
+        # host a's node memory climbs to 95 % (90 % first at sample 106)
+        node_mem = 50.0 + (45.0 * i / (n - 1) if not quiet and host == "a" else 0)
+        v = [None if i == 0 else 50.0, node_mem, 8 * 2**30, acc["cpu"], acc["per"], acc["thr"],
              acc["thrs"], mem_cur, 64 * 2**20, acc["pm"], acc["pi"], acc["npm"], acc["npi"],
              90.0, acc["gt"]]
         f.write(json.dumps({"t": t0 + i, "mono": 1000.0 + i, "v": v}) + "\n")
