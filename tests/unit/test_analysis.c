@@ -573,6 +573,113 @@ static void test_rule_stopped(void **state)
     }
 }
 
+/* A JSON Lines profile of host at path: 101 samples at 1 s from 1.7e9 of
+ * the columns cols[ncols] (a name, then 'c' counter or 'g' gauge), the
+ * value of column c at sample i from val(c, i). */
+static void write_jsonl(const char *path, const char *host, const char *const *cols, size_t ncols,
+                        double (*val)(size_t c, size_t i))
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"format\":\"perfmon-profile\",\"version\":1,\"host\":\"%s\",\"job_id\":\"j\","
+            "\"start\":1700000000,\"start_mono\":10,\"interval\":1,\"run_id\":\"0000000000000001\","
+            "\"columns\":[",
+            host);
+    for (size_t c = 0; c < ncols; c++)
+        fprintf(
+            f,
+            "%s{\"name\":\"%s\",\"unit\":\"1\",\"group\":\"x\",\"kind\":\"%s\",\"type\":\"f64\"}",
+            c ? "," : "", cols[c] + 1, cols[c][0] == 'c' ? "counter" : "gauge");
+    fprintf(f, "]}\n");
+    for (size_t i = 0; i <= 100; i++) {
+        fprintf(f, "{\"t\":%zu,\"mono\":%zu,\"v\":[", 1700000000 + i, 10 + i);
+        for (size_t c = 0; c < ncols; c++)
+            fprintf(f, "%s%.17g", c ? "," : "", val(c, i));
+        fprintf(f, "]}\n");
+    }
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Columns: node memory, the cgroup's memory and limit, PSI memory full of
+ * the cgroup and of the node, throttled and all periods. */
+static const char *const SIGN_COLS[] = {
+    "gmem.percent",  "gcg.mem_current",           "gcg.mem_limit",  "ccg.psi_mem_full",
+    "cpsi.mem_full", "ccg.cpu_throttled_periods", "ccg.cpu_periods"};
+static int g_sign_row;
+static double sign_val(size_t c, size_t i)
+{
+    double x = (double)i;
+    switch (c) {
+    case 0: /* node memory: row 0 climbs 50 -> 95 % (90 % first at sample 89) */
+        return g_sign_row == 0 ? 50 + 0.45 * x : 50;
+    case 1: /* cgroup memory: row 1 climbs to 99 of 100 (90 first at 90) */
+        return g_sign_row == 1 ? x * 0.99 : 10;
+    case 2: return 100;
+    case 3: /* the cgroup stalls 40 % of each second from sample 50 (row 2) */
+        return g_sign_row == 2 && i > 50 ? (x - 50) * 0.4 : 0;
+    case 4: /* the node stalls, but the cgroup's own column comes first */ return 0.5 * x;
+    case 5: /* 30 % of the periods throttled from sample 80 (row 3) */
+        return g_sign_row == 3 && i > 80 ? (x - 80) * 3 : 0;
+    default: return x * 10;
+    }
+}
+
+/* The memory and share rules on one host: the measure that fired, its
+ * value and its onset, the same in memory and with --stream. */
+static void test_rule_memory_share(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rule; /* the one note of a memory or share rule */
+        double value, t;  /* t: s after the start */
+        const char *words;
+    } rows[] = {
+        {"memory_near_capacity", 95, 89, "memory use reached 95 % of the node"},
+        {"memory_near_capacity", 99, 91,
+         "the job's cgroup memory reached 99 % of its limit of 100 B"},
+        {"memory_pressure", 20, 50, "the job's processes all stalled waiting for memory 20 %"},
+        {"cpu_throttled", 6, 80, "throttled it in 6 % of its scheduling periods"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        for (int stream = 0; stream <= 1; stream++) {
+            g_sign_row = (int)r;
+            char *tmp = pm_test_tmpdir();
+            assert_non_null(tmp);
+            char path[512];
+            snprintf(path, sizeof path, "%s/j_h.jsonl", tmp);
+            write_jsonl(path, "h", SIGN_COLS, sizeof SIGN_COLS / sizeof *SIGN_COLS, sign_val);
+            pm_analyze_opts o;
+            opts(&o);
+            o.stream = stream;
+            const char *paths[] = {tmp};
+            pm_analysis *a = NULL;
+            pm_error err;
+            if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+                fail_msg("%s", err.msg);
+            const pm_note *hit = NULL;
+            for (size_t i = 0; i < a->nnotes; i++) {
+                const pm_note *n = &a->notes[i];
+                if (!strcmp(n->type, "memory") || !strcmp(n->type, "share")) {
+                    /* the node's PSI is 50 %, but the cgroup's own comes first */
+                    if (hit || strcmp(n->rule, rows[r].rule) != 0)
+                        fail_msg("row %zu%s: unexpected note %s", r, stream ? " (--stream)" : "",
+                                 n->message);
+                    hit = n;
+                }
+            }
+            if (!hit)
+                fail_msg("row %zu%s: no %s note", r, stream ? " (--stream)" : "", rows[r].rule);
+            CLOSE(hit->value, rows[r].value);
+            CLOSE(hit->t, 1700000000 + rows[r].t);
+            if (!strstr(hit->message, rows[r].words))
+                fail_msg("row %zu: \"%s\" lacks \"%s\"", r, hit->message, rows[r].words);
+            pm_analysis_free(a);
+            pm_test_rmrf(tmp);
+        }
+    }
+}
+
 /* A per-host rule without what it needs is refused with its place. */
 static void test_rule_bad_share(void **state)
 {
@@ -606,11 +713,12 @@ static void test_rule_bad_share(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_figures),    cmocka_unit_test(test_projection),
-        cmocka_unit_test(test_compat_ska),      cmocka_unit_test(test_window_and_repair_modes),
-        cmocka_unit_test(test_rules_and_merge), cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_socket_gap),      cmocka_unit_test(test_time_bounds),
-        cmocka_unit_test(test_rule_stopped),    cmocka_unit_test(test_rule_bad_share),
+        cmocka_unit_test(test_node_figures),      cmocka_unit_test(test_projection),
+        cmocka_unit_test(test_compat_ska),        cmocka_unit_test(test_window_and_repair_modes),
+        cmocka_unit_test(test_rules_and_merge),   cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_socket_gap),        cmocka_unit_test(test_time_bounds),
+        cmocka_unit_test(test_rule_stopped),      cmocka_unit_test(test_rule_bad_share),
+        cmocka_unit_test(test_rule_memory_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
