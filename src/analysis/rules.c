@@ -266,9 +266,10 @@ static int parse_rule(const cJSON *o, rule *r, const char *path, size_t i, pm_er
  * date when the job spans more than a day. */
 static void clock_words(const pm_analysis *a, double t, char *out, size_t cap)
 {
-    time_t tt = (time_t)floor(t);
     struct tm tm;
-    if (!isfinite(t) || !gmtime_r(&tt, &tm)) {
+    /* (|t| < 1e15: any clock's time, and a time_t) */
+    time_t tt = isfinite(t) && fabs(t) < 1e15 ? (time_t)floor(t) : 0;
+    if (!isfinite(t) || !(fabs(t) < 1e15) || !gmtime_r(&tt, &tm)) {
         snprintf(out, cap, "-");
         return;
     }
@@ -278,7 +279,7 @@ static void clock_words(const pm_analysis *a, double t, char *out, size_t cap)
 /* Seconds as h:mm:ss. */
 static void hms_words(double s, char *out, size_t cap)
 {
-    long x = isfinite(s) && s > 0 ? lround(s) : 0;
+    long x = isfinite(s) && s > 0 && s < 1e15 ? lround(s) : 0;
     snprintf(out, cap, "%ld:%02ld:%02ld", x / 3600, (x / 60) % 60, x % 60);
 }
 
