@@ -76,4 +76,10 @@ for mode in "" --stream; do
     check "counters flat$mode: no pressure, throttling or memory note" sh -c \
         "! grep -q -e 'stalled' -e 'throttled' -e 'held down' -e 'of its memory' '$T/quiet$mode.txt' && grep -q '2 hosts' '$T/quiet$mode.txt'"
 done
+check "counters: --stats of --stream is that in memory, byte for byte" cmp "$T/jl.txt" "$T/jl--stream.txt"
+if command -v pdftotext >/dev/null 2>&1; then
+    check "SKA 32 nodes: the PDF of --stream is that in memory, byte for byte" \
+        env SOURCE_DATE_EPOCH=1700000000 sh -c "$A -q --pdf '$T/m.pdf' '$T/ska' && $A -q --stream --pdf '$T/s.pdf' '$T/ska' && cmp '$T/m.pdf' '$T/s.pdf'"
+fi
+check "SKA 32 nodes: --stats of --stream is that in memory, byte for byte" cmp "$T/ska.txt" "$T/ska--stream.txt"
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
