@@ -187,6 +187,7 @@ typedef struct pm_series {
      * with it (a series the report draws whole) */
     double vlo, vhi;
     int first_gap, kept;
+    int last_gap; /* private (--stream with opts.report): the last point is a gap */
 } pm_series;
 
 /* The all-node series. */
@@ -212,6 +213,26 @@ typedef struct pm_metric_result {
     pm_qcounts qc;       /* summed over hosts */
     size_t repaired, wraps;
 } pm_metric_result;
+
+/* What a per-host rule (templates/rules.json types "stopped", "memory",
+ * "share"; docs/analysis.md "Efficiency rules") found on one host, computed
+ * in the per-host step that the in-memory analysis and --stream share
+ * (summary.c), so both give the same notes.  NaN where not measured. */
+#define PM_NODE_SIGNS 12 /* per-host rules in a rules file, at most */
+typedef struct pm_node_sign {
+    double value;  /* stopped: share of the host's span (%); memory: peak (%);
+                    * share: share of the time (%) */
+    double t;      /* onset (s since the epoch): the stretch's start, the first
+                    * sample at or above the threshold, the first interval
+                    * above it; NaN when none */
+    double t_end;  /* stopped: the stretch's end */
+    double before; /* stopped: the earlier level (%); memory: the limit (B) */
+    double after;  /* stopped: the level in the stretch (%) */
+    int what;      /* the source used: its index in the rule's sources
+                    * (stopped: 0 cgroup, 1 process tree, 2 SKA/tree %, 3 node;
+                    * memory: 0 node, 1 cgroup limit, 2 the job's share) */
+    int to_end;    /* stopped: the stretch lasts to the host's last sample */
+} pm_node_sign;
 
 /* Per-node figures (seed 004's list and more); NaN when unknown. */
 typedef struct pm_node_summary {
@@ -242,6 +263,12 @@ typedef struct pm_node_summary {
     double gpu_count, gpu_hours, gpu_avg_utilization_pct, gpu_energy_j, gpu_avg_power_w;
     double gpu_peak_mem_bytes;
     size_t repaired, dropped; /* over all metrics of the node */
+    /* The per-host rules' findings, in the rules file's order of those
+     * rules (not figures: not in --stats' tables). */
+    pm_node_sign sign[PM_NODE_SIGNS];
+    /* The interval that ends the host's last sample (s): a closing sample
+     * taken right after the command ended holds no interval gauge. */
+    double closing_interval_s;
 } pm_node_summary;
 
 /* The named figures of pm_node_summary, in output order.  The same keys
@@ -266,9 +293,11 @@ enum pm_severity { PM_SEV_INFO = 0, PM_SEV_WARNING = 1, PM_SEV_CRITICAL = 2 };
 
 typedef struct pm_note {
     char rule[64];
-    int severity; /* enum pm_severity */
-    int host;     /* host index, -1 for the whole job */
-    double value; /* the figure that triggered the rule */
+    char type[16]; /* the rule's type ("node", "stopped", "memory", ...) */
+    int severity;  /* enum pm_severity */
+    int host;      /* host index, -1 for the whole job */
+    double value;  /* the figure that triggered the rule */
+    double t;      /* when it began (s since the epoch), NaN when the rule has no onset */
     char *message;
 } pm_note;
 
@@ -296,6 +325,8 @@ typedef struct pm_analysis {
     pm_arena arena;                     /* private: the host times, series and aggregates */
     size_t stream_pass;                 /* private: --stream's passes over the hosts begun */
     struct pm_report_keep *keep;        /* private: --stream's report digest (report_keep.c) */
+    struct pm_rule_plan *rule_plan;     /* private: the per-host rules' parameters, read
+                                         * before the node figures (rules.c) */
     struct pm_remote *remote;           /* private: --stream under mpirun: the hosts come
                                          * from the other ranks (split_stream.c) */
     /* How the job ended (job_end.h, docs/analysis.md "How the job ended") */
@@ -379,6 +410,8 @@ int pm_report_row(const pm_analysis *a, const pm_metric_result *r, size_t h, siz
 void pm_series_range(const pm_series *s, double *lo, double *hi);
 /* Whether s's first point is a gap. */
 int pm_series_first_gap(const pm_series *s);
+/* Whether s's last point is a gap. */
+int pm_series_last_gap(const pm_series *s);
 /* The (start, end) times of every host's reset and dropped points of r,
  * in host order: *pairs (malloc'd, 2 x *n doubles). */
 int pm_report_repairs(const pm_analysis *a, const pm_metric_result *r, double **pairs,

@@ -1029,6 +1029,8 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                              &a->catalog, err);
     if (!rc && opts->compat_ska)
         pm_catalog_use_ska(a->catalog);
+    if (!rc && opts->rules_path)
+        rc = pm_rules_plan_load(a, err);
     if (!rc && opts->stream && opts->compat_ska)
         rc = pm_error_set(err, PM_EUSAGE, "--stream: --compat=ska is not streamed yet");
     pm_split *sp = opts->split && opts->split->size > 1 ? opts->split : NULL;
@@ -1119,6 +1121,7 @@ void pm_analysis_free(pm_analysis *a)
     pm_phase_stats_free(a->phase_stats);
     pm_report_keep_free(a->keep);
     pm_job_end_free(a);
+    pm_rules_plan_free(a->rule_plan);
     pm_arena_free(&a->arena);
     pthread_mutex_destroy(&a->arena.lock);
     free(a);

@@ -69,6 +69,13 @@ int pm_series_first_gap(const pm_series *s)
     return s->n && s->q[0] == PM_Q_GAP;
 }
 
+int pm_series_last_gap(const pm_series *s)
+{
+    if (!s->q)
+        return s->last_gap;
+    return s->n && s->q[s->n - 1] == PM_Q_GAP;
+}
+
 /* Append the (start, end) of each reset or dropped point of s. */
 static int repairs_of(const pm_series *s, double **p, size_t *n, size_t *cap)
 {
@@ -290,6 +297,7 @@ int pm_report_keep_host(const pm_analysis *a, size_t d, size_t h, pm_series *s, 
     const pm_report_keep *k = a->keep;
     range_of(s->v, s->n, &s->vlo, &s->vhi);
     s->first_gap = s->q && s->n && s->q[0] == PM_Q_GAP;
+    s->last_gap = s->q && s->n && s->q[s->n - 1] == PM_Q_GAP;
     for (size_t j = 0; j < k->ngrids; j++) {
         double t0, step;
         size_t ng = pm_report_grid(a, k->cols[j], &t0, &step);

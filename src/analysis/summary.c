@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "perfmon/analysis.h"
+#include "perfmon/mem.h"
 
 #define F(key, unit, job, label, title)                               \
     {                                                                 \
@@ -104,8 +105,13 @@ static const char *const SUMMARY_COLUMNS[] = {
 int pm_summary_reads(const char *column)
 {
     /* rapl.*: energy_uj walks them all; gpu.*: a node's gpu.<n>.<metric>
-     * columns become a GPU's gpu.<metric> (pm_gpu_split). */
-    if (strncmp(column, "rapl.", 5) == 0 || strncmp(column, "gpu.", 4) == 0)
+     * columns become a GPU's gpu.<metric> (pm_gpu_split); cg.* and psi.*:
+     * the per-host rules (pm_summary_signs) read the cgroup's CPU and
+     * memory, and a share rule may name any of them. */
+    if (strncmp(column, "rapl.", 5) == 0 || strncmp(column, "gpu.", 4) == 0 ||
+        strncmp(column, "psi.", 4) == 0 ||
+        (strncmp(column, "cg.", 3) == 0 && strncmp(column, "cg.io.", 6) != 0) ||
+        strcmp(column, "proc.cpu_percent") == 0 || strcmp(column, "proc.mem_percent") == 0)
         return 1;
     for (size_t i = 0; i < sizeof SUMMARY_COLUMNS / sizeof *SUMMARY_COLUMNS; i++)
         if (strcmp(column, SUMMARY_COLUMNS[i]) == 0)
@@ -282,6 +288,7 @@ static void node_summary(const pm_host *h, pm_node_summary *s)
         figure_set(s, &PM_FIGURES[f], NAN);
     s->samples = (double)h->n;
     s->wall_time_s = h->n ? h->t[h->n - 1] - h->t[0] : NAN;
+    s->closing_interval_s = h->n >= 2 ? h->t[h->n - 1] - h->t[h->n - 2] : NAN;
     s->repaired = 0;
     if (h->gpu) {
         gpu_summary(h, s);
@@ -361,12 +368,216 @@ static void node_summary(const pm_host *h, pm_node_summary *s)
 
 void pm_summary_host(const pm_analysis *a, pm_host *ho, pm_node_summary *s)
 {
-    (void)a;
     ho->ncpus =
         first_of(col_last(ho, "cpu.ncpus"), meta_number(ho->prof->meta_json, "cpu", "threads"));
     ho->mem_total = first_of(col_last(ho, "mem.total"),
                              meta_number(ho->prof->meta_json, "memory", "total_bytes"));
     node_summary(ho, s);
+    pm_summary_signs(a, ho, s);
+}
+
+/* --- the per-host rules' findings (rules.c evaluates them) ------------------ */
+
+/* One value per interval between consecutive kept samples that both have a
+ * value: a counter's increase per second times scale (a decrease, a reset,
+ * gives none), or a gauge's value at the interval's end (the sampler's
+ * gauges of CPU use are over the interval before the sample).  ts, te, v
+ * hold h->n each; returns how many. */
+static size_t host_intervals(const pm_host *h, const double *x, int counter, double scale,
+                             double *ts, double *te, double *v)
+{
+    size_t m = 0;
+    double pt = NAN, pv = NAN;
+    for (size_t i = 0; i < h->n; i++) {
+        double xi = x[h->idx[i]];
+        if (isnan(xi))
+            continue;
+        if (!isnan(pt)) {
+            double dt = h->t[i] - pt;
+            if (dt > 0 && (!counter || xi >= pv)) {
+                ts[m] = pt;
+                te[m] = h->t[i];
+                v[m++] = counter ? (xi - pv) / dt * scale : xi;
+            }
+        }
+        pt = h->t[i];
+        pv = xi;
+    }
+    return m;
+}
+
+/* A column with at least one value, or NULL. */
+static const double *col_present(const pm_host *h, const char *name)
+{
+    const double *v = col_values(h, name, NULL);
+    for (size_t i = 0; v && i < h->n; i++)
+        if (!isnan(v[h->idx[i]]))
+            return v;
+    return NULL;
+}
+
+/* A node that stopped working: its job CPU (the cgroup's, the process
+ * tree's, SKA's process CPU, else the node's) below threshold % of its
+ * earlier level (the median over the first early_pct % of its span) over
+ * its longest stretch; value is that stretch's share of the span (0 when
+ * none), NaN when the earlier level is below min_level or unknown. */
+static void sign_stopped(const pm_host *h, const pm_host_rule *r, pm_node_sign *g, double *buf)
+{
+    static const struct {
+        const char *col;
+        int counter;
+        double scale;
+    } SRC[] = {{"cg.cpu_usage", 1, 100},
+               {"proc.cpu_time", 1, 100},
+               {"proc.cpu_percent", 0, 1},
+               {"cpu.percent", 0, 1}};
+    size_t n = h->n;
+    double *ts = buf, *te = buf + n, *v = buf + 2 * n, *tmp = buf + 3 * n;
+    for (size_t k = 0; k < sizeof SRC / sizeof *SRC; k++) {
+        const double *x = col_present(h, SRC[k].col);
+        if (!x)
+            continue;
+        size_t m = host_intervals(h, x, SRC[k].counter, SRC[k].scale, ts, te, v);
+        double t0 = h->t[0], span = h->t[n - 1] - t0;
+        if (m < 4 || !(span > 0))
+            return;
+        size_t ne = 0;
+        for (size_t i = 0; i < m && te[i] <= t0 + r->early_pct / 100.0 * span; i++)
+            tmp[ne++] = v[i];
+        double early = pm_median(tmp, ne);
+        if (!(early >= r->min_level))
+            return;
+        double lim = r->threshold / 100.0 * early, best = 0;
+        size_t bs = 0, be = 0, start = 0;
+        int open = 0;
+        for (size_t i = 0; i < m; i++) {
+            if (!(v[i] < lim)) {
+                open = 0;
+                continue;
+            }
+            if (!open)
+                start = i;
+            open = 1;
+            if (te[i] - ts[start] > best) {
+                best = te[i] - ts[start];
+                bs = start;
+                be = i;
+            }
+        }
+        g->what = (int)k;
+        g->before = early;
+        g->value = best / span * 100.0;
+        if (best > 0) {
+            size_t na = 0;
+            for (size_t i = bs; i <= be; i++)
+                tmp[na++] = v[i];
+            g->after = pm_median(tmp, na);
+            g->t = ts[bs];
+            g->t_end = te[be];
+            g->to_end = be == m - 1;
+        }
+        return;
+    }
+}
+
+/* A node close to its memory: the peak of its memory use (mem.percent),
+ * of the job's cgroup against its limit, or, where the input has no node
+ * memory (SKA), of the job's share of the node (proc.mem_percent); the
+ * highest peak wins, with the first sample at or above the threshold. */
+static void sign_memory(const pm_host *h, const pm_host_rule *r, pm_node_sign *g)
+{
+    const double *node = col_present(h, "mem.percent");
+    const double *cur = col_present(h, "cg.mem_current");
+    const double *lim = col_present(h, "cg.mem_limit");
+    const double *share = node ? NULL : col_present(h, "proc.mem_percent");
+    const double *src[3] = {node, cur && lim ? cur : NULL, share};
+    for (int k = 0; k < 3; k++) {
+        if (!src[k])
+            continue;
+        double peak = NAN, first = NAN, limit = NAN;
+        for (size_t i = 0; i < h->n; i++) {
+            size_t j = h->idx[i];
+            double p = src[k][j];
+            if (k == 1)
+                p = lim[j] > 0 ? cur[j] / lim[j] * 100.0 : NAN;
+            if (isnan(p))
+                continue;
+            if (isnan(peak) || p > peak)
+                peak = p;
+            if (k == 1 && (isnan(limit) || isnan(first)))
+                limit = lim[j];
+            if (isnan(first) && p >= r->threshold)
+                first = h->t[i];
+        }
+        if (!isnan(peak) && (isnan(g->value) || peak > g->value)) {
+            g->value = peak;
+            g->t = first;
+            g->what = k;
+            g->before = limit;
+        }
+    }
+}
+
+/* A share of the time: the first source whose column the host has, its
+ * increase over the elapsed time (x scale) or over its per counter's; the
+ * onset is the first interval whose own share is above the threshold. */
+static void sign_share(const pm_host *h, const pm_host_rule *r, pm_node_sign *g)
+{
+    for (size_t k = 0; k < r->nsrc; k++) {
+        const pm_rule_src *rs = &r->src[k];
+        const double *x = col_present(h, rs->column);
+        const double *per = rs->per ? col_present(h, rs->per) : NULL;
+        if (!x || (rs->per && !per))
+            continue;
+        double num = 0, den = 0, pt = NAN, px = NAN, pp = NAN, onset = NAN;
+        for (size_t i = 0; i < h->n; i++) {
+            size_t j = h->idx[i];
+            double xi = x[j], pi = per ? per[j] : h->t[i];
+            if (isnan(xi) || isnan(pi))
+                continue;
+            if (!isnan(pt)) {
+                double dx = (xi - px) * (per ? 1 : rs->scale), dd = pi - pp;
+                if (dx >= 0 && dd > 0) {
+                    num += dx;
+                    den += dd;
+                    if (isnan(onset) && dx / dd * 100.0 > r->threshold)
+                        onset = pt;
+                }
+            }
+            pt = h->t[i];
+            px = xi;
+            pp = pi;
+        }
+        if (den > 0) {
+            g->value = num / den * 100.0;
+            g->t = onset;
+            g->what = (int)k;
+        }
+        return;
+    }
+}
+
+void pm_summary_signs(const pm_analysis *a, const pm_host *h, pm_node_summary *s)
+{
+    for (size_t k = 0; k < PM_NODE_SIGNS; k++)
+        s->sign[k] = (pm_node_sign){NAN, NAN, NAN, NAN, NAN, 0, 0};
+    const pm_rule_plan *p = a ? a->rule_plan : NULL;
+    if (!p || h->n < 2 || !h->t || !h->idx)
+        return;
+    double *buf = NULL;
+    for (size_t k = 0; k < p->n; k++) {
+        const pm_host_rule *r = &p->r[k];
+        if (r->kind == PM_HR_SHARE) {
+            sign_share(h, r, &s->sign[k]);
+        } else if (!h->gpu && r->kind == PM_HR_MEMORY) {
+            sign_memory(h, r, &s->sign[k]);
+        } else if (!h->gpu && r->kind == PM_HR_STOPPED) {
+            if (!buf && !(buf = pm_alloc_array(h->n, 4 * sizeof *buf)))
+                return; /* out of memory: not measured */
+            sign_stopped(h, r, &s->sign[k], buf);
+        }
+    }
+    free(buf);
 }
 
 static void *node_worker(void *arg)

@@ -227,6 +227,8 @@ char *pm_stats_json_string(const pm_analysis *a)
         else
             cJSON_AddNullToObject(o, "host");
         pm_json_num(o, "value", a->notes[i].value);
+        if (isfinite(a->notes[i].t)) /* when it began (per-host rules) */
+            pm_json_num(o, "t", a->notes[i].t);
         cJSON_AddStringToObject(o, "message", a->notes[i].message);
     }
     cJSON *evs = cJSON_AddArrayToObject(root, "events");

@@ -526,6 +526,17 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
     return 0;
 }
 
+/* Whether a host's profile holds a sample with a usable time: a host
+ * whose time_stamps is empty (or holds no number) would otherwise become a
+ * run of its own dated 1970. */
+static int has_samples(const pm_profile *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->t_wall_ns[i] != INT64_MIN)
+            return 1;
+    return 0;
+}
+
 /* Parse the host value at val..val+vlen into a profile. */
 static int convert_span(pm_jscan *s, const char *name, int may_rename, const char *val, size_t vlen,
                         pm_profile **out)
@@ -654,6 +665,15 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
         pm_profile *p = NULL;
         if ((rc = convert_span(&s, name, 1, text, len, &p)))
             goto fail;
+        if (!has_samples(p)) {
+            char shown[96];
+            short_name(shown, sizeof shown, p->info.host);
+            pm_profile_free(p);
+            rc = pm_error_set(err, PM_EFORMAT,
+                              "%s: host %s: no samples (time_stamps holds no time), not analysed",
+                              path, shown);
+            goto fail;
+        }
         if (push_profile(&list, &nlist, p)) {
             pm_profile_free(p);
             rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
@@ -727,6 +747,42 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
                     rc = jobs[i].rc;
                     *err = jobs[i].err;
                 }
+            /* A host without samples forms no run: it is left out, named
+             * in a warning, and the other hosts are analysed. */
+            size_t nempty = 0, nkept = 0;
+            const char *empty = NULL;
+            for (size_t i = 0; i < nj && !rc; i++) {
+                if (has_samples(jobs[i].prof)) {
+                    jobs[nkept++] = jobs[i];
+                    continue;
+                }
+                if (!empty)
+                    empty = jobs[i].name;
+                nempty++;
+                pm_profile_free(jobs[i].prof);
+                jobs[i].prof = NULL;
+            }
+            if (!rc && nempty) {
+                nj = nkept;
+                if (nj == 0)
+                    rc = pm_error_set(err, PM_EFORMAT,
+                                      "%s: none of the %zu host%s in host_names has samples", path,
+                                      nx, nx == 1 ? "" : "s");
+            }
+            if (!rc && nempty) {
+                char shown[96];
+                short_name(shown, sizeof shown, empty);
+                if (nempty == 1)
+                    (void)pm_profile_add_warning(
+                        jobs[0].prof,
+                        "%s: host %s: no samples (time_stamps holds no time), not analysed (the other hosts are)",
+                        path, shown);
+                else
+                    (void)pm_profile_add_warning(
+                        jobs[0].prof,
+                        "%s: %zu hosts have no samples (time_stamps holds no time), the first %s; not analysed (the other hosts are)",
+                        path, nempty, shown);
+            }
             if (!rc && nodata) {
                 char shown[96];
                 short_name(shown, sizeof shown, nodata->valuestring);

@@ -50,6 +50,42 @@ static void quality_table(pdf_doc *d)
     }
 }
 
+/* A job with nothing wrong in its data says so in one line. */
+static void quality_clean_line(pdf_doc *d)
+{
+    char buf[200];
+    size_t n = d->a->nhosts;
+    if (n == 1)
+        snprintf(buf, sizeof buf,
+                 "The node has every sample, no correction and a clock within a second.");
+    else
+        snprintf(buf, sizeof buf,
+                 "All %zu nodes have every sample, no correction and a clock within a second.", n);
+    pdf_paragraph(d, buf, 8.5);
+}
+
+/* Below the per-node table: what is wrong, node by node (up to four), or
+ * the one line of a clean job. */
+static void quality_table_verdict(pdf_doc *d)
+{
+    pm_node_rank worst[4];
+    size_t nbad = 0;
+    size_t nw = pm_quality_worst(d->a, worst, 4, &nbad);
+    if (!nw) {
+        quality_clean_line(d);
+        return;
+    }
+    char buf[1200];
+    int w = snprintf(buf, sizeof buf, "%zu of %zu node%s %s something to report:", nbad,
+                     d->a->nhosts, d->a->nhosts == 1 ? "" : "s", nbad == 1 ? "has" : "have");
+    for (size_t i = 0; i < nw && w > 0 && (size_t)w < sizeof buf; i++)
+        w += snprintf(buf + w, sizeof buf - (size_t)w, "%s %s: %s", i ? ";" : "",
+                      d->a->hosts[worst[i].host].name, worst[i].reason);
+    if (w > 0 && (size_t)w + 1 < sizeof buf)
+        snprintf(buf + w, sizeof buf - (size_t)w, "%s.", nw < nbad ? "; ..." : "");
+    pdf_paragraph(d, buf, 8.5);
+}
+
 /* A distribution table: one row per column, its min, p5, median, p95 and
  * max across the nodes. */
 static const double spread_w[6] = {171, 68, 68, 68, 68, 68};
@@ -138,13 +174,10 @@ static void quality_spread(pdf_doc *d)
                  "%s every sample, no correction and a clock within a second.",
                  nbad, n, nbad == 1 ? "has" : "have", which, n - nbad,
                  n - nbad == 1 ? "has" : "have");
+        pdf_paragraph(d, buf, 8.5);
     } else {
-        snprintf(buf, sizeof buf,
-                 "All %zu nodes have every sample, no correction and a clock "
-                 "within a second.",
-                 n);
+        quality_clean_line(d);
     }
-    pdf_paragraph(d, buf, 8.5);
     pdf_paragraph(d,
                   "Every node's row is in the attached perfmon-stats.json and in perfmon-analyze "
                   "--stats.",
@@ -176,6 +209,8 @@ void report_quality_page(pdf_doc *d)
             8.5);
         d->y += 4;
         quality_table(d);
+        d->y += 4;
+        quality_table_verdict(d);
     }
     d->y += 10;
     int any = 0;

@@ -71,13 +71,21 @@ void pm_quality_row_of(const pm_analysis *a, size_t h, double span, pm_quality_r
     const pm_host *ho = &a->hosts[h];
     const pm_node_summary *s = &a->nodes[h];
     double gaps = 0;
+    int closing = s->closing_interval_s < 0.5 * ho->interval;
     for (size_t m = 0; m < a->nmetrics; m++) {
         const pm_series *sr = a->metrics[m].host[h];
         if (!sr)
             continue;
         double g = (double)sr->qc.n[PM_Q_GAP];
-        /* A rate has no value at its first sample: that is not a gap. */
-        if (a->metrics[m].def->rate && pm_series_first_gap(sr) && g > 0)
+        /* Not gaps, but empty by construction (docs/report.md, "Data
+         * quality"): the first sample of a rate, and of a gauge that the
+         * sampler computes over the interval before it (cpu.percent, the
+         * cores' extremes, the tree's CPU); and the closing sample taken
+         * right after the command ended, whose interval (shorter than half
+         * the node's) may hold no clock tick for such a gauge. */
+        if (g > 0 && pm_series_first_gap(sr))
+            g--;
+        if (g > 0 && sr->n > 1 && closing && pm_series_last_gap(sr))
             g--;
         gaps += g;
     }

@@ -67,6 +67,17 @@ size_t pm_note_lines(const pm_analysis *a, pm_note_line **out)
     return n;
 }
 
+/* Whether a memory rule's note (docs/analysis.md, "Efficiency rules")
+ * already says that host h came close to its memory, and when: the
+ * verdict then gives the peak alone, not a second sentence about it. */
+static int memory_noted(const pm_analysis *a, long h)
+{
+    for (size_t i = 0; i < a->nnotes; i++)
+        if (a->notes[i].host == h && strcmp(a->notes[i].type, "memory") == 0)
+            return 1;
+    return 0;
+}
+
 /* ---- sentence templates ---------------------------------------------------- */
 
 enum {
@@ -322,7 +333,7 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pct(mpeak, s1, sizeof s1);
         pct(100.0 - mpeak, s2, sizeof s2);
         kv v[] = {{"host", a->hosts[mh].name}, {"pct", s1}, {"value", s2}};
-        say(&b, mpeak >= MEM_NEAR_PCT ? V_MEM_NEAR : V_MEM_PEAK, v, 3);
+        say(&b, mpeak >= MEM_NEAR_PCT && !memory_noted(a, mh) ? V_MEM_NEAR : V_MEM_PEAK, v, 3);
         nsent++;
     }
 

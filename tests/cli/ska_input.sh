@@ -67,4 +67,21 @@ check "host without data: the other host analysed" python3 -c "
 import json, sys
 d = json.load(open('$T/nodata.json'))
 sys.exit([n['host'] for n in d['nodes']] != ['a'] or not any('ghost' in w for w in d['warnings']))"
+# A host whose time_stamps is empty (SKA's sampler started and wrote
+# nothing): a warning naming the host and the file, no run of its own dated
+# 1970, the other hosts analysed, in both modes.
+mkdir "$T/nosamples"
+printf '{"host_names": ["a", "b", "idle"], "a": {"time_stamps": [1700000000, 1700000001, 1700000002], "cpu_percent_sys": [1, 2, 3]},\n "b": {"time_stamps": [1700000000, 1700000001, 1700000002], "cpu_percent_sys": [4, 5, 6]},\n "idle": {"time_stamps": [], "cpu_percent_sys": []}}\n' \
+    >"$T/nosamples/cpu_metrics.json"
+for mode in "" --stream; do
+    $A --stats --json $mode "$T/nosamples" >"$T/nosamples.json" 2>"$T/nosamples.err"
+    rc=$?
+    check "host without samples$mode: exit 0, not 2 runs" [ "$rc" -eq 0 ]
+    check "host without samples$mode: a warning names the host and the file" \
+        grep -q "nosamples/cpu_metrics.json: host idle: no samples" "$T/nosamples.err"
+    check "host without samples$mode: the other hosts analysed" python3 -c "
+import json, sys
+d = json.load(open('$T/nosamples.json'))
+sys.exit([n['host'] for n in d['nodes']] != ['a', 'b'] or d['job']['start'] < 1e9)"
+done
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }

@@ -502,13 +502,226 @@ static void test_projection(void **state)
     pm_test_rmrf(dir);
 }
 
+/* The stopped rule (templates/rules.json node_stopped) on generated nodes
+ * without a process tree (so their node CPU is the job's): 80 % until a
+ * node goes idle at 1 % from sample idle_from of 121 at 1 s.  It fires on
+ * a node stopped for 10 % of the job or more while most others go on,
+ * with the onset (the start of the first idle interval, sample
+ * idle_from - 1), in memory and with --stream alike. */
+static void test_rule_stopped(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t hosts, nidle, idle_from; /* the first nidle hosts go idle */
+        int fires;
+    } rows[] = {
+        {4, 1, 60, 1},  /* half the job: named, onset sample 59 */
+        {4, 1, 100, 1}, /* the last 17 %: named */
+        {4, 1, 115, 0}, /* the last 5 %: below 10 % of the job */
+        {4, 2, 60, 0},  /* half the nodes: the job's own pattern, not a node */
+        {1, 1, 60, 0},  /* one node: no others that went on */
+        {4, 0, 0, 0},   /* steady */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        for (int stream = 0; stream <= 1; stream++) {
+            char *tmp = pm_test_tmpdir();
+            assert_non_null(tmp);
+            pm_error err;
+            for (size_t k = 0; k < rows[r].hosts; k++) {
+                char host[16], path[512];
+                snprintf(host, sizeof host, "n%zu", k);
+                snprintf(path, sizeof path, "%s/%s.pmp", tmp, host);
+                pm_synth s;
+                pm_synth_init(&s, host);
+                s.n = 121;
+                s.groups = PM_SYNTH_IB; /* no process tree */
+                s.cpu_pct = 80;
+                if (k < rows[r].nidle) {
+                    s.idle_from = rows[r].idle_from;
+                    s.idle_pct = 1;
+                }
+                if (pm_synth_write(path, &s, &err) != 0)
+                    fail_msg("%s", err.msg);
+            }
+            pm_analyze_opts o;
+            opts(&o);
+            o.stream = stream;
+            const char *paths[] = {tmp};
+            pm_analysis *a = NULL;
+            if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+                fail_msg("%s", err.msg);
+            const pm_note *hit = NULL;
+            for (size_t i = 0; i < a->nnotes; i++)
+                if (strcmp(a->notes[i].rule, "node_stopped") == 0) {
+                    if (hit)
+                        fail_msg("row %zu: node_stopped twice", r);
+                    hit = &a->notes[i];
+                }
+            if (rows[r].fires != (hit != NULL))
+                fail_msg("row %zu%s: node_stopped %s", r, stream ? " (--stream)" : "",
+                         hit ? hit->message : "did not fire");
+            if (hit) {
+                assert_string_equal(a->hosts[hit->host].name, "n0");
+                /* (CLOSE's relative bound is 1.7 s at these times) */
+                if (fabs(hit->t - (1.7e9 + (double)(rows[r].idle_from - 1))) > 1e-3)
+                    fail_msg("row %zu: onset %.3f", r, hit->t - 1.7e9);
+                CLOSE(hit->value, (double)(121 - rows[r].idle_from) / 120 * 100);
+                assert_non_null(strstr(hit->message, "from 80 % to 1 % for the last"));
+                assert_non_null(strstr(hit->message, "while the other 3 nodes went on"));
+            }
+            pm_analysis_free(a);
+            pm_test_rmrf(tmp);
+        }
+    }
+}
+
+/* A JSON Lines profile of host at path: 101 samples at 1 s from 1.7e9 of
+ * the columns cols[ncols] (a name, then 'c' counter or 'g' gauge), the
+ * value of column c at sample i from val(c, i). */
+static void write_jsonl(const char *path, const char *host, const char *const *cols, size_t ncols,
+                        double (*val)(size_t c, size_t i))
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"format\":\"perfmon-profile\",\"version\":1,\"host\":\"%s\",\"job_id\":\"j\","
+            "\"start\":1700000000,\"start_mono\":10,\"interval\":1,\"run_id\":\"0000000000000001\","
+            "\"columns\":[",
+            host);
+    for (size_t c = 0; c < ncols; c++)
+        fprintf(
+            f,
+            "%s{\"name\":\"%s\",\"unit\":\"1\",\"group\":\"x\",\"kind\":\"%s\",\"type\":\"f64\"}",
+            c ? "," : "", cols[c] + 1, cols[c][0] == 'c' ? "counter" : "gauge");
+    fprintf(f, "]}\n");
+    for (size_t i = 0; i <= 100; i++) {
+        fprintf(f, "{\"t\":%zu,\"mono\":%zu,\"v\":[", 1700000000 + i, 10 + i);
+        for (size_t c = 0; c < ncols; c++)
+            fprintf(f, "%s%.17g", c ? "," : "", val(c, i));
+        fprintf(f, "]}\n");
+    }
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Columns: node memory, the cgroup's memory and limit, PSI memory full of
+ * the cgroup and of the node, throttled and all periods. */
+static const char *const SIGN_COLS[] = {
+    "gmem.percent",  "gcg.mem_current",           "gcg.mem_limit",  "ccg.psi_mem_full",
+    "cpsi.mem_full", "ccg.cpu_throttled_periods", "ccg.cpu_periods"};
+static int g_sign_row;
+static double sign_val(size_t c, size_t i)
+{
+    double x = (double)i;
+    switch (c) {
+    case 0: /* node memory: row 0 climbs 50 -> 95 % (90 % first at sample 89) */
+        return g_sign_row == 0 ? 50 + 0.45 * x : 50;
+    case 1: /* cgroup memory: row 1 climbs to 99 of 100 (90 first at 90) */
+        return g_sign_row == 1 ? x * 0.99 : 10;
+    case 2: return 100;
+    case 3: /* the cgroup stalls 40 % of each second from sample 50 (row 2) */
+        return g_sign_row == 2 && i > 50 ? (x - 50) * 0.4 : 0;
+    case 4: /* the node stalls, but the cgroup's own column comes first */ return 0.5 * x;
+    case 5: /* 30 % of the periods throttled from sample 80 (row 3) */
+        return g_sign_row == 3 && i > 80 ? (x - 80) * 3 : 0;
+    default: return x * 10;
+    }
+}
+
+/* The memory and share rules on one host: the measure that fired, its
+ * value and its onset, the same in memory and with --stream. */
+static void test_rule_memory_share(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rule; /* the one note of a memory or share rule */
+        double value, t;  /* t: s after the start */
+        const char *words;
+    } rows[] = {
+        {"memory_near_capacity", 95, 89, "memory use reached 95 % of the node"},
+        {"memory_near_capacity", 99, 91,
+         "the job's cgroup memory reached 99 % of its limit of 100 B"},
+        {"memory_pressure", 20, 50, "the job's processes all stalled waiting for memory 20 %"},
+        {"cpu_throttled", 6, 80, "throttled it in 6 % of its scheduling periods"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        for (int stream = 0; stream <= 1; stream++) {
+            g_sign_row = (int)r;
+            char *tmp = pm_test_tmpdir();
+            assert_non_null(tmp);
+            char path[512];
+            snprintf(path, sizeof path, "%s/j_h.jsonl", tmp);
+            write_jsonl(path, "h", SIGN_COLS, sizeof SIGN_COLS / sizeof *SIGN_COLS, sign_val);
+            pm_analyze_opts o;
+            opts(&o);
+            o.stream = stream;
+            const char *paths[] = {tmp};
+            pm_analysis *a = NULL;
+            pm_error err;
+            if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+                fail_msg("%s", err.msg);
+            const pm_note *hit = NULL;
+            for (size_t i = 0; i < a->nnotes; i++) {
+                const pm_note *n = &a->notes[i];
+                if (!strcmp(n->type, "memory") || !strcmp(n->type, "share")) {
+                    /* the node's PSI is 50 %, but the cgroup's own comes first */
+                    if (hit || strcmp(n->rule, rows[r].rule) != 0)
+                        fail_msg("row %zu%s: unexpected note %s", r, stream ? " (--stream)" : "",
+                                 n->message);
+                    hit = n;
+                }
+            }
+            if (!hit)
+                fail_msg("row %zu%s: no %s note", r, stream ? " (--stream)" : "", rows[r].rule);
+            CLOSE(hit->value, rows[r].value);
+            if (fabs(hit->t - (1700000000 + rows[r].t)) > 1e-3)
+                fail_msg("row %zu: onset %.3f, want %.0f", r, hit->t - 1700000000, rows[r].t);
+            if (!strstr(hit->message, rows[r].words))
+                fail_msg("row %zu: \"%s\" lacks \"%s\"", r, hit->message, rows[r].words);
+            pm_analysis_free(a);
+            pm_test_rmrf(tmp);
+        }
+    }
+}
+
+/* A per-host rule without what it needs is refused with its place. */
+static void test_rule_bad_share(void **state)
+{
+    (void)state;
+    char *tmp = pm_test_tmpdir();
+    assert_non_null(tmp);
+    char rules[512], path[512];
+    snprintf(rules, sizeof rules, "%s/rules.json", tmp);
+    FILE *f = fopen(rules, "w");
+    assert_non_null(f);
+    fputs("{\"rules\": [{\"id\": \"p\", \"type\": \"share\", \"op\": \">\", "
+          "\"threshold\": 10, \"message\": \"m\"}]}\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    pm_synth s;
+    pm_synth_init(&s, "n0");
+    pm_error err;
+    snprintf(path, sizeof path, "%s/n0.pmp", tmp);
+    assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    pm_analyze_opts o;
+    opts(&o);
+    o.rules_path = rules;
+    const char *paths[] = {path};
+    pm_analysis *a = NULL;
+    assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), PM_EFORMAT);
+    assert_null(a);
+    assert_non_null(strstr(err.msg, "rules[0].sources: a share rule needs 1 to 4 sources"));
+    pm_test_rmrf(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_figures),    cmocka_unit_test(test_projection),
-        cmocka_unit_test(test_compat_ska),      cmocka_unit_test(test_window_and_repair_modes),
-        cmocka_unit_test(test_rules_and_merge), cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_socket_gap),      cmocka_unit_test(test_time_bounds),
+        cmocka_unit_test(test_node_figures),      cmocka_unit_test(test_projection),
+        cmocka_unit_test(test_compat_ska),        cmocka_unit_test(test_window_and_repair_modes),
+        cmocka_unit_test(test_rules_and_merge),   cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_socket_gap),        cmocka_unit_test(test_time_bounds),
+        cmocka_unit_test(test_rule_stopped),      cmocka_unit_test(test_rule_bad_share),
+        cmocka_unit_test(test_rule_memory_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

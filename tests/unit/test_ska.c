@@ -103,6 +103,53 @@ static void test_partial_and_long_names(void **state)
     free(name);
 }
 
+/* A host whose time_stamps holds no time forms no profile (it would be a
+ * run of its own dated 1970): a warning names it and the file, and the
+ * other hosts are kept; a file where no host has samples is refused. */
+static void test_host_without_samples(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t nprof; /* 0: refused */
+        const char *msg;
+    } rows[] = {
+        {"{\"host_names\": [\"a\", \"e\", \"b\"], \"a\": {\"time_stamps\": [1, 2]},"
+         " \"e\": {\"time_stamps\": [], \"cpu_percent_sys\": []}, \"b\": {\"time_stamps\": [1, 2]}}",
+         2,
+         "t.json: host e: no samples (time_stamps holds no time), not analysed (the other hosts are)"},
+        {"{\"host_names\": [\"a\", \"e\", \"f\"], \"a\": {\"time_stamps\": [1, 2]},"
+         " \"e\": {\"time_stamps\": [\"x\"]}, \"f\": {\"time_stamps\": []}}",
+         1, "t.json: 2 hosts have no samples (time_stamps holds no time), the first e"},
+        {"{\"host_names\": [\"e\"], \"e\": {\"time_stamps\": []}}", 0,
+         "t.json: none of the 1 host in host_names has samples"},
+        {"{\"time_stamps\": [], \"cpu_percent_sys\": []}", 0,
+         "t.json: host t: no samples (time_stamps holds no time), not analysed"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        pm_profile **ps = NULL;
+        size_t n = 0;
+        pm_error err;
+        pm_error_clear(&err);
+        int rc = pm_ska_decode("t.json", rows[r].text, strlen(rows[r].text), &ps, &n, &err);
+        if (rows[r].nprof == 0) {
+            assert_int_equal(rc, PM_EFORMAT);
+            assert_null(ps);
+            if (!strstr(err.msg, rows[r].msg))
+                fail_msg("row %zu: \"%s\"", r, err.msg);
+            continue;
+        }
+        if (rc != 0)
+            fail_msg("row %zu: %s", r, err.msg);
+        assert_int_equal(n, rows[r].nprof);
+        assert_string_equal(pm_profile_host(ps[0]), "a");
+        assert_int_equal(ps[0]->nwarnings, 1);
+        if (!strstr(ps[0]->warnings[0], rows[r].msg))
+            fail_msg("row %zu: \"%s\"", r, ps[0]->warnings[0]);
+        free_list(ps, n);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -307,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_whitespace),
         cmocka_unit_test(test_per_host_file),
+        cmocka_unit_test(test_host_without_samples),
         cmocka_unit_test(test_sniff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
