@@ -239,7 +239,9 @@ check "total CPU time equals the rusage (wrapped sampler)" [ "$rc" -eq 0 ]
 # for the parent's utime + stime, 2 more when it reaped in the interval,
 # 2 for a child read while it ran (its time truncated to ticks), 4 for the
 # command read exactly at its end; and no sample, nor --stats' maximum,
-# above 100 % x CPUs plus that slack.
+# above 100 % x CPUs plus that slack.  Under -- CMD the parent exits just
+# after a sample, so the last interval is a few ms long and carries the
+# command's exact rusage: its percentage covers the interval before too.
 cat >"$T/batch.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,7 +275,7 @@ static void report(const char *kind)
 }
 int main(int argc, char **argv)
 {
-    double secs = argc > 1 ? atof(argv[1]) : 3.0;
+    double secs = argc > 1 ? atof(argv[1]) : 3.0, stop = argc > 2 ? atof(argv[2]) : 0;
     long long start = ns(CLOCK_MONOTONIC), next = start, reap = start + 1000000000LL;
     report("main");
     while (next < start + (long long)(secs * 1e9)) {
@@ -305,6 +307,14 @@ int main(int argc, char **argv)
         report("main");
     }
     while (wait(NULL) > 0) {
+    }
+    /* Exit at STOP seconds from the start: just after a sample of the
+     * sampler that started it (its samples are whole intervals after the
+     * one just before it let the command start). */
+    long long end = start + (long long)(stop * 1e9), now;
+    while ((now = ns(CLOCK_MONOTONIC)) < end) {
+        struct timespec ts = {(time_t)((end - now) / 1000000000), (long)((end - now) % 1000000000)};
+        nanosleep(&ts, NULL);
     }
     report("exit");
     return 0;
@@ -416,7 +426,7 @@ PY
 if ! ${CC:-cc} -O2 -o "$T/batch" "$T/batch.c" 2>"$T/cc.err"; then
     echo "SKIP  batch phase: no C compiler ($(head -1 "$T/cc.err"))"
 else
-    { $PM_BIN/perfmon-sample -o "$T/b1" -i 0.5 -f json -- "$T/batch" 3.2 2>"$T/err3"
+    { $PM_BIN/perfmon-sample -o "$T/b1" -i 0.5 -f json -- "$T/batch" 2.9 3.015 2>"$T/err3"
       echo $? >"$T/rc3"; } | cat >"$T/log3"
     check "batch, -- CMD: sampler exits with the parent's status" [ "$(cat "$T/rc3")" -eq 0 ]
     $PM_BIN/perfmon-analyze "$T/b1" --stats --json >"$T/s3.json" 2>>"$T/err3"
