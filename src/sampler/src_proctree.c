@@ -29,7 +29,7 @@
  *
  * CPU time of the tree (proc.cpu_time, in microseconds internally) is
  *
- *     sum over live members of utime + stime + cutime + cstime
+ *     sum over live members of utime + stime + max(cutime + cstime, floor)
  *     + departed,
  *
  * proc(5) fields 14-17 of /proc/<pid>/stat.  A process's own times cover
@@ -38,7 +38,14 @@
  * children's) to the member's cutime/cstime, so the sum stays continuous
  * while processes come and go, and a child born and reaped between two
  * samples lands in the interval it ran in.  Zombies stay members, their
- * final figures readable, until they are reaped.  A member that vanishes
+ * final figures readable, until they are reaped: a zombie's time counts
+ * from the first sample that sees it, not when its parent reaps it, read
+ * exactly (schedstat's time on the CPU, in ns: utime and stime, each
+ * truncated to ticks, read 0 for a 5 ms process).  When it is reaped, its
+ * figures leave the sum as they enter the parent's cutime + cstime; what
+ * reaped children are known to have brought is the parent's floor
+ * (settle()), so the parent's truncated reading neither counts them twice
+ * nor lags behind them.  A member that vanishes
  * without being reaped by a live member takes its time with it; the
  * departed accumulator keeps it (settle_gone()):
  *
@@ -53,9 +60,8 @@
  *     (zombie_rusage_us()), and an orphan's figures are added whole;
  *   - a member whose parent is a live member that did not take its time
  *     (the parent ignores SIGCHLD, so the kernel reaps the child and drops
- *     its times): seen as the parent's cutime + cstime growing by less
- *     than the children that vanished under it had at their last read;
- *     the difference is added.  Vanished children whose parent vanished
+ *     its times): seen as the parent's cutime + cstime staying below its
+ *     floor by more than their truncation (2 ticks); the rest is added.  Vanished children whose parent vanished
  *     too are counted at the nearest live (or reaping()-read) ancestor.
  * Each clock-tick field is truncated by the kernel separately, so a read
  * lags the exact time by less than 2 ticks for utime + stime and 2 for
@@ -1014,8 +1020,8 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
  * children and drops their times): that much departed with them, and
  * then their bytes too; when their time did arrive, so did their bytes,
  * as far as the collector's io grew (d_rb, d_wb).  Returns the floor. */
-static uint64_t settle(tree_state *st, uint64_t base, uint64_t ch, uint64_t in_cpu,
-                       uint64_t in_rb, uint64_t in_wb, uint64_t d_rb, uint64_t d_wb)
+static uint64_t settle(tree_state *st, uint64_t base, uint64_t ch, uint64_t in_cpu, uint64_t in_rb,
+                       uint64_t in_wb, uint64_t d_rb, uint64_t d_wb)
 {
     uint64_t need = base + in_cpu;
     uint64_t slack = 2 * (st->us_per_tick ? st->us_per_tick : 10000);
