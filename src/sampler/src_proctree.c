@@ -199,8 +199,9 @@ typedef struct tree_state {
     int32_t *listing; /* pids of the last /proc listing */
     size_t cap_listing;
     int64_t pss_every_ns; /* smaps_rollup refresh period */
-    int64_t pss_last_ns;
+    int64_t pss_last_ns;  /* 0: not read yet */
     int pss_now;          /* read smaps_rollup in this sample */
+    uint64_t pss_rss;     /* the tree's RSS in the sample that last read it */
     int fd_loadavg;       /* /proc/loadavg, for the last pid created */
     int64_t last_pid;     /* at the last listing; -1 = list next time */
     int npending_unknown; /* pids left undecided: list again */
@@ -1203,6 +1204,21 @@ static int64_t last_pid(tree_state *st, const pm_sctx *ctx)
     return v;
 }
 
+/* Is this the first sample of -- CMD, taken while the command, a child of
+ * the sampler, still waits at its start gate (it execs once the sample is
+ * taken)?  Its memory is then the sampler's copied image. */
+static int at_gate(const tree_state *st, const pm_sctx *ctx)
+{
+    if (st->seq != 1)
+        return 0;
+    for (size_t i = 0; i < ctx->nroots; i++) {
+        const pent *e = tab_find(&st->tab, ctx->roots[i]);
+        if (e && e->ppid == st->self)
+            return 1;
+    }
+    return 0;
+}
+
 static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     tree_state *st = state;
@@ -1216,13 +1232,32 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
     }
     totals t;
     memset(&t, 0, sizeof t);
-    st->pss_now = st->pss_last_ns == 0 || ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns;
+    /* smaps_rollup: at the first sample of the command itself, then
+     * every --pss-interval, and sooner when the RSS moves (below). */
+    int gate = at_gate(st, ctx);
+    st->pss_now = !gate && (st->pss_last_ns == 0 ||
+                            ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns);
     if (st->pss_now)
         st->pss_last_ns = ctx->now_mono_ns;
     for (size_t i = 0; i < st->tab.cap; i++)
         if (st->tab.e[i].pid && st->tab.e[i].state == TREE)
             read_member(st, ctx, &st->tab.e[i], &t);
     t.cpu += settle_gone(st);
+    /* The tree's RSS moved by more than an eighth since smaps_rollup was
+     * last read: read it now, so a job shorter than --pss-interval (or a
+     * phase that allocates) is not left with the figures of its start. */
+    if (!st->pss_now && !gate && st->smaps_ok && !t.bad[B_RSS] &&
+        (t.rss > st->pss_rss + st->pss_rss / 8 || t.rss + st->pss_rss / 8 < st->pss_rss)) {
+        st->pss_now = 1;
+        st->pss_last_ns = ctx->now_mono_ns;
+        for (size_t i = 0; i < st->tab.cap; i++) {
+            pent *e = &st->tab.e[i];
+            if (e->pid && e->state == TREE && e->seen && e->seq == st->seq)
+                read_pss(st, ctx, e, &t);
+        }
+    }
+    if (st->pss_now && !t.bad[B_RSS])
+        st->pss_rss = t.rss;
     pm_sample_u64(s, st->col_count, t.count);
     if (t.count == 0)
         return 0; /* the tree is gone: only the count is meaningful */

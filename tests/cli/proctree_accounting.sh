@@ -446,4 +446,32 @@ else
     cat "$T/out4"
     check "batch, -p PID: every interval's proc.cpu_percent is the record's, none above the CPUs" [ "$rc" -eq 0 ]
 fi
-[ "$fails" -eq 0 ] || { cat "$T/err" "$T/err2" "$T"/err3 "$T"/err4; exit 1; }
+# --- USS/PSS of a short job ---------------------------------------------
+# A 2-second job that holds 200 MiB: smaps_rollup is read at the first
+# sample of the command itself (not while it waits at the start gate,
+# when its memory is the sampler's copy), and again when the RSS moves,
+# so its USS is seen although the job is shorter than --pss-interval (5 s).
+$PM_BIN/perfmon-sample -o "$T/m" -i 0.2 -f json -- python3 -c \
+    "x=bytearray(200<<20); import time; [x.__setitem__(i,1) for i in range(0,len(x),4096)]; time.sleep(1.5)" \
+    2>"$T/err5"
+check "USS/PSS job: sampler exits 0" [ $? -eq 0 ]
+python3 - "$T"/m/*.pmp.jsonl >"$T/out5" 2>&1 <<'PY'
+import json, sys
+cols, uss, pss = None, [], []
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if "columns" in o:
+        cols = [c["name"] for c in o["columns"]]
+    elif "v" in o:
+        v = dict(zip(cols, o["v"]))
+        if v["proc.uss"] is not None:
+            uss.append(v["proc.uss"] / 2**20)
+        if v["proc.pss"] is not None:
+            pss.append(v["proc.pss"] / 2**20)
+print("USS MiB:", ["%.1f" % u for u in uss], "PSS MiB:", ["%.1f" % p for p in pss])
+sys.exit(0 if uss and max(uss) >= 190 and pss and max(pss) >= 190 else 1)
+PY
+rc=$?
+cat "$T/out5"
+check "USS/PSS job: proc.uss and proc.pss reach the 200 MiB the job holds" [ "$rc" -eq 0 ]
+[ "$fails" -eq 0 ] || { cat "$T/err" "$T/err2" "$T"/err3 "$T"/err4 "$T/err5"; exit 1; }
