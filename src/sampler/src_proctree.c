@@ -1235,8 +1235,8 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
     /* smaps_rollup: at the first sample of the command itself, then
      * every --pss-interval, and sooner when the RSS moves (below). */
     int gate = at_gate(st, ctx);
-    st->pss_now = !gate && (st->pss_last_ns == 0 ||
-                            ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns);
+    st->pss_now =
+        !gate && (st->pss_last_ns == 0 || ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns);
     if (st->pss_now)
         st->pss_last_ns = ctx->now_mono_ns;
     for (size_t i = 0; i < st->tab.cap; i++)
