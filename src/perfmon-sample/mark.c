@@ -1,6 +1,7 @@
 /* perfmon-sample mark: record the start or end of a job phase on this node
  * (docs/perfmon-sample.md, "Phases").  One locked append per event into
  * DIR/<host>.events; safe from many processes at once. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "perfmon/cli.h"
+#include "perfmon/dirs.h"
 #include "perfmon/parse.h"
 #include "perfmon/phase.h"
 #include "perfmon/sampler.h"
@@ -130,7 +132,14 @@ int pm_mark_main(int argc, char **argv)
     }
     pm_error err;
     pm_error_clear(&err);
-    int rc = pm_event_append(dir, host, name, edge, diff, attrs, nattrs, &err);
+    /* A mark may come before the sampler has started (it runs in the
+     * background of the job script): DIR is created here as the sampler
+     * creates it, with its parents, and must be writable. */
+    int rc = pm_mkdir_p(dir, &err);
+    if (rc == 0 && access(dir, W_OK | X_OK) != 0)
+        rc = pm_error_sys(&err, PM_EIO, errno, "%s: not writable", dir);
+    if (rc == 0)
+        rc = pm_event_append(dir, host, name, edge, diff, attrs, nattrs, &err);
     if (rc) {
         fprintf(stderr, "perfmon-sample mark: %s\n", err.msg);
         return rc == PM_EUSAGE ? PM_EXIT_USAGE : PM_EXIT_OUTPUT;

@@ -316,28 +316,59 @@ static int open_sources(run *r, pm_buf *status, pm_error *err)
     return 0;
 }
 
-/* Create DIR/<job>_<host>[.<n>].<ext> exclusively. */
-static int open_writer(run *r, int format, const char *meta, pm_error *err)
+/* DIR/<job>_<host>[.<n>].<ext> into path[cap]: 0, or -1 when too long. */
+static int profile_path(const run *r, const char *job, const char *host, int n, const char *ext,
+                        char *path, size_t cap)
+{
+    int len = n == 1 ? snprintf(path, cap, "%s/%s_%s.%s", r->o->out_dir, job, host, ext)
+                     : snprintf(path, cap, "%s/%s_%s.%d.%s", r->o->out_dir, job, host, n, ext);
+    return len < 0 || (size_t)len >= cap ? -1 : 0;
+}
+
+/* Create DIR/<job>_<host>[.<n>].<ext> exclusively for each format asked,
+ * with one run number n for all (-f both: x.3.pmp and x.3.pmp.jsonl pair
+ * up by name): the first n under which no file of either format exists. */
+static int open_writers(run *r, const char *meta, pm_error *err)
 {
     char job[128], host[128], path[4096];
     pm_sanitize_name(r->info.job_id, job, sizeof job);
     pm_sanitize_name(r->info.host, host, sizeof host);
-    const char *ext = format == PM_FMT_BIN ? "pmp" : "pmp.jsonl";
+    static const char *const ext[2] = {"pmp", "pmp.jsonl"};
+    static const int fmt[2] = {PM_FMT_BIN, PM_FMT_JSONL};
+    const int want[2] = {r->o->write_bin, r->o->write_json};
     for (int n = 1; n < 1000; n++) {
-        int len = n == 1 ? snprintf(path, sizeof path, "%s/%s_%s.%s", r->o->out_dir, job, host, ext)
-                         : snprintf(path, sizeof path, "%s/%s_%s.%d.%s", r->o->out_dir, job, host,
-                                    n, ext);
-        if (len < 0 || (size_t)len >= sizeof path)
-            return pm_error_set(err, PM_EUSAGE, "%s: output path too long", r->o->out_dir);
-        int rc = pm_writer_open(&r->w[r->nw], path, format, &r->info, r->schema.cols, r->schema.n,
-                                meta, err);
-        if (rc == 0) {
+        int taken = 0;
+        for (int f = 0; f < 2 && !taken; f++) {
+            struct stat sb;
+            if (profile_path(r, job, host, n, ext[f], path, sizeof path) != 0)
+                return pm_error_set(err, PM_EUSAGE, "%s: output path too long", r->o->out_dir);
+            taken = lstat(path, &sb) == 0;
+        }
+        for (int f = 0; f < 2 && !taken; f++) {
+            if (!want[f])
+                continue;
+            if (profile_path(r, job, host, n, ext[f], path, sizeof path) != 0)
+                return pm_error_set(err, PM_EUSAGE, "%s: output path too long", r->o->out_dir);
+            int rc = pm_writer_open(&r->w[r->nw], path, fmt[f], &r->info, r->schema.cols,
+                                    r->schema.n, meta, err);
+            if (rc != 0 && err->sys != EEXIST)
+                return rc;
+            if (rc != 0) {
+                /* Created meanwhile by another run: drop this number. */
+                taken = 1;
+                pm_error_clear(err);
+                break;
+            }
             r->nw++;
             pm_log(PM_LOG_INFO, "writing %s (%zu columns)", path, r->schema.n);
-            return 0;
         }
-        if (err->sys != EEXIST)
-            return rc;
+        if (!taken)
+            return 0;
+        while (r->nw > 0) {
+            r->nw--;
+            unlink(pm_writer_path(r->w[r->nw]));
+            pm_writer_close(r->w[r->nw], NULL);
+        }
     }
     return pm_error_set(err, PM_EIO, "%s: too many profiles for job %s on %s", r->o->out_dir, job,
                         host);
@@ -667,10 +698,7 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
         r->info.start_wall_ns = pm_wall_ns();
         r->info.start_mono_ns = pm_mono_ns();
         r->writing = 1;
-        if (o->write_bin)
-            rc = open_writer(r, PM_FMT_BIN, meta.data, err);
-        if (rc == 0 && o->write_json)
-            rc = open_writer(r, PM_FMT_JSONL, meta.data, err);
+        rc = open_writers(r, meta.data, err);
     }
     pm_buf_free(&meta);
     if (rc == 0 && o->cmd) {

@@ -29,7 +29,7 @@
  *
  * CPU time of the tree (proc.cpu_time, in microseconds internally) is
  *
- *     sum over live members of utime + stime + cutime + cstime
+ *     sum over live members of utime + stime + max(cutime + cstime, floor)
  *     + departed,
  *
  * proc(5) fields 14-17 of /proc/<pid>/stat.  A process's own times cover
@@ -38,7 +38,14 @@
  * children's) to the member's cutime/cstime, so the sum stays continuous
  * while processes come and go, and a child born and reaped between two
  * samples lands in the interval it ran in.  Zombies stay members, their
- * final figures readable, until they are reaped.  A member that vanishes
+ * final figures readable, until they are reaped: a zombie's time counts
+ * from the first sample that sees it, not when its parent reaps it, read
+ * exactly (schedstat's time on the CPU, in ns: utime and stime, each
+ * truncated to ticks, read 0 for a 5 ms process).  When it is reaped, its
+ * figures leave the sum as they enter the parent's cutime + cstime; what
+ * reaped children are known to have brought is the parent's floor
+ * (settle()), so the parent's truncated reading neither counts them twice
+ * nor lags behind them.  A member that vanishes
  * without being reaped by a live member takes its time with it; the
  * departed accumulator keeps it (settle_gone()):
  *
@@ -53,9 +60,8 @@
  *     (zombie_rusage_us()), and an orphan's figures are added whole;
  *   - a member whose parent is a live member that did not take its time
  *     (the parent ignores SIGCHLD, so the kernel reaps the child and drops
- *     its times): seen as the parent's cutime + cstime growing by less
- *     than the children that vanished under it had at their last read;
- *     the difference is added.  Vanished children whose parent vanished
+ *     its times): seen as the parent's cutime + cstime staying below its
+ *     floor by more than their truncation (2 ticks); the rest is added.  Vanished children whose parent vanished
  *     too are counted at the nearest live (or reaping()-read) ancestor.
  * Each clock-tick field is truncated by the kernel separately, so a read
  * lags the exact time by less than 2 ticks for utime + stime and 2 for
@@ -123,10 +129,13 @@ typedef struct pent {
     uint32_t seq;   /* the sample in which it was last read */
     int fd[NFILES]; /* kept descriptors, -1 when closed */
     uint64_t start; /* starttime (field 22): a reused pid has another */
-    /* At the last read, in microseconds: utime+stime+cutime+cstime (or a
-     * zombie child's exact rusage), and cutime+cstime then and at the read
-     * before (0 before the first). */
-    uint64_t cpu, ch, ch_prev;
+    /* At the last read, in microseconds: the member's CPU time as counted
+     * (own + max(ch, ch_floor), or a zombie child's exact rusage, never
+     * less than at the read before), its own time (utime+stime, or a
+     * zombie's exact time on the CPU), and cutime+cstime then and at the
+     * read before (0 before the first).  ch_floor: what its reaped
+     * children are known to have brought to cutime+cstime (settle()). */
+    uint64_t cpu, own, ch, ch_prev, ch_floor;
     uint64_t rb, wb, rb_prev, wb_prev; /* io read_bytes, write_bytes, likewise */
     uint64_t in_cpu, in_rb, in_wb;     /* vanished under it, this sample */
     /* Gauges of the last full read. */
@@ -151,7 +160,7 @@ typedef struct gone {
     int32_t pid, ppid;
     uint8_t final, have_io;
     uint64_t cpu, ch, rb, wb;
-    uint64_t ch0, rb0, wb0;
+    uint64_t ch0, rb0, wb0, floor0;
     uint64_t in_cpu, in_rb, in_wb;
 } gone;
 
@@ -178,9 +187,10 @@ typedef struct tree_state {
     DIR *proc;
     int col_count, col_threads, col_fds, col_cpu, col_pct, col_rss, col_vms, col_shared;
     int col_pss, col_uss, col_swap, col_mempct, col_rb, col_wb;
-    uint64_t prev_cpu; /* microseconds at the last sample with a CPU figure */
-    int64_t prev_mono;
-    int have_prev;
+    /* The last two samples with a CPU figure: microseconds and times. */
+    uint64_t prev_cpu, prev2_cpu;
+    int64_t prev_mono, prev2_mono;
+    int have_prev, have_prev2;
     uint64_t mem_total;
     int warned_io, warned_smaps, warned_fd;
     int smaps_ok, io_ok;
@@ -189,8 +199,9 @@ typedef struct tree_state {
     int32_t *listing; /* pids of the last /proc listing */
     size_t cap_listing;
     int64_t pss_every_ns; /* smaps_rollup refresh period */
-    int64_t pss_last_ns;
+    int64_t pss_last_ns;  /* 0: not read yet */
     int pss_now;          /* read smaps_rollup in this sample */
+    uint64_t pss_rss;     /* the tree's RSS in the sample that last read it */
     int fd_loadavg;       /* /proc/loadavg, for the last pid created */
     int64_t last_pid;     /* at the last listing; -1 = list next time */
     int npending_unknown; /* pids left undecided: list again */
@@ -288,6 +299,7 @@ static void vanish(tree_state *st, pent *e)
     close_files(st, e);
     e->state = UNKNOWN;
     e->seen = e->cached = 0;
+    e->cpu = e->own = e->ch = e->ch_prev = e->ch_floor = 0;
 }
 
 static int is_root(const pm_sctx *ctx, int32_t pid)
@@ -749,15 +761,33 @@ static uint64_t zombie_rusage_us(const tree_state *st, const pm_sctx *ctx, int32
            (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
 }
 
-/* A member's CPU time (us) and its children's from a stat reading. */
+/* A member's own CPU time (utime + stime), its children's (cutime +
+ * cstime), in us, from a stat reading, and its exact total when it is a
+ * zombie child of the sampler (else 0). */
 static void cpu_us(const tree_state *st, const pm_sctx *ctx, int32_t pid, const pstat *ps,
-                   uint64_t *cpu, uint64_t *ch)
+                   uint64_t *own, uint64_t *ch, uint64_t *ru)
 {
     *ch = ticks_us(st, ctx, (uint64_t)ps->cut + (uint64_t)ps->cst);
-    *cpu = ticks_us(st, ctx, ps->ut + ps->stt) + *ch;
-    uint64_t ru = zombie_rusage_us(st, ctx, pid, ps);
-    if (ru > *cpu)
-        *cpu = ru;
+    *own = ticks_us(st, ctx, ps->ut + ps->stt);
+    *ru = zombie_rusage_us(st, ctx, pid, ps);
+}
+
+/* Set a member's CPU figures from a read of the same process: own and
+ * cutime + cstime (ch), and ru, its exact total when known (else 0).
+ * What it counts is own + the larger of ch and what its reaped children
+ * are known to have brought (ch_floor, settle()), or ru, and never less
+ * than before. */
+static void set_cpu(pent *e, uint64_t own, uint64_t ch, uint64_t ru)
+{
+    if (e->seen && own < e->own)
+        own = e->own;
+    e->own = own;
+    e->ch = ch;
+    uint64_t c = own + (ch > e->ch_floor ? ch : e->ch_floor);
+    if (ru > c)
+        c = ru;
+    if (!e->seen || c > e->cpu)
+        e->cpu = c;
 }
 
 /* Are the CPU-time fields real?  cutime and cstime are signed in the
@@ -903,11 +933,21 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
     /* CPU: an impossible reading leaves the member's last figures as
      * they were and the tree's point empty. */
     if (cpu_ok(st, ctx, e->pid, &ps)) {
-        uint64_t cpu, ch;
-        cpu_us(st, ctx, e->pid, &ps, &cpu, &ch);
+        uint64_t own, ch, ru;
+        cpu_us(st, ctx, e->pid, &ps, &own, &ch, &ru);
+        /* A zombie's CPU is counted now, when it has been spent, not when
+         * its parent reaps it: exactly, by its thread's time on the CPU
+         * (schedstat, ns), since utime and stime are each truncated to
+         * ticks (a 5 ms process reads 0).  The thread is the leader alone,
+         * so for a process that had other threads this is less than its
+         * total, and the ticks are kept when they say more. */
+        if (ps.state == 'Z' && (have_sched || read_sched(st, ctx, e, &sns, &scnt) == 0)) {
+            have_sched = 1;
+            if (sns / 1000 > own)
+                own = sns / 1000;
+        }
         e->ch_prev = e->seen ? e->ch : 0;
-        e->ch = ch;
-        e->cpu = cpu;
+        set_cpu(e, own, ch, ru);
         e->start = ps.start;
         e->seen = 1;
     } else {
@@ -969,18 +1009,28 @@ static void read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t)
         read_pss(st, ctx, e, t);
 }
 
-/* Vanished children (in_*: their figures at their last read) whose time
- * did not reach their collector's cutime + cstime (d_ch: how much those
- * grew) departed with it: the shortfall is added, and then their bytes
- * too; when their time did arrive, so did their bytes, as far as the
- * collector's io grew (d_rb, d_wb). */
-static void settle(tree_state *st, uint64_t in_cpu, uint64_t in_rb, uint64_t in_wb, uint64_t d_ch,
-                   uint64_t d_rb, uint64_t d_wb)
+/* Children vanished under a collector since its read before (in_*: their
+ * figures at their last read, counted until now).  Its cutime + cstime
+ * was at least base (the larger of its reading then and its floor) and,
+ * if their time reached it, is now at least base + in_cpu, which becomes
+ * its floor: the children's time stays counted, once, through the
+ * collector, whatever its truncated reading (ch) says, until that reading
+ * passes the floor.  A reading short of the floor by more than the
+ * truncation of cutime and cstime (under 1 tick each) means their time
+ * did not arrive (a parent that ignores SIGCHLD: the kernel reaps its
+ * children and drops their times): that much departed with them, and
+ * then their bytes too; when their time did arrive, so did their bytes,
+ * as far as the collector's io grew (d_rb, d_wb).  Returns the floor. */
+static uint64_t settle(tree_state *st, uint64_t base, uint64_t ch, uint64_t in_cpu, uint64_t in_rb,
+                       uint64_t in_wb, uint64_t d_rb, uint64_t d_wb)
 {
-    uint64_t lost = in_cpu > d_ch ? in_cpu - d_ch : 0;
+    uint64_t need = base + in_cpu;
+    uint64_t slack = 2 * (st->us_per_tick ? st->us_per_tick : 10000);
+    uint64_t lost = need > ch + slack ? need - ch - slack : 0;
     st->dep_cpu += lost;
     st->dep_rb += lost ? in_rb : in_rb > d_rb ? in_rb - d_rb : 0;
     st->dep_wb += lost ? in_wb : in_wb > d_wb ? in_wb - d_wb : 0;
+    return need - lost;
 }
 
 static uint64_t grew(uint64_t before, uint64_t after)
@@ -1000,8 +1050,9 @@ static gone *gone_find(tree_state *st, int32_t pid)
  * ones were read): each goes to the nearest ancestor, by last known
  * parents, that is alive and read in this sample or was read final by
  * reaping(); without one (its parent was not a member) it departs whole. */
-static void settle_gone(tree_state *st)
+static uint64_t settle_gone(tree_state *st)
 {
+    uint64_t more = 0; /* what the live collectors count beyond their reads */
     st->nsinks = 0;
     for (size_t i = 0; i < st->ngone; i++) {
         gone *g = &st->gone[i];
@@ -1050,17 +1101,27 @@ static void settle_gone(tree_state *st)
     }
     for (size_t i = 0; i < st->nsinks; i++) {
         pent *e = st->sinks[i];
-        settle(st, e->in_cpu, e->in_rb, e->in_wb, grew(e->ch_prev, e->ch),
-               e->have_io ? grew(e->rb_prev, e->rb) : 0, e->have_io ? grew(e->wb_prev, e->wb) : 0);
+        uint64_t base = e->ch_prev > e->ch_floor ? e->ch_prev : e->ch_floor;
+        uint64_t floor = settle(st, base, e->ch, e->in_cpu, e->in_rb, e->in_wb,
+                                e->have_io ? grew(e->rb_prev, e->rb) : 0,
+                                e->have_io ? grew(e->wb_prev, e->wb) : 0);
+        if (floor > e->ch_floor)
+            e->ch_floor = floor;
+        uint64_t before = e->cpu;
+        set_cpu(e, e->own, e->ch, 0);
+        more += e->cpu - before;
         e->sink = 0;
     }
+    /* A zombie the sampler reaps counts its exact rusage (tree_reaping()),
+     * which holds what reached it; only a loss is added. */
     for (size_t i = 0; i < st->ngone; i++) {
         gone *g = &st->gone[i];
         if (g->final && (g->in_cpu || g->in_rb || g->in_wb))
-            settle(st, g->in_cpu, g->in_rb, g->in_wb, grew(g->ch0, g->ch), grew(g->rb0, g->rb),
-                   grew(g->wb0, g->wb));
+            (void)settle(st, g->ch0 > g->floor0 ? g->ch0 : g->floor0, g->ch, g->in_cpu, g->in_rb,
+                         g->in_wb, grew(g->rb0, g->rb), grew(g->wb0, g->wb));
     }
     st->ngone = 0;
+    return more;
 }
 
 /* pid, a child of the sampler (the command, or an orphan of the tree it
@@ -1095,10 +1156,14 @@ static void tree_reaping(void *state, const pm_sctx *ctx, pid_t pid)
     g.pid = e->pid;
     g.ppid = ps.ppid;
     g.final = 1;
-    cpu_us(st, ctx, e->pid, &ps, &g.cpu, &g.ch);
+    uint64_t own, ru;
+    cpu_us(st, ctx, e->pid, &ps, &own, &g.ch, &ru);
     g.ch0 = e->seen ? e->ch : 0;
     if (g.ch0 > g.ch)
         g.ch0 = g.ch;
+    g.floor0 = e->seen ? e->ch_floor : 0;
+    set_cpu(e, own, g.ch, ru);
+    g.cpu = e->cpu;
     uint64_t rb, wb;
     ssize_t r;
     if (st->io_ok && read_io(st, ctx, e, &rb, &wb, &r) == 0) {
@@ -1139,6 +1204,21 @@ static int64_t last_pid(tree_state *st, const pm_sctx *ctx)
     return v;
 }
 
+/* Is this the first sample of -- CMD, taken while the command, a child of
+ * the sampler, still waits at its start gate (it execs once the sample is
+ * taken)?  Its memory is then the sampler's copied image. */
+static int at_gate(const tree_state *st, const pm_sctx *ctx)
+{
+    if (st->seq != 1)
+        return 0;
+    for (size_t i = 0; i < ctx->nroots; i++) {
+        const pent *e = tab_find(&st->tab, ctx->roots[i]);
+        if (e && e->ppid == st->self)
+            return 1;
+    }
+    return 0;
+}
+
 static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     tree_state *st = state;
@@ -1152,13 +1232,32 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
     }
     totals t;
     memset(&t, 0, sizeof t);
-    st->pss_now = st->pss_last_ns == 0 || ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns;
+    /* smaps_rollup: at the first sample of the command itself, then
+     * every --pss-interval, and sooner when the RSS moves (below). */
+    int gate = at_gate(st, ctx);
+    st->pss_now =
+        !gate && (st->pss_last_ns == 0 || ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns);
     if (st->pss_now)
         st->pss_last_ns = ctx->now_mono_ns;
     for (size_t i = 0; i < st->tab.cap; i++)
         if (st->tab.e[i].pid && st->tab.e[i].state == TREE)
             read_member(st, ctx, &st->tab.e[i], &t);
-    settle_gone(st);
+    t.cpu += settle_gone(st);
+    /* The tree's RSS moved by more than an eighth since smaps_rollup was
+     * last read: read it now, so a job shorter than --pss-interval (or a
+     * phase that allocates) is not left with the figures of its start. */
+    if (!st->pss_now && !gate && st->smaps_ok && !t.bad[B_RSS] &&
+        (t.rss > st->pss_rss + st->pss_rss / 8 || t.rss + st->pss_rss / 8 < st->pss_rss)) {
+        st->pss_now = 1;
+        st->pss_last_ns = ctx->now_mono_ns;
+        for (size_t i = 0; i < st->tab.cap; i++) {
+            pent *e = &st->tab.e[i];
+            if (e->pid && e->state == TREE && e->seen && e->seq == st->seq)
+                read_pss(st, ctx, e, &t);
+        }
+    }
+    if (st->pss_now && !t.bad[B_RSS])
+        st->pss_rss = t.rss;
     pm_sample_u64(s, st->col_count, t.count);
     if (t.count == 0)
         return 0; /* the tree is gone: only the count is meaningful */
@@ -1167,10 +1266,26 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
     if (!t.bad[B_CPU]) {
         uint64_t cpu = t.cpu + st->dep_cpu;
         pm_sample_f64(s, st->col_cpu, (double)cpu / 1e6);
-        if (st->have_prev && ctx->now_mono_ns > st->prev_mono && cpu >= st->prev_cpu)
+        /* The percentage over the interval since the sample before; an
+         * interval under half the one before it (the last sample, taken
+         * as the command exits, moments after the one before) is merged
+         * with that one: over a few ms, the kernel's tick truncation made
+         * up at once (and the exact rusage of the end) would read as many
+         * times the CPUs. */
+        uint64_t base_cpu = st->prev_cpu;
+        int64_t base_mono = st->prev_mono;
+        if (st->have_prev2 &&
+            ctx->now_mono_ns - st->prev_mono < (st->prev_mono - st->prev2_mono) / 2) {
+            base_cpu = st->prev2_cpu;
+            base_mono = st->prev2_mono;
+        }
+        if (st->have_prev && ctx->now_mono_ns > base_mono && cpu >= base_cpu)
             pm_sample_f64(s, st->col_pct,
-                          100.0 * ((double)(cpu - st->prev_cpu) / 1e6) /
-                              ((double)(ctx->now_mono_ns - st->prev_mono) / 1e9));
+                          100.0 * ((double)(cpu - base_cpu) / 1e6) /
+                              ((double)(ctx->now_mono_ns - base_mono) / 1e9));
+        st->prev2_cpu = st->prev_cpu;
+        st->prev2_mono = st->prev_mono;
+        st->have_prev2 = st->have_prev;
         st->prev_cpu = cpu;
         st->prev_mono = ctx->now_mono_ns;
         st->have_prev = 1;

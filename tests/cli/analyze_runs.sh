@@ -89,6 +89,27 @@ want=$(samples "$T"/both/*.pmp.jsonl)
 check "-f both: $want samples taken, $want analysed" [ "$(json 'int(d["job"]["samples"])')" = "$want" ]
 check "-f both: one host, the binary file" [ "$(json 'd["nodes"][0]["format"], len(d["nodes"])')" = "binary 1" ]
 check "-f both: -v notes the JSON Lines copy" has "$T/err" "note: .*\.pmp\.jsonl: the same sampler run as .*\.pmp (run id"
+# A -f bin run, then another -f both run, in the same directory: the
+# later run's two files take one run number (x.3.pmp and x.3.pmp.jsonl,
+# not x.3.pmp and x.2.pmp.jsonl), and each run is read once.
+$S -o "$T/both" -i 0.2 -f bin -- sleep 0.3 || exit 1
+$S -o "$T/both" -i 0.2 -f both -- sleep 0.7 || exit 1
+check "-f both after -f bin: the run's two files share run number 3" python3 -c '
+import os, sys
+names = sorted(os.listdir(sys.argv[1]))
+bins = [n[:-4] for n in names if n.endswith(".pmp")]
+jsons = [n[:-10] for n in names if n.endswith(".pmp.jsonl")]
+assert len(bins) == 3 and len(jsons) == 2, names
+assert [b for b in bins if not b.endswith(".2")] == jsons, names
+assert any(j.endswith(".3") for j in jsons), names
+' "$T/both"
+run --stats --json "$T/both"
+check "three runs in one directory: refused and listed" has "$T/err" "3 runs of 1 job"
+run -v --stats --json --run last "$T/both"
+want=$(samples "$T"/both/*.3.pmp.jsonl)
+check "-f both, --run last: exit 0" [ "$rc" -eq 0 ]
+check "-f both, --run last: $want samples, from the binary file alone" [ "$(json 'int(d["job"]["samples"]), d["nodes"][0]["format"], len(d["nodes"])')" = "$want binary 1" ]
+check "-f both, --run last: its JSON Lines copy is the same run" has "$T/err" "note: .*\.3\.pmp\.jsonl: the same sampler run as .*\.3\.pmp (run id"
 
 # --- two samplers of one host at once ---------------------------------------
 $S -o "$T/twice" -i 0.2 -d 1.5 &
@@ -139,7 +160,7 @@ $S mark -o "$T/marks" setup start && $S mark -o "$T/marks" setup end
 run "$T/marks"
 check "phase marks alone: exit 1" [ "$rc" -eq 1 ]
 check "phase marks alone: says what was found" has "$T/err" "no resource profile among 1 file: found only 1 phase marked in 1 events file"
-run --start +3600 "$T/both"
+run --start +3600 --run last "$T/both"
 check "--start after the job: exit 1" [ "$rc" -eq 1 ]
 check "--start after the job: says so" has "$T/err" "no sample lies inside the --start/--end window"
 

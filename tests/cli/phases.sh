@@ -22,9 +22,31 @@ check "mark with a bad edge exits 2" [ $? -eq 2 ]
 check "the bad edge is named" has "$T/err" '"sometimes" is not start, end or once'
 $S mark -o "$T" build start diff=3 2>"$T/err"
 check "diff= with start exits 2" [ $? -eq 2 ]
-$S mark -o "$T/missing" build start 2>"$T/err"
-check "a missing directory exits 3" [ $? -eq 3 ]
-check "the events file is named" has "$T/err" "$T/missing/"
+: >"$T/file"
+$S mark -o "$T/file/sub" build start 2>"$T/err"
+check "a directory that cannot be created exits 3" [ $? -eq 3 ]
+check "the directory is named" has "$T/err" "$T/file/sub"
+
+# A mark made before the sampler has created DIR (the job script starts
+# the sampler in the background and goes on) creates DIR as the sampler
+# does; the sampler then writes into it and the analysis finds the phase.
+E="$T/early/prof"
+(umask 022; $S mark -o "$E" --host node-2 warmup start 2>"$T/err")
+check "a mark into a missing directory exits 0" [ $? -eq 0 ]
+check "the mark created the directory, mode 0755" [ "$(stat -c %a "$E")" = 755 ]
+$S -o "$E" -i 0.1 --host node-2 --job-id early -- sh -c \
+    "sleep 0.4; $PM_BIN/perfmon-sample mark -o '$E' --host node-2 warmup end; sleep 0.3" \
+    >/dev/null 2>&1
+check "the sampler runs in the directory the mark made" [ $? -eq 0 ]
+$A "$E" --stats --json >"$T/json" 2>"$T/err"
+check "the analysis of that directory exits 0" [ $? -eq 0 ]
+check "the phase marked before the sampler started is found" py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = {x["name"]: x for x in d["phases"]["kinds"]}
+assert "warmup" in k and k["warmup"]["count"] == 1, k.keys()
+assert 0.3 < k["warmup"]["total_s"] < 3, k["warmup"]["total_s"]
+' "$T/json"
 env -u PERFMON_DIR $S mark build start 2>"$T/err"
 check "no directory exits 2" [ $? -eq 2 ]
 mkdir "$T/one"

@@ -1932,6 +1932,99 @@ static void test_proctree_departed(void **state)
     drop_copy(root);
 }
 
+/* A zombie child (state Z) of a member: pid, exited with ut + st ticks
+ * of CPU and ns nanoseconds on the CPU (schedstat). */
+static void write_zombie(const char *root, int pid, int ppid, unsigned long ut, unsigned long st,
+                         unsigned long long ns)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "proc/%d", pid);
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/%s'", root, rel);
+    assert_int_equal(system(cmd), 0);
+    snprintf(rel, sizeof rel, "proc/%d/stat", pid);
+    write_file(root, rel,
+               "%d (short) Z %d %d %d 0 -1 4194560 0 0 0 0 %lu %lu 0 0 20 0 1 0 "
+               "200000 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 "
+               "0 0 0\n",
+               pid, ppid, pid, pid, ut, st);
+    snprintf(rel, sizeof rel, "proc/%d/schedstat", pid);
+    write_file(root, rel, "%llu 1000 3\n", ns);
+}
+
+/* Short processes reaped in batches: a zombie's CPU counts at the first
+ * sample that sees it, exactly (schedstat: 5 ms reads 0 ticks), and when
+ * its parent reaps it the parent's cutime (truncated to ticks) neither
+ * counts it again nor takes it back; a child whose time never reaches its
+ * parent (SIGCHLD ignored) stays counted. */
+static void test_proctree_zombie_when_seen(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    harness h;
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    const double c0 = 203.85;
+    assert_dbl(f64v(&h, "proc.cpu_time"), c0, EPS);
+
+    /* 105 ran 5 ms and exited; 100 has not reaped it yet. */
+    write_zombie(root, 105, 100, 0, 0, 5000000);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1236\n");
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), c0 + 0.005, EPS);
+    assert_dbl(f64v(&h, "proc.cpu_percent"), 0.5, 1e-6);
+
+    /* 106 ran 6 ms and exited; 100 reaps 105: its cutime stays 10 ticks
+     * (5 ms more is less than a tick). */
+    write_zombie(root, 106, 100, 0, 0, 6000000);
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/105'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1237\n");
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), c0 + 0.011, EPS);
+
+    /* 100 reaps 106: cutime 11 ticks; 105 and 106 counted once. */
+    write_stat(root, 100, "job.sh", 1, 50, 20, 11, 5, 1, 12000000, 1000);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/106'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1238\n");
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), c0 + 0.011, EPS);
+    assert_dbl(f64v(&h, "proc.cpu_percent"), 0.0, 1e-9);
+
+    /* A child never seen (born and reaped between two samples) brings
+     * cutime to 12 ticks: cutime + cstime, 170 ms, passes the floor (161
+     * ms) and the tree's time grows by the difference. */
+    write_stat(root, 100, "job.sh", 1, 50, 20, 12, 5, 1, 12000000, 1000);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1239\n");
+    h.ctx.now_mono_ns = 5000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), c0 + 0.020, EPS);
+
+    /* 107 ran 50 ms (3 + 2 ticks) and exited, seen; then it is gone and
+     * 100's cutime did not move (it ignores SIGCHLD): still counted. */
+    write_zombie(root, 107, 100, 3, 2, 50000000);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1240\n");
+    h.ctx.now_mono_ns = 6000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), c0 + 0.070, EPS);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/107'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1241\n");
+    h.ctx.now_mono_ns = 7000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    assert_dbl(f64v(&h, "proc.cpu_time"), c0 + 0.070, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
 static int g_notes;
 static char g_note[1024];
 static void note_sink(int level, const char *msg, void *user)
@@ -2098,6 +2191,7 @@ int main(void)
         cmocka_unit_test(test_proctree_malformed_stat),
         cmocka_unit_test(test_proctree_absent_cases),
         cmocka_unit_test(test_proctree_departed),
+        cmocka_unit_test(test_proctree_zombie_when_seen),
         cmocka_unit_test(test_proctree_impossible_values),
         cmocka_unit_test(test_real_proc_smoke),
     };
