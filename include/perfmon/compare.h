@@ -211,6 +211,17 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
                    const pm_compare_opts *o, pm_comparison **out, pm_error *err) PM_WUR;
 void pm_comparison_free(pm_comparison *c);
 
+/* The words every output of a comparison shares (text, JSON, the PDF):
+ * the rule that decides a row, in one sentence; the pair's verdict as the
+ * exit status decides it, from the gated rows only ("B is worse than A:
+ * wall_time_s +30.3%"), with the informational worse rows counted; a
+ * row's verdict as shown ("worse (info)" for a row that is not gated,
+ * "same (|B-A| <= 5)" where min_abs decided).  Each writes at most cap
+ * bytes, NUL-terminated; the first two return the full length. */
+size_t pm_compare_rule_text(const pm_comparison *c, char *out, size_t cap);
+size_t pm_compare_verdict_text(const pm_comparison *c, char *out, size_t cap);
+void pm_compare_row_verdict(const pm_compare_row *r, char *out, size_t cap);
+
 /* The job id of an analysis (first non-empty over hosts), else "". */
 const char *pm_analysis_job_id(const pm_analysis *a);
 

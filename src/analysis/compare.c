@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "perfmon/compare.h"
+#include "perfmon/buf.h"
+#include "perfmon/job_end.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/vec.h"
@@ -163,6 +165,80 @@ void pm_compare_judge(pm_compare_row *r, double z)
         r->verdict = PM_VERDICT_WORSE;
     else
         r->verdict = PM_VERDICT_BETTER;
+}
+
+/* ---- the words every output shares ----------------------------------------- */
+
+size_t pm_compare_rule_text(const pm_comparison *c, char *out, size_t cap)
+{
+    int n = snprintf(out, cap,
+                     "a difference counts when it exceeds %.3g %% of the smaller of A and B (or "
+                     "the metric's own threshold in compare.json), is larger than the metric's "
+                     "absolute floor where compare.json sets one (min_abs), and exceeds %.3g "
+                     "standard errors of both jobs' noise; only gated rows make B worse",
+                     c->threshold_pct, c->z);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* Whether r's difference passes the relative threshold (pm_compare_judge's
+ * first test, without min_abs). */
+static int beyond_pct(const pm_compare_row *r)
+{
+    double base = fmin(fabs(r->a.mean), fabs(r->b.mean));
+    return base > 0 ? 100 * fabs(r->diff) / base > r->threshold_pct : r->diff != 0;
+}
+
+void pm_compare_row_verdict(const pm_compare_row *r, char *out, size_t cap)
+{
+    const char *v = pm_verdict_name(r->verdict);
+    if ((r->verdict == PM_VERDICT_WORSE || r->verdict == PM_VERDICT_BETTER) && !r->gated)
+        snprintf(out, cap, "%s (info)", v);
+    else if (r->verdict == PM_VERDICT_SAME && r->min_abs > 0 && isfinite(r->diff) && beyond_pct(r))
+        snprintf(out, cap, "%s (|B-A| <= %.3g)", v, r->min_abs);
+    else
+        snprintf(out, cap, "%s", v);
+}
+
+size_t pm_compare_verdict_text(const pm_comparison *c, char *out, size_t cap)
+{
+    pm_buf b;
+    pm_buf_init(&b);
+    static const char *const head[] = {"B is not worse than A", "B is worse than A",
+                                       "B is better than A", "mixed: B is worse than A"};
+    int o = c->overall >= 0 && c->overall <= PM_OVERALL_MIXED ? c->overall : 0;
+    pm_buf_puts(&b, head[o]);
+    for (int pass = 0; pass < 2; pass++) {
+        int v = pass == 0 ? (o == PM_OVERALL_BETTER ? PM_VERDICT_BETTER : PM_VERDICT_WORSE)
+                          : PM_VERDICT_BETTER;
+        if (pass == 0 && o == PM_OVERALL_SAME)
+            break;
+        if (pass == 1 && o != PM_OVERALL_MIXED)
+            break;
+        pm_buf_puts(&b, pass == 0 ? (o == PM_OVERALL_MIXED ? " on" : ":") : "; better on");
+        size_t shown = 0;
+        for (size_t i = 0; i < c->nrows; i++) {
+            const pm_compare_row *r = &c->rows[i];
+            if (!r->gated || r->verdict != v)
+                continue;
+            char p[64];
+            if (r->kind == PM_CMP_END)
+                snprintf(p, sizeof p, "(%s, then %s)", pm_end_state_name((int)r->a.mean),
+                         pm_end_state_name((int)r->b.mean));
+            else
+                pm_compare_pct_text(r->pct, p, sizeof p);
+            pm_buf_printf(&b, "%s %s%s%s %s", shown ? "," : "", r->key, r->phase[0] ? " in " : "",
+                          r->phase, p);
+            shown++;
+        }
+    }
+    size_t info = c->count[PM_VERDICT_WORSE] - c->gated_worse;
+    if (info)
+        pm_buf_printf(&b, " (%zu worse row%s informational, not gated)", info,
+                      info == 1 ? "" : "s");
+    size_t n = b.len;
+    snprintf(out, cap, "%s", b.data && !b.oom ? b.data : "");
+    pm_buf_free(&b);
+    return n;
 }
 
 /* ---- rows ------------------------------------------------------------------ */

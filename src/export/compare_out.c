@@ -78,8 +78,10 @@ static void figure_text(FILE *f, const pm_compare_row *r, int kw, int uw)
         fnum(b, sizeof b, r->b.mean);
     }
     pm_compare_pct_text(r->pct, p, sizeof p);
+    char v[64];
+    pm_compare_row_verdict(r, v, sizeof v);
     fprintf(f, "  %-*.*s %-*.*s %10s %10s %8s %-6s %s\n", kw, kw, r->key, uw, uw, unit, a, b, p,
-            pm_better_name(r->better), pm_verdict_name(r->verdict));
+            pm_better_name(r->better), v);
 }
 
 static void row_text(FILE *f, const pm_compare_row *r, int kw, int uw)
@@ -93,36 +95,16 @@ static void row_text(FILE *f, const pm_compare_row *r, int kw, int uw)
     fnum(pb, sizeof pb, r->b.p95);
     fnum(ma, sizeof ma, r->a.max);
     fnum(mb, sizeof mb, r->b.max);
+    char v[64];
+    pm_compare_row_verdict(r, v, sizeof v);
     fprintf(f, "  %-*.*s %-*.*s %10s %10s %8s %6s %10s %10s %10s %10s %-6s %s\n", kw, kw, r->key,
-            uw, uw, r->unit, a, b, p, z, pa, pb, ma, mb, pm_better_name(r->better),
-            pm_verdict_name(r->verdict));
+            uw, uw, r->unit, a, b, p, z, pa, pb, ma, mb, pm_better_name(r->better), v);
 }
 
 static void head_text(FILE *f, const char *first, int kw, int uw)
 {
     fprintf(f, "  %-*s %-*s %10s %10s %8s %6s %10s %10s %10s %10s %-6s %s\n", kw, first, uw, "unit",
             "A", "B", "B-A %", "z", "p95 A", "p95 B", "max A", "max B", "better", "verdict");
-}
-
-/* The gated rows with verdict v: " key[ in phase] +x.y%, ...", newline. */
-static void gated_list(FILE *f, const pm_comparison *c, int v)
-{
-    size_t shown = 0;
-    for (size_t i = 0; i < c->nrows; i++) {
-        const pm_compare_row *r = &c->rows[i];
-        if (!r->gated || r->verdict != v)
-            continue;
-        char p[64], ph[80];
-        if (r->kind == PM_CMP_END)
-            snprintf(p, sizeof p, "(%s, then %s)", pm_end_state_name((int)r->a.mean),
-                     pm_end_state_name((int)r->b.mean));
-        else
-            pm_compare_pct_text(r->pct, p, sizeof p);
-        clean(ph, sizeof ph, r->phase);
-        fprintf(f, "%s %s%s%s %s", shown ? "," : "", r->key, *ph ? " in " : "", ph, p);
-        shown++;
-    }
-    fprintf(f, "\n");
 }
 
 int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
@@ -136,10 +118,9 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
     fprintf(f, "perfmon-analyze --compare: B against A\n");
     job_line(f, c, 0);
     job_line(f, c, 1);
-    fprintf(f,
-            "  a difference counts beyond %.3g %% of the smaller of A and B (unless compare.json "
-            "sets another) and %.3g standard errors of the noise; only gated rows make B worse\n",
-            c->threshold_pct, c->z);
+    char rule[512];
+    pm_compare_rule_text(c, rule, sizeof rule);
+    fprintf(f, "  %s\n", rule);
 
     fprintf(f, "\nHow the jobs ended\n");
     for (size_t i = 0; i < c->nrows; i++) {
@@ -196,22 +177,18 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
                     same == 1 ? "" : "s");
     }
 
-    fprintf(f, "\nVerdict: ");
-    if (c->overall == PM_OVERALL_WORSE) {
-        fprintf(f, "B is worse than A:");
-        gated_list(f, c, PM_VERDICT_WORSE);
-    } else if (c->overall == PM_OVERALL_MIXED) {
-        fprintf(f, "mixed: B is worse than A on");
-        gated_list(f, c, PM_VERDICT_WORSE);
-        fprintf(f, "  and better on");
-        gated_list(f, c, PM_VERDICT_BETTER);
-    } else {
-        fprintf(f, "B is not worse than A\n");
+    char *verdict = NULL;
+    size_t vn = pm_compare_verdict_text(c, NULL, 0);
+    if ((verdict = malloc(vn + 1)) == NULL)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    pm_compare_verdict_text(c, verdict, vn + 1);
+    char *cl = malloc(vn + 1);
+    if (cl) {
+        clean(cl, vn + 1, verdict);
+        fprintf(f, "\nVerdict: %s\n", cl);
     }
-    size_t informational = c->count[PM_VERDICT_WORSE] - c->gated_worse;
-    if (informational)
-        fprintf(f, "  %zu worse rows are informational (not gated: compare.json, --gate)\n",
-                informational);
+    free(cl);
+    free(verdict);
     fprintf(f,
             "  %zu worse, %zu better, %zu changed (no better direction), %zu within the noise, "
             "%zu the same, %zu in one job only\n",
@@ -303,6 +280,16 @@ char *pm_compare_json_string(const pm_comparison *c)
                             : c->overall == PM_OVERALL_MIXED ? "mixed"
                                                              : "ok");
     cJSON_AddStringToObject(root, "overall", overall_name(c->overall));
+    size_t vn = pm_compare_verdict_text(c, NULL, 0);
+    char *vt = malloc(vn + 1);
+    if (vt) {
+        pm_compare_verdict_text(c, vt, vn + 1);
+        cJSON_AddStringToObject(root, "verdict_text", vt);
+        free(vt);
+    }
+    char rule[512];
+    pm_compare_rule_text(c, rule, sizeof rule);
+    cJSON_AddStringToObject(root, "rule", rule);
     cJSON *cnt = cJSON_AddObjectToObject(root, "counts");
     for (int v = 0; cnt && v <= PM_VERDICT_MISSING; v++)
         pm_json_num(cnt, pm_verdict_name(v), (double)c->count[v]);

@@ -39,12 +39,11 @@ static void compare_table(pdf_doc *d, const pm_comparison *c)
         }
         char name[200], ca[48], cb[48], cp[48];
         if (r->kind == PM_CMP_END) { /* the states, not numbers */
-            const char *cells[6] = {r->name,
-                                    "",
-                                    pm_end_state_name((int)r->a.mean),
-                                    pm_end_state_name((int)r->b.mean),
-                                    "",
-                                    pm_verdict_name(r->verdict)};
+            char ev[64];
+            pm_compare_row_verdict(r, ev, sizeof ev);
+            const char *cells[6] = {
+                r->name, "", pm_end_state_name((int)r->a.mean), pm_end_state_name((int)r->b.mean),
+                "",      ev};
             pdf_table_row(d, &t, cells, shade);
             shade = !shade;
             continue;
@@ -59,8 +58,9 @@ static void compare_table(pdf_doc *d, const pm_comparison *c)
         pdf_num(r->a.mean * sc, ca, sizeof ca);
         pdf_num(r->b.mean * sc, cb, sizeof cb);
         pm_compare_pct_text(r->pct, cp, sizeof cp);
-        const char *cells[6] = {
-            name, bytes ? "MiB" : pm_unit_shown(r->unit), ca, cb, cp, pm_verdict_name(r->verdict)};
+        char cv[64];
+        pm_compare_row_verdict(r, cv, sizeof cv);
+        const char *cells[6] = {name, bytes ? "MiB" : pm_unit_shown(r->unit), ca, cb, cp, cv};
         pdf_table_row(d, &t, cells, shade);
         shade = !shade;
     }
@@ -87,13 +87,13 @@ int report_compare_pages(pdf_doc *d, pm_error *err)
     pm_compare_job_label(c, 1, lb, sizeof lb);
     snprintf(buf, sizeof buf, "%s is the reference; %s is the job of this report.", la, lb);
     pdf_paragraph(d, buf, 9);
-    snprintf(
-        buf, sizeof buf,
-        "A difference counts when it exceeds %.3g%% of A's value (or the metric's own threshold "
-        "in compare.json) and %.3g standard errors of the sample-to-sample noise of both jobs; "
-        "worse or better follows each metric's better direction, changed means it has none. "
-        "Series values are time-weighted means of the all-node series (Total or Average).",
-        c->threshold_pct, c->z);
+    char rule[512];
+    pm_compare_rule_text(c, rule, sizeof rule);
+    snprintf(buf, sizeof buf,
+             "%c%s. Worse or better follows each metric's better direction, changed means it has "
+             "none; (info) marks a row that is not gated. Series values are time-weighted means "
+             "of the all-node series (Total or Average).",
+             rule[0] == 'a' ? 'A' : rule[0], rule + 1);
     pdf_paragraph(d, buf, 9);
     /* How each job ended, first (docs/report.md). */
     char ea[512], eb[512];
@@ -101,20 +101,18 @@ int report_compare_pages(pdf_doc *d, pm_error *err)
     pm_end_text(c->b, SIZE_MAX, eb, sizeof eb);
     snprintf(buf, sizeof buf, "How they ended: A %s; B %s.", ea, eb);
     pdf_paragraph(d, buf, 9);
-    if (c->count[PM_VERDICT_WORSE])
-        snprintf(buf, sizeof buf, "Verdict: B is worse than A in %zu of %zu comparisons.",
-                 c->count[PM_VERDICT_WORSE], c->nrows);
-    else
-        snprintf(buf, sizeof buf, "Verdict: B is not worse than A in any of %zu comparisons.",
-                 c->nrows);
+    /* The verdict the exit status gives, from the same function as the text. */
+    char verdict[900];
+    pm_compare_verdict_text(c, verdict, sizeof verdict);
+    snprintf(buf, sizeof buf, "Verdict: %s.", verdict);
     d->y += 2;
-    pdf_text(d, MARGIN_X, d->y, 10, 1, buf);
-    d->y += 16;
+    pdf_paragraph(d, buf, 10);
     snprintf(buf, sizeof buf,
-             "%zu better, %zu changed, %zu within the noise, %zu the same, "
-             "%zu in one job only.",
-             c->count[PM_VERDICT_BETTER], c->count[PM_VERDICT_CHANGED], c->count[PM_VERDICT_NOISE],
-             c->count[PM_VERDICT_SAME], c->count[PM_VERDICT_MISSING]);
+             "Of %zu comparisons: %zu worse, %zu better, %zu changed, %zu within the noise, "
+             "%zu the same, %zu in one job only.",
+             c->nrows, c->count[PM_VERDICT_WORSE], c->count[PM_VERDICT_BETTER],
+             c->count[PM_VERDICT_CHANGED], c->count[PM_VERDICT_NOISE], c->count[PM_VERDICT_SAME],
+             c->count[PM_VERDICT_MISSING]);
     pdf_paragraph(d, buf, 9);
     d->y += 6;
     compare_table(d, c);

@@ -42,11 +42,11 @@ check "wall time +30.3 % worse" grep -q "^  wall_time_s  *s  *119  *155  *+30.3%
 # CPU hours inherit the noise of cpu_usage (a 7.8 % standard error of the
 # mean here): +30.3 % is 2.6 standard errors, within the noise.
 check "CPU hours within the noise of cpu_usage" grep -q "^  node_cpu_hours .* +30.3% lower  noise$" "$T/out"
-check "energy worse, but informational" grep -q "^  energy_j .* +30.3% lower  worse$" "$T/out"
+check "energy worse, but informational" grep -q "^  energy_j .* +30.3% lower  worse (info)$" "$T/out"
 check "disk read changed (no direction)" grep -q "^  total_disk_io_read_mb .* none   changed$" "$T/out"
 check "compute phase 90 s -> 126 s worse" grep -A2 "^Phase compute" "$T/out" | grep -q "^  duration  *s  *90  *126  *+40.0%  *>999 .* lower  worse$"
-check "verdict line names the gated worse rows" grep -q "^Verdict: B is worse than A: wall_time_s +30.3%$" "$T/out"
-check "the informational worse rows are counted" has "$T/out" "^  4 worse rows are informational (not gated"
+check "verdict line names the gated worse rows" grep -q "^Verdict: B is worse than A: wall_time_s +30.3% (4 worse rows informational, not gated)$" "$T/out"
+check "the informational worse rows are counted" has "$T/out" "(4 worse rows informational, not gated)"
 check "nothing on stderr" [ ! -s "$T/err" ]
 
 # Swapped: B is the faster one, exit 0 with "better" rows.
@@ -77,7 +77,7 @@ EOF
     fi
 done
 run --compare --gate energy_j "$C/base" "$C/slow"
-check "--gate energy_j names it in the verdict" grep -q "^Verdict: B is worse than A: wall_time_s +30.3%, energy_j +30.3%$" "$T/out"
+check "--gate energy_j names it in the verdict" grep -q "^Verdict: B is worse than A: wall_time_s +30.3%, energy_j +30.3% (3 worse rows informational, not gated)$" "$T/out"
 run --compare --no-gate wall_time_s "$C/base" "$C/slow"
 check "--no-gate wall_time_s: nothing gated is worse, exit 0" [ "$rc" -eq 0 ]
 check "--no-gate: the verdict says so" has "$T/out" "^Verdict: B is not worse than A"
@@ -90,7 +90,7 @@ check "--gate without --compare exits 2" [ "$rc" -eq 2 ]
 # --threshold overrides compare.json's thresholds.
 run --compare --threshold 50 "$C/base" "$C/slow"
 check "--threshold 50 exits 0" [ "$rc" -eq 0 ]
-check "--threshold 50 is said" has "$T/out" "beyond 50 % of the smaller of A and B"
+check "--threshold 50 is said" has "$T/out" "exceeds 50 % of the smaller of A and B"
 run --compare --threshold=30 "$C/base" "$C/slow"
 check "--threshold=30: +30.3 % still worse" [ "$rc" -eq 1 ]
 
@@ -144,7 +144,18 @@ check "--pdf alone prints no table" [ ! -s "$T/out" ]
 if command -v pdftotext >/dev/null 2>&1; then
     pdftotext -layout "$T/c.pdf" "$T/c.txt" 2>/dev/null
     check "comparison section in the PDF" has "$T/c.txt" "Comparison with another job"
-    check "PDF verdict" has "$T/c.txt" "Verdict: B is worse than A in 5 of"
+    check "PDF verdict" has "$T/c.txt" "Verdict: B is worse than A: wall_time_s +30.3%"
+    # The PDF states the verdict the exit status gives, in the text's words:
+    # with wall_time_s not gated, exit 0, and "not worse" in both.
+    run --compare "$C/base" "$C/slow" --no-gate wall_time_s --stats --pdf "$T/ng.pdf"
+    check "--no-gate wall_time_s: exit 0" [ "$rc" -eq 0 ]
+    pdftotext "$T/ng.pdf" - 2>/dev/null | tr '\n' ' ' | tr -s ' ' >"$T/ng.txt"
+    check "--no-gate wall_time_s: the PDF's verdict is the text's" \
+        has "$T/ng.txt" "$(sed -n 's/^Verdict: //p' "$T/out")"
+    check "--no-gate wall_time_s: not worse in the PDF" has "$T/ng.txt" "Verdict: B is not worse than A (5 worse rows informational"
+    check "--no-gate wall_time_s: informational rows marked in the PDF" has "$T/ng.txt" "worse (info)"
+    check "the threshold rule is the text's, in the PDF" has "$T/ng.txt" "of the smaller of A and B"
+    check "min_abs shown where it decides" grep -q "^  total_net_io_lo_sent_mb .* +30.3% none   same (|B-A| <= 1)$" "$T/out"
     check "PDF overlays" has "$T/c.txt" "Comparison: all-node series, A and B on elapsed time"
     check "PDF names the reference job" has "$T/c.txt" "(job synthetic) is the reference; B:"
 else
@@ -186,8 +197,7 @@ check "cpu_usage judged as noise at threshold 0" grep -q "^  cpu_usage .* lower 
 printf '{"figures": [{"key": "wall_time_s", "better": "lower", "gate": true}, {"key": "total_disk_io_read_mb", "better": "higher", "gate": true}]}' >"$T/tpl/compare.json"
 run --compare --templates "$T/tpl" "$C/base" "$C/slow"
 check "a gated trade-off is mixed: exit 4" [ "$rc" -eq 4 ]
-check "the mixed verdict names both sides" grep -q "^Verdict: mixed: B is worse than A on wall_time_s +30.3%$" "$T/out"
-check "and the better side" grep -q "^  and better on total_disk_io_read_mb +30.3%$" "$T/out"
+check "the mixed verdict names both sides" grep -q "^Verdict: mixed: B is worse than A on wall_time_s +30.3%; better on total_disk_io_read_mb +30.3%" "$T/out"
 run --compare --templates "$T/tpl" "$C/slow" "$C/base"
 check "swapped, still mixed: exit 4" [ "$rc" -eq 4 ]
 run --compare --templates "$T/tpl" --no-gate total_disk_io_read_mb "$C/base" "$C/slow"
