@@ -1,6 +1,7 @@
 /* The phase timeline (Gantt chart) with Cairo (pm_timeline_draw, see
  * plot.h): one row per node, a bar per phase coloured by its kind
- * (pm_plot_style), a time axis and a legend of kinds.  Drawn into the
+ * (pm_plot_style), phases that overlap on a node in lanes of their own
+ * within its row, a time axis and a legend of kinds.  Drawn into the
  * report's phases page (report_phases.c) and --plots'
  * phases_timeline.png (timeline_png.c).
  */
@@ -14,6 +15,67 @@
 
 #include "perfmon/canvas.h"
 #include "plot_int.h"
+
+/* Lanes: within each row, bars that overlap in time go to lanes of their
+ * own, each bar to the first lane free at its start (bars in start order),
+ * as the gnuplot phases.gp does; lane[i] is bar i's lane and nlanes[r]
+ * row r's count (1 for a row without bars).  0, or -1 out of memory. */
+typedef struct bar_key {
+    size_t row, i;
+    double t0;
+} bar_key;
+
+static int by_row_start(const void *x, const void *y)
+{
+    const bar_key *a = x, *b = y;
+    if (a->row != b->row)
+        return a->row < b->row ? -1 : 1;
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int assign_lanes(const pm_timeline *tl, size_t *lane, size_t *nlanes)
+{
+    for (size_t r = 0; r < tl->nrows; r++)
+        nlanes[r] = 1;
+    size_t n = tl->nbars;
+    bar_key *order = malloc((n ? n : 1) * sizeof *order);
+    double *end = malloc((n ? n : 1) * sizeof *end); /* each lane's last end */
+    if (!order || !end) {
+        free(order);
+        free(end);
+        return -1;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        lane[i] = 0;
+        const pm_timeline_bar *b = &tl->bars[i];
+        if (b->row < tl->nrows && isfinite(b->t0) && isfinite(b->t1))
+            order[m++] = (bar_key){b->row, i, b->t0};
+    }
+    qsort(order, m, sizeof *order, by_row_start);
+    size_t used = 0, row = SIZE_MAX;
+    for (size_t k = 0; k < m; k++) {
+        const pm_timeline_bar *b = &tl->bars[order[k].i];
+        if (b->row != row) {
+            row = b->row;
+            used = 0;
+        }
+        size_t l = 0;
+        while (l < used && end[l] > b->t0)
+            l++;
+        if (l == used)
+            used++;
+        end[l] = fmax(b->t1, b->t0);
+        lane[order[k].i] = l;
+        if (used > nlanes[row])
+            nlanes[row] = used;
+    }
+    free(order);
+    free(end);
+    return 0;
+}
 
 void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
                       const pm_timeline *tl)
@@ -95,7 +157,13 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         pm_cv_stroke(cr);
         plot_fmt_time(tt, tstep, span, tl->time_axis, tl->t_origin, lab, sizeof lab);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        plot_text_at(cr, xx, fy0 + fh + fs * 0.3, 0.5, 0, lab);
+        /* A label at either end stays inside the drawing, not cut by it. */
+        double half = plot_text_width(cr, lab) / 2, lx = xx;
+        if (lx + half > X + W)
+            lx = X + W - half;
+        if (lx - half < X)
+            lx = X + half;
+        plot_text_at(cr, lx, fy0 + fh + fs * 0.3, 0.5, 0, lab);
     }
     plot_text_at(cr, fx0 + fw / 2, fy0 + fh + fs * 1.4, 0.5, 0,
                  tl->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
@@ -104,6 +172,9 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     cairo_rectangle(cr, fx0, fy0, fw, fh);
     pm_cv_clip(cr);
     double pad = rowh > 4 * px ? rowh * 0.15 : 0;
+    size_t *lane = malloc((tl->nbars ? tl->nbars : 1) * sizeof *lane);
+    size_t *nlanes = malloc(tl->nrows * sizeof *nlanes);
+    int lanes_ok = lane && nlanes && assign_lanes(tl, lane, nlanes) == 0;
     for (size_t i = 0; i < tl->nbars; i++) {
         const pm_timeline_bar *b = &tl->bars[i];
         if (b->row >= tl->nrows || !isfinite(b->t0) || !isfinite(b->t1))
@@ -115,9 +186,15 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         int d;
         pm_plot_style(b->kind + 1, rgb, &d); /* as the phase bands */
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_rectangle(cr, a, fy0 + (double)b->row * rowh + pad, e - a, rowh - 2 * pad);
+        /* The row's inner height split among its lanes (a thin gap between). */
+        double nl = lanes_ok ? (double)nlanes[b->row] : 1, l = lanes_ok ? (double)lane[i] : 0;
+        double inner = rowh - 2 * pad, lh = inner / nl;
+        double gap = nl > 1 && lh > 3 * px ? px : 0;
+        cairo_rectangle(cr, a, fy0 + (double)b->row * rowh + pad + l * lh, e - a, lh - gap);
         pm_cv_fill(cr);
     }
+    free(lane);
+    free(nlanes);
     /* Event marks over the bars: a tick across the row and a triangle
      * above it, so that one among many phases is found. */
     static const double MARK_RGB[3][3] = {{0.45, 0.45, 0.45}, {0.93, 0.55, 0.0}, {0.85, 0.1, 0.1}};

@@ -206,4 +206,36 @@ assert u["blink"]["mem_peak_bytes"] == 10 * M, u["blink"]
 ' "$T/peak.json"
 fi
 
+# Phases that overlap on a node (solve holds io and checkpoint, which
+# overlap each other) are drawn in lanes: the three colours one above the
+# other in the timeline, where a later bar used to paint over the others.
+if command -v python3 >/dev/null 2>&1; then
+    mkdir "$T/ov"
+    python3 - "$T/ov" <<'PY'
+import json, sys
+d = sys.argv[1]
+t0 = 1700000000.0
+cols = [{"name": "cpu.percent", "unit": "%", "group": "cpu", "kind": "gauge", "type": "f64"}]
+for h in ("n1", "n2"):
+    with open("%s/%s.jsonl" % (d, h), "w") as f:
+        f.write(json.dumps({"format": "perfmon-profile", "version": 1, "host": h, "job_id": "ov",
+                            "scheduler": "local", "node_rank": "", "user": "", "command": "x",
+                            "sampler": "test", "start": t0, "start_mono": 1.0, "interval": 1.0,
+                            "pid": 0, "columns": cols}) + "\n")
+        for i in range(61):
+            f.write(json.dumps({"t": t0 + i, "mono": 1.0 + i, "v": [50]}) + "\n")
+    with open("%s/%s.events" % (d, h), "w") as f:
+        for name, a, b in (("solve", 5, 50), ("io", 20, 30), ("checkpoint", 25, 40)):
+            for edge, w in (("start", a), ("end", b)):
+                f.write(json.dumps({"perfmon_event": 1, "host": h, "pid": 1,
+                                    "wall_ns": str(int((t0 + w) * 1e9)),
+                                    "mono_ns": str(int((1 + w) * 1e9)),
+                                    "name": name, "edge": edge, "attrs": {}}) + "\n")
+PY
+    $A "$T/ov" --plots "$T/ov/pl" -q
+    check "overlapping phases: the timeline is drawn" [ -s "$T/ov/pl/phases_timeline.png" ]
+    check "overlapping phases: in lanes, all three seen at once" \
+        [ "$(python3 "$PM_ROOT/tests/support/png_colours.py" "$T/ov/pl/phases_timeline.png")" -ge 3 ]
+fi
+
 [ "$fails" -eq 0 ]
