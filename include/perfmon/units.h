@@ -17,4 +17,16 @@ void pm_fmt_duration(double s, char *out, size_t cap);
  * "-" when not finite or negative.  Used wherever an energy is shown. */
 void pm_fmt_energy(double joules, char *out, size_t cap);
 
+/* A number for a table cell, the same in the PDF and in --stats: an
+ * integer in full ("24", not "24.000"), else 3 significant digits or up to
+ * 3 decimals by size ("0.341", "34.25", "498.9", "2641", "9.14e-04" below
+ * 0.001, "1.7e+09" from 1e9); "-" when not finite. */
+void pm_fmt_num(double v, char *out, size_t cap);
+
+/* v in unit scaled to its size where the unit is a size or an energy
+ * ("B", "KiB", "MiB", "GiB": pm_fmt_bytes; "J", "kWh": pm_fmt_energy);
+ * returns 1 then (the text carries its unit), else writes pm_fmt_num and
+ * returns 0. */
+int pm_fmt_value(double v, const char *unit, char *out, size_t cap);
+
 #endif

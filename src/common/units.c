@@ -5,6 +5,7 @@
  * reads the same wherever it appears. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "perfmon/units.h"
 
@@ -67,4 +68,48 @@ void pm_fmt_energy(double joules, char *out, size_t cap)
         k++;
     double v = joules / u[k].size;
     snprintf(out, cap, v < 99.95 ? "%.1f %s" : "%.0f %s", v, u[k].unit);
+}
+
+void pm_fmt_num(double v, char *out, size_t cap)
+{
+    double a = fabs(v);
+    if (!cap)
+        return;
+    if (!isfinite(v))
+        snprintf(out, cap, "-");
+    else if (a == 0)
+        snprintf(out, cap, "0");
+    else if (a < 1e15 && v == floor(v))
+        snprintf(out, cap, "%.0f", v);
+    else if (a >= 1e9 || a < 1e-3)
+        snprintf(out, cap, "%.3g", v);
+    else if (a >= 1000)
+        snprintf(out, cap, "%.0f", v);
+    else if (a >= 100)
+        snprintf(out, cap, "%.1f", v);
+    else if (a >= 1)
+        snprintf(out, cap, "%.2f", v);
+    else
+        snprintf(out, cap, "%.3f", v);
+}
+
+int pm_fmt_value(double v, const char *unit, char *out, size_t cap)
+{
+    static const struct {
+        const char *unit;
+        double bytes;
+    } sizes[] = {{"B", 1}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        if (strcmp(unit, sizes[i].unit) == 0) {
+            if (isfinite(v) && v < 0) /* a negative size (a difference) as a number */
+                break;
+            pm_fmt_bytes(v * sizes[i].bytes, out, cap);
+            return 1;
+        }
+    if (strcmp(unit, "J") == 0 || strcmp(unit, "kWh") == 0) {
+        pm_fmt_energy(strcmp(unit, "J") == 0 ? v : v * 3.6e6, out, cap);
+        return 1;
+    }
+    pm_fmt_num(v, out, cap);
+    return 0;
 }

@@ -364,8 +364,9 @@ static int ends_with(const char *s, const char *suf)
 
 /* The counter tracks: these metrics when present, at most this many points
  * per host (the maximum of each bucket, so peaks survive). */
-static const char *const TRACE_COUNTERS[] = {"cpu_usage", "mem_usage", "net_out",      "net_in",
-                                             "ib_out",    "ib_in",     "rapl_package", "gpu_util"};
+static const char *const TRACE_COUNTERS[] = {"cpu_usage",    "mem_usage", "disk_read", "disk_write",
+                                             "net_out",      "net_in",    "ib_out",    "ib_in",
+                                             "rapl_package", "gpu_util"};
 #define TRACE_POINTS 4000
 
 /* Time zero: the job start, or an earlier phase (a mark before the first

@@ -10,14 +10,10 @@
 #include "perfmon/units.h"
 #include "perfmon/export.h"
 
+/* Numbers as the PDF shows them (pm_fmt_num): "24", "34.25", "0.341". */
 static void fmt_num(char *b, size_t cap, double v)
 {
-    if (isnan(v))
-        snprintf(b, cap, "-");
-    else if (v != 0 && (fabs(v) >= 1e7 || fabs(v) < 1e-3))
-        snprintf(b, cap, "%.3e", v);
-    else
-        snprintf(b, cap, "%.3f", v);
+    pm_fmt_num(v, b, cap);
 }
 
 static void fmt_time(char *b, size_t cap, double t)
@@ -75,6 +71,17 @@ static void figure_table(const pm_analysis *a, FILE *f, const char *title, int g
     fprintf(f, "\n%s\n  %-*s", title, hw, "host");
     for (size_t c = 0; c < nkeys; c++)
         fprintf(f, " %11s", pm_figure_find(keys[c])->label);
+    /* The units under the labels; sizes and energies carry theirs. */
+    fprintf(f, "\n  %-*s", hw, "");
+    for (size_t c = 0; c < nkeys; c++) {
+        const char *u = pm_figure_find(keys[c])->unit;
+        char ub[16];
+        if (pm_fmt_value(1, u, b, sizeof b))
+            snprintf(ub, sizeof ub, "(scaled)");
+        else
+            snprintf(ub, sizeof ub, "[%.8s]", u);
+        fprintf(f, " %11s", ub);
+    }
     fprintf(f, "\n");
     for (size_t h = 0; h < a->nhosts; h++) {
         if (a->hosts[h].gpu != gpu)
@@ -82,10 +89,7 @@ static void figure_table(const pm_analysis *a, FILE *f, const char *title, int g
         fprintf(f, "  %-*.*s", hw, hw, safe_name(a->hosts[h].name, 0));
         for (size_t c = 0; c < nkeys; c++) {
             const pm_figure *fg = pm_figure_find(keys[c]);
-            if (!strcmp(fg->unit, "J")) /* energies scaled to their size */
-                pm_fmt_energy(pm_figure_value(&a->nodes[h], fg), b, sizeof b);
-            else
-                fmt_num(b, sizeof b, pm_figure_value(&a->nodes[h], fg));
+            (void)pm_fmt_value(pm_figure_value(&a->nodes[h], fg), fg->unit, b, sizeof b);
             fprintf(f, " %11s", b);
         }
         fprintf(f, "\n");
@@ -190,18 +194,13 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         double jv = pm_figure_value(&a->job, fg);
         if (isnan(jv) && isnan(lo))
             continue;
-        fmt_num(b1, sizeof b1, jv);
-        fmt_num(b2, sizeof b2, lo);
-        fmt_num(b3, sizeof b3, hi);
-        /* An energy gets its size beside it: "energy_j 7200.000 ... J (2.0 Wh)". */
-        b4[0] = 0;
-        double joules = !strcmp(fg->unit, "J") ? jv : !strcmp(fg->unit, "kWh") ? jv * 3.6e6 : NAN;
-        if (isfinite(joules)) {
-            char e[32];
-            pm_fmt_energy(joules, e, sizeof e);
-            snprintf(b4, sizeof b4, " (%s)", e);
-        }
-        fprintf(f, "  %-32s %14s %14s %14s  %s%s\n", fg->key, b1, b2, b3, fg->unit, b4);
+        /* Sizes and energies scaled to their size, as in the PDF (the
+         * JSON keeps the raw numbers in the figure's unit). */
+        int scaled = pm_fmt_value(jv, fg->unit, b1, sizeof b1);
+        (void)pm_fmt_value(lo, fg->unit, b2, sizeof b2);
+        (void)pm_fmt_value(hi, fg->unit, b3, sizeof b3);
+        fprintf(f, "  %-32s %14s %14s %14s  %s\n", fg->key, b1, b2, b3,
+                scaled ? "(scaled)" : fg->unit);
     }
 
     pm_request_use_text(a, f);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "perfmon/mem.h"
+#include "perfmon/units.h"
 #include "perfmon/vec.h"
 
 #define DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -310,23 +311,7 @@ void pdf_table_row(pdf_doc *d, const pdf_table *t, const char *const *cells, int
 
 void pdf_num(double v, char *out, size_t cap)
 {
-    double a = fabs(v);
-    if (!isfinite(v))
-        snprintf(out, cap, "-");
-    else if (a == 0)
-        snprintf(out, cap, "0");
-    else if (a < 1e15 && v == floor(v))
-        snprintf(out, cap, "%.0f", v);
-    else if (a >= 1e9 || a < 1e-3)
-        snprintf(out, cap, "%.3g", v);
-    else if (a >= 1000)
-        snprintf(out, cap, "%.0f", v);
-    else if (a >= 100)
-        snprintf(out, cap, "%.1f", v);
-    else if (a >= 1)
-        snprintf(out, cap, "%.2f", v);
-    else
-        snprintf(out, cap, "%.3f", v);
+    pm_fmt_num(v, out, cap); /* the formatter --stats uses too */
 }
 
 void pdf_utc(double t, char *out, size_t cap)

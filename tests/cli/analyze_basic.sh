@@ -48,6 +48,13 @@ check "stats table lists hosts" has "$T/out" "node-torn"
 check "stats table has node figures" has "$T/out" "node_unused_cpu_hours"
 check "torn binary is a warning" has "$T/err" "torn.pmp: offset .*torn tail"
 
+# The text reads as the PDF does (one formatter, pm_fmt_num): counts are
+# whole, sizes scaled, every per-node column has its unit.
+check "--stats: counts without decimals" grep -q "^  samples  *139  *19  *40  1$" "$T/out"
+check "--stats: bytes scaled" grep -q "^  proc_peak_rss_bytes  *1.0 GiB  *1.0 GiB  *1.0 GiB  (scaled)$" "$T/out"
+check "--stats: no exponent in the job figures" sh -c "! sed -n '/^Job figures/,/^\$/p' '$T/out' | grep -q 'e[+-]0'"
+grep -A2 "^Per node" "$T/out" >"$T/pernode"
+check "--stats: a units line under the per-node labels" grep -q "^ *\[%\] *\[h\] *\[h\] *\[%\] *(scaled) *\[W\]" "$T/pernode"
 run --stats --json "$F/perfmon"
 check "--json exits 0" [ "$rc" -eq 0 ]
 check "--json is valid JSON with its keys" py -c '

@@ -189,11 +189,11 @@ run "$F/perfmon" --plots "$T/afile/sub"
 check "--plots under a file exits 3" [ "$rc" -eq 3 ]
 check "--plots error names the path" has "$T/err" "$T/afile"
 run "$F/perfmon" --pdf "$T/c.pdf" --layout "$F/bad/malformed.json"
-check "bad layout exits 3" [ "$rc" -eq 3 ]
+check "bad layout exits 2 (bad input, as a bad catalog)" [ "$rc" -eq 2 ]
 check "bad layout is named" has "$T/err" "malformed.json"
 check "no PDF from a bad layout" [ ! -e "$T/c.pdf" ]
 run "$F/perfmon" --pdf "$T/c.pdf" --font /nonexistent.ttf
-check "missing font exits 3" [ "$rc" -eq 3 ]
+check "missing font exits 2 (--font names a file that cannot be read)" [ "$rc" -eq 2 ]
 check "missing font is named" has "$T/err" "/nonexistent.ttf"
 
 [ "$fails" -eq 0 ]

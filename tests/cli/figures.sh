@@ -229,10 +229,8 @@ def report_num(v):  # the PDF's tables
         return "%.0f" % v
     return "%.1f" % v if a >= 100 else "%.2f" % v if a >= 1 else "%.3f" % v
 
-def text_num(v):  # --stats text
-    if v != 0 and (abs(v) >= 1e7 or abs(v) < 1e-3):
-        return "%.3e" % v
-    return "%.3f" % v
+def text_num(v):  # --stats text: the PDF's formatter (pm_fmt_num)
+    return report_num(v)
 
 def cmp_num(v):  # --compare text
     if v != 0 and (abs(v) >= 1e7 or abs(v) < 1e-3):

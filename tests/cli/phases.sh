@@ -152,6 +152,13 @@ assert all(e["ts"] >= 0 and e["dur"] >= 0 for e in x)
 assert any(e["ph"] == "C" for e in ev)
 assert [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"] == ["node-1"]
 ' "$T/trace.json"
+$A "$PM_ROOT/fixtures/perfmon" --trace "$T/io-trace.json" -q
+check "--trace has disk read and write tracks" py -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["name"] for e in ev if e["ph"] == "C"}
+assert {"Disk Read (MiB/s)", "Disk Write (MiB/s)"} <= names, names
+' "$T/io-trace.json"
 $A "$J" --trace "$T/trace.json.gz" -q
 check "--trace .gz is gzip" py -c '
 import gzip, json, sys
