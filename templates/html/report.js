@@ -1,0 +1,231 @@
+/* perfmon's HTML job report: draws the charts of the data element with
+ * uPlot (templates/html/report.js; docs/report.md, "The HTML report").
+ * Every time plot shares one time axis: a zoom on one (drag) is set on
+ * all, a double-click shows the whole job on all.  A click on a node in a
+ * legend or in the statistics table highlights it in every chart.  Names
+ * are set as text (textContent), never as markup.  The location's hash
+ * may say "node=NAME" and "zoom=FROM,TO" (seconds since the start): the
+ * state to open with, and what the tests drive.
+ */
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('pm-data').textContent);
+  var X0 = D.elapsed ? 0 : D.t0, X1 = X0 + D.t1;
+  var vals = {}, xs = {};
+  var plots = [], syncing = false, building = true, hl = -1;
+  var PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
+                 '#7f7f7f', '#bcbd22', '#17becf', '#393b79', '#637939', '#8c6d31', '#843c39',
+                 '#7b4173', '#3182bd'];
+  var PHASE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
+               '#ff9da7', '#9c755f', '#bab0ac'];
+
+  /* Blob i: float32 little-endian in base64; NaN (no value) as null. */
+  function floats(i) {
+    var bin = atob(D.blobs[i]), n = bin.length >> 2, u8 = new Uint8Array(bin.length), k;
+    for (k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
+    var dv = new DataView(u8.buffer), out = new Array(n);
+    for (k = 0; k < n; k++) {
+      var v = dv.getFloat32(4 * k, true);
+      out[k] = v === v ? v : null;
+    }
+    return out;
+  }
+  function arr(i) { return vals[i] || (vals[i] = floats(i)); }
+  /* Times: seconds since the job's start, on the axis's scale. */
+  function xarr(i) {
+    if (!xs[i]) {
+      var a = floats(i);
+      for (var k = 0; k < a.length; k++) a[k] = X0 + a[k];
+      xs[i] = a;
+    }
+    return xs[i];
+  }
+
+  function num(v) {
+    if (v == null) return '\u2013';
+    var a = Math.abs(v);
+    if (a !== 0 && (a >= 1e9 || a < 1e-4)) return v.toExponential(5);
+    return String(+v.toPrecision(6));
+  }
+  function axisNum(v) {
+    var a = Math.abs(v);
+    if (a >= 1e9 || (a !== 0 && a < 1e-3)) return v.toExponential(1);
+    if (a >= 1e6) return +(v / 1e6).toPrecision(4) + 'M';
+    if (a >= 1e4) return +(v / 1e3).toPrecision(4) + 'k';
+    return String(+v.toPrecision(4));
+  }
+  function pad(n) { return (n < 10 ? '0' : '') + n; }
+  function elapsedText(s) {
+    var neg = s < 0;
+    s = Math.abs(s);
+    var h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = s - 3600 * h - 60 * m;
+    var ss = sec.toFixed(sec % 1 ? 1 : 0);
+    return (neg ? '-' : '') + h + ':' + pad(m) + ':' + (sec < 10 ? '0' : '') + ss;
+  }
+  function timeText(x) {
+    if (x == null) return '\u2013';
+    if (D.elapsed) return elapsedText(x);
+    var d = new Date(Math.round(x * 1000)).toISOString();
+    return d.slice(0, 10) + ' ' + d.slice(11, 19) + ' UTC';
+  }
+
+  /* The phases merged per kind: [kind, from, to] on the axis's scale. */
+  var phases = (function () {
+    var by = {}, out = [];
+    D.phases.forEach(function (p) { (by[p[0]] = by[p[0]] || []).push([p[1], p[2]]); });
+    Object.keys(by).forEach(function (k) {
+      var s = by[k].sort(function (a, b) { return a[0] - b[0]; }), cur = null;
+      s.forEach(function (p) {
+        if (cur && p[0] <= cur[2]) cur[2] = Math.max(cur[2], X0 + p[1]);
+        else out.push(cur = [+k, X0 + p[0], X0 + p[1]]);
+      });
+    });
+    return out;
+  })();
+
+  function shade(u, repairs) {
+    var ctx = u.ctx, b = u.bbox;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(b.left, b.top, b.width, b.height);
+    ctx.clip();
+    function span(t0, t1, fill) {
+      var x0 = u.valToPos(t0, 'x', true), x1 = u.valToPos(t1, 'x', true);
+      ctx.fillStyle = fill;
+      ctx.fillRect(x0, b.top, Math.max(1, x1 - x0), b.height);
+    }
+    phases.forEach(function (p) { span(p[1], p[2], PHASE[p[0] % PHASE.length] + '26'); });
+    repairs.forEach(function (r) { span(X0 + r[0], X0 + r[1], 'rgba(120,120,120,0.18)'); });
+    ctx.restore();
+  }
+
+  function mark() {
+    plots.forEach(function (u) {
+      var f = u.root.parentNode.parentNode;
+      f.dataset.xmin = (u.scales.x.min - X0).toFixed(3);
+      f.dataset.xmax = (u.scales.x.max - X0).toFixed(3);
+    });
+  }
+  function zoomAll(mn, mx, except) {
+    syncing = true;
+    plots.forEach(function (u) { if (u !== except) u.setScale('x', { min: mn, max: mx }); });
+    syncing = false;
+    mark();
+  }
+  function onScale(u, key) {
+    if (key !== 'x' || syncing || building) return;
+    zoomAll(u.scales.x.min, u.scales.x.max, u);
+  }
+
+  function highlight(node) {
+    hl = node;
+    plots.forEach(function (u) {
+      var i = hl >= 0 ? u.pmNodes.indexOf(hl) : -1;
+      u.setSeries(i > 0 ? i : null, { focus: true });
+      u.root.parentNode.parentNode.dataset.hl = i > 0 ? D.nodes[hl] : '';
+    });
+    var rows = document.querySelectorAll('#nodes tbody tr');
+    for (var k = 0; k < rows.length; k++)
+      rows[k].classList.toggle('hl', +rows[k].dataset.node === hl);
+  }
+
+  function chart(c) {
+    var fig = document.getElementById(c.id), el = fig.querySelector('.plot');
+    var unit = c.unit ? ' ' + c.unit : '';
+    var fv = function (u, v) { return v == null ? '\u2013' : num(v) + unit; };
+    var path = c.step === 1 ? uPlot.paths.stepped({ align: -1 })
+             : c.step === 2 ? uPlot.paths.stepped({ align: 1 }) : undefined;
+    var tables = [], series = [{ label: 'Time', value: function (u, v) { return timeText(v); } }];
+    var nodes = [-1], bands = [];
+    if (c.band) {
+      var b = c.band, base = series.length;
+      tables.push([xarr(b.t), arr(b.lo), arr(b.p5), arr(b.mid), arr(b.p95), arr(b.hi)]);
+      [['min', 'rgba(43,79,140,0.45)', 1], ['5th pct', 'rgba(43,79,140,0.6)', 1],
+       ['median', '#2b4f8c', 1.5], ['95th pct', 'rgba(43,79,140,0.6)', 1],
+       ['max', 'rgba(43,79,140,0.45)', 1]].forEach(function (s) {
+        series.push({ label: s[0], stroke: s[1], width: s[2], value: fv, paths: path });
+        nodes.push(-1);
+      });
+      bands.push({ series: [base + 4, base], fill: 'rgba(43,79,140,0.10)' },
+                 { series: [base + 3, base + 1], fill: 'rgba(43,79,140,0.22)' });
+    }
+    c.lines.forEach(function (l, i) {
+      tables.push([xarr(l.t), arr(l.v)]);
+      series.push({ label: l.label, stroke: PALETTE[i % PALETTE.length], width: 1.25,
+                    value: fv, paths: path });
+      nodes.push(l.node);
+    });
+    var data = tables.length === 1 ? tables[0] : uPlot.join(tables);
+    var axes = [{}, { label: c.ylabel, size: 56, values: function (u, s) { return s.map(axisNum); } }];
+    axes[0].values = D.elapsed ? function (u, s) { return s.map(elapsedText); }
+      : function (u, s) {
+        return s.map(function (x) { return new Date(x * 1000).toISOString().slice(11, 19); });
+      };
+    var opts = {
+      width: Math.max(300, fig.clientWidth || 800), height: 240,
+      series: series, bands: bands, axes: axes,
+      scales: { x: { time: !D.elapsed } },
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); },
+      focus: { alpha: 0.2 },
+      cursor: {
+        sync: { key: 'pm', setSeries: false },
+        focus: { prox: -1 },
+        bind: { dblclick: function () { return function () { zoomAll(X0, X1); return null; }; } }
+      },
+      hooks: {
+        setScale: [onScale],
+        drawClear: [function (u) { shade(u, c.repairs); }]
+      }
+    };
+    var u = new uPlot(opts, data, el);
+    u.pmNodes = nodes;
+    /* A click on a node's legend row highlights that node everywhere
+     * (instead of uPlot's hiding the series). */
+    var legend = u.root.querySelector('.u-legend');
+    if (legend) legend.addEventListener('click', function (e) {
+      var tr = e.target.closest('tr.u-series');
+      if (!tr) return;
+      e.stopPropagation();
+      var i = Array.prototype.indexOf.call(tr.parentNode.children, tr);
+      if (nodes[i] >= 0) highlight(hl === nodes[i] ? -1 : nodes[i]);
+    }, true);
+    return u;
+  }
+
+  function phaseButtons() {
+    var box = document.getElementById('phases');
+    if (!box || !D.kinds.length) return;
+    D.kinds.forEach(function (name, k) {
+      var mine = phases.filter(function (p) { return p[0] === k; });
+      if (!mine.length) return;
+      var btn = document.createElement('button');
+      btn.type = 'button';
+      btn.textContent = name;
+      btn.title = 'Zoom to this phase';
+      btn.style.borderLeft = '10px solid ' + PHASE[k % PHASE.length];
+      btn.addEventListener('click', function () {
+        zoomAll(mine[0][1], mine[mine.length - 1][2]);
+      });
+      box.appendChild(btn);
+    });
+  }
+
+  D.charts.forEach(function (c) { plots.push(chart(c)); });
+  building = false;
+  zoomAll(X0, X1);
+  phaseButtons();
+  var rows = document.querySelectorAll('#nodes tbody tr');
+  for (var k = 0; k < rows.length; k++)
+    rows[k].addEventListener('click', function () {
+      var n = +this.dataset.node;
+      highlight(hl === n ? -1 : n);
+    });
+  var q = new URLSearchParams(location.hash.slice(1));
+  if (q.has('zoom') && plots.length) {
+    var z = q.get('zoom').split(',').map(Number);
+    if (z.length === 2 && z[0] < z[1]) plots[0].setScale('x', { min: X0 + z[0], max: X0 + z[1] });
+  }
+  if (q.has('node')) highlight(D.nodes.indexOf(q.get('node')));
+  document.body.dataset.charts = String(plots.length);
+  performance.mark('pm-drawn');
+})();
