@@ -91,8 +91,8 @@ static int check_sums(const tfile *t, pm_error *err)
         hex32(h, hex);
         snprintf(line, sizeof line, "%s  %s\n", hex, base);
         if (!strstr(t[T_SUMS].data, line))
-            return pm_error_set(err, PM_EIO, "%s: does not match its SHA-256 in %s",
-                                t[i].name, t[T_SUMS].name);
+            return pm_error_set(err, PM_EIO, "%s: does not match its SHA-256 in %s", t[i].name,
+                                t[T_SUMS].name);
     }
     return 0;
 }
@@ -275,8 +275,7 @@ typedef struct flat_row {
 /* The charts in the PDF's order (report_plots.c): per layout group the
  * all-node charts, then the per-node ones; a metric of one node only its
  * per-node chart, a flat metric a row of the constant table. */
-static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t mcap,
-                  pm_error *err)
+static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t mcap, pm_error *err)
 {
     const pm_analysis *a = c->a;
     const pm_layout *l = c->l;
@@ -754,8 +753,7 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     char date[32] = "";
     if (gmtime_r(&tt, &tm))
         strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    pm_buf_printf(&c.body, "</main>\n<footer>perfmon-analyze %s, %s</footer>\n", PM_VERSION,
-                  date);
+    pm_buf_printf(&c.body, "</main>\n<footer>perfmon-analyze %s, %s</footer>\n", PM_VERSION, date);
 
     /* The style element's text, hashed for the policy as written. */
     pm_buf_add(&style, t[T_UCSS].data, t[T_UCSS].len);
@@ -768,9 +766,10 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     csp_hash(&head, t[T_JS].data, t[T_JS].len);
     pm_buf_puts(&head, "; style-src");
     csp_hash(&head, style.data ? style.data : "", style.len);
-    pm_buf_puts(&head, "\">\n<meta name=\"viewport\" content=\"width=device-width, "
-                       "initial-scale=1\">\n<meta name=\"generator\" content=\"perfmon-analyze " PM_VERSION
-                       "\">\n<title>perfmon job report ");
+    pm_buf_puts(&head,
+                "\">\n<meta name=\"viewport\" content=\"width=device-width, "
+                "initial-scale=1\">\n<meta name=\"generator\" content=\"perfmon-analyze " PM_VERSION
+                "\">\n<title>perfmon job report ");
     pm_html_text(&head, pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     pm_buf_puts(&head, "</title>\n<style>");
     if (head.oom || style.oom || c.body.oom || c.data.oom || c.oom) {

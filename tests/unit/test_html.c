@@ -31,9 +31,14 @@ static const esc_case CASES[] = {
     {"a&b", "a&amp;b", "\"a\\u0026b\""},
     {"back\\slash", "back\\slash", "\"back\\\\slash\""},
     {"line\nbreak\ttab", "line\nbreak\ttab", "\"line\\nbreak\\ttab\""},
-    {"bell\x07" "del\x7f", "bell\xEF\xBF\xBD" "del\xEF\xBF\xBD", "\"bell\\u0007del\\u007f\""},
+    {"bell\x07"
+     "del\x7f",
+     "bell\xEF\xBF\xBD"
+     "del\xEF\xBF\xBD",
+     "\"bell\\u0007del\\u007f\""},
     {"ls\xE2\x80\xA8ps\xE2\x80\xA9", "ls\xE2\x80\xA8ps\xE2\x80\xA9", "\"ls\\u2028ps\\u2029\""},
-    {"\xC3\xBCn\xC3\xAF\xC3\xA7ode \xF0\x9F\x96\xA5", "\xC3\xBCn\xC3\xAF\xC3\xA7ode \xF0\x9F\x96\xA5",
+    {"\xC3\xBCn\xC3\xAF\xC3\xA7ode \xF0\x9F\x96\xA5",
+     "\xC3\xBCn\xC3\xAF\xC3\xA7ode \xF0\x9F\x96\xA5",
      "\"\xC3\xBCn\xC3\xAF\xC3\xA7ode \xF0\x9F\x96\xA5\""},
     /* not UTF-8: a lone continuation byte, an overlong '<', a surrogate,
      * a truncated sequence at the end */
@@ -90,8 +95,8 @@ static void test_escapers_all_bytes(void **state)
 static void test_base64(void **state)
 {
     (void)state;
-    static const char *const want[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
-                                       "Zm9vYmFy"};
+    static const char *const want[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
+                                       "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
     for (size_t n = 0; n <= 6; n++) {
         pm_buf b;
         pm_buf_init(&b);
