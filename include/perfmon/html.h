@@ -41,6 +41,11 @@ void pm_html_opts_init(pm_html_opts *o);
  * not written; err says which) or PM_ENOMEM. */
 int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err) PM_WUR;
 
+/* Read and check the templates pm_html_write needs under dir (the chart
+ * library against its SHA256SUMS): 0, or PM_EIO naming the file, so that
+ * a program can refuse before the analysis. */
+int pm_html_check_templates(const char *dir, pm_error *err) PM_WUR;
+
 /* Append s as HTML text or as the value of a double-quoted attribute:
  * & < > " ' as character references, control bytes other than tab and
  * newline and bytes that are not UTF-8 as U+FFFD. */

@@ -807,6 +807,10 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
             return EXIT_USAGE;
         }
         pm_layout_free(lay);
+        if (want_html && pm_html_check_templates(tbuf, &lerr) != 0) {
+            fprintf(stderr, "perfmon-analyze: %s\n", lerr.msg);
+            return EXIT_USAGE;
+        }
     }
     o.catalog_path = catalog;
     o.rules_path = no_rules ? NULL : rules;

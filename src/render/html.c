@@ -65,11 +65,14 @@ static int read_template(const char *dir, tfile *f, pm_error *err)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, f->name);
-    if (pm_read_whole(path, TEMPLATE_MAX, &f->data, &f->len, err) != 0)
+    if (pm_read_whole(path, TEMPLATE_MAX, &f->data, &f->len, err) != 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
         return pm_error_set(err, PM_EIO,
-                            "%s: cannot read the HTML report's template (%s); give --templates "
-                            "DIR or set PERFMON_TEMPLATES",
-                            path, err->msg);
+                            "%s (a template of the HTML report); give --templates DIR or set "
+                            "PERFMON_TEMPLATES",
+                            why);
+    }
     return 0;
 }
 
@@ -105,6 +108,45 @@ static int script_safe(const tfile *f, pm_error *err)
             (f->data[i] == '<' && strncmp(f->data + i, "<!--", 4) == 0))
             return pm_error_set(err, PM_EIO, "%s: holds \"</script\" or \"<!--\"", f->name);
     return 0;
+}
+
+static const char *const TNAMES[T_N] = {"html/report.css", "html/report.js",
+                                        UPLOT_DIR "/uPlot.min.css", UPLOT_DIR "/uPlot.iife.min.js",
+                                        UPLOT_DIR "/SHA256SUMS"};
+
+/* Read the templates and check them: the library against its sums, no
+ * script that would end its element early. */
+static int load_templates(const char *dir, tfile *t, pm_error *err)
+{
+    int rc = 0;
+    memset(t, 0, T_N * sizeof *t);
+    for (int i = 0; i < T_N; i++)
+        t[i].name = TNAMES[i];
+    for (int i = 0; i < T_N && !rc; i++)
+        rc = read_template(dir, &t[i], err);
+    if (!rc)
+        rc = check_sums(t, err);
+    if (!rc)
+        rc = script_safe(&t[T_UJS], err);
+    if (!rc)
+        rc = script_safe(&t[T_JS], err);
+    return rc;
+}
+
+static void free_templates(tfile *t)
+{
+    for (int i = 0; i < T_N; i++) {
+        free(t[i].data);
+        t[i].data = NULL;
+    }
+}
+
+int pm_html_check_templates(const char *dir, pm_error *err)
+{
+    tfile t[T_N];
+    int rc = load_templates(dir, t, err);
+    free_templates(t);
+    return rc;
 }
 
 /* ---- the data: distinct float32 arrays ------------------------------------ */
@@ -700,11 +742,8 @@ static void body_top(html_ctx *c, const char *verdict, char limits[][160], size_
 
 int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
 {
-    tfile t[T_N] = {{"html/report.css", NULL, 0},
-                    {"html/report.js", NULL, 0},
-                    {UPLOT_DIR "/uPlot.min.css", NULL, 0},
-                    {UPLOT_DIR "/uPlot.iife.min.js", NULL, 0},
-                    {UPLOT_DIR "/SHA256SUMS", NULL, 0}};
+    tfile t[T_N];
+    memset(t, 0, sizeof t);
     html_ctx c;
     memset(&c, 0, sizeof c);
     c.a = a;
@@ -717,14 +756,8 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     pm_layout *layout = NULL;
     flat_row *fl = NULL;
     int rc = pm_layout_load(o->layout_path, &layout, err);
-    for (int i = 0; i < T_N && !rc; i++)
-        rc = read_template(o->template_dir, &t[i], err);
     if (!rc)
-        rc = check_sums(t, err);
-    if (!rc)
-        rc = script_safe(&t[T_UJS], err);
-    if (!rc)
-        rc = script_safe(&t[T_JS], err);
+        rc = load_templates(o->template_dir, t, err);
     if (rc)
         goto out;
     c.l = layout;
@@ -813,8 +846,7 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
         unlink(tmp);
     }
 out:
-    for (int i = 0; i < T_N; i++)
-        free(t[i].data);
+    free_templates(t);
     for (size_t i = 0; i < c.nblobs; i++)
         free(c.blobs[i].bytes);
     free(c.blobs);

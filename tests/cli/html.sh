@@ -13,7 +13,7 @@
 # a zoom given to the first chart is every chart's range; a node
 # highlighted is marked on every chart that has it.  Also: a byte changed
 # in the report's script stops it running (the CSP's hash); the vendored
-# library's SHA256SUMS hold, and a damaged copy is refused; --stream and
+# library's SHA256SUMS hold, and a damaged copy is refused (exit 2); --stream and
 # a second run under SOURCE_DATE_EPOCH give the same bytes.
 set -u
 . "$PM_ROOT/tests/support/cli.sh"
@@ -229,6 +229,6 @@ cp -R "$PM_ROOT/templates" "$T/tpl"
 for f in "$T"/tpl/html/vendor/uplot-*/uPlot.iife.min.js; do printf ' ' >>"$f"; done
 $A -q --templates "$T/tpl" "$T/big" --html "$T/damaged.html" 2>"$T/damaged.err"
 rc=$?
-check "a damaged uPlot is refused (exit 3, named)" sh -c "[ $rc -eq 3 ] && grep -q 'uPlot.iife.min.js: does not match its SHA-256' '$T/damaged.err' && [ ! -e '$T/damaged.html' ]"
+check "a damaged uPlot is refused before the analysis (exit 2, named)" sh -c "[ $rc -eq 2 ] && grep -q 'uPlot.iife.min.js: does not match its SHA-256' '$T/damaged.err' && [ ! -e '$T/damaged.html' ]"
 
 [ "$fails" -eq 0 ] || exit 1
