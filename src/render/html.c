@@ -165,7 +165,8 @@ typedef struct html_ctx {
     blob *blobs;
     size_t nblobs, capblobs;
     int oom;
-    size_t ncharts;
+    size_t ncharts, nheat;
+    char *flat; /* [nmetrics] a row of the constant table, not a chart */
 } html_ctx;
 
 static void put_f32(unsigned char *p, float f)
@@ -321,9 +322,7 @@ static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t 
 {
     const pm_analysis *a = c->a;
     const pm_layout *l = c->l;
-    char *flat = calloc(a->nmetrics ? a->nmetrics : 1, 1);
-    if (!flat)
-        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    char *flat = c->flat;
     *nfl = 0;
     missing[0] = 0;
     for (size_t g = 0; g < l->ngroups; g++) {
@@ -373,9 +372,114 @@ static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t 
                 pm_chart_free(&ch);
             }
         }
-    free(flat);
     if (!rc && c->oom)
         rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
+    return rc;
+}
+
+/* ---- colour maps ----------------------------------------------------------- */
+
+/* A colour map's cells, at most this many: above, consecutive rows are
+ * merged (their mean), as the PDF merges rows beyond its pixels. */
+#define HEAT_MAX_CELLS ((size_t)2000000)
+#define HEAT_NONE 255 /* a cell without data; values are 0..254 */
+
+static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m)
+{
+    const pm_analysis *a = c->a;
+    const pm_heatmap *hm = &hd->hm;
+    size_t nr = hm->nrows, nc = hm->ncols;
+    size_t per = nr * nc > HEAT_MAX_CELLS ? (nr * nc + HEAT_MAX_CELLS - 1) / HEAT_MAX_CELLS : 1;
+    size_t mr = (nr + per - 1) / per;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < nr * nc; i++)
+        if (isfinite(hm->values[i])) {
+            lo = fmin(lo, hm->values[i]);
+            hi = fmax(hi, hm->values[i]);
+        }
+    unsigned char *q = malloc(mr * nc > 0 ? mr * nc : 1);
+    if (!q) {
+        c->oom = 1;
+        return;
+    }
+    for (size_t r = 0; r < mr; r++)
+        for (size_t k = 0; k < nc; k++) {
+            double sum = 0;
+            size_t n = 0;
+            for (size_t j = r * per; j < (r + 1) * per && j < nr; j++) {
+                double v = hm->values[j * nc + k];
+                if (isfinite(v)) {
+                    sum += v;
+                    n++;
+                }
+            }
+            double v = n ? sum / (double)n : NAN;
+            q[r * nc + k] = !n           ? HEAT_NONE
+                            : !(hi > lo) ? 0
+                                         : (unsigned char)lrint((v - lo) / (hi - lo) * 254.0);
+        }
+    pm_buf *d = &c->data;
+    pm_buf_printf(d, "%s{\"id\":\"h%zu\"", c->nheat ? "," : "", c->nheat);
+    json_key(d, "metric", 0);
+    pm_html_json_str(d, a->metrics[m].def->id);
+    json_key(d, "title", 0);
+    pm_html_json_str(d, hd->title);
+    json_key(d, "unit", 0);
+    pm_html_json_str(d, pm_unit_shown(hm->unit));
+    json_key(d, "lo", 0);
+    pm_buf_json_num(d, lo);
+    json_key(d, "hi", 0);
+    pm_buf_json_num(d, hi);
+    pm_buf_printf(d, ",\"ncols\":%zu,\"per\":%zu", nc, per);
+    json_blob(c, "t", hm->t, nc, a->t_start);
+    pm_buf_puts(d, ",\"rows\":[");
+    for (size_t r = 0; r < nr; r++) {
+        long h = -1;
+        for (size_t k = 0; k < a->nhosts && h < 0; k++)
+            if (a->hosts[k].name == hm->rows[r])
+                h = (long)k;
+        pm_buf_printf(d, "%s%ld", r ? "," : "", h);
+    }
+    pm_buf_puts(d, "],\"cells\":\"");
+    pm_base64(d, q, mr * nc);
+    pm_buf_puts(d, "\"}");
+    free(q);
+}
+
+/* The PDF's colour maps (templates/report.json "heatmaps"), for jobs of
+ * more than PM_HEATMAP_MIN_HOSTS nodes; a flat metric has none. */
+static int heatmaps(html_ctx *c, pm_error *err)
+{
+    const pm_analysis *a = c->a;
+    if (a->nhosts <= PM_HEATMAP_MIN_HOSTS)
+        return 0;
+    int rc = 0, heading = 0;
+    for (size_t i = 0; i < c->l->nheatmaps && !rc && !c->oom; i++) {
+        int m = pm_analysis_metric(a, c->l->heatmaps[i]);
+        if (m < 0 || c->flat[m])
+            continue;
+        pm_heatmap_data hd;
+        rc = pm_heatmap_build(a, (size_t)m, c->o->elapsed, PM_REPORT_HEAT_PDF, &hd, err);
+        if (rc == PM_ENOENT) {
+            rc = 0;
+            continue;
+        }
+        if (rc)
+            break;
+        if (!heading) {
+            pm_buf_puts(&c->body, "<h3 id=\"heatmaps\">Imbalance: time x node</h3>\n");
+            heading = 1;
+        }
+        pm_buf_printf(&c->body, "<figure class=\"heat\" id=\"h%zu\"><figcaption>", c->nheat);
+        pm_html_text(&c->body, hd.title);
+        pm_buf_puts(&c->body, "</figcaption><div class=\"plot\"></div>"
+                              "<div class=\"heat-info\"></div></figure>\n");
+        heat_json(c, &hd, (size_t)m);
+        c->nheat++;
+        pm_heatmap_data_free(&hd);
+    }
+    if (!rc && c->oom)
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's colour maps");
     return rc;
 }
 
@@ -774,7 +878,15 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     data_head(&c);
     size_t nfl = 0;
     char missing[512];
+    c.flat = calloc(a->nmetrics ? a->nmetrics : 1, 1);
+    if (!c.flat) {
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        goto out;
+    }
     if ((rc = charts(&c, fl, &nfl, missing, sizeof missing, err)) != 0)
+        goto out;
+    pm_buf_puts(&c.data, "],\"heat\":[");
+    if ((rc = heatmaps(&c, err)) != 0)
         goto out;
     constant_table(&c, fl, nfl, missing);
     pm_buf_puts(&c.body, "<h2 id=\"statistics\">Statistics per node</h2>\n");
@@ -850,6 +962,7 @@ out:
     for (size_t i = 0; i < c.nblobs; i++)
         free(c.blobs[i].bytes);
     free(c.blobs);
+    free(c.flat);
     free(fl);
     pm_layout_free(layout);
     pm_buf_free(&c.body);

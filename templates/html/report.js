@@ -99,6 +99,88 @@
     ctx.restore();
   }
 
+  /* Colour maps (own canvas code: uPlot has none): a cell per node (or
+   * merged rows) and grid column, 0..254 between the map's lo and hi,
+   * 255 no data; viridis-like colours. */
+  var heats = [];
+  var STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  function rgb(q) {
+    var f = q / 254 * 4, i = Math.min(3, Math.floor(f)), w = f - i, a = STOPS[i], b = STOPS[i + 1];
+    return [a[0] + (b[0] - a[0]) * w, a[1] + (b[1] - a[1]) * w, a[2] + (b[2] - a[2]) * w];
+  }
+  function heat(h) {
+    var fig = document.getElementById(h.id), box = fig.querySelector('.plot');
+    var info = fig.querySelector('.heat-info');
+    var bin = atob(h.cells), nc = h.ncols, nr = bin.length / nc, k;
+    var src = document.createElement('canvas');
+    src.width = nc;
+    src.height = nr;
+    var sctx = src.getContext('2d'), img = sctx.createImageData(nc, nr);
+    for (k = 0; k < bin.length; k++) {
+      var q = bin.charCodeAt(k), c = q === 255 ? [225, 225, 225] : rgb(q);
+      img.data[4 * k] = c[0];
+      img.data[4 * k + 1] = c[1];
+      img.data[4 * k + 2] = c[2];
+      img.data[4 * k + 3] = 255;
+    }
+    sctx.putImageData(img, 0, 0);
+    var W = Math.max(300, fig.clientWidth || 800), H = Math.min(600, Math.max(120, 3 * nr));
+    var cv = document.createElement('canvas');
+    cv.width = W;
+    cv.height = H;
+    box.appendChild(cv);
+    var t = xarr(h.t), step = nc > 1 ? (t[nc - 1] - t[0]) / (nc - 1) : 1;
+    var unit = h.unit ? ' ' + h.unit : '';
+    var o = { x0: X0, x1: X1 };
+    function cols() { return [(o.x0 - t[0]) / step + 0.5, (o.x1 - t[0]) / step + 0.5]; }
+    function nodesOf(r) { return h.rows.slice(r * h.per, r * h.per + h.per); }
+    function legend() {
+      info.textContent = 'Colour: ' + num(h.lo) + unit + ' (dark) to ' + num(h.hi) + unit +
+        ' (yellow); grey: no data. ' + (h.per > 1 ? h.per + ' nodes a row. ' : '') +
+        'Point at a cell for its node and value; click to highlight the node.';
+    }
+    o.draw = function () {
+      var ctx = cv.getContext('2d'), c = cols();
+      ctx.imageSmoothingEnabled = false;
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, W, H);
+      ctx.drawImage(src, c[0], 0, c[1] - c[0], nr, 0, 0, W, H);
+      var mine = false;
+      for (var r = 0; r < nr && hl >= 0; r++) {
+        if (nodesOf(r).indexOf(hl) < 0) continue;
+        ctx.strokeStyle = '#e00';
+        ctx.lineWidth = 2;
+        ctx.strokeRect(1, r * H / nr, W - 2, Math.max(2, H / nr));
+        mine = true;
+      }
+      fig.dataset.hl = mine ? D.nodes[hl] : '';
+      fig.dataset.xmin = (o.x0 - X0).toFixed(3);
+      fig.dataset.xmax = (o.x1 - X0).toFixed(3);
+    };
+    function cell(e) {
+      var b = cv.getBoundingClientRect(), c = cols();
+      var r = Math.floor((e.clientY - b.top) / b.height * nr);
+      var col = Math.floor(c[0] + (e.clientX - b.left) / b.width * (c[1] - c[0]));
+      return r >= 0 && r < nr && col >= 0 && col < nc ? [r, col] : null;
+    }
+    cv.addEventListener('mousemove', function (e) {
+      var rc = cell(e);
+      if (!rc) return legend();
+      var q = bin.charCodeAt(rc[0] * nc + rc[1]);
+      var names = nodesOf(rc[0]).map(function (n) { return D.nodes[n]; });
+      info.textContent = names.slice(0, 3).join(', ') + (names.length > 3 ? ' and ' +
+        (names.length - 3) + ' more' : '') + ' at ' + timeText(t[rc[1]]) + ': ' +
+        (q === 255 ? 'no data' : '\u2248 ' + num(h.lo + q / 254 * (h.hi - h.lo)) + unit);
+    });
+    cv.addEventListener('mouseleave', legend);
+    cv.addEventListener('click', function (e) {
+      var rc = cell(e);
+      if (rc && h.per === 1) highlight(hl === h.rows[rc[0]] ? -1 : h.rows[rc[0]]);
+    });
+    legend();
+    return o;
+  }
+
   function mark() {
     plots.forEach(function (u) {
       var f = u.root.parentNode.parentNode;
@@ -110,6 +192,7 @@
     syncing = true;
     plots.forEach(function (u) { if (u !== except) u.setScale('x', { min: mn, max: mx }); });
     syncing = false;
+    heats.forEach(function (o) { o.x0 = mn; o.x1 = mx; o.draw(); });
     mark();
   }
   function onScale(u, key) {
@@ -127,6 +210,7 @@
     var rows = document.querySelectorAll('#nodes tbody tr');
     for (var k = 0; k < rows.length; k++)
       rows[k].classList.toggle('hl', +rows[k].dataset.node === hl);
+    heats.forEach(function (o) { o.draw(); });
   }
 
   function chart(c) {
@@ -211,6 +295,7 @@
   }
 
   D.charts.forEach(function (c) { plots.push(chart(c)); });
+  D.heat.forEach(function (h) { heats.push(heat(h)); });
   building = false;
   zoomAll(X0, X1);
   phaseButtons();
@@ -227,5 +312,6 @@
   }
   if (q.has('node')) highlight(D.nodes.indexOf(q.get('node')));
   document.body.dataset.charts = String(plots.length);
+  document.body.dataset.heatmaps = String(heats.length);
   performance.mark('pm-drawn');
 })();

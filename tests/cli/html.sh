@@ -4,12 +4,14 @@
 # as its scripts left it (--dump-dom) and its console on stderr.  On the
 # job of fixtures/html/hostile (host, job, user, command and phase names
 # that are markup: fixtures/html/make_hostile.py) and on a generated
-# 14-node job (more nodes than a legend: the band and the outlying nodes):
+# 20-node job (more nodes than a legend: the band and the outlying nodes;
+# more than 16: the colour maps):
 # no console message (a script error, a Content-Security-Policy violation
 # and a blocked fetch each print one), no element that loads anything,
 # nothing the names carry runs or is added (the title stays, no img or
 # svg element) and each name reads back literally; the verdict is the PDF
-# page 1's (pdftotext); a chart is drawn (a canvas) per plotted metric;
+# page 1's (pdftotext); a chart is drawn (a canvas) per plotted metric and
+# colour map;
 # a zoom given to the first chart is every chart's range; a node
 # highlighted is marked on every chart that has it.  Also: a byte changed
 # in the report's script stops it running (the CSP's hash); the vendored
@@ -53,7 +55,7 @@ d = sys.argv[1]
 os.makedirs(d)
 cols = [("cpu.percent", "%", "cpu", "gauge"), ("cpu.ncpus", "1", "cpu", "gauge"),
         ("mem.total", "B", "memory", "gauge"), ("mem.used", "B", "memory", "gauge")]
-for i in range(14):
+for i in range(20):
     head = {"format": "perfmon-profile", "version": 1, "host": "n%02d" % i, "job_id": "42",
             "scheduler": "slurm", "node_rank": str(i), "user": "u", "command": "app",
             "sampler": "html.sh", "start": 1700000000.0, "start_mono": 1.0, "interval": 1.0,
@@ -200,7 +202,7 @@ for job in ("hostile", "hostile-z"):
         marked = [f["attrs"]["id"] for f in figs if f["attrs"].get("data-hl") == hl]
         want(per_node and marked == per_node, "hostile-z: highlighted in %r, want %r" % (marked, per_node))
 
-# the 14-node job: bands, the outlying node named, zoom and highlight
+# the 20-node job: bands, the outlying node named, colour maps, zoom and highlight
 els = page(T + "/big-z.dom")
 data = json.loads([e for e in els if e["attrs"].get("id") == "pm-data"][0]["text"])
 figs = checks("big", els, data)
@@ -212,6 +214,14 @@ named = [c["id"] for c in data["charts"] if any(l["node"] >= 0 and data["nodes"]
                                                for l in c["lines"])]
 marked = [f["attrs"]["id"] for f in figs if f["attrs"].get("data-hl") == "n03"]
 want(named and marked == named, "big: n03 highlighted in %r, named in %r" % (marked, named))
+heats = [e for e in els if e["tag"] == "figure" and "heat" in e["attrs"].get("class", "")]
+want(len(data["heat"]) >= 1 and len(heats) == len(data["heat"]),
+     "big: %d colour maps drawn of %d" % (len(heats), len(data["heat"])))
+for f in heats:
+    want(any(k["tag"] == "canvas" for k in f["kids"]), "big: %s has no canvas" % f["attrs"]["id"])
+    want(f["attrs"].get("data-xmin") == "30.000" and f["attrs"].get("data-xmax") == "60.500"
+         and f["attrs"].get("data-hl") == "n03",
+         "big: colour map %s: %r" % (f["attrs"]["id"], f["attrs"]))
 for b in bad:
     print("  " + b)
 sys.exit(1 if bad else 0)
