@@ -578,6 +578,17 @@ static void td(pm_buf *b, const char *s, int num)
     pm_buf_puts(b, "</td>");
 }
 
+/* A number's cell with its value for sorting (data-v; none when not finite). */
+static void td_num(pm_buf *b, const char *s, double v)
+{
+    if (isfinite(v))
+        pm_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">", v);
+    else
+        pm_buf_puts(b, "<td class=\"num\">");
+    pm_html_text(b, s);
+    pm_buf_puts(b, "</td>");
+}
+
 static void key_figures(html_ctx *c)
 {
     const pm_analysis *a = c->a;
@@ -653,7 +664,7 @@ static void node_table(html_ctx *c)
                 figure_cell(lfs[i], fs[i], v, cell, sizeof cell);
             else
                 snprintf(cell, sizeof cell, "-");
-            td(b, cell, 1);
+            td_num(b, cell, v);
         }
         pm_buf_puts(b, "</tr>\n");
     }
@@ -889,7 +900,11 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     if ((rc = heatmaps(&c, err)) != 0)
         goto out;
     constant_table(&c, fl, nfl, missing);
-    pm_buf_puts(&c.body, "<h2 id=\"statistics\">Statistics per node</h2>\n");
+    pm_buf_puts(&c.body, "<h2 id=\"statistics\">Statistics per node</h2>\n<p class=\"help\">"
+                         "Click a column's heading to sort by it; type in the box to show the "
+                         "nodes whose name holds the text (Enter highlights the first).</p>\n"
+                         "<input type=\"search\" id=\"node-filter\" placeholder=\"Find a "
+                         "node\" aria-label=\"Find a node\">\n");
     node_table(&c);
     data_tail(&c);
     long long when = creation_time(o);

@@ -4,8 +4,10 @@
  * all, a double-click shows the whole job on all.  A click on a node in a
  * legend or in the statistics table highlights it in every chart.  Names
  * are set as text (textContent), never as markup.  The location's hash
- * may say "node=NAME" and "zoom=FROM,TO" (seconds since the start): the
- * state to open with, and what the tests drive.
+ * may say "node=NAME", "zoom=FROM,TO" (seconds since the start),
+ * "find=TEXT" (the statistics' rows whose node name holds it) and "sort=N"
+ * (the statistics sorted by column N, largest first): the state to open
+ * with, and what the tests drive.
  */
 (function () {
   'use strict';
@@ -305,12 +307,56 @@
       var n = +this.dataset.node;
       highlight(hl === n ? -1 : n);
     });
+  /* The statistics per node: sort by a column, find a node by name. */
+  var table = document.getElementById('nodes');
+  if (table) {
+    var tbody = table.tBodies[0], dir = {};
+    var ths = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(ths, function (th, col) {
+      th.style.cursor = 'pointer';
+      th.addEventListener('click', function () {
+        var rs = Array.prototype.slice.call(tbody.rows);
+        var d = dir[col] = -(dir[col] || -1); // first click: largest first
+        var key = function (r) {
+          var c = r.cells[col];
+          return col === 0 ? c.textContent : c.dataset.v === undefined ? -Infinity : +c.dataset.v;
+        };
+        rs.sort(function (a, b) {
+          var x = key(a), y = key(b);
+          return (x < y ? -1 : x > y ? 1 : +a.dataset.node - +b.dataset.node) * -d;
+        });
+        rs.forEach(function (r) { tbody.appendChild(r); });
+      });
+    });
+    var box = document.getElementById('node-filter');
+    if (box) {
+      box.addEventListener('input', function () {
+        var s = box.value.toLowerCase();
+        Array.prototype.forEach.call(tbody.rows, function (r) {
+          r.hidden = s !== '' && r.cells[0].textContent.toLowerCase().indexOf(s) < 0;
+        });
+      });
+      box.addEventListener('keydown', function (e) {
+        if (e.key !== 'Enter') return;
+        var first = Array.prototype.filter.call(tbody.rows, function (r) { return !r.hidden; })[0];
+        if (first) highlight(+first.dataset.node);
+      });
+    }
+  }
+
   var q = new URLSearchParams(location.hash.slice(1));
   if (q.has('zoom') && plots.length) {
     var z = q.get('zoom').split(',').map(Number);
     if (z.length === 2 && z[0] < z[1]) plots[0].setScale('x', { min: X0 + z[0], max: X0 + z[1] });
   }
   if (q.has('node')) highlight(D.nodes.indexOf(q.get('node')));
+  var findBox = document.getElementById('node-filter');
+  if (q.has('find') && findBox) {
+    findBox.value = q.get('find');
+    findBox.dispatchEvent(new Event('input'));
+  }
+  if (q.has('sort') && table && table.tHead.rows[0].cells[+q.get('sort')])
+    table.tHead.rows[0].cells[+q.get('sort')].click();
   document.body.dataset.charts = String(plots.length);
   document.body.dataset.heatmaps = String(heats.length);
   performance.mark('pm-drawn');

@@ -13,7 +13,8 @@
 # page 1's (pdftotext); a chart is drawn (a canvas) per plotted metric and
 # colour map;
 # a zoom given to the first chart is every chart's range; a node
-# highlighted is marked on every chart that has it.  Also: a byte changed
+# highlighted is marked on every chart that has it; the statistics table
+# finds nodes by name and sorts by a column.  Also: a byte changed
 # in the report's script stops it running (the CSP's hash); the vendored
 # library's SHA256SUMS hold, and a damaged copy is refused (exit 2); --stream and
 # a second run under SOURCE_DATE_EPOCH give the same bytes.
@@ -87,7 +88,7 @@ check "hostile: the same bytes when written again (SOURCE_DATE_EPOCH)" sh -c "sl
 # A zoom and a node given in the hash (report.js applies the zoom to the
 # first chart only; the others follow through the shared time axis).
 load "$T/hostile.html" "#zoom=12,25&node=%22%3E%3Cimg%20src%3Dx%20onerror%3D%22document.title%3D'img'%22%3E" "$T/hostile-z"
-load "$T/big.html" "#zoom=30,60.5&node=n03" "$T/big-z"
+load "$T/big.html" "#zoom=30,60.5&node=n03&find=N1&sort=1" "$T/big-z"
 check "zoomed, highlighted: no console message" sh -c "! grep -q ':CONSOLE' '$T/hostile-z.log' '$T/big-z.log'"
 
 check "the page as the browser left it" python3 - "$T" "$PM_ROOT/fixtures/html/hostile-names.json" <<'EOF'
@@ -214,6 +215,14 @@ named = [c["id"] for c in data["charts"] if any(l["node"] >= 0 and data["nodes"]
                                                for l in c["lines"])]
 marked = [f["attrs"]["id"] for f in figs if f["attrs"].get("data-hl") == "n03"]
 want(named and marked == named, "big: n03 highlighted in %r, named in %r" % (marked, named))
+# the statistics: find=N1 shows n10..n19 only, sort=1 orders them by CPU
+# utilisation, largest first
+rows = [e for e in els if e["tag"] == "tr" and "data-node" in e["attrs"]]
+shown = [r for r in rows if "hidden" not in r["attrs"]]
+names = [[k for k in r["kids"] if k["tag"] == "td"][0]["text"] for r in shown]
+want(sorted(names) == ["n%02d" % i for i in range(10, 20)], "big: find=N1 shows %r" % names)
+cpu = [float([k for k in r["kids"] if k["tag"] == "td"][1]["attrs"]["data-v"]) for r in shown]
+want(cpu == sorted(cpu, reverse=True) and cpu[0] > cpu[-1], "big: sort=1 gives %r" % cpu)
 heats = [e for e in els if e["tag"] == "figure" and "heat" in e["attrs"].get("class", "")]
 want(len(data["heat"]) >= 1 and len(heats) == len(data["heat"]),
      "big: %d colour maps drawn of %d" % (len(heats), len(data["heat"])))
