@@ -377,6 +377,47 @@ static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t 
     return rc;
 }
 
+/* ---- the phase timeline --------------------------------------------------- */
+
+/* The PDF's "Phases per node" (pm_timeline_build): a row per node (more
+ * where its phases overlap), a bar per phase, at most MAX_PHASES bars. */
+static int timeline(html_ctx *c, pm_error *err)
+{
+    const pm_analysis *a = c->a;
+    pm_timeline_data td;
+    int rc = pm_timeline_build(a, c->o->elapsed, &td, err);
+    pm_buf *d = &c->data;
+    if (rc == PM_ENOENT) {
+        pm_buf_puts(d, ",\"timeline\":null");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    const pm_timeline *tl = &td.tl;
+    pm_buf_puts(d, ",\"timeline\":{\"rows\":[");
+    for (size_t r = 0; r < tl->nrows; r++) {
+        if (r)
+            pm_buf_puts(d, ",");
+        pm_html_json_str(d, tl->rows[r]);
+    }
+    pm_buf_puts(d, "],\"bars\":[");
+    size_t n = tl->nbars < MAX_PHASES ? tl->nbars : MAX_PHASES;
+    for (size_t i = 0; i < n; i++) {
+        const pm_timeline_bar *b = &tl->bars[i];
+        pm_buf_printf(d, "%s[%zu,%zu,", i ? "," : "", b->row, b->kind);
+        pm_buf_json_num(d, b->t0 - a->t_start);
+        pm_buf_puts(d, ",");
+        pm_buf_json_num(d, b->t1 - a->t_start);
+        pm_buf_puts(d, "]");
+    }
+    pm_buf_printf(d, "],\"more\":%zu}", tl->nbars - n);
+    pm_buf_puts(&c->body, "<figure class=\"timeline\" id=\"timeline\"><figcaption>Phases per "
+                          "node</figcaption><div class=\"plot\"></div><div class=\"heat-info\">"
+                          "</div></figure>\n");
+    pm_timeline_data_free(&td);
+    return 0;
+}
+
 /* ---- colour maps ----------------------------------------------------------- */
 
 /* A colour map's cells, at most this many: above, consecutive rows are
@@ -789,7 +830,7 @@ static void data_head(html_ctx *c)
 static void data_tail(html_ctx *c)
 {
     pm_buf *d = &c->data;
-    pm_buf_puts(d, "],\"blobs\":[");
+    pm_buf_puts(d, ",\"blobs\":[");
     for (size_t i = 0; i < c->nblobs; i++) {
         pm_buf_puts(d, i ? ",\"" : "\"");
         pm_base64(d, c->blobs[i].bytes, c->blobs[i].len);
@@ -898,6 +939,9 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
         goto out;
     pm_buf_puts(&c.data, "],\"heat\":[");
     if ((rc = heatmaps(&c, err)) != 0)
+        goto out;
+    pm_buf_puts(&c.data, "]");
+    if ((rc = timeline(&c, err)) != 0)
         goto out;
     constant_table(&c, fl, nfl, missing);
     pm_buf_puts(&c.body, "<h2 id=\"statistics\">Statistics per node</h2>\n<p class=\"help\">"

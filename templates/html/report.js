@@ -183,6 +183,61 @@
     return o;
   }
 
+  /* The phase timeline: a row per node, a bar per phase coloured by kind;
+   * the pointer names the bar, a click zooms every chart to it. */
+  function timeline(tl) {
+    var fig = document.getElementById('timeline');
+    if (!fig) return null;
+    var box = fig.querySelector('.plot'), info = fig.querySelector('.heat-info');
+    var nr = tl.rows.length, rowH = Math.max(2, Math.min(18, Math.floor(480 / Math.max(1, nr))));
+    var W = Math.max(300, fig.clientWidth || 800), H = nr * rowH + 4;
+    var cv = document.createElement('canvas');
+    cv.width = W;
+    cv.height = H;
+    box.appendChild(cv);
+    var o = { x0: X0, x1: X1 };
+    function px(x) { return (x - o.x0) / (o.x1 - o.x0) * W; }
+    function legend() {
+      info.textContent = nr + ' rows, ' + tl.bars.length + ' phases' +
+        (tl.more ? ' (' + tl.more + ' more not shown)' : '') +
+        '. Point at a phase for its node and times; click to zoom to it.';
+    }
+    o.draw = function () {
+      var ctx = cv.getContext('2d');
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, W, H);
+      tl.bars.forEach(function (b) {
+        var x0 = px(X0 + b[2]), x1 = px(X0 + b[3]);
+        if (x1 < 0 || x0 > W) return;
+        ctx.fillStyle = PHASE[b[1] % PHASE.length];
+        ctx.fillRect(x0, 2 + b[0] * rowH, Math.max(1, x1 - x0), Math.max(1, rowH - 1));
+      });
+      fig.dataset.xmin = (o.x0 - X0).toFixed(3);
+      fig.dataset.xmax = (o.x1 - X0).toFixed(3);
+    };
+    function bar(e) {
+      var b = cv.getBoundingClientRect();
+      var x = o.x0 + (e.clientX - b.left) / b.width * (o.x1 - o.x0) - X0;
+      var r = Math.floor(((e.clientY - b.top) / b.height * H - 2) / rowH);
+      for (var i = tl.bars.length - 1; i >= 0; i--)
+        if (tl.bars[i][0] === r && tl.bars[i][2] <= x && x <= tl.bars[i][3]) return tl.bars[i];
+      return null;
+    }
+    cv.addEventListener('mousemove', function (e) {
+      var p = bar(e);
+      if (!p) return legend();
+      info.textContent = tl.rows[p[0]] + ': ' + D.kinds[p[1]] + ', ' + timeText(X0 + p[2]) +
+        ' to ' + timeText(X0 + p[3]) + ' (' + num(p[3] - p[2]) + ' s)';
+    });
+    cv.addEventListener('mouseleave', legend);
+    cv.addEventListener('click', function (e) {
+      var p = bar(e);
+      if (p && p[3] > p[2]) zoomAll(X0 + p[2], X0 + p[3]);
+    });
+    legend();
+    return o;
+  }
+
   function mark() {
     plots.forEach(function (u) {
       var f = u.root.parentNode.parentNode;
@@ -298,6 +353,10 @@
 
   D.charts.forEach(function (c) { plots.push(chart(c)); });
   D.heat.forEach(function (h) { heats.push(heat(h)); });
+  if (D.timeline) {
+    var tlo = timeline(D.timeline);
+    if (tlo) heats.push(tlo);
+  }
   building = false;
   zoomAll(X0, X1);
   phaseButtons();

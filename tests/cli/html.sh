@@ -198,6 +198,12 @@ for job in ("hostile", "hostile-z"):
             want(f["attrs"].get("data-xmin") == "12.000" and f["attrs"].get("data-xmax") == "25.000",
                  "hostile-z: %s shows %s..%s" % (f["attrs"]["id"], f["attrs"].get("data-xmin"),
                                                  f["attrs"].get("data-xmax")))
+        tl = [e for e in els if e["attrs"].get("id") == "timeline"]
+        want(data["timeline"] and tl and any(k["tag"] == "canvas" for k in tl[0]["kids"]) and
+             tl[0]["attrs"].get("data-xmin") == "12.000" and tl[0]["attrs"].get("data-xmax") == "25.000",
+             "hostile-z: the phase timeline: %r" % (tl and tl[0]["attrs"]))
+        want(sorted(data["timeline"]["rows"]) == sorted(names["hosts"]),
+             "hostile-z: timeline rows %r" % data["timeline"]["rows"])
         per_node = [c["id"] for c in data["charts"] if any(data["nodes"][l["node"]] == hl
                                                          for l in c["lines"] if l["node"] >= 0)]
         marked = [f["attrs"]["id"] for f in figs if f["attrs"].get("data-hl") == hl]
