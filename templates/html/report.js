@@ -419,4 +419,6 @@
   document.body.dataset.charts = String(plots.length);
   document.body.dataset.heatmaps = String(heats.length);
   performance.mark('pm-drawn');
+  /* When every chart was drawn, in ms since the page's navigation began. */
+  document.body.dataset.drawnMs = String(Math.round(performance.now()));
 })();
