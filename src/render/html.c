@@ -425,7 +425,32 @@ static int timeline(html_ctx *c, pm_error *err)
 #define HEAT_MAX_CELLS ((size_t)2000000)
 #define HEAT_NONE 255 /* a cell without data; values are 0..254 */
 
-static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m)
+typedef struct name_idx {
+    const char *name; /* a host's name pointer */
+    size_t host;
+} name_idx;
+
+static int cmp_name_ptr(const void *x, const void *y)
+{
+    uintptr_t a = (uintptr_t)((const name_idx *)x)->name,
+              b = (uintptr_t)((const name_idx *)y)->name;
+    return (a > b) - (a < b);
+}
+
+/* The hosts by their name pointers (a colour map's rows point at the
+ * hosts' names), for a row's host in log time; NULL when out of memory. */
+static name_idx *host_index(const pm_analysis *a)
+{
+    name_idx *ix = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *ix);
+    if (!ix)
+        return NULL;
+    for (size_t h = 0; h < a->nhosts; h++)
+        ix[h] = (name_idx){a->hosts[h].name, h};
+    qsort(ix, a->nhosts, sizeof *ix, cmp_name_ptr);
+    return ix;
+}
+
+static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m, const name_idx *ix)
 {
     const pm_analysis *a = c->a;
     const pm_heatmap *hm = &hd->hm;
@@ -475,11 +500,9 @@ static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m)
     json_blob(c, "t", hm->t, nc, a->t_start);
     pm_buf_puts(d, ",\"rows\":[");
     for (size_t r = 0; r < nr; r++) {
-        long h = -1;
-        for (size_t k = 0; k < a->nhosts && h < 0; k++)
-            if (a->hosts[k].name == hm->rows[r])
-                h = (long)k;
-        pm_buf_printf(d, "%s%ld", r ? "," : "", h);
+        name_idx key = {hm->rows[r], 0};
+        const name_idx *f = bsearch(&key, ix, a->nhosts, sizeof *ix, cmp_name_ptr);
+        pm_buf_printf(d, "%s%ld", r ? "," : "", f ? (long)f->host : -1L);
     }
     pm_buf_puts(d, "],\"cells\":\"");
     pm_base64(d, q, mr * nc);
@@ -495,6 +518,9 @@ static int heatmaps(html_ctx *c, pm_error *err)
     if (a->nhosts <= PM_HEATMAP_MIN_HOSTS)
         return 0;
     int rc = 0, heading = 0;
+    name_idx *ix = host_index(a);
+    if (!ix)
+        return pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's colour maps");
     for (size_t i = 0; i < c->l->nheatmaps && !rc && !c->oom; i++) {
         int m = pm_analysis_metric(a, c->l->heatmaps[i]);
         if (m < 0 || c->flat[m])
@@ -515,10 +541,11 @@ static int heatmaps(html_ctx *c, pm_error *err)
         pm_html_text(&c->body, hd.title);
         pm_buf_puts(&c->body, "</figcaption><div class=\"plot\"></div>"
                               "<div class=\"heat-info\"></div></figure>\n");
-        heat_json(c, &hd, (size_t)m);
+        heat_json(c, &hd, (size_t)m, ix);
         c->nheat++;
         pm_heatmap_data_free(&hd);
     }
+    free(ix);
     if (!rc && c->oom)
         rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's colour maps");
     return rc;
