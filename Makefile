@@ -54,7 +54,7 @@ LDFLAGS  += $(SANLD) -pthread
 DEB_BUILD_PKGS := build-essential pkg-config libcairo2-dev libhpdf-dev libcjson-dev libhdf5-dev \
             libgsl-dev libcmocka-dev fonts-dejavu-core zlib1g-dev libsqlite3-dev libpq-dev
 DEB_TEST_PKGS := poppler-utils postgresql gnuplot-nox valgrind qpdf libopenmpi-dev openmpi-bin \
-            hdf5-tools
+            hdf5-tools chromium
 DEB_PKGS := $(DEB_BUILD_PKGS) $(DEB_TEST_PKGS)
 
 # External libraries, resolved only when something needs them (so that

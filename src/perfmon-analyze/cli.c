@@ -21,6 +21,7 @@
 #include "perfmon/export.h"
 #include "perfmon/stream_out.h"
 #include "perfmon/fileio.h"
+#include "perfmon/html.h"
 #include "perfmon/parse.h"
 #include "perfmon/report.h"
 #include "perfmon/split.h"
@@ -59,6 +60,8 @@ static void usage(FILE *f)
         "  --by-phase         with --stats: resource use during each job phase\n"
         "  --trace FILE       Chrome trace (phases and main series; .gz compressed)\n"
         "  --pdf [FILE]       the PDF job report (default job-report-JOBID-START.pdf)\n"
+        "  --html [FILE]      the job report as one self-contained, interactive HTML\n"
+        "                     file (default job-report-JOBID-START.html)\n"
         "  --plots DIR        every plot as a PNG file (200 dpi, 18 cm wide), with\n"
         "                     the phase timeline where the job has phases\n"
         "  --elapsed          time axes in elapsed time, not UTC clock time\n"
@@ -74,7 +77,7 @@ static void usage(FILE *f)
         "                     or the latest) when the inputs hold several runs\n"
         "  --strict           an unreadable input file is fatal\n"
         "  --stream           the same results in bounded memory: hosts are read\n"
-        "                     again one at a time (--stats, --json, --pdf, --plots,\n"
+        "                     again one at a time (--stats, --json, --pdf, --html, --plots,\n"
         "                     --csv, --data, --hdf5 and --trace; the report's rows\n"
         "                     go to a file in TMPDIR);\n"
         "                     chosen by itself when the in-memory analysis would need\n"
@@ -345,22 +348,24 @@ static void print_input_msgs(msg_ctx *m)
     m->n = 0;
 }
 
-/* "--pdf WORD": WORD names the report unless it is an option or an input
- * (an existing directory, or an existing file not named .pdf). */
-static int is_pdf_name(const char *s)
+/* "--pdf WORD" ("--html WORD"): WORD names the report unless it is an
+ * option or an input (an existing directory, or an existing file not
+ * named .pdf, .html). */
+static int is_report_name(const char *s, const char *ext)
 {
-    size_t n = strlen(s);
+    size_t n = strlen(s), e = strlen(ext);
     if (s[0] == '-' || n == 0)
         return 0;
-    if (n > 4 && strcasecmp(s + n - 4, ".pdf") == 0)
+    if (n > e && strcasecmp(s + n - e, ext) == 0)
         return 1;
     struct stat st;
     return stat(s, &st) != 0 && errno == ENOENT;
 }
 
-/* job-report-<job id>-<start, UTC>.pdf, the job id made safe for a file
- * name: two local runs (job id "local") do not overwrite each other. */
-static void default_pdf_name(const pm_analysis *a, char *out, size_t cap)
+/* job-report-<job id>-<start, UTC><ext> (ext ".pdf" or ".html"), the job
+ * id made safe for a file name: two local runs (job id "local") do not
+ * overwrite each other. */
+static void default_report_name(const pm_analysis *a, const char *ext, char *out, size_t cap)
 {
     const char *job = "";
     for (size_t h = 0; h < a->nhosts && !*job; h++)
@@ -382,9 +387,9 @@ static void default_pdf_name(const pm_analysis *a, char *out, size_t cap)
         gmtime_r(&t0, &tm))
         strftime(when, sizeof when, "-%Y%m%dT%H%M%SZ", &tm);
     if (n == 0 || strcmp(safe, ".") == 0 || strcmp(safe, "..") == 0)
-        snprintf(out, cap, "job-report%s.pdf", when);
+        snprintf(out, cap, "job-report%s%s", when, ext);
     else
-        snprintf(out, cap, "job-report-%s%s.pdf", safe, when);
+        snprintf(out, cap, "job-report-%s%s%s", safe, when, ext);
 }
 
 static int write_report(const pm_analysis *a, const pm_report_opts *opts, int want_pdf, int quiet,
@@ -395,7 +400,7 @@ static int write_report(const pm_analysis *a, const pm_report_opts *opts, int wa
     pm_report_opts r = *opts, *ro = &r;
     char name[200];
     if (want_pdf && !ro->pdf_path) {
-        default_pdf_name(a, name, sizeof name);
+        default_report_name(a, ".pdf", name, sizeof name);
         ro->pdf_path = name;
     }
     if (!want_pdf)
@@ -422,6 +427,39 @@ static int write_report(const pm_analysis *a, const pm_report_opts *opts, int wa
         if (!quiet && isatty(STDERR_FILENO))
             fprintf(stderr, "perfmon-analyze: wrote %s\n", ro->pdf_path);
     }
+    return 0;
+}
+
+/* --html: the report as one HTML file (html.h); times it under -v. */
+static int write_html(const pm_analysis *a, const char *path, const char *layout, const char *tdir,
+                      int elapsed, int quiet, int verbose)
+{
+    pm_error err;
+    pm_error_clear(&err);
+    char name[200];
+    if (!path) {
+        default_report_name(a, ".html", name, sizeof name);
+        path = name;
+    }
+    pm_html_opts ho;
+    pm_html_opts_init(&ho);
+    ho.path = path;
+    ho.layout_path = layout;
+    ho.template_dir = tdir;
+    ho.elapsed = elapsed;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = pm_html_write(a, &ho, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        return rc;
+    }
+    if (verbose && !quiet)
+        fprintf(stderr, "perfmon-analyze: note: wrote %s in %.3f s\n", path,
+                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    else if (!quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "perfmon-analyze: wrote %s\n", path);
     return 0;
 }
 
@@ -466,7 +504,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         O_NOGATE,
         O_STREAM,
         O_NOSTREAM,
-        O_MEMORY
+        O_MEMORY,
+        O_HTML
     };
     static const struct option longopts[] = {{"stats", no_argument, NULL, O_STATS},
                                              {"json", no_argument, NULL, O_JSON},
@@ -488,6 +527,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, O_VERSION},
                                              {"pdf", optional_argument, NULL, O_PDF},
+                                             {"html", optional_argument, NULL, O_HTML},
                                              {"plots", required_argument, NULL, O_PLOTS},
                                              {"elapsed", no_argument, NULL, O_ELAPSED},
                                              {"layout", required_argument, NULL, O_LAYOUT},
@@ -509,7 +549,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     pm_analyze_opts o;
     pm_analyze_opts_init(&o);
     int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0, compare = 0;
-    int no_stream = 0;
+    int no_stream = 0, want_html = 0;
+    const char *html_path = NULL;
     uint64_t memory = 0; /* --memory: 0 = not given */
     double threshold = NAN;
     /* --gate / --no-gate names (--compare): pointers into gbuf */
@@ -614,8 +655,14 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
             want_pdf = 1;
             ro.pdf_path = optarg;
             /* "--pdf FILE": the next word, unless it is an option or an input. */
-            if (!optarg && optind < argc && is_pdf_name(argv[optind]))
+            if (!optarg && optind < argc && is_report_name(argv[optind], ".pdf"))
                 ro.pdf_path = argv[optind++];
+            break;
+        case O_HTML:
+            want_html = 1;
+            html_path = optarg;
+            if (!optarg && optind < argc && is_report_name(argv[optind], ".html"))
+                html_path = argv[optind++];
             break;
         case O_PLOTS: ro.plots_dir = optarg; break;
         case O_ELAPSED: ro.elapsed = 1; break;
@@ -694,6 +741,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                          : trace        ? "--trace"
                          : ro.plots_dir ? "--plots"
                          : o.stream     ? "--stream"
+                         : want_html    ? "--html"
                                         : NULL;
         if (no) {
             fprintf(stderr,
@@ -709,7 +757,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     }
     if (want_json)
         want_stats = 1;
-    if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !ro.plots_dir && !trace)
+    if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !want_html && !ro.plots_dir &&
+        !trace)
         want_stats = 1;
     /* The in-memory analysis or --stream (docs/analysis.md, "When it is
      * chosen"); not under mpirun, where each rank would judge its own
@@ -722,7 +771,8 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
             return rc;
     }
     /* (--stream keeps what the report and the plots read of the series) */
-    o.report = (want_pdf ? 1 : 0) | (ro.plots_dir ? 2 : 0);
+    /* (--html draws the PDF's charts: it keeps what the PDF keeps) */
+    o.report = (want_pdf || want_html ? 1 : 0) | (ro.plots_dir ? 2 : 0);
     char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
     pm_find_template_dir(tdir, "metrics.json", tbuf, sizeof tbuf);
     if (!catalog) {
@@ -746,7 +796,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                 tbuf, strerror(errno));
         return EXIT_USAGE;
     }
-    if (want_pdf || ro.plots_dir) {
+    if (want_pdf || want_html || ro.plots_dir) {
         /* The layout is an input like the catalog and the rules: a bad one
          * is said (exit 2) before the analysis, not after it. */
         pm_layout *lay = NULL;
@@ -757,6 +807,10 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
             return EXIT_USAGE;
         }
         pm_layout_free(lay);
+        if (want_html && pm_html_check_templates(tbuf, &lerr) != 0) {
+            fprintf(stderr, "perfmon-analyze: %s\n", lerr.msg);
+            return EXIT_USAGE;
+        }
     }
     o.catalog_path = catalog;
     o.rules_path = no_rules ? NULL : rules;
@@ -884,6 +938,9 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
         if (wr != 0 && status != EXIT_USAGE)
             status = wr == PM_EUSAGE ? EXIT_USAGE : EXIT_OUTPUT; /* a font named wrong */
     }
+    if (want_html && write_html(a, html_path, layout, tbuf, ro.elapsed, quiet, o.verbose) != 0 &&
+        status != EXIT_USAGE)
+        status = EXIT_OUTPUT;
     pm_stream_out_free(&so);
     pm_analysis_free(a);
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -39,6 +39,11 @@ void report_draw_chart(cairo_t *cr, double w, double h, const void *obj);
 void report_draw_timeline(cairo_t *cr, double w, double h, const void *obj);
 pm_canvas *report_render_canvas(report_draw_cb fn, const void *obj, double w, double h);
 
+/* Whether every node's series of r is flat (within 0.1 % of its largest
+ * magnitude); lo..hi: the range of the nodes' levels (report_plots.c; the
+ * HTML report's constant table too, html.c). */
+int report_metric_constant(const pm_metric_result *r, size_t nhosts, double *lo, double *hi);
+
 /* Shared by the pages (report_summary.c, report_nodes.c). */
 const char *report_or_dash(const char *s);
 void report_nodes_text(const pm_analysis *a, char *buf, size_t cap);

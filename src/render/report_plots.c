@@ -175,7 +175,7 @@ static int metric_in_group(const pm_metric_result *r, const char *page)
 /* Whether every node's series of r is flat; lo..hi: the range of the
  * nodes' levels.  A metric without a finite value is not constant (it has
  * no data). */
-static int metric_constant(const pm_metric_result *r, size_t nhosts, double *lo, double *hi)
+int report_metric_constant(const pm_metric_result *r, size_t nhosts, double *lo, double *hi)
 {
     int any = 0;
     *lo = INFINITY;
@@ -285,7 +285,7 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
                 continue;
             seen = 1;
             double lo, hi;
-            if (metric_constant(r, a->nhosts, &lo, &hi)) {
+            if (report_metric_constant(r, a->nhosts, &lo, &hi)) {
                 flat[m] = 1;
                 fl[nfl++] = (flat_metric){m, g, lo, hi};
             }

@@ -1,0 +1,424 @@
+/* perfmon's HTML job report: draws the charts of the data element with
+ * uPlot (templates/html/report.js; docs/report.md, "The HTML report").
+ * Every time plot shares one time axis: a zoom on one (drag) is set on
+ * all, a double-click shows the whole job on all.  A click on a node in a
+ * legend or in the statistics table highlights it in every chart.  Names
+ * are set as text (textContent), never as markup.  The location's hash
+ * may say "node=NAME", "zoom=FROM,TO" (seconds since the start),
+ * "find=TEXT" (the statistics' rows whose node name holds it) and "sort=N"
+ * (the statistics sorted by column N, largest first): the state to open
+ * with, and what the tests drive.
+ */
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('pm-data').textContent);
+  var X0 = D.elapsed ? 0 : D.t0, X1 = X0 + D.t1;
+  var vals = {}, xs = {};
+  var plots = [], syncing = false, building = true, hl = -1;
+  var PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
+                 '#7f7f7f', '#bcbd22', '#17becf', '#393b79', '#637939', '#8c6d31', '#843c39',
+                 '#7b4173', '#3182bd'];
+  var PHASE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
+               '#ff9da7', '#9c755f', '#bab0ac'];
+
+  /* Blob i: float32 little-endian in base64; NaN (no value) as null. */
+  function floats(i) {
+    var bin = atob(D.blobs[i]), n = bin.length >> 2, u8 = new Uint8Array(bin.length), k;
+    for (k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
+    var dv = new DataView(u8.buffer), out = new Array(n);
+    for (k = 0; k < n; k++) {
+      var v = dv.getFloat32(4 * k, true);
+      out[k] = v === v ? v : null;
+    }
+    return out;
+  }
+  function arr(i) { return vals[i] || (vals[i] = floats(i)); }
+  /* Times: seconds since the job's start, on the axis's scale. */
+  function xarr(i) {
+    if (!xs[i]) {
+      var a = floats(i);
+      for (var k = 0; k < a.length; k++) a[k] = X0 + a[k];
+      xs[i] = a;
+    }
+    return xs[i];
+  }
+
+  function num(v) {
+    if (v == null) return '\u2013';
+    var a = Math.abs(v);
+    if (a !== 0 && (a >= 1e9 || a < 1e-4)) return v.toExponential(5);
+    return String(+v.toPrecision(6));
+  }
+  function axisNum(v) {
+    var a = Math.abs(v);
+    if (a >= 1e9 || (a !== 0 && a < 1e-3)) return v.toExponential(1);
+    if (a >= 1e6) return +(v / 1e6).toPrecision(4) + 'M';
+    if (a >= 1e4) return +(v / 1e3).toPrecision(4) + 'k';
+    return String(+v.toPrecision(4));
+  }
+  function pad(n) { return (n < 10 ? '0' : '') + n; }
+  function elapsedText(s) {
+    var neg = s < 0;
+    s = Math.abs(s);
+    var h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = s - 3600 * h - 60 * m;
+    var ss = sec.toFixed(sec % 1 ? 1 : 0);
+    return (neg ? '-' : '') + h + ':' + pad(m) + ':' + (sec < 10 ? '0' : '') + ss;
+  }
+  function timeText(x) {
+    if (x == null) return '\u2013';
+    if (D.elapsed) return elapsedText(x);
+    var d = new Date(Math.round(x * 1000)).toISOString();
+    return d.slice(0, 10) + ' ' + d.slice(11, 19) + ' UTC';
+  }
+
+  /* The phases merged per kind: [kind, from, to] on the axis's scale. */
+  var phases = (function () {
+    var by = {}, out = [];
+    D.phases.forEach(function (p) { (by[p[0]] = by[p[0]] || []).push([p[1], p[2]]); });
+    Object.keys(by).forEach(function (k) {
+      var s = by[k].sort(function (a, b) { return a[0] - b[0]; }), cur = null;
+      s.forEach(function (p) {
+        if (cur && p[0] <= cur[2]) cur[2] = Math.max(cur[2], X0 + p[1]);
+        else out.push(cur = [+k, X0 + p[0], X0 + p[1]]);
+      });
+    });
+    return out;
+  })();
+
+  function shade(u, repairs) {
+    var ctx = u.ctx, b = u.bbox;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(b.left, b.top, b.width, b.height);
+    ctx.clip();
+    function span(t0, t1, fill) {
+      var x0 = u.valToPos(t0, 'x', true), x1 = u.valToPos(t1, 'x', true);
+      ctx.fillStyle = fill;
+      ctx.fillRect(x0, b.top, Math.max(1, x1 - x0), b.height);
+    }
+    phases.forEach(function (p) { span(p[1], p[2], PHASE[p[0] % PHASE.length] + '26'); });
+    repairs.forEach(function (r) { span(X0 + r[0], X0 + r[1], 'rgba(120,120,120,0.18)'); });
+    ctx.restore();
+  }
+
+  /* Colour maps (own canvas code: uPlot has none): a cell per node (or
+   * merged rows) and grid column, 0..254 between the map's lo and hi,
+   * 255 no data; viridis-like colours. */
+  var heats = [];
+  var STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  function rgb(q) {
+    var f = q / 254 * 4, i = Math.min(3, Math.floor(f)), w = f - i, a = STOPS[i], b = STOPS[i + 1];
+    return [a[0] + (b[0] - a[0]) * w, a[1] + (b[1] - a[1]) * w, a[2] + (b[2] - a[2]) * w];
+  }
+  function heat(h) {
+    var fig = document.getElementById(h.id), box = fig.querySelector('.plot');
+    var info = fig.querySelector('.heat-info');
+    var bin = atob(h.cells), nc = h.ncols, nr = bin.length / nc, k;
+    var src = document.createElement('canvas');
+    src.width = nc;
+    src.height = nr;
+    var sctx = src.getContext('2d'), img = sctx.createImageData(nc, nr);
+    for (k = 0; k < bin.length; k++) {
+      var q = bin.charCodeAt(k), c = q === 255 ? [225, 225, 225] : rgb(q);
+      img.data[4 * k] = c[0];
+      img.data[4 * k + 1] = c[1];
+      img.data[4 * k + 2] = c[2];
+      img.data[4 * k + 3] = 255;
+    }
+    sctx.putImageData(img, 0, 0);
+    var W = Math.max(300, fig.clientWidth || 800), H = Math.min(600, Math.max(120, 3 * nr));
+    var cv = document.createElement('canvas');
+    cv.width = W;
+    cv.height = H;
+    box.appendChild(cv);
+    var t = xarr(h.t), step = nc > 1 ? (t[nc - 1] - t[0]) / (nc - 1) : 1;
+    var unit = h.unit ? ' ' + h.unit : '';
+    var o = { x0: X0, x1: X1 };
+    function cols() { return [(o.x0 - t[0]) / step + 0.5, (o.x1 - t[0]) / step + 0.5]; }
+    function nodesOf(r) { return h.rows.slice(r * h.per, r * h.per + h.per); }
+    function legend() {
+      info.textContent = 'Colour: ' + num(h.lo) + unit + ' (dark) to ' + num(h.hi) + unit +
+        ' (yellow); grey: no data. ' + (h.per > 1 ? h.per + ' nodes a row. ' : '') +
+        'Point at a cell for its node and value; click to highlight the node.';
+    }
+    o.draw = function () {
+      var ctx = cv.getContext('2d'), c = cols();
+      ctx.imageSmoothingEnabled = false;
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, W, H);
+      ctx.drawImage(src, c[0], 0, c[1] - c[0], nr, 0, 0, W, H);
+      var mine = false;
+      for (var r = 0; r < nr && hl >= 0; r++) {
+        if (nodesOf(r).indexOf(hl) < 0) continue;
+        ctx.strokeStyle = '#e00';
+        ctx.lineWidth = 2;
+        ctx.strokeRect(1, r * H / nr, W - 2, Math.max(2, H / nr));
+        mine = true;
+      }
+      fig.dataset.hl = mine ? D.nodes[hl] : '';
+      fig.dataset.xmin = (o.x0 - X0).toFixed(3);
+      fig.dataset.xmax = (o.x1 - X0).toFixed(3);
+    };
+    function cell(e) {
+      var b = cv.getBoundingClientRect(), c = cols();
+      var r = Math.floor((e.clientY - b.top) / b.height * nr);
+      var col = Math.floor(c[0] + (e.clientX - b.left) / b.width * (c[1] - c[0]));
+      return r >= 0 && r < nr && col >= 0 && col < nc ? [r, col] : null;
+    }
+    cv.addEventListener('mousemove', function (e) {
+      var rc = cell(e);
+      if (!rc) return legend();
+      var q = bin.charCodeAt(rc[0] * nc + rc[1]);
+      var names = nodesOf(rc[0]).map(function (n) { return D.nodes[n]; });
+      info.textContent = names.slice(0, 3).join(', ') + (names.length > 3 ? ' and ' +
+        (names.length - 3) + ' more' : '') + ' at ' + timeText(t[rc[1]]) + ': ' +
+        (q === 255 ? 'no data' : '\u2248 ' + num(h.lo + q / 254 * (h.hi - h.lo)) + unit);
+    });
+    cv.addEventListener('mouseleave', legend);
+    cv.addEventListener('click', function (e) {
+      var rc = cell(e);
+      if (rc && h.per === 1) highlight(hl === h.rows[rc[0]] ? -1 : h.rows[rc[0]]);
+    });
+    legend();
+    return o;
+  }
+
+  /* The phase timeline: a row per node, a bar per phase coloured by kind;
+   * the pointer names the bar, a click zooms every chart to it. */
+  function timeline(tl) {
+    var fig = document.getElementById('timeline');
+    if (!fig) return null;
+    var box = fig.querySelector('.plot'), info = fig.querySelector('.heat-info');
+    var nr = tl.rows.length, rowH = Math.max(2, Math.min(18, Math.floor(480 / Math.max(1, nr))));
+    var W = Math.max(300, fig.clientWidth || 800), H = nr * rowH + 4;
+    var cv = document.createElement('canvas');
+    cv.width = W;
+    cv.height = H;
+    box.appendChild(cv);
+    var o = { x0: X0, x1: X1 };
+    function px(x) { return (x - o.x0) / (o.x1 - o.x0) * W; }
+    function legend() {
+      info.textContent = nr + ' rows, ' + tl.bars.length + ' phases' +
+        (tl.more ? ' (' + tl.more + ' more not shown)' : '') +
+        '. Point at a phase for its node and times; click to zoom to it.';
+    }
+    o.draw = function () {
+      var ctx = cv.getContext('2d');
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, W, H);
+      tl.bars.forEach(function (b) {
+        var x0 = px(X0 + b[2]), x1 = px(X0 + b[3]);
+        if (x1 < 0 || x0 > W) return;
+        ctx.fillStyle = PHASE[b[1] % PHASE.length];
+        ctx.fillRect(x0, 2 + b[0] * rowH, Math.max(1, x1 - x0), Math.max(1, rowH - 1));
+      });
+      fig.dataset.xmin = (o.x0 - X0).toFixed(3);
+      fig.dataset.xmax = (o.x1 - X0).toFixed(3);
+    };
+    function bar(e) {
+      var b = cv.getBoundingClientRect();
+      var x = o.x0 + (e.clientX - b.left) / b.width * (o.x1 - o.x0) - X0;
+      var r = Math.floor(((e.clientY - b.top) / b.height * H - 2) / rowH);
+      for (var i = tl.bars.length - 1; i >= 0; i--)
+        if (tl.bars[i][0] === r && tl.bars[i][2] <= x && x <= tl.bars[i][3]) return tl.bars[i];
+      return null;
+    }
+    cv.addEventListener('mousemove', function (e) {
+      var p = bar(e);
+      if (!p) return legend();
+      info.textContent = tl.rows[p[0]] + ': ' + D.kinds[p[1]] + ', ' + timeText(X0 + p[2]) +
+        ' to ' + timeText(X0 + p[3]) + ' (' + num(p[3] - p[2]) + ' s)';
+    });
+    cv.addEventListener('mouseleave', legend);
+    cv.addEventListener('click', function (e) {
+      var p = bar(e);
+      if (p && p[3] > p[2]) zoomAll(X0 + p[2], X0 + p[3]);
+    });
+    legend();
+    return o;
+  }
+
+  function mark() {
+    plots.forEach(function (u) {
+      var f = u.root.parentNode.parentNode;
+      f.dataset.xmin = (u.scales.x.min - X0).toFixed(3);
+      f.dataset.xmax = (u.scales.x.max - X0).toFixed(3);
+    });
+  }
+  function zoomAll(mn, mx, except) {
+    syncing = true;
+    plots.forEach(function (u) { if (u !== except) u.setScale('x', { min: mn, max: mx }); });
+    syncing = false;
+    heats.forEach(function (o) { o.x0 = mn; o.x1 = mx; o.draw(); });
+    mark();
+  }
+  function onScale(u, key) {
+    if (key !== 'x' || syncing || building) return;
+    zoomAll(u.scales.x.min, u.scales.x.max, u);
+  }
+
+  function highlight(node) {
+    hl = node;
+    plots.forEach(function (u) {
+      var i = hl >= 0 ? u.pmNodes.indexOf(hl) : -1;
+      u.setSeries(i > 0 ? i : null, { focus: true });
+      u.root.parentNode.parentNode.dataset.hl = i > 0 ? D.nodes[hl] : '';
+    });
+    var rows = document.querySelectorAll('#nodes tbody tr');
+    for (var k = 0; k < rows.length; k++)
+      rows[k].classList.toggle('hl', +rows[k].dataset.node === hl);
+    heats.forEach(function (o) { o.draw(); });
+  }
+
+  function chart(c) {
+    var fig = document.getElementById(c.id), el = fig.querySelector('.plot');
+    var unit = c.unit ? ' ' + c.unit : '';
+    var fv = function (u, v) { return v == null ? '\u2013' : num(v) + unit; };
+    var path = c.step === 1 ? uPlot.paths.stepped({ align: -1 })
+             : c.step === 2 ? uPlot.paths.stepped({ align: 1 }) : undefined;
+    var tables = [], series = [{ label: 'Time', value: function (u, v) { return timeText(v); } }];
+    var nodes = [-1], bands = [];
+    if (c.band) {
+      var b = c.band, base = series.length;
+      tables.push([xarr(b.t), arr(b.lo), arr(b.p5), arr(b.mid), arr(b.p95), arr(b.hi)]);
+      [['min', 'rgba(43,79,140,0.45)', 1], ['5th pct', 'rgba(43,79,140,0.6)', 1],
+       ['median', '#2b4f8c', 1.5], ['95th pct', 'rgba(43,79,140,0.6)', 1],
+       ['max', 'rgba(43,79,140,0.45)', 1]].forEach(function (s) {
+        series.push({ label: s[0], stroke: s[1], width: s[2], value: fv, paths: path });
+        nodes.push(-1);
+      });
+      bands.push({ series: [base + 4, base], fill: 'rgba(43,79,140,0.10)' },
+                 { series: [base + 3, base + 1], fill: 'rgba(43,79,140,0.22)' });
+    }
+    c.lines.forEach(function (l, i) {
+      tables.push([xarr(l.t), arr(l.v)]);
+      series.push({ label: l.label, stroke: PALETTE[i % PALETTE.length], width: 1.25,
+                    value: fv, paths: path });
+      nodes.push(l.node);
+    });
+    var data = tables.length === 1 ? tables[0] : uPlot.join(tables);
+    var axes = [{}, { label: c.ylabel, size: 56, values: function (u, s) { return s.map(axisNum); } }];
+    axes[0].values = D.elapsed ? function (u, s) { return s.map(elapsedText); }
+      : function (u, s) {
+        return s.map(function (x) { return new Date(x * 1000).toISOString().slice(11, 19); });
+      };
+    var opts = {
+      width: Math.max(300, fig.clientWidth || 800), height: 240,
+      series: series, bands: bands, axes: axes,
+      scales: { x: { time: !D.elapsed } },
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); },
+      focus: { alpha: 0.2 },
+      cursor: {
+        sync: { key: 'pm', setSeries: false },
+        focus: { prox: -1 },
+        bind: { dblclick: function () { return function () { zoomAll(X0, X1); return null; }; } }
+      },
+      hooks: {
+        setScale: [onScale],
+        drawClear: [function (u) { shade(u, c.repairs); }]
+      }
+    };
+    var u = new uPlot(opts, data, el);
+    u.pmNodes = nodes;
+    /* A click on a node's legend row highlights that node everywhere
+     * (instead of uPlot's hiding the series). */
+    var legend = u.root.querySelector('.u-legend');
+    if (legend) legend.addEventListener('click', function (e) {
+      var tr = e.target.closest('tr.u-series');
+      if (!tr) return;
+      e.stopPropagation();
+      var i = Array.prototype.indexOf.call(tr.parentNode.children, tr);
+      if (nodes[i] >= 0) highlight(hl === nodes[i] ? -1 : nodes[i]);
+    }, true);
+    return u;
+  }
+
+  function phaseButtons() {
+    var box = document.getElementById('phases');
+    if (!box || !D.kinds.length) return;
+    D.kinds.forEach(function (name, k) {
+      var mine = phases.filter(function (p) { return p[0] === k; });
+      if (!mine.length) return;
+      var btn = document.createElement('button');
+      btn.type = 'button';
+      btn.textContent = name;
+      btn.title = 'Zoom to this phase';
+      btn.style.borderLeft = '10px solid ' + PHASE[k % PHASE.length];
+      btn.addEventListener('click', function () {
+        zoomAll(mine[0][1], mine[mine.length - 1][2]);
+      });
+      box.appendChild(btn);
+    });
+  }
+
+  D.charts.forEach(function (c) { plots.push(chart(c)); });
+  D.heat.forEach(function (h) { heats.push(heat(h)); });
+  if (D.timeline) {
+    var tlo = timeline(D.timeline);
+    if (tlo) heats.push(tlo);
+  }
+  building = false;
+  zoomAll(X0, X1);
+  phaseButtons();
+  var rows = document.querySelectorAll('#nodes tbody tr');
+  for (var k = 0; k < rows.length; k++)
+    rows[k].addEventListener('click', function () {
+      var n = +this.dataset.node;
+      highlight(hl === n ? -1 : n);
+    });
+  /* The statistics per node: sort by a column, find a node by name. */
+  var table = document.getElementById('nodes');
+  if (table) {
+    var tbody = table.tBodies[0], dir = {};
+    var ths = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(ths, function (th, col) {
+      th.style.cursor = 'pointer';
+      th.addEventListener('click', function () {
+        var rs = Array.prototype.slice.call(tbody.rows);
+        var d = dir[col] = -(dir[col] || -1); // first click: largest first
+        var key = function (r) {
+          var c = r.cells[col];
+          return col === 0 ? c.textContent : c.dataset.v === undefined ? -Infinity : +c.dataset.v;
+        };
+        rs.sort(function (a, b) {
+          var x = key(a), y = key(b);
+          return (x < y ? -1 : x > y ? 1 : +a.dataset.node - +b.dataset.node) * -d;
+        });
+        rs.forEach(function (r) { tbody.appendChild(r); });
+      });
+    });
+    var box = document.getElementById('node-filter');
+    if (box) {
+      box.addEventListener('input', function () {
+        var s = box.value.toLowerCase();
+        Array.prototype.forEach.call(tbody.rows, function (r) {
+          r.hidden = s !== '' && r.cells[0].textContent.toLowerCase().indexOf(s) < 0;
+        });
+      });
+      box.addEventListener('keydown', function (e) {
+        if (e.key !== 'Enter') return;
+        var first = Array.prototype.filter.call(tbody.rows, function (r) { return !r.hidden; })[0];
+        if (first) highlight(+first.dataset.node);
+      });
+    }
+  }
+
+  var q = new URLSearchParams(location.hash.slice(1));
+  if (q.has('zoom') && plots.length) {
+    var z = q.get('zoom').split(',').map(Number);
+    if (z.length === 2 && z[0] < z[1]) plots[0].setScale('x', { min: X0 + z[0], max: X0 + z[1] });
+  }
+  if (q.has('node')) highlight(D.nodes.indexOf(q.get('node')));
+  var findBox = document.getElementById('node-filter');
+  if (q.has('find') && findBox) {
+    findBox.value = q.get('find');
+    findBox.dispatchEvent(new Event('input'));
+  }
+  if (q.has('sort') && table && table.tHead.rows[0].cells[+q.get('sort')])
+    table.tHead.rows[0].cells[+q.get('sort')].click();
+  document.body.dataset.charts = String(plots.length);
+  document.body.dataset.heatmaps = String(heats.length);
+  performance.mark('pm-drawn');
+  /* When every chart was drawn, in ms since the page's navigation began. */
+  document.body.dataset.drawnMs = String(Math.round(performance.now()));
+})();
