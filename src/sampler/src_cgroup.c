@@ -769,6 +769,8 @@ static unsigned v2_missing(const hier *h, unsigned *mask)
 
 static unsigned spec_controller(const spec *sp)
 {
+    if (sp->kind == K_PSI)
+        return 0; /* pressure is tracked for every v2 cgroup */
     if (strncmp(sp->file, "memory.", 7) == 0)
         return 1;
     if (strncmp(sp->file, "io.stat", 7) == 0)
