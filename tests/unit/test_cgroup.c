@@ -242,9 +242,9 @@ static void test_v2_hostile_files(void **state)
     assert_int_equal(h_open(&h, "v2", 6666, NULL), 0);
     assert_int_equal(h_read(&h), 0);
     has_note(&h, "\"level\":\"process\"");
-    assert_false(has(&h, "cg.cpu_usage")); /* -5 */
-    assert_false(has(&h, "cg.cpu_user"));  /* above 2^64 */
-    assert_false(has(&h, "cg.cpu_system")); /* "12 34"; the repeated key is ignored */
+    assert_false(has(&h, "cg.cpu_usage"));   /* -5 */
+    assert_false(has(&h, "cg.cpu_user"));    /* above 2^64 */
+    assert_false(has(&h, "cg.cpu_system"));  /* "12 34"; the repeated key is ignored */
     assert_false(has(&h, "cg.mem_current")); /* 12abc */
     assert_false(has(&h, "cg.mem_peak"));    /* empty */
     assert_false(has(&h, "cg.mem_limit"));   /* -1 */
@@ -345,9 +345,9 @@ static void test_v1_unlimited(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_v2_slurm_job),     cmocka_unit_test(test_v2_sluid_old_kernel),
+        cmocka_unit_test(test_v2_slurm_job),      cmocka_unit_test(test_v2_sluid_old_kernel),
         cmocka_unit_test(test_v2_bad_proc_lines), cmocka_unit_test(test_v2_hostile_files),
-        cmocka_unit_test(test_no_cgroup),        cmocka_unit_test(test_v1_slurm_job),
+        cmocka_unit_test(test_no_cgroup),         cmocka_unit_test(test_v1_slurm_job),
         cmocka_unit_test(test_v1_unlimited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
