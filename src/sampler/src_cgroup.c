@@ -242,10 +242,12 @@ typedef struct hier {
     int dirfd;          /* the cgroup's directory */
     int parentfd;       /* created: the directory it was made in */
     char made[32];      /* created: its name, "" otherwise */
+    int off;            /* CMD could not be moved into it: not read */
 } hier;
 
 typedef struct cgfile {
     const spec *sp;
+    size_t hi;        /* its hierarchy in st->h */
     const char *name; /* the name opened (spec file or alt) */
     int fd;
     int col[MAX_KEYS];
@@ -601,9 +603,11 @@ static void close_hiers(cg_state *st)
 
 /* Make `perfmon-<pid>` in each hierarchy's cgroup (those just opened) and
  * make it the hierarchy's directory.  Returns 0, or -errno with nothing
- * left behind. */
+ * left behind.  The hybrid system's unified mount (pressure only) is
+ * optional: where it fails, it is dropped with a note. */
 static int make_children(cg_state *st, char *why, size_t cap)
 {
+    size_t k = 0;
     char name[32];
     snprintf(name, sizeof name, "perfmon-%d", (int)getpid());
     for (size_t i = 0; i < st->nh; i++) {
@@ -618,7 +622,12 @@ static int make_children(cg_state *st, char *why, size_t cap)
                      strcmp(h->path, "/") == 0 ? "" : h->path, name, strerror(e));
             if (rc == 0)
                 unlinkat(h->dirfd, name, AT_REMOVEDIR);
-            for (size_t j = 0; j < i; j++) {
+            if (h->ctrl == C_PSI) {
+                add_note(st, "cgroup: no pressure columns (%s)", why);
+                close(h->dirfd);
+                continue;
+            }
+            for (size_t j = 0; j < k; j++) {
                 close(st->h[j].dirfd);
                 unlinkat(st->h[j].parentfd, st->h[j].made, AT_REMOVEDIR);
                 st->h[j].dirfd = st->h[j].parentfd;
@@ -632,7 +641,9 @@ static int make_children(cg_state *st, char *why, size_t cap)
         snprintf(h->made, sizeof h->made, "%s", name);
         size_t len = strlen(h->path);
         snprintf(h->path + len, sizeof h->path - len, "%s%s", len > 1 ? "/" : "", name);
+        st->h[k++] = *h;
     }
+    st->nh = k;
     return 0;
 }
 
@@ -805,6 +816,7 @@ static int open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
             cgfile *f = &st->f[st->nf];
             memset(f, 0, sizeof *f);
             f->sp = sp;
+            f->hi = i;
             f->name = sp->file;
             f->fd = openat(h->dirfd, sp->file, O_RDONLY | O_CLOEXEC);
             if (f->fd < 0 && sp->alt) {
@@ -1090,6 +1102,8 @@ static int find(const pm_sctx *ctx, cg_state *st, char *why, size_t cap)
         /* CMD goes into a cgroup made under the sampler's own. */
         if (read_lines(ctx, "self/cgroup", L) != 0 || (st->version = plan_hiers(ctx, L, st)) == 0) {
             snprintf(why, cap, "no cgroup file system under %s/fs/cgroup", ctx->sys_root);
+            add_note(st, "cgroup: cannot make a cgroup for the command (%s): no cgroup columns",
+                     why);
             goto out;
         }
         hier *keep = malloc(sizeof st->h);
@@ -1114,6 +1128,11 @@ static int find(const pm_sctx *ctx, cg_state *st, char *why, size_t cap)
                          ? ": run as root or in a delegated cgroup"
                          : "");
             close_hiers(st);
+        } else {
+            add_note(st,
+                     "cgroup: cannot make a cgroup for the command (the sampler's cgroup "
+                     "directories are not under %s/fs/cgroup)",
+                     ctx->sys_root);
         }
         /* fall back to the sampler's own cgroup, when it is a job's */
         memcpy(st->h, keep, sizeof st->h);
@@ -1256,7 +1275,8 @@ static int cg_read(void *state, const pm_sctx *ctx, pm_sample *s)
     if (st->dead || !st->adopted)
         return -1;
     for (size_t i = 0; i < st->nf; i++)
-        read_file(st, &st->f[i], s);
+        if (!st->h[st->f[i].hi].off)
+            read_file(st, &st->f[i], s);
     if (!st->announced)
         announce(st, ctx, s); /* a malformed line seen just now */
     return 0;
@@ -1277,7 +1297,11 @@ static void cg_adopt(void *state, const pm_sctx *ctx, pid_t pid)
         int rc = fd < 0 ? -errno : pm_write_all(fd, num, (size_t)len);
         if (fd >= 0 && close(fd) != 0 && rc == 0)
             rc = -errno;
-        if (rc != 0) {
+        if (rc != 0 && st->h[i].ctrl == C_PSI) {
+            add_note(st, "cgroup: no pressure columns (cannot move the command into %s%s: %s)",
+                     st->h[i].mount, st->h[i].path, strerror(-rc));
+            st->h[i].off = 1;
+        } else if (rc != 0) {
             add_note(st, "cgroup: cannot move the command into %s%s: %s; no cgroup columns",
                      st->h[i].mount, st->h[i].path, strerror(-rc));
             st->dead = 1;
