@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "perfmon/buf.h"
@@ -232,6 +233,17 @@ static const spec specs[] = {
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
 
+/* Gauges that change slowly, or whose reading costs most (memory.stat
+ * sums per-CPU counters, and on v2 flushes them first: about a third of
+ * a sample's cost on v1): read at the first sample, then at most every
+ * --pss-interval, like PSS; the analysis holds a sparse gauge. */
+static int slow_file(const char *name)
+{
+    return strcmp(name, "memory.stat") == 0 || strcmp(name, "memory.max") == 0 ||
+           strcmp(name, "memory.limit_in_bytes") == 0 ||
+           strcmp(name, "memory.kmem.usage_in_bytes") == 0;
+}
+
 /* One cgroup directory: a v1 hierarchy's, the v2 one, or (hybrid) the
  * unified mount's for the pressure files. */
 typedef struct hier {
@@ -252,6 +264,7 @@ typedef struct cgfile {
     int fd;
     int col[MAX_KEYS];
     int bad_noted;
+    int slow; /* slow_file() */
 } cgfile;
 
 typedef struct disk {
@@ -276,6 +289,7 @@ typedef struct cg_state {
     int version;
     pid_t from_pid;
     const char *level;
+    int64_t slow_due; /* mono time the slow files are read again */
     char notes[MAX_NOTES][NOTE_LEN];
     size_t nnotes;
     char *buf;
@@ -612,14 +626,24 @@ static int make_children(cg_state *st, char *why, size_t cap)
     snprintf(name, sizeof name, "perfmon-%d", (int)getpid());
     for (size_t i = 0; i < st->nh; i++) {
         hier *h = &st->h[i];
-        int rc = mkdirat(h->dirfd, name, 0755);
+        /* only in a cgroup file system (statfs(2) magic numbers), never in
+         * a captured tree given as --sys-root */
+        struct statfs sf;
+        int rc = -1;
+        if (fstatfs(h->dirfd, &sf) != 0)
+            sf.f_type = 0;
+        if (sf.f_type != 0x27e0eb && sf.f_type != 0x63677270)
+            errno = ENOTSUP;
+        else
+            rc = mkdirat(h->dirfd, name, 0755);
         if (rc != 0 && errno == EEXIST && unlinkat(h->dirfd, name, AT_REMOVEDIR) == 0)
             rc = mkdirat(h->dirfd, name, 0755); /* a leftover of an earlier pid */
         int fd = rc == 0 ? openat(h->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         if (fd < 0) {
             int e = errno;
             snprintf(why, cap, "cannot make %s%s/%s: %s", h->mount,
-                     strcmp(h->path, "/") == 0 ? "" : h->path, name, strerror(e));
+                     strcmp(h->path, "/") == 0 ? "" : h->path, name,
+                     e == ENOTSUP ? "not a cgroup file system" : strerror(e));
             if (rc == 0)
                 unlinkat(h->dirfd, name, AT_REMOVEDIR);
             if (h->ctrl == C_PSI) {
@@ -817,6 +841,7 @@ static int open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
             memset(f, 0, sizeof *f);
             f->sp = sp;
             f->hi = i;
+            f->slow = slow_file(sp->file);
             f->name = sp->file;
             f->fd = openat(h->dirfd, sp->file, O_RDONLY | O_CLOEXEC);
             if (f->fd < 0 && sp->alt) {
@@ -1274,8 +1299,11 @@ static int cg_read(void *state, const pm_sctx *ctx, pm_sample *s)
         announce(st, ctx, s);
     if (st->dead || !st->adopted)
         return -1;
+    int slow = ctx->pss_interval_ns <= 0 || !st->slow_due || ctx->now_mono_ns >= st->slow_due;
+    if (slow && ctx->pss_interval_ns > 0)
+        st->slow_due = (ctx->now_mono_ns ? ctx->now_mono_ns : 1) + ctx->pss_interval_ns;
     for (size_t i = 0; i < st->nf; i++)
-        if (!st->h[st->f[i].hi].off)
+        if (!st->h[st->f[i].hi].off && (slow || !st->f[i].slow))
             read_file(st, &st->f[i], s);
     if (!st->announced)
         announce(st, ctx, s); /* a malformed line seen just now */

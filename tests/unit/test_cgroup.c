@@ -267,6 +267,31 @@ static void test_v2_hostile_files(void **state)
     h_close(&h);
 }
 
+/* memory.stat, the limit (and v1's kernel memory) are read at the first
+ * sample and then every --pss-interval; the counters every sample. */
+static void test_slow_files(void **state)
+{
+    (void)state;
+    harness h;
+    assert_int_equal(h_open(&h, "v2", 0, "1234"), 0);
+    h.ctx.pss_interval_ns = 5000000000;
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "cg.mem_anon"), 2147483648u);
+    assert_int_equal(u64v(&h, "cg.mem_limit"), 8589934592u);
+    h.ctx.now_mono_ns = 5900000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_false(has(&h, "cg.mem_anon"));
+    assert_false(has(&h, "cg.mem_limit"));
+    assert_int_equal(u64v(&h, "cg.mem_current"), 3221225472u);
+    assert_dbl(f64v(&h, "cg.cpu_usage"), 7.384512);
+    assert_int_equal(u64v(&h, "cg.mem_events_oom_kill"), 1);
+    h.ctx.now_mono_ns = 6000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "cg.mem_kernel"), 67108864u);
+    h_close(&h);
+}
+
 /* No cgroup: the root cgroup, a system-wide run, another SLURM job. */
 static void test_no_cgroup(void **state)
 {
@@ -348,7 +373,7 @@ int main(void)
         cmocka_unit_test(test_v2_slurm_job),      cmocka_unit_test(test_v2_sluid_old_kernel),
         cmocka_unit_test(test_v2_bad_proc_lines), cmocka_unit_test(test_v2_hostile_files),
         cmocka_unit_test(test_no_cgroup),         cmocka_unit_test(test_v1_slurm_job),
-        cmocka_unit_test(test_v1_unlimited),
+        cmocka_unit_test(test_v1_unlimited),      cmocka_unit_test(test_slow_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
