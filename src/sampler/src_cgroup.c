@@ -1209,8 +1209,15 @@ static int find(const pm_sctx *ctx, cg_state *st, char *why, size_t cap)
     }
     if (slurm)
         st->nh = k;
+    size_t nroot = 0, nplan = st->nh;
+    for (size_t i = 0; i < st->nh; i++)
+        nroot += strcmp(st->h[i].path, "/") == 0;
     if (open_hiers(ctx, st, 0) == 0) {
-        snprintf(why, cap, "process %d is in no cgroup of its own (the root cgroup)", (int)pid);
+        if (nroot == nplan)
+            snprintf(why, cap, "process %d is in no cgroup of its own (the root cgroup)", (int)pid);
+        else
+            snprintf(why, cap, "the cgroup directories of process %d are not under %s/fs/cgroup",
+                     (int)pid, ctx->sys_root);
         goto out;
     }
     st->level = slurm ? "job" : "process";

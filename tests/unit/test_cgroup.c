@@ -308,6 +308,9 @@ static void test_no_cgroup(void **state)
     h_close(&h);
     assert_int_equal(h_open(&h, "v2", 77777, NULL), PM_ENOENT); /* no such process */
     h_close(&h);
+    assert_int_equal(h_open(&h, "v2", 4400, NULL), PM_ENOENT); /* its cgroup has gone */
+    assert_non_null(strstr(h.err.msg, "not under"));
+    h_close(&h);
 }
 
 /* v1: SLURM's slurm/uid_<uid>/job_<id> in each hierarchy, a combined
