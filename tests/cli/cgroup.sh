@@ -14,7 +14,9 @@
 #    `unified` mount seen through a --sys-root whose fs/cgroup is it): the
 #    same CPU check, the pressure columns, and a note for each controller
 #    the cgroup lacks.
-# 3. Run as an unprivileged user: no cgroup can be made; a note says why
+# 3. -p PID of a process in a v1 memory cgroup the test makes: the event
+#    names that cgroup at level "process".
+# 4. Run as an unprivileged user: no cgroup can be made; a note says why
 #    and there are no cgroup columns.
 set -u
 T=$(mktemp -d)
@@ -151,7 +153,32 @@ else
     check "v2: the cgroup made for CMD is removed" gone "$P" "$V2/fs/cgroup/"
 fi
 
-# 3. unprivileged: no cgroup can be made, and the profile says so
+# 3. -p PID: the cgroup that process is in (one the test makes)
+M=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
+G=/sys/fs/cgroup/memory${M%/}/perfmon-test-$$
+if [ -z "$M" ] || ! mkdir "$G" 2>/dev/null; then
+    echo "SKIP  -p: cannot make a v1 memory cgroup"
+else
+    sh -c 'echo $$ > "$1/cgroup.procs"; exec sleep 1' sh "$G" &
+    SP=$!
+    sleep 0.2
+    "$S" -o "$T/p" -i 0.2 -f json -p "$SP" >"$T/p.out" 2>&1
+    check "-p: perfmon-sample -p PID exits 0" test $? -eq 0
+    P=$(ls "$T"/p/*.jsonl)
+    check "-p: the event names the process's cgroup" python3 -c '
+import json, sys
+notes = [json.loads(l).get("note", "") for l in open(sys.argv[1])]
+ev = [json.loads(n) for n in notes if n.startswith("{\"event\":\"cgroup\"")]
+want = {"path": sys.argv[2], "from_pid": int(sys.argv[3]), "created": 0, "level": "process"}
+print("   event:", ev)
+sys.exit(not (len(ev) == 1 and all(ev[0].get(k) == v for k, v in want.items())))
+' "$P" "${M%/}/perfmon-test-$$" "$SP"
+    check "-p: its memory is recorded" has "$P" '"cg.mem_current"'
+    wait "$SP"
+    rmdir "$G"
+fi
+
+# 4. unprivileged: no cgroup can be made, and the profile says so
 if command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
     chmod 755 "$T" && mkdir "$T/u" && chmod 777 "$T/u"
     setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
