@@ -123,7 +123,7 @@ if [ -f /sys/fs/cgroup/cgroup.controllers ] || [ ! -f /sys/fs/cgroup/cpuacct/cpu
     [ ! -f /sys/fs/cgroup/cpu,cpuacct/cpuacct.usage ]; then
     echo "SKIP  v1: /sys/fs/cgroup has no cgroup v1 cpuacct hierarchy"
 else
-    "$S" -o "$T/v1" -i 0.2 -f json -- sh -c "python3 '$T/work.py' '$T/own'" >"$T/v1.out" 2>&1
+    ${PM_WRAP:-} "$S" -o "$T/v1" -i 0.2 -f json -- sh -c "python3 '$T/work.py' '$T/own'" >"$T/v1.out" 2>&1
     check "v1: perfmon-sample -- CMD exits 0" test $? -eq 0
     P=$(ls "$T"/v1/*.jsonl)
     check "v1: cgroup event, CPU and memory peak agree" python3 "$T/check.py" "$P" v1 "$T/own"
@@ -159,10 +159,10 @@ G=/sys/fs/cgroup/memory${M%/}/perfmon-test-$$
 if [ -z "$M" ] || ! mkdir "$G" 2>/dev/null; then
     echo "SKIP  -p: cannot make a v1 memory cgroup"
 else
-    sh -c 'echo $$ > "$1/cgroup.procs"; exec sleep 1' sh "$G" &
+    sh -c 'echo $$ > "$1/cgroup.procs"; exec sleep 60' sh "$G" &
     SP=$!
     sleep 0.2
-    "$S" -o "$T/p" -i 0.2 -f json -p "$SP" >"$T/p.out" 2>&1
+    ${PM_WRAP:-} "$S" -o "$T/p" -i 0.2 -f json -d 1 -p "$SP" >"$T/p.out" 2>&1
     check "-p: perfmon-sample -p PID exits 0" test $? -eq 0
     P=$(ls "$T"/p/*.jsonl)
     check "-p: the event names the process's cgroup" python3 -c '
@@ -174,7 +174,7 @@ print("   event:", ev)
 sys.exit(not (len(ev) == 1 and all(ev[0].get(k) == v for k, v in want.items())))
 ' "$P" "${M%/}/perfmon-test-$$" "$SP"
     check "-p: its memory is recorded" has "$P" '"cg.mem_current"'
-    wait "$SP"
+    { kill "$SP" && wait "$SP"; } 2>/dev/null
     rmdir "$G"
 fi
 
