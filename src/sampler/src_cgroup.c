@@ -802,6 +802,13 @@ static unsigned v2_missing(const hier *h, unsigned *mask)
     return 1;
 }
 
+/* cpu.stat's throttling keys (v2 and v1) */
+static int throttle_key(const char *key)
+{
+    return strcmp(key, "nr_periods") == 0 || strncmp(key, "nr_throttled", 12) == 0 ||
+           strncmp(key, "throttled_", 10) == 0;
+}
+
 static unsigned spec_controller(const spec *sp)
 {
     if (sp->kind == K_PSI)
@@ -834,6 +841,8 @@ static int open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
         for (size_t k = 0; k < NSPECS; k++) {
             const spec *sp = &specs[k];
             if (!(sp->ctrl & h->ctrl) || (spec_controller(sp) & off) || st->nf == MAX_FILES)
+                continue;
+            if (st->created && sp->ctrl == C_CPU)
                 continue;
             if (sp->ctrl == C_PSI && h->version != 2)
                 continue;
@@ -868,6 +877,8 @@ static int open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
                 cols = 1;
             } else {
                 for (int j = 0; j < MAX_KEYS && sp->f[j].col; j++) {
+                    if (st->created && sp->f[j].key && throttle_key(sp->f[j].key))
+                        continue;
                     if (sp->kind == K_KEYED || sp->kind == K_PSI) {
                         if (!has_key(st->buf, sp->f[j].key)) {
                             size_t len = strlen(missing);
@@ -901,6 +912,10 @@ static int open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
             st->nf++;
         }
     }
+    if (st->created)
+        add_note(st, "cgroup: no CPU throttling columns: the cgroup made for the command has "
+                     "no CPU limit of its own, and cpu.stat counts only the throttling by a "
+                     "cgroup's own limit");
     return 0;
 }
 
@@ -1131,6 +1146,15 @@ static int find(const pm_sctx *ctx, cg_state *st, char *why, size_t cap)
                      why);
             goto out;
         }
+        /* A cgroup perfmon makes has no CPU limit of its own, and cpu.stat
+         * counts only the throttling by the cgroup's own limit (not its
+         * parents'): a v1 hierarchy of the cpu controller alone has
+         * nothing to give it. */
+        size_t kept = 0;
+        for (size_t i = 0; i < st->nh; i++)
+            if (st->h[i].ctrl != C_CPU)
+                st->h[kept++] = st->h[i];
+        st->nh = kept;
         hier *keep = malloc(sizeof st->h);
         size_t nkeep = st->nh;
         if (!keep) {

@@ -93,6 +93,9 @@ else:
     if len(sys.argv) > 3:
         own = float(open(sys.argv[3]).read())
         near(last("cg.cpu_usage"), own, "cg.cpu_usage - the command's own getrusage")
+# a cgroup made for CMD has no CPU limit of its own: no throttling columns
+if "cg.cpu_throttled" in ix or not any("no CPU throttling columns" in n for n in notes):
+    bad.append("throttling columns for a made cgroup, or no note")
 if mode == "v1":
     peak = last("cg.mem_peak")
     print("   cg.mem_peak %.1f MiB" % ((peak or 0) / 1048576))
