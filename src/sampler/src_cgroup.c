@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -615,6 +616,30 @@ static void close_hiers(cg_state *st)
     st->nh = 0;
 }
 
+/* Remove the `perfmon-<pid>` cgroups under dirfd that samplers killed
+ * before their end left behind: only those whose pid is gone, and rmdir
+ * removes only a cgroup without processes or children. */
+static void remove_stale(int dirfd)
+{
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        uint64_t pid;
+        if (strncmp(e->d_name, "perfmon-", 8) != 0 || pm_parse_u64(e->d_name + 8, &pid) != 0 ||
+            pid == 0 || pid > 0x3fffffff || (pid_t)pid == getpid())
+            continue;
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+            unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
 /* Make `perfmon-<pid>` in each hierarchy's cgroup (those just opened) and
  * make it the hierarchy's directory.  Returns 0, or -errno with nothing
  * left behind.  The hybrid system's unified mount (pressure only) is
@@ -632,10 +657,12 @@ static int make_children(cg_state *st, char *why, size_t cap)
         int rc = -1;
         if (fstatfs(h->dirfd, &sf) != 0)
             sf.f_type = 0;
-        if (sf.f_type != 0x27e0eb && sf.f_type != 0x63677270)
+        if (sf.f_type != 0x27e0eb && sf.f_type != 0x63677270) {
             errno = ENOTSUP;
-        else
+        } else {
+            remove_stale(h->dirfd);
             rc = mkdirat(h->dirfd, name, 0755);
+        }
         if (rc != 0 && errno == EEXIST && unlinkat(h->dirfd, name, AT_REMOVEDIR) == 0)
             rc = mkdirat(h->dirfd, name, 0755); /* a leftover of an earlier pid */
         int fd = rc == 0 ? openat(h->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;

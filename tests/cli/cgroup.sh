@@ -9,7 +9,8 @@
 #    before it ran) and, at the end, within 5 % plus 2 clock ticks of the
 #    tree's proc.cpu_time and of the CPU time the command measured itself
 #    (getrusage of itself and its children); cg.mem_peak at least 50 MiB;
-#    and the cgroup directories gone afterwards.
+#    and the cgroup directories gone afterwards, with the leftover of a
+#    killed sampler (perfmon-<pid> of a pid that is gone).
 # 2. cgroup v2 where a cgroup2 file system is mounted (pure, or the hybrid
 #    `unified` mount seen through a --sys-root whose fs/cgroup is it): the
 #    same CPU check, the pressure columns, and a note for each controller
@@ -126,8 +127,16 @@ if [ -f /sys/fs/cgroup/cgroup.controllers ] || [ ! -f /sys/fs/cgroup/cpuacct/cpu
     [ ! -f /sys/fs/cgroup/cpu,cpuacct/cpuacct.usage ]; then
     echo "SKIP  v1: /sys/fs/cgroup has no cgroup v1 cpuacct hierarchy"
 else
+    # the leftover of a sampler that was killed (its pid is gone)
+    true &
+    dead=$!
+    wait "$dead"
+    M=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
+    stale=/sys/fs/cgroup/memory${M%/}/perfmon-$dead
+    mkdir "$stale" 2>/dev/null || stale=""
     ${PM_WRAP:-} "$S" -o "$T/v1" -i 0.2 -f json -- sh -c "python3 '$T/work.py' '$T/own'" >"$T/v1.out" 2>&1
     check "v1: perfmon-sample -- CMD exits 0" test $? -eq 0
+    [ -z "$stale" ] || check "v1: a killed sampler's leftover cgroup is removed" test ! -d "$stale"
     P=$(ls "$T"/v1/*.jsonl)
     check "v1: cgroup event, CPU and memory peak agree" python3 "$T/check.py" "$P" v1 "$T/own"
     check "v1: the cgroup made for CMD is removed" gone "$P" /sys/fs/cgroup
