@@ -1,7 +1,8 @@
 /* source.h - the sampler's metric-source contract.
  *
- * Each source (cpu, memory, disk, net, infiniband, rapl, process tree) is
- * one file under src/sampler/ exporting one const pm_source table.  At
+ * Each source (cpu, memory, disk, net, infiniband, rapl, process tree,
+ * cgroup) is one file under src/sampler/ exporting one const pm_source
+ * table.  At
  * start the sampler calls open() on every source: the source discovers its
  * hardware, adds its columns to the schema and keeps their indices in its
  * private state.  Then, every sample, read() fills those columns.
@@ -119,6 +120,11 @@ typedef struct pm_source {
      * be reaped (wait()ed for): the last moment its /proc files can be
      * read.  Called between samples. */
     void (*reaping)(void *state, const pm_sctx *ctx, pid_t pid);
+    /* Optional: `-- CMD` has been forked as pid and waits at its start
+     * gate (it has not run the command yet, and the first sample has not
+     * been taken): the source may place it (the cgroup source moves it
+     * into the cgroup made for it).  Called once, after open(). */
+    void (*adopt)(void *state, const pm_sctx *ctx, pid_t pid);
     void (*close)(void *state);
     int essential; /* open() failure is fatal */
 } pm_source;
@@ -133,6 +139,7 @@ extern const pm_source pm_source_proctree;
 extern const pm_source pm_source_nvml;
 extern const pm_source pm_source_perf;
 extern const pm_source pm_source_events;
+extern const pm_source pm_source_cgroup;
 
 /* NULL-terminated list of all sources, in column order. */
 extern const pm_source *const pm_sources[];

@@ -513,6 +513,10 @@ static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
     r->child = pid;
     r->roots[0] = pid;
     r->nroots = 1;
+    /* Before the gate opens: e.g. into the cgroup made for CMD. */
+    for (size_t i = 0; i < r->nsrc; i++)
+        if (r->src[i]->adopt)
+            r->src[i]->adopt(r->state[i], &r->ctx, pid);
     return 0;
 }
 

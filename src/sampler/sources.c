@@ -7,17 +7,9 @@
 #include "perfmon/source.h"
 
 const pm_source *const pm_sources[] = {
-    &pm_source_cpu,
-    &pm_source_memory,
-    &pm_source_disk,
-    &pm_source_net,
-    &pm_source_nvml,
-    &pm_source_perf,
-    &pm_source_infiniband,
-    &pm_source_rapl,
-    &pm_source_events,
-    &pm_source_proctree,
-    NULL,
+    &pm_source_cpu,    &pm_source_memory,   &pm_source_disk,       &pm_source_net,
+    &pm_source_nvml,   &pm_source_perf,     &pm_source_infiniband, &pm_source_rapl,
+    &pm_source_events, &pm_source_proctree, &pm_source_cgroup,     NULL,
 };
 
 int pm_sctx_open(pm_sctx *ctx, const char *proc_root, const char *sys_root, pm_error *err)

@@ -314,7 +314,7 @@ static void test_disk_full(void **state)
     snprintf(mnt, sizeof mnt, "%s/small", dir);
     snprintf(err, sizeof err, "%s/err", dir);
     mkdir(mnt, 0755);
-    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=12k tmpfs '%s' 2>/dev/null", mnt);
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=20k tmpfs '%s' 2>/dev/null", mnt);
     if (system(cmd) != 0) {
         fprintf(stderr, "SKIP disk-full test: cannot mount a tmpfs here\n");
         pm_test_rmrf(dir);

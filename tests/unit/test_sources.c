@@ -269,8 +269,9 @@ static void test_sctx_open_missing_sys(void **state)
 static void test_registry(void **state)
 {
     (void)state;
-    static const char *const names[] = {"cpu",  "memory",     "disk", "net",    "nvml",
-                                        "perf", "infiniband", "rapl", "events", "proctree"};
+    static const char *const names[] = {"cpu",    "memory",   "disk",       "net",
+                                        "nvml",   "perf",     "infiniband", "rapl",
+                                        "events", "proctree", "cgroup"};
     enum { N = sizeof names / sizeof *names };
     size_t n = 0;
     while (pm_sources[n]) {
