@@ -125,7 +125,7 @@ enum pm_input_msg {
 
 void pm_analyze_opts_init(pm_analyze_opts *o);
 
-/* Clock assessment of one host (docs/analysis.md, "Clocks"). */
+/* Clock assessment of one host (docs/analysis.md, "Time axis and clocks"). */
 typedef struct pm_clock {
     int method;        /* 0 = start spread only (SKA input), 1 = also monotonic/wall pairs */
     double offset_s;   /* first sample minus the median first sample over hosts */

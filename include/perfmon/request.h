@@ -1,7 +1,7 @@
 /* request.h - what a job asked its batch system for (CPUs, memory, time
  * limit), as the sampler reads it at start (src/sampler/request.c), and
  * the requested-vs-used figures of an analysis (src/analysis/request_use.c).
- * docs/format.md "Metadata", docs/analysis.md "Requested vs used".
+ * docs/perfmon-sample.md "What the job asked for", docs/analysis.md "Requested vs used".
  *
  * Ownership: plain values; nothing to free. */
 #ifndef PERFMON_REQUEST_H

@@ -1,4 +1,4 @@
-/* Per-point series operations (docs/analysis.md, "Rates and repairs"). */
+/* Per-point series operations (docs/analysis.md, "Rates, unwrapping and repairs"). */
 #include "perfmon/series.h"
 #include "perfmon/stats.h"
 #include "perfmon/invariant.h"

@@ -1,4 +1,4 @@
-/* JSON Lines profile reader (docs/format.md, "JSON form").  The first line
+/* JSON Lines profile reader (docs/format.md, "JSON Lines form").  The first line
  * is the header; a line that does not parse is skipped with a warning that
  * names its line number, so one damaged line costs one sample. */
 #include <cjson/cJSON.h>

@@ -113,7 +113,7 @@ static const char *const TEMPLATES[V_COUNT] = {
     [V_PHASE] = "{pct} % of the {what} fell in phase `{phase}`.",
 };
 
-/* Thresholds of the verdict (docs/analysis.md, "The verdict"). */
+/* Thresholds of the verdict (docs/report.md, "The report", item 1). */
 #define IDLE_RATIO 0.5    /* a node's CPU below this share of the others' mean */
 #define BUSY_RATIO 1.5    /* above this multiple of the others' mean */
 #define SLOW_RATIO 1.2    /* wall time above this multiple of the median node's */

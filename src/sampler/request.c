@@ -2,7 +2,7 @@
  * and the time limit from the job's environment (SLURM, PBS, OAR), the
  * time limit of an older SLURM from `squeue -h -j JOB -o %l` run with a
  * short bound.  Written into the profile's metadata as "request"
- * (docs/format.md, "Metadata"); the analysis sets it against what was
+ * (docs/perfmon-sample.md, "What the job asked for"); the analysis sets it against what was
  * used (docs/analysis.md, "Requested vs used"). */
 #include <errno.h>
 #include <fcntl.h>
