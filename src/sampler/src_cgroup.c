@@ -390,7 +390,8 @@ static int ends_with(const char *c, size_t len, const char *suffix)
 
 /* Cut path (a cgroup path) after the SLURM job's component: v2
  * `.../slurmstepd.scope/job_<id>` or `.../slurmstepd.scope/<SLUID>`, v1
- * `.../slurm/uid_<uid>/job_<id>`.  With want (SLURM_JOB_ID) a `job_<id>`
+ * `.../slurm/uid_<uid>/job_<id>` (`slurm_<node>/...` in builds for several
+ * slurmd on one machine).  With want (SLURM_JOB_ID) a `job_<id>`
  * of another job does not count.  Returns 1 when cut, 0 when the path is
  * not in a SLURM job. */
 static int slurm_job_level(char *path, const char *want)
@@ -404,8 +405,11 @@ static int slurm_job_level(char *path, const char *want)
         char *e = strchr(c, '/');
         size_t len = e ? (size_t)(e - c) : strlen(c);
         int under_scope = prev && ends_with(prev, prevlen, "slurmstepd.scope");
+        /* v1: `slurm`, or `slurm_<node>` where SLURM is built for several
+         * slurmd on one machine (Debian's packages are) */
         int under_uid = prev && prev2 && prevlen > 4 && strncmp(prev, "uid_", 4) == 0 &&
-                        prev2len == 5 && strncmp(prev2, "slurm", 5) == 0;
+                        prev2len >= 5 && strncmp(prev2, "slurm", 5) == 0 &&
+                        (prev2len == 5 || (prev2len > 6 && prev2[5] == '_'));
         int job = slurm_job_name(c, len) && (under_scope || under_uid);
         if (job && want && *want && (len - 4 != strlen(want) || strncmp(c + 4, want, len - 4) != 0))
             job = 0;

@@ -7,7 +7,9 @@
 # batch job written like examples/slurm-job.sh (srun perfmon-sample ... &,
 # the workload as its own step, echo FINISHED > IPC, wait, perfmon-analyze)
 # and checks that the sampler recorded the SLURM job id, the node name and
-# the workload step's processes, and that the analysis made the report.
+# the workload step's processes, and that the analysis made the report;
+# then again with SLURM's cgroup plugins, where the sampler must find the
+# job's cgroup (and, before, without them, must use the process tree).
 # Every daemon it started is stopped on exit, whatever happened.
 # Where SLURM cannot run here (not root, no package, a daemon does not come
 # up) it prints a SKIP line with the reason and exits 0; a job or a check
@@ -231,6 +233,16 @@ assert 0 < r["wall_s"] < 420 and r["time_pct"] < 25, r
 assert r["mem_used_bytes"] > 0 and abs(r["mem_pct"] - r["mem_used_bytes"] / (1000 * 1048576) * 100) < 1e-9, r
 assert "walltime" in r["note"], r
 EOF
+check "without SLURM's cgroup plugins: no job cgroup, the process tree gives the job's figures" \
+    python3 - "$OUT/${JOBID}_$HOST.pmp.jsonl" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+cols = [c["name"] for c in lines[0]["columns"]]
+assert not [c for c in cols if c.startswith("cg.")], cols
+assert "proc.cpu_time" in cols, cols
+events = [json.loads(l["note"]) for l in lines if "note" in l and l["note"].startswith("{")]
+assert not [e for e in events if e.get("event") == "cgroup"], events
+EOF
 check "the analysis in the job wrote the report" [ -s "$OUT/job-report-$JOBID.pdf" ]
 check "the job output has the statistics" grep -q "^  $HOST " "$T/job-$JOBID.out"
 if command -v pdftotext >/dev/null 2>&1; then
@@ -240,4 +252,73 @@ if command -v pdftotext >/dev/null 2>&1; then
         sh -c "grep -q 'of 7.0 min requested' '$T/report.txt' && grep -q 'of 1000 MiB requested per node' '$T/report.txt'"
 fi
 [ "$fails" -eq 0 ] || { logs; exit 1; }
+
+# The same job under SLURM's cgroup plugins (proctrack/cgroup, task/cgroup):
+# the sampler finds the job's cgroup from its own /proc/self/cgroup (the
+# job level above its step) and records the kernel's accounting of it.
+# Where slurmd cannot run with the plugins here, this part is skipped.
+restart_with_cgroups() {
+    stop "$T/slurmd.pid"
+    stop "$T/slurmctld.pid"
+    sed -i -e 's|^ProctrackType=.*|ProctrackType=proctrack/cgroup|' \
+        -e 's|^TaskPlugin=.*|TaskPlugin=task/cgroup|' \
+        -e 's|^JobAcctGatherType=.*|JobAcctGatherType=jobacct_gather/cgroup|' "$SLURM_CONF"
+    printf 'CgroupPlugin=autodetect\nCgroupMountpoint=/sys/fs/cgroup\nConstrainCores=no\nConstrainRAMSpace=yes\n' \
+        >"$T/cgroup.conf"
+    slurmctld -f "$SLURM_CONF" 2>"$T/slurmctld.err" || return 1
+    slurmd -f "$SLURM_CONF" 2>"$T/slurmd.err" || return 1
+    i=0
+    until [ "$(sinfo -h -n "$HOST" -o %T 2>/dev/null)" = idle ]; do
+        i=$((i + 1))
+        [ $i -gt 60 ] && return 1
+        sleep 0.5
+    done
+}
+if ! restart_with_cgroups; then
+    logs
+    echo "SKIP  check-slurm: slurmd does not run with proctrack/cgroup and task/cgroup here: the job cgroup is not checked"
+    echo "check-slurm: passed"
+    exit 0
+fi
+echo "check-slurm: slurmd restarted with proctrack/cgroup and task/cgroup"
+JOBID=$(sbatch --parsable -o "$T/job-%j.out" -D "$T" "$T/job.sh" 2>"$T/sbatch.err") ||
+    { cat "$T/sbatch.err"; logs; echo "FAIL  sbatch refused the job"; exit 1; }
+i=0
+while squeue -h -j "$JOBID" 2>/dev/null | grep -q .; do
+    i=$((i + 1))
+    [ $i -gt 240 ] && { logs; echo "FAIL  job $JOBID still running after 120 s"; exit 1; }
+    sleep 0.5
+done
+echo "--- job output"
+cat "$T/job-$JOBID.out"
+echo "---"
+state=$(scontrol show job "$JOBID" 2>/dev/null | tr ' ' '\n' | grep -E '^(JobState|ExitCode)=' | tr '\n' ' ')
+check "job $JOBID under the cgroup plugins completed ($state)" \
+    sh -c "echo '$state' | grep -q 'JobState=COMPLETED ExitCode=0:0'"
+OUT="$T/perfmon-$JOBID"
+check "the sampler found the job's cgroup (job_$JOBID, above its own step) and recorded it" \
+    python3 - "$OUT/${JOBID}_$HOST.pmp.jsonl" "$JOBID" <<'EOF'
+import json, sys
+path, job = sys.argv[1:]
+lines = [json.loads(l) for l in open(path)]
+cols = {c["name"]: i for i, c in enumerate(lines[0]["columns"])}
+events = [json.loads(l["note"]) for l in lines if "note" in l and l["note"].startswith("{")]
+cg = [e for e in events if e.get("event") == "cgroup"]
+assert cg, [l["note"] for l in lines if "note" in l]
+e = cg[0]
+print("cgroup:", e)
+assert e["level"] == "job" and e["path"].rstrip("/").endswith("job_" + job), e
+assert "step_" not in e["path"], e
+assert "cg.cpu_usage" in cols and "proc.cpu_time" in cols, sorted(cols)
+s = [l["v"] for l in lines if "t" in l]
+cg_cpu = [v[cols["cg.cpu_usage"]] for v in s if v[cols["cg.cpu_usage"]] is not None]
+tree = [v[cols["proc.cpu_time"]] for v in s if v[cols["proc.cpu_time"]] is not None]
+# The job's cgroup holds every step (the workload, the sampler's own step,
+# the batch script): at least what the tree saw of the workload.
+print("cg.cpu_usage %.2f s, proc.cpu_time %.2f s" % (cg_cpu[-1] - cg_cpu[0], tree[-1] - tree[0]))
+assert cg_cpu[-1] - cg_cpu[0] > 1.5, cg_cpu
+assert cg_cpu[-1] - cg_cpu[0] >= 0.9 * (tree[-1] - tree[0]), (cg_cpu[-1], tree[-1])
+EOF
+[ "$fails" -eq 0 ] || { logs; exit 1; }
 echo "check-slurm: passed"
+

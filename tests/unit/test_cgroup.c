@@ -350,6 +350,20 @@ static void test_v1_slurm_job(void **state)
     h_close(&h);
 }
 
+/* v1 under a SLURM built for several slurmd on one machine (Debian's):
+ * `slurm_<node>/uid_<uid>/job_<id>`, still the job's level. */
+static void test_v1_slurm_node_prefix(void **state)
+{
+    (void)state;
+    harness h;
+    assert_int_equal(h_open(&h, "v1", 901, NULL), 0);
+    assert_int_equal(h_read(&h), 0);
+    has_note(&h, "\"path\":\"/slurm_node1/uid_1000/job_78\"");
+    has_note(&h, "\"level\":\"job\"");
+    assert_int_equal(u64v(&h, "cg.mem_current"), 1073741824u);
+    h_close(&h);
+}
+
 /* v1: a process in its own memory cgroup without a limit. */
 static void test_v1_unlimited(void **state)
 {
@@ -373,10 +387,15 @@ static void test_v1_unlimited(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_v2_slurm_job),      cmocka_unit_test(test_v2_sluid_old_kernel),
-        cmocka_unit_test(test_v2_bad_proc_lines), cmocka_unit_test(test_v2_hostile_files),
-        cmocka_unit_test(test_no_cgroup),         cmocka_unit_test(test_v1_slurm_job),
-        cmocka_unit_test(test_v1_unlimited),      cmocka_unit_test(test_slow_files),
+        cmocka_unit_test(test_v2_slurm_job),
+        cmocka_unit_test(test_v2_sluid_old_kernel),
+        cmocka_unit_test(test_v2_bad_proc_lines),
+        cmocka_unit_test(test_v2_hostile_files),
+        cmocka_unit_test(test_no_cgroup),
+        cmocka_unit_test(test_v1_slurm_job),
+        cmocka_unit_test(test_v1_slurm_node_prefix),
+        cmocka_unit_test(test_v1_unlimited),
+        cmocka_unit_test(test_slow_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
