@@ -9,21 +9,22 @@
  *     noise (robust z over the window, as for an entry).  A whole-test
  *     change beyond its noise fails the run at once when it is also beyond
  *     every earlier whole-test change (its tail, measured over the earlier
- *     runs) or when the previous run was beyond too; otherwise it is
- *     suspect.  Needs two entries or more.
+ *     runs) by one robust sd of that series, or when the previous run was
+ *     beyond too; otherwise it is suspect.  Needs two entries or more.
  *   - one entry beyond its noise while the test as a whole is not: it
  *     fails at once only when its change exceeds by the minimum change the
  *     largest change any gated entry of the test showed in the earlier runs
  *     (the test's single-entry tail, measured over at least tail_min
- *     judged entry values), or when its previous value was beyond the
+ *     judged entry values) by confirm robust sd of its own noise, or when
+ *     its previous value was beyond the
  *     confirmation bar too (two consecutive runs: the next nightly run or
  *     a rerun in the same pipeline); otherwise it is suspect.
  *
- * Confirmation: the latest value is beyond the confirmation bar when it is
- * worse than the median of the window before the suspect value by at
- * least the minimum change and confirm robust sd (confirm <= threshold),
- * and the previous value was beyond it too, one of the two beyond the
- * threshold.
+ * Confirmation: the previous value was beyond the confirmation bar (worse
+ * than the median of its window by at least the minimum change and
+ * confirm robust sd, confirm <= threshold), and so is the latest one,
+ * judged against the window before the previous value (so that the
+ * suspect value does not widen the noise it is judged with).
  *
  * Ownership: the functions only read their inputs and fill the outputs
  * inside the structures given; nothing is kept.

@@ -174,7 +174,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             for (size_t j = 0; j + 1 < nr; j++)
                 if (isnan(t->tail) || R[j] - 1 > t->tail)
                     t->tail = R[j] - 1;
-            double margin = g->confirm * PM_MAD_TO_SD * r.mad; /* mad of ratios near 1 */
+            double margin = PM_MAD_TO_SD * r.mad; /* one robust sd (of ratios near 1) */
             t->verdict = PM_GATE_OK;
             if (t->beyond) {
                 if (isnan(t->tail) || t->change > t->tail + margin) {
@@ -204,11 +204,8 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
         if (k >= 1) {
             judge_at(x->v, k - 1, 0, &x->o, g->confirm, tmp, &p);
             judge_at(x->v, k, 1, &x->o, g->confirm, tmp, &c);
-            pm_check_result pk;
-            judge_at(x->v, k - 1, 0, &x->o, x->o.threshold, tmp, &pk);
             x->prev_beyond = p.verdict == PM_CHECK_REGRESSION;
-            if (x->prev_beyond && c.verdict == PM_CHECK_REGRESSION &&
-                (x->beyond || pk.verdict == PM_CHECK_REGRESSION)) {
+            if (x->prev_beyond && c.verdict == PM_CHECK_REGRESSION) {
                 x->verdict = PM_GATE_REGRESSION;
                 x->why = PM_GATE_WHY_CONFIRMED;
                 continue;
