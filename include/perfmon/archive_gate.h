@@ -15,14 +15,15 @@
  *     fails at once only when its change exceeds by the minimum change the
  *     largest change any gated entry of the test showed in the earlier runs
  *     (the test's single-entry tail, measured over at least tail_min
- *     judged entry values) by confirm robust sd of its own noise, or when
+ *     judged entry values) by the confirmation bar in robust sd of its own
+ *     noise, or when
  *     its previous value was beyond the
  *     confirmation bar too (two consecutive runs: the next nightly run or
  *     a rerun in the same pipeline); otherwise it is suspect.
  *
  * Confirmation: the previous value was beyond the confirmation bar (worse
  * than the median of its window by at least the minimum change and
- * confirm robust sd, confirm <= threshold), and so is the latest one,
+ * confirm x threshold robust sd), and so is the latest one,
  * judged against the window before the previous value (so that the
  * suspect value does not widen the noise it is judged with).
  *
@@ -55,7 +56,8 @@ enum pm_gate_why {
 };
 
 typedef struct pm_gate_opts {
-    double confirm;  /* robust z of the confirmation bar (default 2) */
+    double confirm;  /* the confirmation bar, a fraction of the threshold (default 2/3:
+                      * 2 robust sd at the default threshold 3) */
     size_t tail_min; /* judged earlier entry values before a tail counts as measured
                       * (default 40: 10 runs of a 4-entry test) */
     size_t lookback; /* earlier runs searched for the tail (default 100) */

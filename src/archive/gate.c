@@ -11,7 +11,7 @@
 
 void pm_gate_opts_init(pm_gate_opts *g)
 {
-    g->confirm = 2.0;
+    g->confirm = 2.0 / 3;
     g->tail_min = 40;
     g->lookback = 100;
 }
@@ -201,9 +201,11 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
         /* The confirmation bar: the previous value beyond it (judged as it
          * was), and the latest one against the window before that. */
         pm_check_result p, c;
+        /* a fraction of the threshold: a larger --threshold raises it too */
+        double bar = g->confirm * x->o.threshold;
         if (k >= 1) {
-            judge_at(x->v, k - 1, 0, &x->o, g->confirm, tmp, &p);
-            judge_at(x->v, k, 1, &x->o, g->confirm, tmp, &c);
+            judge_at(x->v, k - 1, 0, &x->o, bar, tmp, &p);
+            judge_at(x->v, k, 1, &x->o, bar, tmp, &c);
             x->prev_beyond = p.verdict == PM_CHECK_REGRESSION;
             if (x->prev_beyond && c.verdict == PM_CHECK_REGRESSION) {
                 x->verdict = PM_GATE_REGRESSION;
@@ -218,7 +220,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             x->verdict = PM_GATE_REGRESSION;
             x->why = PM_GATE_WHY_TEST;
         } else if (!isnan(t->entry_tail) &&
-                   w > t->entry_tail + g->confirm * rel_sd(&x->r)) {
+                   w > t->entry_tail + bar * rel_sd(&x->r)) {
             x->verdict = PM_GATE_REGRESSION;
             x->why = PM_GATE_WHY_TAIL;
         } else {

@@ -80,7 +80,7 @@ int pm_arch_plot(const char *path, const char *test, const char *entry, const ch
     char title[600], label[400], ylabel[400];
     snprintf(title, sizeof title, "%.280s: %.280s", test, entry);
     snprintf(ylabel, sizeof ylabel, "%.300s (%.60s)", entry, unit && *unit ? unit : "1");
-    snprintf(label, sizeof label, "%.300s, %s is better (%zu runs, %zu marked as regressions%s)",
+    snprintf(label, sizeof label, "%.300s, %s is better (%zu runs, %zu beyond their noise%s)",
              entry, pm_better_name(o->better), n, nm, gated ? "" : "; informational, not gated");
     pm_plot_series ser = {.label = label, .t = t, .v = v, .n = np};
     pm_plot p;

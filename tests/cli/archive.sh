@@ -188,9 +188,19 @@ check "three entries checked" has "$T/out" "bench: 3 entries checked, 0 regressi
 tf bench $((1700000000 + 10 * 86400)) "$H/run10.json" "steady=1.30" "noisy=1.02" "stays=2.0"
 $B add --db "$HDB" --datadir "$H" --archivedir "$HA" >/dev/null
 $B check --db "$HDB" bench >"$T/out"
-check "a 30% slowdown exits 1" [ $? -eq 1 ]
-check "the slower entry and its size are printed" grep -q "^REGRESSION  steady: latest 1.3 vs median 1 of 10 runs (+30.0%," "$T/out"
+check "one entry 30% slower, the others flat: suspect, exit 6" [ $? -eq 6 ]
+check "the suspect entry, its size and the protocol are printed" grep -q \
+    "^SUSPECT  *steady: latest 1.3 vs median 1 of 10 runs (+30.0%,.*: rerun to confirm$" "$T/out"
 check "the others are ok" grep -q "^ok  *noisy: latest 1.02" "$T/out"
+check "the count says suspect" has "$T/out" "bench: 3 entries checked, 0 regressions, 1 suspect"
+check "the whole test is ok" grep -q "^ok  *bench (whole test): median change +" "$T/out"
+# The rerun in the same pipeline confirms it: two consecutive runs beyond.
+tf bench $((1700000000 + 10 * 86400 + 600)) "$H/run10b.json" "steady=1.31" "noisy=1.00" "stays=2.0"
+$B add --db "$HDB" --datadir "$H" --archivedir "$HA" >/dev/null
+$B check --db "$HDB" bench >"$T/out"
+check "the rerun confirms it: exit 1" [ $? -eq 1 ]
+check "the slower entry, its size and why are printed" grep -q \
+    "^REGRESSION  steady: latest 1.31 vs median 1.005 of 10 runs (+30.3%,.*; the previous run was beyond too$" "$T/out"
 check "the count" has "$T/out" "bench: 3 entries checked, 1 regressions"
 $B check --db "$HDB" bench --json >"$T/json"
 check "check --json exits 1 too" [ $? -eq 1 ]
@@ -198,18 +208,22 @@ check "check --json holds the figures" py -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["test"] == "bench" and d["checked"] == 3 and d["regressions"] == 1, d
+assert d["suspects"] == 0 and d["whole_test"]["verdict"] == "ok", d
+assert d["whole_test"]["entries"] == 3, d
 e = {x["entry"]: x for x in d["entries"]}
 s = e["steady"]
 assert s["verdict"] == "regression" and s["previous_runs"] == 10, s
-assert s["latest"] == 1.3 and s["median"] == 1 and abs(s["mad"] - 0.01) < 1e-12, s
-assert abs(s["z"] - 0.3 / (1.4826 * 0.01)) < 1e-6 and abs(s["change"] - 0.3) < 1e-12, s
+assert s["why"] == "the previous run was beyond too" and s["previous_beyond"], s
+# judged alone against the 10 runs before it (the suspect 1.3 among them)
+assert s["latest"] == 1.31 and s["median"] == 1.005 and abs(s["mad"] - 0.015) < 1e-12, s
+assert abs(s["z"] - 0.305 / (1.4826 * 0.015)) < 1e-6 and abs(s["change"] - 0.305 / 1.005) < 1e-12, s
 assert e["stays"]["verdict"] == "ok" and e["stays"]["z"] == 0, e["stays"]
 ' "$T/json"
 $B check --db "$HDB" bench noisy stays >"$T/out"
 check "check of named entries exits 0" [ $? -eq 0 ]
 $B check --db "$HDB" bench noisy --no-gate noisy >"$T/out"
 check "an informational entry asked for by name: its figures shown" \
-    grep -q "^info  *noisy: latest 1.02 vs median 1 of 10 runs" "$T/out"
+    grep -q "^info  *noisy: latest 1 vs median 1.005 of 10 runs" "$T/out"
 $B check --db "$HDB" bench steady --min-change 50 >"$T/out"
 check "--min-change 50 lets +30% pass" [ $? -eq 0 ]
 $B check --db "$HDB" bench steady --threshold 1000 >"$T/out"
@@ -244,7 +258,7 @@ check "plot PDF exits 0" [ $? -eq 0 ]
 check "a PDF is written" has "$T/steady.pdf" "%PDF-"
 if command -v pdftotext >/dev/null 2>&1; then
     pdftotext "$T/steady.pdf" "$T/steady.txt"
-    check "the PDF names the entry and the marked run" has "$T/steady.txt" "1 marked as regressions"
+    check "the PDF names the entry and the marked run" has "$T/steady.txt" "2 beyond their noise"
 fi
 $B plot --db "$HDB" bench nosuch -o "$T/x.png" 2>"$T/err"
 check "plot of an unknown entry exits 2" [ $? -eq 2 ]
