@@ -98,11 +98,15 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
     /* W[j * ne + i]: entry i's worse change in run first + j (NAN: none) */
     double *W = pm_alloc_array(span, ne * sizeof *W), *tmp = pm_alloc_array(maxw, sizeof *tmp);
     double *col = pm_alloc_array(ne ? ne : 1, sizeof *col), *R = pm_alloc_array(span, sizeof *R);
-    if (!W || !tmp || !col || !R) {
+    size_t *Rrun = pm_alloc_array(span, sizeof *Rrun);
+    unsigned char *moved = calloc(span, 1); /* runs where the whole test was beyond its noise */
+    if (!W || !tmp || !col || !R || !Rrun || !moved) {
         free(W);
         free(tmp);
         free(col);
         free(R);
+        free(Rrun);
+        free(moved);
         return pm_error_set(err, PM_ENOMEM, "the gate: out of memory");
     }
     for (size_t j = 0; j < span * ne; j++)
@@ -145,10 +149,10 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             t->entries = cnt;
         /* as ratios 1 + change, so that check's relative change is the
          * difference of the changes */
-        if (!isnan(m))
-            R[nr++] = 1 + m;
-        else if (first + j == latest)
-            R[nr++] = NAN;
+        if (!isnan(m) || first + j == latest) {
+            Rrun[nr] = j;
+            R[nr++] = isnan(m) ? NAN : 1 + m;
+        }
     }
     if (t->entry_tail_n < g->tail_min)
         t->entry_tail = NAN;
@@ -158,6 +162,10 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
         o.min_abs = 0;
         o.min_change = minch;
         pm_check_result r;
+        for (size_t q = 1; q < nr; q++) {
+            pm_check_series(R, q + 1, &o, &r);
+            moved[Rrun[q]] = r.verdict == PM_CHECK_REGRESSION;
+        }
         pm_check_series(R, nr, &o, &r);
         t->change = R[nr - 1] - 1;
         t->n = r.n;
@@ -187,6 +195,15 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
                     t->verdict = PM_GATE_SUSPECT;
                     t->why = PM_GATE_WHY_WITHIN;
                 }
+            } else if (t->prev_beyond && nr >= 2) {
+                /* the previous run beyond the threshold, this one beyond the
+                 * confirmation bar against the window before it */
+                pm_check_result cr;
+                judge_at(R, nr - 1, 1, &o, g->confirm * o.threshold, tmp, &cr);
+                if (cr.verdict == PM_CHECK_REGRESSION) {
+                    t->verdict = PM_GATE_REGRESSION;
+                    t->why = PM_GATE_WHY_CONFIRMED;
+                }
             }
         }
     }
@@ -198,27 +215,44 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
         x->verdict = PM_GATE_OK;
         x->beyond = x->r.verdict == PM_CHECK_REGRESSION;
         size_t k = x->n - 1;
-        /* The confirmation bar: the previous value beyond it (judged as it
-         * was), and the latest one against the window before that. */
-        pm_check_result p, c;
-        /* a fraction of the threshold: a larger --threshold raises it too */
-        double bar = g->confirm * x->o.threshold;
-        if (k >= 1) {
-            judge_at(x->v, k - 1, 0, &x->o, bar, tmp, &p);
-            judge_at(x->v, k, 1, &x->o, bar, tmp, &c);
-            x->prev_beyond = p.verdict == PM_CHECK_REGRESSION;
-            if (x->prev_beyond && c.verdict == PM_CHECK_REGRESSION) {
+        /* Confirmation: the last k values all beyond a bar, each judged
+         * against the window before the first of them (so that the
+         * suspect values do not widen the noise they are judged with):
+         * two at the confirmation bar, or three at half the threshold. */
+        double bar = g->confirm * x->o.threshold; /* a larger --threshold raises it too */
+        for (size_t kk = 2; kk <= 3 && x->verdict == PM_GATE_OK; kk++) {
+            if (x->n < kk)
+                break;
+            double b = kk == 2 ? bar : x->o.threshold / 2;
+            int all = 1;
+            for (size_t q = 0; q < kk && all; q++) {
+                size_t idx = x->n - kk + q;
+                if (x->run[idx] >= first && moved[x->run[idx] - first]) {
+                    all = 0; /* the whole test moved then: the test's verdict says */
+                    break;
+                }
+                pm_check_result cr;
+                judge_at(x->v, idx, q, &x->o, b, tmp, &cr);
+                all = cr.verdict == PM_CHECK_REGRESSION;
+                if (kk == 2 && q == 0)
+                    x->prev_beyond = all;
+            }
+            if (all) {
                 x->verdict = PM_GATE_REGRESSION;
                 x->why = PM_GATE_WHY_CONFIRMED;
-                continue;
             }
         }
+        if (x->verdict == PM_GATE_REGRESSION)
+            continue;
         if (!x->beyond)
             continue;
         double w = sign * x->r.change;
         if (t->verdict == PM_GATE_REGRESSION && x->run[k] == latest) {
             x->verdict = PM_GATE_REGRESSION;
             x->why = PM_GATE_WHY_TEST;
+        } else if (t->beyond && x->run[k] == latest) {
+            x->verdict = PM_GATE_SUSPECT; /* with the whole test, within its tail */
+            x->why = PM_GATE_WHY_WITHIN;
         } else if (!isnan(t->entry_tail) &&
                    w > t->entry_tail + bar * rel_sd(&x->r)) {
             x->verdict = PM_GATE_REGRESSION;
@@ -232,5 +266,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
     free(tmp);
     free(col);
     free(R);
+    free(Rrun);
+    free(moved);
     return 0;
 }
