@@ -8,7 +8,8 @@
  * A split is a candidate when |z| >= z_min, both sides hold at least
  * min_side values and the step between the sides' medians,
  * (median after - median before) / |median before|, is at least min_step
- * in size.  The candidate with the largest |z| is taken, candidates less
+ * in size.  The candidate with the largest |z| is taken (of equal |z|,
+ * the one whose sides' means differ most), candidates less
  * than `window` values from it are dropped, and so on.  Ranks make one
  * heavy-tailed value count as one value, whatever its size; the step
  * filter keeps a significant but tiny drift from being reported.
@@ -35,6 +36,7 @@ typedef struct pm_cp {
     double median_before, median_after;
     double step; /* (median_after - median_before) / |median_before| */
     double z;    /* the standardised U (> 0: the level went up) */
+    double gap;  /* |mean after - mean before|: breaks ties of |z| */
 } pm_cp;
 
 void pm_cp_opts_init(pm_cp_opts *o);

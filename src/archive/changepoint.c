@@ -49,6 +49,7 @@ static int split(const double *v, size_t n, size_t i, const pm_cp_opts *o, size_
     c->median_after = median(a, na, work);
     double d = c->median_after - c->median_before;
     c->step = c->median_before != 0 ? d / fabs(c->median_before) : d != 0 ? copysign(INFINITY, d) : 0;
+    c->gap = fabs(gsl_stats_mean(a, 1, na) - gsl_stats_mean(b, 1, nb));
     return fabs(c->z) >= o->z_min && fabs(c->step) >= o->min_step;
 }
 
@@ -76,7 +77,9 @@ int pm_cp_find(const double *v, size_t n, const pm_cp_opts *o, pm_cp **out, size
     for (size_t i = 1; i < n; i++)
         if (split(v, n, i, o, w, &c[nc]))
             nc++;
-    /* Greedy: the strongest candidate first, its neighbourhood dropped;
+    /* Greedy: the strongest candidate first (of equal rank statistics, the
+     * one whose sides' means differ most: a complete separation scores
+     * the same one run early or late), its neighbourhood dropped;
      * state[k]: 0 a candidate, 1 taken, 2 dropped. */
     unsigned char *state = calloc(nc ? nc : 1, 1);
     if (!state) {
@@ -88,7 +91,7 @@ int pm_cp_find(const double *v, size_t n, const pm_cp_opts *o, pm_cp **out, size
         for (size_t k = 0; k < nc; k++)
             if (state[k] == 0 &&
                 (best == nc || fabs(c[k].z) > fabs(c[best].z) ||
-                 (fabs(c[k].z) == fabs(c[best].z) && fabs(c[k].step) > fabs(c[best].step))))
+                 (fabs(c[k].z) == fabs(c[best].z) && c[k].gap > c[best].gap)))
                 best = k;
         if (best == nc)
             break;
