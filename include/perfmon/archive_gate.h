@@ -2,30 +2,29 @@
  * of one test, with confirmation (docs/archive.md, "check").
  *
  * Each value of each entry is judged alone by archive_check.h against the
- * values before it: "beyond its noise" is that check's regression.  Then:
+ * values before it: "beyond its noise" is that check's regression, and its
+ * relative change in the worse direction is the entry's change.  Then:
  *
- *   - the whole test: in every run, the median over the gated entries of
- *     their worse-direction changes (x - m) / |m|.  That series has its own
- *     noise (robust z over the window, as for an entry).  A whole-test
- *     change beyond its noise fails the run at once when it is also beyond
+ *   - the whole test: in every run, the lower median of the gated entries'
+ *     changes (the ((k - 1) / 2)-th smallest of k: for 4 entries, the 2nd,
+ *     which two entries hit at once do not move).  That series has its own
+ *     noise and is judged as an entry is.  Beyond its noise and beyond
  *     every earlier whole-test change (its tail, measured over the earlier
- *     runs) by one robust sd of that series, or when the previous run was
- *     beyond too; otherwise it is suspect.  Needs two entries or more.
+ *     runs of the lookback), the run fails at once; beyond its noise only,
+ *     it is suspect.  Needs two gated entries or more.
  *   - one entry beyond its noise while the test as a whole is not: it
- *     fails at once only when its change exceeds by the minimum change the
- *     largest change any gated entry of the test showed in the earlier runs
- *     (the test's single-entry tail, measured over at least tail_min
- *     judged entry values) by the confirmation bar in robust sd of its own
- *     noise, or when
- *     its previous value was beyond the
- *     confirmation bar too (two consecutive runs: the next nightly run or
- *     a rerun in the same pipeline); otherwise it is suspect.
- *
- * Confirmation: the previous value was beyond the confirmation bar (worse
- * than the median of its window by at least the minimum change and
- * confirm x threshold robust sd), and so is the latest one,
- * judged against the window before the previous value (so that the
- * suspect value does not widen the noise it is judged with).
+ *     fails at once only when its change exceeds the largest change any
+ *     gated entry of the test showed in the earlier runs (the test's
+ *     single-entry tail, measured over at least tail_min judged entry
+ *     values) by pair x threshold robust sd of its own noise; otherwise it
+ *     is suspect.  An entry that moved in a run where the whole test moved
+ *     follows the test's verdict.
+ *   - confirmation, for the whole test and for an entry: the last two
+ *     values beyond pair x threshold (test_pair x threshold for the whole
+ *     test), or the last three beyond three x threshold, each judged
+ *     against the window before the first of them, so that the suspect
+ *     values do not widen the noise they are judged with, fail.  The next
+ *     run and a rerun in the same pipeline both count.
  *
  * Ownership: the functions only read their inputs and fill the outputs
  * inside the structures given; nothing is kept.
@@ -55,9 +54,12 @@ enum pm_gate_why {
     PM_GATE_WHY_UNMEASURED /* suspect: beyond the noise, too few runs to know the tail */
 };
 
+/* The bars are fractions of the check's threshold, so that a larger
+ * --threshold raises them too. */
 typedef struct pm_gate_opts {
-    double confirm;  /* the confirmation bar, a fraction of the threshold (default 2/3:
-                      * 2 robust sd at the default threshold 3) */
+    double pair;      /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
+    double test_pair; /* the whole test's last two (default 0.5) */
+    double three;     /* the last three values, entry or test (default 0.5) */
     size_t tail_min; /* judged earlier entry values before a tail counts as measured
                       * (default 40: 10 runs of a 4-entry test) */
     size_t lookback; /* earlier runs searched for the tail (default 100) */
@@ -75,13 +77,13 @@ typedef struct pm_gate_entry {
     int verdict;       /* enum pm_gate_verdict (gated entries only) */
     int why;           /* enum pm_gate_why */
     int beyond;        /* the latest value is beyond its noise */
-    int prev_beyond;   /* the value before it was beyond the confirmation bar */
+    int prev_beyond;   /* the value before it was beyond pair x threshold */
 } pm_gate_entry;
 
 typedef struct pm_gate_test {
     size_t entries;    /* gated entries weighed in the latest run (< 2: no test-wide verdict) */
     size_t n;          /* earlier runs with a whole-test change in the window */
-    double change;     /* the latest run's whole-test change (median of the worse changes) */
+    double change;     /* the latest run's whole-test change (lower median of the changes) */
     double median;     /* of the earlier whole-test changes in the window */
     double mad;        /* their median absolute deviation */
     double z;          /* robust z of the latest one */

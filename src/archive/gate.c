@@ -11,7 +11,9 @@
 
 void pm_gate_opts_init(pm_gate_opts *g)
 {
-    g->confirm = 2.0 / 3;
+    g->pair = 0.85;
+    g->test_pair = 0.5;
+    g->three = 0.5;
     g->tail_min = 40;
     g->lookback = 100;
 }
@@ -65,9 +67,33 @@ static double rel_sd(const pm_check_result *r)
     return r->median != 0 ? PM_MAD_TO_SD * r->mad / fabs(r->median) : INFINITY;
 }
 
-/* The median of the finite values of x[0..n) (reordered); NAN when fewer
- * than two. */
-static double median_of(double *x, size_t n, size_t *count)
+/* Confirmation: the last k values of v[0..n) all beyond a bar, each
+ * judged against the window before the first of them (so that the
+ * suspect values do not widen the noise they are judged with): two beyond
+ * pair x threshold, or three beyond three x threshold. */
+static int confirm_last(const double *v, size_t n, const pm_check_opts *o, double pair,
+                        double three, double *tmp)
+{
+    for (size_t k = 2; k <= 3; k++) {
+        if (n < k)
+            return 0;
+        double bar = (k == 2 ? pair : three) * o->threshold;
+        int all = 1;
+        for (size_t q = 0; q < k && all; q++) {
+            pm_check_result r;
+            judge_at(v, n - k + q, q, o, bar, tmp, &r);
+            all = r.verdict == PM_CHECK_REGRESSION;
+        }
+        if (all)
+            return 1;
+    }
+    return 0;
+}
+
+/* The lower median of the finite values of x[0..n) (reordered): the
+ * ((k - 1) / 2)-th smallest of k, so that for 4 entries two of them hit at
+ * once do not move it; NAN when fewer than two. */
+static double lower_median(double *x, size_t n, size_t *count)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
@@ -77,7 +103,7 @@ static double median_of(double *x, size_t n, size_t *count)
     if (k < 2)
         return NAN;
     gsl_sort(x, 1, k);
-    return gsl_stats_median_from_sorted_data(x, 1, k);
+    return x[(k - 1) / 2];
 }
 
 int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts *g,
@@ -144,7 +170,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             }
         memcpy(col, W + j * ne, ne * sizeof *col);
         size_t cnt;
-        double m = median_of(col, ne, &cnt);
+        double m = lower_median(col, ne, &cnt);
         if (first + j == latest)
             t->entries = cnt;
         /* as ratios 1 + change, so that check's relative change is the
@@ -182,28 +208,17 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             for (size_t j = 0; j + 1 < nr; j++)
                 if (isnan(t->tail) || R[j] - 1 > t->tail)
                     t->tail = R[j] - 1;
-            double margin = PM_MAD_TO_SD * r.mad; /* one robust sd (of ratios near 1) */
+            int confirmed = confirm_last(R, nr, &o, g->test_pair, g->three, tmp);
             t->verdict = PM_GATE_OK;
-            if (t->beyond) {
-                if (isnan(t->tail) || t->change > t->tail + margin) {
-                    t->verdict = PM_GATE_REGRESSION;
-                    t->why = PM_GATE_WHY_TEST;
-                } else if (t->prev_beyond) {
-                    t->verdict = PM_GATE_REGRESSION;
-                    t->why = PM_GATE_WHY_CONFIRMED;
-                } else {
-                    t->verdict = PM_GATE_SUSPECT;
-                    t->why = PM_GATE_WHY_WITHIN;
-                }
-            } else if (t->prev_beyond && nr >= 2) {
-                /* the previous run beyond the threshold, this one beyond the
-                 * confirmation bar against the window before it */
-                pm_check_result cr;
-                judge_at(R, nr - 1, 1, &o, g->confirm * o.threshold, tmp, &cr);
-                if (cr.verdict == PM_CHECK_REGRESSION) {
-                    t->verdict = PM_GATE_REGRESSION;
-                    t->why = PM_GATE_WHY_CONFIRMED;
-                }
+            if (t->beyond && (isnan(t->tail) || t->change > t->tail)) {
+                t->verdict = PM_GATE_REGRESSION;
+                t->why = PM_GATE_WHY_TEST;
+            } else if (confirmed) {
+                t->verdict = PM_GATE_REGRESSION;
+                t->why = PM_GATE_WHY_CONFIRMED;
+            } else if (t->beyond) {
+                t->verdict = PM_GATE_SUSPECT;
+                t->why = PM_GATE_WHY_WITHIN;
             }
         }
     }
@@ -215,32 +230,19 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
         x->verdict = PM_GATE_OK;
         x->beyond = x->r.verdict == PM_CHECK_REGRESSION;
         size_t k = x->n - 1;
-        /* Confirmation: the last k values all beyond a bar, each judged
-         * against the window before the first of them (so that the
-         * suspect values do not widen the noise they are judged with):
-         * two at the confirmation bar, or three at half the threshold. */
-        double bar = g->confirm * x->o.threshold; /* a larger --threshold raises it too */
-        for (size_t kk = 2; kk <= 3 && x->verdict == PM_GATE_OK; kk++) {
-            if (x->n < kk)
-                break;
-            double b = kk == 2 ? bar : x->o.threshold / 2;
-            int all = 1;
-            for (size_t q = 0; q < kk && all; q++) {
-                size_t idx = x->n - kk + q;
-                if (x->run[idx] >= first && moved[x->run[idx] - first]) {
-                    all = 0; /* the whole test moved then: the test's verdict says */
-                    break;
-                }
-                pm_check_result cr;
-                judge_at(x->v, idx, q, &x->o, b, tmp, &cr);
-                all = cr.verdict == PM_CHECK_REGRESSION;
-                if (kk == 2 && q == 0)
-                    x->prev_beyond = all;
-            }
-            if (all) {
-                x->verdict = PM_GATE_REGRESSION;
-                x->why = PM_GATE_WHY_CONFIRMED;
-            }
+        /* Confirmation, unless the whole test moved in one of those runs
+         * (then the test's verdict says). */
+        size_t back = x->n < 3 ? x->n : 3, moved_runs = 0;
+        for (size_t q = x->n - back; q < x->n; q++)
+            moved_runs += x->run[q] >= first && moved[x->run[q] - first];
+        if (x->n >= 2) {
+            pm_check_result pr;
+            judge_at(x->v, x->n - 2, 0, &x->o, g->pair * x->o.threshold, tmp, &pr);
+            x->prev_beyond = pr.verdict == PM_CHECK_REGRESSION;
+        }
+        if (moved_runs == 0 && confirm_last(x->v, x->n, &x->o, g->pair, g->three, tmp)) {
+            x->verdict = PM_GATE_REGRESSION;
+            x->why = PM_GATE_WHY_CONFIRMED;
         }
         if (x->verdict == PM_GATE_REGRESSION)
             continue;
@@ -254,7 +256,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             x->verdict = PM_GATE_SUSPECT; /* with the whole test, within its tail */
             x->why = PM_GATE_WHY_WITHIN;
         } else if (!isnan(t->entry_tail) &&
-                   w > t->entry_tail + bar * rel_sd(&x->r)) {
+                   w > t->entry_tail + g->pair * x->o.threshold * rel_sd(&x->r)) {
             x->verdict = PM_GATE_REGRESSION;
             x->why = PM_GATE_WHY_TAIL;
         } else {

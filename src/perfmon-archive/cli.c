@@ -454,10 +454,13 @@ static void help_history(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " history --db DB TEST [ENTRY] [--since DATE] [--json]\n"
-            "The timings of TEST (of one ENTRY), oldest first: start, entry, timing.\n"
+            "The timings of TEST (of one ENTRY), oldest first: start, entry, timing;\n"
+            "then a 'change point' line where an entry's level changed (a windowed rank\n"
+            "test: the step, the medians and the runs on each side).\n"
             "  --since DATE   from DATE: seconds since the epoch, YYYY-MM-DD or\n"
             "                 YYYY-MM-DDTHH:MM:SS[Z] (UTC)\n"
-            "  --json         an array of {start, start_us, entry, timing}\n"
+            "  --json         an array of {start, start_us, entry, timing[, change_point:\n"
+            "                 {step, median_before, median_after, runs_before, runs_after, z}]}\n"
             "%s%s",
             exit_text,
             "example:\n  " PROG
@@ -667,12 +670,19 @@ static void help_check(FILE *f)
             "Directions and gating come from TEMPLATES/compare.json (shared with\n"
             "perfmon-analyze --compare): TensorFlow timings (lower is better) are gated,\n"
             "perfmon job figures are informational unless the table says gate, the\n"
-            "sampler's own figures never gate.\n" CHECK_OPTS
+            "sampler's own figures never gate.\n"
+            "The entries are weighed together: the median of their changes (the whole\n"
+            "test) beyond its own noise and beyond every earlier one fails at once.  One\n"
+            "entry beyond its noise while the test is flat is SUSPECT (exit 6) unless it\n"
+            "is beyond anything in the test's history; the next run (or a rerun of the\n"
+            "benchmark, archived) confirms it: two runs in a row beyond 2/3 of the\n"
+            "threshold, or three beyond half of it, fail.\n" CHECK_OPTS
             "  --gate NAME[,NAME]     gate these entries too\n"
             "  --no-gate NAME[,NAME]  never gate these entries\n"
-            "  --json            the verdicts as JSON: {test, checked, regressions, baseline,\n"
-            "                    entries: [{entry, verdict, gated, better, previous_runs,\n"
-            "                    latest, median, mad, z, change}]}\n"
+            "  --json            the verdicts as JSON: {test, checked, regressions, suspects,\n"
+            "                    baseline, whole_test, entries: [{entry, verdict, gated,\n"
+            "                    better, previous_runs, latest, median, mad, z, change, why,\n"
+            "                    previous_beyond}]}\n"
             "%s%s",
             exit_text, "example:\n  " PROG " check --db runs.sqlite nightly --window 10 --json\n");
 }
