@@ -304,10 +304,23 @@ done
 RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
 check "the CI example passes a steady history" [ $? -eq 0 ]
 tf "ci bench" $((1700000000 + 10 * 86400)) "$R/incoming/r10.json" "solve=1.25" "io=0.5"
+# One entry slower, the other flat: suspect; without RERUN the run passes
+# and says so.
+tf "ci bench" $((1700000000 + 11 * 86400)) "$T/rerun.json" "solve=1.26" "io=0.5"
 RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
-check "the CI example fails on the slowdown" [ $? -eq 1 ]
+check "the CI example: one entry slower is suspect, exit 0" [ $? -eq 0 ]
+check "and says so, with its size" has "$T/out" "^ci-archive: SUSPECT: solve +25.0%; the next run confirms or clears it$"
+# The same with RERUN, whose result (as slow) confirms it.
+mv "$R/archived/r10.json" "$R/incoming/r10.json"
+RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
+check "a rerun of an archived run changes nothing: still suspect" has "$T/out" "^ci-archive: SUSPECT: solve +25.0%; the next run"
+RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" RERUN="cp '$T/rerun.json' '$R/incoming/'" \
+    sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
+check "with RERUN, the rerun confirms the slowdown: exit 1" [ $? -eq 1 ]
+check "it reran" has "$T/out" "^ci-archive: SUSPECT: solve +25.0%; rerunning$"
+check "and names the entry" has "$T/out" "^ci-archive: REGRESSION: solve +"
 check "and plots the slower entry" [ -s "$R/plots/solve.png" ]
-check "the files are archived" [ "$(ls "$R/archived" | wc -l)" -eq 11 ]
+check "the files are archived" [ "$(ls "$R/archived" | wc -l)" -eq 12 ]
 
 # --- a perfmon statistics document files under its own job id ------------------
 mkdir -p "$T/jd" "$T/ja"
