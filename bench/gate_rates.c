@@ -20,7 +20,7 @@ int main(int argc, char **argv)
         return 2;
     }
     static const char *const models[] = {"per-entry tails (5 % of entries and runs +15 %)",
-                                          "whole-run tails (5 % of runs, every entry +12 %)"};
+                                         "whole-run tails (5 % of runs, every entry +12 %)"};
     static const char *const methods[] = {"each entry alone", "the gate"};
     printf("%zu seeds; 4 entries, 3 %% log-normal noise; stable histories of %d runs (each run "
            "checked from run 5 on); a 10 %% slowdown from run %d on\n",

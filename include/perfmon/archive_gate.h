@@ -60,9 +60,9 @@ typedef struct pm_gate_opts {
     double pair;      /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
     double test_pair; /* the whole test's last two (default 0.5) */
     double three;     /* the last three values, entry or test (default 0.5) */
-    size_t tail_min; /* judged earlier entry values before a tail counts as measured
+    size_t tail_min;  /* judged earlier entry values before a tail counts as measured
                       * (default 40: 10 runs of a 4-entry test) */
-    size_t lookback; /* earlier runs searched for the tail (default 100) */
+    size_t lookback;  /* earlier runs searched for the tail (default 100) */
 } pm_gate_opts;
 
 typedef struct pm_gate_entry {
@@ -81,14 +81,14 @@ typedef struct pm_gate_entry {
 } pm_gate_entry;
 
 typedef struct pm_gate_test {
-    size_t entries;    /* gated entries weighed in the latest run (< 2: no test-wide verdict) */
-    size_t n;          /* earlier runs with a whole-test change in the window */
-    double change;     /* the latest run's whole-test change (lower median of the changes) */
-    double median;     /* of the earlier whole-test changes in the window */
-    double mad;        /* their median absolute deviation */
-    double z;          /* robust z of the latest one */
-    double tail;       /* the largest earlier whole-test change (NAN: none) */
-    double entry_tail; /* the largest earlier single-entry worse change (NAN: unmeasured) */
+    size_t entries;      /* gated entries weighed in the latest run (< 2: no test-wide verdict) */
+    size_t n;            /* earlier runs with a whole-test change in the window */
+    double change;       /* the latest run's whole-test change (lower median of the changes) */
+    double median;       /* of the earlier whole-test changes in the window */
+    double mad;          /* their median absolute deviation */
+    double z;            /* robust z of the latest one */
+    double tail;         /* the largest earlier whole-test change (NAN: none) */
+    double entry_tail;   /* the largest earlier single-entry worse change (NAN: unmeasured) */
     size_t entry_tail_n; /* judged earlier entry values it was measured over */
     int beyond;          /* the latest whole-test change is beyond its noise */
     int prev_beyond;     /* so was the previous run's */
@@ -103,8 +103,8 @@ void pm_gate_opts_init(pm_gate_opts *g);
  * last value; the whole test weighs the entries with a value in the
  * latest run).  Fills e[i]'s outputs and *t.  Returns 0, or PM_ENOMEM
  * with err set. */
-int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts *g,
-                  pm_gate_test *t, pm_error *err) PM_WUR;
+int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts *g, pm_gate_test *t,
+                  pm_error *err) PM_WUR;
 
 /* "ok", "regression", "no verdict", "suspect". */
 const char *pm_gate_verdict_name(int verdict);

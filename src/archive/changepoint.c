@@ -48,7 +48,9 @@ static int split(const double *v, size_t n, size_t i, const pm_cp_opts *o, size_
     c->median_before = median(b, nb, work);
     c->median_after = median(a, na, work);
     double d = c->median_after - c->median_before;
-    c->step = c->median_before != 0 ? d / fabs(c->median_before) : d != 0 ? copysign(INFINITY, d) : 0;
+    c->step = c->median_before != 0 ? d / fabs(c->median_before)
+              : d != 0              ? copysign(INFINITY, d)
+                                    : 0;
     c->gap = fabs(gsl_stats_mean(a, 1, na) - gsl_stats_mean(b, 1, nb));
     return fabs(c->z) >= o->z_min && fabs(c->step) >= o->min_step;
 }
@@ -89,9 +91,8 @@ int pm_cp_find(const double *v, size_t n, const pm_cp_opts *o, pm_cp **out, size
     for (;;) {
         size_t best = nc;
         for (size_t k = 0; k < nc; k++)
-            if (state[k] == 0 &&
-                (best == nc || fabs(c[k].z) > fabs(c[best].z) ||
-                 (fabs(c[k].z) == fabs(c[best].z) && c[k].gap > c[best].gap)))
+            if (state[k] == 0 && (best == nc || fabs(c[k].z) > fabs(c[best].z) ||
+                                  (fabs(c[k].z) == fabs(c[best].z) && c[k].gap > c[best].gap)))
                 best = k;
         if (best == nc)
             break;

@@ -106,8 +106,8 @@ static double lower_median(double *x, size_t n, size_t *count)
     return x[(k - 1) / 2];
 }
 
-int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts *g,
-                  pm_gate_test *t, pm_error *err)
+int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts *g, pm_gate_test *t,
+                  pm_error *err)
 {
     memset(t, 0, sizeof *t);
     t->change = t->median = t->mad = t->z = t->tail = t->entry_tail = NAN;

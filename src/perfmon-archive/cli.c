@@ -638,8 +638,8 @@ static int cmd_history(int argc, char **argv, common *c)
         pm_arch_format_time(p[i].start_us, when, sizeof when);
         printf("change point %s  %s: %+.1f%%, median %.6g -> %.6g (%zu runs before, %zu from "
                "it on; rank z %.1f)\n",
-               when, p[i].entry, cpat[i]->step * 100, cpat[i]->median_before,
-               cpat[i]->median_after, cpat[i]->before, cpat[i]->after, cpat[i]->z);
+               when, p[i].entry, cpat[i]->step * 100, cpat[i]->median_before, cpat[i]->median_after,
+               cpat[i]->before, cpat[i]->after, cpat[i]->z);
     }
     free(cpat);
     free(all);
@@ -763,7 +763,7 @@ static void print_verdict(const pm_gate_entry *x, const char *entry, const pm_ga
     }
     char z[32];
     fmt_z(r->z, z, sizeof z);
-    const char *v = !x->gated                           ? "info"
+    const char *v = !x->gated                          ? "info"
                     : x->verdict == PM_GATE_REGRESSION ? "REGRESSION"
                     : x->verdict == PM_GATE_SUSPECT    ? "SUSPECT"
                                                        : "ok";
@@ -973,7 +973,7 @@ static int cmd_check(int argc, char **argv, common *c)
                 verdict_json(json, seen[i], x);
             else if (nnamed)
                 print_verdict(x, seen[i], &t); /* asked for by name */
-            continue; /* informational: in the JSON, counted in the text */
+            continue;                          /* informational: in the JSON, counted in the text */
         }
         if (json)
             verdict_json(json, seen[i], x);
@@ -983,7 +983,8 @@ static int cmd_check(int argc, char **argv, common *c)
         regressions += x->verdict == PM_GATE_REGRESSION;
         suspects += x->verdict == PM_GATE_SUSPECT;
     }
-    int test_regressed = t.verdict == PM_GATE_REGRESSION, test_suspect = t.verdict == PM_GATE_SUSPECT;
+    int test_regressed = t.verdict == PM_GATE_REGRESSION,
+        test_suspect = t.verdict == PM_GATE_SUSPECT;
     for (int i = 0; rc == 0 && i < nnamed; i++) {
         int found = 0;
         for (size_t k = 0; k < nseen && !found; k++)

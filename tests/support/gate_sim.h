@@ -29,13 +29,13 @@ enum pm_sim_method {
 
 typedef struct pm_sim_rates {
     size_t series;
-    size_t checks, fails, suspects; /* stable histories, each run checked once */
+    size_t checks, fails, suspects;           /* stable histories, each run checked once */
     size_t pipelines, pipeline_fails, reruns; /* the same with the rerun protocol */
-    size_t all_at, all_by1;  /* every entry 10 % slower: failed at run 25, by run 26 */
-    size_t one_by2;          /* one entry 10 % slower: failed by run 27 */
+    size_t all_at, all_by1;      /* every entry 10 % slower: failed at run 25, by run 26 */
+    size_t one_by2;              /* one entry 10 % slower: failed by run 27 */
     size_t rerun_all, rerun_one; /* the first slowed pipeline fails with the rerun protocol */
     size_t cps_stable;           /* change points found in the stable histories (history) */
-    size_t cps_found;            /* slowed histories (every entry) with a change point found at 25 */
+    size_t cps_found; /* slowed histories (every entry) with a change point found at 25 */
 } pm_sim_rates;
 
 /* Simulate seeds histories of each kind from seed0 on.  Returns 0, or -1

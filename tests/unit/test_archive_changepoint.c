@@ -25,11 +25,11 @@ static void test_series(void **state)
     static const struct {
         const char *what;
         size_t n;
-        size_t step_at;   /* first index of the new level (0: none) */
-        double factor;    /* the new level / the old */
-        size_t outlier;   /* index of one +30 % value (0: none) */
-        size_t step2_at;  /* a second step (0: none) */
-        size_t want;      /* change points expected */
+        size_t step_at;  /* first index of the new level (0: none) */
+        double factor;   /* the new level / the old */
+        size_t outlier;  /* index of one +30 % value (0: none) */
+        size_t step2_at; /* a second step (0: none) */
+        size_t want;     /* change points expected */
         size_t at[2];
         double step[2];
     } rows[] = {

@@ -135,8 +135,8 @@ static void test_rules(void **state)
          PM_GATE_WHY_NONE, PM_GATE_SUSPECT, PM_GATE_WHY_WITHIN, PM_GATE_OK},
         {"one entry +30 % twice, young history: confirmed", 12, one_up_twice, PM_GATE_OK,
          PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
-        {"one entry +8 % three times: confirmed", 14, one_up_three, PM_GATE_OK,
-         PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
+        {"one entry +8 % three times: confirmed", 14, one_up_three, PM_GATE_OK, PM_GATE_WHY_NONE,
+         PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         hist h;
@@ -148,7 +148,8 @@ static void test_rules(void **state)
         if (t.verdict != rows[i].test_verdict || t.why != rows[i].test_why)
             fail_msg("%s: whole test %s (%s), want %s (%s)", rows[i].what,
                      pm_gate_verdict_name(t.verdict), pm_gate_why_text(t.why),
-                     pm_gate_verdict_name(rows[i].test_verdict), pm_gate_why_text(rows[i].test_why));
+                     pm_gate_verdict_name(rows[i].test_verdict),
+                     pm_gate_why_text(rows[i].test_why));
         if (x[2].verdict != rows[i].e2_verdict || x[2].why != rows[i].e2_why)
             fail_msg("%s: entry 2 %s (%s), want %s (%s)", rows[i].what,
                      pm_gate_verdict_name(x[2].verdict), pm_gate_why_text(x[2].why),
@@ -193,18 +194,16 @@ static void test_rates(void **state)
         pm_sim_rates a, g;
         assert_int_equal(pm_sim_run(m, PM_SIM_ALONE, seeds, 1, &a), 0);
         assert_int_equal(pm_sim_run(m, PM_SIM_GATE, seeds, 1, &g), 0);
-        print_message("%s tails, %zu seeds: false failures alone %.2f %%, gate %.2f %% "
-                      "(suspect %.2f %%); every entry +10 %%: at run 25 %.0f %%, by 26 %.0f %%; "
-                      "one entry by 27 %.0f %%; rerun protocol: every entry %.0f %%, one %.0f %%\n",
-                      m ? "whole-run" : "per-entry", seeds,
-                      100.0 * (double)a.fails / (double)a.checks,
-                      100.0 * (double)g.fails / (double)g.checks,
-                      100.0 * (double)g.suspects / (double)g.checks,
-                      100.0 * (double)g.all_at / (double)seeds,
-                      100.0 * (double)g.all_by1 / (double)seeds,
-                      100.0 * (double)g.one_by2 / (double)seeds,
-                      100.0 * (double)g.rerun_all / (double)seeds,
-                      100.0 * (double)g.rerun_one / (double)seeds);
+        print_message(
+            "%s tails, %zu seeds: false failures alone %.2f %%, gate %.2f %% "
+            "(suspect %.2f %%); every entry +10 %%: at run 25 %.0f %%, by 26 %.0f %%; "
+            "one entry by 27 %.0f %%; rerun protocol: every entry %.0f %%, one %.0f %%\n",
+            m ? "whole-run" : "per-entry", seeds, 100.0 * (double)a.fails / (double)a.checks,
+            100.0 * (double)g.fails / (double)g.checks,
+            100.0 * (double)g.suspects / (double)g.checks, 100.0 * (double)g.all_at / (double)seeds,
+            100.0 * (double)g.all_by1 / (double)seeds, 100.0 * (double)g.one_by2 / (double)seeds,
+            100.0 * (double)g.rerun_all / (double)seeds,
+            100.0 * (double)g.rerun_one / (double)seeds);
         if (wrap && *wrap)
             continue;
         /* each entry alone cries wolf: more than 1 check in 10 */
@@ -284,9 +283,9 @@ static void test_archived(void **state)
             double x = (1.0 + (double)e) * (1 + 0.03 * (pm_noise_uniform(&g) - 0.5)) *
                        (u < 0.15 && e == 1 ? 1.15 : 1) * (r >= 30 ? 1.10 : 1);
             h.v[e][r] = x;
-            len += snprintf(doc + len, sizeof doc - (size_t)len,
-                            "%s{\"name\": \"%s\", \"wallTime\": %.17g}", e ? ", " : "", names[e],
-                            x);
+            len +=
+                snprintf(doc + len, sizeof doc - (size_t)len,
+                         "%s{\"name\": \"%s\", \"wallTime\": %.17g}", e ? ", " : "", names[e], x);
         }
         snprintf(doc + len, sizeof doc - (size_t)len, "]}}");
         h.run[r] = r;
