@@ -791,9 +791,9 @@ static void print_test(const char *test, const pm_gate_test *t)
     const char *v = t->verdict == PM_GATE_REGRESSION ? "REGRESSION"
                     : t->verdict == PM_GATE_SUSPECT  ? "SUSPECT"
                                                      : "ok";
-    printf("%-10s  %s (whole test): median change %+.1f%% of %zu entries vs %+.1f%% over %zu "
-           "runs (%s robust sd",
-           v, test, t->change * 100, t->entries, t->median * 100 - 100, t->n, z);
+    printf("%-10s  %s (whole test): lower median of %zu entries' changes %+.1f%% vs %+.1f%% "
+           "over %zu runs (%s robust sd",
+           v, test, t->entries, t->change * 100, t->median * 100 - 100, t->n, z);
     if (isfinite(t->tail))
         printf(", largest earlier %+.1f%%", t->tail * 100);
     printf(")");
