@@ -470,6 +470,35 @@ static void help_history(FILE *f)
 static void entry_opts(const common *c, const pm_compare_cfg *cfg, const char *entry,
                        pm_check_opts *o, int *gated);
 
+static int by_first(const void *a, const void *b, void *user)
+{
+    const size_t *first = user;
+    size_t i = first[*(const size_t *)a], j = first[*(const size_t *)b];
+    return (i > j) - (i < j);
+}
+
+static int by_entry(const void *a, const void *b, void *user)
+{
+    const pm_store_point *p = user;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = strcmp(p[i].entry, p[j].entry);
+    return c ? c : (i > j) - (i < j);
+}
+
+/* The indexes of p[0..n) grouped by entry (by name, each entry's points in
+ * their start order): one sort, so that a test of many entries and runs
+ * costs n log n, not entries x n.  NULL when out of memory. */
+static size_t *group_by_entry(const pm_store_point *p, size_t n)
+{
+    size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    if (!ord)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        ord[i] = i;
+    qsort_r(ord, n, sizeof *ord, by_entry, (void *)(uintptr_t)p);
+    return ord;
+}
+
 /* The table of figure semantics, or NULL without a word (history: the
  * change points' smallest step then stays 5 %). */
 static pm_compare_cfg *load_table_quiet(const common *c)
@@ -540,29 +569,24 @@ static int cmd_history(int argc, char **argv, common *c)
      * new level. */
     const pm_cp **cpat = calloc(n ? n : 1, sizeof *cpat);
     double *v = malloc((n ? n : 1) * sizeof *v);
-    size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    size_t *idx = malloc((n ? n : 1) * sizeof *idx), *ord = group_by_entry(p, n);
     pm_cp *all = NULL;
     size_t nall = 0;
     pm_compare_cfg *cfg = load_table_quiet(c);
-    int bad = !cpat || !v || !idx;
-    for (size_t i = 0; !bad && i < n; i++) {
-        int first = 1;
-        for (size_t k = 0; k < i && first; k++)
-            first = strcmp(p[k].entry, p[i].entry) != 0;
-        if (!first)
-            continue;
+    int bad = !cpat || !v || !idx || !ord;
+    for (size_t g = 0; !bad && g < n;) {
+        const char *name = p[ord[g]].entry;
         size_t m = 0;
-        for (size_t k = i; k < n; k++)
-            if (strcmp(p[k].entry, p[i].entry) == 0) {
-                v[m] = p[k].timing;
-                idx[m++] = k;
-            }
+        for (; g < n && strcmp(p[ord[g]].entry, name) == 0; g++) {
+            v[m] = p[ord[g]].timing;
+            idx[m++] = ord[g];
+        }
         pm_cp_opts co;
         pm_cp_opts_init(&co);
         pm_check_opts o;
         int gated;
         if (cfg) {
-            entry_opts(c, cfg, p[i].entry, &o, &gated);
+            entry_opts(c, cfg, name, &o, &gated);
             if (o.min_change > 0)
                 co.min_step = o.min_change;
         }
@@ -586,6 +610,7 @@ static int cmd_history(int argc, char **argv, common *c)
         }
         free(cp);
     }
+    free(ord);
     pm_compare_cfg_free(cfg);
     free(v);
     free(idx);
@@ -925,27 +950,41 @@ static int cmd_check(int argc, char **argv, common *c)
         runof[i] = nruns - 1;
     }
     size_t nseen = 0, used = 0, checked = 0, regressions = 0, suspects = 0, info = 0;
-    size_t shortest = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        /* Each entry once, in the order of its first run. */
-        int dup = 0;
-        for (size_t k = 0; k < nseen && !dup; k++)
-            dup = strcmp(seen[k], p[i].entry) == 0;
-        if (dup || !is_named(p[i].entry, named, nnamed))
+    size_t shortest = SIZE_MAX, *ord = group_by_entry(p, n),
+           *first = malloc((n ? n : 1) * sizeof *first);
+    for (size_t g = 0; ord && first && g < n;) {
+        const char *entry = p[ord[g]].entry;
+        if (!is_named(entry, named, nnamed)) {
+            while (g < n && strcmp(p[ord[g]].entry, entry) == 0)
+                g++;
             continue;
+        }
         pm_gate_entry *x = &ge[nseen];
-        seen[nseen++] = p[i].entry;
+        first[nseen] = ord[g]; /* its first point: the output's order */
+        seen[nseen++] = entry;
         x->v = v + used;
         x->run = run + used;
-        for (size_t k = i; k < n; k++)
-            if (strcmp(p[k].entry, p[i].entry) == 0) {
-                v[used] = p[k].timing;
-                run[used++] = runof[k];
-                x->n++;
-            }
-        entry_opts(c, cfg, p[i].entry, &x->o, &x->gated);
+        for (; g < n && strcmp(p[ord[g]].entry, entry) == 0; g++) {
+            v[used] = p[ord[g]].timing;
+            run[used++] = runof[ord[g]];
+            x->n++;
+        }
+        entry_opts(c, cfg, entry, &x->o, &x->gated);
         if (x->run[x->n - 1] != nruns - 1 && nnamed == 0)
             x->gated = -1; /* not in the latest run: retired, not checked */
+    }
+    free(ord);
+    if (!first || (n && !ord)) {
+        free(first);
+        free(v);
+        free(run);
+        free(runof);
+        free(ge);
+        free(seen);
+        pm_store_points_free(p, n);
+        pm_compare_cfg_free(cfg);
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_DB;
     }
     pm_compare_cfg_free(cfg);
     for (size_t i = 0; i < nseen; i++)
@@ -961,7 +1000,18 @@ static int cmd_check(int argc, char **argv, common *c)
         rc = EXIT_DB;
     }
     cJSON *json = c->json ? cJSON_CreateArray() : NULL;
-    for (size_t i = 0; rc == 0 && i < nseen; i++) {
+    /* Each entry once, in the order of its first run (then by name). */
+    size_t *tmpo = malloc((nseen ? nseen : 1) * sizeof *tmpo);
+    if (!tmpo) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = EXIT_DB;
+    }
+    for (size_t i = 0; tmpo && i < nseen; i++)
+        tmpo[i] = i;
+    if (tmpo)
+        qsort_r(tmpo, nseen, sizeof *tmpo, by_first, first);
+    for (size_t oi = 0; rc == 0 && oi < nseen; oi++) {
+        size_t i = tmpo[oi];
         pm_gate_entry *x = &ge[i];
         if (x->n == 0)
             continue; /* retired */
@@ -994,6 +1044,8 @@ static int cmd_check(int argc, char **argv, common *c)
             rc = EXIT_USAGE;
         }
     }
+    free(first);
+    free(tmpo);
     free(v);
     free(run);
     free(runof);
