@@ -292,6 +292,41 @@ check "a NUL byte is refused" has "$T/err" "cannot process $X/nul.json: offset 1
 $B list --db "$XDB" >"$T/out"
 check "the tables survived" has "$T/out" "DROP TABLE"
 
+# --- change points ---------------------------------------------------------------
+S="$T/step" SA="$T/step-archive"
+mkdir "$S" "$SA"
+i=0
+for v in 1.00 1.01 0.99 1.00 1.02 0.99 1.01 1.00 1.20 1.21 1.19 1.20 1.22 1.20; do
+    tf stepbench $((1700000000 + i * 86400)) "$S/s$i.json" "solve=$v" "flat=2.0"
+    i=$((i + 1))
+done
+$B add --db "$HDB" --datadir "$S" --archivedir "$SA" >/dev/null
+$B history --db "$HDB" stepbench >"$T/out"
+check "history exits 0 with a step" [ $? -eq 0 ]
+check "history names the change point: its first run, step, medians, sides" has "$T/out" \
+    "^change point 2023-11-22T22:13:20Z  solve: +20.0%, median 1 -> 1.2 (8 runs before, 6 from it on; rank z [0-9.]*)$"
+check "one change point, none for the flat entry" [ "$(grep -c '^change point' "$T/out")" -eq 1 ]
+check "the timings stay three columns before it" [ "$(grep -vc '^change point' "$T/out")" -eq 28 ]
+$B history --db "$HDB" stepbench --json >"$T/json"
+check "history --json marks the run that starts the new level" py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cp = [x for x in d if "change_point" in x]
+assert len(cp) == 1, cp
+c = cp[0]
+assert c["entry"] == "solve" and c["timing"] == 1.2 and c["start_us"] == (1700000000 + 8 * 86400) * 1e6, c
+p = c["change_point"]
+assert abs(p["step"] - 0.2) < 1e-9 and p["median_before"] == 1 and p["median_after"] == 1.2, p
+assert p["runs_before"] == 8 and p["runs_after"] == 6 and p["z"] > 2.5, p
+' "$T/json"
+$B plot --db "$HDB" stepbench solve -o "$T/step.pdf"
+check "plot of a step exits 0" [ $? -eq 0 ]
+if command -v pdftotext >/dev/null 2>&1; then
+    pdftotext "$T/step.pdf" "$T/step.txt"
+    check "the plot draws the level and labels the step" has "$T/step.txt" "level between 1 change point"
+    check "the step's size is on the plot" has "$T/step.txt" "+20.0%"
+fi
+
 # --- the CI example ------------------------------------------------------------
 R="$T/ci"
 mkdir -p "$R/incoming"
