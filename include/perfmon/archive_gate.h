@@ -22,8 +22,10 @@
  *   - confirmation, for the whole test and for an entry: the last two
  *     values beyond pair x threshold (test_pair x threshold for the whole
  *     test), or the last three beyond three x threshold, each judged
- *     against the window before the first of them, so that the suspect
- *     values do not widen the noise they are judged with, fail.  The next
+ *     against the noise_window values before the first of them (so that
+ *     the suspect values do not widen the noise they are judged with, and
+ *     a bar below the threshold stands on a better estimate of the noise
+ *     than the 10-run window), fail.  The next
  *     run and a rerun in the same pipeline both count.
  *
  * Ownership: the functions only read their inputs and fill the outputs
@@ -57,12 +59,14 @@ enum pm_gate_why {
 /* The bars are fractions of the check's threshold, so that a larger
  * --threshold raises them too. */
 typedef struct pm_gate_opts {
-    double pair;      /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
-    double test_pair; /* the whole test's last two (default 0.5) */
-    double three;     /* the last three values, entry or test (default 0.5) */
-    size_t tail_min;  /* judged earlier entry values before a tail counts as measured
+    double pair;         /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
+    double test_pair;    /* the whole test's last two (default 0.5) */
+    double three;        /* the last three values, entry or test (default 0.4) */
+    size_t noise_window; /* confirmation: values before the suspect ones the noise is
+                          * measured over, at least (default 30, the window if larger) */
+    size_t tail_min;     /* judged earlier entry values before a tail counts as measured
                       * (default 40: 10 runs of a 4-entry test) */
-    size_t lookback;  /* earlier runs searched for the tail (default 100) */
+    size_t lookback;     /* earlier runs searched for the tail (default 100) */
 } pm_gate_opts;
 
 typedef struct pm_gate_entry {

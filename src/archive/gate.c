@@ -13,7 +13,8 @@ void pm_gate_opts_init(pm_gate_opts *g)
 {
     g->pair = 0.85;
     g->test_pair = 0.5;
-    g->three = 0.5;
+    g->three = 0.4;
+    g->noise_window = 30;
     g->tail_min = 40;
     g->lookback = 100;
 }
@@ -69,19 +70,24 @@ static double rel_sd(const pm_check_result *r)
 
 /* Confirmation: the last k values of v[0..n) all beyond a bar, each
  * judged against the window before the first of them (so that the
- * suspect values do not widen the noise they are judged with): two beyond
- * pair x threshold, or three beyond three x threshold. */
+ * suspect values do not widen the noise they are judged with), of at least
+ * noise_window runs (a bar below the threshold needs a better estimate of
+ * the noise than 10 runs give): two beyond pair x threshold, or three
+ * beyond three x threshold. */
 static int confirm_last(const double *v, size_t n, const pm_check_opts *o, double pair,
-                        double three, double *tmp)
+                        double three, size_t noise_window, double *tmp)
 {
     for (size_t k = 2; k <= 3; k++) {
         if (n < k)
             return 0;
         double bar = (k == 2 ? pair : three) * o->threshold;
         int all = 1;
+        pm_check_opts oc = *o;
+        if (oc.window < noise_window)
+            oc.window = noise_window;
         for (size_t q = 0; q < k && all; q++) {
             pm_check_result r;
-            judge_at(v, n - k + q, q, o, bar, tmp, &r);
+            judge_at(v, n - k + q, q, &oc, bar, tmp, &r);
             all = r.verdict == PM_CHECK_REGRESSION;
         }
         if (all)
@@ -117,7 +123,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
     size_t latest = nruns - 1;
     size_t first = latest > g->lookback + 1 ? latest - g->lookback - 1 : 0;
     size_t span = latest - first + 1; /* runs judged: the lookback, the previous and the latest */
-    size_t maxw = 1;
+    size_t maxw = g->noise_window + 1;
     for (size_t i = 0; i < ne; i++)
         if (e[i].o.window + 1 > maxw)
             maxw = e[i].o.window + 1;
@@ -208,7 +214,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             for (size_t j = 0; j + 1 < nr; j++)
                 if (isnan(t->tail) || R[j] - 1 > t->tail)
                     t->tail = R[j] - 1;
-            int confirmed = confirm_last(R, nr, &o, g->test_pair, g->three, tmp);
+            int confirmed = confirm_last(R, nr, &o, g->test_pair, g->three, g->noise_window, tmp);
             t->verdict = PM_GATE_OK;
             if (t->beyond && (isnan(t->tail) || t->change > t->tail)) {
                 t->verdict = PM_GATE_REGRESSION;
@@ -240,7 +246,8 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             judge_at(x->v, x->n - 2, 0, &x->o, g->pair * x->o.threshold, tmp, &pr);
             x->prev_beyond = pr.verdict == PM_CHECK_REGRESSION;
         }
-        if (moved_runs == 0 && confirm_last(x->v, x->n, &x->o, g->pair, g->three, tmp)) {
+        if (moved_runs == 0 &&
+            confirm_last(x->v, x->n, &x->o, g->pair, g->three, g->noise_window, tmp)) {
             x->verdict = PM_GATE_REGRESSION;
             x->why = PM_GATE_WHY_CONFIRMED;
         }
