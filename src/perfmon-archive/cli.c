@@ -701,7 +701,7 @@ static void help_check(FILE *f)
             "One entry beyond its noise while the test is flat is SUSPECT (exit 6) unless\n"
             "it is beyond anything in the test's history; the next run (or a rerun of the\n"
             "benchmark, archived) confirms it: an entry's last two runs beyond 0.85 of the\n"
-            "threshold (the whole test's: half), or the last three beyond half, fail.\n" CHECK_OPTS
+            "threshold (the whole test's: half), or the last three beyond 0.4, fail.\n" CHECK_OPTS
             "  --gate NAME[,NAME]     gate these entries too\n"
             "  --no-gate NAME[,NAME]  never gate these entries\n"
             "  --json            the verdicts as JSON: {test, checked, regressions, suspects,\n"
