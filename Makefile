@@ -179,6 +179,12 @@ $(NVML_STUB): tests/stub/nvml_stub.c src/sampler/nvml_api.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -fPIC -shared -Isrc/sampler $< -o $@
 
+# The gate's rates simulate histories with the tests' noise model.
+$(BUILD)/bench/gate_rates: $(BUILD)/bench/gate_rates.o $(BUILD)/tests/support/gate_sim.o \
+  $(BUILD)/tests/support/gate_noise.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) -ldl
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) -ldl

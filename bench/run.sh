@@ -56,3 +56,6 @@ else
 fi
 echo "   PDF $(($(wc -c <"$TMP/big.pdf") / 1024)) KiB$(command -v pdfinfo >/dev/null 2>&1 && pdfinfo "$TMP/big.pdf" | awk '/^Pages:/ {print ", " $2 " pages"}')"
 rm -rf "$TMP/big" "$TMP/big.pdf"
+
+echo "== perfmon-archive check: the gate's false failures and detection on ${PM_BENCH_GATE_SEEDS:-1000} simulated histories of each kind (docs/archive.md, \"How often it cries wolf\")"
+"$BUILD/bench/gate_rates" "${PM_BENCH_GATE_SEEDS:-1000}"

@@ -13,6 +13,8 @@
  * (throughputs) the signs turn: x < m, z < -threshold, change <=
  * -min_change.  An informational figure (better "none") is never a
  * regression.  Fewer than min_history previous timings: no verdict.
+ * Whether such a value fails the run is the gate's to say (archive_gate.h:
+ * the entries of a test together, confirmation by the next run).
  *
  * Ownership: the functions only read what they are given.
  */

@@ -27,6 +27,9 @@ enum pm_exit {
                            * on others */
     PM_EXIT_MEMORY = 5,  /* perfmon-analyze: the outputs asked for need the in-memory
                            * analysis, which would need more memory than is available */
+    PM_EXIT_SUSPECT = 6, /* perfmon-archive check: worse, but not yet confirmed (one entry
+                          * within the tail of the test's history): rerun the benchmark once
+                          * and check again */
     PM_EXIT_NOEXEC = 127 /* perfmon-sample -- CMD: CMD could not be run */
 };
 

@@ -47,7 +47,7 @@ int pm_arch_plot_kind(const char *path)
 
 int pm_arch_plot(const char *path, const char *test, const char *entry, const char *unit,
                  const pm_store_point *pts, size_t n, const pm_check_opts *o, int gated,
-                 size_t *nregressions, pm_error *err)
+                 const pm_cp *cps, size_t ncp, size_t *nregressions, pm_error *err)
 {
     /* Two extra points without a value, one before the first run and one
      * after the last, widen the time axis so that a ring drawn around the
@@ -55,11 +55,17 @@ int pm_arch_plot(const char *path, const char *test, const char *entry, const ch
     size_t np = n + 2;
     double *t = pm_alloc_array(np, sizeof *t), *v = pm_alloc_array(np, sizeof *v);
     double *mt = pm_alloc_array(n ? n : 1, sizeof *mt), *mv = pm_alloc_array(n ? n : 1, sizeof *mv);
-    if (!t || !v || !mt || !mv) {
+    double *lv = pm_alloc_array(np, sizeof *lv); /* the level between change points */
+    pm_plot_span *sp = pm_alloc_array(ncp ? ncp : 1, sizeof *sp);
+    char(*spl)[32] = pm_alloc_array(ncp ? ncp : 1, sizeof *spl);
+    if (!t || !v || !mt || !mv || !lv || !sp || !spl) {
         free(t);
         free(v);
         free(mt);
         free(mv);
+        free(lv);
+        free(sp);
+        free(spl);
         return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
     }
     size_t nm = 0;
@@ -77,19 +83,46 @@ int pm_arch_plot(const char *path, const char *test, const char *entry, const ch
     t[0] = n ? t[1] - pad : 0;
     t[n + 1] = n ? t[n] + pad : 1;
     v[0] = v[n + 1] = NAN;
+    /* Each run's level: the median of its side of the change points
+     * around it; a shaded band from the last run before each change to
+     * the first after it, labelled with the step. */
+    size_t nsp = 0;
+    lv[0] = lv[n + 1] = NAN;
+    for (size_t i = 0, k = 0; i < n; i++) {
+        while (k < ncp && cps[k].at <= i)
+            k++;
+        lv[i + 1] = ncp == 0 ? NAN : k < ncp ? cps[k].median_before : cps[ncp - 1].median_after;
+    }
+    for (size_t k = 0; k < ncp; k++) {
+        if (cps[k].at == 0 || cps[k].at >= n)
+            continue;
+        snprintf(spl[nsp], sizeof spl[nsp], "%+.1f%%", cps[k].step * 100);
+        sp[nsp].t0 = t[cps[k].at];
+        sp[nsp].t1 = t[cps[k].at + 1];
+        sp[nsp].kind = 1;
+        sp[nsp].label = spl[nsp];
+        sp[nsp].color = 1;
+        nsp++;
+    }
     char title[600], label[400], ylabel[400];
     snprintf(title, sizeof title, "%.280s: %.280s", test, entry);
     snprintf(ylabel, sizeof ylabel, "%.300s (%.60s)", entry, unit && *unit ? unit : "1");
-    snprintf(label, sizeof label, "%.300s, %s is better (%zu runs, %zu marked as regressions%s)",
+    snprintf(label, sizeof label, "%.300s, %s is better (%zu runs, %zu beyond their noise%s)",
              entry, pm_better_name(o->better), n, nm, gated ? "" : "; informational, not gated");
-    pm_plot_series ser = {.label = label, .t = t, .v = v, .n = np};
+    char llabel[96];
+    snprintf(llabel, sizeof llabel, "level between %zu change point%s (rank test)", ncp,
+             ncp == 1 ? "" : "s");
+    pm_plot_series ser[2] = {{.label = label, .t = t, .v = v, .n = np},
+                             {.label = llabel, .t = t, .v = lv, .n = np}};
     pm_plot p;
     memset(&p, 0, sizeof p);
     p.title = title;
     p.ylabel = ylabel;
     p.time_axis = PM_AXIS_CLOCK;
-    p.series = &ser;
-    p.nseries = 1;
+    p.series = ser;
+    p.nseries = ncp ? 2 : 1;
+    p.spans = sp;
+    p.nspans = nsp;
     p.legend = 1;
     p.points = 1;
     p.mark_t = mt;
@@ -107,6 +140,9 @@ int pm_arch_plot(const char *path, const char *test, const char *entry, const ch
     free(v);
     free(mt);
     free(mv);
+    free(lv);
+    free(sp);
+    free(spl);
     if (rc == 0 && nregressions)
         *nregressions = nm;
     return rc;

@@ -12,7 +12,9 @@
 
 #include "perfmon/archive.h"
 #include "perfmon/archive_add.h"
+#include "perfmon/archive_changepoint.h"
 #include "perfmon/archive_check.h"
+#include "perfmon/archive_gate.h"
 #include "perfmon/archive_plot.h"
 #include "perfmon/archive_store.h"
 #include "perfmon/cli.h"
@@ -29,7 +31,8 @@ enum {
     EXIT_OK = PM_EXIT_OK,
     EXIT_FOUND = PM_EXIT_FAIL,
     EXIT_USAGE = PM_EXIT_USAGE,
-    EXIT_DB = PM_EXIT_OUTPUT
+    EXIT_DB = PM_EXIT_OUTPUT,
+    EXIT_SUSPECT = PM_EXIT_SUSPECT
 };
 
 #define PROG "perfmon-archive"
@@ -37,7 +40,8 @@ enum {
 
 static const char exit_text[] =
     "exit status: 0 ok, 1 a file could not be archived (add) or a regression was\n"
-    "found (check), 2 usage error or unknown test or entry, 3 database or output error\n";
+    "found (check), 2 usage error or unknown test or entry, 3 database or output error,\n"
+    "6 suspect (check): worse but not confirmed, rerun the benchmark and check again\n";
 
 static void usage_main(FILE *f)
 {
@@ -49,7 +53,8 @@ static void usage_main(FILE *f)
             "  history  --db DB TEST [ENTRY] [--since DATE] [--json]\n"
             "  check    --db DB TEST [ENTRY...] [--window N] [--threshold K] [--min-change PCT]\n"
             "           [--gate NAME[,NAME]] [--no-gate NAME[,NAME]] [--json]\n"
-            "           exit 1 when the latest run of a gated entry is worse than its history\n"
+            "           exit 1 when the latest run of a gated entry is worse than its history,\n"
+            "           6 when it is suspect (rerun the benchmark and check again)\n"
             "  plot     --db DB TEST ENTRY -o FILE.png|FILE.pdf|FILE.svg\n"
             "DB is an SQLite file or a postgresql:// URL (default $" DB_ENV ").\n"
             "'" PROG " COMMAND --help' describes each command; " PROG
@@ -449,14 +454,62 @@ static void help_history(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " history --db DB TEST [ENTRY] [--since DATE] [--json]\n"
-            "The timings of TEST (of one ENTRY), oldest first: start, entry, timing.\n"
+            "The timings of TEST (of one ENTRY), oldest first: start, entry, timing;\n"
+            "then a 'change point' line where an entry's level changed (a windowed rank\n"
+            "test: the step, the medians and the runs on each side).\n"
             "  --since DATE   from DATE: seconds since the epoch, YYYY-MM-DD or\n"
             "                 YYYY-MM-DDTHH:MM:SS[Z] (UTC)\n"
-            "  --json         an array of {start, start_us, entry, timing}\n"
+            "  --json         an array of {start, start_us, entry, timing[, change_point:\n"
+            "                 {step, median_before, median_after, runs_before, runs_after, z}]}\n"
             "%s%s",
             exit_text,
             "example:\n  " PROG
             " history --db runs.sqlite nightly wall_time_s --since 2026-01-01\n");
+}
+
+static void entry_opts(const common *c, const pm_compare_cfg *cfg, const char *entry,
+                       pm_check_opts *o, int *gated);
+
+static int by_first(const void *a, const void *b, void *user)
+{
+    const size_t *first = user;
+    size_t i = first[*(const size_t *)a], j = first[*(const size_t *)b];
+    return (i > j) - (i < j);
+}
+
+static int by_entry(const void *a, const void *b, void *user)
+{
+    const pm_store_point *p = user;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = strcmp(p[i].entry, p[j].entry);
+    return c ? c : (i > j) - (i < j);
+}
+
+/* The indexes of p[0..n) grouped by entry (by name, each entry's points in
+ * their start order): one sort, so that a test of many entries and runs
+ * costs n log n, not entries x n.  NULL when out of memory. */
+static size_t *group_by_entry(const pm_store_point *p, size_t n)
+{
+    size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    if (!ord)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        ord[i] = i;
+    qsort_r(ord, n, sizeof *ord, by_entry, (void *)(uintptr_t)p);
+    return ord;
+}
+
+/* The table of figure semantics, or NULL without a word (history: the
+ * change points' smallest step then stays 5 %). */
+static pm_compare_cfg *load_table_quiet(const common *c)
+{
+    char dir[4096], path[4200];
+    pm_find_template_dir(c->templates, "compare.json", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/compare.json", dir);
+    pm_compare_cfg *cfg = NULL;
+    pm_error err;
+    pm_error_clear(&err);
+    return pm_compare_cfg_load(path, &cfg, &err) == 0 ? cfg : NULL;
 }
 
 /* The history of test (of entry, when not NULL); allow_empty: an unknown
@@ -512,6 +565,64 @@ static int cmd_history(int argc, char **argv, common *c)
     size_t n = 0;
     if ((rc = load_history(c, test, entry, 0, &p, &n)) != 0)
         return rc;
+    /* Change points, per entry: cp[i] is set on the point that starts a
+     * new level. */
+    const pm_cp **cpat = calloc(n ? n : 1, sizeof *cpat);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    size_t *idx = malloc((n ? n : 1) * sizeof *idx), *ord = group_by_entry(p, n);
+    pm_cp *all = NULL;
+    size_t nall = 0;
+    pm_compare_cfg *cfg = load_table_quiet(c);
+    int bad = !cpat || !v || !idx || !ord;
+    for (size_t g = 0; !bad && g < n;) {
+        const char *name = p[ord[g]].entry;
+        size_t m = 0;
+        for (; g < n && strcmp(p[ord[g]].entry, name) == 0; g++) {
+            v[m] = p[ord[g]].timing;
+            idx[m++] = ord[g];
+        }
+        pm_cp_opts co;
+        pm_cp_opts_init(&co);
+        pm_check_opts o;
+        int gated;
+        if (cfg) {
+            entry_opts(c, cfg, name, &o, &gated);
+            if (o.min_change > 0)
+                co.min_step = o.min_change;
+        }
+        pm_cp *cp = NULL;
+        size_t ncp = 0;
+        pm_error err;
+        pm_error_clear(&err);
+        if (pm_cp_find(v, m, &co, &cp, &ncp, &err) != 0)
+            continue; /* a non-finite timing: no change points for it */
+        pm_cp *grown = ncp ? realloc(all, (nall + ncp) * sizeof *all) : all;
+        if (ncp && !grown) {
+            free(cp);
+            bad = 1;
+            break;
+        }
+        all = grown;
+        for (size_t k = 0; k < ncp; k++) {
+            all[nall] = cp[k];
+            all[nall].at = idx[cp[k].at]; /* the index into p */
+            nall++;
+        }
+        free(cp);
+    }
+    free(ord);
+    pm_compare_cfg_free(cfg);
+    free(v);
+    free(idx);
+    if (bad) {
+        free(cpat);
+        free(all);
+        pm_store_points_free(p, n);
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_DB;
+    }
+    for (size_t k = 0; k < nall; k++)
+        cpat[all[k].at] = &all[k];
     char when[40];
     if (c->json) {
         cJSON *root = cJSON_CreateArray();
@@ -523,7 +634,20 @@ static int cmd_history(int argc, char **argv, common *c)
             cJSON_AddNumberToObject(o, "start_us", (double)p[i].start_us);
             cJSON_AddStringToObject(o, "entry", p[i].entry);
             cJSON_AddNumberToObject(o, "timing", p[i].timing);
+            if (cpat[i]) {
+                cJSON *cp = cJSON_AddObjectToObject(o, "change_point");
+                if (cp) {
+                    cJSON_AddNumberToObject(cp, "step", cpat[i]->step);
+                    cJSON_AddNumberToObject(cp, "median_before", cpat[i]->median_before);
+                    cJSON_AddNumberToObject(cp, "median_after", cpat[i]->median_after);
+                    cJSON_AddNumberToObject(cp, "runs_before", (double)cpat[i]->before);
+                    cJSON_AddNumberToObject(cp, "runs_after", (double)cpat[i]->after);
+                    cJSON_AddNumberToObject(cp, "z", cpat[i]->z);
+                }
+            }
         }
+        free(cpat);
+        free(all);
         pm_store_points_free(p, n);
         return print_json(root);
     }
@@ -531,6 +655,19 @@ static int cmd_history(int argc, char **argv, common *c)
         pm_arch_format_time(p[i].start_us, when, sizeof when);
         printf("%s  %s  %.9g\n", when, p[i].entry, p[i].timing);
     }
+    /* The change points after the points, so that a script reading the
+     * three columns can stop at the first line that is not one. */
+    for (size_t i = 0; i < n; i++) {
+        if (!cpat[i])
+            continue;
+        pm_arch_format_time(p[i].start_us, when, sizeof when);
+        printf("change point %s  %s: %+.1f%%, median %.6g -> %.6g (%zu runs before, %zu from "
+               "it on; rank z %.1f)\n",
+               when, p[i].entry, cpat[i]->step * 100, cpat[i]->median_before, cpat[i]->median_after,
+               cpat[i]->before, cpat[i]->after, cpat[i]->z);
+    }
+    free(cpat);
+    free(all);
     pm_store_points_free(p, n);
     return flush_out();
 }
@@ -552,18 +689,25 @@ static void help_check(FILE *f)
             "usage: " PROG " check --db DB TEST [ENTRY...] [options]\n"
             "Compares each entry of the latest run of TEST (or the ENTRYs named) with\n"
             "its previous N runs: the latest value x, their median m and median\n"
-            "absolute deviation MAD.  A regression is a change in the entry's worse\n"
+            "absolute deviation MAD.  Beyond its noise is a change in the entry's worse\n"
             "direction with |x - m| / (1.4826 MAD) above the threshold, |x - m| / |m|\n"
             "at least the minimum change and |x - m| above the table's absolute minimum.\n"
             "Directions and gating come from TEMPLATES/compare.json (shared with\n"
             "perfmon-analyze --compare): TensorFlow timings (lower is better) are gated,\n"
             "perfmon job figures are informational unless the table says gate, the\n"
-            "sampler's own figures never gate.\n" CHECK_OPTS
+            "sampler's own figures never gate.\n"
+            "The entries are weighed together: the lower median of their changes (the\n"
+            "whole test) beyond its own noise and beyond every earlier one fails at once.\n"
+            "One entry beyond its noise while the test is flat is SUSPECT (exit 6) unless\n"
+            "it is beyond anything in the test's history; the next run (or a rerun of the\n"
+            "benchmark, archived) confirms it: an entry's last two runs beyond 0.85 of the\n"
+            "threshold (the whole test's: half), or the last three beyond 0.4, fail.\n" CHECK_OPTS
             "  --gate NAME[,NAME]     gate these entries too\n"
             "  --no-gate NAME[,NAME]  never gate these entries\n"
-            "  --json            the verdicts as JSON: {test, checked, regressions, baseline,\n"
-            "                    entries: [{entry, verdict, gated, better, previous_runs,\n"
-            "                    latest, median, mad, z, change}]}\n"
+            "  --json            the verdicts as JSON: {test, checked, regressions, suspects,\n"
+            "                    baseline, whole_test, entries: [{entry, verdict, gated,\n"
+            "                    better, previous_runs, latest, median, mad, z, change, why,\n"
+            "                    previous_beyond}]}\n"
             "%s%s",
             exit_text, "example:\n  " PROG " check --db runs.sqlite nightly --window 10 --json\n");
 }
@@ -614,19 +758,6 @@ static void entry_opts(const common *c, const pm_compare_cfg *cfg, const char *e
     *gated = pm_gate_decide(&g, entry, rule.better, rule.gate);
 }
 
-/* Values of one entry out of the test's history (in start order). */
-static size_t entry_series(const pm_store_point *p, size_t n, const char *entry, double *v,
-                           int64_t *last)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(p[i].entry, entry) == 0) {
-            v[k++] = p[i].timing;
-            *last = p[i].start_us;
-        }
-    return k;
-}
-
 static int is_named(const char *entry, char **names, int nnames)
 {
     if (nnames == 0)
@@ -637,9 +768,18 @@ static int is_named(const char *entry, char **names, int nnames)
     return 0;
 }
 
-static void print_verdict(const char *entry, const pm_check_result *r, const pm_check_opts *o,
-                          int gated)
+static void fmt_z(double z, char *buf, size_t size)
 {
+    if (isinf(z))
+        snprintf(buf, size, "%s", z > 0 ? "inf" : "-inf");
+    else
+        snprintf(buf, size, "%.1f", z);
+}
+
+static void print_verdict(const pm_gate_entry *x, const char *entry, const pm_gate_test *t)
+{
+    const pm_check_result *r = &x->r;
+    const pm_check_opts *o = &x->o;
     if (r->verdict == PM_CHECK_SHORT) {
         /* runs archived, the latest included, of the runs a verdict needs */
         printf("baseline    %s: %zu of %zu runs, no verdict yet\n", entry, r->n + 1,
@@ -647,47 +787,104 @@ static void print_verdict(const char *entry, const pm_check_result *r, const pm_
         return;
     }
     char z[32];
-    if (isinf(r->z))
-        snprintf(z, sizeof z, "%s", r->z > 0 ? "inf" : "-inf");
-    else
-        snprintf(z, sizeof z, "%.1f", r->z);
-    const char *v = !gated ? "info" : r->verdict == PM_CHECK_REGRESSION ? "REGRESSION" : "ok";
+    fmt_z(r->z, z, sizeof z);
+    const char *v = !x->gated                          ? "info"
+                    : x->verdict == PM_GATE_REGRESSION ? "REGRESSION"
+                    : x->verdict == PM_GATE_SUSPECT    ? "SUSPECT"
+                                                       : "ok";
     printf("%-10s  %s: latest %.6g vs median %.6g of %zu runs (%+.1f%%, %s robust sd, %s is "
-           "better)\n",
+           "better)",
            v, entry, r->latest, r->median, r->n, r->change * 100, z, pm_better_name(o->better));
+    if (x->gated && x->why != PM_GATE_WHY_NONE) {
+        printf("; %s", pm_gate_why_text(x->why));
+        if (x->why == PM_GATE_WHY_WITHIN || x->why == PM_GATE_WHY_TAIL)
+            printf(" (largest earlier change %+.1f%% in %zu entry runs)", t->entry_tail * 100,
+                   t->entry_tail_n);
+        if (x->verdict == PM_GATE_SUSPECT)
+            printf(": rerun to confirm");
+    }
+    printf("\n");
+}
+
+/* The whole-test line: when two or more gated entries were weighed. */
+static void print_test(const char *test, const pm_gate_test *t)
+{
+    if (t->verdict == PM_GATE_SHORT)
+        return;
+    char z[32];
+    fmt_z(t->z, z, sizeof z);
+    const char *v = t->verdict == PM_GATE_REGRESSION ? "REGRESSION"
+                    : t->verdict == PM_GATE_SUSPECT  ? "SUSPECT"
+                                                     : "ok";
+    printf("%-10s  %s (whole test): lower median of %zu entries' changes %+.1f%% vs %+.1f%% "
+           "over %zu runs (%s robust sd",
+           v, test, t->entries, t->change * 100, t->median * 100 - 100, t->n, z);
+    if (isfinite(t->tail))
+        printf(", largest earlier %+.1f%%", t->tail * 100);
+    printf(")");
+    if (t->why != PM_GATE_WHY_NONE)
+        printf("; %s%s", pm_gate_why_text(t->why),
+               t->verdict == PM_GATE_SUSPECT ? ": rerun to confirm" : "");
+    printf("\n");
+}
+
+static void add_num(cJSON *obj, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(obj, key, v);
+    else
+        cJSON_AddNullToObject(obj, key);
 }
 
 /* One entry's verdict as a JSON object appended to arr (unknown figures
  * and infinite z-scores are null). */
-static void verdict_json(cJSON *arr, const char *entry, const pm_check_result *r,
-                         const pm_check_opts *o, int gated)
+static void verdict_json(cJSON *arr, const char *entry, const pm_gate_entry *x)
 {
-    static const char *const names[] = {"ok", "regression", "no verdict"};
+    const pm_check_result *r = &x->r;
     cJSON *obj = cJSON_CreateObject();
     if (!obj)
         return;
     cJSON_AddItemToArray(arr, obj);
     cJSON_AddStringToObject(obj, "entry", entry);
     cJSON_AddStringToObject(obj, "verdict",
-                            !gated && r->verdict != PM_CHECK_SHORT ? "informational"
-                                                                   : names[r->verdict]);
-    cJSON_AddBoolToObject(obj, "gated", gated);
-    cJSON_AddStringToObject(obj, "better", pm_better_name(o->better));
+                            !x->gated && r->verdict != PM_CHECK_SHORT
+                                ? "informational"
+                                : pm_gate_verdict_name(x->gated ? x->verdict : PM_GATE_SHORT));
+    cJSON_AddBoolToObject(obj, "gated", x->gated);
+    cJSON_AddStringToObject(obj, "better", pm_better_name(x->o.better));
     cJSON_AddNumberToObject(obj, "previous_runs", (double)r->n);
-    const struct {
-        const char *key;
-        double v;
-    } nums[] = {{"latest", r->latest},
-                {"median", r->median},
-                {"mad", r->mad},
-                {"z", r->z},
-                {"change", r->change}};
-    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
-        if (isfinite(nums[i].v))
-            cJSON_AddNumberToObject(obj, nums[i].key, nums[i].v);
-        else
-            cJSON_AddNullToObject(obj, nums[i].key);
-    }
+    add_num(obj, "latest", r->latest);
+    add_num(obj, "median", r->median);
+    add_num(obj, "mad", r->mad);
+    add_num(obj, "z", r->z);
+    add_num(obj, "change", r->change);
+    if (x->gated && x->why != PM_GATE_WHY_NONE)
+        cJSON_AddStringToObject(obj, "why", pm_gate_why_text(x->why));
+    else
+        cJSON_AddNullToObject(obj, "why");
+    cJSON_AddBoolToObject(obj, "previous_beyond", x->prev_beyond);
+}
+
+static cJSON *test_json(const pm_gate_test *t)
+{
+    cJSON *obj = cJSON_CreateObject();
+    if (!obj)
+        return NULL;
+    cJSON_AddStringToObject(obj, "verdict", pm_gate_verdict_name(t->verdict));
+    cJSON_AddNumberToObject(obj, "entries", (double)t->entries);
+    cJSON_AddNumberToObject(obj, "previous_runs", (double)t->n);
+    add_num(obj, "change", t->change);
+    add_num(obj, "median", isfinite(t->median) ? t->median - 1 : NAN);
+    add_num(obj, "mad", t->mad);
+    add_num(obj, "z", t->z);
+    add_num(obj, "tail", t->tail);
+    add_num(obj, "entry_tail", t->entry_tail);
+    cJSON_AddNumberToObject(obj, "entry_tail_runs", (double)t->entry_tail_n);
+    if (t->why != PM_GATE_WHY_NONE)
+        cJSON_AddStringToObject(obj, "why", pm_gate_why_text(t->why));
+    else
+        cJSON_AddNullToObject(obj, "why");
+    return obj;
 }
 
 static int cmd_check(int argc, char **argv, common *c)
@@ -728,58 +925,117 @@ static int cmd_check(int argc, char **argv, common *c)
         printf("%s: baseline: 0 of %zu runs, no verdict yet\n", test, c->check.min_history + 1);
         return flush_out();
     }
-    int64_t latest = INT64_MIN;
-    for (size_t i = 0; i < n; i++)
-        if (p[i].start_us > latest)
-            latest = p[i].start_us;
+    /* Runs are the distinct start times (the history is in start order);
+     * each entry's values are one slice of v, their runs the same slice of
+     * run. */
     double *v = malloc((n ? n : 1) * sizeof *v);
-    char **seen = malloc((n ? n : 1) * sizeof *seen);
-    if (!v || !seen) {
+    size_t *run = malloc((n ? n : 1) * sizeof *run), *runof = malloc((n ? n : 1) * sizeof *runof);
+    pm_gate_entry *ge = calloc(n ? n : 1, sizeof *ge);
+    const char **seen = malloc((n ? n : 1) * sizeof *seen);
+    if (!v || !run || !runof || !ge || !seen) {
         free(v);
+        free(run);
+        free(runof);
+        free(ge);
         free(seen);
         pm_store_points_free(p, n);
         pm_compare_cfg_free(cfg);
         fprintf(stderr, PROG ": out of memory\n");
         return EXIT_DB;
     }
-    size_t nseen = 0, checked = 0, regressions = 0, info = 0, shortest = SIZE_MAX;
-    cJSON *json = c->json ? cJSON_CreateArray() : NULL;
+    size_t nruns = 0;
     for (size_t i = 0; i < n; i++) {
-        /* Each entry once, in the order of its first run. */
-        int dup = 0;
-        for (size_t k = 0; k < nseen && !dup; k++)
-            dup = strcmp(seen[k], p[i].entry) == 0;
-        if (dup || !is_named(p[i].entry, named, nnamed))
+        if (i == 0 || p[i].start_us != p[i - 1].start_us)
+            nruns++;
+        runof[i] = nruns - 1;
+    }
+    size_t nseen = 0, used = 0, checked = 0, regressions = 0, suspects = 0, info = 0;
+    size_t shortest = SIZE_MAX, *ord = group_by_entry(p, n),
+           *first = malloc((n ? n : 1) * sizeof *first);
+    for (size_t g = 0; ord && first && g < n;) {
+        const char *entry = p[ord[g]].entry;
+        if (!is_named(entry, named, nnamed)) {
+            while (g < n && strcmp(p[ord[g]].entry, entry) == 0)
+                g++;
             continue;
-        seen[nseen++] = p[i].entry;
-        int64_t last = INT64_MIN;
-        size_t k = entry_series(p, n, p[i].entry, v, &last);
-        if (last != latest && nnamed == 0)
-            continue; /* not in the latest run: retired */
-        pm_check_opts o;
-        int gated;
-        entry_opts(c, cfg, p[i].entry, &o, &gated);
-        pm_check_result r;
-        pm_check_series(v, k, &o, &r);
-        if (gated && r.verdict == PM_CHECK_SHORT && r.n < shortest)
-            shortest = r.n;
-        if (!gated) {
-            info++;
-            if (json)
-                verdict_json(json, p[i].entry, &r, &o, gated);
-            else if (nnamed)
-                print_verdict(p[i].entry, &r, &o, gated); /* asked for by name */
-            continue; /* informational: in the JSON, counted in the text */
         }
-        if (json)
-            verdict_json(json, p[i].entry, &r, &o, gated);
-        else
-            print_verdict(p[i].entry, &r, &o, gated);
-        checked++;
-        regressions += r.verdict == PM_CHECK_REGRESSION;
+        pm_gate_entry *x = &ge[nseen];
+        first[nseen] = ord[g]; /* its first point: the output's order */
+        seen[nseen++] = entry;
+        x->v = v + used;
+        x->run = run + used;
+        for (; g < n && strcmp(p[ord[g]].entry, entry) == 0; g++) {
+            v[used] = p[ord[g]].timing;
+            run[used++] = runof[ord[g]];
+            x->n++;
+        }
+        entry_opts(c, cfg, entry, &x->o, &x->gated);
+        if (x->run[x->n - 1] != nruns - 1 && nnamed == 0)
+            x->gated = -1; /* not in the latest run: retired, not checked */
+    }
+    free(ord);
+    if (!first || (n && !ord)) {
+        free(first);
+        free(v);
+        free(run);
+        free(runof);
+        free(ge);
+        free(seen);
+        pm_store_points_free(p, n);
+        pm_compare_cfg_free(cfg);
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_DB;
     }
     pm_compare_cfg_free(cfg);
-    for (int i = 0; i < nnamed; i++) {
+    for (size_t i = 0; i < nseen; i++)
+        if (ge[i].gated < 0)
+            ge[i].gated = 0, ge[i].n = 0; /* weighed by nothing, shown nowhere */
+    pm_gate_opts go;
+    pm_gate_opts_init(&go);
+    pm_gate_test t;
+    pm_error err;
+    pm_error_clear(&err);
+    if (pm_gate_judge(ge, nseen, nruns, &go, &t, &err) != 0) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        rc = EXIT_DB;
+    }
+    cJSON *json = c->json ? cJSON_CreateArray() : NULL;
+    /* Each entry once, in the order of its first run (then by name). */
+    size_t *tmpo = malloc((nseen ? nseen : 1) * sizeof *tmpo);
+    if (!tmpo) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = EXIT_DB;
+    }
+    for (size_t i = 0; tmpo && i < nseen; i++)
+        tmpo[i] = i;
+    if (tmpo)
+        qsort_r(tmpo, nseen, sizeof *tmpo, by_first, first);
+    for (size_t oi = 0; rc == 0 && oi < nseen; oi++) {
+        size_t i = tmpo[oi];
+        pm_gate_entry *x = &ge[i];
+        if (x->n == 0)
+            continue; /* retired */
+        if (x->gated && x->r.verdict == PM_CHECK_SHORT && x->r.n < shortest)
+            shortest = x->r.n;
+        if (!x->gated) {
+            info++;
+            if (json)
+                verdict_json(json, seen[i], x);
+            else if (nnamed)
+                print_verdict(x, seen[i], &t); /* asked for by name */
+            continue;                          /* informational: in the JSON, counted in the text */
+        }
+        if (json)
+            verdict_json(json, seen[i], x);
+        else
+            print_verdict(x, seen[i], &t);
+        checked++;
+        regressions += x->verdict == PM_GATE_REGRESSION;
+        suspects += x->verdict == PM_GATE_SUSPECT;
+    }
+    int test_regressed = t.verdict == PM_GATE_REGRESSION,
+        test_suspect = t.verdict == PM_GATE_SUSPECT;
+    for (int i = 0; rc == 0 && i < nnamed; i++) {
         int found = 0;
         for (size_t k = 0; k < nseen && !found; k++)
             found = strcmp(seen[k], named[i]) == 0;
@@ -788,10 +1044,15 @@ static int cmd_check(int argc, char **argv, common *c)
             rc = EXIT_USAGE;
         }
     }
+    free(first);
+    free(tmpo);
     free(v);
+    free(run);
+    free(runof);
+    free(ge);
     free(seen);
-    pm_store_points_free(p, n);
-    if (rc == EXIT_USAGE) {
+    if (rc != 0) {
+        pm_store_points_free(p, n);
         cJSON_Delete(json);
         return rc;
     }
@@ -801,25 +1062,37 @@ static int cmd_check(int argc, char **argv, common *c)
             cJSON_AddStringToObject(root, "test", test);
             cJSON_AddNumberToObject(root, "checked", (double)checked);
             cJSON_AddNumberToObject(root, "regressions", (double)regressions);
+            cJSON_AddNumberToObject(root, "suspects", (double)suspects);
             cJSON_AddBoolToObject(root, "baseline", shortest != SIZE_MAX);
+            if (t.verdict != PM_GATE_SHORT)
+                cJSON_AddItemToObject(root, "whole_test", test_json(&t));
+            else
+                cJSON_AddNullToObject(root, "whole_test");
             cJSON_AddItemToObject(root, "entries", json);
         } else {
             cJSON_Delete(json);
         }
+        pm_store_points_free(p, n);
         if ((rc = print_json(root)) != 0)
             return rc;
     } else {
+        print_test(test, &t);
+        pm_store_points_free(p, n);
         if (shortest != SIZE_MAX)
             printf("%s: baseline: %zu of %zu runs, no verdict yet\n", test, shortest + 1,
                    c->check.min_history + 1);
         printf("%s: %zu entries checked, %zu regressions", test, checked, regressions);
+        if (suspects)
+            printf(", %zu suspect", suspects);
         if (info)
             printf(" (%zu informational entries not gated)", info);
         printf("\n");
     }
     if ((rc = flush_out()) != 0)
         return rc;
-    return regressions ? EXIT_FOUND : EXIT_OK;
+    return regressions || test_regressed ? EXIT_FOUND
+           : suspects || test_suspect    ? EXIT_SUSPECT
+                                         : EXIT_OK;
 }
 
 /* ---- plot ----------------------------------------------------------------- */
@@ -828,8 +1101,10 @@ static void help_plot(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " plot --db DB TEST ENTRY -o FILE.png|FILE.pdf|FILE.svg [options]\n"
-            "The history of ENTRY, each run a point; the runs that check would call\n"
-            "regressions (each judged against the runs before it) are ringed in red.\n"
+            "The history of ENTRY, each run a point; the runs beyond their noise (each\n"
+            "judged alone against the runs before it) are ringed in red; the change\n"
+            "points that history lists are drawn as a level line with a shaded band at\n"
+            "each step, labelled with its size.\n"
             "  -o, --output FILE  PNG, or PDF when FILE ends in .pdf\n" CHECK_OPTS "%s%s",
             exit_text,
             "example:\n  " PROG " plot --db runs.sqlite nightly wall_time_s -o wall.png\n");
@@ -866,12 +1141,35 @@ static int cmd_plot(int argc, char **argv, common *c)
     pm_compare_cfg_free(cfg);
     pm_error err;
     pm_error_clear(&err);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        pm_store_points_free(p, n);
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_DB;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = p[i].timing;
+    pm_cp_opts co;
+    pm_cp_opts_init(&co);
+    if (o.min_change > 0)
+        co.min_step = o.min_change;
+    pm_cp *cp = NULL;
+    size_t ncp = 0;
+    if (pm_cp_find(v, n, &co, &cp, &ncp, &err) != 0 && err.code == PM_ENOMEM) {
+        free(v);
+        pm_store_points_free(p, n);
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return EXIT_DB;
+    }
+    free(v);
+    pm_error_clear(&err);
     size_t nreg = 0;
     rc = pm_arch_plot(c->out, test, entry,
                       fig                           ? fig->unit
                       : strncmp(entry, "phase:", 6) ? "s/iteration"
                                                     : "s",
-                      p, n, &o, gated, &nreg, &err);
+                      p, n, &o, gated, cp, ncp, &nreg, &err);
+    free(cp);
     pm_store_points_free(p, n);
     if (rc) {
         fprintf(stderr, PROG ": %s\n", err.msg);

@@ -188,9 +188,19 @@ check "three entries checked" has "$T/out" "bench: 3 entries checked, 0 regressi
 tf bench $((1700000000 + 10 * 86400)) "$H/run10.json" "steady=1.30" "noisy=1.02" "stays=2.0"
 $B add --db "$HDB" --datadir "$H" --archivedir "$HA" >/dev/null
 $B check --db "$HDB" bench >"$T/out"
-check "a 30% slowdown exits 1" [ $? -eq 1 ]
-check "the slower entry and its size are printed" grep -q "^REGRESSION  steady: latest 1.3 vs median 1 of 10 runs (+30.0%," "$T/out"
+check "one entry 30% slower, the others flat: suspect, exit 6" [ $? -eq 6 ]
+check "the suspect entry, its size and the protocol are printed" grep -q \
+    "^SUSPECT  *steady: latest 1.3 vs median 1 of 10 runs (+30.0%,.*: rerun to confirm$" "$T/out"
 check "the others are ok" grep -q "^ok  *noisy: latest 1.02" "$T/out"
+check "the count says suspect" has "$T/out" "bench: 3 entries checked, 0 regressions, 1 suspect"
+check "the whole test is ok" grep -q "^ok  *bench (whole test): lower median of 3 entries' changes +" "$T/out"
+# The rerun in the same pipeline confirms it: two consecutive runs beyond.
+tf bench $((1700000000 + 10 * 86400 + 600)) "$H/run10b.json" "steady=1.31" "noisy=1.00" "stays=2.0"
+$B add --db "$HDB" --datadir "$H" --archivedir "$HA" >/dev/null
+$B check --db "$HDB" bench >"$T/out"
+check "the rerun confirms it: exit 1" [ $? -eq 1 ]
+check "the slower entry, its size and why are printed" grep -q \
+    "^REGRESSION  steady: latest 1.31 vs median 1.005 of 10 runs (+30.3%,.*; the previous run was beyond too$" "$T/out"
 check "the count" has "$T/out" "bench: 3 entries checked, 1 regressions"
 $B check --db "$HDB" bench --json >"$T/json"
 check "check --json exits 1 too" [ $? -eq 1 ]
@@ -198,18 +208,22 @@ check "check --json holds the figures" py -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["test"] == "bench" and d["checked"] == 3 and d["regressions"] == 1, d
+assert d["suspects"] == 0 and d["whole_test"]["verdict"] == "ok", d
+assert d["whole_test"]["entries"] == 3, d
 e = {x["entry"]: x for x in d["entries"]}
 s = e["steady"]
 assert s["verdict"] == "regression" and s["previous_runs"] == 10, s
-assert s["latest"] == 1.3 and s["median"] == 1 and abs(s["mad"] - 0.01) < 1e-12, s
-assert abs(s["z"] - 0.3 / (1.4826 * 0.01)) < 1e-6 and abs(s["change"] - 0.3) < 1e-12, s
+assert s["why"] == "the previous run was beyond too" and s["previous_beyond"], s
+# judged alone against the 10 runs before it (the suspect 1.3 among them)
+assert s["latest"] == 1.31 and s["median"] == 1.005 and abs(s["mad"] - 0.015) < 1e-12, s
+assert abs(s["z"] - 0.305 / (1.4826 * 0.015)) < 1e-6 and abs(s["change"] - 0.305 / 1.005) < 1e-12, s
 assert e["stays"]["verdict"] == "ok" and e["stays"]["z"] == 0, e["stays"]
 ' "$T/json"
 $B check --db "$HDB" bench noisy stays >"$T/out"
 check "check of named entries exits 0" [ $? -eq 0 ]
 $B check --db "$HDB" bench noisy --no-gate noisy >"$T/out"
 check "an informational entry asked for by name: its figures shown" \
-    grep -q "^info  *noisy: latest 1.02 vs median 1 of 10 runs" "$T/out"
+    grep -q "^info  *noisy: latest 1 vs median 1.005 of 10 runs" "$T/out"
 $B check --db "$HDB" bench steady --min-change 50 >"$T/out"
 check "--min-change 50 lets +30% pass" [ $? -eq 0 ]
 $B check --db "$HDB" bench steady --threshold 1000 >"$T/out"
@@ -244,7 +258,7 @@ check "plot PDF exits 0" [ $? -eq 0 ]
 check "a PDF is written" has "$T/steady.pdf" "%PDF-"
 if command -v pdftotext >/dev/null 2>&1; then
     pdftotext "$T/steady.pdf" "$T/steady.txt"
-    check "the PDF names the entry and the marked run" has "$T/steady.txt" "1 marked as regressions"
+    check "the PDF names the entry and the marked run" has "$T/steady.txt" "2 beyond their noise"
 fi
 $B plot --db "$HDB" bench nosuch -o "$T/x.png" 2>"$T/err"
 check "plot of an unknown entry exits 2" [ $? -eq 2 ]
@@ -278,6 +292,41 @@ check "a NUL byte is refused" has "$T/err" "cannot process $X/nul.json: offset 1
 $B list --db "$XDB" >"$T/out"
 check "the tables survived" has "$T/out" "DROP TABLE"
 
+# --- change points ---------------------------------------------------------------
+S="$T/step" SA="$T/step-archive"
+mkdir "$S" "$SA"
+i=0
+for v in 1.00 1.01 0.99 1.00 1.02 0.99 1.01 1.00 1.20 1.21 1.19 1.20 1.22 1.20; do
+    tf stepbench $((1700000000 + i * 86400)) "$S/s$i.json" "solve=$v" "flat=2.0"
+    i=$((i + 1))
+done
+$B add --db "$HDB" --datadir "$S" --archivedir "$SA" >/dev/null
+$B history --db "$HDB" stepbench >"$T/out"
+check "history exits 0 with a step" [ $? -eq 0 ]
+check "history names the change point: its first run, step, medians, sides" has "$T/out" \
+    "^change point 2023-11-22T22:13:20Z  solve: +20.0%, median 1 -> 1.2 (8 runs before, 6 from it on; rank z [0-9.]*)$"
+check "one change point, none for the flat entry" [ "$(grep -c '^change point' "$T/out")" -eq 1 ]
+check "the timings stay three columns before it" [ "$(grep -vc '^change point' "$T/out")" -eq 28 ]
+$B history --db "$HDB" stepbench --json >"$T/json"
+check "history --json marks the run that starts the new level" py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cp = [x for x in d if "change_point" in x]
+assert len(cp) == 1, cp
+c = cp[0]
+assert c["entry"] == "solve" and c["timing"] == 1.2 and c["start_us"] == (1700000000 + 8 * 86400) * 1e6, c
+p = c["change_point"]
+assert abs(p["step"] - 0.2) < 1e-9 and p["median_before"] == 1 and p["median_after"] == 1.2, p
+assert p["runs_before"] == 8 and p["runs_after"] == 6 and p["z"] > 2.5, p
+' "$T/json"
+$B plot --db "$HDB" stepbench solve -o "$T/step.pdf"
+check "plot of a step exits 0" [ $? -eq 0 ]
+if command -v pdftotext >/dev/null 2>&1; then
+    pdftotext "$T/step.pdf" "$T/step.txt"
+    check "the plot draws the level and labels the step" has "$T/step.txt" "level between 1 change point"
+    check "the step's size is on the plot" has "$T/step.txt" "+20.0%"
+fi
+
 # --- the CI example ------------------------------------------------------------
 R="$T/ci"
 mkdir -p "$R/incoming"
@@ -290,10 +339,23 @@ done
 RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
 check "the CI example passes a steady history" [ $? -eq 0 ]
 tf "ci bench" $((1700000000 + 10 * 86400)) "$R/incoming/r10.json" "solve=1.25" "io=0.5"
+# One entry slower, the other flat: suspect; without RERUN the run passes
+# and says so.
+tf "ci bench" $((1700000000 + 11 * 86400)) "$T/rerun.json" "solve=1.26" "io=0.5"
 RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
-check "the CI example fails on the slowdown" [ $? -eq 1 ]
+check "the CI example: one entry slower is suspect, exit 0" [ $? -eq 0 ]
+check "and says so, with its size" has "$T/out" "^ci-archive: SUSPECT: solve +25.0%; the next run confirms or clears it$"
+# The same with RERUN, whose result (as slow) confirms it.
+mv "$R/archived/r10.json" "$R/incoming/r10.json"
+RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
+check "a rerun of an archived run changes nothing: still suspect" has "$T/out" "^ci-archive: SUSPECT: solve +25.0%; the next run"
+RESULTS="$R" TEST="ci bench" PERFMON_BIN="$PM_BIN/" RERUN="cp '$T/rerun.json' '$R/incoming/'" \
+    sh "$PM_ROOT/examples/ci-archive.sh" >"$T/out" 2>&1
+check "with RERUN, the rerun confirms the slowdown: exit 1" [ $? -eq 1 ]
+check "it reran" has "$T/out" "^ci-archive: SUSPECT: solve +25.0%; rerunning$"
+check "and names the entry" has "$T/out" "^ci-archive: REGRESSION: solve +"
 check "and plots the slower entry" [ -s "$R/plots/solve.png" ]
-check "the files are archived" [ "$(ls "$R/archived" | wc -l)" -eq 11 ]
+check "the files are archived" [ "$(ls "$R/archived" | wc -l)" -eq 12 ]
 
 # --- a perfmon statistics document files under its own job id ------------------
 mkdir -p "$T/jd" "$T/ja"

@@ -109,8 +109,8 @@ check "every file archived once" [ "$(ls "$HA" | wc -l)" -eq 11 ] && [ "$(ls "$H
 $B history --db "$DB" "x'); DROP TABLE entry; --" steady >"$T/out"
 check "the SQL-looking test name reads back, 11 runs" [ "$(wc -l <"$T/out")" -eq 11 ]
 $B check --db "$DB" "x'); DROP TABLE entry; --" >"$T/out"
-check "check finds the 30% slowdown, exit 1" [ $? -eq 1 ]
-check "and says which and by how much" grep -q "^REGRESSION  steady: latest 1.3 vs median 1 of 10 runs (+30.0%," "$T/out"
+check "one entry 30% slower, the other flat, a young history: suspect, exit 6" [ $? -eq 6 ]
+check "and says which and by how much" grep -q "^SUSPECT  *steady: latest 1.3 vs median 1 of 10 runs (+30.0%," "$T/out"
 check "the steady entry is ok" grep -q "^ok  *flat: latest 2 vs median 2" "$T/out"
 
 # 4 archivers at once on 1,000 files: each archived and stored exactly once.

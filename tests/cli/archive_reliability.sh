@@ -25,7 +25,7 @@ gen() {
 # stored DB TEST: "runs entries" as the archive sees them.
 stored() {
     runs=$($B list --db "$1" | awk -v t="$2" '$1 == t { print $2 }')
-    rows=$($B history --db "$1" "$2" 2>/dev/null | wc -l)
+    rows=$($B history --db "$1" "$2" 2>/dev/null | grep -vc '^change point ')
     echo "${runs:-0} $rows"
 }
 

@@ -1,7 +1,6 @@
-/* gate_noise.h - reruns of one benchmark on a shared machine, for
- * measuring the regression gate's false alarms and detection
- * (tests/unit/test_archive_gate.c, docs/archive.md "How often it cries
- * wolf").
+/* gate_noise.h - reruns of one benchmark on a shared machine: a seeded
+ * uniform generator (splitmix64), which the gate's simulated histories of
+ * gate_sim.h draw from, and a one-benchmark timing model.
  *
  * Each timing is base * exp(e) with e the sum of
  *   - jitter: normal, standard deviation sd (1.5 % by default): caches,

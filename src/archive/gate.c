@@ -1,0 +1,281 @@
+/* The gate across the entries of one test, with confirmation (see
+ * archive_gate.h). */
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmon/archive_gate.h"
+#include "perfmon/mem.h"
+
+void pm_gate_opts_init(pm_gate_opts *g)
+{
+    g->pair = 0.85;
+    g->test_pair = 0.5;
+    g->three = 0.4;
+    g->noise_window = 30;
+    g->tail_min = 40;
+    g->lookback = 100;
+}
+
+const char *pm_gate_verdict_name(int verdict)
+{
+    switch (verdict) {
+    case PM_GATE_OK: return "ok";
+    case PM_GATE_REGRESSION: return "regression";
+    case PM_GATE_SUSPECT: return "suspect";
+    default: return "no verdict";
+    }
+}
+
+const char *pm_gate_why_text(int why)
+{
+    switch (why) {
+    case PM_GATE_WHY_TEST: return "the whole test changed beyond its noise";
+    case PM_GATE_WHY_TAIL: return "beyond anything in the test's history";
+    case PM_GATE_WHY_CONFIRMED: return "the previous run was beyond too";
+    case PM_GATE_WHY_WITHIN: return "within the tail of the test's history";
+    case PM_GATE_WHY_UNMEASURED: return "too few runs to know the test's tail";
+    default: return "";
+    }
+}
+
+/* +1 when up is worse, -1 when down is, 0 for an informational figure. */
+static double worse_sign(const pm_check_opts *o)
+{
+    return o->better == PM_CHECK_LOWER ? 1 : o->better == PM_CHECK_HIGHER ? -1 : 0;
+}
+
+/* Judge v[k] against the window before v[k - skip] (skip = 1 leaves out
+ * the suspect value just before it) with threshold thr; tmp holds
+ * window + 1 values. */
+static void judge_at(const double *v, size_t k, size_t skip, const pm_check_opts *o, double thr,
+                     double *tmp, pm_check_result *r)
+{
+    size_t end = k >= skip ? k - skip : 0; /* values [0, end) come before */
+    size_t w = end < o->window ? end : o->window;
+    memcpy(tmp, v + end - w, w * sizeof *tmp);
+    tmp[w] = v[k];
+    pm_check_opts oc = *o;
+    oc.threshold = thr;
+    pm_check_series(tmp, w + 1, &oc, r);
+}
+
+/* The robust noise of a judged value relative to its median: s / |m|. */
+static double rel_sd(const pm_check_result *r)
+{
+    return r->median != 0 ? PM_MAD_TO_SD * r->mad / fabs(r->median) : INFINITY;
+}
+
+/* Confirmation: the last k values of v[0..n) all beyond a bar, each
+ * judged against the window before the first of them (so that the
+ * suspect values do not widen the noise they are judged with), of at least
+ * noise_window runs (a bar below the threshold needs a better estimate of
+ * the noise than 10 runs give): two beyond pair x threshold, or three
+ * beyond three x threshold. */
+static int confirm_last(const double *v, size_t n, const pm_check_opts *o, double pair,
+                        double three, size_t noise_window, double *tmp)
+{
+    for (size_t k = 2; k <= 3; k++) {
+        if (n < k)
+            return 0;
+        double bar = (k == 2 ? pair : three) * o->threshold;
+        int all = 1;
+        pm_check_opts oc = *o;
+        if (oc.window < noise_window)
+            oc.window = noise_window;
+        for (size_t q = 0; q < k && all; q++) {
+            pm_check_result r;
+            judge_at(v, n - k + q, q, &oc, bar, tmp, &r);
+            all = r.verdict == PM_CHECK_REGRESSION;
+        }
+        if (all)
+            return 1;
+    }
+    return 0;
+}
+
+/* The lower median of the finite values of x[0..n) (reordered): the
+ * ((k - 1) / 2)-th smallest of k, so that for 4 entries two of them hit at
+ * once do not move it; NAN when fewer than two. */
+static double lower_median(double *x, size_t n, size_t *count)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            x[k++] = x[i];
+    *count = k;
+    if (k < 2)
+        return NAN;
+    gsl_sort(x, 1, k);
+    return x[(k - 1) / 2];
+}
+
+int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts *g, pm_gate_test *t,
+                  pm_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->change = t->median = t->mad = t->z = t->tail = t->entry_tail = NAN;
+    t->verdict = PM_GATE_SHORT;
+    if (nruns == 0)
+        return 0;
+    size_t latest = nruns - 1;
+    size_t first = latest > g->lookback + 1 ? latest - g->lookback - 1 : 0;
+    size_t span = latest - first + 1; /* runs judged: the lookback, the previous and the latest */
+    size_t maxw = g->noise_window + 1;
+    for (size_t i = 0; i < ne; i++)
+        if (e[i].o.window + 1 > maxw)
+            maxw = e[i].o.window + 1;
+    /* W[j * ne + i]: entry i's worse change in run first + j (NAN: none) */
+    double *W = pm_alloc_array(span, ne * sizeof *W), *tmp = pm_alloc_array(maxw, sizeof *tmp);
+    double *col = pm_alloc_array(ne ? ne : 1, sizeof *col), *R = pm_alloc_array(span, sizeof *R);
+    size_t *Rrun = pm_alloc_array(span, sizeof *Rrun);
+    unsigned char *moved = calloc(span, 1); /* runs where the whole test was beyond its noise */
+    if (!W || !tmp || !col || !R || !Rrun || !moved) {
+        free(W);
+        free(tmp);
+        free(col);
+        free(R);
+        free(Rrun);
+        free(moved);
+        return pm_error_set(err, PM_ENOMEM, "the gate: out of memory");
+    }
+    for (size_t j = 0; j < span * ne; j++)
+        W[j] = NAN;
+    const pm_check_opts *to = NULL; /* the test's window, history and threshold */
+    double minch = INFINITY;
+    for (size_t i = 0; i < ne; i++) {
+        pm_gate_entry *x = &e[i];
+        x->verdict = PM_GATE_SHORT;
+        x->why = PM_GATE_WHY_NONE;
+        x->beyond = x->prev_beyond = 0;
+        pm_check_series(x->v, x->n, &x->o, &x->r);
+        double sign = worse_sign(&x->o);
+        if (!x->gated || sign == 0 || x->n == 0)
+            continue;
+        if (!to)
+            to = &x->o;
+        if (x->run[x->n - 1] == latest && x->o.min_change < minch)
+            minch = x->o.min_change;
+        for (size_t k = x->n; k-- > 0 && x->run[k] >= first;) {
+            pm_check_result r;
+            pm_check_series(x->v, k + 1, &x->o, &r);
+            if (r.verdict != PM_CHECK_SHORT && isfinite(r.change))
+                W[(x->run[k] - first) * ne + i] = sign * r.change;
+        }
+    }
+    /* The whole test's change in each run, and the single-entry tail. */
+    size_t nr = 0;
+    for (size_t j = 0; j < span; j++) {
+        if (first + j < latest)
+            for (size_t i = 0; i < ne; i++) {
+                double w = W[j * ne + i];
+                if (!isnan(w) && (t->entry_tail_n++ == 0 || w > t->entry_tail))
+                    t->entry_tail = w;
+            }
+        memcpy(col, W + j * ne, ne * sizeof *col);
+        size_t cnt;
+        double m = lower_median(col, ne, &cnt);
+        if (first + j == latest)
+            t->entries = cnt;
+        /* as ratios 1 + change, so that check's relative change is the
+         * difference of the changes */
+        if (!isnan(m) || first + j == latest) {
+            Rrun[nr] = j;
+            R[nr++] = isnan(m) ? NAN : 1 + m;
+        }
+    }
+    if (t->entry_tail_n < g->tail_min)
+        t->entry_tail = NAN;
+    if (to && t->entries >= 2 && nr >= 1 && isfinite(R[nr - 1])) {
+        pm_check_opts o = *to;
+        o.better = PM_CHECK_LOWER;
+        o.min_abs = 0;
+        o.min_change = minch;
+        pm_check_result r;
+        for (size_t q = 1; q < nr; q++) {
+            pm_check_series(R, q + 1, &o, &r);
+            moved[Rrun[q]] = r.verdict == PM_CHECK_REGRESSION;
+        }
+        pm_check_series(R, nr, &o, &r);
+        t->change = R[nr - 1] - 1;
+        t->n = r.n;
+        t->median = r.median;
+        t->mad = r.mad;
+        t->z = r.z;
+        if (r.verdict != PM_CHECK_SHORT) {
+            t->beyond = r.verdict == PM_CHECK_REGRESSION;
+            if (nr >= 2) {
+                pm_check_result p;
+                pm_check_series(R, nr - 1, &o, &p);
+                t->prev_beyond = p.verdict == PM_CHECK_REGRESSION;
+            }
+            for (size_t j = 0; j + 1 < nr; j++)
+                if (isnan(t->tail) || R[j] - 1 > t->tail)
+                    t->tail = R[j] - 1;
+            int confirmed = confirm_last(R, nr, &o, g->test_pair, g->three, g->noise_window, tmp);
+            t->verdict = PM_GATE_OK;
+            if (t->beyond && (isnan(t->tail) || t->change > t->tail)) {
+                t->verdict = PM_GATE_REGRESSION;
+                t->why = PM_GATE_WHY_TEST;
+            } else if (confirmed) {
+                t->verdict = PM_GATE_REGRESSION;
+                t->why = PM_GATE_WHY_CONFIRMED;
+            } else if (t->beyond) {
+                t->verdict = PM_GATE_SUSPECT;
+                t->why = PM_GATE_WHY_WITHIN;
+            }
+        }
+    }
+    for (size_t i = 0; i < ne; i++) {
+        pm_gate_entry *x = &e[i];
+        double sign = worse_sign(&x->o);
+        if (!x->gated || sign == 0 || x->r.verdict == PM_CHECK_SHORT)
+            continue;
+        x->verdict = PM_GATE_OK;
+        x->beyond = x->r.verdict == PM_CHECK_REGRESSION;
+        size_t k = x->n - 1;
+        /* Confirmation, unless the whole test moved in one of those runs
+         * (then the test's verdict says). */
+        size_t back = x->n < 3 ? x->n : 3, moved_runs = 0;
+        for (size_t q = x->n - back; q < x->n; q++)
+            moved_runs += x->run[q] >= first && moved[x->run[q] - first];
+        if (x->n >= 2) {
+            pm_check_result pr;
+            judge_at(x->v, x->n - 2, 0, &x->o, g->pair * x->o.threshold, tmp, &pr);
+            x->prev_beyond = pr.verdict == PM_CHECK_REGRESSION;
+        }
+        if (moved_runs == 0 &&
+            confirm_last(x->v, x->n, &x->o, g->pair, g->three, g->noise_window, tmp)) {
+            x->verdict = PM_GATE_REGRESSION;
+            x->why = PM_GATE_WHY_CONFIRMED;
+        }
+        if (x->verdict == PM_GATE_REGRESSION)
+            continue;
+        if (!x->beyond)
+            continue;
+        double w = sign * x->r.change;
+        if (t->verdict == PM_GATE_REGRESSION && x->run[k] == latest) {
+            x->verdict = PM_GATE_REGRESSION;
+            x->why = PM_GATE_WHY_TEST;
+        } else if (t->beyond && x->run[k] == latest) {
+            x->verdict = PM_GATE_SUSPECT; /* with the whole test, within its tail */
+            x->why = PM_GATE_WHY_WITHIN;
+        } else if (!isnan(t->entry_tail) &&
+                   w > t->entry_tail + g->pair * x->o.threshold * rel_sd(&x->r)) {
+            x->verdict = PM_GATE_REGRESSION;
+            x->why = PM_GATE_WHY_TAIL;
+        } else {
+            x->verdict = PM_GATE_SUSPECT;
+            x->why = isnan(t->entry_tail) ? PM_GATE_WHY_UNMEASURED : PM_GATE_WHY_WITHIN;
+        }
+    }
+    free(W);
+    free(tmp);
+    free(col);
+    free(R);
+    free(Rrun);
+    free(moved);
+    return 0;
+}

@@ -1,0 +1,45 @@
+/* gate_sim.h - the rates of the regression gate on simulated benchmark
+ * histories (docs/archive.md, "How often it cries wolf"): a test of 4
+ * entries, each timing base * exp(N(0, 3 %)), under one of two tail
+ * models, judged after every run by each entry alone (the gate before
+ * confirmation) or by the gate across entries of archive_gate.h.
+ * bench/gate_rates.c prints the table; tests/unit/test_archive_gate.c
+ * asserts it on fewer seeds.  Deterministic for a seed.
+ */
+#ifndef PERFMON_GATE_SIM_H
+#define PERFMON_GATE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PM_SIM_ENTRIES 4
+#define PM_SIM_STABLE_RUNS 100 /* a stable history: runs 5 to 100 are judged */
+#define PM_SIM_SLOW_AT 25      /* the first slowed run (1-based) */
+#define PM_SIM_SLOW_RUNS 30
+
+enum pm_sim_model {
+    PM_SIM_ENTRY_TAILS = 0, /* 5 % of entries and runs +15 % */
+    PM_SIM_RUN_TAILS = 1    /* 5 % of runs, every entry +12 % */
+};
+
+enum pm_sim_method {
+    PM_SIM_ALONE = 0, /* each entry alone: any entry beyond its noise fails the run */
+    PM_SIM_GATE = 1   /* the gate across entries with confirmation */
+};
+
+typedef struct pm_sim_rates {
+    size_t series;
+    size_t checks, fails, suspects;           /* stable histories, each run checked once */
+    size_t pipelines, pipeline_fails, reruns; /* the same with the rerun protocol */
+    size_t all_at, all_by1;      /* every entry 10 % slower: failed at run 25, by run 26 */
+    size_t one_by2;              /* one entry 10 % slower: failed by run 27 */
+    size_t rerun_all, rerun_one; /* the first slowed pipeline fails with the rerun protocol */
+    size_t cps_stable;           /* change points found in the stable histories (history) */
+    size_t cps_found; /* slowed histories (every entry) with a change point found at 25 */
+} pm_sim_rates;
+
+/* Simulate seeds histories of each kind from seed0 on.  Returns 0, or -1
+ * when out of memory. */
+int pm_sim_run(int model, int method, size_t seeds, uint64_t seed0, pm_sim_rates *out);
+
+#endif
