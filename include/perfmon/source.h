@@ -87,6 +87,7 @@ typedef struct pm_sctx {
     int64_t now_mono_ns;     /* time of the sample being taken */
     int64_t pss_interval_ns; /* refresh PSS/USS (smaps_rollup) at most this often */
     int system_counters;     /* per-CPU hardware counters without a tree (opt-in) */
+    int last_sample;         /* the sample being taken is the run's last */
     /* Record a note in the profile: plain text, or an event's JSON object
      * (docs/format.md, "Event notes").  Set by the sampling loop; NULL in
      * tests that read a captured tree (pm_sctx_note then does nothing). */
@@ -97,6 +98,22 @@ typedef struct pm_sctx {
     int (*followed)(void *arg, int pid);
     void *followed_arg;
 } pm_sctx;
+
+/* Error and event counters (OOM kills, throttling and error counts, memory
+ * limit events): nothing derives a rate from them, only their rises count
+ * (docs/analysis.md, "How the job ended"), so they are read at most every
+ * PM_RARE_NS, and always at the first and the last sample. */
+#define PM_RARE_NS 1000000000LL
+
+/* Whether the rare counters are due at this sample; *due is the source's
+ * own next time (0 before the first). */
+static inline int pm_sctx_rare_due(const pm_sctx *ctx, int64_t *due)
+{
+    if (*due && ctx->now_mono_ns < *due && !ctx->last_sample)
+        return 0;
+    *due = (ctx->now_mono_ns ? ctx->now_mono_ns : 1) + PM_RARE_NS;
+    return 1;
+}
 
 /* Hand text to ctx->note when one is set. */
 static inline void pm_sctx_note(const pm_sctx *ctx, const char *text)

@@ -784,6 +784,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
     sigdelset(&waitmask, SIGCHLD);
 
     for (;;) {
+        r->ctx.last_sample = final;
         take_sample(r, deadline, missed);
         if (r->gate_fd >= 0 && release_child(r, &err) != 0) {
             fprintf(stderr, "perfmon-sample: %s\n", err.msg);

@@ -245,6 +245,16 @@ static int slow_file(const char *name)
            strcmp(name, "memory.kmem.usage_in_bytes") == 0;
 }
 
+/* The memory limit's event counters and the high-water marks: only their
+ * rises and last values count, read at most every PM_RARE_NS and at the
+ * first and last sample (source.h, pm_sctx_rare_due). */
+static int rare_file(const char *name)
+{
+    return strcmp(name, "memory.events") == 0 || strcmp(name, "memory.failcnt") == 0 ||
+           strcmp(name, "memory.oom_control") == 0 || strcmp(name, "memory.peak") == 0 ||
+           strcmp(name, "memory.max_usage_in_bytes") == 0 || strcmp(name, "pids.current") == 0;
+}
+
 /* One cgroup directory: a v1 hierarchy's, the v2 one, or (hybrid) the
  * unified mount's for the pressure files. */
 typedef struct hier {
@@ -266,6 +276,7 @@ typedef struct cgfile {
     int col[MAX_KEYS];
     int bad_noted;
     int slow; /* slow_file() */
+    int rare; /* rare_file() */
 } cgfile;
 
 typedef struct disk {
@@ -291,6 +302,7 @@ typedef struct cg_state {
     pid_t from_pid;
     const char *level;
     int64_t slow_due; /* mono time the slow files are read again */
+    int64_t rare_due; /* and the rare ones (pm_sctx_rare_due) */
     char notes[MAX_NOTES][NOTE_LEN];
     size_t nnotes;
     char *buf;
@@ -882,6 +894,7 @@ static int open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
             f->sp = sp;
             f->hi = i;
             f->slow = slow_file(sp->file);
+            f->rare = rare_file(sp->file);
             f->name = sp->file;
             f->fd = openat(h->dirfd, sp->file, O_RDONLY | O_CLOEXEC);
             if (f->fd < 0 && sp->alt) {
@@ -1364,8 +1377,9 @@ static int cg_read(void *state, const pm_sctx *ctx, pm_sample *s)
     int slow = ctx->pss_interval_ns <= 0 || !st->slow_due || ctx->now_mono_ns >= st->slow_due;
     if (slow && ctx->pss_interval_ns > 0)
         st->slow_due = (ctx->now_mono_ns ? ctx->now_mono_ns : 1) + ctx->pss_interval_ns;
+    int rare = pm_sctx_rare_due(ctx, &st->rare_due);
     for (size_t i = 0; i < st->nf; i++)
-        if (!st->h[st->f[i].hi].off && (slow || !st->f[i].slow))
+        if (!st->h[st->f[i].hi].off && (slow || !st->f[i].slow) && (rare || !st->f[i].rare))
             read_file(st, &st->f[i], s);
     if (!st->announced)
         announce(st, ctx, s); /* a malformed line seen just now */

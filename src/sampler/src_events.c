@@ -70,6 +70,7 @@ typedef struct kept {
 } kept;
 
 typedef struct ev_state {
+    int64_t rare_due; /* the error counters' next read (pm_sctx_rare_due) */
     /* node.oom_kill */
     int fd_vmstat, col_oom;
     char *vm_buf;
@@ -626,7 +627,8 @@ static int ev_read(void *state, const pm_sctx *ctx, pm_sample *s)
         }
     }
     uint64_t v;
-    if (st->col_oom >= 0 && vmstat_oom(st, ctx, &v) == 0)
+    int rare = pm_sctx_rare_due(ctx, &st->rare_due);
+    if (rare && st->col_oom >= 0 && vmstat_oom(st, ctx, &v) == 0)
         pm_sample_u64(s, st->col_oom, v);
     if (st->have_psi) {
         char buf[512];
@@ -640,13 +642,13 @@ static int ev_read(void *state, const pm_sctx *ctx, pm_sample *s)
                 pm_sample_f64(s, st->col_full[r], (double)v / 1e6);
         }
     }
-    if (st->ncore && sum_kept(ctx, st->core, st->ncore, &v) == 0)
+    if (rare && st->ncore && sum_kept(ctx, st->core, st->ncore, &v) == 0)
         pm_sample_u64(s, st->col_core, v);
-    if (st->npkg && sum_kept(ctx, st->pkg, st->npkg, &v) == 0)
+    if (rare && st->npkg && sum_kept(ctx, st->pkg, st->npkg, &v) == 0)
         pm_sample_u64(s, st->col_pkg, v);
-    if (st->nmc && sum_kept(ctx, st->ce, st->nmc, &v) == 0)
+    if (rare && st->nmc && sum_kept(ctx, st->ce, st->nmc, &v) == 0)
         pm_sample_u64(s, st->col_ce, v);
-    if (st->nmc && sum_kept(ctx, st->ue, st->nmc, &v) == 0)
+    if (rare && st->nmc && sum_kept(ctx, st->ue, st->nmc, &v) == 0)
         pm_sample_u64(s, st->col_ue, v);
     if (st->kmsg >= 0)
         read_kmsg(st, ctx);

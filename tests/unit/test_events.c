@@ -64,8 +64,11 @@ static int e_open(eh *h, const char *root)
     return h->rc;
 }
 
+/* One sample, a second after the one before (the error counters are read
+ * at most once a second: pm_sctx_rare_due). */
 static void e_read(eh *h)
 {
+    h->ctx.now_mono_ns += PM_RARE_NS;
     pm_sample_clear(&h->s);
     assert_int_equal(pm_source_events.read(h->state, &h->ctx, &h->s), 0);
 }
@@ -252,6 +255,34 @@ static void test_counters_move_and_fail(void **state)
     assert_false(has(&h, "edac.ce"));
     assert_int_equal(u64v(&h, "edac.ue"), 2);
     assert_true(f64v(&h, "psi.cpu_some") == 1.5);
+    e_close(&h);
+    drop_tree(root);
+}
+
+/* Samples closer than a second: the error counters at the first, then
+ * not until a second has passed, and always at the last; pressure (a rate)
+ * at every sample. */
+static void test_rare_counters_cadence(void **state)
+{
+    (void)state;
+    char *root = copy_tree();
+    eh h;
+    assert_int_equal(e_open(&h, root), 0);
+    h.ctx.now_mono_ns = 5 * PM_RARE_NS;
+    pm_sample_clear(&h.s);
+    assert_int_equal(pm_source_events.read(h.state, &h.ctx, &h.s), 0);
+    assert_true(has(&h, "node.oom_kill") && has(&h, "cpu.thermal_core_throttles"));
+    h.ctx.now_mono_ns += PM_RARE_NS / 2;
+    pm_sample_clear(&h.s);
+    assert_int_equal(pm_source_events.read(h.state, &h.ctx, &h.s), 0);
+    assert_false(has(&h, "node.oom_kill"));
+    assert_false(has(&h, "edac.ue"));
+    assert_true(has(&h, "psi.mem_some"));
+    h.ctx.now_mono_ns += PM_RARE_NS / 10;
+    h.ctx.last_sample = 1;
+    pm_sample_clear(&h.s);
+    assert_int_equal(pm_source_events.read(h.state, &h.ctx, &h.s), 0);
+    assert_true(has(&h, "node.oom_kill") && has(&h, "edac.ue"));
     e_close(&h);
     drop_tree(root);
 }
@@ -635,6 +666,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_columns_and_values),
         cmocka_unit_test(test_counters_move_and_fail),
+        cmocka_unit_test(test_rare_counters_cadence),
         cmocka_unit_test(test_psi_full_and_packages),
         cmocka_unit_test(test_parts_absent),
         cmocka_unit_test(test_kmsg_record),
