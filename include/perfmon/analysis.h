@@ -248,6 +248,10 @@ typedef struct pm_node_summary {
     double total_net_io_ext_sent_mb, total_net_io_ext_recv_mb;
     double energy_j, energy_kwh, avg_power_w;
     double proc_cpu_hours, proc_peak_rss_bytes;
+    /* The job's cgroup (docs/format.md, "The job's cgroup"): its CPU time
+     * and its memory's peak (memory.peak, else the largest memory.current
+     * read); NaN where the sampler found no cgroup. */
+    double cg_cpu_hours, cg_peak_mem_bytes;
     double sampler_cpu_pct; /* sampler CPU time / wall time */
     double sampler_peak_rss_bytes;
     double sampler_lateness_mean_s, sampler_lateness_max_s;

@@ -46,6 +46,8 @@ const pm_figure PM_FIGURES[] = {
     F(gpu_peak_mem_bytes, "B", PM_JOB_MAX, "gpu mem", "Peak GPU memory used"),
     F(proc_cpu_hours, "h", PM_JOB_SUM, "proc cpu h", "Job CPU hours (process tree)"),
     F(proc_peak_rss_bytes, "B", PM_JOB_MAX, "proc rss", "Peak job RSS (process tree)"),
+    F(cg_cpu_hours, "h", PM_JOB_SUM, "cg cpu h", "Job CPU hours (cgroup)"),
+    F(cg_peak_mem_bytes, "B", PM_JOB_MAX, "cg mem", "Peak job memory (cgroup)"),
     F(sampler_cpu_pct, "%", PM_JOB_MAX, "smp cpu%", "Sampler CPU"),
     F(sampler_peak_rss_bytes, "B", PM_JOB_MAX, "smp rss", "Sampler peak RSS"),
     F(sampler_lateness_mean_s, "s", PM_JOB_MEAN, "late avg", "Sampler lateness (mean)"),
@@ -332,6 +334,11 @@ static void node_summary(const pm_host *h, pm_node_summary *s)
     s->avg_power_w = s->wall_time_s > 0 ? s->energy_j / s->wall_time_s : NAN;
     s->proc_cpu_hours = counter_increase(h, "proc.cpu_time") / 3600.0;
     s->proc_peak_rss_bytes = col_max(h, "proc.rss");
+    s->cg_cpu_hours = counter_increase(h, "cg.cpu_usage") / 3600.0;
+    double cg_peak = col_max(h, "cg.mem_peak"), cg_cur = col_max(h, "cg.mem_current");
+    s->cg_peak_mem_bytes = isnan(cg_peak)  ? cg_cur
+                           : isnan(cg_cur) ? cg_peak
+                                           : fmax(cg_peak, cg_cur);
     double self_cpu = counter_increase(h, "sampler.cpu_time");
     if (isnan(self_cpu) && h->prof->has_end && h->prof->end.self_cpu_ns > 0)
         self_cpu = (double)h->prof->end.self_cpu_ns * 1e-9;

@@ -82,6 +82,7 @@ static int memory_noted(const pm_analysis *a, long h)
 
 enum {
     V_CPU,      /* share of the allocated CPU used */
+    V_ACCT,     /* the job's cgroup beside its process tree */
     V_IDLE,     /* a node far below the others */
     V_BUSY,     /* a node far above the others */
     V_SLOW,     /* a node that ran longer than the median */
@@ -97,6 +98,9 @@ enum {
 
 static const char *const TEMPLATES[V_COUNT] = {
     [V_CPU] = "{pct} % of the allocated CPU was used ({used} of {alloc} CPU time).",
+    [V_ACCT] = "The job's cgroup accounted {cgcpu} of CPU time and a memory peak of {cgmem}; "
+               "its process tree, {trcpu} and {trmem} of RSS at the samples (the cgroup counts "
+               "every process that ran, short ones too; the tree gives the per-process detail).",
     [V_IDLE] =
         "{host} was nearly idle: its CPU averaged {value} % against {mean} % on the other nodes.",
     [V_BUSY] =
@@ -265,6 +269,19 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pm_fmt_duration(j->node_cpu_hours * 3600.0, s3, sizeof s3);
         kv v[] = {{"pct", s1}, {"used", s2}, {"alloc", s3}};
         say(&b, V_CPU, v, 3);
+        nsent++;
+    }
+
+    /* Where the job had a cgroup, its own accounting beside the tree's
+     * (docs/report.md, "The report"). */
+    if (isfinite(j->cg_cpu_hours) && isfinite(j->cg_peak_mem_bytes)) {
+        char c1[48], c2[48];
+        pm_fmt_duration(j->cg_cpu_hours * 3600.0, c1, sizeof c1);
+        pm_fmt_bytes(j->cg_peak_mem_bytes, c2, sizeof c2);
+        pm_fmt_duration(j->proc_cpu_hours * 3600.0, s3, sizeof s3);
+        pm_fmt_bytes(j->proc_peak_rss_bytes, s4, sizeof s4);
+        kv v[] = {{"cgcpu", c1}, {"cgmem", c2}, {"trcpu", s3}, {"trmem", s4}};
+        say(&b, V_ACCT, v, 4);
         nsent++;
     }
 

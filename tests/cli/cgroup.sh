@@ -140,6 +140,24 @@ else
     P=$(ls "$T"/v1/*.jsonl)
     check "v1: cgroup event, CPU and memory peak agree" python3 "$T/check.py" "$P" v1 "$T/own"
     check "v1: the cgroup made for CMD is removed" gone "$P" /sys/fs/cgroup
+    # The analysis sets the cgroup's accounting beside the tree's: both in
+    # --stats --json, agreeing, and said on page 1.
+    ${PM_WRAP:-} "$PM_BIN/perfmon-analyze" "$T/v1" --stats --json >"$T/v1.json" 2>/dev/null
+    check "v1: --stats --json: the cgroup's CPU hours agree with the tree's, its peak with the RSS" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["job"]
+cg, tr = j["cg_cpu_hours"] * 3600, j["proc_cpu_hours"] * 3600
+print("   cgroup %.3f s, tree %.3f s; memory %.1f MiB, tree RSS %.1f MiB" % (
+    cg, tr, j["cg_peak_mem_bytes"] / 2**20, j["proc_peak_rss_bytes"] / 2**20))
+assert abs(cg - tr) <= 0.05 * tr + 0.02, (cg, tr)
+assert j["cg_peak_mem_bytes"] >= 50 << 20, j["cg_peak_mem_bytes"]
+' "$T/v1.json"
+    if command -v pdftotext >/dev/null 2>&1; then
+        ${PM_WRAP:-} "$PM_BIN/perfmon-analyze" "$T/v1" --pdf "$T/v1.pdf" -q
+        pdftotext -l 1 "$T/v1.pdf" - | tr '\n' ' ' >"$T/v1.txt"
+        check "v1: page 1 sets the cgroup's accounting beside the tree's" \
+            grep -q "The job's cgroup accounted .* of CPU time and a memory peak of .*; its process tree," "$T/v1.txt"
+    fi
 fi
 
 # 2. cgroup v2: pure, or the hybrid unified mount through a --sys-root
