@@ -20,14 +20,10 @@
 #include "perfmon/phase_stats.h"
 #include "perfmon/json.h"
 
+/* Numbers as --stats and the PDF show them (pm_fmt_num). */
 static void fmt3(char *b, size_t cap, double v)
 {
-    if (!isfinite(v))
-        snprintf(b, cap, "-");
-    else if (v != 0 && (fabs(v) >= 1e7 || fabs(v) < 1e-3))
-        snprintf(b, cap, "%.3e", v);
-    else
-        snprintf(b, cap, "%.3f", v);
+    pm_fmt_num(v, b, cap);
 }
 
 static void put_safe(FILE *f, const char *s, int width)
