@@ -10,7 +10,9 @@
 set -u
 . "$PM_ROOT/tests/support/cli.sh"
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
-S="${PM_WRAP:-} $PM_BIN/perfmon-sample"
+# The sampler runs bare (not under PM_WRAP): under valgrind its samples
+# come late and some are missed, which the page rightly reports.
+S="$PM_BIN/perfmon-sample"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export PERFMON_TEMPLATES="$PM_ROOT/templates"
