@@ -98,7 +98,8 @@ enum {
 
 static const char *const TEMPLATES[V_COUNT] = {
     [V_CPU] = "{pct} % of the allocated CPU was used ({used} of {alloc} CPU time).",
-    [V_ACCT] = "The job's cgroup accounted {cgcpu} of CPU time and a memory peak of {cgmem}; "
+    [V_ACCT] = "The job's cgroup accounted {cgcpu} of CPU time and a memory peak of {cgmem} "
+               "(page cache included); "
                "its process tree, {trcpu} and {trmem} of RSS at the samples (the cgroup counts "
                "every process that ran, short ones too; the tree gives the per-process detail).",
     [V_IDLE] =
