@@ -610,35 +610,6 @@ static void job_table(html_ctx *c)
 /* A key figure's cell as the PDF's key figures table writes it
  * (report_summary.c): bytes, energies and times scaled each on its own,
  * other figures as numbers with the unit in the label. */
-static int figure_cell(const pm_layout_figure *lf, const pm_figure *f, double v, char *out,
-                       size_t cap)
-{
-    if (!strcmp(f->unit, "MiB") || !strcmp(f->unit, "B")) {
-        pm_fmt_bytes(v * (!strcmp(f->unit, "MiB") ? 1048576.0 : 1.0), out, cap);
-        return 1;
-    }
-    if (!strcmp(f->unit, "kWh") || !strcmp(f->unit, "J")) {
-        pm_fmt_energy(v * (!strcmp(f->unit, "kWh") ? 3.6e6 : 1.0), out, cap);
-        return 1;
-    }
-    if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
-        pm_fmt_duration(v * (!strcmp(f->unit, "h") ? 3600.0 : 1.0), out, cap);
-        return 1;
-    }
-    pdf_num(v * lf->scale, out, cap);
-    return 0;
-}
-
-static void figure_label(const pm_layout_figure *lf, const pm_figure *f, int scaled, char *out,
-                         size_t cap)
-{
-    const char *lab = lf->label[0] ? lf->label : f->label;
-    if (scaled)
-        snprintf(out, cap, "%s", lab);
-    else
-        snprintf(out, cap, "%s (%s)", lab, lf->unit[0] ? lf->unit : f->unit);
-}
-
 static void td(pm_buf *b, const char *s, int num)
 {
     pm_buf_puts(b, num ? "<td class=\"num\">" : "<td>");
@@ -668,25 +639,15 @@ static void key_figures(html_ctx *c)
         const pm_figure *f = pm_figure_find(lf->key);
         if (!f)
             continue;
-        double mn = INFINITY, mx = -INFINITY, sum = 0;
-        size_t k = 0;
-        for (size_t h = 0; h < a->nhosts; h++) {
-            double v = pm_figure_value(&a->nodes[h], f);
-            if (!isfinite(v))
-                continue;
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-            sum += v;
-            k++;
-        }
-        if (!k)
+        double mn, mean, mx;
+        if (!report_figure_span(a, f, &mn, &mean, &mx))
             continue;
         char c1[48], c2[48], c3[48], c4[48], lab[160];
-        int scaled = figure_cell(lf, f, mn, c1, sizeof c1);
-        figure_cell(lf, f, sum / (double)k, c2, sizeof c2);
-        figure_cell(lf, f, mx, c3, sizeof c3);
-        figure_cell(lf, f, pm_figure_value(&a->job, f), c4, sizeof c4);
-        figure_label(lf, f, scaled, lab, sizeof lab);
+        int scaled = report_figure_cell(lf, f, mn, c1, sizeof c1);
+        report_figure_cell(lf, f, mean, c2, sizeof c2);
+        report_figure_cell(lf, f, mx, c3, sizeof c3);
+        report_figure_cell(lf, f, pm_figure_value(&a->job, f), c4, sizeof c4);
+        report_figure_label(lf, f, scaled, lab, sizeof lab);
         pm_buf_puts(b, "<tr>");
         td(b, lab, 0);
         td(b, c1, 1);
@@ -713,8 +674,8 @@ static void node_table(html_ctx *c)
         if (!f)
             continue;
         char tmp[48], lab[160];
-        int scaled = figure_cell(&c->l->figures[i], f, 0, tmp, sizeof tmp);
-        figure_label(&c->l->figures[i], f, scaled, lab, sizeof lab);
+        int scaled = report_figure_cell(&c->l->figures[i], f, 0, tmp, sizeof tmp);
+        report_figure_label(&c->l->figures[i], f, scaled, lab, sizeof lab);
         pm_buf_puts(b, "<th>");
         pm_html_text(b, lab);
         pm_buf_puts(b, "</th>");
@@ -729,7 +690,7 @@ static void node_table(html_ctx *c)
             char cell[48];
             double v = pm_figure_value(&a->nodes[h], fs[i]);
             if (isfinite(v))
-                figure_cell(lfs[i], fs[i], v, cell, sizeof cell);
+                report_figure_cell(lfs[i], fs[i], v, cell, sizeof cell);
             else
                 snprintf(cell, sizeof cell, "-");
             td_num(b, cell, v);

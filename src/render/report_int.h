@@ -44,6 +44,19 @@ pm_canvas *report_render_canvas(report_draw_cb fn, const void *obj, double w, do
  * HTML report's constant table too, html.c). */
 int report_metric_constant(const pm_metric_result *r, size_t nhosts, double *lo, double *hi);
 
+/* A key figure over the nodes (report_summary.c): the least, mean and
+ * largest finite node value; returns how many nodes have one. */
+size_t report_figure_span(const pm_analysis *a, const pm_figure *f, double *mn, double *mean,
+                          double *mx);
+/* One key-figure cell, as the PDF and the HTML report show it: byte
+ * counts, energies and times scaled to their size (returns 1: the cell
+ * carries its unit), other figures times the layout's scale (returns 0). */
+int report_figure_cell(const pm_layout_figure *lf, const pm_figure *f, double v, char *out,
+                       size_t cap);
+/* The row's label: with its unit where the cells do not carry one. */
+void report_figure_label(const pm_layout_figure *lf, const pm_figure *f, int scaled, char *out,
+                         size_t cap);
+
 /* Shared by the pages (report_summary.c, report_nodes.c). */
 const char *report_or_dash(const char *s);
 void report_nodes_text(const pm_analysis *a, char *buf, size_t cap);

@@ -143,6 +143,58 @@ static void phase_use_table(pdf_doc *d)
                   7.5);
     d->y += 8;
 }
+size_t report_figure_span(const pm_analysis *a, const pm_figure *f, double *mn, double *mean,
+                          double *mx)
+{
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    size_t k = 0;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        double v = pm_figure_value(&a->nodes[h], f);
+        if (!isfinite(v))
+            continue;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        sum += v;
+        k++;
+    }
+    *mn = lo;
+    *mx = hi;
+    *mean = k ? sum / (double)k : NAN;
+    return k;
+}
+
+/* Byte counts scaled to their size (KiB ... TiB), energies from J to MWh
+ * and times (CPU hours too) from s to h, each cell on its own, by the
+ * formatters --stats and --compare use; other figures as numbers with
+ * their unit in the label. */
+int report_figure_cell(const pm_layout_figure *lf, const pm_figure *f, double v, char *out,
+                       size_t cap)
+{
+    if (!strcmp(f->unit, "MiB") || !strcmp(f->unit, "B")) {
+        pm_fmt_bytes(v * (!strcmp(f->unit, "MiB") ? 1048576.0 : 1.0), out, cap);
+        return 1;
+    }
+    if (!strcmp(f->unit, "kWh") || !strcmp(f->unit, "J")) {
+        pm_fmt_energy(v * (!strcmp(f->unit, "kWh") ? 3.6e6 : 1.0), out, cap);
+        return 1;
+    }
+    if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
+        pm_fmt_duration(v * (!strcmp(f->unit, "h") ? 3600.0 : 1.0), out, cap);
+        return 1;
+    }
+    pdf_num(v * lf->scale, out, cap);
+    return 0;
+}
+
+void report_figure_label(const pm_layout_figure *lf, const pm_figure *f, int scaled, char *out,
+                         size_t cap)
+{
+    const char *lab = lf->label[0] ? lf->label : f->label;
+    if (scaled)
+        snprintf(out, cap, "%s", lab);
+    else
+        snprintf(out, cap, "%s (%s)", lab, lf->unit[0] ? lf->unit : f->unit);
+}
 
 void report_summary_page(pdf_doc *d)
 {
@@ -204,51 +256,15 @@ void report_summary_page(pdf_doc *d)
         const pm_figure *f = pm_figure_find(lf->key);
         if (!f)
             continue;
-        double mn = INFINITY, mx = -INFINITY, sum = 0;
-        size_t k = 0;
-        for (size_t h = 0; h < a->nhosts; h++) {
-            double v = pm_figure_value(&a->nodes[h], f);
-            if (!isfinite(v))
-                continue;
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-            sum += v;
-            k++;
-        }
-        if (!k)
+        double mn, mean, mx;
+        if (!report_figure_span(a, f, &mn, &mean, &mx))
             continue;
-        char c1[48], c2[48], c3[48], c4[48], lab[128];
-        double sc = lf->scale, jv = pm_figure_value(&a->job, f);
-        /* Byte counts scaled to their size (KiB ... TiB), energies from J to
-         * MWh and times (CPU hours too) from s to h, each cell on its own, by
-         * the formatters --stats and --compare use; other figures as
-         * numbers with their unit in the label. */
-        void (*scaled)(double, char *, size_t) = NULL;
-        double per = 1;
-        if (!strcmp(f->unit, "MiB") || !strcmp(f->unit, "B")) {
-            scaled = pm_fmt_bytes;
-            per = !strcmp(f->unit, "MiB") ? 1048576.0 : 1.0;
-        } else if (!strcmp(f->unit, "kWh") || !strcmp(f->unit, "J")) {
-            scaled = pm_fmt_energy;
-            per = !strcmp(f->unit, "kWh") ? 3.6e6 : 1.0;
-        } else if (!strcmp(f->unit, "h") || !strcmp(f->unit, "s")) {
-            scaled = pm_fmt_duration;
-            per = !strcmp(f->unit, "h") ? 3600.0 : 1.0;
-        }
-        if (scaled) {
-            scaled(mn * per, c1, sizeof c1);
-            scaled(sum / (double)k * per, c2, sizeof c2);
-            scaled(mx * per, c3, sizeof c3);
-            scaled(jv * per, c4, sizeof c4);
-            snprintf(lab, sizeof lab, "%s", lf->label[0] ? lf->label : f->label);
-        } else {
-            pdf_num(mn * sc, c1, sizeof c1);
-            pdf_num(sum / (double)k * sc, c2, sizeof c2);
-            pdf_num(mx * sc, c3, sizeof c3);
-            pdf_num(jv * sc, c4, sizeof c4);
-            snprintf(lab, sizeof lab, "%s (%s)", lf->label[0] ? lf->label : f->label,
-                     lf->unit[0] ? lf->unit : f->unit);
-        }
+        char c1[48], c2[48], c3[48], c4[48], lab[160];
+        int scaled = report_figure_cell(lf, f, mn, c1, sizeof c1);
+        report_figure_cell(lf, f, mean, c2, sizeof c2);
+        report_figure_cell(lf, f, mx, c3, sizeof c3);
+        report_figure_cell(lf, f, pm_figure_value(&a->job, f), c4, sizeof c4);
+        report_figure_label(lf, f, scaled, lab, sizeof lab);
         const char *cells[5] = {lab, c1, c2, c3, c4};
         pdf_table_row(d, &t, cells, (int)(i % 2));
     }
