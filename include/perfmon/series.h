@@ -64,6 +64,19 @@ size_t pm_repair(double *v, uint8_t *q, size_t n, int mode);
  * preceding valid value, leading ones 0.  Returns the number changed. */
 size_t pm_ska_replace_neg(double *v, size_t n);
 
+/* The rate of a counter read only every few samples (the pressure and
+ * I/O counters, at most once a second: PM_RARE_NS in source.h): when the
+ * median time between its consecutive valid points exceeds 1.5 sample
+ * intervals (interval, s), the rate between two consecutive readings at
+ * most 1.5 times that median apart stands for every point of their span:
+ * the later reading's point as pm_rate() would give it, the points before
+ * it flagged PM_Q_HELD; the first reading, and one after a longer silence,
+ * are NaN and PM_Q_GAP, as are the points before them.  Returns 1 when the
+ * counter is sparse (out and q written), 0 when it is not (out was used as
+ * scratch; call pm_rate()).  q as for pm_rate(). */
+int pm_rate_sparse(const double *t, const double *v, size_t n, double interval, double *out,
+                   uint8_t *q);
+
 /* A gauge recorded only every few samples (PSS/USS/swap, refreshed every
  * --pss-interval) is held: when the median time between its consecutive
  * valid points exceeds 1.5 sample intervals (interval, s), each missing

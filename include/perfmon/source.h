@@ -99,10 +99,15 @@ typedef struct pm_sctx {
     void *followed_arg;
 } pm_sctx;
 
-/* Error and event counters (OOM kills, throttling and error counts, memory
- * limit events): nothing derives a rate from them, only their rises count
- * (docs/analysis.md, "How the job ended"), so they are read at most every
- * PM_RARE_NS, and always at the first and the last sample. */
+/* Columns that need no finer time than a second, read at most every
+ * PM_RARE_NS and always at the first and the last sample, so that a short
+ * interval (-i 0.05) does not multiply their cost: error and event counters
+ * (OOM kills, throttling and error counts, memory limit events: only their
+ * rises count, docs/analysis.md "How the job ended"), pressure stall
+ * totals, the cgroup's CPU split and I/O, file system usage.  In between
+ * they record nothing; the analysis spreads a sparse counter's rate over
+ * the span between its readings and holds a sparse gauge
+ * (docs/analysis.md, "Rates, unwrapping and repairs"). */
 #define PM_RARE_NS 1000000000LL
 
 /* Whether the rare counters are due at this sample; *due is the source's

@@ -506,7 +506,8 @@ static void derive_column(const pm_analysis *a, const pm_host *ho, const pm_metr
     if (rate) {
         if (col->wrap > 0)
             *wraps += pm_unwrap(tmp, n, (double)col->wrap, q);
-        pm_rate(t, tmp, n, val, q);
+        if (!pm_rate_sparse(t, tmp, n, ho->interval, val, q))
+            pm_rate(t, tmp, n, val, q);
         *repaired += pm_repair(val, q, n, a->opts.repair);
     } else {
         memcpy(val, tmp, n * sizeof *val);

@@ -171,8 +171,11 @@ void pm_qcounts_add(pm_qcounts *c, const uint8_t *q, size_t n)
             c->n[q[i]]++;
 }
 
-size_t pm_hold_sparse(const double *t, double *v, uint8_t *q, size_t n, double interval,
-                      double *scratch)
+/* The median time between consecutive valid points of v when it is more
+ * than 1.5 sample intervals (a column recorded only every few samples),
+ * else 0.  scratch holds n doubles and is overwritten. */
+static double sparse_gap(const double *t, const double *v, size_t n, double interval,
+                         double *scratch)
 {
     /* Called on a cleaned time axis (pm_time_increasing), never SKA's. */
     PM_ASSERT(times_increasing(t, NULL, n));
@@ -188,7 +191,49 @@ size_t pm_hold_sparse(const double *t, double *v, uint8_t *q, size_t n, double i
     if (ng == 0 || !(interval > 0))
         return 0;
     double gap = pm_quantile_select(scratch, ng, 0.5);
-    if (!(gap > 1.5 * interval))
+    return gap > 1.5 * interval ? gap : 0;
+}
+
+int pm_rate_sparse(const double *t, const double *v, size_t n, double interval, double *out,
+                   uint8_t *q)
+{
+    double gap = sparse_gap(t, v, n, interval, out);
+    if (!(gap > 0))
+        return 0;
+    double bound = 1.5 * gap;
+    size_t prev = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = NAN;
+        if (isnan(v[i])) {
+            q[i] = PM_Q_GAP;
+            continue;
+        }
+        double dt = prev == SIZE_MAX ? NAN : t[i] - t[prev];
+        if (!(dt > 0) || dt > bound) {
+            /* The first reading, or one after the source stopped for
+             * longer than a refresh: no rate over the span. */
+            q[i] = PM_Q_GAP;
+            prev = i;
+            continue;
+        }
+        double r = (v[i] - v[prev]) / dt;
+        for (size_t j = prev + 1; j < i; j++) {
+            out[j] = r;
+            q[j] = PM_Q_HELD;
+        }
+        out[i] = r;
+        if (q[i] != PM_Q_WRAP)
+            q[i] = PM_Q_OK;
+        prev = i;
+    }
+    return 1;
+}
+
+size_t pm_hold_sparse(const double *t, double *v, uint8_t *q, size_t n, double interval,
+                      double *scratch)
+{
+    double gap = sparse_gap(t, v, n, interval, scratch);
+    if (!(gap > 0))
         return 0;
     double bound = 1.5 * gap, x = NAN, tx = NAN;
     size_t held = 0;

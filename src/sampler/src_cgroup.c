@@ -75,6 +75,20 @@ static const struct {
 
 enum { K_SINGLE, K_LIMIT, K_KEYED, K_PSI, K_IOSTAT, K_BLKIO };
 enum { S_RAW, S_USEC, S_NSEC, S_TICK };
+/* How often a file is read (docs/format.md, "The job's cgroup"):
+ *   W_EVERY  every sample: the job's CPU and memory, the accounting itself;
+ *   W_SLOW   at the first sample, then every --pss-interval, like PSS:
+ *            gauges that change slowly or cost most to read (memory.stat
+ *            sums per-CPU counters, and on v2 flushes them first: about a
+ *            third of a sample's cost on v1); the analysis holds a sparse
+ *            gauge;
+ *   W_RARE   at most every PM_RARE_NS and at the first and the last sample
+ *            (source.h, pm_sctx_rare_due): the split of the CPU time, the
+ *            I/O and pressure counters (the analysis spreads a sparse
+ *            counter's rate over the span between its readings), the
+ *            limit's event counters and the high-water marks (only their
+ *            rises and last values count). */
+enum { W_EVERY, W_SLOW, W_RARE };
 
 typedef struct field {
     const char *key; /* keyed files: the key; PSI: "some"/"full" */
@@ -89,6 +103,7 @@ typedef struct spec {
     const char *file;
     const char *alt; /* read instead when file is absent (may be NULL) */
     int kind;
+    int when;        /* W_*: how often it is read */
     const char *why; /* why the kernel may lack it (note), or NULL */
     field f[MAX_KEYS];
 } spec;
@@ -103,6 +118,7 @@ static const spec specs[] = {
      "cpu.stat",
      NULL,
      K_KEYED,
+     W_EVERY,
      NULL,
      {{"usage_usec", "cg.cpu_usage", "s", CNT, S_USEC},
       {"user_usec", "cg.cpu_user", "s", CNT, S_USEC},
@@ -110,18 +126,26 @@ static const spec specs[] = {
       {"nr_periods", "cg.cpu_periods", "1", CNT, S_RAW},
       {"nr_throttled", "cg.cpu_throttled_periods", "1", CNT, S_RAW},
       {"throttled_usec", "cg.cpu_throttled", "s", CNT, S_USEC}}},
-    {C_V2, "memory.current", NULL, K_SINGLE, NULL, {{NULL, "cg.mem_current", "B", GAU, S_RAW}}},
+    {C_V2,
+     "memory.current",
+     NULL,
+     K_SINGLE,
+     W_EVERY,
+     NULL,
+     {{NULL, "cg.mem_current", "B", GAU, S_RAW}}},
     {C_V2,
      "memory.peak",
      NULL,
      K_SINGLE,
+     W_RARE,
      "Linux before 5.19",
      {{NULL, "cg.mem_peak", "B", GAU, S_RAW}}},
-    {C_V2, "memory.max", NULL, K_LIMIT, NULL, {{NULL, "cg.mem_limit", "B", GAU, S_RAW}}},
+    {C_V2, "memory.max", NULL, K_LIMIT, W_SLOW, NULL, {{NULL, "cg.mem_limit", "B", GAU, S_RAW}}},
     {C_V2,
      "memory.stat",
      NULL,
      K_KEYED,
+     W_SLOW,
      NULL,
      {{"anon", "cg.mem_anon", "B", GAU, S_RAW},
       {"file", "cg.mem_file", "B", GAU, S_RAW},
@@ -130,18 +154,20 @@ static const spec specs[] = {
      "memory.events",
      NULL,
      K_KEYED,
+     W_RARE,
      NULL,
      {{"low", "cg.mem_events_low", "1", CNT, S_RAW},
       {"high", "cg.mem_events_high", "1", CNT, S_RAW},
       {"max", "cg.mem_events_max", "1", CNT, S_RAW},
       {"oom", "cg.mem_events_oom", "1", CNT, S_RAW},
       {"oom_kill", "cg.mem_events_oom_kill", "1", CNT, S_RAW}}},
-    {C_V2, "io.stat", NULL, K_IOSTAT, NULL, {{0}}},
-    {C_V2, "pids.current", NULL, K_SINGLE, NULL, {{NULL, "cg.pids", "1", GAU, S_RAW}}},
+    {C_V2, "io.stat", NULL, K_IOSTAT, W_RARE, NULL, {{0}}},
+    {C_V2, "pids.current", NULL, K_SINGLE, W_RARE, NULL, {{NULL, "cg.pids", "1", GAU, S_RAW}}},
     {C_PSI,
      "cpu.pressure",
      NULL,
      K_PSI,
+     W_RARE,
      "PSI off in this kernel (psi=0 or no CONFIG_PSI)",
      {{"some", "cg.psi_cpu_some", "s", CNT, S_USEC},
       {"full", "cg.psi_cpu_full", "s", CNT, S_USEC}}},
@@ -149,6 +175,7 @@ static const spec specs[] = {
      "memory.pressure",
      NULL,
      K_PSI,
+     W_RARE,
      "PSI off in this kernel (psi=0 or no CONFIG_PSI)",
      {{"some", "cg.psi_mem_some", "s", CNT, S_USEC},
       {"full", "cg.psi_mem_full", "s", CNT, S_USEC}}},
@@ -156,21 +183,30 @@ static const spec specs[] = {
      "io.pressure",
      NULL,
      K_PSI,
+     W_RARE,
      "PSI off in this kernel (psi=0 or no CONFIG_PSI)",
      {{"some", "cg.psi_io_some", "s", CNT, S_USEC}, {"full", "cg.psi_io_full", "s", CNT, S_USEC}}},
     /* v1 (cgroup-v1/cpuacct.rst, memory.rst, blkio-controller.rst, pids.rst;
      * scheduler/sched-bwc.rst for cpu.stat) */
-    {C_CPUACCT, "cpuacct.usage", NULL, K_SINGLE, NULL, {{NULL, "cg.cpu_usage", "s", CNT, S_NSEC}}},
+    {C_CPUACCT,
+     "cpuacct.usage",
+     NULL,
+     K_SINGLE,
+     W_EVERY,
+     NULL,
+     {{NULL, "cg.cpu_usage", "s", CNT, S_NSEC}}},
     {C_CPUACCT,
      "cpuacct.stat",
      NULL,
      K_KEYED,
+     W_RARE,
      NULL,
      {{"user", "cg.cpu_user", "s", CNT, S_TICK}, {"system", "cg.cpu_system", "s", CNT, S_TICK}}},
     {C_CPU,
      "cpu.stat",
      NULL,
      K_KEYED,
+     W_RARE,
      "no CFS bandwidth control in this kernel",
      {{"nr_periods", "cg.cpu_periods", "1", CNT, S_RAW},
       {"nr_throttled", "cg.cpu_throttled_periods", "1", CNT, S_RAW},
@@ -179,24 +215,28 @@ static const spec specs[] = {
      "memory.usage_in_bytes",
      NULL,
      K_SINGLE,
+     W_EVERY,
      NULL,
      {{NULL, "cg.mem_current", "B", GAU, S_RAW}}},
     {C_MEMORY,
      "memory.max_usage_in_bytes",
      NULL,
      K_SINGLE,
+     W_RARE,
      NULL,
      {{NULL, "cg.mem_peak", "B", GAU, S_RAW}}},
     {C_MEMORY,
      "memory.limit_in_bytes",
      NULL,
      K_LIMIT,
+     W_SLOW,
      NULL,
      {{NULL, "cg.mem_limit", "B", GAU, S_RAW}}},
     {C_MEMORY,
      "memory.stat",
      NULL,
      K_KEYED,
+     W_SLOW,
      NULL,
      {{"total_rss", "cg.mem_anon", "B", GAU, S_RAW},
       {"total_cache", "cg.mem_file", "B", GAU, S_RAW}}},
@@ -204,56 +244,40 @@ static const spec specs[] = {
      "memory.kmem.usage_in_bytes",
      NULL,
      K_SINGLE,
+     W_SLOW,
      "no kernel memory accounting (CONFIG_MEMCG_KMEM)",
      {{NULL, "cg.mem_kernel", "B", GAU, S_RAW}}},
     {C_MEMORY,
      "memory.failcnt",
      NULL,
      K_SINGLE,
+     W_RARE,
      NULL,
      {{NULL, "cg.mem_events_max", "1", CNT, S_RAW}}},
     {C_MEMORY,
      "memory.oom_control",
      NULL,
      K_KEYED,
+     W_RARE,
      NULL,
      {{"oom_kill", "cg.mem_events_oom_kill", "1", CNT, S_RAW}}},
     {C_BLKIO,
      "blkio.throttle.io_service_bytes_recursive",
      "blkio.throttle.io_service_bytes",
      K_BLKIO,
+     W_RARE,
      NULL,
      {{"bytes", NULL, NULL, 0, 0}}},
     {C_BLKIO,
      "blkio.throttle.io_serviced_recursive",
      "blkio.throttle.io_serviced",
      K_BLKIO,
+     W_RARE,
      NULL,
      {{"ops", NULL, NULL, 0, 0}}},
-    {C_PIDS, "pids.current", NULL, K_SINGLE, NULL, {{NULL, "cg.pids", "1", GAU, S_RAW}}},
+    {C_PIDS, "pids.current", NULL, K_SINGLE, W_RARE, NULL, {{NULL, "cg.pids", "1", GAU, S_RAW}}},
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
-
-/* Gauges that change slowly, or whose reading costs most (memory.stat
- * sums per-CPU counters, and on v2 flushes them first: about a third of
- * a sample's cost on v1): read at the first sample, then at most every
- * --pss-interval, like PSS; the analysis holds a sparse gauge. */
-static int slow_file(const char *name)
-{
-    return strcmp(name, "memory.stat") == 0 || strcmp(name, "memory.max") == 0 ||
-           strcmp(name, "memory.limit_in_bytes") == 0 ||
-           strcmp(name, "memory.kmem.usage_in_bytes") == 0;
-}
-
-/* The memory limit's event counters and the high-water marks: only their
- * rises and last values count, read at most every PM_RARE_NS and at the
- * first and last sample (source.h, pm_sctx_rare_due). */
-static int rare_file(const char *name)
-{
-    return strcmp(name, "memory.events") == 0 || strcmp(name, "memory.failcnt") == 0 ||
-           strcmp(name, "memory.oom_control") == 0 || strcmp(name, "memory.peak") == 0 ||
-           strcmp(name, "memory.max_usage_in_bytes") == 0 || strcmp(name, "pids.current") == 0;
-}
 
 /* One cgroup directory: a v1 hierarchy's, the v2 one, or (hybrid) the
  * unified mount's for the pressure files. */
@@ -275,8 +299,6 @@ typedef struct cgfile {
     int fd;
     int col[MAX_KEYS];
     int bad_noted;
-    int slow; /* slow_file() */
-    int rare; /* rare_file() */
 } cgfile;
 
 typedef struct disk {
@@ -893,8 +915,6 @@ static int open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
             memset(f, 0, sizeof *f);
             f->sp = sp;
             f->hi = i;
-            f->slow = slow_file(sp->file);
-            f->rare = rare_file(sp->file);
             f->name = sp->file;
             f->fd = openat(h->dirfd, sp->file, O_RDONLY | O_CLOEXEC);
             if (f->fd < 0 && sp->alt) {
@@ -1379,7 +1399,8 @@ static int cg_read(void *state, const pm_sctx *ctx, pm_sample *s)
         st->slow_due = (ctx->now_mono_ns ? ctx->now_mono_ns : 1) + ctx->pss_interval_ns;
     int rare = pm_sctx_rare_due(ctx, &st->rare_due);
     for (size_t i = 0; i < st->nf; i++)
-        if (!st->h[st->f[i].hi].off && (slow || !st->f[i].slow) && (rare || !st->f[i].rare))
+        if (!st->h[st->f[i].hi].off && (slow || st->f[i].sp->when != W_SLOW) &&
+            (rare || st->f[i].sp->when != W_RARE))
             read_file(st, &st->f[i], s);
     if (!st->announced)
         announce(st, ctx, s); /* a malformed line seen just now */

@@ -55,6 +55,7 @@ typedef struct disk_state {
     int fd;
     int warned_big;
     int warned_bad;
+    int64_t fs_due;   /* the file systems' next statvfs (pm_sctx_rare_due) */
     const char *from; /* where the device list came from */
     char why[160];    /* why there are no disk counters ("" when there are) */
 } disk_state;
@@ -332,8 +333,13 @@ static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
             }
         }
     }
-    fs_usage(ctx->out_dir, s, st->out_pct, st->out_used, st->out_size);
-    fs_usage("/", s, st->root_pct, -1, -1);
+    /* How full the file systems are changes slowly, and statvfs on a
+     * network file system (an NFS or Lustre output directory) may cost a
+     * round trip: at most once a second (the analysis holds the gauge). */
+    if (pm_sctx_rare_due(ctx, &st->fs_due)) {
+        fs_usage(ctx->out_dir, s, st->out_pct, st->out_used, st->out_size);
+        fs_usage("/", s, st->root_pct, -1, -1);
+    }
     return 0;
 }
 

@@ -8,7 +8,10 @@
  *   psi.<res>_some/full /proc/pressure/{cpu,memory,io} total= (Linux 4.20,
  *                       Documentation/accounting/psi.rst), microseconds
  *                       recorded as seconds; the node's "full" line of cpu
- *                       (5.13) is always zero and is not recorded
+ *                       (5.13) is always zero and is not recorded; read
+ *                       with the error counters, at most once a second
+ *                       (pm_sctx_rare_due: the kernel formats its averages
+ *                       at each read, the costliest file of a sample)
  *   cpu.thermal_*       /sys/devices/system/cpu/cpuN/thermal_throttle/
  *                       core_throttle_count summed over CPUs, and
  *                       package_throttle_count once per physical package
@@ -630,7 +633,7 @@ static int ev_read(void *state, const pm_sctx *ctx, pm_sample *s)
     int rare = pm_sctx_rare_due(ctx, &st->rare_due);
     if (rare && st->col_oom >= 0 && vmstat_oom(st, ctx, &v) == 0)
         pm_sample_u64(s, st->col_oom, v);
-    if (st->have_psi) {
+    if (rare && st->have_psi) {
         char buf[512];
         for (int r = 0; r < NRES; r++) {
             if (pm_pread_kept(&st->fd_psi[r], ctx->proc_fd, res_file[r], buf, sizeof buf, NULL) <=
@@ -650,6 +653,8 @@ static int ev_read(void *state, const pm_sctx *ctx, pm_sample *s)
         pm_sample_u64(s, st->col_ce, v);
     if (rare && st->nmc && sum_kept(ctx, st->ue, st->nmc, &v) == 0)
         pm_sample_u64(s, st->col_ue, v);
+    /* Every sample (one read that usually fails with EAGAIN): a kill is
+     * told the job's while its process is still among the followed. */
     if (st->kmsg >= 0)
         read_kmsg(st, ctx);
     return 0;

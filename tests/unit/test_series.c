@@ -60,6 +60,52 @@ static void test_rate(void **state)
     pm_rate(NULL, NULL, 0, NULL, NULL); /* empty: no access */
 }
 
+/* A counter read every fourth sample (the pressure counters at -i 0.25):
+ * each reading's rate over the span since the one before stands for the
+ * span's points; a longer silence is a gap; a dense counter is left to
+ * pm_rate. */
+static void test_rate_sparse(void **state)
+{
+    (void)state;
+    enum { M = 14 };
+    const double H = PM_Q_HELD, G = PM_Q_GAP;
+    double t[M], v[M], out[M];
+    uint8_t q[M];
+    for (int i = 0; i < M; i++) {
+        t[i] = 0.25 * i;
+        v[i] = X;
+    }
+    /* readings at 0, 1, 2 s (40 units a second, then 80), none at 3, one
+     * at 3.25 (after 1.25 s: within 1.5 x the median of 1 s) */
+    v[0] = 100, v[4] = 140, v[8] = 220, v[13] = 320;
+    memset(q, 0, sizeof q);
+    assert_int_equal(pm_rate_sparse(t, v, M, 0.25, out, q), 1);
+    const double want[M] = {X, 40, 40, 40, 40, 80, 80, 80, 80, 80, 80, 80, 80, 80};
+    const double wq[M] = {G, H, H, H, 0, H, H, H, 0, H, H, H, H, 0};
+    assert_series(out, want, M);
+    for (int i = 0; i < M; i++)
+        assert_int_equal(q[i], (uint8_t)wq[i]);
+    /* A silence longer than 1.5 x the median gap (2.5 s) is no rate. */
+    double v2[M];
+    for (int i = 0; i < M; i++)
+        v2[i] = X;
+    v2[0] = 0, v2[2] = 10, v2[4] = 20, v2[13] = 90;
+    memset(q, 0, sizeof q);
+    assert_int_equal(pm_rate_sparse(t, v2, M, 0.25, out, q), 1);
+    assert_true(fabs(out[1] - 20) < 1e-12);
+    assert_int_equal(q[1], PM_Q_HELD);
+    for (int i = 5; i < M; i++) {
+        assert_true(isnan(out[i]));
+        assert_int_equal(q[i], PM_Q_GAP);
+    }
+    /* Dense (every sample, the odd gap): not sparse, nothing decided. */
+    double v3[M];
+    for (int i = 0; i < M; i++)
+        v3[i] = i == 6 ? X : 10.0 * i;
+    memset(q, 0, sizeof q);
+    assert_int_equal(pm_rate_sparse(t, v3, M, 0.25, out, q), 0);
+}
+
 static void test_unwrap(void **state)
 {
     (void)state;
@@ -172,11 +218,9 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rate),
-        cmocka_unit_test(test_unwrap),
-        cmocka_unit_test(test_repair_modes),
-        cmocka_unit_test(test_ska_replace),
-        cmocka_unit_test(test_time_increasing),
+        cmocka_unit_test(test_rate),        cmocka_unit_test(test_rate_sparse),
+        cmocka_unit_test(test_unwrap),      cmocka_unit_test(test_repair_modes),
+        cmocka_unit_test(test_ska_replace), cmocka_unit_test(test_time_increasing),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

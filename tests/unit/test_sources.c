@@ -990,6 +990,7 @@ static void test_disk_many_devices(void **state)
     assert_int_equal(fclose(f), 0);
     assert_int_equal(stat(path, &sb), 0);
     assert_true(sb.st_size > (4 << 20));
+    h.ctx.now_mono_ns += 2 * PM_RARE_NS; /* file system usage: once a second */
     assert_int_equal(h_read(&h), 0);
     assert_false(has(&h, "disk.read_bytes"));
     assert_false(has(&h, "disk.busy_time"));
@@ -1283,6 +1284,10 @@ static void test_impossible_disk(void **state)
     assert_false(has(&h, "disk.write_bytes"));
     assert_false(has(&h, "disk.read_ops"));
     assert_false(has(&h, "disk.busy_time"));
+    assert_false(has(&h, "fs.root.usage_pct")); /* read at most once a second */
+    h.ctx.now_mono_ns += 2 * PM_RARE_NS;
+    assert_int_equal(h_read(&h), 0);
+    assert_false(has(&h, "disk.read_bytes"));
     assert_true(has(&h, "fs.root.usage_pct"));
     /* 2^54 sectors is still taken; sums are then recorded again. */
     write_file(root, "proc/diskstats",
