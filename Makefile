@@ -248,7 +248,7 @@ $(BUILD)/fuzz-replay/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/
 # libFuzzer builds: the library again with clang and coverage, per target.
 FUZZ_CC      ?= $(shell command -v clang-14 2>/dev/null || command -v clang 2>/dev/null || echo clang)
 FUZZ_SECONDS ?= 60
-FUZZ_CI_SECONDS ?= 30
+FUZZ_CI_SECONDS ?= 20
 FUZZ_BUILD   := build/fuzz
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fno-omit-frame-pointer -pthread \
                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined

@@ -18,30 +18,35 @@ fi
 pass=0
 fail=0
 failed=""
+# Each test's wall time in seconds, so a slow one shows in the log.
+now() { date +%s.%N; }
+took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%6.1f s", b - a }'; }
 for t in "$@"; do
     name=$(basename "$t")
+    t0=$(now)
     if $PM_WRAP "$t" >"$PM_BUILD/$name.log" 2>&1; then
         pass=$((pass + 1))
-        echo "PASS  unit/$name"
+        echo "PASS  unit/$name  $(took "$t0")"
         grep '^SKIP' "$PM_BUILD/$name.log" || true
     else
         fail=$((fail + 1))
         failed="$failed unit/$name"
-        echo "FAIL  unit/$name"
+        echo "FAIL  unit/$name  $(took "$t0")"
         tail -n 40 "$PM_BUILD/$name.log"
     fi
 done
 for s in tests/cli/*.sh; do
     [ -f "$s" ] || continue
     name=$(basename "$s" .sh)
+    t0=$(now)
     if sh "$s" >"$PM_BUILD/cli-$name.log" 2>&1; then
         pass=$((pass + 1))
-        echo "PASS  cli/$name"
+        echo "PASS  cli/$name  $(took "$t0")"
         grep '^SKIP' "$PM_BUILD/cli-$name.log" || true
     else
         fail=$((fail + 1))
         failed="$failed cli/$name"
-        echo "FAIL  cli/$name"
+        echo "FAIL  cli/$name  $(took "$t0")"
         tail -n 40 "$PM_BUILD/cli-$name.log"
     fi
 done

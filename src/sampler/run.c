@@ -807,9 +807,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
                 suspend(r, &err);
             last_link_check = now;
         }
+        /* An end seen after a sample: one last sample now, flagged as such
+         * (the sources read what they read once a second then too). */
         if (r->ipc_on && pm_ipc_says_finished(o->ipc_file)) {
             reason = "IPC file says FINISHED";
-            break;
+            final = 1;
+            deadline = now;
+            continue;
         }
         if (o->duration_ns && now - start >= o->duration_ns) {
             reason = "duration reached";
@@ -817,7 +821,9 @@ int pm_sampler_run(const pm_sampler_opts *o)
         }
         if (o->npids && !roots_alive(r)) {
             reason = "monitored processes ended";
-            break;
+            final = 1;
+            deadline = now;
+            continue;
         }
         /* Next deadline strictly in the future; skipped ones are missed.
          * After a late sample (an overrun, SIGSTOP, a stalled file system)
@@ -832,8 +838,13 @@ int pm_sampler_run(const pm_sampler_opts *o)
             missed += (uint64_t)skip;
             deadline += skip * iv;
         }
-        if (o->duration_ns && deadline > start + o->duration_ns)
+        if (o->duration_ns && deadline >= start + o->duration_ns) {
+            /* The run's last sample: the sources read what they read only
+             * once a second too (pm_sctx_rare_due). */
             deadline = start + o->duration_ns;
+            final = 1;
+            reason = "duration reached";
+        }
         /* Sleep until the deadline, a signal, or (--ipc) an inotify event
          * or the next read of the IPC file, at most a second away. */
         int ipc_stop = 0;

@@ -54,3 +54,9 @@ void pm_test_rmrf(const char *path)
     if (system(cmd) != 0)
         fprintf(stderr, "cleanup of %s failed\n", path);
 }
+
+int pm_test_wrapped(void)
+{
+    const char *w = getenv("PM_WRAP");
+    return w && *w;
+}

@@ -14,5 +14,9 @@ void pm_test_rmrf(const char *path);
 /* 0 when the files at got and want hold the same bytes; otherwise -1 with
  * the reason in why (cap bytes). */
 int pm_test_same_file(const char *got, const char *want, char *why, size_t cap);
+/* Whether the test runs under a checker that slows it tenfold or more
+ * (make valgrind sets PM_WRAP): the largest inputs are then left out
+ * (make check and make check SAN=1 still run them). */
+int pm_test_wrapped(void);
 
 #endif

@@ -367,6 +367,12 @@ static void test_page_counts(void **state)
      * above 16 nodes are distributions and outliers, the per-node plots
      * bands, the maps one image each (before: 512 nodes 77 pages, of them
      * 8 of data quality and 59 of statistics per node). */
+    if (pm_test_wrapped()) {
+        printf("SKIP  512- and 2048-node page counts under PM_WRAP (minutes under memcheck)\n");
+        pm_test_rmrf(dir);
+        free(dir);
+        return;
+    }
     int big[2];
     const size_t sizes[2] = {512, 2048};
     for (int i = 0; i < 2; i++) {
@@ -902,6 +908,13 @@ static void test_many_nodes_groups(void **state)
     free(gof);
     pm_heatmap_data_free(&hd);
 
+    if (pm_test_wrapped()) {
+        printf("SKIP  the 2000-node report's pages under PM_WRAP (minutes under memcheck)\n");
+        pm_analysis_free(a);
+        pm_test_rmrf(dir);
+        free(dir);
+        return;
+    }
     snprintf(pdf, sizeof pdf, "%s/many.pdf", dir);
     write_pdf(a, pdf);
     int pages = pdf_pages(pdf);
