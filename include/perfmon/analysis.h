@@ -475,9 +475,4 @@ void pm_place_init_k(pm_place *it, const double *t, const uint32_t *k, const dou
 void pm_place_points(const double *t, size_t n, double t0, double step, size_t ngrid, uint32_t *k);
 size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out);
 
-/* Parse a --start/--end value: "+DURATION" (relative), a plain number
- * (seconds since the epoch if >= 1e9, else relative seconds), or
- * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
-int pm_parse_time_bound(const char *s, double *value, int *relative);
-
 #endif

@@ -55,11 +55,19 @@ void pm_aggregate_index_end(const pm_analysis *a, pm_metric_result *r, size_t n,
 /* The all-node series of a metric only one host has: that host's series. */
 int pm_aggregate_one(const pm_series *s, pm_aggregate *g, pm_arena *arena) PM_WUR;
 
-/* --- shared by the in-memory analysis (analysis.c) and the stream mode
+/* --- shared by the in-memory analysis (derive.c) and the stream mode
  * (stream.c) --- */
 
 /* The common grid's point count; 0 when too large. */
 size_t pm_grid_points(const pm_analysis *a);
+
+/* Each host's time axis, window and grid points, and the common grid
+ * (times.c); under --stream the hosts are read again for their times. */
+int pm_times_setup(pm_analysis *a, pm_error *err) PM_WUR;
+/* Every catalog metric derived, aggregated and summarised on the worker
+ * threads (derive.c), raw columns released as soon as no metric still
+ * needs them; metrics no host has are left out. */
+int pm_metrics_build(pm_analysis *a, pm_error *err) PM_WUR;
 
 /* A metric's statistics over all hosts, folded one host at a time in host
  * order: pm_metric_fold_init, pm_metric_fold for each host's series (NULL
@@ -80,7 +88,7 @@ void pm_metric_fold_end(const pm_analysis *a, pm_metric_result *r, const pm_metr
  * scratch holds g->n points. */
 void pm_aggregate_stats(const pm_analysis *a, pm_metric_result *r, double *scratch);
 
-/* One thread's scratch for deriving series (analysis.c's struct work);
+/* One thread's scratch for deriving series (derive.c's struct work);
  * with a->opts.stream its series' v and q are calloc'd (free them with
  * pm_series_delete or by hand) and no pooled array is kept. */
 struct work;

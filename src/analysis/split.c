@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "input_slot.h"
+#include "exchange.h"
 #include "internal.h"
 #include "perfmon/endian.h"
 #include "perfmon/pack.h"

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "input_slot.h"
+#include "exchange.h"
 #include "internal.h"
 #include "perfmon/pack.h"
 #include "perfmon/threads.h"

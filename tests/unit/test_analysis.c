@@ -15,6 +15,7 @@
 
 #include "../support/testutil.h"
 #include "perfmon/analysis.h"
+#include "perfmon/parse.h"
 #include "perfmon/export.h"
 #include "perfmon/writer.h"
 #include "perfmon/synth.h"
