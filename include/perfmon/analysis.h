@@ -99,11 +99,11 @@ typedef struct pm_analyze_opts {
      * samples at a time (docs/analysis.md, "Analysis in bounded memory");
      * the hosts' series keep their statistics but not their values (v, q
      * and t NULL), so only the statistics outputs, those written by
-     * host_out, and with report the PDF report (bit 1) and the plots (bit
-     * 2) can be made: what they read of the series is kept in the fold
-     * (report_keep.c). */
+     * host_out, and with report the report (PM_REPORT_DOC: the PDF or
+     * HTML report) and the plots (PM_REPORT_PLOTS: --plots) can be made:
+     * what they read of the series is kept in the fold (report_keep.c). */
     int stream;
-    int report;
+    int report; /* PM_REPORT_DOC | PM_REPORT_PLOTS */
     /* --stream: called for each host in host order, in the pass after the
      * fold, never two calls at once, with the catalog's metric results
      * (res[nres]: the all-node series and the statistics known; a metric
@@ -397,6 +397,13 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
  * (report_keep.c, docs/analysis.md "Analysis in bounded memory"): both
  * paths call these, so the report is the same bit for bit. */
 #define PM_REPORT_OUTLIERS 3
+/* Above this many hosts a per-node plot shows a band, not one line each
+ * (and the stream mode keeps each host's series whole up to it). */
+#define PM_LEGEND_MAX_HOSTS 12
+/* Above this many hosts the report adds time x node colour maps. */
+#define PM_HEATMAP_MIN_HOSTS 16
+/* pm_analyze_opts.report: which reports the stream mode keeps rows for. */
+enum { PM_REPORT_DOC = 1, PM_REPORT_PLOTS = 2 };
 /* The report's grids: the band plots', the PDF's colour maps', --plots'. */
 #define PM_REPORT_BAND_COLS 4000
 #define PM_REPORT_HEAT_PDF 1200

@@ -17,10 +17,17 @@
 #include <time.h>
 
 #include "exchange.h"
-#include "internal.h"
+#include "compat_ska.h"
+#include "derive.h"
+#include "input.h"
+#include "report_keep.h"
+#include "rules.h"
+#include "stream.h"
+#include "times.h"
 #include "perfmon/split.h"
 #include "perfmon/mem.h"
 #include "perfmon/parse.h"
+#include "perfmon/strs.h"
 
 void pm_analyze_opts_init(pm_analyze_opts *o)
 {

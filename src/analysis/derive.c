@@ -12,8 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "align.h"
+#include "derive.h"
 #include "perfmon/mem.h"
+#include "perfmon/threads.h"
 
 /* --- series ---------------------------------------------------------------- */
 

@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "exchange.h"
-#include "internal.h"
+#include "gpu.h"
+#include "input.h"
 #include "read.h"
 #include "runs.h"
 #include "perfmon/clock.h"
@@ -24,6 +25,7 @@
 #include "perfmon/phase.h"
 #include "perfmon/scanner.h"
 #include "perfmon/ska.h"
+#include "perfmon/strs.h"
 
 #define MAX_INPUT_FILES 100000
 

@@ -4,6 +4,7 @@
  * host's files again (the stream mode); a host's profiles merged.  The
  * lowest floor of the input stage: it calls neither the ranks' exchange
  * nor the grouping above it.  Semantics: docs/analysis.md, "Inputs". */
+#include <pthread.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "gpu.h"
+#include "summary.h"
 #include "read.h"
 #include "perfmon/clock.h"
 #include "perfmon/buf.h"
@@ -25,6 +27,7 @@
 #include "perfmon/phase.h"
 #include "perfmon/scanner.h"
 #include "perfmon/ska.h"
+#include "perfmon/threads.h"
 
 /* Assess the clock of one of our own profiles from its (monotonic, wall)
  * pairs, then put its time axis on the monotonic clock anchored at the
@@ -511,7 +514,8 @@ int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **
     } else if (!rc) {
         /* in the survey's order: by first time (cmp_pref) */
         for (size_t i = 1; i < np; i++)
-            for (size_t j = i; j > 0 && pm_input_first_time(parts[j]) < pm_input_first_time(parts[j - 1]); j--) {
+            for (size_t j = i;
+                 j > 0 && pm_input_first_time(parts[j]) < pm_input_first_time(parts[j - 1]); j--) {
                 pm_profile *t = parts[j];
                 parts[j] = parts[j - 1];
                 parts[j - 1] = t;
@@ -531,4 +535,3 @@ void pm_input_survey_hint(const pm_analysis *a, pm_read_hint *hint)
     *hint = (pm_read_hint){
         .late = released_alone, .want = a->opts.stream ? wanted_none : wanted, .ctx = a->catalog};
 }
-

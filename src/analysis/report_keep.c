@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "report_keep.h"
 #include "perfmon/mem.h"
 #include "perfmon/vec.h"
 
@@ -244,14 +244,14 @@ int pm_report_keep_open(pm_analysis *a, pm_error *err)
     k->caprep = calloc(nm ? nm : 1, sizeof *k->caprep);
     if (!k->rep || !k->nrep || !k->caprep)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
-    /* The band plot's grid (above PM_REPORT_KEEP_WHOLE hosts; below, the
+    /* The band plot's grid (above PM_LEGEND_MAX_HOSTS hosts; below, the
      * series are kept whole) and the colour maps' (above
-     * PM_REPORT_HEAT_MIN hosts). */
-    if (a->nhosts > PM_REPORT_KEEP_WHOLE)
+     * PM_HEATMAP_MIN_HOSTS hosts). */
+    if (a->nhosts > PM_LEGEND_MAX_HOSTS)
         k->cols[k->ngrids++] = PM_REPORT_BAND_COLS;
-    if (a->nhosts > PM_REPORT_HEAT_MIN && (a->opts.report & 1))
+    if (a->nhosts > PM_HEATMAP_MIN_HOSTS && (a->opts.report & PM_REPORT_DOC))
         k->cols[k->ngrids++] = PM_REPORT_HEAT_PDF;
-    if (a->nhosts > PM_REPORT_HEAT_MIN && (a->opts.report & 2))
+    if (a->nhosts > PM_HEATMAP_MIN_HOSTS && (a->opts.report & PM_REPORT_PLOTS))
         k->cols[k->ngrids++] = PM_REPORT_HEAT_PNG;
     for (size_t j = 0; j < k->ngrids; j++) {
         double t0, step;

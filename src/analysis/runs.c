@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "runs.h"
 #include "perfmon/buf.h"
 #include "perfmon/clock.h"
@@ -257,7 +256,7 @@ static void keep_run_phases(pm_analysis *a, const run_grp *runs, size_t nr)
  * opts->job/opts->run select, and refuse several runs, or one host sampled
  * twice at once.  Lines explaining a refusal go to *details. */
 int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_t *ndetails,
-                      pm_error *err)
+                        pm_error *err)
 {
     const pm_analyze_opts *o = &a->opts;
     int rc = 0;

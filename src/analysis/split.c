@@ -20,7 +20,6 @@
 #include <time.h>
 
 #include "exchange.h"
-#include "internal.h"
 #include "perfmon/endian.h"
 #include "perfmon/pack.h"
 

@@ -28,7 +28,6 @@
 #include <time.h>
 
 #include "exchange.h"
-#include "internal.h"
 #include "perfmon/pack.h"
 #include "perfmon/threads.h"
 

@@ -8,9 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "derive.h"
+#include "input.h"
+#include "times.h"
+#include "util.h"
 #include "perfmon/clock.h"
 #include "perfmon/mem.h"
+#include "perfmon/threads.h"
 
 /* --- time axis, window, clocks -------------------------------------------- */
 
@@ -281,7 +285,6 @@ int pm_host_times(const pm_analysis *a, pm_host *ho, size_t ngrid)
         pm_host_times_free(ho);
     return rc;
 }
-
 
 static void fmt_utc_s(char *out, size_t cap, double t)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "util.h"
 #include "perfmon/mem.h"
 
 static int cmp_double(const void *a, const void *b)

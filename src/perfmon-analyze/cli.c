@@ -772,7 +772,7 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
     }
     /* (--stream keeps what the report and the plots read of the series) */
     /* (--html draws the PDF's charts: it keeps what the PDF keeps) */
-    o.report = (want_pdf || want_html ? 1 : 0) | (ro.plots_dir ? 2 : 0);
+    o.report = (want_pdf || want_html ? PM_REPORT_DOC : 0) | (ro.plots_dir ? PM_REPORT_PLOTS : 0);
     char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
     pm_find_template_dir(tdir, "metrics.json", tbuf, sizeof tbuf);
     if (!catalog) {
