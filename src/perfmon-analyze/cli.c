@@ -15,7 +15,7 @@
 
 #include "analyze_cli.h"
 #include "perfmon/analysis.h"
-#include "perfmon/budget.h"
+#include "budget.h"
 #include "perfmon/cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"

@@ -18,7 +18,7 @@
 #include "perfmon/parse.h"
 #include "perfmon/export.h"
 #include "perfmon/writer.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 
 static void close_to(double a, double b, int line)
 {
