@@ -329,9 +329,11 @@ typedef struct pm_analysis {
     pm_arena arena;                     /* private: the host times, series and aggregates */
     size_t stream_pass;                 /* private: --stream's passes over the hosts begun */
     struct pm_report_keep *keep;        /* private: --stream's report digest (report_keep.c) */
-    struct pm_rule_plan *rule_plan;     /* private: the per-host rules' parameters, read
+    pm_read_hint read_first, read_values, read_times; /* private: the column
+                                         * projection of the reads (project.c) */
+    struct pm_rule_plan *rule_plan; /* private: the per-host rules' parameters, read
                                          * before the node figures (rules.c) */
-    struct pm_remote *remote;           /* private: --stream under mpirun: the hosts come
+    struct pm_remote *remote;       /* private: --stream under mpirun: the hosts come
                                          * from the other ranks (split_stream.c) */
     /* How the job ended (job_end.h, docs/analysis.md "How the job ended") */
     pm_end *ends;         /* [nhosts] each host's end */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "align.h"
-#include "derive.h"
+#include "times.h"
 #include "perfmon/mem.h"
 
 /* --- alignment and aggregation ---------------------------------------------- */

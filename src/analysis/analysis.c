@@ -20,6 +20,7 @@
 #include "compat_ska.h"
 #include "derive.h"
 #include "input.h"
+#include "project.h"
 #include "report_keep.h"
 #include "rules.h"
 #include "stream.h"
@@ -75,9 +76,10 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
         rc = pm_error_set(err, PM_EUSAGE,
                           "--stream: under mpirun it needs an MPI that threads may call "
                           "(MPI_THREAD_SERIALIZED), which this one is not");
-    if (!rc)
+    if (!rc) {
+        pm_project_init(a);
         rc = pm_input_load(a, paths, npaths, err);
-    else if (owed)
+    } else if (owed)
         rc = pm_split_survey_end(sp, rc, err);
     else if (sp)
         rc = pm_split_finish(sp, rc, err); /* the other ranks wait for this one */

@@ -14,6 +14,7 @@
 
 #include "align.h"
 #include "derive.h"
+#include "times.h"
 #include "perfmon/mem.h"
 #include "perfmon/threads.h"
 
@@ -348,12 +349,6 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
 }
 
 /* --- the whole run ------------------------------------------------------------ */
-
-size_t pm_grid_points(const pm_analysis *a)
-{
-    double ng = floor((a->t_end - a->t_start) / a->grid_step + 1e-9) + 1;
-    return ng >= 1 && ng <= PM_MAX_GRID_POINTS ? (size_t)ng : 0;
-}
 
 /* One thread's scratch, reused across the metrics it builds, so that big
  * buffers are faulted in once, not once per metric and host. */

@@ -10,10 +10,6 @@
 
 #include "perfmon/analysis.h"
 
-#define PM_MAX_GRID_POINTS (8u << 20) /* 97 days at 1 Hz */
-
-/* The common grid's point count; 0 when too large. */
-size_t pm_grid_points(const pm_analysis *a);
 /* Every catalog metric derived, aggregated and summarised on the worker
  * threads (derive.c), raw columns released as soon as no metric still
  * needs them; metrics no host has are left out. */

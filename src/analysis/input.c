@@ -310,8 +310,10 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
         }
         pm_read_hint hint;
         pm_input_survey_hint(a, &hint);
-        for (size_t i = 0; i < nfiles; i++)
+        for (size_t i = 0; i < nfiles; i++) {
             slots[i].path = files[i];
+            slots[i].survey = opts->stream && a->catalog;
+        }
         /* Under mpirun each rank reads a share (split.c); a rank > 0 has
          * sent it to rank 0 and is done. */
         if (opts->split && opts->split->size > 1) {

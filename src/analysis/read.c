@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "gpu.h"
-#include "summary.h"
 #include "read.h"
 #include "perfmon/clock.h"
 #include "perfmon/buf.h"
@@ -67,43 +66,6 @@ static void fix_clock(pm_profile *p, pm_clock *c)
     int64_t anchor = base + (int64_t)llround(med);
     for (size_t i = 0; i < p->n; i++)
         p->t_wall_ns[i] = p->t_mono_ns[i] + anchor;
-}
-
-/* A column that not exactly one catalog metric derives from is released
- * by itself (at once, or after several metrics): such columns are placed
- * together (pm_read_hint), where giving them back frees whole huge pages.
- * A column exactly one metric reads becomes that metric's series. */
-static int released_alone(const char *column, void *ctx)
-{
-    const pm_catalog *cat = ctx;
-    size_t n = 0;
-    for (size_t d = 0; d < cat->n && n < 2; d++)
-        n += (size_t)pm_metric_matches(&cat->m[d], column);
-    return n != 1;
-}
-
-/* Column projection: only the columns a catalog metric derives from or
- * the node summary reads are decoded.  The outputs (--csv, --data, --hdf5,
- * plots, the report) are all made of the metrics' series and the node
- * figures, so they need no other column. */
-static int wanted(const char *column, void *ctx)
-{
-    const pm_catalog *cat = ctx;
-    if (pm_summary_reads(column) || pm_job_end_reads(column))
-        return 1;
-    for (size_t d = 0; d < cat->n; d++)
-        if (pm_metric_matches(&cat->m[d], column))
-            return 1;
-    return 0;
-}
-
-/* The stream mode's survey (docs/analysis.md, "Analysis in bounded
- * memory"): times, columns and metadata, no values. */
-static int wanted_none(const char *column, void *ctx)
-{
-    (void)column;
-    (void)ctx;
-    return 0;
 }
 
 /* The stream mode's survey keeps of each profile only what the run
@@ -161,13 +123,6 @@ static int survey_shrink(pm_profile **pp)
     p->nnotes = p->nwarnings = 0;
     pm_profile_free(p);
     *pp = m;
-    return 0;
-}
-
-static int times_only(const char *column, void *ctx)
-{
-    (void)column;
-    (void)ctx;
     return 0;
 }
 
@@ -262,7 +217,7 @@ void pm_input_read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
     }
     for (size_t i = 0; i < sl->ngot; i++)
         fix_clock(sl->got[i], &sl->clocks[i]);
-    if (hint && hint->want == wanted_none) {
+    if (sl->survey) {
         sl->nfull = calloc(sl->ngot, sizeof *sl->nfull);
         for (size_t i = 0; i < sl->ngot && sl->nfull; i++) {
             sl->nfull[i] = sl->got[i]->n;
@@ -473,9 +428,7 @@ static int host_parts(const pm_host *ho, slot *sl, pm_profile ***parts, size_t *
 
 void pm_input_host_hint(const pm_analysis *a, int values, pm_read_hint *hint)
 {
-    /* the times alone: not wanted_none, whose read shrinks the profile */
-    *hint = (pm_read_hint){
-        .late = released_alone, .want = values ? wanted : times_only, .ctx = a->catalog};
+    *hint = values ? a->read_values : a->read_times;
 }
 
 int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **out, pm_error *err)
@@ -532,6 +485,5 @@ int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **
 
 void pm_input_survey_hint(const pm_analysis *a, pm_read_hint *hint)
 {
-    *hint = (pm_read_hint){
-        .late = released_alone, .want = a->opts.stream ? wanted_none : wanted, .ctx = a->catalog};
+    *hint = a->read_first;
 }

@@ -25,6 +25,7 @@ typedef struct slot {
     size_t *nfull;        /* [ngot] samples before the stream survey's shrink, or NULL */
     pm_event_list events; /* an events file's phase marks */
     pm_phase_set phases;  /* a Scanner profile's intervals and totals */
+    int survey;           /* the stream mode's first read: keep few samples (read.c) */
     int rc;
     pm_error err;
 } slot;
@@ -36,11 +37,10 @@ void pm_input_read_slots(slot *slots, size_t n, const pm_analyze_opts *opts,
                          const pm_read_hint *hint);
 
 /* The hint the first read (the survey, or the whole read in memory) uses:
- * every column a catalog metric or the node figures read, or (--stream)
- * none kept. */
+ * a->read_first (project.c). */
 void pm_input_survey_hint(const pm_analysis *a, pm_read_hint *hint);
-/* The hint that pm_input_host_load reads with: the same columns
- * (values), or the times alone. */
+/* The hint that pm_input_host_load reads with: a->read_values (the same
+ * columns as the first read in memory), or a->read_times. */
 void pm_input_host_hint(const pm_analysis *a, int values, pm_read_hint *hint);
 /* Host h's merged profile read again from its files on this process, even
  * under mpirun: the same clock fix, GPU split and merge as the first

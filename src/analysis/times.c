@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "derive.h"
 #include "input.h"
 #include "times.h"
 #include "util.h"
@@ -406,4 +405,10 @@ int pm_times_setup(pm_analysis *a, pm_error *err)
         times_pass(a, &tc, 2))
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     return 0;
+}
+
+size_t pm_grid_points(const pm_analysis *a)
+{
+    double ng = floor((a->t_end - a->t_start) / a->grid_step + 1e-9) + 1;
+    return ng >= 1 && ng <= PM_MAX_GRID_POINTS ? (size_t)ng : 0;
 }
