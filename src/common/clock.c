@@ -1,3 +1,6 @@
+/* The clocks (clock.h): monotonic, wall and process CPU time in
+ * nanoseconds, and UTC as ISO 8601, the one rule for every time perfmon
+ * prints. */
 #include "perfmon/clock.h"
 
 #include <stdio.h>

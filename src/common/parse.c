@@ -1,3 +1,6 @@
+/* Strict parsing (parse.h): whole-string numbers with end pointer and
+ * ERANGE checks, a cursor-based scanner and field splitter for /proc text,
+ * durations, and the --start/--end time bounds. */
 #include "perfmon/parse.h"
 #include "perfmon/invariant.h"
 
