@@ -19,6 +19,7 @@
 #include "report_keep.h"
 #include "perfmon/mem.h"
 #include "perfmon/vec.h"
+#include "perfmon/order.h"
 
 size_t pm_report_grid(const pm_analysis *a, size_t max_cols, double *t0, double *step)
 {
@@ -123,12 +124,6 @@ int pm_report_repairs(const pm_analysis *a, const pm_metric_result *r, double **
     return 0;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_t *out)
 {
     double *means = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *means);
@@ -138,8 +133,8 @@ size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_
     for (size_t h = 0; h < a->nhosts; h++)
         if (r->host[h] && isfinite(r->host[h]->st.mean))
             means[k++] = r->host[h]->st.mean;
-    qsort(means, k, sizeof *means, cmp_double);
-    double med = k ? (k % 2 ? means[k / 2] : (means[k / 2 - 1] + means[k / 2]) / 2) : NAN;
+    qsort(means, k, sizeof *means, pm_cmp_double);
+    double med = k ? pm_median_sorted(means, k) : NAN;
     free(means);
     size_t o;
     for (o = 0; o < PM_REPORT_OUTLIERS; o++) {

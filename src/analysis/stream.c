@@ -20,6 +20,7 @@
 #include "times.h"
 #include "perfmon/mem.h"
 #include "perfmon/threads.h"
+#include "perfmon/order.h"
 
 /* The exact histogram behind p50 and p95: each value's order-preserving
  * 64-bit key, bucketed by its top HBITS bits. */
@@ -465,12 +466,6 @@ static int refine_plan(macc *m, size_t cap)
     return left;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* After a refine pass: each rank found among its bucket's values, or
  * placed in a bucket of the next 16 bits. */
 static void refine_resolve(macc *m)
@@ -493,7 +488,7 @@ static void refine_resolve(macc *m)
             continue;
         }
         if (src == w)
-            qsort(w->got, w->ngot, sizeof *w->got, cmp_double);
+            qsort(w->got, w->ngot, sizeof *w->got, pm_cmp_double);
         w->v = w->within < src->ngot ? src->got[w->within] : NAN;
         w->known = 1;
     }

@@ -9,7 +9,7 @@
 
 #include "rules.h"
 #include "summary.h"
-#include "util.h"
+#include "perfmon/order.h"
 #include "perfmon/analysis.h"
 #include "perfmon/mem.h"
 #include "perfmon/threads.h"

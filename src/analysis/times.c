@@ -10,7 +10,7 @@
 
 #include "input.h"
 #include "times.h"
-#include "util.h"
+#include "perfmon/order.h"
 #include "perfmon/clock.h"
 #include "perfmon/mem.h"
 #include "perfmon/threads.h"
