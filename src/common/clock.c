@@ -18,6 +18,11 @@ int64_t pm_mono_ns(void)
 {
     return read_clock(CLOCK_MONOTONIC);
 }
+
+double pm_mono_s(void)
+{
+    return (double)pm_mono_ns() * 1e-9;
+}
 int64_t pm_wall_ns(void)
 {
     return read_clock(CLOCK_REALTIME);

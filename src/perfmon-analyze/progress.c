@@ -12,21 +12,16 @@
 
 #define PROGRESS_HZ 10
 
-static double mono_s(void)
-{
-    return (double)pm_mono_ns() * 1e-9;
-}
-
 void pm_progress_begin(progress_line *pl)
 {
     memset(pl, 0, sizeof *pl);
     pl->stage = -1;
-    pl->t0 = mono_s();
+    pl->t0 = pm_mono_s();
 }
 
 static void progress_print(progress_line *pl, int final)
 {
-    double now = mono_s(), el = now - pl->t_stage;
+    double now = pm_mono_s(), el = now - pl->t_stage;
     const pm_progress *r = &pl->last[PM_STAGE_READ], *d = &pl->last[PM_STAGE_DERIVE],
                       *w = &pl->last[PM_STAGE_REPORT];
     char line[400], rate[96] = "";
@@ -104,7 +99,7 @@ void pm_progress_update(const pm_progress *p, void *user)
     progress_line *pl = user;
     if (p->stage < PM_STAGE_READ || p->stage > PM_STAGE_REPORT)
         return;
-    double now = mono_s();
+    double now = pm_mono_s();
     /* (--stream: a new pass over the hosts is a change too) */
     int changed = p->stage != pl->stage ||
                   (p->stage == PM_STAGE_DERIVE && p->pass != pl->last[PM_STAGE_DERIVE].pass);
