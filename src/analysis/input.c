@@ -274,6 +274,144 @@ static int split_end(const pm_analyze_opts *opts, int rc, pm_error *err)
     return pm_split_finish(opts->split, rc, err);
 }
 
+/* The files of paths: each directory's regular files (collect_dir), each
+ * file as given.  0 or a PM_E* code (err says which path). */
+static int collect_inputs(const char *const *paths, size_t npaths, char ***files, size_t *nfiles,
+                          pm_error *err)
+{
+    for (size_t i = 0; i < npaths; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0)
+            return pm_error_sys(err, PM_ENOENT, errno, "%s", paths[i]);
+        if (S_ISDIR(st.st_mode)) {
+            size_t before = *nfiles;
+            int rc = collect_dir(paths[i], files, nfiles, err);
+            if (rc)
+                return rc;
+            if (*nfiles == before)
+                return pm_error_set(err, PM_ENOENT, "%s: directory holds no files", paths[i]);
+        } else if (pm_strs_add(files, nfiles, "%s", paths[i])) {
+            return pm_error_set(err, PM_ENOMEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
+/* Read files[0..nfiles) (on the worker threads, or this rank's share
+ * under mpirun: a rank > 0 returns once it has sent it) into entries
+ * *es[*ne], in file order, with the files' warnings and notes in a, their
+ * phases paired into a->phases; *nevfiles counts the events files.  0 or a
+ * PM_E* code; the entries made are the caller's, also on failure. */
+static int read_entries(pm_analysis *a, char **files, size_t nfiles, ent **es, size_t *ne,
+                        size_t *nevfiles, pm_error *err)
+{
+    const pm_analyze_opts *opts = &a->opts;
+    int rc = 0;
+    slot *slots = calloc(nfiles ? nfiles : 1, sizeof *slots);
+    if (!slots)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    pm_read_hint hint;
+    pm_input_survey_hint(a, &hint);
+    for (size_t i = 0; i < nfiles; i++) {
+        slots[i].path = files[i];
+        slots[i].survey = opts->stream && a->catalog;
+    }
+    /* Under mpirun each rank reads a share (split.c); a rank > 0 has
+     * sent it to rank 0 and is done. */
+    if (opts->split && opts->split->size > 1) {
+        rc = pm_split_read(opts->split, slots, nfiles, opts, a->catalog ? &hint : NULL, err);
+        if (opts->split->rank) {
+            free(slots);
+            return rc;
+        }
+    } else {
+        pm_input_read_slots(slots, nfiles, opts, a->catalog ? &hint : NULL);
+    }
+    skip_ska_host_files(slots, nfiles);
+    /* Merge in file order; on the first fatal problem keep freeing. */
+    pm_event_list events = {NULL, 0, 0};
+    for (size_t i = 0; i < nfiles; i++) {
+        slot *sl = &slots[i];
+        if (sl->ignored) {
+            /* Bad lines of an events file are a warning, not a note. */
+            if (sl->events.n)
+                (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", sl->ignored);
+            else
+                (void)pm_strs_add(&a->ignored, &a->nignored, "%s", sl->ignored);
+        }
+        free(sl->ignored);
+        *nevfiles += sl->events.n > 0;
+        if (sl->events.n && !rc && pm_input_events_take(&events, &sl->events) != 0)
+            rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        pm_event_list_free(&sl->events);
+        if (sl->phases.scanner_files && !rc && pm_phase_set_take(&a->phases, &sl->phases))
+            rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        pm_phase_set_free(&sl->phases);
+        if (!rc && sl->rc && (sl->rc == PM_ENOMEM || opts->strict)) {
+            *err = sl->err;
+            rc = sl->rc;
+        } else if (sl->rc) {
+            (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", sl->err.msg);
+        }
+        for (size_t k = 0; k < sl->ngot; k++) {
+            pm_profile *p = sl->got[k];
+            for (size_t w = 0; w < p->nwarnings && !rc; w++)
+                (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", p->warnings[w]);
+            ent *grown = rc ? NULL : pm_realloc_array(*es, *ne + 1, sizeof *grown);
+            if (!grown) {
+                pm_profile_free(p);
+                if (!rc)
+                    rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+                continue;
+            }
+            *es = grown;
+            (*es)[(*ne)++] = (ent){.p = p,
+                                   .clock = sl->clocks[k],
+                                   .size = sl->size,
+                                   .nfull = sl->nfull ? sl->nfull[k] : p->n};
+        }
+        free(sl->got);
+        free(sl->clocks);
+        free(sl->nfull);
+    }
+    free(slots);
+    if (!rc && events.n) {
+        rc = pm_phases_pair(&events, &a->phases, err);
+        for (size_t i = 0; i < a->phases.nproblems && !rc; i++)
+            (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", a->phases.problems[i]);
+    }
+    pm_event_list_free(&events);
+    return rc;
+}
+
+/* The entries the run selection kept, with their GPUs split off, grouped
+ * into a->hosts; the entries are taken (*es freed, *ne 0).  0 or a PM_E*
+ * code. */
+static int hosts_from_entries(pm_analysis *a, ent **es, size_t *ne, pm_error *err)
+{
+    pref *prs = calloc(*ne ? *ne : 1, sizeof *prs);
+    if (!prs)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    size_t np = 0;
+    for (size_t i = 0; i < *ne; i++) {
+        if ((*es)[i].drop) {
+            pm_profile_free((*es)[i].p);
+            continue;
+        }
+        prs[np++] = (pref){(*es)[i].p, (*es)[i].clock, 0, pm_input_incomplete_reason(&(*es)[i])};
+    }
+    free(*es);
+    *es = NULL;
+    *ne = 0;
+    int rc = split_gpus(&prs, &np, err);
+    if (rc == 0)
+        rc = group_hosts(a, prs, np, err);
+    for (size_t i = 0; i < np; i++)
+        pm_profile_free(prs[i].p);
+    free(prs);
+    return rc;
+}
+
 int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err)
 {
     const pm_analyze_opts *opts = &a->opts;
@@ -281,107 +419,12 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
     size_t nfiles = 0, ndetails = 0, nevfiles = 0;
     ent *es = NULL;
     size_t ne = 0;
-    pref *prs = NULL;
     int rc = 0;
-    for (size_t i = 0; i < npaths; i++) {
-        struct stat st;
-        if (stat(paths[i], &st) != 0) {
-            rc = pm_error_sys(err, PM_ENOENT, errno, "%s", paths[i]);
-            goto fail;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            size_t before = nfiles;
-            if ((rc = collect_dir(paths[i], &files, &nfiles, err)))
-                goto fail;
-            if (nfiles == before) {
-                rc = pm_error_set(err, PM_ENOENT, "%s: directory holds no files", paths[i]);
-                goto fail;
-            }
-        } else if (pm_strs_add(&files, &nfiles, "%s", paths[i])) {
-            rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-            goto fail;
-        }
-    }
-    {
-        slot *slots = calloc(nfiles ? nfiles : 1, sizeof *slots);
-        if (!slots) {
-            rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-            goto fail;
-        }
-        pm_read_hint hint;
-        pm_input_survey_hint(a, &hint);
-        for (size_t i = 0; i < nfiles; i++) {
-            slots[i].path = files[i];
-            slots[i].survey = opts->stream && a->catalog;
-        }
-        /* Under mpirun each rank reads a share (split.c); a rank > 0 has
-         * sent it to rank 0 and is done. */
-        if (opts->split && opts->split->size > 1) {
-            rc = pm_split_read(opts->split, slots, nfiles, opts, a->catalog ? &hint : NULL, err);
-            if (opts->split->rank) {
-                free(slots);
-                goto fail;
-            }
-        } else {
-            pm_input_read_slots(slots, nfiles, opts, a->catalog ? &hint : NULL);
-        }
-        skip_ska_host_files(slots, nfiles);
-        /* Merge in file order; on the first fatal problem keep freeing. */
-        pm_event_list events = {NULL, 0, 0};
-        for (size_t i = 0; i < nfiles; i++) {
-            slot *sl = &slots[i];
-            if (sl->ignored) {
-                /* Bad lines of an events file are a warning, not a note. */
-                if (sl->events.n)
-                    (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", sl->ignored);
-                else
-                    (void)pm_strs_add(&a->ignored, &a->nignored, "%s", sl->ignored);
-            }
-            free(sl->ignored);
-            nevfiles += sl->events.n > 0;
-            if (sl->events.n && !rc && pm_input_events_take(&events, &sl->events) != 0)
-                rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-            pm_event_list_free(&sl->events);
-            if (sl->phases.scanner_files && !rc && pm_phase_set_take(&a->phases, &sl->phases))
-                rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-            pm_phase_set_free(&sl->phases);
-            if (!rc && sl->rc && (sl->rc == PM_ENOMEM || opts->strict)) {
-                *err = sl->err;
-                rc = sl->rc;
-            } else if (sl->rc) {
-                (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", sl->err.msg);
-            }
-            for (size_t k = 0; k < sl->ngot; k++) {
-                pm_profile *p = sl->got[k];
-                for (size_t w = 0; w < p->nwarnings && !rc; w++)
-                    (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", p->warnings[w]);
-                ent *grown = rc ? NULL : pm_realloc_array(es, ne + 1, sizeof *grown);
-                if (!grown) {
-                    pm_profile_free(p);
-                    if (!rc)
-                        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-                    continue;
-                }
-                es = grown;
-                es[ne++] = (ent){.p = p,
-                                 .clock = sl->clocks[k],
-                                 .size = sl->size,
-                                 .nfull = sl->nfull ? sl->nfull[k] : p->n};
-            }
-            free(sl->got);
-            free(sl->clocks);
-            free(sl->nfull);
-        }
-        free(slots);
-        if (!rc && events.n) {
-            rc = pm_phases_pair(&events, &a->phases, err);
-            for (size_t i = 0; i < a->phases.nproblems && !rc; i++)
-                (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", a->phases.problems[i]);
-        }
-        pm_event_list_free(&events);
-        if (rc)
-            goto fail;
-    }
+    if ((rc = collect_inputs(paths, npaths, &files, &nfiles, err)))
+        goto fail;
+    rc = read_entries(a, files, nfiles, &es, &ne, &nevfiles, err);
+    if (rc || (opts->split && opts->split->size > 1 && opts->split->rank))
+        goto fail;
     if (ne == 0 && a->phases.n == 0 && !a->phases.scanner_files) {
         /* Say why, for the first file at least (-v and the warnings list
          * every one). */
@@ -411,30 +454,7 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
     }
     if ((rc = pm_input_select_run(a, es, ne, &details, &ndetails, err)))
         goto fail;
-    prs = calloc(ne ? ne : 1, sizeof *prs);
-    if (!prs) {
-        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-        goto fail;
-    }
-    size_t np = 0;
-    for (size_t i = 0; i < ne; i++) {
-        if (es[i].drop) {
-            pm_profile_free(es[i].p);
-            continue;
-        }
-        prs[np++] = (pref){es[i].p, es[i].clock, 0, pm_input_incomplete_reason(&es[i])};
-    }
-    free(es);
-    es = NULL;
-    ne = 0;
-    rc = split_gpus(&prs, &np, err);
-    if (rc == 0)
-        rc = group_hosts(a, prs, np, err);
-    for (size_t i = 0; i < np; i++)
-        pm_profile_free(prs[i].p);
-    free(prs);
-    prs = NULL;
-    if (rc)
+    if ((rc = hosts_from_entries(a, &es, &ne, err)))
         goto fail;
     for (size_t h = 0; h < a->nhosts; h++)
         if (a->hosts[h].incomplete[0] && !a->hosts[h].gpu)
