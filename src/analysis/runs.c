@@ -255,17 +255,14 @@ static void keep_run_phases(pm_analysis *a, const run_grp *runs, size_t nr)
  * run (profiles that overlap or follow within tol in time), keep the run
  * opts->job/opts->run select, and refuse several runs, or one host sampled
  * twice at once.  Lines explaining a refusal go to *details. */
-int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_t *ndetails,
-                        pm_error *err)
+/* Among es[0..ne) (sorted by host): a copy of another file's run is
+ * dropped (the better copy kept, the other a note in a->ignored), and two
+ * samplers of one host at once are listed in *clash, with the indices of
+ * their two entries in *clash_ent[2 k], [2 k + 1].  0 or PM_ENOMEM (the
+ * lists freed). */
+static int find_clashes(pm_analysis *a, ent *es, size_t ne, char ***clash, size_t *nclash,
+                        size_t **clash_ent, pm_error *err)
 {
-    const pm_analyze_opts *o = &a->opts;
-    int rc = 0;
-    if (ne) /* Scanner profiles alone: none */
-        qsort(es, ne, sizeof *es, cmp_ent_host);
-    /* Copies, and two samplers of one host at once. */
-    char **clash = NULL;
-    size_t nclash = 0;
-    size_t *clash_ent = NULL; /* [2 nclash] the two entries of each clash */
     for (size_t i = 0; i < ne; i++) {
         for (size_t j = i + 1;
              j < ne && strcmp(pm_profile_host(es[j].p), pm_profile_host(es[i].p)) == 0; j++) {
@@ -287,32 +284,36 @@ int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, siz
             double ov = fmin(x->t1, y->t1) - fmax(x->t0, y->t0);
             if (ov <= 0 || (x->p->format == PM_FMT_SKA && y->p->format == PM_FMT_SKA))
                 continue;
-            size_t *nc = pm_realloc_array(clash_ent, 2 * (nclash + 1), sizeof *nc);
+            size_t *nc = pm_realloc_array(*clash_ent, 2 * (*nclash + 1), sizeof *nc);
             if (!nc ||
-                pm_strs_add(&clash, &nclash,
+                pm_strs_add(clash, nclash,
                             "host %s was sampled twice at once: %s (pid %lld, run id %s) and "
                             "%s (pid %lld, run id %s) overlap for %.0f s",
                             pm_profile_host(x->p), x->p->path, (long long)x->p->info.sampler_pid,
                             x->p->info.run_id[0] ? x->p->info.run_id : "-", y->p->path,
                             (long long)y->p->info.sampler_pid,
                             y->p->info.run_id[0] ? y->p->info.run_id : "-", ov)) {
-                free(nc ? nc : clash_ent);
-                pm_strs_free(clash, nclash);
+                free(nc ? nc : *clash_ent);
+                *clash_ent = NULL;
+                pm_strs_free(*clash, *nclash);
+                *clash = NULL;
+                *nclash = 0;
                 return pm_error_set(err, PM_ENOMEM, "out of memory");
             }
-            clash_ent = nc;
-            clash_ent[2 * nclash - 2] = i;
-            clash_ent[2 * nclash - 1] = j;
+            *clash_ent = nc;
+            nc[2 * *nclash - 2] = i;
+            nc[2 * *nclash - 1] = j;
         }
     }
-    /* Runs: by job id, then profiles that overlap in time or follow within
-     * tol (a restarted sampler). */
-    ent **ord = pm_alloc_array(ne ? ne : 1, sizeof *ord);
-    run_grp *runs = pm_alloc_array(ne ? ne : 1, sizeof *runs);
-    if (!ord || !runs) {
-        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-        goto out;
-    }
+    return 0;
+}
+
+/* Group es[0..ne) into runs[*nr] (es[i].run set): by job id, then
+ * profiles that overlap in time or follow within tol (a restarted
+ * sampler); ord holds ne pointers of scratch.  Runs are numbered by start
+ * time. */
+static void group_runs(ent *es, size_t ne, ent **ord, run_grp *runs, size_t *nrun)
+{
     size_t no = 0, nr = 0;
     for (size_t i = 0; i < ne; i++) {
         es[i].run = SIZE_MAX;
@@ -379,15 +380,27 @@ int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, siz
         for (size_t q = 0; q < nr; q++)
             runs[r].num += runs[q].t0 < runs[r].t0 || (runs[q].t0 == runs[r].t0 && q < r);
     }
+    *nrun = nr;
+}
+
+/* The run --job and --run select (runs[].sel; *nselp: how many); a
+ * PM_EUSAGE with its message when none or several are selected, for the
+ * caller to list the runs after. */
+static int pick_run(const pm_analyze_opts *o, const ent *es, size_t ne, run_grp *runs, size_t nr,
+                    size_t *nselp, pm_error *err)
+{
     size_t nsel = nr;
+    int rc = 0;
+    *nselp = nr;
     if (o->job) {
         nsel = 0;
         for (size_t r = 0; r < nr; r++)
             nsel += runs[r].sel = strcmp(runs[r].job, o->job) == 0;
+        *nselp = nsel;
         if (nsel == 0) {
             rc = pm_error_set(err, PM_EUSAGE, "--job %s: no profile of that job among the inputs",
                               o->job);
-            goto listing;
+            return rc;
         }
     }
     if (o->run) {
@@ -423,16 +436,17 @@ int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, siz
                               "--run %s: several runs match; give more of the "
                               "run id",
                               o->run);
-            goto listing;
+            return rc;
         }
         if (!found) {
             rc = pm_error_set(err, PM_EUSAGE, "--run %s: no such run among the inputs%s", o->run,
                               o->job ? " of that --job" : "");
-            goto listing;
+            return rc;
         }
         for (size_t r = 0; r < nr; r++)
             runs[r].sel = r == which;
         nsel = 1;
+        *nselp = nsel;
     }
     if (nsel > 1) {
         size_t njobs = 0;
@@ -446,25 +460,18 @@ int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, siz
                           "the inputs hold %zu runs of %zu job%s, which are not analysed as one; "
                           "pick one with --run N (or its run id)%s, or name its files",
                           nsel, njobs, njobs == 1 ? "" : "s", njobs > 1 ? ", --job ID" : "");
-        goto listing;
+        return rc;
     }
-    /* The chosen run: a host sampled twice at once cannot be read as one. */
-    for (size_t c = 0; c < nclash; c++)
-        if (es[clash_ent[2 * c]].run == es[clash_ent[2 * c + 1]].run &&
-            runs[es[clash_ent[2 * c]].run].sel) {
-            rc = pm_error_set(err, PM_EUSAGE, "%s; name the files of one sampler", clash[c]);
-            goto listing;
-        }
-    for (size_t i = 0; i < ne; i++)
-        if (!es[i].drop && !runs[es[i].run].sel) {
-            es[i].drop = 2;
-            (void)pm_strs_add(&a->ignored, &a->nignored, "%s: job %s, run %zu: not selected",
-                              es[i].p->path, job_name(es[i].p->info.job_id), runs[es[i].run].num);
-        }
-    if (nsel < nr)
-        keep_run_phases(a, runs, nr);
-    goto out;
-listing:
+    return rc;
+}
+
+/* The lines that explain a refusal (details): each run (those selected
+ * first, else all), then each clash; without a caller to show them, the
+ * start of each run's line goes into err's message too. */
+static void list_runs(const pm_analyze_opts *o, const run_grp *runs, size_t nr, size_t nsel,
+                      const ent *es, size_t ne, char *const *clash, size_t nclash, char ***details,
+                      size_t *ndetails, pm_error *err)
+{
     /* Each run (those selected first, else all), then each clash. */
     for (size_t k = 1; k <= nr; k++)
         for (size_t r = 0; r < nr; r++) {
@@ -484,6 +491,48 @@ listing:
         }
     for (size_t c = 0; c < nclash; c++)
         (void)pm_strs_add(details, ndetails, "%s", clash[c]);
+}
+
+int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_t *ndetails,
+                        pm_error *err)
+{
+    const pm_analyze_opts *o = &a->opts;
+    if (ne) /* Scanner profiles alone: none */
+        qsort(es, ne, sizeof *es, cmp_ent_host);
+    char **clash = NULL;
+    size_t nclash = 0;
+    size_t *clash_ent = NULL; /* [2 nclash] the two entries of each clash */
+    int rc = find_clashes(a, es, ne, &clash, &nclash, &clash_ent, err);
+    if (rc)
+        return rc;
+    ent **ord = pm_alloc_array(ne ? ne : 1, sizeof *ord);
+    run_grp *runs = pm_alloc_array(ne ? ne : 1, sizeof *runs);
+    if (!ord || !runs) {
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t nr = 0, nsel = 0;
+    group_runs(es, ne, ord, runs, &nr);
+    if ((rc = pick_run(o, es, ne, runs, nr, &nsel, err)))
+        goto listing;
+    /* The chosen run: a host sampled twice at once cannot be read as one. */
+    for (size_t c = 0; c < nclash; c++)
+        if (es[clash_ent[2 * c]].run == es[clash_ent[2 * c + 1]].run &&
+            runs[es[clash_ent[2 * c]].run].sel) {
+            rc = pm_error_set(err, PM_EUSAGE, "%s; name the files of one sampler", clash[c]);
+            goto listing;
+        }
+    for (size_t i = 0; i < ne; i++)
+        if (!es[i].drop && !runs[es[i].run].sel) {
+            es[i].drop = 2;
+            (void)pm_strs_add(&a->ignored, &a->nignored, "%s: job %s, run %zu: not selected",
+                              es[i].p->path, job_name(es[i].p->info.job_id), runs[es[i].run].num);
+        }
+    if (nsel < nr)
+        keep_run_phases(a, runs, nr);
+    goto out;
+listing:
+    list_runs(o, runs, nr, nsel, es, ne, clash, nclash, details, ndetails, err);
 out:
     free(ord);
     free(runs);
