@@ -185,7 +185,8 @@ $(BUILD)/bench/gate_rates: $(BUILD)/bench/gate_rates.o $(BUILD)/tests/support/ga
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) -ldl
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+# The benchmarks generate their inputs with the tests' synthetic profiles.
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/tests/support/synth.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) -ldl
 

@@ -26,7 +26,7 @@
 #include "perfmon/analysis.h"
 #include "perfmon/export.h"
 #include "perfmon/profile.h"
-#include "perfmon/synth.h"
+#include "../tests/support/synth.h"
 
 static double now(void)
 {

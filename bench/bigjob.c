@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "perfmon/synth.h"
+#include "../tests/support/synth.h"
 
 int main(int argc, char **argv)
 {

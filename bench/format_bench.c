@@ -18,7 +18,7 @@
 
 #include "perfmon/fileio.h"
 #include "perfmon/profile.h"
-#include "perfmon/synth.h"
+#include "../tests/support/synth.h"
 #include "perfmon/writer.h"
 
 static double now(void)

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perfmon/synth.h"
+#include "../tests/support/synth.h"
 
 static double now(void)
 {

@@ -11,9 +11,10 @@
 #   calls     every undefined symbol of ROOT's BUILD/src/<module>/*.o that
 #             another module defines (nm) must be defined lower down;
 #   includes  every #include "perfmon/X.h" of src/<module>/*.[ch] must name a
-#             header whose layer is not above the module's.  A header's
-#             layer is the highest layer among the modules that define the
-#             functions it declares (a header of types only: common).
+#             header all of whose functions are defined by the module itself
+#             or by lower layers: a header that declares a function of a
+#             module above it or beside it (sampler, analysis) is refused.
+#             A header of types only belongs to common.
 # Prints each violation as "file -> target (symbol or header)" and exits 1
 # when there is one.
 set -u
@@ -58,17 +59,16 @@ awk 'FILENAME == ARGV[1] { rank[$1] = $2; next }
          printf "src/%s/%s.c -> src/%s/%s.c (calls %s)\n", $2, $3, dm[$1], df[$1], $1 }' \
     "$tmp/ranks" "$tmp/defs" "$tmp/uses" | sort -u >"$tmp/bad"
 
-# The layer of each public header, from the functions it declares.
+# The modules of each public header: those that define the functions it
+# declares ("header module symbol", one line per module).
 for h in "$ROOT"/include/perfmon/*.h; do
     b=$(basename "$h")
     grep -o 'pm_[A-Za-z0-9_]*[ ]*(' "$h" | tr -d ' (' | sort -u |
         awk -v h="$b" '{ print h, $1 }'
 done >"$tmp/decls"
-awk 'FILENAME == ARGV[1] { rank[$1] = $2; next }
-     FILENAME == ARGV[2] { dm[$1] = $2; next }
-     ($2 in dm) { r = rank[dm[$2]]; if (!($1 in hr) || r > hr[$1]) { hr[$1] = r; hm[$1] = dm[$2] } }
-     END { for (h in hr) print h, hr[h], hm[h] }' \
-    "$tmp/ranks" "$tmp/defs" "$tmp/decls" >"$tmp/hdr"
+awk 'FILENAME == ARGV[1] { dm[$1] = $2; next }
+     ($2 in dm) && !(($1, dm[$2]) in seen) { seen[$1, dm[$2]] = 1; print $1, dm[$2], $2 }' \
+    "$tmp/defs" "$tmp/decls" >"$tmp/hdr"
 for f in "$ROOT"/src/*/*.c "$ROOT"/src/*/*.h; do
     [ -f "$f" ] || continue
     m=$(basename "$(dirname "$f")")
@@ -77,9 +77,12 @@ for f in "$ROOT"/src/*/*.c "$ROOT"/src/*/*.h; do
     done
 done >"$tmp/incs"
 awk 'FILENAME == ARGV[1] { rank[$1] = $2; next }
-     FILENAME == ARGV[2] { hr[$1] = $2; hm[$1] = $3; next }
-     ($3 in hr) && hm[$3] != $1 && hr[$3] > rank[$1] {
-         printf "%s -> include/perfmon/%s (a header of src/%s)\n", $2, $3, hm[$3] }' \
+     FILENAME == ARGV[2] { n = ++nm[$1]; hm[$1, n] = $2; hs[$1, n] = $3; next }
+     { for (i = 1; i <= nm[$3]; i++) {
+           m = hm[$3, i]
+           if (m != $1 && rank[m] >= rank[$1])
+               printf "%s -> include/perfmon/%s (a header of src/%s: %s)\n", $2, $3, m, hs[$3, i]
+       } }' \
     "$tmp/ranks" "$tmp/hdr" "$tmp/incs" | sort -u >>"$tmp/bad"
 
 if [ -s "$tmp/bad" ]; then

@@ -99,11 +99,11 @@ typedef struct pm_analyze_opts {
      * samples at a time (docs/analysis.md, "Analysis in bounded memory");
      * the hosts' series keep their statistics but not their values (v, q
      * and t NULL), so only the statistics outputs, those written by
-     * host_out, and with report the PDF report (bit 1) and the plots (bit
-     * 2) can be made: what they read of the series is kept in the fold
-     * (report_keep.c). */
+     * host_out, and with report the report (PM_REPORT_DOC: the PDF or
+     * HTML report) and the plots (PM_REPORT_PLOTS: --plots) can be made:
+     * what they read of the series is kept in the fold (report_keep.c). */
     int stream;
-    int report;
+    int report; /* PM_REPORT_DOC | PM_REPORT_PLOTS */
     /* --stream: called for each host in host order, in the pass after the
      * fold, never two calls at once, with the catalog's metric results
      * (res[nres]: the all-node series and the statistics known; a metric
@@ -329,9 +329,11 @@ typedef struct pm_analysis {
     pm_arena arena;                     /* private: the host times, series and aggregates */
     size_t stream_pass;                 /* private: --stream's passes over the hosts begun */
     struct pm_report_keep *keep;        /* private: --stream's report digest (report_keep.c) */
-    struct pm_rule_plan *rule_plan;     /* private: the per-host rules' parameters, read
+    pm_read_hint read_first, read_values, read_times; /* private: the column
+                                         * projection of the reads (project.c) */
+    struct pm_rule_plan *rule_plan; /* private: the per-host rules' parameters, read
                                          * before the node figures (rules.c) */
-    struct pm_remote *remote;           /* private: --stream under mpirun: the hosts come
+    struct pm_remote *remote;       /* private: --stream under mpirun: the hosts come
                                          * from the other ranks (split_stream.c) */
     /* How the job ended (job_end.h, docs/analysis.md "How the job ended") */
     pm_end *ends;         /* [nhosts] each host's end */
@@ -397,6 +399,13 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
  * (report_keep.c, docs/analysis.md "Analysis in bounded memory"): both
  * paths call these, so the report is the same bit for bit. */
 #define PM_REPORT_OUTLIERS 3
+/* Above this many hosts a per-node plot shows a band, not one line each
+ * (and the stream mode keeps each host's series whole up to it). */
+#define PM_LEGEND_MAX_HOSTS 12
+/* Above this many hosts the report adds time x node colour maps. */
+#define PM_HEATMAP_MIN_HOSTS 16
+/* pm_analyze_opts.report: which reports the stream mode keeps rows for. */
+enum { PM_REPORT_DOC = 1, PM_REPORT_PLOTS = 2 };
 /* The report's grids: the band plots', the PDF's colour maps', --plots'. */
 #define PM_REPORT_BAND_COLS 4000
 #define PM_REPORT_HEAT_PDF 1200
@@ -474,10 +483,5 @@ void pm_place_init_k(pm_place *it, const double *t, const uint32_t *k, const dou
  * ngrid must be at least 1 and at most UINT32_MAX. */
 void pm_place_points(const double *t, size_t n, double t0, double step, size_t ngrid, uint32_t *k);
 size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out);
-
-/* Parse a --start/--end value: "+DURATION" (relative), a plain number
- * (seconds since the epoch if >= 1e9, else relative seconds), or
- * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
-int pm_parse_time_bound(const char *s, double *value, int *relative);
 
 #endif

@@ -9,6 +9,8 @@
 
 /* CLOCK_MONOTONIC in nanoseconds: for intervals and deadlines. */
 int64_t pm_mono_ns(void);
+/* The same in seconds: for the intervals a program reports. */
+double pm_mono_s(void);
 /* CLOCK_REALTIME in nanoseconds since the epoch: for wall-clock time. */
 int64_t pm_wall_ns(void);
 /* Process CPU time (user + system) of the calling process, nanoseconds. */

@@ -44,4 +44,9 @@ int pm_kv_u64(const char *text, const char *key, uint64_t *out);
  * Returns 0 or -1. */
 int pm_parse_duration_ns(const char *s, int64_t *out);
 
+/* Parse a --start/--end value: "+DURATION" (relative), a plain number
+ * (seconds since the epoch if >= 1e9, else relative seconds), or
+ * "YYYY-MM-DDTHH:MM:SS[Z]" (UTC).  Returns 0 or -1. */
+int pm_parse_time_bound(const char *s, double *value, int *relative);
+
 #endif

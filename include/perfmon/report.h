@@ -21,10 +21,8 @@
 #include "perfmon/error.h"
 #include "perfmon/plot.h"
 
-/* Above this many hosts a per-node plot shows a band, not one line each. */
-#define PM_LEGEND_MAX_HOSTS 12
-/* Above this many hosts the report adds time x node colour maps. */
-#define PM_HEATMAP_MIN_HOSTS 16
+/* PM_LEGEND_MAX_HOSTS and PM_HEATMAP_MIN_HOSTS, the host counts at which
+ * the plots change, are analysis.h's: the stream mode keeps rows by them. */
 
 typedef struct pm_chart {
     pm_plot plot;

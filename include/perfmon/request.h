@@ -1,7 +1,7 @@
 /* request.h - what a job asked its batch system for (CPUs, memory, time
- * limit), as the sampler reads it at start (src/sampler/request.c), and
- * the requested-vs-used figures of an analysis (src/analysis/request_use.c).
- * docs/perfmon-sample.md "What the job asked for", docs/analysis.md "Requested vs used".
+ * limit), as the sampler reads it at start (src/sampler/request.c).  The
+ * analysis's requested-vs-used figures are request_use.h's.
+ * docs/perfmon-sample.md "What the job asked for".
  *
  * Ownership: plain values; nothing to free. */
 #ifndef PERFMON_REQUEST_H
@@ -34,30 +34,5 @@ void pm_request_json(const pm_request *r, pm_buf *b);
 /* A SLURM or PBS time ("2-12:00:00", "1:30:00", "90:00", "30" minutes for
  * SLURM, "UNLIMITED") in seconds; NaN when not a limit. */
 double pm_request_parse_time(const char *s);
-
-struct pm_analysis;
-/* Requested against used for a job (the first node whose profile has a
- * request; per node figures are the highest over nodes). */
-typedef struct pm_request_use {
-    int have; /* a request was recorded */
-    char scheduler[16];
-    double time_limit_s, wall_s, time_pct;
-    double mem_req_bytes;      /* per node */
-    double mem_used_bytes;     /* highest per node: job RSS (process tree), else node memory used */
-    const char *mem_used_from; /* "job processes" or "node" */
-    double mem_pct;
-    double cpus_req;        /* per node */
-    double cpu_used_core_s; /* job processes' CPU time, else the node's busy time (all nodes) */
-    const char *cpu_used_from;
-    double cpu_req_core_s; /* cpus_req x the node's wall time, summed over nodes */
-    double cpu_pct;
-} pm_request_use;
-
-void pm_request_use_compute(const struct pm_analysis *a, pm_request_use *u);
-/* The note for far-apart figures (less than 25 % of the request used):
- * "Used 6 % of the requested walltime (7.3 min of 2.0 h); peak memory 3 %
- * of the requested (1.9 GiB of 64.0 GiB per node)." into out; returns 0
- * when nothing is far apart (out ""). */
-int pm_request_note(const pm_request_use *u, char *out, size_t cap);
 
 #endif

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "align.h"
+#include "times.h"
 #include "perfmon/mem.h"
 
 /* --- alignment and aggregation ---------------------------------------------- */

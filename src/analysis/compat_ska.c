@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "compat_ska.h"
 #include "perfmon/mem.h"
 #include "perfmon/ska.h"
 

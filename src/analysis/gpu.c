@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "gpu.h"
 #include "perfmon/mem.h"
 
 #define MAX_GPU_INDEX 9999

@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "phase_contrib.h"
 #include "perfmon/phase_stats.h"
 
 /* Index of the node (not a GPU) named name, or -1. */

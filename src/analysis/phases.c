@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "phase_contrib.h"
 #include "perfmon/analysis.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"

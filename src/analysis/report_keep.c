@@ -16,9 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "report_keep.h"
 #include "perfmon/mem.h"
 #include "perfmon/vec.h"
+#include "perfmon/order.h"
 
 size_t pm_report_grid(const pm_analysis *a, size_t max_cols, double *t0, double *step)
 {
@@ -123,12 +124,6 @@ int pm_report_repairs(const pm_analysis *a, const pm_metric_result *r, double **
     return 0;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_t *out)
 {
     double *means = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *means);
@@ -138,8 +133,8 @@ size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_
     for (size_t h = 0; h < a->nhosts; h++)
         if (r->host[h] && isfinite(r->host[h]->st.mean))
             means[k++] = r->host[h]->st.mean;
-    qsort(means, k, sizeof *means, cmp_double);
-    double med = k ? (k % 2 ? means[k / 2] : (means[k / 2 - 1] + means[k / 2]) / 2) : NAN;
+    qsort(means, k, sizeof *means, pm_cmp_double);
+    double med = k ? pm_median_sorted(means, k) : NAN;
     free(means);
     size_t o;
     for (o = 0; o < PM_REPORT_OUTLIERS; o++) {
@@ -244,14 +239,14 @@ int pm_report_keep_open(pm_analysis *a, pm_error *err)
     k->caprep = calloc(nm ? nm : 1, sizeof *k->caprep);
     if (!k->rep || !k->nrep || !k->caprep)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
-    /* The band plot's grid (above PM_REPORT_KEEP_WHOLE hosts; below, the
+    /* The band plot's grid (above PM_LEGEND_MAX_HOSTS hosts; below, the
      * series are kept whole) and the colour maps' (above
-     * PM_REPORT_HEAT_MIN hosts). */
-    if (a->nhosts > PM_REPORT_KEEP_WHOLE)
+     * PM_HEATMAP_MIN_HOSTS hosts). */
+    if (a->nhosts > PM_LEGEND_MAX_HOSTS)
         k->cols[k->ngrids++] = PM_REPORT_BAND_COLS;
-    if (a->nhosts > PM_REPORT_HEAT_MIN && (a->opts.report & 1))
+    if (a->nhosts > PM_HEATMAP_MIN_HOSTS && (a->opts.report & PM_REPORT_DOC))
         k->cols[k->ngrids++] = PM_REPORT_HEAT_PDF;
-    if (a->nhosts > PM_REPORT_HEAT_MIN && (a->opts.report & 2))
+    if (a->nhosts > PM_HEATMAP_MIN_HOSTS && (a->opts.report & PM_REPORT_PLOTS))
         k->cols[k->ngrids++] = PM_REPORT_HEAT_PNG;
     for (size_t j = 0; j < k->ngrids; j++) {
         double t0, step;

@@ -8,7 +8,7 @@
 
 #include "perfmon/units.h"
 #include "perfmon/analysis.h"
-#include "perfmon/request.h"
+#include "perfmon/request_use.h"
 
 static double num(const cJSON *o, const char *k)
 {

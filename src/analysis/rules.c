@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "rules.h"
 #include "perfmon/analysis.h"
 #include "perfmon/buf.h"
 #include "perfmon/fileio.h"

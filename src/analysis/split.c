@@ -19,19 +19,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "input_slot.h"
-#include "internal.h"
+#include "exchange.h"
 #include "perfmon/endian.h"
 #include "perfmon/pack.h"
+#include "perfmon/clock.h"
 
 enum { MSG_FILE = 1, MSG_END = 2, MSG_ABORT = 3 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Events and Scanner files are small, and their phases do not travel:
  * rank 0 reads them again. */
@@ -336,18 +329,18 @@ int pm_split_read(pm_split *sp, slot *slots, size_t n, const pm_analyze_opts *op
     pm_analyze_opts o = *opts;
     if (sp->rank)
         o.progress = NULL;
-    double t0 = now_s();
+    double t0 = pm_mono_s();
     pm_input_read_slots(mine, share, &o, hint);
-    sp->read_s = now_s() - t0;
+    sp->read_s = pm_mono_s() - t0;
     for (size_t k = 0; k < share; k++)
         slots[(size_t)sp->rank + k * (size_t)sp->size] = mine[k];
     free(mine);
     sp->files_read = share;
     if (sp->rank)
         return send_share(sp, slots, n, err);
-    t0 = now_s();
+    t0 = pm_mono_s();
     int rc = receive(sp, slots, n, 1, hint, err);
-    sp->gather_s = now_s() - t0;
+    sp->gather_s = pm_mono_s() - t0;
     return rc;
 }
 

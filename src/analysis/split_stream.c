@@ -27,10 +27,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "input_slot.h"
-#include "internal.h"
+#include "exchange.h"
 #include "perfmon/pack.h"
 #include "perfmon/threads.h"
+#include "perfmon/clock.h"
 
 enum { MSG_HOST = 4, MSG_HOSTS = 5, MSG_PASS = 6, MSG_STOP = 7 };
 
@@ -61,13 +61,6 @@ struct pm_remote {
     int rc;       /* receiving failed (err) after recvd hosts */
     pm_error err;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int owner(const pm_split *sp, size_t h)
 {
@@ -182,7 +175,7 @@ static int take(pm_remote *r, size_t h, void **m, size_t *len, pm_error *err)
 {
     rq *s = &r->q[h % r->cap];
     int rc = 0;
-    double t0 = now_s();
+    double t0 = pm_mono_s();
     pthread_mutex_lock(&r->lock);
     for (;;) {
         if (s->full && s->h == h) {
@@ -203,7 +196,7 @@ static int take(pm_remote *r, size_t h, void **m, size_t *len, pm_error *err)
         }
         pthread_cond_wait(&r->cond, &r->lock);
     }
-    r->sp->wait_s += now_s() - t0;
+    r->sp->wait_s += pm_mono_s() - t0;
     pthread_mutex_unlock(&r->lock);
     return rc;
 }

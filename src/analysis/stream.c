@@ -9,8 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "align.h"
+#include "derive.h"
+#include "input.h"
+#include "read.h"
+#include "phase_contrib.h"
+#include "report_keep.h"
+#include "stream.h"
+#include "summary.h"
+#include "times.h"
 #include "perfmon/mem.h"
+#include "perfmon/threads.h"
+#include "perfmon/order.h"
 
 /* The exact histogram behind p50 and p95: each value's order-preserving
  * 64-bit key, bucketed by its top HBITS bits. */
@@ -204,7 +214,7 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx
 }
 
 /* The report's digest in the fold (report_keep.c): the repair times in
- * host order, and in a job of at most PM_REPORT_KEEP_WHOLE hosts every
+ * host order, and in a job of at most PM_LEGEND_MAX_HOSTS hosts every
  * series whole (the per-node plots draw each). */
 static int report_fold(sctx *c, size_t d, pm_series **sp)
 {
@@ -214,7 +224,7 @@ static int report_fold(sctx *c, size_t d, pm_series **sp)
         fail(c, PM_ENOMEM, NULL);
         return 1;
     }
-    if (a->nhosts <= PM_REPORT_KEEP_WHOLE) {
+    if (a->nhosts <= PM_LEGEND_MAX_HOSTS) {
         double *t = pm_alloc_array(s->n ? s->n : 1, sizeof *t);
         if (!t) {
             fail(c, PM_ENOMEM, NULL);
@@ -456,12 +466,6 @@ static int refine_plan(macc *m, size_t cap)
     return left;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* After a refine pass: each rank found among its bucket's values, or
  * placed in a bucket of the next 16 bits. */
 static void refine_resolve(macc *m)
@@ -484,7 +488,7 @@ static void refine_resolve(macc *m)
             continue;
         }
         if (src == w)
-            qsort(w->got, w->ngot, sizeof *w->got, cmp_double);
+            qsort(w->got, w->ngot, sizeof *w->got, pm_cmp_double);
         w->v = w->within < src->ngot ? src->got[w->within] : NAN;
         w->known = 1;
     }
@@ -526,8 +530,8 @@ static void macc_free(macc *m)
 }
 
 /* After the fold, for the report of a job of more than
- * PM_REPORT_KEEP_WHOLE hosts: the series that the per-node plots draw
- * whole, those of a metric that at most PM_REPORT_KEEP_WHOLE hosts have
+ * PM_LEGEND_MAX_HOSTS hosts: the series that the per-node plots draw
+ * whole, those of a metric that at most PM_LEGEND_MAX_HOSTS hosts have
  * and those of the band plots' outlying hosts (pm_report_outliers: known
  * once every host's mean is), read and derived again, one host at a
  * time. */
@@ -541,9 +545,9 @@ static int report_whole(pm_analysis *a, size_t ngrid, pm_error *err)
     for (size_t m = 0; m < nm && !rc; m++) {
         const pm_metric_result *r = &a->metrics[m];
         size_t o[PM_REPORT_OUTLIERS];
-        if (nh <= PM_REPORT_KEEP_WHOLE) /* (kept in the fold) */
+        if (nh <= PM_LEGEND_MAX_HOSTS) /* (kept in the fold) */
             break;
-        if (r->nhosts_with_data <= PM_REPORT_KEEP_WHOLE) {
+        if (r->nhosts_with_data <= PM_LEGEND_MAX_HOSTS) {
             for (size_t h = 0; h < nh; h++)
                 if (r->host[h])
                     want[h * nm + m] = any[h] = 1;

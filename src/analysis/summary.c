@@ -1,14 +1,18 @@
 /* Per-node and job figures (seed 004's per-node list, energy, process tree,
  * sampler overhead).  Computed from the recorded data only. */
+#include <pthread.h>
 #include <cJSON.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "rules.h"
+#include "summary.h"
+#include "perfmon/order.h"
 #include "perfmon/analysis.h"
 #include "perfmon/mem.h"
+#include "perfmon/threads.h"
 
 #define F(key, unit, job, label, title)                               \
     {                                                                 \

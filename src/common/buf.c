@@ -1,3 +1,6 @@
+/* Growable byte buffers (buf.h): appending bytes, text, printf output, and
+ * JSON strings and numbers; an allocation failure is kept in the buffer
+ * (oom) and said once by whoever takes it, not at every append. */
 #include "perfmon/buf.h"
 
 #include <math.h>

@@ -1,3 +1,6 @@
+/* The clocks (clock.h): monotonic, wall and process CPU time in
+ * nanoseconds, and UTC as ISO 8601, the one rule for every time perfmon
+ * prints. */
 #include "perfmon/clock.h"
 
 #include <stdio.h>
@@ -14,6 +17,11 @@ static int64_t read_clock(clockid_t id)
 int64_t pm_mono_ns(void)
 {
     return read_clock(CLOCK_MONOTONIC);
+}
+
+double pm_mono_s(void)
+{
+    return (double)pm_mono_ns() * 1e-9;
 }
 int64_t pm_wall_ns(void)
 {

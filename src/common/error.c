@@ -1,3 +1,6 @@
+/* Errors as values (error.h): a code and a message, set once where the
+ * problem is found, prefixed with context on the way up, reported by the
+ * program. */
 #include "perfmon/error.h"
 
 #include <stdarg.h>

@@ -1,3 +1,7 @@
+/* Bounded file reading and checked writing (fileio.h): whole small files
+ * and /proc files read into fixed buffers (retrying EINTR, always
+ * NUL-terminated, telling when the buffer was full), files grown up to a
+ * cap, paths joined without overflow, and every close and rename checked. */
 #include "perfmon/fileio.h"
 #include "perfmon/invariant.h"
 

@@ -1,3 +1,6 @@
+/* The log sink (log.h): the library's diagnostics go to the one sink the
+ * program installs, below the level it asks for; none installed, none
+ * written. */
 #include "perfmon/log.h"
 
 #include <stdarg.h>

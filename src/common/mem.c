@@ -1,3 +1,6 @@
+/* Checked allocation (mem.h): arrays whose count x size is checked for
+ * overflow before allocating, and large blocks mapped whole so that their
+ * pages can be given back early. */
 #include "perfmon/mem.h"
 
 #include <stdlib.h>

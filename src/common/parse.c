@@ -1,3 +1,6 @@
+/* Strict parsing (parse.h): whole-string numbers with end pointer and
+ * ERANGE checks, a cursor-based scanner and field splitter for /proc text,
+ * durations, and the --start/--end time bounds. */
 #include "perfmon/parse.h"
 #include "perfmon/invariant.h"
 
@@ -6,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int pm_parse_u64(const char *s, uint64_t *out)
 {
@@ -169,5 +173,38 @@ int pm_parse_duration_ns(const char *s, int64_t *out)
     /* v * mult * 1e9 is in [0, 9e18]: rounding half up by hand keeps the
      * sampler free of libm (300 KiB less resident). */
     *out = (int64_t)(v * mult * 1e9 + 0.5);
+    return 0;
+}
+
+int pm_parse_time_bound(const char *s, double *value, int *relative)
+{
+    if (!s || !*s)
+        return -1;
+    if (s[0] == '+') {
+        int64_t ns;
+        if (pm_parse_duration_ns(s + 1, &ns) != 0 || ns < 0)
+            return -1;
+        *value = (double)ns * 1e-9;
+        *relative = 1;
+        return 0;
+    }
+    double d;
+    if (pm_parse_double(s, &d) == 0) {
+        if (d < 0)
+            return -1;
+        *relative = d < 1e9;
+        *value = d;
+        return 0;
+    }
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!end || (*end && strcmp(end, "Z") != 0))
+        return -1;
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1)
+        return -1;
+    *value = (double)t;
+    *relative = 0;
     return 0;
 }

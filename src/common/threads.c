@@ -1,3 +1,5 @@
+/* The worker pool (threads.h): how many threads the work deserves, and
+ * pm_pool_run, whose workers take the next item under the pool's lock. */
 #include "perfmon/threads.h"
 
 #include <pthread.h>

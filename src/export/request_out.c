@@ -6,7 +6,7 @@
 
 #include "perfmon/units.h"
 #include "perfmon/export.h"
-#include "perfmon/request.h"
+#include "perfmon/request_use.h"
 #include "perfmon/json.h"
 
 void pm_request_use_json(const pm_analysis *a, cJSON *root)

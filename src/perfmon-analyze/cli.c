@@ -1,21 +1,29 @@
 /* perfmon-analyze's command line (the program's main only calls
- * pm_analyze_main).  Exit codes: docs/man/perfmon-analyze.1. */
+ * pm_analyze_main).  Exit codes: docs/man/perfmon-analyze.1.
+ *
+ * pm_analyze_main_split reads as its steps: parse_args (the table OPTS,
+ * one row and one handler per option), check_args (what goes together),
+ * choose_mode (in memory or --stream), find_templates, then run_compare
+ * or run_analysis, which runs the analysis, prints its notes
+ * (print_notes) and writes every output (write_outputs; write_series
+ * chooses --stream's files or the in-memory exports once).  The progress
+ * line is progress.c's. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "analyze_cli.h"
 #include "perfmon/analysis.h"
-#include "perfmon/budget.h"
+#include "budget.h"
 #include "perfmon/cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
@@ -27,6 +35,7 @@
 #include "perfmon/split.h"
 #include "perfmon/strs.h"
 #include "perfmon/templates.h"
+#include "progress.h"
 
 #ifndef PM_VERSION
 #define PM_VERSION "0"
@@ -182,139 +191,6 @@ static int choose_mode(const char *const *paths, size_t npaths, uint64_t memory,
     return EXIT_MEMORY;
 }
 
-/* The progress line: on stderr when it is a terminal and -q is not given,
- * one line rewritten in place (at most PROGRESS_HZ times a second and at
- * each change of stage, or of --stream's pass) from the library's counts (pm_progress): files
- * and MB read, hosts, metrics derived, the report's plots and pages, the
- * rate and the time left of the stage; ended with a newline by
- * progress_end once the analysis, then the report, is done. */
-#define PROGRESS_HZ 10
-
-typedef struct progress_line {
-    int shown; /* a line is on the terminal, not yet ended */
-    int stage; /* of the last update, -1 = none */
-    double t0; /* when the analysis or the report began */
-    double t_stage, t_print;
-    pm_progress last[3]; /* the latest counts of each stage */
-} progress_line;
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void progress_begin(progress_line *pl)
-{
-    memset(pl, 0, sizeof *pl);
-    pl->stage = -1;
-    pl->t0 = mono_s();
-}
-
-static void progress_print(progress_line *pl, int final)
-{
-    double now = mono_s(), el = now - pl->t_stage;
-    const pm_progress *r = &pl->last[PM_STAGE_READ], *d = &pl->last[PM_STAGE_DERIVE],
-                      *w = &pl->last[PM_STAGE_REPORT];
-    char line[400], rate[96] = "";
-    const double mb = 1e6;
-    /* The rate and time left of the stage, once it has run a tenth of a
-     * second: of MB read, hosts derived (as many as the series derived
-     * make whole hosts) or plots placed. */
-    double done = 0, total = 0;
-    const char *unit = "";
-    size_t hd = d->hosts_done;
-    if (d->metrics_total && d->series_done / d->metrics_total > hd)
-        hd = d->series_done / d->metrics_total;
-    if (pl->stage == PM_STAGE_READ) {
-        done = (double)r->bytes_done / mb;
-        total = (double)r->bytes_total / mb;
-        unit = "MB/s";
-    } else if (pl->stage == PM_STAGE_DERIVE) {
-        done = (double)hd;
-        total = (double)d->hosts_total;
-        unit = "hosts/s";
-        if (d->passes && d->pass) {
-            /* --stream: the hosts of every pass known so far */
-            done += (double)(d->pass - 1) * (double)d->hosts_total;
-            total *= (double)d->passes;
-        }
-    } else {
-        done = (double)w->plots_done;
-        total = (double)w->plots_total;
-        unit = "plots/s";
-    }
-    if (!final && el >= 1.0 / PROGRESS_HZ && done > 0) {
-        double v = done / el;
-        int n = snprintf(rate, sizeof rate, ", %.*f %s", v < 100 ? 1 : 0, v, unit);
-        if (total > done) {
-            double left = (total - done) / v;
-            snprintf(rate + n, sizeof rate - (size_t)n,
-                     left < 60 ? ", %.0f s left" : ", %.0f min left",
-                     left < 60 ? ceil(left) : ceil(left / 60));
-        }
-    }
-    if (final && pl->stage == PM_STAGE_REPORT)
-        snprintf(line, sizeof line, "report: %zu plots, %zu pages in %.1f s", w->plots_done,
-                 w->pages_done, now - pl->t0);
-    else if (final)
-        snprintf(line, sizeof line, "%zu files (%.3g MB), %zu hosts, %zu metrics in %.1f s",
-                 r->files_done, (double)r->bytes_done / mb, d->hosts_total, d->metrics_done,
-                 now - pl->t0);
-    else if (pl->stage == PM_STAGE_READ)
-        snprintf(line, sizeof line, "reading %zu/%zu files (%.3g/%.3g MB)%s", r->files_done,
-                 r->files_total, (double)r->bytes_done / mb, (double)r->bytes_total / mb, rate);
-    else if (pl->stage == PM_STAGE_DERIVE && d->passes)
-        snprintf(line, sizeof line, "pass %zu/%zu over the hosts: %zu/%zu hosts%s", d->pass,
-                 d->passes, hd, d->hosts_total, rate);
-    else if (pl->stage == PM_STAGE_DERIVE)
-        snprintf(line, sizeof line, "%zu/%zu hosts, %zu/%zu metrics%s", hd, d->hosts_total,
-                 d->metrics_done, d->metrics_total, rate);
-    else if (w->plots_total)
-        snprintf(line, sizeof line, "report: %zu/%zu plots, page %zu%s", w->plots_done,
-                 w->plots_total, w->pages_done, rate);
-    else
-        snprintf(line, sizeof line, "report: page %zu", w->pages_done);
-    /* One terminal line: cut to its width, the rest of it cleared. */
-    size_t cols = 80;
-    struct winsize ws;
-    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
-        cols = ws.ws_col;
-    fprintf(stderr, "\rperfmon-analyze: %.*s\033[K%s", (int)(cols - 18), line, final ? "\n" : "");
-    fflush(stderr);
-    pl->t_print = now;
-    pl->shown = !final;
-}
-
-/* pm_analyze_opts.progress and pm_report_opts.progress. */
-static void progress(const pm_progress *p, void *user)
-{
-    progress_line *pl = user;
-    if (p->stage < PM_STAGE_READ || p->stage > PM_STAGE_REPORT)
-        return;
-    double now = mono_s();
-    /* (--stream: a new pass over the hosts is a change too) */
-    int changed = p->stage != pl->stage ||
-                  (p->stage == PM_STAGE_DERIVE && p->pass != pl->last[PM_STAGE_DERIVE].pass);
-    if (p->stage != pl->stage) {
-        pl->stage = p->stage;
-        pl->t_stage = now;
-    }
-    pl->last[p->stage] = *p;
-    if (changed || now - pl->t_print >= 1.0 / PROGRESS_HZ)
-        progress_print(pl, 0);
-}
-
-/* The final state of the line, and its newline. */
-static void progress_end(progress_line *pl)
-{
-    if (pl->stage >= 0)
-        progress_print(pl, 1);
-    pl->stage = -1;
-    pl->shown = 0;
-}
-
 typedef struct msg_ctx {
     int verbose, quiet;
     char **lines; /* "<kind><message>", printed after the error */
@@ -418,7 +294,7 @@ static int write_report(const pm_analysis *a, const pm_report_opts *opts, int wa
         }
         ro->stats_json = js;
         rc = pm_report_write(a, ro, &err);
-        progress_end(pl);
+        pm_progress_end(pl);
         free(js);
         if (rc) {
             fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
@@ -468,281 +344,340 @@ int pm_analyze_main(int argc, char **argv)
     return pm_analyze_main_split(argc, argv, NULL, NULL);
 }
 
-int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mpi)
-{
-    enum {
-        O_STATS = 256,
-        O_JSON,
-        O_DATA,
-        O_CSV,
-        O_HDF5,
-        O_REPAIR,
-        O_ALIGN,
-        O_COMPAT,
-        O_START,
-        O_END,
-        O_STRICT,
-        O_TEMPLATES,
-        O_CATALOG,
-        O_RULES,
-        O_NORULES,
-        O_VERSION,
-        O_PDF,
-        O_PLOTS,
-        O_ELAPSED,
-        O_LAYOUT,
-        O_FONT,
-        O_BOLD,
-        O_BYPHASE,
-        O_TRACE,
-        O_COMPARE,
-        O_THRESHOLD,
-        O_DIGITS,
-        O_JOB,
-        O_RUN,
-        O_GATE,
-        O_NOGATE,
-        O_STREAM,
-        O_NOSTREAM,
-        O_MEMORY,
-        O_HTML
-    };
-    static const struct option longopts[] = {{"stats", no_argument, NULL, O_STATS},
-                                             {"json", no_argument, NULL, O_JSON},
-                                             {"data", required_argument, NULL, O_DATA},
-                                             {"csv", required_argument, NULL, O_CSV},
-                                             {"hdf5", required_argument, NULL, O_HDF5},
-                                             {"repair", required_argument, NULL, O_REPAIR},
-                                             {"align", required_argument, NULL, O_ALIGN},
-                                             {"compat", required_argument, NULL, O_COMPAT},
-                                             {"start", required_argument, NULL, O_START},
-                                             {"end", required_argument, NULL, O_END},
-                                             {"strict", no_argument, NULL, O_STRICT},
-                                             {"templates", required_argument, NULL, O_TEMPLATES},
-                                             {"catalog", required_argument, NULL, O_CATALOG},
-                                             {"rules", required_argument, NULL, O_RULES},
-                                             {"no-rules", no_argument, NULL, O_NORULES},
-                                             {"verbose", no_argument, NULL, 'v'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {"version", no_argument, NULL, O_VERSION},
-                                             {"pdf", optional_argument, NULL, O_PDF},
-                                             {"html", optional_argument, NULL, O_HTML},
-                                             {"plots", required_argument, NULL, O_PLOTS},
-                                             {"elapsed", no_argument, NULL, O_ELAPSED},
-                                             {"layout", required_argument, NULL, O_LAYOUT},
-                                             {"font", required_argument, NULL, O_FONT},
-                                             {"bold-font", required_argument, NULL, O_BOLD},
-                                             {"by-phase", no_argument, NULL, O_BYPHASE},
-                                             {"trace", required_argument, NULL, O_TRACE},
-                                             {"compare", no_argument, NULL, O_COMPARE},
-                                             {"threshold", required_argument, NULL, O_THRESHOLD},
-                                             {"gate", required_argument, NULL, O_GATE},
-                                             {"no-gate", required_argument, NULL, O_NOGATE},
-                                             {"stream", no_argument, NULL, O_STREAM},
-                                             {"no-stream", no_argument, NULL, O_NOSTREAM},
-                                             {"memory", required_argument, NULL, O_MEMORY},
-                                             {"digits", required_argument, NULL, O_DIGITS},
-                                             {"job", required_argument, NULL, O_JOB},
-                                             {"run", required_argument, NULL, O_RUN},
-                                             {NULL, 0, NULL, 0}};
+/* --- the command line: parse -> check -> run -> write -------------------- */
+
+/* handlers return CLI_GO to go on, or the exit status to return at once */
+#define CLI_GO (-1)
+#define GATE_NAMES 64
+
+/* Everything the command line says, and what follows from it (the
+ * templates' paths); one per call, on its stack, so that the driver keeps
+ * no state from one call to the next. */
+typedef struct cli {
     pm_analyze_opts o;
-    pm_analyze_opts_init(&o);
-    int want_stats = 0, want_json = 0, quiet = 0, no_rules = 0, want_pdf = 0, compare = 0;
-    int no_stream = 0, want_html = 0;
-    const char *html_path = NULL;
-    uint64_t memory = 0; /* --memory: 0 = not given */
-    double threshold = NAN;
-    /* --gate / --no-gate names (--compare): pointers into gbuf */
-    static char gbuf[2][4096];
-    static const char *glist[2][64];
-    size_t ngl[2] = {0, 0};
-    int digits = 0; /* --digits: 0 = each output's default */
-    const char *data_dir = NULL, *csv = NULL, *hdf5 = NULL, *tdir = NULL, *catalog = NULL,
-               *rules = NULL, *layout = NULL, *trace = NULL;
     pm_report_opts ro;
-    pm_report_opts_init(&ro);
-    int c;
+    int want_stats, want_json, want_pdf, want_html, quiet, no_rules, compare, no_stream;
+    int digits;      /* --digits: 0 = each output's default */
+    uint64_t memory; /* --memory: 0 = not given */
+    double threshold;
+    const char *html_path, *data_dir, *csv, *hdf5, *tdir, *catalog, *rules, *layout, *trace;
+    const char *mpi;                  /* how MPI is built in (--version) */
+    char gbuf[2][4096];               /* --gate / --no-gate names (--compare), */
+    const char *glist[2][GATE_NAMES]; /* pointers into gbuf */
+    size_t ngl[2];
+    char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
+} cli;
+
+typedef struct cli_opt cli_opt;
+/* An option's handler: arg is its argument (NULL: none); an optional
+ * argument may take the next word of argv at *next. */
+typedef int (*cli_set)(cli *c, const cli_opt *op, const char *arg, int argc, char **argv,
+                       int *next);
+struct cli_opt {
+    const char *name; /* the long option; NULL ends the table */
+    int has_arg;      /* no_argument, required_argument, optional_argument */
+    int short_name;   /* its one-letter form, or 0 */
+    cli_set set;
+    size_t field; /* where set_flag and set_str write: offsetof(cli, ...) */
+};
+
+static int set_flag(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)arg, (void)argc, (void)argv, (void)next;
+    *(int *)(void *)((char *)c + op->field) = 1;
+    return CLI_GO;
+}
+
+static int set_str(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)argc, (void)argv, (void)next;
+    *(const char **)(void *)((char *)c + op->field) = arg;
+    return CLI_GO;
+}
+
+static int usage_error(const char *fmt, const char *opt, const char *arg)
+{
+    fprintf(stderr, "perfmon-analyze: ");
+    fprintf(stderr, fmt, opt, arg);
+    fprintf(stderr, "\n");
+    return EXIT_USAGE;
+}
+
+static int set_digits(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)op, (void)argc, (void)argv, (void)next;
+    long d = 0;
+    char *end = NULL;
+    if (strcmp(arg, "full") == 0)
+        d = PM_FMT_MAX_DIGITS;
+    else
+        d = strtol(arg, &end, 10);
+    if ((end && (end == arg || *end)) || d < 1 || d > PM_FMT_MAX_DIGITS) {
+        fprintf(stderr, "perfmon-analyze: --digits: \"%s\" is not 1 to %d or full\n", arg,
+                PM_FMT_MAX_DIGITS);
+        return EXIT_USAGE;
+    }
+    c->digits = (int)d;
+    return CLI_GO;
+}
+
+static int set_repair(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)op, (void)argc, (void)argv, (void)next;
+    if ((c->o.repair = pm_repair_parse(arg)) < 0)
+        return usage_error("--%s: \"%s\" is not hold, interp, zero or drop", "repair", arg);
+    return CLI_GO;
+}
+
+static int set_align(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)op, (void)argc, (void)argv, (void)next;
+    if (strcmp(arg, "time") == 0)
+        c->o.align = PM_ALIGN_TIME;
+    else if (strcmp(arg, "index") == 0)
+        c->o.align = PM_ALIGN_INDEX;
+    else
+        return usage_error("--%s: \"%s\" is not time or index", "align", arg);
+    return CLI_GO;
+}
+
+static int set_compat(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)op, (void)argc, (void)argv, (void)next;
+    if (strcmp(arg, "ska") == 0)
+        c->o.compat_ska = 1;
+    else if (strcmp(arg, "none") != 0)
+        return usage_error("--%s: \"%s\" is not ska or none", "compat", arg);
+    return CLI_GO;
+}
+
+/* --start and --end */
+static int set_bound(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)argc, (void)argv, (void)next;
+    double v;
+    int rel;
+    if (pm_parse_time_bound(arg, &v, &rel) != 0)
+        return usage_error("--%s: \"%s\" is not a time (epoch seconds, YYYY-MM-DDTHH:MM:SSZ or "
+                           "+DURATION)",
+                           op->name, arg);
+    if (strcmp(op->name, "start") == 0) {
+        c->o.has_start = 1;
+        c->o.start = v;
+        c->o.start_rel = rel;
+    } else {
+        c->o.has_end = 1;
+        c->o.end = v;
+        c->o.end_rel = rel;
+    }
+    return CLI_GO;
+}
+
+static int set_memory(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)op, (void)argc, (void)argv, (void)next;
+    if (pm_parse_size(arg, &c->memory) != 0)
+        return usage_error("--%s: \"%s\" is not a size (e.g. 8G, 500M)", "memory", arg);
+    return CLI_GO;
+}
+
+/* --pdf [FILE] and --html [FILE]: the next word names the report unless it
+ * is an option or an input. */
+static int set_report(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    int pdf = strcmp(op->name, "pdf") == 0;
+    if (!arg && *next < argc && is_report_name(argv[*next], pdf ? ".pdf" : ".html"))
+        arg = argv[(*next)++];
+    if (pdf) {
+        c->want_pdf = 1;
+        c->ro.pdf_path = arg;
+    } else {
+        c->want_html = 1;
+        c->html_path = arg;
+    }
+    return CLI_GO;
+}
+
+static int set_by_phase(cli *c, const cli_opt *op, const char *arg, int argc, char **argv,
+                        int *next)
+{
+    (void)op, (void)arg, (void)argc, (void)argv, (void)next;
+    c->o.by_phase = 1;
+    c->want_stats = 1;
+    return CLI_GO;
+}
+
+static int set_threshold(cli *c, const cli_opt *op, const char *arg, int argc, char **argv,
+                         int *next)
+{
+    (void)op, (void)argc, (void)argv, (void)next;
+    if (pm_parse_double(arg, &c->threshold) != 0 || !(c->threshold >= 0 && c->threshold < 1e9))
+        return usage_error("--%s: \"%s\" is not a percentage >= 0", "threshold", arg);
+    return CLI_GO;
+}
+
+/* --gate and --no-gate: the names go after those already given. */
+static int set_gate(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)argc, (void)argv, (void)next;
+    int on = strcmp(op->name, "gate") == 0, k = !on;
+    size_t used = 0;
+    for (size_t i = 0; i < c->ngl[k]; i++)
+        used += strlen(c->glist[k][i]) + 1;
+    int n = pm_gate_parse_list(arg, on, c->gbuf[k] + used, sizeof c->gbuf[k] - used, c->glist[k],
+                               c->ngl[k], GATE_NAMES);
+    if (n < 0) {
+        char why[256];
+        pm_gate_list_why(arg, on, c->ngl[k], GATE_NAMES, why, sizeof why);
+        fprintf(stderr, "perfmon-analyze: --%s %s: %s\n", op->name, arg, why);
+        return EXIT_USAGE;
+    }
+    c->ngl[k] = (size_t)n;
+    return CLI_GO;
+}
+
+static int show_help(cli *c, const cli_opt *op, const char *arg, int argc, char **argv, int *next)
+{
+    (void)c, (void)op, (void)arg, (void)argc, (void)argv, (void)next;
+    usage(stdout);
+    return EXIT_OK;
+}
+
+static int show_version(cli *c, const cli_opt *op, const char *arg, int argc, char **argv,
+                        int *next)
+{
+    (void)op, (void)arg, (void)argc, (void)argv, (void)next;
+    int v = pm_cli_version("perfmon-analyze");
+    printf("MPI: %s\n", c->mpi ? c->mpi : "not built in (make finds no mpicc, or MPI=0)");
+    return fflush(stdout) == 0 && !ferror(stdout) ? v : EXIT_OUTPUT;
+}
+
+#define FLAG(f) set_flag, offsetof(cli, f)
+#define STR(f) set_str, offsetof(cli, f)
+
+/* The options (usage above says what each does); getopt_long lists them
+ * in this order where a prefix is ambiguous. */
+static const cli_opt OPTS[] = {{"stats", no_argument, 0, FLAG(want_stats)},
+                               {"json", no_argument, 0, FLAG(want_json)},
+                               {"data", required_argument, 0, STR(data_dir)},
+                               {"csv", required_argument, 0, STR(csv)},
+                               {"hdf5", required_argument, 0, STR(hdf5)},
+                               {"repair", required_argument, 0, set_repair, 0},
+                               {"align", required_argument, 0, set_align, 0},
+                               {"compat", required_argument, 0, set_compat, 0},
+                               {"start", required_argument, 0, set_bound, 0},
+                               {"end", required_argument, 0, set_bound, 0},
+                               {"strict", no_argument, 0, FLAG(o.strict)},
+                               {"templates", required_argument, 0, STR(tdir)},
+                               {"catalog", required_argument, 0, STR(catalog)},
+                               {"rules", required_argument, 0, STR(rules)},
+                               {"no-rules", no_argument, 0, FLAG(no_rules)},
+                               {"verbose", no_argument, 'v', FLAG(o.verbose)},
+                               {"quiet", no_argument, 'q', FLAG(quiet)},
+                               {"help", no_argument, 'h', show_help, 0},
+                               {"version", no_argument, 'V', show_version, 0},
+                               {"pdf", optional_argument, 0, set_report, 0},
+                               {"html", optional_argument, 0, set_report, 0},
+                               {"plots", required_argument, 0, STR(ro.plots_dir)},
+                               {"elapsed", no_argument, 0, FLAG(ro.elapsed)},
+                               {"layout", required_argument, 0, STR(layout)},
+                               {"font", required_argument, 0, STR(ro.font_path)},
+                               {"bold-font", required_argument, 0, STR(ro.font_bold_path)},
+                               {"by-phase", no_argument, 0, set_by_phase, 0},
+                               {"trace", required_argument, 0, STR(trace)},
+                               {"compare", no_argument, 0, FLAG(compare)},
+                               {"threshold", required_argument, 0, set_threshold, 0},
+                               {"gate", required_argument, 0, set_gate, 0},
+                               {"no-gate", required_argument, 0, set_gate, 0},
+                               {"stream", no_argument, 0, FLAG(o.stream)},
+                               {"no-stream", no_argument, 0, FLAG(no_stream)},
+                               {"memory", required_argument, 0, set_memory, 0},
+                               {"digits", required_argument, 0, set_digits, 0},
+                               {"job", required_argument, 0, STR(o.job)},
+                               {"run", required_argument, 0, STR(o.run)},
+                               {NULL, 0, 0, NULL, 0}};
+#define NOPTS (sizeof OPTS / sizeof OPTS[0])
+
+/* getopt_long's view of OPTS: option i returns 256 + i (its short form
+ * returns its letter). */
+static void getopt_table(struct option *lo, char *shorts, size_t cap)
+{
+    size_t ns = 0;
+    shorts[ns++] = ':';
+    for (size_t i = 0; i < NOPTS; i++) {
+        lo[i] =
+            (struct option){OPTS[i].name, OPTS[i].has_arg, NULL, OPTS[i].name ? 256 + (int)i : 0};
+        if (OPTS[i].short_name && ns + 1 < cap)
+            shorts[ns++] = (char)OPTS[i].short_name;
+    }
+    shorts[ns] = 0;
+}
+
+static const cli_opt *find_opt(int val)
+{
+    if (val >= 256 && (size_t)(val - 256) < NOPTS - 1)
+        return &OPTS[val - 256];
+    for (size_t i = 0; i + 1 < NOPTS; i++)
+        if (OPTS[i].short_name && OPTS[i].short_name == val)
+            return &OPTS[i];
+    return NULL;
+}
+
+/* argv -> c; returns CLI_GO, or the exit status (--help, --version, a
+ * refused option or argument). */
+static int parse_args(cli *c, int argc, char **argv)
+{
+    struct option lo[NOPTS];
+    char shorts[16];
+    getopt_table(lo, shorts, sizeof shorts);
     optind = 0; /* glibc: a full reset, also of a half-parsed option cluster */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":vqhV", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_STATS: want_stats = 1; break;
-        case O_JSON: want_json = 1; break;
-        case O_DATA: data_dir = optarg; break;
-        case O_CSV: csv = optarg; break;
-        case O_DIGITS: {
-            long d = 0;
-            char *end = NULL;
-            if (strcmp(optarg, "full") == 0)
-                d = PM_FMT_MAX_DIGITS;
-            else
-                d = strtol(optarg, &end, 10);
-            if ((end && (end == optarg || *end)) || d < 1 || d > PM_FMT_MAX_DIGITS) {
-                fprintf(stderr, "perfmon-analyze: --digits: \"%s\" is not 1 to %d or full\n",
-                        optarg, PM_FMT_MAX_DIGITS);
-                return EXIT_USAGE;
-            }
-            digits = (int)d;
-            break;
-        }
-        case O_HDF5: hdf5 = optarg; break;
-        case O_REPAIR:
-            if ((o.repair = pm_repair_parse(optarg)) < 0) {
-                fprintf(stderr,
-                        "perfmon-analyze: --repair: \"%s\" is not hold, interp, zero or drop\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case O_ALIGN:
-            if (strcmp(optarg, "time") == 0)
-                o.align = PM_ALIGN_TIME;
-            else if (strcmp(optarg, "index") == 0)
-                o.align = PM_ALIGN_INDEX;
-            else {
-                fprintf(stderr, "perfmon-analyze: --align: \"%s\" is not time or index\n", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case O_COMPAT:
-            if (strcmp(optarg, "ska") == 0)
-                o.compat_ska = 1;
-            else if (strcmp(optarg, "none") != 0) {
-                fprintf(stderr, "perfmon-analyze: --compat: \"%s\" is not ska or none\n", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case O_START:
-        case O_END: {
-            double v;
-            int rel;
-            if (pm_parse_time_bound(optarg, &v, &rel) != 0) {
-                fprintf(
-                    stderr,
-                    "perfmon-analyze: --%s: \"%s\" is not a time (epoch seconds, YYYY-MM-DDTHH:MM:SSZ or +DURATION)\n",
-                    c == O_START ? "start" : "end", optarg);
-                return EXIT_USAGE;
-            }
-            if (c == O_START) {
-                o.has_start = 1;
-                o.start = v;
-                o.start_rel = rel;
-            } else {
-                o.has_end = 1;
-                o.end = v;
-                o.end_rel = rel;
-            }
-            break;
-        }
-        case O_STRICT: o.strict = 1; break;
-        case O_JOB: o.job = optarg; break;
-        case O_RUN: o.run = optarg; break;
-        case O_STREAM: o.stream = 1; break;
-        case O_NOSTREAM: no_stream = 1; break;
-        case O_MEMORY:
-            if (pm_parse_size(optarg, &memory) != 0) {
-                fprintf(stderr, "perfmon-analyze: --memory: \"%s\" is not a size (e.g. 8G, 500M)\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case O_TEMPLATES: tdir = optarg; break;
-        case O_CATALOG: catalog = optarg; break;
-        case O_RULES: rules = optarg; break;
-        case O_NORULES: no_rules = 1; break;
-        case O_PDF:
-            want_pdf = 1;
-            ro.pdf_path = optarg;
-            /* "--pdf FILE": the next word, unless it is an option or an input. */
-            if (!optarg && optind < argc && is_report_name(argv[optind], ".pdf"))
-                ro.pdf_path = argv[optind++];
-            break;
-        case O_HTML:
-            want_html = 1;
-            html_path = optarg;
-            if (!optarg && optind < argc && is_report_name(argv[optind], ".html"))
-                html_path = argv[optind++];
-            break;
-        case O_PLOTS: ro.plots_dir = optarg; break;
-        case O_ELAPSED: ro.elapsed = 1; break;
-        case O_BYPHASE:
-            o.by_phase = 1;
-            want_stats = 1;
-            break;
-        case O_TRACE: trace = optarg; break;
-        case O_COMPARE: compare = 1; break;
-        case O_THRESHOLD:
-            if (pm_parse_double(optarg, &threshold) != 0 || !(threshold >= 0 && threshold < 1e9)) {
-                fprintf(stderr, "perfmon-analyze: --threshold: \"%s\" is not a percentage >= 0\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case O_GATE:
-        case O_NOGATE: {
-            int on = c == O_GATE;
-            size_t used = 0;
-            for (size_t i = 0; i < ngl[!on]; i++)
-                used += strlen(glist[!on][i]) + 1;
-            int n = pm_gate_parse_list(optarg, on, gbuf[!on] + used, sizeof gbuf[0] - used,
-                                       glist[!on], ngl[!on], 64);
-            if (n < 0) {
-                char why[256];
-                pm_gate_list_why(optarg, on, ngl[!on], 64, why, sizeof why);
-                fprintf(stderr, "perfmon-analyze: --%s %s: %s\n", on ? "gate" : "no-gate", optarg,
-                        why);
-                return EXIT_USAGE;
-            }
-            ngl[!on] = (size_t)n;
-            break;
-        }
-        case O_LAYOUT: layout = optarg; break;
-        case O_FONT: ro.font_path = optarg; break;
-        case O_BOLD: ro.font_bold_path = optarg; break;
-        case 'v': o.verbose = 1; break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return EXIT_OK;
-        case 'V':
-        case O_VERSION: {
-            int v = pm_cli_version("perfmon-analyze");
-            printf("MPI: %s\n", mpi ? mpi : "not built in (make finds no mpicc, or MPI=0)");
-            return fflush(stdout) == 0 && !ferror(stdout) ? v : EXIT_OUTPUT;
-        }
-        default: {
+    int v;
+    while ((v = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+        const cli_opt *op = find_opt(v);
+        if (!op) {
             pm_error err;
             pm_error_clear(&err);
-            (void)pm_cli_refused(c, argv, ":vqhV", longopts, &err);
+            (void)pm_cli_refused(v, argv, shorts, lo, &err);
             fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
             return EXIT_USAGE;
         }
-        }
+        int rc = op->set(c, op, optarg, argc, argv, &optind);
+        if (rc != CLI_GO)
+            return rc;
     }
-    if (optind >= argc) {
+    return CLI_GO;
+}
+
+/* The options that go together, and the default output; CLI_GO or
+ * EXIT_USAGE. */
+static int check_args(cli *c, int ninputs)
+{
+    if (ninputs < 1) {
         fprintf(stderr, "perfmon-analyze: no input: give a directory of profiles or files\n");
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (!compare && (!isnan(threshold) || ngl[0] || ngl[1])) {
+    if (!c->compare && (!isnan(c->threshold) || c->ngl[0] || c->ngl[1])) {
         fprintf(stderr, "perfmon-analyze: --threshold, --gate and --no-gate need --compare\n");
         return EXIT_USAGE;
     }
-    if (compare && argc - optind != 2) {
+    if (c->compare && ninputs != 2) {
         fprintf(stderr, "perfmon-analyze: --compare takes two inputs, DIR_A and DIR_B (%d given)\n",
-                argc - optind);
+                ninputs);
         return EXIT_USAGE;
     }
-    if (compare) {
+    if (c->compare) {
         /* Name the option refused, not only the ones allowed. */
-        const char *no = o.by_phase     ? "--by-phase"
-                         : data_dir     ? "--data"
-                         : csv          ? "--csv"
-                         : hdf5         ? "--hdf5"
-                         : trace        ? "--trace"
-                         : ro.plots_dir ? "--plots"
-                         : o.stream     ? "--stream"
-                         : want_html    ? "--html"
-                                        : NULL;
+        const char *no = c->o.by_phase     ? "--by-phase"
+                         : c->data_dir     ? "--data"
+                         : c->csv          ? "--csv"
+                         : c->hdf5         ? "--hdf5"
+                         : c->trace        ? "--trace"
+                         : c->ro.plots_dir ? "--plots"
+                         : c->o.stream     ? "--stream"
+                         : c->want_html    ? "--html"
+                                           : NULL;
         if (no) {
             fprintf(stderr,
                     "perfmon-analyze: %s does not go with --compare, which writes --stats, "
@@ -751,201 +686,274 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
             return EXIT_USAGE;
         }
     }
-    if (o.stream && no_stream) {
+    if (c->o.stream && c->no_stream) {
         fprintf(stderr, "perfmon-analyze: --stream and --no-stream: give one\n");
         return EXIT_USAGE;
     }
-    if (want_json)
-        want_stats = 1;
-    if (!want_stats && !data_dir && !csv && !hdf5 && !want_pdf && !want_html && !ro.plots_dir &&
-        !trace)
-        want_stats = 1;
-    /* The in-memory analysis or --stream (docs/analysis.md, "When it is
-     * chosen"); not under mpirun, where each rank would judge its own
-     * node's memory and the ranks must agree: --stream is given there. */
-    if (!o.stream && !no_stream && !compare && !(split && split->size > 1)) {
-        int whole = o.compat_ska;
-        int rc = choose_mode((const char *const *)argv + optind, (size_t)(argc - optind), memory,
-                             whole, quiet, o.verbose, &o.stream);
-        if (rc != EXIT_OK)
-            return rc;
+    if (c->want_json)
+        c->want_stats = 1;
+    if (!c->want_stats && !c->data_dir && !c->csv && !c->hdf5 && !c->want_pdf && !c->want_html &&
+        !c->ro.plots_dir && !c->trace)
+        c->want_stats = 1;
+    return CLI_GO;
+}
+
+/* The templates directory, and from it the catalog's, the rules' and the
+ * layout's paths where not given; the layout (and the HTML report's
+ * templates) checked before the analysis.  CLI_GO or EXIT_USAGE. */
+static int find_templates(cli *c)
+{
+    pm_find_template_dir(c->tdir, "metrics.json", c->tbuf, sizeof c->tbuf);
+    if (!c->catalog) {
+        snprintf(c->cbuf, sizeof c->cbuf, "%s/metrics.json", c->tbuf);
+        c->catalog = c->cbuf;
     }
-    /* (--stream keeps what the report and the plots read of the series) */
-    /* (--html draws the PDF's charts: it keeps what the PDF keeps) */
-    o.report = (want_pdf || want_html ? 1 : 0) | (ro.plots_dir ? 2 : 0);
-    char tbuf[PATH_MAX], cbuf[PATH_MAX + 16], rbuf[PATH_MAX + 16], lbuf[PATH_MAX + 16];
-    pm_find_template_dir(tdir, "metrics.json", tbuf, sizeof tbuf);
-    if (!catalog) {
-        snprintf(cbuf, sizeof cbuf, "%s/metrics.json", tbuf);
-        catalog = cbuf;
+    if (!c->rules && !c->no_rules) {
+        snprintf(c->rbuf, sizeof c->rbuf, "%s/rules.json", c->tbuf);
+        c->rules = c->rbuf;
     }
-    if (!rules && !no_rules) {
-        snprintf(rbuf, sizeof rbuf, "%s/rules.json", tbuf);
-        rules = rbuf;
+    if (!c->layout) {
+        snprintf(c->lbuf, sizeof c->lbuf, "%s/report.json", c->tbuf);
+        c->layout = c->lbuf;
     }
-    if (!layout) {
-        snprintf(lbuf, sizeof lbuf, "%s/report.json", tbuf);
-        layout = lbuf;
-    }
-    ro.layout_path = layout;
-    if (!tdir && !getenv("PERFMON_TEMPLATES") && access(cbuf, R_OK) != 0 && catalog == cbuf) {
+    c->ro.layout_path = c->layout;
+    if (!c->tdir && !getenv("PERFMON_TEMPLATES") && access(c->cbuf, R_OK) != 0 &&
+        c->catalog == c->cbuf) {
         fprintf(stderr,
                 "perfmon-analyze: no templates directory found (%s/metrics.json: %s): give "
                 "--templates DIR or set PERFMON_TEMPLATES to the directory that holds "
                 "metrics.json, rules.json and report.json\n",
-                tbuf, strerror(errno));
+                c->tbuf, strerror(errno));
         return EXIT_USAGE;
     }
-    if (want_pdf || want_html || ro.plots_dir) {
+    if (c->want_pdf || c->want_html || c->ro.plots_dir) {
         /* The layout is an input like the catalog and the rules: a bad one
          * is said (exit 2) before the analysis, not after it. */
         pm_layout *lay = NULL;
         pm_error lerr;
         pm_error_clear(&lerr);
-        if (pm_layout_load(layout, &lay, &lerr) != 0) {
+        if (pm_layout_load(c->layout, &lay, &lerr) != 0) {
             fprintf(stderr, "perfmon-analyze: %s\n", lerr.msg);
             return EXIT_USAGE;
         }
         pm_layout_free(lay);
-        if (want_html && pm_html_check_templates(tbuf, &lerr) != 0) {
+        if (c->want_html && pm_html_check_templates(c->tbuf, &lerr) != 0) {
             fprintf(stderr, "perfmon-analyze: %s\n", lerr.msg);
             return EXIT_USAGE;
         }
     }
-    o.catalog_path = catalog;
-    o.rules_path = no_rules ? NULL : rules;
-    /* Under mpirun, --compare runs on rank 0 alone. */
-    int rank = split && split->size > 1 ? split->rank : 0;
-    if (compare && rank)
-        return EXIT_OK;
-    if (compare) {
-        char cmpbuf[PATH_MAX + 16];
-        snprintf(cmpbuf, sizeof cmpbuf, "%s/compare.json", tbuf);
-        pm_compare_cli cl = {argv[optind],
-                             argv[optind + 1],
-                             &o,
-                             &ro,
-                             cmpbuf,
-                             threshold,
-                             want_stats,
-                             want_json,
-                             want_pdf,
-                             quiet,
-                             {glist[0], ngl[0], glist[1], ngl[1]}};
-        return pm_compare_main(&cl);
+    c->o.catalog_path = c->catalog;
+    c->o.rules_path = c->no_rules ? NULL : c->rules;
+    return CLI_GO;
+}
+
+/* --compare: both jobs analysed, compared and written (compare_cli.c). */
+static int run_compare(cli *c, char **inputs)
+{
+    char cmpbuf[PATH_MAX + 16];
+    snprintf(cmpbuf, sizeof cmpbuf, "%s/compare.json", c->tbuf);
+    pm_compare_cli cl = {inputs[0],
+                         inputs[1],
+                         &c->o,
+                         &c->ro,
+                         cmpbuf,
+                         c->threshold,
+                         c->want_stats,
+                         c->want_json,
+                         c->want_pdf,
+                         c->quiet,
+                         {c->glist[0], c->ngl[0], c->glist[1], c->ngl[1]}};
+    return pm_compare_main(&cl);
+}
+
+/* The exit status of an analysis that failed with rc. */
+static int failed_status(const cli *c, int rc)
+{
+    if (rc == PM_EEMPTY)
+        return EXIT_PARTIAL;
+    return c->o.strict && rc != PM_ENOENT && rc != PM_EUSAGE ? EXIT_PARTIAL : EXIT_USAGE;
+}
+
+/* The warnings, and with -v the files not read and the ranks' figures. */
+static void print_notes(const cli *c, const pm_analysis *a, const pm_split *split)
+{
+    if (c->quiet)
+        return;
+    for (size_t i = 0; i < a->nwarnings; i++)
+        fprintf(stderr, "perfmon-analyze: warning: %s\n", a->warnings[i]);
+    if (!c->o.verbose)
+        return;
+    for (size_t i = 0; i < a->nignored; i++)
+        fprintf(stderr, "perfmon-analyze: note: %s\n", a->ignored[i]);
+    if (c->o.split)
+        fprintf(stderr,
+                "perfmon-analyze: note: mpi: %d ranks; rank 0 read %zu files and received "
+                "%zu (%llu bytes) from the others; reading took %.2f s, then receiving "
+                "%.2f s\n",
+                split->size, split->files_read, split->files_received,
+                (unsigned long long)split->bytes_received, split->read_s, split->gather_s);
+    if (c->o.split && split->passes)
+        fprintf(stderr,
+                "perfmon-analyze: note: mpi: --stream: %zu passes over the hosts; rank 0 "
+                "received %zu hosts' profiles (%llu bytes) from the others, and its workers "
+                "waited %.2f s for them\n",
+                split->passes, split->hosts_received, (unsigned long long)split->host_bytes,
+                split->wait_s);
+}
+
+static int output_failed(const pm_error *err)
+{
+    fprintf(stderr, "perfmon-analyze: %s\n", err->msg);
+    return EXIT_OUTPUT;
+}
+
+/* --data, --csv, --hdf5 and --trace: --stream wrote the hosts' parts during
+ * the analysis (so), and ends them here; else from the series in memory.
+ * Returns EXIT_OK or EXIT_OUTPUT (each failure said). */
+static int write_series(const cli *c, const pm_analysis *a, pm_stream_out *so)
+{
+    pm_error err;
+    pm_error_clear(&err);
+    int status = EXIT_OK;
+    if (c->o.host_out) {
+        if (c->data_dir && pm_stream_out_data(so, a, &err))
+            status = output_failed(&err);
+        if (c->csv && pm_stream_out_csv(so, &err))
+            status = output_failed(&err);
+        if (c->hdf5 && pm_stream_out_hdf5(so, a, &err))
+            status = output_failed(&err);
+        if (c->trace && pm_stream_out_trace(so, a, &err))
+            status = output_failed(&err);
+        return status;
     }
+    if (c->data_dir &&
+        pm_export_gnuplot_digits(a, c->data_dir, c->digits ? c->digits : PM_DATA_DIGITS, &err))
+        status = output_failed(&err);
+    if (c->csv && pm_export_csv_digits(a, c->csv, c->digits ? c->digits : PM_CSV_DIGITS, &err))
+        status = output_failed(&err);
+    if (c->hdf5 && pm_export_hdf5(a, c->hdf5, &err))
+        status = output_failed(&err);
+    if (c->trace && pm_export_trace(a, c->trace, &err))
+        status = output_failed(&err);
+    return status;
+}
+
+/* Every output asked for, in order: the statistics, the series' files,
+ * the report and the plots, the HTML report.  Returns the exit status. */
+static int write_outputs(cli *c, const pm_analysis *a, pm_stream_out *so, progress_line *pl)
+{
+    int status = EXIT_OK;
+    if (c->want_stats) {
+        pm_error err;
+        pm_error_clear(&err);
+        if (c->want_json ? pm_stats_json(a, stdout, &err) : pm_stats_text(a, stdout, &err))
+            status = output_failed(&err);
+    }
+    if (write_series(c, a, so) != EXIT_OK)
+        status = EXIT_OUTPUT;
+    if (c->want_pdf || c->ro.plots_dir) {
+        pm_progress_begin(pl);
+        int wr = write_report(a, &c->ro, c->want_pdf, c->quiet, pl);
+        if (wr != 0 && status != EXIT_USAGE)
+            status = wr == PM_EUSAGE ? EXIT_USAGE : EXIT_OUTPUT; /* a font named wrong */
+    }
+    if (c->want_html &&
+        write_html(a, c->html_path, c->layout, c->tbuf, c->ro.elapsed, c->quiet, c->o.verbose) !=
+            0 &&
+        status != EXIT_USAGE)
+        status = EXIT_OUTPUT;
+    return status;
+}
+
+/* The analysis of inputs[0..n) and its outputs; under mpirun a rank > 0
+ * only reads its share (rank 0 reports). */
+static int run_analysis(cli *c, char **inputs, size_t n, pm_split *split, int rank)
+{
     progress_line pl;
-    progress_begin(&pl);
-    if (!quiet && isatty(STDERR_FILENO)) {
-        o.progress = progress;
-        o.progress_user = &pl;
-        ro.progress = progress;
-        ro.progress_user = &pl;
+    pm_progress_begin(&pl);
+    if (!c->quiet && isatty(STDERR_FILENO)) {
+        c->o.progress = pm_progress_update;
+        c->o.progress_user = &pl;
+        c->ro.progress = pm_progress_update;
+        c->ro.progress_user = &pl;
+    }
+    msg_ctx mc = {c->o.verbose, c->quiet, NULL, 0};
+    c->o.input_msg = input_msg;
+    c->o.input_msg_user = &mc;
+    if (split && split->size > 1)
+        c->o.split = split;
+    /* --stream writes --csv, --hdf5, --data and --trace host by host
+     * during the analysis (--data's files and --trace's counter tracks
+     * from spill files after it) */
+    pm_stream_out so = {.csv_path = c->csv,
+                        .csv_digits = c->digits ? c->digits : PM_CSV_DIGITS,
+                        .hdf5_path = c->hdf5,
+                        .data_dir = c->data_dir,
+                        .data_digits = c->digits ? c->digits : PM_DATA_DIGITS,
+                        .trace_path = c->trace};
+    if (c->o.stream && (c->csv || c->hdf5 || c->data_dir || c->trace)) {
+        c->o.host_out = pm_stream_out_host;
+        c->o.host_out_user = &so;
     }
     pm_error err;
     pm_error_clear(&err);
     pm_analysis *a = NULL;
-    msg_ctx mc = {o.verbose, quiet, NULL, 0};
-    o.input_msg = input_msg;
-    o.input_msg_user = &mc;
-    if (split && split->size > 1)
-        o.split = split;
-    /* --stream writes --csv, --hdf5, --data and --trace host by host
-     * during the analysis (--data's files and --trace's counter tracks
-     * from spill files after it) */
-    pm_stream_out so = {.csv_path = csv,
-                        .csv_digits = digits ? digits : PM_CSV_DIGITS,
-                        .hdf5_path = hdf5,
-                        .data_dir = data_dir,
-                        .data_digits = digits ? digits : PM_DATA_DIGITS,
-                        .trace_path = trace};
-    if (o.stream && (csv || hdf5 || data_dir || trace)) {
-        o.host_out = pm_stream_out_host;
-        o.host_out_user = &so;
-    }
-    int rc =
-        pm_analysis_run((const char *const *)argv + optind, (size_t)(argc - optind), &o, &a, &err);
-    progress_end(&pl);
-    if (rank) { /* its share is with rank 0, which reports */
+    int rc = pm_analysis_run((const char *const *)inputs, n, &c->o, &a, &err);
+    pm_progress_end(&pl);
+    if (rank || rc) { /* a rank > 0: its share is with rank 0, which reports */
         pm_stream_out_free(&so);
-        pm_strs_free(mc.lines, mc.n);
+        if (rank)
+            pm_strs_free(mc.lines, mc.n);
         if (!rc)
             return EXIT_OK;
-        return rc == PM_EEMPTY                                  ? EXIT_PARTIAL
-               : o.strict && rc != PM_ENOENT && rc != PM_EUSAGE ? EXIT_PARTIAL
-                                                                : EXIT_USAGE;
-    }
-    if (rc) {
-        pm_stream_out_free(&so);
-        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
-        print_input_msgs(&mc);
-        if (rc == PM_EEMPTY)
-            return EXIT_PARTIAL;
-        return o.strict && rc != PM_ENOENT && rc != PM_EUSAGE ? EXIT_PARTIAL : EXIT_USAGE;
-    }
-    if (!quiet) {
-        for (size_t i = 0; i < a->nwarnings; i++)
-            fprintf(stderr, "perfmon-analyze: warning: %s\n", a->warnings[i]);
-        if (o.verbose)
-            for (size_t i = 0; i < a->nignored; i++)
-                fprintf(stderr, "perfmon-analyze: note: %s\n", a->ignored[i]);
-        if (o.verbose && o.split)
-            fprintf(stderr,
-                    "perfmon-analyze: note: mpi: %d ranks; rank 0 read %zu files and received "
-                    "%zu (%llu bytes) from the others; reading took %.2f s, then receiving "
-                    "%.2f s\n",
-                    split->size, split->files_read, split->files_received,
-                    (unsigned long long)split->bytes_received, split->read_s, split->gather_s);
-        if (o.verbose && o.split && split->passes)
-            fprintf(stderr,
-                    "perfmon-analyze: note: mpi: --stream: %zu passes over the hosts; rank 0 "
-                    "received %zu hosts' profiles (%llu bytes) from the others, and its workers "
-                    "waited %.2f s for them\n",
-                    split->passes, split->hosts_received, (unsigned long long)split->host_bytes,
-                    split->wait_s);
-    }
-    int status = EXIT_OK;
-    if (want_stats) {
-        rc = want_json ? pm_stats_json(a, stdout, &err) : pm_stats_text(a, stdout, &err);
-        if (rc) {
+        if (!rank) {
             fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
-            status = EXIT_OUTPUT;
+            print_input_msgs(&mc);
         }
+        return failed_status(c, rc);
     }
-    if (data_dir && (o.host_out ? pm_stream_out_data(&so, a, &err)
-                                : pm_export_gnuplot_digits(
-                                      a, data_dir, digits ? digits : PM_DATA_DIGITS, &err))) {
-        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
-        status = EXIT_OUTPUT;
-    }
-    if (csv && (o.host_out ? pm_stream_out_csv(&so, &err)
-                           : pm_export_csv_digits(a, csv, digits ? digits : PM_CSV_DIGITS, &err))) {
-        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
-        status = EXIT_OUTPUT;
-    }
-    if (hdf5 && (o.host_out ? pm_stream_out_hdf5(&so, a, &err) : pm_export_hdf5(a, hdf5, &err))) {
-        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
-        status = EXIT_OUTPUT;
-    }
-    if (trace &&
-        (o.host_out ? pm_stream_out_trace(&so, a, &err) : pm_export_trace(a, trace, &err))) {
-        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
-        status = EXIT_OUTPUT;
-    }
-    if (want_pdf || ro.plots_dir) {
-        progress_begin(&pl);
-        int wr = write_report(a, &ro, want_pdf, quiet, &pl);
-        if (wr != 0 && status != EXIT_USAGE)
-            status = wr == PM_EUSAGE ? EXIT_USAGE : EXIT_OUTPUT; /* a font named wrong */
-    }
-    if (want_html && write_html(a, html_path, layout, tbuf, ro.elapsed, quiet, o.verbose) != 0 &&
-        status != EXIT_USAGE)
-        status = EXIT_OUTPUT;
+    print_notes(c, a, split);
+    int status = write_outputs(c, a, &so, &pl);
     pm_stream_out_free(&so);
+    pm_strs_free(mc.lines, mc.n);
     pm_analysis_free(a);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "perfmon-analyze: stdout: write failed: %s\n", strerror(errno));
         status = EXIT_OUTPUT;
     }
     return status;
+}
+
+int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mpi)
+{
+    cli c;
+    memset(&c, 0, sizeof c);
+    pm_analyze_opts_init(&c.o);
+    pm_report_opts_init(&c.ro);
+    c.threshold = NAN;
+    c.mpi = mpi;
+    int rc = parse_args(&c, argc, argv);
+    if (rc == CLI_GO)
+        rc = check_args(&c, argc - optind);
+    if (rc != CLI_GO)
+        return rc;
+    char **inputs = argv + optind;
+    size_t n = (size_t)(argc - optind);
+    int rank = split && split->size > 1 ? split->rank : 0;
+    /* The in-memory analysis or --stream (docs/analysis.md, "When it is
+     * chosen"); not under mpirun, where each rank would judge its own
+     * node's memory and the ranks must agree: --stream is given there. */
+    if (!c.o.stream && !c.no_stream && !c.compare && !(split && split->size > 1) &&
+        (rc = choose_mode((const char *const *)inputs, n, c.memory, c.o.compat_ska, c.quiet,
+                          c.o.verbose, &c.o.stream)) != EXIT_OK)
+        return rc;
+    /* (--stream keeps what the report and the plots read of the series;
+     * --html draws the PDF's charts: it keeps what the PDF keeps) */
+    c.o.report =
+        (c.want_pdf || c.want_html ? PM_REPORT_DOC : 0) | (c.ro.plots_dir ? PM_REPORT_PLOTS : 0);
+    if ((rc = find_templates(&c)) != CLI_GO)
+        return rc;
+    if (c.compare) /* under mpirun, on rank 0 alone */
+        return rank ? EXIT_OK : run_compare(&c, inputs);
+    return run_analysis(&c, inputs, n, split, rank);
 }

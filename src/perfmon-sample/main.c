@@ -1,3 +1,5 @@
+/* perfmon-sample: the driver is cli.c beside this file (and mark.c for
+ * `perfmon-sample mark`). */
 #include <string.h>
 
 #include "sample_cli.h"

@@ -140,20 +140,6 @@ static inline size_t varint_len(uint64_t v)
     return n;
 }
 
-static inline uint64_t f64_bits(double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    return b;
-}
-
-static inline double bits_f64(uint64_t b)
-{
-    double v;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
-
 /* v as m / 10^k, exactly (the same bits back), or 0. */
 static int as_int(double v, unsigned k, uint64_t *m)
 {
@@ -162,7 +148,7 @@ static int as_int(double v, unsigned k, uint64_t *m)
         return 0; /* also NaN */
     int64_t i = (int64_t)(s < 0 ? s - 0.5 : s + 0.5);
     double back = k ? (double)i / P10[k] : (double)i;
-    if (f64_bits(back) != f64_bits(v))
+    if (pm_f64_bits(back) != pm_f64_bits(v))
         return 0; /* not that decimal, or -0.0 */
     *m = (uint64_t)i;
     return 1;
@@ -255,12 +241,12 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
         pm_codec_col *s = &c->col[i];
         uint64_t m;
         int form;
-        if (!s->u64 && s->form != PM_FORM_NONE && f64_bits(vals[i].f) == s->bits &&
+        if (!s->u64 && s->form != PM_FORM_NONE && pm_f64_bits(vals[i].f) == s->bits &&
             (!s->counter || s->form == PM_FORM_RAW || s->d == 0)) {
             set_code(codes, i, 1); /* the same value, and no change expected */
             continue;
         }
-        s->bits = f64_bits(vals[i].f);
+        s->bits = pm_f64_bits(vals[i].f);
         if (s->u64) {
             m = vals[i].u;
             form = 0;
@@ -273,7 +259,7 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
              * that is shorter. */
             form = -1;
             if (as_int(vals[i].f, s->hint, &m) &&
-                varint_len(f64_bits(vals[i].f) ^ s->m) > 1 + varint_len(zz(m)))
+                varint_len(pm_f64_bits(vals[i].f) ^ s->m) > 1 + varint_len(zz(m)))
                 form = s->hint;
         } else {
             form = find_scale(vals[i].f, &m);
@@ -281,7 +267,7 @@ size_t pm_codec_encode(pm_codec *c, int key, int64_t mono, int64_t wall, const p
                 s->hint = (uint8_t)form;
         }
         if (form < 0) {
-            uint64_t bits = f64_bits(vals[i].f);
+            uint64_t bits = pm_f64_bits(vals[i].f);
             if (s->form == PM_FORM_RAW) {
                 uint64_t x = bits ^ s->m;
                 set_code(codes, i, x ? 2 : 1);

@@ -1,3 +1,7 @@
+/* The in-memory profile (profile.h): its columns, the column projection
+ * of a read (pm_read_hint: columns not wanted stay undecoded, columns
+ * released alone are placed together so whole pages can be given back),
+ * growing the sample arrays, and the notes and warnings a reader adds. */
 #include "perfmon/profile.h"
 
 #include <math.h>

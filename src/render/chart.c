@@ -22,6 +22,7 @@
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
 #include "perfmon/vec.h"
+#include "perfmon/order.h"
 
 #define MAX_SPANS 256
 #define MAX_GRID PM_REPORT_BAND_COLS
@@ -86,12 +87,6 @@ void pm_chart_free(pm_chart *c)
     free(c->spans);
     free(c->nodes_n);
     memset(c, 0, sizeof *c);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Spans of time where some host's value was repaired, merged, at most
@@ -175,10 +170,10 @@ static void band_point(pm_chart *c, size_t g, double *col, size_t m)
         c->band_p5[g] = c->band_p95[g] = NAN;
         return;
     }
-    qsort(col, m, sizeof *col, cmp_double);
+    qsort(col, m, sizeof *col, pm_cmp_double);
     c->band_lo[g] = col[0];
     c->band_hi[g] = col[m - 1];
-    c->band_mid[g] = m % 2 ? col[m / 2] : (col[m / 2 - 1] + col[m / 2]) / 2;
+    c->band_mid[g] = pm_median_sorted(col, m);
     c->band_p5[g] = gsl_stats_quantile_from_sorted_data(col, 1, m, 0.05);
     c->band_p95[g] = gsl_stats_quantile_from_sorted_data(col, 1, m, 0.95);
 }

@@ -31,7 +31,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
-#include "perfmon/request.h"
+#include "perfmon/request_use.h"
 #include "perfmon/units.h"
 #include "report_int.h"
 

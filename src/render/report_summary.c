@@ -16,7 +16,7 @@
 #include "perfmon/export.h"
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
-#include "perfmon/request.h"
+#include "perfmon/request_use.h"
 #include "perfmon/units.h"
 
 static size_t total_samples(const pm_analysis *a)

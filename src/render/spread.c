@@ -9,12 +9,7 @@
 #include <string.h>
 
 #include "perfmon/mem.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "perfmon/order.h"
 
 int pm_spread_of(const double *v, size_t n, pm_spread *out)
 {
@@ -28,7 +23,7 @@ int pm_spread_of(const double *v, size_t n, pm_spread *out)
         if (isfinite(v[i]))
             x[k++] = v[i];
     if (k) {
-        qsort(x, k, sizeof *x, cmp_double);
+        qsort(x, k, sizeof *x, pm_cmp_double);
         out->n = k;
         out->min = x[0];
         out->max = x[k - 1];
@@ -54,8 +49,8 @@ double pm_quality_span(const pm_analysis *a)
         }
     double span = NAN;
     if (n && first && last) {
-        qsort(first, n, sizeof *first, cmp_double);
-        qsort(last, n, sizeof *last, cmp_double);
+        qsort(first, n, sizeof *first, pm_cmp_double);
+        qsort(last, n, sizeof *last, pm_cmp_double);
         span = gsl_stats_median_from_sorted_data(last, 1, n) -
                gsl_stats_median_from_sorted_data(first, 1, n);
     } else if (!first || !last) {

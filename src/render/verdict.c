@@ -11,6 +11,7 @@
 #include "perfmon/buf.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
+#include "perfmon/order.h"
 
 #define MiB 1048576.0
 
@@ -160,12 +161,6 @@ static void pct(double v, char *out, size_t cap)
         snprintf(out, cap, "%.0f", v);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* The CPU node (not GPU) furthest below (dir < 0) or above (dir > 0) the
  * mean of the other nodes, as value / that mean; -1 when none. */
 static long cpu_outlier(const pm_analysis *a, int dir, double *value, double *others)
@@ -313,8 +308,8 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
             if (!a->hosts[k].gpu && isfinite(a->nodes[k].wall_time_s))
                 w[n++] = a->nodes[k].wall_time_s;
         if (n >= 2) {
-            qsort(w, n, sizeof *w, cmp_double);
-            double med = n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+            qsort(w, n, sizeof *w, pm_cmp_double);
+            double med = pm_median_sorted(w, n);
             long slow = -1;
             double worst = SLOW_RATIO;
             for (size_t k = 0; med > 0 && k < a->nhosts; k++) {

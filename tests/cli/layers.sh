@@ -1,7 +1,9 @@
 #!/bin/sh
 # Every dependency points down (tests/layers.sh, docs/architecture.md): the
 # tree as built passes; a profile file that includes and calls the analysis
-# (a layer above it) is refused, with the file, the header and the symbol.
+# (a layer above it) is refused, with the file, the header and the symbol;
+# so is a sampler file that includes a header of the analysis (a module of
+# its own layer, which the sampler knows nothing of).
 set -u
 . "$PM_ROOT/tests/support/cli.sh"
 cd "$PM_ROOT" || exit 1
@@ -35,5 +37,25 @@ sed 's/^/      /' "$tmp/out"
 check "refused (exit 1)" [ "$rc" -eq 1 ]
 check "names the call" has "$tmp/out" "src/profile/zz_wrong.c -> src/analysis/compare.c (calls pm_compare_run)"
 check "names the include" has "$tmp/out" "src/profile/zz_wrong.c -> include/perfmon/compare.h"
+
+# A sibling's header: the sampler includes the analysis's request_use.h.
+rm -f "$tmp/src/profile/zz_wrong.c" "$tmp/build/src/profile/zz_wrong.o"
+cat >"$tmp/src/sampler/zz_sibling.c" <<'C'
+#include "perfmon/request_use.h"
+size_t pm_zz_sibling(void);
+size_t pm_zz_sibling(void)
+{
+    return sizeof(pm_request_use);
+}
+C
+check "the sibling file compiles" \
+    cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/sampler/zz_sibling.c" \
+    -o "$tmp/build/src/sampler/zz_sibling.o"
+sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
+rc=$?
+sed 's/^/      /' "$tmp/out"
+check "a sibling's header: refused (exit 1)" [ "$rc" -eq 1 ]
+check "names the sibling's header" has "$tmp/out" \
+    "src/sampler/zz_sibling.c -> include/perfmon/request_use.h (a header of src/analysis"
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

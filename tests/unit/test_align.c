@@ -13,7 +13,7 @@
 
 #include "../support/testutil.h"
 #include "perfmon/analysis.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 
 #define X NAN
 

@@ -15,9 +15,10 @@
 
 #include "../support/testutil.h"
 #include "perfmon/analysis.h"
+#include "perfmon/parse.h"
 #include "perfmon/export.h"
 #include "perfmon/writer.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 
 static void close_to(double a, double b, int line)
 {

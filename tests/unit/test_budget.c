@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "perfmon/budget.h"
+#include "../../src/perfmon-analyze/budget.h"
 #include "perfmon/profile.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 #include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__)

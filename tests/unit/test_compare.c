@@ -21,7 +21,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/profile.h"
 #include "perfmon/report.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 #include "../support/testutil.h"
 
 #define N 100

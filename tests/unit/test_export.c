@@ -18,7 +18,7 @@
 #include "perfmon/analysis.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 
 static void test_fmt_double(void **state)
 {

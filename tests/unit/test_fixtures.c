@@ -15,7 +15,7 @@
 
 #include "perfmon/fileio.h"
 #include "perfmon/profile.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 #include "../support/testutil.h"
 
 /* Written in this order; "torn" is node-c cut inside its last record. */

@@ -21,7 +21,7 @@
 #include "perfmon/analysis.h"
 #include "perfmon/phase.h"
 #include "perfmon/profile.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 
 static char g_cat[4096];
 

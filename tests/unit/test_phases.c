@@ -23,7 +23,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/phase.h"
 #include "perfmon/phase_stats.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 #include "testutil.h"
 
 /* An events line at wall time t (s since the epoch). */

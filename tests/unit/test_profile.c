@@ -20,7 +20,7 @@
 #include "perfmon/endian.h"
 #include "perfmon/fileio.h"
 #include "perfmon/profile.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 #include "perfmon/writer.h"
 #include "testutil.h"
 

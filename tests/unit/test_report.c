@@ -28,7 +28,7 @@
 #include "perfmon/profile.h"
 #include "perfmon/report.h"
 #include "perfmon/spread.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 #include "testutil.h"
 
 static char g_cat[4096], g_rules[4096], g_layout[4096];

@@ -19,6 +19,7 @@
 
 #include "perfmon/buf.h"
 #include "perfmon/request.h"
+#include "perfmon/request_use.h"
 
 #include "../support/testutil.h"
 

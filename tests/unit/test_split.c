@@ -27,7 +27,7 @@
 #include "perfmon/export.h"
 #include "perfmon/pack.h"
 #include "perfmon/split.h"
-#include "perfmon/synth.h"
+#include "synth.h"
 
 /* A new temporary directory, its name copied into tmp. */
 static void fresh_dir(char *tmp, size_t cap)

@@ -1,37 +1,14 @@
-/* input_slot.h - what reading one input file produced (input.c), shared
- * with the reading on several processes (split.c).  Private to
- * src/analysis. */
-#ifndef PM_INPUT_SLOT_H
-#define PM_INPUT_SLOT_H
+/* exchange.h - the input stage on several processes: the survey's
+ * exchange of the files read (split.c) and, under --stream, the hosts'
+ * exchange at each pass (split_stream.c); split.h says how.  Both read
+ * through read.h and are called by the input stage (input.c) and the
+ * pipeline (analysis.c).  Private to src/analysis. */
+#ifndef PM_ANALYSIS_EXCHANGE_H
+#define PM_ANALYSIS_EXCHANGE_H
 
-#include <sys/types.h>
-
+#include "read.h"
 #include "perfmon/analysis.h"
-#include "perfmon/phase.h"
-#include "perfmon/profile.h"
 #include "perfmon/split.h"
-
-/* Filled by a worker thread, merged in file order by the main thread so
- * results do not depend on timing. */
-typedef struct slot {
-    const char *path;
-    pm_profile **got; /* profiles read (SKA files hold several) */
-    size_t ngot;
-    pm_clock *clocks;     /* [ngot] */
-    char *ignored;        /* why the file is not a profile, or NULL */
-    off_t size;           /* the file's size when it was read */
-    size_t *nfull;        /* [ngot] samples before the stream survey's shrink, or NULL */
-    pm_event_list events; /* an events file's phase marks */
-    pm_phase_set phases;  /* a Scanner profile's intervals and totals */
-    int rc;
-    pm_error err;
-} slot;
-
-/* Read one file into sl (input.c), with rb kept from one file to the next. */
-void pm_input_read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb);
-/* Read slots[0..n) on worker threads (input.c). */
-void pm_input_read_slots(slot *slots, size_t n, const pm_analyze_opts *opts,
-                         const pm_read_hint *hint);
 
 /* Under a split (split.h): read this rank's share of slots[0..n); rank 0
  * then receives the others' results into their slots, a rank > 0 sends
@@ -65,7 +42,5 @@ int pm_remote_serve(pm_analysis *a, pm_split *sp, int rc, pm_error *err);
 int pm_remote_fetch(const pm_analysis *a, size_t h, int values, pm_profile **out,
                     pm_error *err) PM_WUR;
 void pm_remote_drop(const pm_analysis *a, size_t h);
-/* The hint that pm_input_host_load reads with (input.c). */
-void pm_input_host_hint(const pm_analysis *a, int values, pm_read_hint *hint);
 
 #endif

@@ -1,7 +1,7 @@
 /* synth.h - synthetic perfmon profiles for tests, fixtures and benchmarks.
  *
  * Every value is a simple function of the sample index, so tests can state
- * the expected statistics by hand (formulas in src/analysis/synth.c).  The
+ * the expected statistics by hand (formulas in tests/support/synth.c).  The
  * profiles are written with the ordinary pm_writer API, so they exercise the
  * same reader as real ones.
  */

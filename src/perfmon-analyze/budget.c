@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perfmon/budget.h"
+#include "budget.h"
 #include "perfmon/endian.h"
 #include "perfmon/fileio.h"
 #include "perfmon/parse.h"

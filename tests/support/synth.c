@@ -1,5 +1,5 @@
 /* Synthetic profiles (see synth.h).  Column set mirrors the sampler's. */
-#include "perfmon/synth.h"
+#include "synth.h"
 
 #include <math.h>
 #include <stdio.h>
