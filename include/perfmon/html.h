@@ -56,6 +56,17 @@ void pm_html_text(pm_buf *b, const char *s);
  * U+2028 and U+2029 escaped, bytes that are not UTF-8 as U+FFFD. */
 void pm_html_json_str(pm_buf *b, const char *s);
 
+/* The byte shuffle of n bytes of elements of elem bytes: first byte 0 of
+ * every element, then byte 1, ... (a tail shorter than one element copied
+ * as it is); out holds n bytes.  Neighbouring float32 values share their
+ * sign and exponent bytes, which so come together and deflate well. */
+void pm_html_shuffle(const void *in, size_t n, size_t elem, void *out);
+
+/* n bytes as a zlib stream (RFC 1950, deflate at level 6): *out (malloc'd,
+ * the caller frees) of *outlen bytes.  The same bytes for the same input
+ * and zlib.  Returns 0, PM_ENOMEM or PM_ELIMIT (over 4 GiB). */
+int pm_html_deflate(const void *in, size_t n, unsigned char **out, size_t *outlen) PM_WUR;
+
 /* SHA-256 (FIPS 180-4) of n bytes. */
 void pm_sha256(const void *data, size_t n, uint8_t out[32]);
 

@@ -42,6 +42,13 @@
 /* The vendored chart library (docs/report.md says why this one). */
 #define UPLOT_DIR "html/vendor/uplot-1.6.32"
 #define TEMPLATE_MAX ((size_t)4 << 20)
+/* A band chart of a job of up to this many nodes has a line per node
+ * (from the band's grid); above, a per-node min/max pyramid level. */
+#define PM_HTML_LINE_NODES 16
+/* The float32 bytes of all nodes' min/max in all band charts, at most
+ * (before deflate), and the coarsest level that is still worth it. */
+#define PM_HTML_PYR_BUDGET ((size_t)24 << 20)
+#define PM_HTML_PYR_MIN_COLS 500
 /* Phases sent to the script for shading (the rest merged by kind there). */
 #define MAX_PHASES 4096
 
@@ -155,6 +162,7 @@ typedef struct blob {
     uint8_t sha[32];
     unsigned char *bytes;
     size_t len;
+    size_t elem; /* 4: float32, 1: bytes (a colour map's cells) */
 } blob;
 
 typedef struct html_ctx {
@@ -166,7 +174,8 @@ typedef struct html_ctx {
     size_t nblobs, capblobs;
     int oom;
     size_t ncharts, nheat;
-    char *flat; /* [nmetrics] a row of the constant table, not a chart */
+    char *flat;      /* [nmetrics] a row of the constant table, not a chart */
+    size_t pyr_block; /* grid points per column of a band chart's per-node min/max; 0: none */
 } html_ctx;
 
 static void put_f32(unsigned char *p, float f)
@@ -179,22 +188,15 @@ static void put_f32(unsigned char *p, float f)
     p[3] = (unsigned char)(u >> 24);
 }
 
-/* The index of v[0..n) - off as float32 among the blobs (added when new);
- * SIZE_MAX when out of memory. */
-static size_t add_blob(html_ctx *c, const double *v, size_t n, double off)
+/* The index of p[0..len) (malloc'd; taken) among the blobs, added when
+ * new; SIZE_MAX when out of memory (p freed). */
+static size_t take_blob(html_ctx *c, unsigned char *p, size_t len, size_t elem)
 {
-    if (n > SIZE_MAX / 4)
-        return SIZE_MAX;
-    unsigned char *p = malloc(n ? 4 * n : 1);
-    if (!p)
-        return SIZE_MAX;
-    for (size_t i = 0; i < n; i++)
-        put_f32(p + 4 * i, isfinite(v[i]) ? (float)(v[i] - off) : NAN);
     uint8_t h[32];
-    pm_sha256(p, 4 * n, h);
+    pm_sha256(p, len, h);
     for (size_t i = 0; i < c->nblobs; i++)
-        if (c->blobs[i].len == 4 * n && memcmp(c->blobs[i].sha, h, 32) == 0 &&
-            memcmp(c->blobs[i].bytes, p, 4 * n) == 0) {
+        if (c->blobs[i].len == len && c->blobs[i].elem == elem &&
+            memcmp(c->blobs[i].sha, h, 32) == 0 && memcmp(c->blobs[i].bytes, p, len) == 0) {
             free(p);
             return i;
         }
@@ -211,8 +213,23 @@ static size_t add_blob(html_ctx *c, const double *v, size_t n, double off)
     blob *b = &c->blobs[c->nblobs];
     memcpy(b->sha, h, 32);
     b->bytes = p;
-    b->len = 4 * n;
+    b->len = len;
+    b->elem = elem;
     return c->nblobs++;
+}
+
+/* The index of v[0..n) - off as float32 among the blobs (added when new);
+ * SIZE_MAX when out of memory. */
+static size_t add_blob(html_ctx *c, const double *v, size_t n, double off)
+{
+    if (n > SIZE_MAX / 4)
+        return SIZE_MAX;
+    unsigned char *p = malloc(n ? 4 * n : 1);
+    if (!p)
+        return SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        put_f32(p + 4 * i, isfinite(v[i]) ? (float)(v[i] - off) : NAN);
+    return take_blob(c, p, 4 * n, 4);
 }
 
 static void json_key(pm_buf *b, const char *k, int first)
@@ -243,7 +260,83 @@ static long line_host(const pm_analysis *a, const pm_metric_result *r, const pm_
     return -1;
 }
 
-static void chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const char *group)
+/* A band chart's nodes (docs/report.md, "What is exact at which zoom"):
+ * in a job of at most PM_HTML_LINE_NODES nodes a line per node that is
+ * not a line already, its row on the band's grid; above, each node's
+ * minimum and maximum over blocks of c->pyr_block grid points, the nodes'
+ * rows one after the other (NaN where a node has no data). */
+static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch, pm_error *err)
+{
+    const pm_analysis *a = c->a;
+    const pm_plot_band *b = ch->plot.band;
+    pm_buf *d = &c->data;
+    size_t ng = b->n, nh = a->nhosts;
+    if (ng == 0 || (nh > PM_HTML_LINE_NODES && !c->pyr_block))
+        return 0;
+    double *row = pm_alloc_array(ng, sizeof *row);
+    if (!row)
+        return pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
+    int rc = 0;
+    if (nh <= PM_HTML_LINE_NODES) {
+        pm_buf_puts(d, ",\"rows\":[");
+        int first = 1;
+        for (size_t h = 0; h < nh && !rc; h++) {
+            int drawn = 0;
+            for (size_t i = 0; i < ch->plot.nseries; i++)
+                drawn |= line_host(a, r, &ch->plot.series[i]) == (long)h;
+            if (!r->host[h] || drawn)
+                continue;
+            if ((rc = pm_report_row(a, r, h, PM_REPORT_BAND_COLS, 0, ng, row, err)) != 0)
+                break;
+            pm_buf_printf(d, "%s{", first ? "" : ",");
+            json_key(d, "label", 1);
+            pm_html_json_str(d, a->hosts[h].name);
+            pm_buf_printf(d, ",\"node\":%zu", h);
+            json_blob(c, "v", row, ng, 0);
+            pm_buf_puts(d, "}");
+            first = 0;
+        }
+        pm_buf_puts(d, "]");
+        free(row);
+        return rc;
+    }
+    size_t bk = c->pyr_block, nb = (ng + bk - 1) / bk;
+    double *lo = pm_alloc_array(nh * nb, sizeof *lo), *hi = pm_alloc_array(nh * nb, sizeof *hi);
+    double *t = pm_alloc_array(nb, sizeof *t);
+    if (!lo || !hi || !t)
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
+    for (size_t h = 0; h < nh && !rc; h++) {
+        if (r->host[h])
+            rc = pm_report_row(a, r, h, PM_REPORT_BAND_COLS, 0, ng, row, err);
+        for (size_t j = 0; j < nb && !rc; j++) {
+            double mn = INFINITY, mx = -INFINITY;
+            for (size_t g = j * bk; g < (j + 1) * bk && g < ng && r->host[h]; g++)
+                if (isfinite(row[g])) {
+                    mn = fmin(mn, row[g]);
+                    mx = fmax(mx, row[g]);
+                }
+            lo[h * nb + j] = mn <= mx ? mn : NAN;
+            hi[h * nb + j] = mn <= mx ? mx : NAN;
+        }
+    }
+    if (!rc) {
+        for (size_t j = 0; j < nb; j++)
+            t[j] = b->t[j * bk];
+        pm_buf_printf(d, ",\"pyr\":{\"n\":%zu,\"block\":%zu", nb, bk);
+        json_blob(c, "t", t, nb, a->t_start);
+        json_blob(c, "lo", lo, nh * nb, 0);
+        json_blob(c, "hi", hi, nh * nb, 0);
+        pm_buf_puts(d, "}");
+    }
+    free(lo);
+    free(hi);
+    free(t);
+    free(row);
+    return rc;
+}
+
+static int chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const char *group,
+                      pm_error *err)
 {
     const pm_analysis *a = c->a;
     const pm_metric_result *r = &a->metrics[m];
@@ -285,6 +378,9 @@ static void chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const
         json_blob(c, "p95", b->p95, b->n, 0);
         json_blob(c, "hi", b->hi, b->n, 0);
         pm_buf_puts(d, "}");
+        int rc = band_nodes(c, r, ch, err);
+        if (rc)
+            return rc;
     }
     pm_buf_puts(d, ",\"repairs\":[");
     int first = 1;
@@ -300,6 +396,7 @@ static void chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const
         first = 0;
     }
     pm_buf_puts(d, "]}");
+    return 0;
 }
 
 static void figure_html(html_ctx *c, const pm_chart *ch)
@@ -308,6 +405,36 @@ static void figure_html(html_ctx *c, const pm_chart *ch)
     pm_buf_printf(b, "<figure class=\"chart\" id=\"c%zu\"><figcaption>", c->ncharts);
     pm_html_text(b, ch->title);
     pm_buf_puts(b, "</figcaption><div class=\"plot\"></div></figure>\n");
+}
+
+/* The per-node minimum and maximum of the band charts of a job of more
+ * than PM_HTML_LINE_NODES nodes: the finest level of the pyramid (blocks
+ * of 1, 2, 4 ... points of the band's grid) whose float32 values for all
+ * nodes and band charts fit PM_HTML_PYR_BUDGET bytes, as long as it has
+ * PM_HTML_PYR_MIN_COLS columns; else none (c->pyr_block = 0). */
+static void pyramid_level(html_ctx *c)
+{
+    const pm_analysis *a = c->a;
+    c->pyr_block = 0;
+    if (a->nhosts <= PM_HTML_LINE_NODES)
+        return;
+    size_t nband = 0;
+    for (size_t m = 0; m < a->nmetrics; m++)
+        nband += !c->flat[m] && a->metrics[m].nhosts_with_data > PM_LEGEND_MAX_HOSTS;
+    double t0, step;
+    size_t ng = pm_report_grid(a, PM_REPORT_BAND_COLS, &t0, &step);
+    if (!nband || !ng)
+        return;
+    for (size_t bk = 1; bk <= ng; bk *= 2) {
+        size_t cols = (ng + bk - 1) / bk;
+        if (cols < PM_HTML_PYR_MIN_COLS && cols < ng)
+            return;
+        double bytes = (double)nband * (double)a->nhosts * (double)cols * 8.0;
+        if (bytes <= (double)PM_HTML_PYR_BUDGET) {
+            c->pyr_block = bk;
+            return;
+        }
+    }
 }
 
 typedef struct flat_row {
@@ -343,6 +470,7 @@ static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t 
             snprintf(missing + ml, mcap - ml, "%s%s", ml ? ", " : "", l->groups[g].title);
         }
     }
+    pyramid_level(c);
     int rc = 0;
     for (size_t g = 0; g < l->ngroups && !rc; g++)
         for (int all = 1; all >= 0 && !rc; all--) {
@@ -367,7 +495,7 @@ static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t 
                     heading = 1;
                 }
                 figure_html(c, &ch);
-                chart_json(c, &ch, m, all, l->groups[g].title);
+                rc = chart_json(c, &ch, m, all, l->groups[g].title, err);
                 c->ncharts++;
                 pm_chart_free(&ch);
             }
@@ -504,10 +632,11 @@ static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m, const na
         const name_idx *f = bsearch(&key, ix, a->nhosts, sizeof *ix, cmp_name_ptr);
         pm_buf_printf(d, "%s%ld", r ? "," : "", f ? (long)f->host : -1L);
     }
-    pm_buf_puts(d, "],\"cells\":\"");
-    pm_base64(d, q, mr * nc);
-    pm_buf_puts(d, "\"}");
-    free(q);
+    pm_buf_puts(d, "]");
+    size_t qi = take_blob(c, q, mr * nc, 1);
+    if (qi == SIZE_MAX)
+        c->oom = 1;
+    pm_buf_printf(d, ",\"cells\":%zu}", qi);
 }
 
 /* The PDF's colour maps (templates/report.json "heatmaps"), for jobs of
@@ -815,16 +944,40 @@ static void data_head(html_ctx *c)
     pm_buf_puts(d, "],\"charts\":[");
 }
 
-static void data_tail(html_ctx *c)
+/* The blobs' list ([count, bytes an element] each) and, in c->bin, the
+ * blobs one after the other, each byte-shuffled (pm_html_shuffle), as one
+ * zlib stream in base64 (as they are where deflate does not pay). */
+static int data_tail(html_ctx *c, pm_buf *bin, pm_error *err)
 {
     pm_buf *d = &c->data;
+    size_t raw = 0;
+    for (size_t i = 0; i < c->nblobs; i++)
+        raw += c->blobs[i].len;
+    unsigned char *all = malloc(raw ? raw : 1), *z = NULL;
+    if (!all)
+        return pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
+    size_t at = 0, zl = 0;
     pm_buf_puts(d, ",\"blobs\":[");
     for (size_t i = 0; i < c->nblobs; i++) {
-        pm_buf_puts(d, i ? ",\"" : "\"");
-        pm_base64(d, c->blobs[i].bytes, c->blobs[i].len);
-        pm_buf_puts(d, "\"");
+        const blob *b = &c->blobs[i];
+        pm_html_shuffle(b->bytes, b->len, b->elem, all + at);
+        at += b->len;
+        pm_buf_printf(d, "%s[%zu,%zu]", i ? "," : "", b->len / b->elem, b->elem);
     }
-    pm_buf_puts(d, "]}");
+    int rc = pm_html_deflate(all, raw, &z, &zl);
+    if (rc) {
+        free(all);
+        return pm_error_set(err, rc, "cannot deflate the HTML report's series (%zu bytes)", raw);
+    }
+    int packed = zl < raw;
+    pm_buf_printf(d, "],\"packed\":%d,\"raw\":%zu}", packed, raw);
+    if (packed)
+        pm_base64(bin, z, zl);
+    else
+        pm_base64(bin, all, raw);
+    free(all);
+    free(z);
+    return 0;
 }
 
 /* ---- the file ------------------------------------------------------------- */
@@ -894,9 +1047,10 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     c.o = o;
     pm_buf_init(&c.body);
     pm_buf_init(&c.data);
-    pm_buf head, style;
+    pm_buf head, style, bin;
     pm_buf_init(&head);
     pm_buf_init(&style);
+    pm_buf_init(&bin);
     pm_layout *layout = NULL;
     flat_row *fl = NULL;
     int rc = pm_layout_load(o->layout_path, &layout, err);
@@ -938,7 +1092,8 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
                          "<input type=\"search\" id=\"node-filter\" placeholder=\"Find a "
                          "node\" aria-label=\"Find a node\">\n");
     node_table(&c);
-    data_tail(&c);
+    if ((rc = data_tail(&c, &bin, err)) != 0)
+        goto out;
     long long when = creation_time(o);
     time_t tt = (time_t)when;
     struct tm tm;
@@ -964,7 +1119,7 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
                 "\">\n<title>perfmon job report ");
     pm_html_text(&head, pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     pm_buf_puts(&head, "</title>\n<style>");
-    if (head.oom || style.oom || c.body.oom || c.data.oom || c.oom) {
+    if (head.oom || style.oom || bin.oom || c.body.oom || c.data.oom || c.oom) {
         rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report");
         goto out;
     }
@@ -982,6 +1137,8 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     bad |= fwrite(c.body.data, 1, c.body.len, f) != c.body.len;
     bad |= fputs("<script type=\"application/json\" id=\"pm-data\">", f) < 0;
     bad |= fwrite(c.data.data, 1, c.data.len, f) != c.data.len;
+    bad |= fputs("</script>\n<script type=\"application/octet-stream\" id=\"pm-bin\">", f) < 0;
+    bad |= fwrite(bin.data ? bin.data : "", 1, bin.len, f) != bin.len;
     bad |= fputs("</script>\n<script>", f) < 0;
     bad |= fwrite(t[T_UJS].data, 1, t[T_UJS].len, f) != t[T_UJS].len;
     bad |= fputs("</script>\n<script>", f) < 0;
@@ -1016,5 +1173,6 @@ out:
     pm_buf_free(&c.data);
     pm_buf_free(&head);
     pm_buf_free(&style);
+    pm_buf_free(&bin);
     return rc;
 }

@@ -21,12 +21,36 @@
   var PHASE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
                '#ff9da7', '#9c755f', '#bab0ac'];
 
-  /* Blob i: float32 little-endian in base64; NaN (no value) as null. */
+  /* The blobs: D.blobs[i] = [count, bytes an element], one after the
+   * other in the pm-bin element, each byte-shuffled (all first bytes,
+   * then all second bytes ...), the whole a zlib stream in base64 when
+   * D.packed (inflated by the browser's DecompressionStream). */
+  var BIN = null, OFF = [];
+  function unbase64(s) {
+    var bin = atob(s), u8 = new Uint8Array(bin.length);
+    for (var k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
+    return u8;
+  }
+  function load() {
+    var at = 0;
+    D.blobs.forEach(function (b) { OFF.push(at); at += b[0] * b[1]; });
+    var u8 = unbase64(document.getElementById('pm-bin').textContent);
+    if (!D.packed) return Promise.resolve(u8);
+    var s = new Blob([u8]).stream().pipeThrough(new DecompressionStream('deflate'));
+    return new Response(s).arrayBuffer().then(function (b) { return new Uint8Array(b); });
+  }
+  function bytesOf(i) {
+    var n = D.blobs[i][0], e = D.blobs[i][1], p = BIN.subarray(OFF[i], OFF[i] + n * e);
+    if (e === 1) return p;
+    var out = new Uint8Array(n * e);
+    for (var j = 0; j < e; j++)
+      for (var k = 0, q = j * n; k < n; k++) out[k * e + j] = p[q + k];
+    return out;
+  }
+  /* Blob i as float32 (little-endian); NaN (no value) as null. */
   function floats(i) {
-    var bin = atob(D.blobs[i]), n = bin.length >> 2, u8 = new Uint8Array(bin.length), k;
-    for (k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
-    var dv = new DataView(u8.buffer), out = new Array(n);
-    for (k = 0; k < n; k++) {
+    var u8 = bytesOf(i), n = u8.length >> 2, dv = new DataView(u8.buffer), out = new Array(n);
+    for (var k = 0; k < n; k++) {
       var v = dv.getFloat32(4 * k, true);
       out[k] = v === v ? v : null;
     }
@@ -113,13 +137,13 @@
   function heat(h) {
     var fig = document.getElementById(h.id), box = fig.querySelector('.plot');
     var info = fig.querySelector('.heat-info');
-    var bin = atob(h.cells), nc = h.ncols, nr = bin.length / nc, k;
+    var cells = bytesOf(h.cells), nc = h.ncols, nr = cells.length / nc, k;
     var src = document.createElement('canvas');
     src.width = nc;
     src.height = nr;
     var sctx = src.getContext('2d'), img = sctx.createImageData(nc, nr);
-    for (k = 0; k < bin.length; k++) {
-      var q = bin.charCodeAt(k), c = q === 255 ? [225, 225, 225] : rgb(q);
+    for (k = 0; k < cells.length; k++) {
+      var q = cells[k], c = q === 255 ? [225, 225, 225] : rgb(q);
       img.data[4 * k] = c[0];
       img.data[4 * k + 1] = c[1];
       img.data[4 * k + 2] = c[2];
@@ -168,7 +192,7 @@
     cv.addEventListener('mousemove', function (e) {
       var rc = cell(e);
       if (!rc) return legend();
-      var q = bin.charCodeAt(rc[0] * nc + rc[1]);
+      var q = cells[rc[0] * nc + rc[1]];
       var names = nodesOf(rc[0]).map(function (n) { return D.nodes[n]; });
       info.textContent = names.slice(0, 3).join(', ') + (names.length > 3 ? ' and ' +
         (names.length - 3) + ' more' : '') + ' at ' + timeText(t[rc[1]]) + ': ' +
@@ -238,32 +262,56 @@
     return o;
   }
 
-  function mark() {
-    plots.forEach(function (u) {
-      var f = u.root.parentNode.parentNode;
-      f.dataset.xmin = (u.scales.x.min - X0).toFixed(3);
-      f.dataset.xmax = (u.scales.x.max - X0).toFixed(3);
-    });
+  /* The range every time plot shows (zx0..zx1), set on the plots drawn so
+   * far; a plot drawn later starts with it. */
+  var zx0 = X0, zx1 = X1;
+  function markRange(f) {
+    f.dataset.xmin = (zx0 - X0).toFixed(3);
+    f.dataset.xmax = (zx1 - X0).toFixed(3);
   }
   function zoomAll(mn, mx, except) {
+    var t = performance.now();
+    zx0 = mn;
+    zx1 = mx;
     syncing = true;
-    plots.forEach(function (u) { if (u !== except) u.setScale('x', { min: mn, max: mx }); });
+    plots.forEach(function (u) { if (u && u !== except) u.setScale('x', { min: mn, max: mx }); });
     syncing = false;
     heats.forEach(function (o) { o.x0 = mn; o.x1 = mx; o.draw(); });
-    mark();
+    D.charts.forEach(function (c) { markRange(document.getElementById(c.id)); });
+    /* uPlot redraws in a microtask: this one runs after them. */
+    Promise.resolve().then(function () {
+      document.body.dataset.zoomMs = (performance.now() - t).toFixed(1);
+    });
   }
   function onScale(u, key) {
     if (key !== 'x' || syncing || building) return;
     zoomAll(u.scales.x.min, u.scales.x.max, u);
   }
 
+  /* A node on one plot: its line (focused), or in a band chart of many
+   * nodes its min/max per pyramid column (the last two series). */
+  function hlPlot(u) {
+    var c = u.pmChart, fig = u.root.parentNode.parentNode, name = '';
+    var i = hl >= 0 ? u.pmNodes.indexOf(hl) : -1;
+    if (c.pyr) {
+      var p = c.pyr, n = p.n, tb = u.pmTables[u.pmTables.length - 1];
+      var lo = arr(p.lo), hi = arr(p.hi), on = hl >= 0 && i < 0;
+      tb[1] = on ? hi.slice(hl * n, hl * n + n) : new Array(n).fill(null);
+      tb[2] = on ? lo.slice(hl * n, hl * n + n) : new Array(n).fill(null);
+      var rows = u.root.querySelectorAll('.u-legend tr.u-series');
+      var k = u.series.length - 2;
+      if (rows[k]) rows[k].querySelector('.u-label').textContent = on ? D.nodes[hl] + ' max' : 'node max';
+      if (rows[k + 1]) rows[k + 1].querySelector('.u-label').textContent = on ? D.nodes[hl] + ' min' : 'node min';
+      u.setData(uPlot.join(u.pmTables), false);
+      if (on && tb[1].some(function (v) { return v != null; })) i = k;
+    }
+    if (i > 0) name = D.nodes[hl];
+    u.setSeries(i > 0 ? i : null, { focus: true });
+    fig.dataset.hl = name;
+  }
   function highlight(node) {
     hl = node;
-    plots.forEach(function (u) {
-      var i = hl >= 0 ? u.pmNodes.indexOf(hl) : -1;
-      u.setSeries(i > 0 ? i : null, { focus: true });
-      u.root.parentNode.parentNode.dataset.hl = i > 0 ? D.nodes[hl] : '';
-    });
+    plots.forEach(function (u) { if (u) hlPlot(u); });
     var rows = document.querySelectorAll('#nodes tbody tr');
     for (var k = 0; k < rows.length; k++)
       rows[k].classList.toggle('hl', +rows[k].dataset.node === hl);
@@ -290,12 +338,23 @@
       bands.push({ series: [base + 4, base], fill: 'rgba(43,79,140,0.10)' },
                  { series: [base + 3, base + 1], fill: 'rgba(43,79,140,0.22)' });
     }
-    c.lines.forEach(function (l, i) {
-      tables.push([xarr(l.t), arr(l.v)]);
-      series.push({ label: l.label, stroke: PALETTE[i % PALETTE.length], width: 1.25,
+    var lines = c.lines.map(function (l) { return [xarr(l.t), l]; });
+    (c.rows || []).forEach(function (l) { lines.push([xarr(c.band.t), l]); });
+    lines.forEach(function (xl, i) {
+      tables.push([xl[0], arr(xl[1].v)]);
+      series.push({ label: xl[1].label, stroke: PALETTE[i % PALETTE.length], width: 1.25,
                     value: fv, paths: path });
-      nodes.push(l.node);
+      nodes.push(xl[1].node);
     });
+    if (c.pyr) {
+      var n = c.pyr.n, k = series.length;
+      tables.push([xarr(c.pyr.t), new Array(n).fill(null), new Array(n).fill(null)]);
+      var step = uPlot.paths.stepped({ align: 1 });
+      series.push({ label: 'node max', stroke: '#d62728', width: 1.25, value: fv, paths: step },
+                  { label: 'node min', stroke: '#d62728', width: 1.25, value: fv, paths: step });
+      nodes.push(-1, -1);
+      bands.push({ series: [k, k + 1], fill: 'rgba(214,39,40,0.25)' });
+    }
     var data = tables.length === 1 ? tables[0] : uPlot.join(tables);
     var axes = [{}, { label: c.ylabel, size: 56, values: function (u, s) { return s.map(axisNum); } }];
     axes[0].values = D.elapsed ? function (u, s) { return s.map(elapsedText); }
@@ -318,8 +377,14 @@
         drawClear: [function (u) { shade(u, c.repairs); }]
       }
     };
+    building = true;
     var u = new uPlot(opts, data, el);
     u.pmNodes = nodes;
+    u.pmChart = c;
+    u.pmTables = tables;
+    if (zx0 !== X0 || zx1 !== X1) u.setScale('x', { min: zx0, max: zx1 });
+    building = false;
+    if (hl >= 0) hlPlot(u);
     /* A click on a node's legend row highlights that node everywhere
      * (instead of uPlot's hiding the series). */
     var legend = u.root.querySelector('.u-legend');
@@ -333,6 +398,14 @@
     return u;
   }
 
+  /* Charts are drawn as they come near the window (the first screen at
+   * once): a report of hundreds of charts opens as fast as one of ten. */
+  var drawn = 0;
+  function draw(i) {
+    if (plots[i]) return;
+    plots[i] = chart(D.charts[i]);
+    document.body.dataset.drawn = String(++drawn);
+  }
   function phaseButtons() {
     var box = document.getElementById('phases');
     if (!box || !D.kinds.length) return;
@@ -351,14 +424,36 @@
     });
   }
 
-  D.charts.forEach(function (c) { plots.push(chart(c)); });
+function main() {
+  plots = D.charts.map(function () { return null; });
   D.heat.forEach(function (h) { heats.push(heat(h)); });
   if (D.timeline) {
     var tlo = timeline(D.timeline);
     if (tlo) heats.push(tlo);
   }
   building = false;
-  zoomAll(X0, X1);
+  var H = window.innerHeight || 800, later = [];
+  D.charts.forEach(function (c, i) {
+    var f = document.getElementById(c.id);
+    markRange(f);
+    if (f.getBoundingClientRect().top < H + 200 || !window.IntersectionObserver) draw(i);
+    else later.push(i);
+  });
+  if (later.length) {
+    var io = new IntersectionObserver(function (es) {
+      es.forEach(function (e) {
+        if (!e.isIntersecting) return;
+        io.unobserve(e.target);
+        draw(+e.target.dataset.i);
+      });
+    }, { rootMargin: '400px 0px' });
+    later.forEach(function (i) {
+      var f = document.getElementById(D.charts[i].id);
+      f.dataset.i = String(i);
+      io.observe(f);
+    });
+  }
+  heats.forEach(function (o) { o.draw(); });
   phaseButtons();
   var rows = document.querySelectorAll('#nodes tbody tr');
   for (var k = 0; k < rows.length; k++)
@@ -404,9 +499,13 @@
   }
 
   var q = new URLSearchParams(location.hash.slice(1));
-  if (q.has('zoom') && plots.length) {
+  if (q.has('zoom')) {
     var z = q.get('zoom').split(',').map(Number);
-    if (z.length === 2 && z[0] < z[1]) plots[0].setScale('x', { min: X0 + z[0], max: X0 + z[1] });
+    /* Through the first chart when it is drawn, as a drag on it would. */
+    if (z.length === 2 && z[0] < z[1]) {
+      if (plots[0]) plots[0].setScale('x', { min: X0 + z[0], max: X0 + z[1] });
+      else zoomAll(X0 + z[0], X0 + z[1]);
+    }
   }
   if (q.has('node')) highlight(D.nodes.indexOf(q.get('node')));
   var findBox = document.getElementById('node-filter');
@@ -419,6 +518,19 @@
   document.body.dataset.charts = String(plots.length);
   document.body.dataset.heatmaps = String(heats.length);
   performance.mark('pm-drawn');
-  /* When every chart was drawn, in ms since the page's navigation began. */
+  /* When the first screen was drawn, in ms since the page's navigation
+   * began (parsing, decoding and inflating the series included). */
   document.body.dataset.drawnMs = String(Math.round(performance.now()));
+}
+
+  if (!window.DecompressionStream && D.packed) {
+    document.getElementById('plots').insertAdjacentText('afterend',
+      ' (This browser cannot decompress the series: no DecompressionStream; the charts need ' +
+      'Chromium 80, Firefox 113, Safari 16.4 or later.)');
+    return;
+  }
+  load().then(function (u8) {
+    BIN = u8;
+    main();
+  });
 })();

@@ -37,10 +37,13 @@ export PERFMON_TEMPLATES="$PM_ROOT/templates"
 export SOURCE_DATE_EPOCH=1700000000
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 
-# load FILE URL_SUFFIX OUT: the DOM after the scripts ran, the console.
+# load FILE URL_SUFFIX OUT [HEIGHT]: the DOM after the scripts ran, the
+# console; the window is HEIGHT pixels high (default: tall enough that every
+# chart is near it, so every chart is drawn; report.js draws a chart as it
+# comes near the window).
 load() {
     timeout 60 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --no-first-run \
-        --user-data-dir="$T/profile" --enable-logging=stderr --v=0 \
+        --user-data-dir="$T/profile" --enable-logging=stderr --v=0 --window-size=1280,${4:-8000} \
         --virtual-time-budget=5000 --dump-dom "file://$1$2" >"$3.dom" 2>"$3.log"
 }
 no_console() {
@@ -89,6 +92,14 @@ check "hostile: the same bytes when written again (SOURCE_DATE_EPOCH)" sh -c "sl
 # first chart only; the others follow through the shared time axis).
 load "$T/hostile.html" "#zoom=12,25&node=%22%3E%3Cimg%20src%3Dx%20onerror%3D%22document.title%3D'img'%22%3E" "$T/hostile-z"
 load "$T/big.html" "#zoom=30,60.5&node=n03&find=N1&sort=1" "$T/big-z"
+# A window of 700 pixels: the first screen only (the tables come first),
+# the rest is drawn as it scrolls into view.
+load "$T/big.html" "" "$T/big-lazy" 700
+check "a short window: the charts below it are not drawn yet" python3 -c "
+import re, sys
+b = re.search(r'<body[^>]*>', open('$T/big-lazy.dom').read()).group(0)
+d = re.search(r'data-drawn=\"(\d+)\"', b); c = re.search(r'data-charts=\"(\d+)\"', b)
+sys.exit(0 if c and int(c.group(1)) > 0 and int(d.group(1) if d else 0) < int(c.group(1)) and 'data-drawn-ms' in b else 1)"
 check "zoomed, highlighted: no console message" sh -c "! grep -q ':CONSOLE' '$T/hostile-z.log' '$T/big-z.log'"
 
 check "the page as the browser left it" python3 - "$T" "$PM_ROOT/fixtures/html/hostile-names.json" <<'EOF'
@@ -156,7 +167,9 @@ def checks(job, els, data):
         want(e["tag"] not in ("img", "svg", "iframe", "object", "embed"),
              "%s: a <%s> element" % (job, e["tag"]))
         want(e["text"] != "bold", "%s: the command's <b> is an element" % job)
-    want(len(by("script")) == 3, "%s: %d script elements" % (job, len(by("script"))))
+    want(len(by("script")) == 4, "%s: %d script elements" % (job, len(by("script"))))
+    want(body["attrs"].get("data-drawn") == str(len(data["charts"])),
+         "%s: %s charts drawn in a tall window, of %d" % (job, body["attrs"].get("data-drawn"), len(data["charts"])))
     # the verdict is the PDF's page 1 verdict
     v = [e for e in els if e["attrs"].get("id") == "verdict"]
     pdf = norm(open("%s/%s.txt" % (T, job), encoding="utf-8").read())
@@ -217,8 +230,11 @@ want(any(c.get("band") for c in data["charts"]), "big: no band chart")
 for f in figs:
     want(f["attrs"].get("data-xmin") == "30.000" and f["attrs"].get("data-xmax") == "60.500",
          "big: %s shows %s..%s" % (f["attrs"]["id"], f["attrs"].get("data-xmin"), f["attrs"].get("data-xmax")))
-named = [c["id"] for c in data["charts"] if any(l["node"] >= 0 and data["nodes"][l["node"]] == "n03"
-                                               for l in c["lines"])]
+# a line of n03 (an outlying node), or in every band chart n03's min/max
+named = [c["id"] for c in data["charts"] if c.get("pyr") or
+         any(l["node"] >= 0 and data["nodes"][l["node"]] == "n03" for l in c["lines"])]
+want(len(named) > len([c for c in data["charts"] if any(l["node"] == 3 for l in c["lines"])]),
+     "big: no band chart carries n03's min/max")
 marked = [f["attrs"]["id"] for f in figs if f["attrs"].get("data-hl") == "n03"]
 want(named and marked == named, "big: n03 highlighted in %r, named in %r" % (marked, named))
 # the statistics: find=N1 shows n10..n19 only, sort=1 orders them by CPU
