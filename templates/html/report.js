@@ -284,6 +284,12 @@
     });
   }
   function onScale(u, key) {
+    if (key === 'y') {
+      /* The value range drawn, for the reader of the page's state. */
+      var f = u.root.parentNode.parentNode;
+      f.dataset.ymin = String(+u.scales.y.min.toPrecision(6));
+      f.dataset.ymax = String(+u.scales.y.max.toPrecision(6));
+    }
     if (key !== 'x' || syncing || building) return;
     zoomAll(u.scales.x.min, u.scales.x.max, u);
   }
