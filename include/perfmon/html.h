@@ -32,6 +32,9 @@ typedef struct pm_html_opts {
     const char *template_dir; /* holds html/report.js, html/report.css, html/vendor/ */
     int elapsed;              /* time axis as elapsed time */
     long long creation_time;  /* seconds since the epoch; < 0 = SOURCE_DATE_EPOCH or now */
+    /* --compare: not NULL, the report is of its job B (the analysis given
+     * to pm_html_write) with a comparison section, on elapsed time. */
+    const struct pm_comparison *compare;
 } pm_html_opts;
 
 void pm_html_opts_init(pm_html_opts *o);

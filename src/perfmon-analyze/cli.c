@@ -741,12 +741,11 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                          : trace        ? "--trace"
                          : ro.plots_dir ? "--plots"
                          : o.stream     ? "--stream"
-                         : want_html    ? "--html"
                                         : NULL;
         if (no) {
             fprintf(stderr,
                     "perfmon-analyze: %s does not go with --compare, which writes --stats, "
-                    "--json and --pdf only%s\n",
+                    "--json, --pdf and --html only%s\n",
                     no, strcmp(no, "--stream") == 0 ? " (it reads both jobs whole)" : "");
             return EXIT_USAGE;
         }
@@ -831,6 +830,9 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                              want_json,
                              want_pdf,
                              quiet,
+                             want_html,
+                             html_path,
+                             tbuf,
                              {glist[0], ngl[0], glist[1], ngl[1]}};
         return pm_compare_main(&cl);
     }

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfmon/compare.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/html.h"
@@ -33,6 +34,7 @@
 #include "perfmon/report.h"
 #include "perfmon/request.h"
 #include "perfmon/units.h"
+#include "html_int.h"
 #include "report_int.h"
 
 #ifndef PM_VERSION
@@ -158,26 +160,6 @@ int pm_html_check_templates(const char *dir, pm_error *err)
 
 /* ---- the data: distinct float32 arrays ------------------------------------ */
 
-typedef struct blob {
-    uint8_t sha[32];
-    unsigned char *bytes;
-    size_t len;
-    size_t elem; /* 4: float32, 1: bytes (a colour map's cells) */
-} blob;
-
-typedef struct html_ctx {
-    const pm_analysis *a;
-    const pm_html_opts *o;
-    const pm_layout *l;
-    pm_buf body, data;
-    blob *blobs;
-    size_t nblobs, capblobs;
-    int oom;
-    size_t ncharts, nheat;
-    char *flat;      /* [nmetrics] a row of the constant table, not a chart */
-    size_t pyr_block; /* grid points per column of a band chart's per-node min/max; 0: none */
-} html_ctx;
-
 static void put_f32(unsigned char *p, float f)
 {
     uint32_t u;
@@ -232,20 +214,20 @@ static size_t add_blob(html_ctx *c, const double *v, size_t n, double off)
     return take_blob(c, p, 4 * n, 4);
 }
 
-static void json_key(pm_buf *b, const char *k, int first)
+void html_json_key(pm_buf *b, const char *k, int first)
 {
     pm_buf_printf(b, "%s\"%s\":", first ? "" : ",", k);
 }
 
 /* "key":index of the array, or sets c->oom. */
-static void json_blob(html_ctx *c, const char *k, const double *v, size_t n, double off)
+void html_json_blob(html_ctx *c, const char *k, const double *v, size_t n, double off)
 {
     size_t i = add_blob(c, v, n, off);
     if (i == SIZE_MAX) {
         c->oom = 1;
         return;
     }
-    json_key(&c->data, k, 0);
+    html_json_key(&c->data, k, 0);
     pm_buf_printf(&c->data, "%zu", i);
 }
 
@@ -289,10 +271,10 @@ static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch
             if ((rc = pm_report_row(a, r, h, PM_REPORT_BAND_COLS, 0, ng, row, err)) != 0)
                 break;
             pm_buf_printf(d, "%s{", first ? "" : ",");
-            json_key(d, "label", 1);
+            html_json_key(d, "label", 1);
             pm_html_json_str(d, a->hosts[h].name);
             pm_buf_printf(d, ",\"node\":%zu", h);
-            json_blob(c, "v", row, ng, 0);
+            html_json_blob(c, "v", row, ng, 0);
             pm_buf_puts(d, "}");
             first = 0;
         }
@@ -323,9 +305,9 @@ static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch
         for (size_t j = 0; j < nb; j++)
             t[j] = b->t[j * bk];
         pm_buf_printf(d, ",\"pyr\":{\"n\":%zu,\"block\":%zu", nb, bk);
-        json_blob(c, "t", t, nb, a->t_start);
-        json_blob(c, "lo", lo, nh * nb, 0);
-        json_blob(c, "hi", hi, nh * nb, 0);
+        html_json_blob(c, "t", t, nb, a->t_start);
+        html_json_blob(c, "lo", lo, nh * nb, 0);
+        html_json_blob(c, "hi", hi, nh * nb, 0);
         pm_buf_puts(d, "}");
     }
     free(lo);
@@ -343,40 +325,40 @@ static int chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const 
     pm_buf *d = &c->data;
     double t0 = a->t_start;
     pm_buf_printf(d, "%s{\"id\":\"c%zu\"", c->ncharts ? "," : "", c->ncharts);
-    json_key(d, "metric", 0);
+    html_json_key(d, "metric", 0);
     pm_html_json_str(d, r->def->id);
-    json_key(d, "group", 0);
+    html_json_key(d, "group", 0);
     pm_html_json_str(d, group);
     pm_buf_printf(d, ",\"all\":%d,\"step\":%d", all, ch->plot.step);
-    json_key(d, "title", 0);
+    html_json_key(d, "title", 0);
     pm_html_json_str(d, ch->title);
-    json_key(d, "ylabel", 0);
+    html_json_key(d, "ylabel", 0);
     pm_html_json_str(d, ch->ylabel);
-    json_key(d, "unit", 0);
+    html_json_key(d, "unit", 0);
     pm_html_json_str(d, pm_unit_shown(r->def->unit));
     pm_buf_puts(d, ",\"lines\":[");
     for (size_t i = 0; i < ch->plot.nseries; i++) {
         const pm_plot_series *s = &ch->plot.series[i];
         pm_buf_puts(d, i ? ",{" : "{");
-        json_key(d, "label", 1);
+        html_json_key(d, "label", 1);
         pm_html_json_str(d, s->label);
         pm_buf_printf(d, ",\"node\":%ld", all ? -1L : line_host(a, r, s));
-        json_blob(c, "t", s->t, s->n, t0);
-        json_blob(c, "v", s->v, s->n, 0);
+        html_json_blob(c, "t", s->t, s->n, t0);
+        html_json_blob(c, "v", s->v, s->n, 0);
         pm_buf_puts(d, "}");
     }
     pm_buf_puts(d, "]");
     if (ch->plot.band) {
         const pm_plot_band *b = ch->plot.band;
         pm_buf_puts(d, ",\"band\":{");
-        json_key(d, "label", 1);
+        html_json_key(d, "label", 1);
         pm_html_json_str(d, b->label);
-        json_blob(c, "t", b->t, b->n, t0);
-        json_blob(c, "lo", b->lo, b->n, 0);
-        json_blob(c, "p5", b->p5, b->n, 0);
-        json_blob(c, "mid", b->mid, b->n, 0);
-        json_blob(c, "p95", b->p95, b->n, 0);
-        json_blob(c, "hi", b->hi, b->n, 0);
+        html_json_blob(c, "t", b->t, b->n, t0);
+        html_json_blob(c, "lo", b->lo, b->n, 0);
+        html_json_blob(c, "p5", b->p5, b->n, 0);
+        html_json_blob(c, "mid", b->mid, b->n, 0);
+        html_json_blob(c, "p95", b->p95, b->n, 0);
+        html_json_blob(c, "hi", b->hi, b->n, 0);
         pm_buf_puts(d, "}");
         int rc = band_nodes(c, r, ch, err);
         if (rc)
@@ -399,11 +381,11 @@ static int chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const 
     return 0;
 }
 
-static void figure_html(html_ctx *c, const pm_chart *ch)
+void html_figure(html_ctx *c, const char *title)
 {
     pm_buf *b = &c->body;
     pm_buf_printf(b, "<figure class=\"chart\" id=\"c%zu\"><figcaption>", c->ncharts);
-    pm_html_text(b, ch->title);
+    pm_html_text(b, title);
     pm_buf_puts(b, "</figcaption><div class=\"plot\"></div></figure>\n");
 }
 
@@ -494,7 +476,7 @@ static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t 
                     pm_buf_printf(&c->body, ": %s</h3>\n", all ? "all nodes" : "per node");
                     heading = 1;
                 }
-                figure_html(c, &ch);
+                html_figure(c, ch.title);
                 rc = chart_json(c, &ch, m, all, l->groups[g].title, err);
                 c->ncharts++;
                 pm_chart_free(&ch);
@@ -614,18 +596,18 @@ static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m, const na
         }
     pm_buf *d = &c->data;
     pm_buf_printf(d, "%s{\"id\":\"h%zu\"", c->nheat ? "," : "", c->nheat);
-    json_key(d, "metric", 0);
+    html_json_key(d, "metric", 0);
     pm_html_json_str(d, a->metrics[m].def->id);
-    json_key(d, "title", 0);
+    html_json_key(d, "title", 0);
     pm_html_json_str(d, hd->title);
-    json_key(d, "unit", 0);
+    html_json_key(d, "unit", 0);
     pm_html_json_str(d, pm_unit_shown(hm->unit));
-    json_key(d, "lo", 0);
+    html_json_key(d, "lo", 0);
     pm_buf_json_num(d, lo);
-    json_key(d, "hi", 0);
+    html_json_key(d, "hi", 0);
     pm_buf_json_num(d, hi);
     pm_buf_printf(d, ",\"ncols\":%zu,\"per\":%zu", nc, per);
-    json_blob(c, "t", hm->t, nc, a->t_start);
+    html_json_blob(c, "t", hm->t, nc, a->t_start);
     pm_buf_puts(d, ",\"rows\":[");
     for (size_t r = 0; r < nr; r++) {
         name_idx key = {hm->rows[r], 0};
@@ -909,7 +891,12 @@ static void data_head(html_ctx *c)
     pm_buf_puts(d, "{\"t0\":");
     pm_buf_json_num(d, a->t_start);
     pm_buf_puts(d, ",\"t1\":");
-    pm_buf_json_num(d, a->t_end - a->t_start);
+    double span = a->t_end - a->t_start;
+    if (c->o->compare) { /* both jobs whole on the one axis */
+        const pm_analysis *ra = c->o->compare->a;
+        span = fmax(span, ra->t_end - ra->t_start);
+    }
+    pm_buf_json_num(d, span);
     pm_buf_printf(d, ",\"elapsed\":%d,\"nodes\":[", c->o->elapsed ? 1 : 0);
     for (size_t h = 0; h < a->nhosts; h++) {
         if (h)
@@ -1008,7 +995,6 @@ static void csp_hash(pm_buf *b, const char *data, size_t len)
 
 static void body_top(html_ctx *c, const char *verdict, char limits[][160], size_t nlim)
 {
-    const pm_analysis *a = c->a;
     pm_buf *b = &c->body;
     pm_buf_puts(b, "<header><h1>Job performance report</h1>\n<p id=\"verdict\">");
     pm_html_text(b, verdict);
@@ -1021,8 +1007,10 @@ static void body_top(html_ctx *c, const char *verdict, char limits[][160], size_
     pm_buf_puts(b, "</header>\n<nav id=\"contents\"><h2>Contents</h2><ol>"
                    "<li><a href=\"#job\">The job</a></li>"
                    "<li><a href=\"#key-figures\">Key figures</a></li>"
-                   "<li><a href=\"#efficiency\">Efficiency notes</a></li>"
-                   "<li><a href=\"#plots\">Plots</a></li>"
+                   "<li><a href=\"#efficiency\">Efficiency notes</a></li>");
+    if (c->o->compare)
+        pm_buf_puts(b, "<li><a href=\"#comparison\">Comparison with another job</a></li>");
+    pm_buf_puts(b, "<li><a href=\"#plots\">Plots</a></li>"
                    "<li><a href=\"#statistics\">Statistics per node</a></li></ol></nav>\n<main>\n");
     pm_buf_puts(b, "<h2>The job</h2>\n");
     job_table(c);
@@ -1030,15 +1018,24 @@ static void body_top(html_ctx *c, const char *verdict, char limits[][160], size_
     key_figures(c);
     pm_buf_puts(b, "<h2 id=\"efficiency\">Efficiency notes</h2>\n");
     notes_list(c);
+}
+
+static void plots_head(html_ctx *c)
+{
+    pm_buf *b = &c->body;
     pm_buf_puts(b, "<h2 id=\"plots\">Plots</h2>\n<p class=\"help\">Drag across a plot to zoom "
                    "every plot to that time; double-click to see the whole job again. Click a "
                    "node in a legend or in the statistics table to highlight it in every "
                    "plot.</p>\n<div id=\"phases\"></div>\n");
-    (void)a;
 }
 
-int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
+int pm_html_write(const pm_analysis *a, const pm_html_opts *o_in, pm_error *err)
 {
+    /* A comparison is on elapsed time: the jobs ran at different times. */
+    pm_html_opts oc = *o_in;
+    if (oc.compare)
+        oc.elapsed = 1;
+    const pm_html_opts *o = &oc;
     tfile t[T_N];
     memset(t, 0, sizeof t);
     html_ctx c;
@@ -1068,8 +1065,11 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     (void)pm_verdict_text(a, verdict, sizeof verdict);
     char limits[8][160];
     size_t nlim = pm_verdict_limits(a, limits, 8);
-    body_top(&c, verdict, limits, nlim);
     data_head(&c);
+    body_top(&c, verdict, limits, nlim);
+    if (o->compare && (rc = html_compare(&c, err)) != 0)
+        goto out;
+    plots_head(&c);
     size_t nfl = 0;
     char missing[512];
     c.flat = calloc(a->nmetrics ? a->nmetrics : 1, 1);

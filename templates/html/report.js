@@ -348,8 +348,9 @@
     (c.rows || []).forEach(function (l) { lines.push([xarr(c.band.t), l]); });
     lines.forEach(function (xl, i) {
       tables.push([xl[0], arr(xl[1].v)]);
+      /* a comparison's overlay: A solid, B dashed (as in the PDF) */
       series.push({ label: xl[1].label, stroke: PALETTE[i % PALETTE.length], width: 1.25,
-                    value: fv, paths: path });
+                    value: fv, paths: path, dash: c.cmp && i === 1 ? [6, 4] : undefined });
       nodes.push(xl[1].node);
     });
     if (c.pyr) {

@@ -258,6 +258,47 @@ for b in bad:
 sys.exit(1 if bad else 0)
 EOF
 
+# --compare A B --html: job B's report with the comparison, on elapsed
+# time: the verdict of the text output, a row per compared figure, the
+# phases side by side, and an overlay chart per metric (A solid, B
+# dashed) that zooms with every other chart.
+F="$PM_ROOT/fixtures/compare"
+$A -q --compare "$F/base" "$F/slow" --html "$T/cmp.html"
+rc=$?
+check "--compare --html: exit 1 (B is worse), written" sh -c "[ $rc -eq 1 ] && [ -s '$T/cmp.html' ]"
+$A --compare "$F/base" "$F/slow" >"$T/cmp.txt"
+load "$T/cmp.html" "#zoom=10,20" "$T/cmp"
+check "--compare --html: no console message" no_console "$T/cmp"
+check "--compare --html: the comparison in the browser" python3 - "$T" <<'EOF2'
+import json, re, sys
+T = sys.argv[1]
+dom = open(T + "/cmp.dom", encoding="utf-8").read()
+txt = open(T + "/cmp.txt", encoding="utf-8").read()
+data = json.loads(re.search(r'id="pm-data">(.*?)</script>', dom, re.S).group(1))
+bad = []
+v = re.search(r'<p id="compare-verdict"><b>Verdict: (.*?)\.</b>', dom)
+line = [l for l in txt.splitlines() if l.startswith("Verdict: ")]
+if not v or not line or "Verdict: " + v.group(1) != line[0]:
+    bad.append("verdict %r, text %r" % (v and v.group(1), line))
+if data["elapsed"] != 1:
+    bad.append("not on elapsed time")
+cmp = [c for c in data["charts"] if c.get("cmp")]
+if len(cmp) < 10 or any(len(c["lines"]) != 2 for c in cmp):
+    bad.append("%d overlay charts" % len(cmp))
+for c in data["charts"]:
+    fig = re.search(r'<figure class="chart" id="%s"[^>]*>' % c["id"], dom).group(0)
+    if 'data-xmin="10.000"' not in fig or 'data-xmax="20.000"' not in fig:
+        bad.append("%s: %s" % (c["id"], fig))
+    if "<canvas" not in dom.split('id="%s"' % c["id"], 1)[1].split("</figure>", 1)[0]:
+        bad.append("%s: not drawn" % c["id"])
+rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>", dom.split('id="compare-phase"', 1)[1])
+if not any(r[0] == "compute" and r[1] == "Duration per node" for r in rows):
+    bad.append("phase rows %r" % rows[:4])
+for b in bad[:10]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+EOF2
+
 # The policy holds: one byte of the report's own script changed, and the
 # browser runs none of it (and says so on the console).
 sed 's/performance.mark(.pm-drawn.)/performance.mark("pm-drawX")/' "$T/big.html" >"$T/tampered.html"
