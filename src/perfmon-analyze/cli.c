@@ -48,7 +48,8 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: perfmon-analyze [options] DIR|FILE...\n"
-        "       perfmon-analyze --compare [--json] [--pdf [FILE]] [--threshold PCT] DIR_A DIR_B\n"
+        "       perfmon-analyze --compare [--json] [--pdf [FILE]] [--html [FILE]] [--threshold PCT]\n"
+        "                       DIR_A DIR_B\n"
         "  --stats            job statistics as a text table (default output): with\n"
         "                     resource use per phase and requested vs used\n"
         "  --json             with --stats: the statistics as JSON\n"
