@@ -831,10 +831,10 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                              want_json,
                              want_pdf,
                              quiet,
+                             {glist[0], ngl[0], glist[1], ngl[1]},
                              want_html,
                              html_path,
-                             tbuf,
-                             {glist[0], ngl[0], glist[1], ngl[1]}};
+                             tbuf};
         return pm_compare_main(&cl);
     }
     progress_line pl;

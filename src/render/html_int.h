@@ -29,7 +29,7 @@ typedef struct html_ctx {
     size_t nblobs, capblobs;
     int oom;
     size_t ncharts, nheat;
-    char *flat;      /* [nmetrics] a row of the constant table, not a chart */
+    char *flat;       /* [nmetrics] a row of the constant table, not a chart */
     size_t pyr_block; /* grid points per column of a band chart's per-node min/max; 0: none */
 } html_ctx;
 

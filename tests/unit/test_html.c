@@ -202,10 +202,8 @@ static void test_pack(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escapers),
-        cmocka_unit_test(test_escapers_all_bytes),
-        cmocka_unit_test(test_base64),
-        cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_escapers), cmocka_unit_test(test_escapers_all_bytes),
+        cmocka_unit_test(test_base64),   cmocka_unit_test(test_sha256),
         cmocka_unit_test(test_pack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
