@@ -33,6 +33,7 @@
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
 #include "perfmon/request.h"
+#include "perfmon/spread.h"
 #include "perfmon/units.h"
 #include "html_int.h"
 #include "report_int.h"
@@ -770,33 +771,105 @@ static void key_figures(html_ctx *c)
     pm_buf_puts(b, "</tbody></table>\n");
 }
 
-/* The statistics per node: the key figures of each node, a row each; a
- * click on a row highlights the node in every chart. */
-static void node_table(html_ctx *c)
+/* Above this many nodes the statistics per node are data for the script,
+ * which shows the rows a search or a sort asks for: 10,000 rows of HTML
+ * would be most of the file and seconds of the browser's parsing.  The
+ * plain HTML then has each figure's spread across the nodes. */
+#define PM_HTML_TABLE_NODES 1000
+
+/* PM_HTML_TABLE_NODES, or the environment's PM_HTML_TABLE_NODES (so that
+ * the tests see the script's table on a small job). */
+static size_t table_nodes(void)
+{
+    const char *e = getenv("PM_HTML_TABLE_NODES");
+    char *end;
+    unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end && v ? (size_t)v : PM_HTML_TABLE_NODES;
+}
+
+/* The spread of each figure across the nodes (the PDF's above 16 nodes). */
+static void spread_table(html_ctx *c, const pm_figure *const *fs, const pm_layout_figure *const *lfs,
+                         size_t nf)
 {
     const pm_analysis *a = c->a;
     pm_buf *b = &c->body;
+    double *v = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *v);
+    if (!v) {
+        c->oom = 1;
+        return;
+    }
+    pm_buf_printf(b, "<p>%zu nodes: each figure's spread across them (5th and 95th percentiles "
+                     "interpolated); every node's row is below, found by its name or a sort "
+                     "(with the script).</p>\n<table id=\"spread\"><thead><tr><th>Figure</th>"
+                     "<th>Min</th><th>5th pct</th><th>Median</th><th>95th pct</th><th>Max</th>"
+                     "<th>Job</th></tr></thead><tbody>\n",
+                  a->nhosts);
+    for (size_t i = 0; i < nf; i++) {
+        for (size_t h = 0; h < a->nhosts; h++)
+            v[h] = pm_figure_value(&a->nodes[h], fs[i]);
+        pm_spread sp;
+        if (pm_spread_of(v, a->nhosts, &sp) != 0) {
+            c->oom = 1;
+            break;
+        }
+        double q[6] = {sp.min, sp.p5, sp.median, sp.p95, sp.max, pm_figure_value(&a->job, fs[i])};
+        char cell[48], lab[160];
+        int scaled = report_figure_cell(lfs[i], fs[i], 0, cell, sizeof cell);
+        report_figure_label(lfs[i], fs[i], scaled, lab, sizeof lab);
+        pm_buf_puts(b, "<tr>");
+        td(b, lab, 0);
+        for (int k = 0; k < 6; k++) {
+            if (isfinite(q[k]))
+                report_figure_cell(lfs[i], fs[i], q[k], cell, sizeof cell);
+            else
+                snprintf(cell, sizeof cell, "-");
+            td(b, cell, 1);
+        }
+        pm_buf_puts(b, "</tr>\n");
+    }
+    pm_buf_puts(b, "</tbody></table>\n");
+    free(v);
+}
+
+/* The statistics per node: the key figures of each node, a row each; a
+ * click on a row highlights the node in every chart.  Above
+ * PM_HTML_TABLE_NODES nodes the rows go to the data ("table": per node its
+ * index, then per figure its cell's text and its value for sorting). */
+static void node_table(html_ctx *c)
+{
+    const pm_analysis *a = c->a;
+    pm_buf *b = &c->body, *d = &c->data;
     const pm_figure *fs[64];
     const pm_layout_figure *lfs[64];
     size_t nf = 0;
-    pm_buf_puts(b, "<table id=\"nodes\"><thead><tr><th>Node</th>");
+    int as_data = a->nhosts > table_nodes();
     for (size_t i = 0; i < c->l->nfigures && nf < 64; i++) {
         const pm_figure *f = pm_figure_find(c->l->figures[i].key);
         if (!f)
             continue;
-        char tmp[48], lab[160];
-        int scaled = report_figure_cell(&c->l->figures[i], f, 0, tmp, sizeof tmp);
-        report_figure_label(&c->l->figures[i], f, scaled, lab, sizeof lab);
-        pm_buf_puts(b, "<th>");
-        pm_html_text(b, lab);
-        pm_buf_puts(b, "</th>");
         lfs[nf] = &c->l->figures[i];
         fs[nf++] = f;
     }
+    if (as_data)
+        spread_table(c, fs, lfs, nf);
+    pm_buf_puts(b, "<table id=\"nodes\"><thead><tr><th>Node</th>");
+    for (size_t i = 0; i < nf; i++) {
+        char tmp[48], lab[160];
+        int scaled = report_figure_cell(lfs[i], fs[i], 0, tmp, sizeof tmp);
+        report_figure_label(lfs[i], fs[i], scaled, lab, sizeof lab);
+        pm_buf_puts(b, "<th>");
+        pm_html_text(b, lab);
+        pm_buf_puts(b, "</th>");
+    }
     pm_buf_puts(b, "</tr></thead><tbody>\n");
+    pm_buf_puts(d, as_data ? ",\"table\":[" : ",\"table\":null");
     for (size_t h = 0; h < a->nhosts; h++) {
-        pm_buf_printf(b, "<tr data-node=\"%zu\">", h);
-        td(b, a->hosts[h].name, 0);
+        if (as_data)
+            pm_buf_printf(d, "%s[%zu", h ? "," : "", h);
+        else {
+            pm_buf_printf(b, "<tr data-node=\"%zu\">", h);
+            td(b, a->hosts[h].name, 0);
+        }
         for (size_t i = 0; i < nf; i++) {
             char cell[48];
             double v = pm_figure_value(&a->nodes[h], fs[i]);
@@ -804,10 +877,21 @@ static void node_table(html_ctx *c)
                 report_figure_cell(lfs[i], fs[i], v, cell, sizeof cell);
             else
                 snprintf(cell, sizeof cell, "-");
-            td_num(b, cell, v);
+            if (!as_data) {
+                td_num(b, cell, v);
+                continue;
+            }
+            pm_buf_puts(d, ",");
+            pm_html_json_str(d, cell);
+            if (isfinite(v))
+                pm_buf_printf(d, ",%.7g", v);
+            else
+                pm_buf_puts(d, ",null");
         }
-        pm_buf_puts(b, "</tr>\n");
+        pm_buf_puts(as_data ? d : b, as_data ? "]" : "</tr>\n");
     }
+    if (as_data)
+        pm_buf_puts(d, "]");
     pm_buf_puts(b, "</tbody></table>\n");
 }
 

@@ -465,45 +465,95 @@ function main() {
   }
   heats.forEach(function (o) { o.draw(); });
   phaseButtons();
-  var rows = document.querySelectorAll('#nodes tbody tr');
-  for (var k = 0; k < rows.length; k++)
-    rows[k].addEventListener('click', function () {
-      var n = +this.dataset.node;
-      highlight(hl === n ? -1 : n);
-    });
-  /* The statistics per node: sort by a column, find a node by name. */
+  /* The statistics per node: a click on a row highlights its node; sort
+   * by a column, find a node by name.  Above 1,000 nodes the rows are
+   * D.table ([node, text, value, text, value ...] each) and the first
+   * SHOW rows of the sorted and found ones are made rows here. */
   var table = document.getElementById('nodes');
   if (table) {
-    var tbody = table.tBodies[0], dir = {};
+    var tbody = table.tBodies[0], dir = {}, SHOW = 200, sortCol = -1;
+    var all = D.table, view = all, note = null;
+    tbody.addEventListener('click', function (e) {
+      var tr = e.target.closest('tr');
+      if (!tr) return;
+      var n = +tr.dataset.node;
+      highlight(hl === n ? -1 : n);
+    });
+    var render = function () {
+      tbody.textContent = '';
+      view.slice(0, SHOW).forEach(function (r) {
+        var tr = document.createElement('tr'), td = document.createElement('td');
+        tr.dataset.node = String(r[0]);
+        td.textContent = D.nodes[r[0]];
+        tr.appendChild(td);
+        for (var k = 1; k < r.length; k += 2) {
+          td = document.createElement('td');
+          td.className = 'num';
+          td.textContent = r[k];
+          if (r[k + 1] != null) td.dataset.v = String(r[k + 1]);
+          tr.appendChild(td);
+        }
+        if (r[0] === hl) tr.classList.add('hl');
+        tbody.appendChild(tr);
+      });
+      note.textContent = view.length > SHOW ? 'The first ' + SHOW + ' of ' + view.length +
+        ' nodes; sort by a column or find a node by name to see others.' : view.length + ' nodes.';
+    };
+    var keyOf = function (r, col) {
+      if (all) return col === 0 ? D.nodes[r[0]] : r[2 * col] == null ? -Infinity : r[2 * col];
+      var c = r.cells[col];
+      return col === 0 ? c.textContent : c.dataset.v === undefined ? -Infinity : +c.dataset.v;
+    };
+    var nodeOf = function (r) { return all ? r[0] : +r.dataset.node; };
+    var sorted = function (rs, col, d) {
+      return rs.slice().sort(function (a, b) {
+        var x = keyOf(a, col), y = keyOf(b, col);
+        return (x < y ? -1 : x > y ? 1 : nodeOf(a) - nodeOf(b)) * -d;
+      });
+    };
+    if (all) {
+      note = document.createElement('p');
+      note.className = 'help';
+      table.parentNode.insertBefore(note, table.nextSibling);
+      render();
+    }
     var ths = table.tHead.rows[0].cells;
     Array.prototype.forEach.call(ths, function (th, col) {
       th.style.cursor = 'pointer';
       th.addEventListener('click', function () {
-        var rs = Array.prototype.slice.call(tbody.rows);
         var d = dir[col] = -(dir[col] || -1); // first click: largest first
-        var key = function (r) {
-          var c = r.cells[col];
-          return col === 0 ? c.textContent : c.dataset.v === undefined ? -Infinity : +c.dataset.v;
-        };
-        rs.sort(function (a, b) {
-          var x = key(a), y = key(b);
-          return (x < y ? -1 : x > y ? 1 : +a.dataset.node - +b.dataset.node) * -d;
-        });
-        rs.forEach(function (r) { tbody.appendChild(r); });
+        sortCol = col;
+        if (all) {
+          view = sorted(view, col, d);
+          render();
+        } else {
+          sorted(Array.prototype.slice.call(tbody.rows), col, d).forEach(function (r) {
+            tbody.appendChild(r);
+          });
+        }
       });
     });
     var box = document.getElementById('node-filter');
     if (box) {
       box.addEventListener('input', function () {
         var s = box.value.toLowerCase();
+        if (all) {
+          view = all.filter(function (r) {
+            return s === '' || D.nodes[r[0]].toLowerCase().indexOf(s) >= 0;
+          });
+          if (sortCol >= 0) view = sorted(view, sortCol, dir[sortCol]);
+          render();
+          return;
+        }
         Array.prototype.forEach.call(tbody.rows, function (r) {
           r.hidden = s !== '' && r.cells[0].textContent.toLowerCase().indexOf(s) < 0;
         });
       });
       box.addEventListener('keydown', function (e) {
         if (e.key !== 'Enter') return;
-        var first = Array.prototype.filter.call(tbody.rows, function (r) { return !r.hidden; })[0];
-        if (first) highlight(+first.dataset.node);
+        var first = all ? view[0] : Array.prototype.filter.call(tbody.rows,
+          function (r) { return !r.hidden; })[0];
+        if (first) highlight(nodeOf(first));
       });
     }
   }

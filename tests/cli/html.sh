@@ -258,6 +258,38 @@ for b in bad:
 sys.exit(1 if bad else 0)
 EOF
 
+# Above 1,000 nodes (here 10: PM_HTML_TABLE_NODES) the statistics per
+# node are the script's: the plain HTML has each figure's spread across the
+# nodes, the script makes the rows that find=N1 and sort=1 ask for.
+PM_HTML_TABLE_NODES=10 $A -q "$T/big" --html "$T/bigt.html"
+load "$T/bigt.html" "#find=N1&sort=1&node=n13" "$T/bigt"
+check "many nodes: no console message" no_console "$T/bigt"
+check "many nodes: the spread in HTML, the rows found and sorted by the script" python3 - "$T" <<'EOF2'
+import re, sys
+T = sys.argv[1]
+src = open(T + "/bigt.html", encoding="utf-8").read()
+dom = open(T + "/bigt.dom", encoding="utf-8").read()
+bad = []
+if 'data-node=' in src.split('id="nodes"', 1)[1].split("</table>", 1)[0]:
+    bad.append("the file has per-node rows")
+spread = re.findall(r"<tr><td>[^<]*</td>(?:<td class=\"num\">[^<]*</td>){6}</tr>", src.split('id="spread"', 1)[1].split("</table>", 1)[0])
+if len(spread) < 5:
+    bad.append("spread rows %d" % len(spread))
+body = dom.split('id="nodes"', 1)[1].split("</table>", 1)[0]
+rows = re.findall(r'<tr data-node="(\d+)"( class="hl")?><td>([^<]*)</td><td class="num" data-v="([^"]*)"', body)
+names = [r[2] for r in rows]
+if sorted(names) != ["n%02d" % i for i in range(10, 20)]:
+    bad.append("rows %r" % names)
+cpu = [float(r[3]) for r in rows]
+if cpu != sorted(cpu, reverse=True) or cpu[0] <= cpu[-1]:
+    bad.append("not sorted: %r" % cpu)
+if [r[2] for r in rows if r[1]] != ["n13"]:
+    bad.append("highlighted %r" % [r[2] for r in rows if r[1]])
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+EOF2
+
 # --compare A B --html: job B's report with the comparison, on elapsed
 # time: the verdict of the text output, a row per compared figure, the
 # phases side by side, and an overlay chart per metric (A solid, B
