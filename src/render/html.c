@@ -788,8 +788,8 @@ static size_t table_nodes(void)
 }
 
 /* The spread of each figure across the nodes (the PDF's above 16 nodes). */
-static void spread_table(html_ctx *c, const pm_figure *const *fs, const pm_layout_figure *const *lfs,
-                         size_t nf)
+static void spread_table(html_ctx *c, const pm_figure *const *fs,
+                         const pm_layout_figure *const *lfs, size_t nf)
 {
     const pm_analysis *a = c->a;
     pm_buf *b = &c->body;
@@ -798,11 +798,12 @@ static void spread_table(html_ctx *c, const pm_figure *const *fs, const pm_layou
         c->oom = 1;
         return;
     }
-    pm_buf_printf(b, "<p>%zu nodes: each figure's spread across them (5th and 95th percentiles "
-                     "interpolated); every node's row is below, found by its name or a sort "
-                     "(with the script).</p>\n<table id=\"spread\"><thead><tr><th>Figure</th>"
-                     "<th>Min</th><th>5th pct</th><th>Median</th><th>95th pct</th><th>Max</th>"
-                     "<th>Job</th></tr></thead><tbody>\n",
+    pm_buf_printf(b,
+                  "<p>%zu nodes: each figure's spread across them (5th and 95th percentiles "
+                  "interpolated); every node's row is below, found by its name or a sort "
+                  "(with the script).</p>\n<table id=\"spread\"><thead><tr><th>Figure</th>"
+                  "<th>Min</th><th>5th pct</th><th>Median</th><th>95th pct</th><th>Max</th>"
+                  "<th>Job</th></tr></thead><tbody>\n",
                   a->nhosts);
     for (size_t i = 0; i < nf; i++) {
         for (size_t h = 0; h < a->nhosts; h++)
