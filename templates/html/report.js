@@ -463,6 +463,10 @@ function main() {
       io.observe(f);
     });
   }
+  /* Printing shows every chart: draw those not scrolled to yet. */
+  window.addEventListener('beforeprint', function () {
+    D.charts.forEach(function (c, i) { draw(i); });
+  });
   heats.forEach(function (o) { o.draw(); });
   phaseButtons();
   /* The statistics per node: a click on a row highlights its node; sort
