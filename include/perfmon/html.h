@@ -8,7 +8,8 @@
  * report's own script (TEMPLATES/html/report.js), all inline.  A
  * Content-Security-Policy forbids every fetch and allows only the file's
  * own script and style elements, by their SHA-256.  Series are float32
- * little-endian arrays in base64, each distinct array once.
+ * little-endian arrays, each distinct array once, byte-shuffled and
+ * deflated into one zlib stream in base64.
  * docs/report.md, "The HTML report", says what it shows and where the
  * bytes go.
  *

@@ -7,7 +7,12 @@
  *            the constant metrics and the statistics per node;
  *     data   one JSON object in a <script type="application/json">: the
  *            job's start, nodes, phases, and per chart its series as
- *            indices into "blobs", the distinct float32 arrays in base64;
+ *            indices into "blobs", the distinct float32 (and colour-map
+ *            byte) arrays;
+ *     bin    the blobs one after the other, each byte-shuffled, as one
+ *            zlib stream in base64, in a <script type="application/
+ *            octet-stream"> (data, never run) that the script inflates
+ *            with the browser's DecompressionStream;
  *     code   uPlot and TEMPLATES/html/report.js, inline.
  *
  * The head's Content-Security-Policy names the SHA-256 of each inline
