@@ -299,7 +299,7 @@ $A -q --compare "$F/base" "$F/slow" --html "$T/cmp.html"
 rc=$?
 check "--compare --html: exit 1 (B is worse), written" sh -c "[ $rc -eq 1 ] && [ -s '$T/cmp.html' ]"
 $A --compare "$F/base" "$F/slow" >"$T/cmp.txt"
-load "$T/cmp.html" "#zoom=10,20" "$T/cmp"
+load "$T/cmp.html" "#zoom=10,20" "$T/cmp" 24000
 check "--compare --html: no console message" no_console "$T/cmp"
 check "--compare --html: the comparison in the browser" python3 - "$T" <<'EOF2'
 import json, re, sys
