@@ -44,6 +44,11 @@ fi
 echo "== perfmon-analyze --pdf / --plots: ${PM_BENCH_REPORT_HOSTS:-16} hosts x ${PM_BENCH_REPORT_SAMPLES:-86400} samples; SKA JSON 16 x 3600 --pdf and --stats"
 "$BUILD/bench/report_bench" "$BIN" "${PM_BENCH_REPORT_HOSTS:-16}" "${PM_BENCH_REPORT_SAMPLES:-86400}" 16 3600
 
+echo "== perfmon-analyze --html beside --pdf: SKA 16 x 3600, 512 x ${PM_BENCH_BIG:+86400}${PM_BENCH_BIG:-3600} and 10000 x 120 (bench/bigjob.c); the first screen and a zoom in headless Chromium (bench/html.sh)"
+mkdir -p "$TMP/html"
+TMP="$TMP/html" BUILD="$BUILD" sh bench/html.sh
+rm -rf "$TMP/html"
+
 N10K=${PM_BENCH_BIG_HOSTS:-10000}
 S10K=${PM_BENCH_BIG_SAMPLES:-120}
 echo "== the report at scale: perfmon-analyze DIR --pdf --stats on $N10K hosts x $S10K samples at 1 s (three groups of nodes, idle, short and late nodes; bench/bigjob.c)"

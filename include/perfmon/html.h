@@ -8,7 +8,8 @@
  * report's own script (TEMPLATES/html/report.js), all inline.  A
  * Content-Security-Policy forbids every fetch and allows only the file's
  * own script and style elements, by their SHA-256.  Series are float32
- * little-endian arrays in base64, each distinct array once.
+ * little-endian arrays, each distinct array once, byte-shuffled and
+ * deflated into one zlib stream in base64.
  * docs/report.md, "The HTML report", says what it shows and where the
  * bytes go.
  *
@@ -32,6 +33,9 @@ typedef struct pm_html_opts {
     const char *template_dir; /* holds html/report.js, html/report.css, html/vendor/ */
     int elapsed;              /* time axis as elapsed time */
     long long creation_time;  /* seconds since the epoch; < 0 = SOURCE_DATE_EPOCH or now */
+    /* --compare: not NULL, the report is of its job B (the analysis given
+     * to pm_html_write) with a comparison section, on elapsed time. */
+    const struct pm_comparison *compare;
 } pm_html_opts;
 
 void pm_html_opts_init(pm_html_opts *o);
@@ -55,6 +59,17 @@ void pm_html_text(pm_buf *b, const char *s);
  * element: < > & as \u003c \u003e \u0026 (so no "</script" or "<!--"),
  * U+2028 and U+2029 escaped, bytes that are not UTF-8 as U+FFFD. */
 void pm_html_json_str(pm_buf *b, const char *s);
+
+/* The byte shuffle of n bytes of elements of elem bytes: first byte 0 of
+ * every element, then byte 1, ... (a tail shorter than one element copied
+ * as it is); out holds n bytes.  Neighbouring float32 values share their
+ * sign and exponent bytes, which so come together and deflate well. */
+void pm_html_shuffle(const void *in, size_t n, size_t elem, void *out);
+
+/* n bytes as a zlib stream (RFC 1950, deflate at level 6): *out (malloc'd,
+ * the caller frees) of *outlen bytes.  The same bytes for the same input
+ * and zlib.  Returns 0, PM_ENOMEM or PM_ELIMIT (over 4 GiB). */
+int pm_html_deflate(const void *in, size_t n, unsigned char **out, size_t *outlen) PM_WUR;
 
 /* SHA-256 (FIPS 180-4) of n bytes. */
 void pm_sha256(const void *data, size_t n, uint8_t out[32]);

@@ -32,7 +32,10 @@ typedef struct pm_compare_cli {
     const char *cfg_path;         /* templates/compare.json */
     double threshold_pct;         /* --threshold, NaN: from the configuration */
     int want_text, want_json, want_pdf, quiet;
-    pm_gate_names gate; /* --gate / --no-gate */
+    pm_gate_names gate;    /* --gate / --no-gate */
+    int want_html;         /* --html: job B's report with the comparison */
+    const char *html_path; /* NULL: job-compare.html */
+    const char *templates; /* the templates directory (--html) */
 } pm_compare_cli;
 
 int pm_compare_main(const pm_compare_cli *cl);

@@ -57,7 +57,8 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: perfmon-analyze [options] DIR|FILE...\n"
-        "       perfmon-analyze --compare [--json] [--pdf [FILE]] [--threshold PCT] DIR_A DIR_B\n"
+        "       perfmon-analyze --compare [--json] [--pdf [FILE]] [--html [FILE]] [--threshold PCT]\n"
+        "                       DIR_A DIR_B\n"
         "  --stats            job statistics as a text table (default output): with\n"
         "                     resource use per phase and requested vs used\n"
         "  --json             with --stats: the statistics as JSON\n"
@@ -676,12 +677,11 @@ static int check_args(cli *c, int ninputs)
                          : c->trace        ? "--trace"
                          : c->ro.plots_dir ? "--plots"
                          : c->o.stream     ? "--stream"
-                         : c->want_html    ? "--html"
                                            : NULL;
         if (no) {
             fprintf(stderr,
                     "perfmon-analyze: %s does not go with --compare, which writes --stats, "
-                    "--json and --pdf only%s\n",
+                    "--json, --pdf and --html only%s\n",
                     no, strcmp(no, "--stream") == 0 ? " (it reads both jobs whole)" : "");
             return EXIT_USAGE;
         }
@@ -762,7 +762,10 @@ static int run_compare(cli *c, char **inputs)
                          c->want_json,
                          c->want_pdf,
                          c->quiet,
-                         {c->glist[0], c->ngl[0], c->glist[1], c->ngl[1]}};
+                         {c->glist[0], c->ngl[0], c->glist[1], c->ngl[1]},
+                         c->want_html,
+                         c->html_path,
+                         c->tbuf};
     return pm_compare_main(&cl);
 }
 

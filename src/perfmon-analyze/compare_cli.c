@@ -12,6 +12,7 @@
 #include "perfmon/cli.h"
 #include "perfmon/compare.h"
 #include "perfmon/export.h"
+#include "perfmon/html.h"
 #include "perfmon/report.h"
 
 enum {
@@ -53,6 +54,25 @@ static int write_pdf(const pm_compare_cli *cl, const pm_comparison *cmp)
     }
     if (!cl->quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "perfmon-analyze: wrote %s\n", ro.pdf_path);
+    return EXIT_OK;
+}
+
+static int write_html(const pm_compare_cli *cl, const pm_comparison *cmp)
+{
+    pm_error err;
+    pm_error_clear(&err);
+    pm_html_opts ho;
+    pm_html_opts_init(&ho);
+    ho.path = cl->html_path ? cl->html_path : "job-compare.html";
+    ho.layout_path = cl->report->layout_path;
+    ho.template_dir = cl->templates;
+    ho.compare = cmp;
+    if (pm_html_write(cmp->b, &ho, &err) != 0) {
+        fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
+        return EXIT_OUTPUT;
+    }
+    if (!cl->quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "perfmon-analyze: wrote %s\n", ho.path);
     return EXIT_OK;
 }
 
@@ -106,6 +126,8 @@ int pm_compare_main(const pm_compare_cli *cl)
     if (bad)
         status = EXIT_OUTPUT;
     if (cl->want_pdf && write_pdf(cl, cmp) != EXIT_OK)
+        status = EXIT_OUTPUT;
+    if (cl->want_html && write_html(cl, cmp) != EXIT_OK)
         status = EXIT_OUTPUT;
     if (status == EXIT_OK && cmp->overall == PM_OVERALL_WORSE)
         status = EXIT_WORSE;

@@ -7,7 +7,12 @@
  *            the constant metrics and the statistics per node;
  *     data   one JSON object in a <script type="application/json">: the
  *            job's start, nodes, phases, and per chart its series as
- *            indices into "blobs", the distinct float32 arrays in base64;
+ *            indices into "blobs", the distinct float32 (and colour-map
+ *            byte) arrays;
+ *     bin    the blobs one after the other, each byte-shuffled, as one
+ *            zlib stream in base64, in a <script type="application/
+ *            octet-stream"> (data, never run) that the script inflates
+ *            with the browser's DecompressionStream;
  *     code   uPlot and TEMPLATES/html/report.js, inline.
  *
  * The head's Content-Security-Policy names the SHA-256 of each inline
@@ -25,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfmon/compare.h"
 #include "perfmon/export.h"
 #include "perfmon/fileio.h"
 #include "perfmon/html.h"
@@ -32,7 +38,9 @@
 #include "perfmon/phase_stats.h"
 #include "perfmon/report.h"
 #include "perfmon/request_use.h"
+#include "perfmon/spread.h"
 #include "perfmon/units.h"
+#include "html_int.h"
 #include "report_int.h"
 
 #ifndef PM_VERSION
@@ -42,6 +50,13 @@
 /* The vendored chart library (docs/report.md says why this one). */
 #define UPLOT_DIR "html/vendor/uplot-1.6.32"
 #define TEMPLATE_MAX ((size_t)4 << 20)
+/* A band chart of a job of up to this many nodes has a line per node
+ * (from the band's grid); above, a per-node min/max pyramid level. */
+#define PM_HTML_LINE_NODES 16
+/* The float32 bytes of all nodes' min/max in all band charts, at most
+ * (before deflate), and the coarsest level that is still worth it. */
+#define PM_HTML_PYR_BUDGET ((size_t)24 << 20)
+#define PM_HTML_PYR_MIN_COLS 500
 /* Phases sent to the script for shading (the rest merged by kind there). */
 #define MAX_PHASES 4096
 
@@ -151,24 +166,6 @@ int pm_html_check_templates(const char *dir, pm_error *err)
 
 /* ---- the data: distinct float32 arrays ------------------------------------ */
 
-typedef struct blob {
-    uint8_t sha[32];
-    unsigned char *bytes;
-    size_t len;
-} blob;
-
-typedef struct html_ctx {
-    const pm_analysis *a;
-    const pm_html_opts *o;
-    const pm_layout *l;
-    pm_buf body, data;
-    blob *blobs;
-    size_t nblobs, capblobs;
-    int oom;
-    size_t ncharts, nheat;
-    char *flat; /* [nmetrics] a row of the constant table, not a chart */
-} html_ctx;
-
 static void put_f32(unsigned char *p, float f)
 {
     uint32_t u;
@@ -179,22 +176,15 @@ static void put_f32(unsigned char *p, float f)
     p[3] = (unsigned char)(u >> 24);
 }
 
-/* The index of v[0..n) - off as float32 among the blobs (added when new);
- * SIZE_MAX when out of memory. */
-static size_t add_blob(html_ctx *c, const double *v, size_t n, double off)
+/* The index of p[0..len) (malloc'd; taken) among the blobs, added when
+ * new; SIZE_MAX when out of memory (p freed). */
+static size_t take_blob(html_ctx *c, unsigned char *p, size_t len, size_t elem)
 {
-    if (n > SIZE_MAX / 4)
-        return SIZE_MAX;
-    unsigned char *p = malloc(n ? 4 * n : 1);
-    if (!p)
-        return SIZE_MAX;
-    for (size_t i = 0; i < n; i++)
-        put_f32(p + 4 * i, isfinite(v[i]) ? (float)(v[i] - off) : NAN);
     uint8_t h[32];
-    pm_sha256(p, 4 * n, h);
+    pm_sha256(p, len, h);
     for (size_t i = 0; i < c->nblobs; i++)
-        if (c->blobs[i].len == 4 * n && memcmp(c->blobs[i].sha, h, 32) == 0 &&
-            memcmp(c->blobs[i].bytes, p, 4 * n) == 0) {
+        if (c->blobs[i].len == len && c->blobs[i].elem == elem &&
+            memcmp(c->blobs[i].sha, h, 32) == 0 && memcmp(c->blobs[i].bytes, p, len) == 0) {
             free(p);
             return i;
         }
@@ -211,24 +201,39 @@ static size_t add_blob(html_ctx *c, const double *v, size_t n, double off)
     blob *b = &c->blobs[c->nblobs];
     memcpy(b->sha, h, 32);
     b->bytes = p;
-    b->len = 4 * n;
+    b->len = len;
+    b->elem = elem;
     return c->nblobs++;
 }
 
-static void json_key(pm_buf *b, const char *k, int first)
+/* The index of v[0..n) - off as float32 among the blobs (added when new);
+ * SIZE_MAX when out of memory. */
+static size_t add_blob(html_ctx *c, const double *v, size_t n, double off)
+{
+    if (n > SIZE_MAX / 4)
+        return SIZE_MAX;
+    unsigned char *p = malloc(n ? 4 * n : 1);
+    if (!p)
+        return SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        put_f32(p + 4 * i, isfinite(v[i]) ? (float)(v[i] - off) : NAN);
+    return take_blob(c, p, 4 * n, 4);
+}
+
+void html_json_key(pm_buf *b, const char *k, int first)
 {
     pm_buf_printf(b, "%s\"%s\":", first ? "" : ",", k);
 }
 
 /* "key":index of the array, or sets c->oom. */
-static void json_blob(html_ctx *c, const char *k, const double *v, size_t n, double off)
+void html_json_blob(html_ctx *c, const char *k, const double *v, size_t n, double off)
 {
     size_t i = add_blob(c, v, n, off);
     if (i == SIZE_MAX) {
         c->oom = 1;
         return;
     }
-    json_key(&c->data, k, 0);
+    html_json_key(&c->data, k, 0);
     pm_buf_printf(&c->data, "%zu", i);
 }
 
@@ -243,48 +248,127 @@ static long line_host(const pm_analysis *a, const pm_metric_result *r, const pm_
     return -1;
 }
 
-static void chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const char *group)
+/* A band chart's nodes (docs/report.md, "What is exact at which zoom"):
+ * in a job of at most PM_HTML_LINE_NODES nodes a line per node that is
+ * not a line already, its row on the band's grid; above, each node's
+ * minimum and maximum over blocks of c->pyr_block grid points, the nodes'
+ * rows one after the other (NaN where a node has no data). */
+static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch, pm_error *err)
+{
+    const pm_analysis *a = c->a;
+    const pm_plot_band *b = ch->plot.band;
+    pm_buf *d = &c->data;
+    size_t ng = b->n, nh = a->nhosts;
+    if (ng == 0 || (nh > PM_HTML_LINE_NODES && !c->pyr_block))
+        return 0;
+    double *row = pm_alloc_array(ng, sizeof *row);
+    if (!row)
+        return pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
+    int rc = 0;
+    if (nh <= PM_HTML_LINE_NODES) {
+        pm_buf_puts(d, ",\"rows\":[");
+        int first = 1;
+        for (size_t h = 0; h < nh && !rc; h++) {
+            int drawn = 0;
+            for (size_t i = 0; i < ch->plot.nseries; i++)
+                drawn |= line_host(a, r, &ch->plot.series[i]) == (long)h;
+            if (!r->host[h] || drawn)
+                continue;
+            if ((rc = pm_report_row(a, r, h, PM_REPORT_BAND_COLS, 0, ng, row, err)) != 0)
+                break;
+            pm_buf_printf(d, "%s{", first ? "" : ",");
+            html_json_key(d, "label", 1);
+            pm_html_json_str(d, a->hosts[h].name);
+            pm_buf_printf(d, ",\"node\":%zu", h);
+            html_json_blob(c, "v", row, ng, 0);
+            pm_buf_puts(d, "}");
+            first = 0;
+        }
+        pm_buf_puts(d, "]");
+        free(row);
+        return rc;
+    }
+    size_t bk = c->pyr_block, nb = (ng + bk - 1) / bk;
+    double *lo = pm_alloc_array(nh * nb, sizeof *lo), *hi = pm_alloc_array(nh * nb, sizeof *hi);
+    double *t = pm_alloc_array(nb, sizeof *t);
+    if (!lo || !hi || !t)
+        rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
+    for (size_t h = 0; h < nh && !rc; h++) {
+        if (r->host[h])
+            rc = pm_report_row(a, r, h, PM_REPORT_BAND_COLS, 0, ng, row, err);
+        for (size_t j = 0; j < nb && !rc; j++) {
+            double mn = INFINITY, mx = -INFINITY;
+            for (size_t g = j * bk; g < (j + 1) * bk && g < ng && r->host[h]; g++)
+                if (isfinite(row[g])) {
+                    mn = fmin(mn, row[g]);
+                    mx = fmax(mx, row[g]);
+                }
+            lo[h * nb + j] = mn <= mx ? mn : NAN;
+            hi[h * nb + j] = mn <= mx ? mx : NAN;
+        }
+    }
+    if (!rc) {
+        for (size_t j = 0; j < nb; j++)
+            t[j] = b->t[j * bk];
+        pm_buf_printf(d, ",\"pyr\":{\"n\":%zu,\"block\":%zu", nb, bk);
+        html_json_blob(c, "t", t, nb, a->t_start);
+        html_json_blob(c, "lo", lo, nh * nb, 0);
+        html_json_blob(c, "hi", hi, nh * nb, 0);
+        pm_buf_puts(d, "}");
+    }
+    free(lo);
+    free(hi);
+    free(t);
+    free(row);
+    return rc;
+}
+
+static int chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const char *group,
+                      pm_error *err)
 {
     const pm_analysis *a = c->a;
     const pm_metric_result *r = &a->metrics[m];
     pm_buf *d = &c->data;
     double t0 = a->t_start;
     pm_buf_printf(d, "%s{\"id\":\"c%zu\"", c->ncharts ? "," : "", c->ncharts);
-    json_key(d, "metric", 0);
+    html_json_key(d, "metric", 0);
     pm_html_json_str(d, r->def->id);
-    json_key(d, "group", 0);
+    html_json_key(d, "group", 0);
     pm_html_json_str(d, group);
     pm_buf_printf(d, ",\"all\":%d,\"step\":%d", all, ch->plot.step);
-    json_key(d, "title", 0);
+    html_json_key(d, "title", 0);
     pm_html_json_str(d, ch->title);
-    json_key(d, "ylabel", 0);
+    html_json_key(d, "ylabel", 0);
     pm_html_json_str(d, ch->ylabel);
-    json_key(d, "unit", 0);
+    html_json_key(d, "unit", 0);
     pm_html_json_str(d, pm_unit_shown(r->def->unit));
     pm_buf_puts(d, ",\"lines\":[");
     for (size_t i = 0; i < ch->plot.nseries; i++) {
         const pm_plot_series *s = &ch->plot.series[i];
         pm_buf_puts(d, i ? ",{" : "{");
-        json_key(d, "label", 1);
+        html_json_key(d, "label", 1);
         pm_html_json_str(d, s->label);
         pm_buf_printf(d, ",\"node\":%ld", all ? -1L : line_host(a, r, s));
-        json_blob(c, "t", s->t, s->n, t0);
-        json_blob(c, "v", s->v, s->n, 0);
+        html_json_blob(c, "t", s->t, s->n, t0);
+        html_json_blob(c, "v", s->v, s->n, 0);
         pm_buf_puts(d, "}");
     }
     pm_buf_puts(d, "]");
     if (ch->plot.band) {
         const pm_plot_band *b = ch->plot.band;
         pm_buf_puts(d, ",\"band\":{");
-        json_key(d, "label", 1);
+        html_json_key(d, "label", 1);
         pm_html_json_str(d, b->label);
-        json_blob(c, "t", b->t, b->n, t0);
-        json_blob(c, "lo", b->lo, b->n, 0);
-        json_blob(c, "p5", b->p5, b->n, 0);
-        json_blob(c, "mid", b->mid, b->n, 0);
-        json_blob(c, "p95", b->p95, b->n, 0);
-        json_blob(c, "hi", b->hi, b->n, 0);
+        html_json_blob(c, "t", b->t, b->n, t0);
+        html_json_blob(c, "lo", b->lo, b->n, 0);
+        html_json_blob(c, "p5", b->p5, b->n, 0);
+        html_json_blob(c, "mid", b->mid, b->n, 0);
+        html_json_blob(c, "p95", b->p95, b->n, 0);
+        html_json_blob(c, "hi", b->hi, b->n, 0);
         pm_buf_puts(d, "}");
+        int rc = band_nodes(c, r, ch, err);
+        if (rc)
+            return rc;
     }
     pm_buf_puts(d, ",\"repairs\":[");
     int first = 1;
@@ -300,14 +384,45 @@ static void chart_json(html_ctx *c, const pm_chart *ch, size_t m, int all, const
         first = 0;
     }
     pm_buf_puts(d, "]}");
+    return 0;
 }
 
-static void figure_html(html_ctx *c, const pm_chart *ch)
+void html_figure(html_ctx *c, const char *title)
 {
     pm_buf *b = &c->body;
     pm_buf_printf(b, "<figure class=\"chart\" id=\"c%zu\"><figcaption>", c->ncharts);
-    pm_html_text(b, ch->title);
+    pm_html_text(b, title);
     pm_buf_puts(b, "</figcaption><div class=\"plot\"></div></figure>\n");
+}
+
+/* The per-node minimum and maximum of the band charts of a job of more
+ * than PM_HTML_LINE_NODES nodes: the finest level of the pyramid (blocks
+ * of 1, 2, 4 ... points of the band's grid) whose float32 values for all
+ * nodes and band charts fit PM_HTML_PYR_BUDGET bytes, as long as it has
+ * PM_HTML_PYR_MIN_COLS columns; else none (c->pyr_block = 0). */
+static void pyramid_level(html_ctx *c)
+{
+    const pm_analysis *a = c->a;
+    c->pyr_block = 0;
+    if (a->nhosts <= PM_HTML_LINE_NODES)
+        return;
+    size_t nband = 0;
+    for (size_t m = 0; m < a->nmetrics; m++)
+        nband += !c->flat[m] && a->metrics[m].nhosts_with_data > PM_LEGEND_MAX_HOSTS;
+    double t0, step;
+    size_t ng = pm_report_grid(a, PM_REPORT_BAND_COLS, &t0, &step);
+    if (!nband || !ng)
+        return;
+    for (size_t bk = 1; bk <= ng; bk *= 2) {
+        size_t cols = (ng + bk - 1) / bk;
+        if (cols < PM_HTML_PYR_MIN_COLS && cols < ng)
+            return;
+        double bytes = (double)nband * (double)a->nhosts * (double)cols * 8.0;
+        if (bytes <= (double)PM_HTML_PYR_BUDGET) {
+            c->pyr_block = bk;
+            return;
+        }
+    }
 }
 
 typedef struct flat_row {
@@ -343,6 +458,7 @@ static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t 
             snprintf(missing + ml, mcap - ml, "%s%s", ml ? ", " : "", l->groups[g].title);
         }
     }
+    pyramid_level(c);
     int rc = 0;
     for (size_t g = 0; g < l->ngroups && !rc; g++)
         for (int all = 1; all >= 0 && !rc; all--) {
@@ -366,8 +482,8 @@ static int charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t 
                     pm_buf_printf(&c->body, ": %s</h3>\n", all ? "all nodes" : "per node");
                     heading = 1;
                 }
-                figure_html(c, &ch);
-                chart_json(c, &ch, m, all, l->groups[g].title);
+                html_figure(c, ch.title);
+                rc = chart_json(c, &ch, m, all, l->groups[g].title, err);
                 c->ncharts++;
                 pm_chart_free(&ch);
             }
@@ -486,28 +602,29 @@ static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m, const na
         }
     pm_buf *d = &c->data;
     pm_buf_printf(d, "%s{\"id\":\"h%zu\"", c->nheat ? "," : "", c->nheat);
-    json_key(d, "metric", 0);
+    html_json_key(d, "metric", 0);
     pm_html_json_str(d, a->metrics[m].def->id);
-    json_key(d, "title", 0);
+    html_json_key(d, "title", 0);
     pm_html_json_str(d, hd->title);
-    json_key(d, "unit", 0);
+    html_json_key(d, "unit", 0);
     pm_html_json_str(d, pm_unit_shown(hm->unit));
-    json_key(d, "lo", 0);
+    html_json_key(d, "lo", 0);
     pm_buf_json_num(d, lo);
-    json_key(d, "hi", 0);
+    html_json_key(d, "hi", 0);
     pm_buf_json_num(d, hi);
     pm_buf_printf(d, ",\"ncols\":%zu,\"per\":%zu", nc, per);
-    json_blob(c, "t", hm->t, nc, a->t_start);
+    html_json_blob(c, "t", hm->t, nc, a->t_start);
     pm_buf_puts(d, ",\"rows\":[");
     for (size_t r = 0; r < nr; r++) {
         name_idx key = {hm->rows[r], 0};
         const name_idx *f = bsearch(&key, ix, a->nhosts, sizeof *ix, cmp_name_ptr);
         pm_buf_printf(d, "%s%ld", r ? "," : "", f ? (long)f->host : -1L);
     }
-    pm_buf_puts(d, "],\"cells\":\"");
-    pm_base64(d, q, mr * nc);
-    pm_buf_puts(d, "\"}");
-    free(q);
+    pm_buf_puts(d, "]");
+    size_t qi = take_blob(c, q, mr * nc, 1);
+    if (qi == SIZE_MAX)
+        c->oom = 1;
+    pm_buf_printf(d, ",\"cells\":%zu}", qi);
 }
 
 /* The PDF's colour maps (templates/report.json "heatmaps"), for jobs of
@@ -659,33 +776,106 @@ static void key_figures(html_ctx *c)
     pm_buf_puts(b, "</tbody></table>\n");
 }
 
-/* The statistics per node: the key figures of each node, a row each; a
- * click on a row highlights the node in every chart. */
-static void node_table(html_ctx *c)
+/* Above this many nodes the statistics per node are data for the script,
+ * which shows the rows a search or a sort asks for: 10,000 rows of HTML
+ * would be most of the file and seconds of the browser's parsing.  The
+ * plain HTML then has each figure's spread across the nodes. */
+#define PM_HTML_TABLE_NODES 1000
+
+/* PM_HTML_TABLE_NODES, or the environment's PM_HTML_TABLE_NODES (so that
+ * the tests see the script's table on a small job). */
+static size_t table_nodes(void)
+{
+    const char *e = getenv("PM_HTML_TABLE_NODES");
+    char *end;
+    unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end && v ? (size_t)v : PM_HTML_TABLE_NODES;
+}
+
+/* The spread of each figure across the nodes (the PDF's above 16 nodes). */
+static void spread_table(html_ctx *c, const pm_figure *const *fs,
+                         const pm_layout_figure *const *lfs, size_t nf)
 {
     const pm_analysis *a = c->a;
     pm_buf *b = &c->body;
+    double *v = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *v);
+    if (!v) {
+        c->oom = 1;
+        return;
+    }
+    pm_buf_printf(b,
+                  "<p>%zu nodes: each figure's spread across them (5th and 95th percentiles "
+                  "interpolated); every node's row is below, found by its name or a sort "
+                  "(with the script).</p>\n<table id=\"spread\"><thead><tr><th>Figure</th>"
+                  "<th>Min</th><th>5th pct</th><th>Median</th><th>95th pct</th><th>Max</th>"
+                  "<th>Job</th></tr></thead><tbody>\n",
+                  a->nhosts);
+    for (size_t i = 0; i < nf; i++) {
+        for (size_t h = 0; h < a->nhosts; h++)
+            v[h] = pm_figure_value(&a->nodes[h], fs[i]);
+        pm_spread sp;
+        if (pm_spread_of(v, a->nhosts, &sp) != 0) {
+            c->oom = 1;
+            break;
+        }
+        double q[6] = {sp.min, sp.p5, sp.median, sp.p95, sp.max, pm_figure_value(&a->job, fs[i])};
+        char cell[48], lab[160];
+        int scaled = report_figure_cell(lfs[i], fs[i], 0, cell, sizeof cell);
+        report_figure_label(lfs[i], fs[i], scaled, lab, sizeof lab);
+        pm_buf_puts(b, "<tr>");
+        td(b, lab, 0);
+        for (int k = 0; k < 6; k++) {
+            if (isfinite(q[k]))
+                report_figure_cell(lfs[i], fs[i], q[k], cell, sizeof cell);
+            else
+                snprintf(cell, sizeof cell, "-");
+            td(b, cell, 1);
+        }
+        pm_buf_puts(b, "</tr>\n");
+    }
+    pm_buf_puts(b, "</tbody></table>\n");
+    free(v);
+}
+
+/* The statistics per node: the key figures of each node, a row each; a
+ * click on a row highlights the node in every chart.  Above
+ * PM_HTML_TABLE_NODES nodes the rows go to the data ("table": per node its
+ * index, then per figure its cell's text and its value for sorting). */
+static void node_table(html_ctx *c)
+{
+    const pm_analysis *a = c->a;
+    pm_buf *b = &c->body, *d = &c->data;
     const pm_figure *fs[64];
     const pm_layout_figure *lfs[64];
     size_t nf = 0;
-    pm_buf_puts(b, "<table id=\"nodes\"><thead><tr><th>Node</th>");
+    int as_data = a->nhosts > table_nodes();
     for (size_t i = 0; i < c->l->nfigures && nf < 64; i++) {
         const pm_figure *f = pm_figure_find(c->l->figures[i].key);
         if (!f)
             continue;
-        char tmp[48], lab[160];
-        int scaled = report_figure_cell(&c->l->figures[i], f, 0, tmp, sizeof tmp);
-        report_figure_label(&c->l->figures[i], f, scaled, lab, sizeof lab);
-        pm_buf_puts(b, "<th>");
-        pm_html_text(b, lab);
-        pm_buf_puts(b, "</th>");
         lfs[nf] = &c->l->figures[i];
         fs[nf++] = f;
     }
+    if (as_data)
+        spread_table(c, fs, lfs, nf);
+    pm_buf_puts(b, "<table id=\"nodes\"><thead><tr><th>Node</th>");
+    for (size_t i = 0; i < nf; i++) {
+        char tmp[48], lab[160];
+        int scaled = report_figure_cell(lfs[i], fs[i], 0, tmp, sizeof tmp);
+        report_figure_label(lfs[i], fs[i], scaled, lab, sizeof lab);
+        pm_buf_puts(b, "<th>");
+        pm_html_text(b, lab);
+        pm_buf_puts(b, "</th>");
+    }
     pm_buf_puts(b, "</tr></thead><tbody>\n");
+    pm_buf_puts(d, as_data ? ",\"table\":[" : ",\"table\":null");
     for (size_t h = 0; h < a->nhosts; h++) {
-        pm_buf_printf(b, "<tr data-node=\"%zu\">", h);
-        td(b, a->hosts[h].name, 0);
+        if (as_data)
+            pm_buf_printf(d, "%s[%zu", h ? "," : "", h);
+        else {
+            pm_buf_printf(b, "<tr data-node=\"%zu\">", h);
+            td(b, a->hosts[h].name, 0);
+        }
         for (size_t i = 0; i < nf; i++) {
             char cell[48];
             double v = pm_figure_value(&a->nodes[h], fs[i]);
@@ -693,10 +883,21 @@ static void node_table(html_ctx *c)
                 report_figure_cell(lfs[i], fs[i], v, cell, sizeof cell);
             else
                 snprintf(cell, sizeof cell, "-");
-            td_num(b, cell, v);
+            if (!as_data) {
+                td_num(b, cell, v);
+                continue;
+            }
+            pm_buf_puts(d, ",");
+            pm_html_json_str(d, cell);
+            if (isfinite(v))
+                pm_buf_printf(d, ",%.7g", v);
+            else
+                pm_buf_puts(d, ",null");
         }
-        pm_buf_puts(b, "</tr>\n");
+        pm_buf_puts(as_data ? d : b, as_data ? "]" : "</tr>\n");
     }
+    if (as_data)
+        pm_buf_puts(d, "]");
     pm_buf_puts(b, "</tbody></table>\n");
 }
 
@@ -780,7 +981,12 @@ static void data_head(html_ctx *c)
     pm_buf_puts(d, "{\"t0\":");
     pm_buf_json_num(d, a->t_start);
     pm_buf_puts(d, ",\"t1\":");
-    pm_buf_json_num(d, a->t_end - a->t_start);
+    double span = a->t_end - a->t_start;
+    if (c->o->compare) { /* both jobs whole on the one axis */
+        const pm_analysis *ra = c->o->compare->a;
+        span = fmax(span, ra->t_end - ra->t_start);
+    }
+    pm_buf_json_num(d, span);
     pm_buf_printf(d, ",\"elapsed\":%d,\"nodes\":[", c->o->elapsed ? 1 : 0);
     for (size_t h = 0; h < a->nhosts; h++) {
         if (h)
@@ -815,16 +1021,40 @@ static void data_head(html_ctx *c)
     pm_buf_puts(d, "],\"charts\":[");
 }
 
-static void data_tail(html_ctx *c)
+/* The blobs' list ([count, bytes an element] each) and, in c->bin, the
+ * blobs one after the other, each byte-shuffled (pm_html_shuffle), as one
+ * zlib stream in base64 (as they are where deflate does not pay). */
+static int data_tail(html_ctx *c, pm_buf *bin, pm_error *err)
 {
     pm_buf *d = &c->data;
+    size_t raw = 0;
+    for (size_t i = 0; i < c->nblobs; i++)
+        raw += c->blobs[i].len;
+    unsigned char *all = malloc(raw ? raw : 1), *z = NULL;
+    if (!all)
+        return pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
+    size_t at = 0, zl = 0;
     pm_buf_puts(d, ",\"blobs\":[");
     for (size_t i = 0; i < c->nblobs; i++) {
-        pm_buf_puts(d, i ? ",\"" : "\"");
-        pm_base64(d, c->blobs[i].bytes, c->blobs[i].len);
-        pm_buf_puts(d, "\"");
+        const blob *b = &c->blobs[i];
+        pm_html_shuffle(b->bytes, b->len, b->elem, all + at);
+        at += b->len;
+        pm_buf_printf(d, "%s[%zu,%zu]", i ? "," : "", b->len / b->elem, b->elem);
     }
-    pm_buf_puts(d, "]}");
+    int rc = pm_html_deflate(all, raw, &z, &zl);
+    if (rc) {
+        free(all);
+        return pm_error_set(err, rc, "cannot deflate the HTML report's series (%zu bytes)", raw);
+    }
+    int packed = zl < raw;
+    pm_buf_printf(d, "],\"packed\":%d,\"raw\":%zu}", packed, raw);
+    if (packed)
+        pm_base64(bin, z, zl);
+    else
+        pm_base64(bin, all, raw);
+    free(all);
+    free(z);
+    return 0;
 }
 
 /* ---- the file ------------------------------------------------------------- */
@@ -855,7 +1085,6 @@ static void csp_hash(pm_buf *b, const char *data, size_t len)
 
 static void body_top(html_ctx *c, const char *verdict, char limits[][160], size_t nlim)
 {
-    const pm_analysis *a = c->a;
     pm_buf *b = &c->body;
     pm_buf_puts(b, "<header><h1>Job performance report</h1>\n<p id=\"verdict\">");
     pm_html_text(b, verdict);
@@ -868,8 +1097,10 @@ static void body_top(html_ctx *c, const char *verdict, char limits[][160], size_
     pm_buf_puts(b, "</header>\n<nav id=\"contents\"><h2>Contents</h2><ol>"
                    "<li><a href=\"#job\">The job</a></li>"
                    "<li><a href=\"#key-figures\">Key figures</a></li>"
-                   "<li><a href=\"#efficiency\">Efficiency notes</a></li>"
-                   "<li><a href=\"#plots\">Plots</a></li>"
+                   "<li><a href=\"#efficiency\">Efficiency notes</a></li>");
+    if (c->o->compare)
+        pm_buf_puts(b, "<li><a href=\"#comparison\">Comparison with another job</a></li>");
+    pm_buf_puts(b, "<li><a href=\"#plots\">Plots</a></li>"
                    "<li><a href=\"#statistics\">Statistics per node</a></li></ol></nav>\n<main>\n");
     pm_buf_puts(b, "<h2>The job</h2>\n");
     job_table(c);
@@ -877,15 +1108,24 @@ static void body_top(html_ctx *c, const char *verdict, char limits[][160], size_
     key_figures(c);
     pm_buf_puts(b, "<h2 id=\"efficiency\">Efficiency notes</h2>\n");
     notes_list(c);
+}
+
+static void plots_head(html_ctx *c)
+{
+    pm_buf *b = &c->body;
     pm_buf_puts(b, "<h2 id=\"plots\">Plots</h2>\n<p class=\"help\">Drag across a plot to zoom "
                    "every plot to that time; double-click to see the whole job again. Click a "
                    "node in a legend or in the statistics table to highlight it in every "
                    "plot.</p>\n<div id=\"phases\"></div>\n");
-    (void)a;
 }
 
-int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
+int pm_html_write(const pm_analysis *a, const pm_html_opts *o_in, pm_error *err)
 {
+    /* A comparison is on elapsed time: the jobs ran at different times. */
+    pm_html_opts oc = *o_in;
+    if (oc.compare)
+        oc.elapsed = 1;
+    const pm_html_opts *o = &oc;
     tfile t[T_N];
     memset(t, 0, sizeof t);
     html_ctx c;
@@ -894,9 +1134,10 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     c.o = o;
     pm_buf_init(&c.body);
     pm_buf_init(&c.data);
-    pm_buf head, style;
+    pm_buf head, style, bin;
     pm_buf_init(&head);
     pm_buf_init(&style);
+    pm_buf_init(&bin);
     pm_layout *layout = NULL;
     flat_row *fl = NULL;
     int rc = pm_layout_load(o->layout_path, &layout, err);
@@ -914,8 +1155,11 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     (void)pm_verdict_text(a, verdict, sizeof verdict);
     char limits[8][160];
     size_t nlim = pm_verdict_limits(a, limits, 8);
-    body_top(&c, verdict, limits, nlim);
     data_head(&c);
+    body_top(&c, verdict, limits, nlim);
+    if (o->compare && (rc = html_compare(&c, err)) != 0)
+        goto out;
+    plots_head(&c);
     size_t nfl = 0;
     char missing[512];
     c.flat = calloc(a->nmetrics ? a->nmetrics : 1, 1);
@@ -938,7 +1182,8 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
                          "<input type=\"search\" id=\"node-filter\" placeholder=\"Find a "
                          "node\" aria-label=\"Find a node\">\n");
     node_table(&c);
-    data_tail(&c);
+    if ((rc = data_tail(&c, &bin, err)) != 0)
+        goto out;
     long long when = creation_time(o);
     time_t tt = (time_t)when;
     struct tm tm;
@@ -964,7 +1209,7 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
                 "\">\n<title>perfmon job report ");
     pm_html_text(&head, pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     pm_buf_puts(&head, "</title>\n<style>");
-    if (head.oom || style.oom || c.body.oom || c.data.oom || c.oom) {
+    if (head.oom || style.oom || bin.oom || c.body.oom || c.data.oom || c.oom) {
         rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report");
         goto out;
     }
@@ -982,6 +1227,8 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o, pm_error *err)
     bad |= fwrite(c.body.data, 1, c.body.len, f) != c.body.len;
     bad |= fputs("<script type=\"application/json\" id=\"pm-data\">", f) < 0;
     bad |= fwrite(c.data.data, 1, c.data.len, f) != c.data.len;
+    bad |= fputs("</script>\n<script type=\"application/octet-stream\" id=\"pm-bin\">", f) < 0;
+    bad |= fwrite(bin.data ? bin.data : "", 1, bin.len, f) != bin.len;
     bad |= fputs("</script>\n<script>", f) < 0;
     bad |= fwrite(t[T_UJS].data, 1, t[T_UJS].len, f) != t[T_UJS].len;
     bad |= fputs("</script>\n<script>", f) < 0;
@@ -1016,5 +1263,6 @@ out:
     pm_buf_free(&c.data);
     pm_buf_free(&head);
     pm_buf_free(&style);
+    pm_buf_free(&bin);
     return rc;
 }

@@ -2,11 +2,16 @@
  * as JSON inside a script element, base64, and SHA-256 for the
  * Content-Security-Policy's hashes of the file's own script and style.
  *
+ * The series are packed as a byte shuffle and a zlib stream (RFC 1950),
+ * which the browser's DecompressionStream("deflate") reads.
+ *
  * SHA-256 is FIPS 180-4, section 6.2; the test vectors of FIPS 180-2
  * appendix B are tests/unit/test_html.c's.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "perfmon/html.h"
 
@@ -131,6 +136,42 @@ void pm_base64(pm_buf *b, const void *data, size_t n)
         out[3] = i + 2 < n ? al[v & 63] : '=';
         pm_buf_add(b, out, 4);
     }
+}
+
+/* ---- packing: byte shuffle and deflate ------------------------------------ */
+
+void pm_html_shuffle(const void *in, size_t n, size_t elem, void *out)
+{
+    const unsigned char *p = in;
+    unsigned char *o = out;
+    size_t count = elem ? n / elem : 0;
+    for (size_t j = 0; j < elem; j++)
+        for (size_t i = 0; i < count; i++)
+            *o++ = p[i * elem + j];
+    /* a tail shorter than one element stays as it is */
+    memcpy(o, p + count * elem, n - count * elem);
+}
+
+int pm_html_deflate(const void *in, size_t n, unsigned char **out, size_t *outlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    if (n > (size_t)UINT32_MAX)
+        return PM_ELIMIT;
+    uLong bound = compressBound((uLong)n);
+    unsigned char *z = malloc(bound ? bound : 1);
+    if (!z)
+        return PM_ENOMEM;
+    uLongf zl = bound;
+    /* Level 6 (zlib's default): level 9 is about twice the time here for
+     * 1-2 % less on the report's series. */
+    if (compress2(z, &zl, in, (uLong)n, 6) != Z_OK) {
+        free(z);
+        return PM_ENOMEM;
+    }
+    *out = z;
+    *outlen = zl;
+    return 0;
 }
 
 /* ---- SHA-256 ------------------------------------------------------------ */

@@ -21,12 +21,36 @@
   var PHASE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
                '#ff9da7', '#9c755f', '#bab0ac'];
 
-  /* Blob i: float32 little-endian in base64; NaN (no value) as null. */
+  /* The blobs: D.blobs[i] = [count, bytes an element], one after the
+   * other in the pm-bin element, each byte-shuffled (all first bytes,
+   * then all second bytes ...), the whole a zlib stream in base64 when
+   * D.packed (inflated by the browser's DecompressionStream). */
+  var BIN = null, OFF = [];
+  function unbase64(s) {
+    var bin = atob(s), u8 = new Uint8Array(bin.length);
+    for (var k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
+    return u8;
+  }
+  function load() {
+    var at = 0;
+    D.blobs.forEach(function (b) { OFF.push(at); at += b[0] * b[1]; });
+    var u8 = unbase64(document.getElementById('pm-bin').textContent);
+    if (!D.packed) return Promise.resolve(u8);
+    var s = new Blob([u8]).stream().pipeThrough(new DecompressionStream('deflate'));
+    return new Response(s).arrayBuffer().then(function (b) { return new Uint8Array(b); });
+  }
+  function bytesOf(i) {
+    var n = D.blobs[i][0], e = D.blobs[i][1], p = BIN.subarray(OFF[i], OFF[i] + n * e);
+    if (e === 1) return p;
+    var out = new Uint8Array(n * e);
+    for (var j = 0; j < e; j++)
+      for (var k = 0, q = j * n; k < n; k++) out[k * e + j] = p[q + k];
+    return out;
+  }
+  /* Blob i as float32 (little-endian); NaN (no value) as null. */
   function floats(i) {
-    var bin = atob(D.blobs[i]), n = bin.length >> 2, u8 = new Uint8Array(bin.length), k;
-    for (k = 0; k < bin.length; k++) u8[k] = bin.charCodeAt(k);
-    var dv = new DataView(u8.buffer), out = new Array(n);
-    for (k = 0; k < n; k++) {
+    var u8 = bytesOf(i), n = u8.length >> 2, dv = new DataView(u8.buffer), out = new Array(n);
+    for (var k = 0; k < n; k++) {
       var v = dv.getFloat32(4 * k, true);
       out[k] = v === v ? v : null;
     }
@@ -113,13 +137,13 @@
   function heat(h) {
     var fig = document.getElementById(h.id), box = fig.querySelector('.plot');
     var info = fig.querySelector('.heat-info');
-    var bin = atob(h.cells), nc = h.ncols, nr = bin.length / nc, k;
+    var cells = bytesOf(h.cells), nc = h.ncols, nr = cells.length / nc, k;
     var src = document.createElement('canvas');
     src.width = nc;
     src.height = nr;
     var sctx = src.getContext('2d'), img = sctx.createImageData(nc, nr);
-    for (k = 0; k < bin.length; k++) {
-      var q = bin.charCodeAt(k), c = q === 255 ? [225, 225, 225] : rgb(q);
+    for (k = 0; k < cells.length; k++) {
+      var q = cells[k], c = q === 255 ? [225, 225, 225] : rgb(q);
       img.data[4 * k] = c[0];
       img.data[4 * k + 1] = c[1];
       img.data[4 * k + 2] = c[2];
@@ -168,7 +192,7 @@
     cv.addEventListener('mousemove', function (e) {
       var rc = cell(e);
       if (!rc) return legend();
-      var q = bin.charCodeAt(rc[0] * nc + rc[1]);
+      var q = cells[rc[0] * nc + rc[1]];
       var names = nodesOf(rc[0]).map(function (n) { return D.nodes[n]; });
       info.textContent = names.slice(0, 3).join(', ') + (names.length > 3 ? ' and ' +
         (names.length - 3) + ' more' : '') + ' at ' + timeText(t[rc[1]]) + ': ' +
@@ -238,32 +262,105 @@
     return o;
   }
 
-  function mark() {
-    plots.forEach(function (u) {
-      var f = u.root.parentNode.parentNode;
-      f.dataset.xmin = (u.scales.x.min - X0).toFixed(3);
-      f.dataset.xmax = (u.scales.x.max - X0).toFixed(3);
-    });
+  /* The range every time plot shows (zx0..zx1), set on the plots drawn so
+   * far; a plot drawn later starts with it. */
+  var zx0 = X0, zx1 = X1, seen = [];
+  function markRange(f) {
+    f.dataset.xmin = (zx0 - X0).toFixed(3);
+    f.dataset.xmax = (zx1 - X0).toFixed(3);
   }
   function zoomAll(mn, mx, except) {
+    var t = performance.now();
+    zx0 = mn;
+    zx1 = mx;
+    /* The charts near the window now; the others when they come near
+     * (seen[i] false: resync() as it scrolls into view). */
     syncing = true;
-    plots.forEach(function (u) { if (u !== except) u.setScale('x', { min: mn, max: mx }); });
+    plots.forEach(function (u, i) {
+      if (!u || u === except) return;
+      if (seen[i] === false) {
+        u.pmStale = true;
+        u.root.parentNode.parentNode.dataset.stale = '1';
+      } else u.setScale('x', { min: mn, max: mx });
+    });
     syncing = false;
     heats.forEach(function (o) { o.x0 = mn; o.x1 = mx; o.draw(); });
-    mark();
+    D.charts.forEach(function (c) { markRange(document.getElementById(c.id)); });
+    /* uPlot redraws in a microtask: this one runs after them. */
+    Promise.resolve().then(function () {
+      document.body.dataset.zoomMs = (performance.now() - t).toFixed(1);
+    });
+  }
+  function resync(u) {
+    if (!u || !u.pmStale) return;
+    u.pmStale = false;
+    delete u.root.parentNode.parentNode.dataset.stale;
+    syncing = true;
+    u.setScale('x', { min: zx0, max: zx1 });
+    syncing = false;
   }
   function onScale(u, key) {
+    if (key === 'y') {
+      /* The value range drawn, for the reader of the page's state. */
+      var f = u.root.parentNode.parentNode;
+      f.dataset.ymin = String(+u.scales.y.min.toPrecision(6));
+      f.dataset.ymax = String(+u.scales.y.max.toPrecision(6));
+    }
     if (key !== 'x' || syncing || building) return;
     zoomAll(u.scales.x.min, u.scales.x.max, u);
   }
 
+  /* Tables [x, y1, y2 ...] with their own ascending times as one table on
+   * the union of the times (uPlot's data), as uPlot.join does: a series
+   * has undefined where it has no point (the line goes on across it) and
+   * keeps its null gaps.  A merge of sorted arrays: uPlot.join took 300 ms
+   * a chart for a band of 4,000 points and three whole day-long lines. */
+  function join(tables) {
+    var n = 0, t, k, i;
+    for (t = 0; t < tables.length; t++) n += tables[t][0].length;
+    var all = new Float64Array(n);
+    for (t = 0, k = 0; t < tables.length; t++)
+      for (i = 0; i < tables[t][0].length; i++) all[k++] = tables[t][0][i];
+    all.sort();
+    var xs = [];
+    for (i = 0; i < n; i++) if (i === 0 || all[i] !== all[i - 1]) xs.push(all[i]);
+    var out = [xs];
+    tables.forEach(function (tb) {
+      var x = tb[0], cols = [];
+      for (var s = 1; s < tb.length; s++) cols.push(new Array(xs.length));
+      for (var j = 0, p = 0; j < x.length; j++) {
+        while (xs[p] < x[j]) p++;
+        for (s = 1; s < tb.length; s++) cols[s - 1][p] = tb[s][j];
+      }
+      out.push.apply(out, cols);
+    });
+    return out;
+  }
+
+  /* A node on one plot: its line (focused), or in a band chart of many
+   * nodes its min/max per pyramid column (the last two series). */
+  function hlPlot(u) {
+    var c = u.pmChart, fig = u.root.parentNode.parentNode, name = '';
+    var i = hl >= 0 ? u.pmNodes.indexOf(hl) : -1;
+    if (c.pyr) {
+      var p = c.pyr, n = p.n, tb = u.pmTables[u.pmTables.length - 1];
+      var lo = arr(p.lo), hi = arr(p.hi), on = hl >= 0 && i < 0;
+      tb[1] = on ? hi.slice(hl * n, hl * n + n) : new Array(n).fill(null);
+      tb[2] = on ? lo.slice(hl * n, hl * n + n) : new Array(n).fill(null);
+      var rows = u.root.querySelectorAll('.u-legend tr.u-series');
+      var k = u.series.length - 2;
+      if (rows[k]) rows[k].querySelector('.u-label').textContent = on ? D.nodes[hl] + ' max' : 'node max';
+      if (rows[k + 1]) rows[k + 1].querySelector('.u-label').textContent = on ? D.nodes[hl] + ' min' : 'node min';
+      u.setData(join(u.pmTables), false);
+      if (on && tb[1].some(function (v) { return v != null; })) i = k;
+    }
+    if (i > 0) name = D.nodes[hl];
+    u.setSeries(i > 0 ? i : null, { focus: true });
+    fig.dataset.hl = name;
+  }
   function highlight(node) {
     hl = node;
-    plots.forEach(function (u) {
-      var i = hl >= 0 ? u.pmNodes.indexOf(hl) : -1;
-      u.setSeries(i > 0 ? i : null, { focus: true });
-      u.root.parentNode.parentNode.dataset.hl = i > 0 ? D.nodes[hl] : '';
-    });
+    plots.forEach(function (u) { if (u) hlPlot(u); });
     var rows = document.querySelectorAll('#nodes tbody tr');
     for (var k = 0; k < rows.length; k++)
       rows[k].classList.toggle('hl', +rows[k].dataset.node === hl);
@@ -290,13 +387,25 @@
       bands.push({ series: [base + 4, base], fill: 'rgba(43,79,140,0.10)' },
                  { series: [base + 3, base + 1], fill: 'rgba(43,79,140,0.22)' });
     }
-    c.lines.forEach(function (l, i) {
-      tables.push([xarr(l.t), arr(l.v)]);
-      series.push({ label: l.label, stroke: PALETTE[i % PALETTE.length], width: 1.25,
-                    value: fv, paths: path });
-      nodes.push(l.node);
+    var lines = c.lines.map(function (l) { return [xarr(l.t), l]; });
+    (c.rows || []).forEach(function (l) { lines.push([xarr(c.band.t), l]); });
+    lines.forEach(function (xl, i) {
+      tables.push([xl[0], arr(xl[1].v)]);
+      /* a comparison's overlay: A solid, B dashed (as in the PDF) */
+      series.push({ label: xl[1].label, stroke: PALETTE[i % PALETTE.length], width: 1.25,
+                    value: fv, paths: path, dash: c.cmp && i === 1 ? [6, 4] : undefined });
+      nodes.push(xl[1].node);
     });
-    var data = tables.length === 1 ? tables[0] : uPlot.join(tables);
+    if (c.pyr) {
+      var n = c.pyr.n, k = series.length;
+      tables.push([xarr(c.pyr.t), new Array(n).fill(null), new Array(n).fill(null)]);
+      var step = uPlot.paths.stepped({ align: 1 });
+      series.push({ label: 'node max', stroke: '#d62728', width: 1.25, value: fv, paths: step },
+                  { label: 'node min', stroke: '#d62728', width: 1.25, value: fv, paths: step });
+      nodes.push(-1, -1);
+      bands.push({ series: [k, k + 1], fill: 'rgba(214,39,40,0.25)' });
+    }
+    var data = tables.length === 1 ? tables[0] : join(tables);
     var axes = [{}, { label: c.ylabel, size: 56, values: function (u, s) { return s.map(axisNum); } }];
     axes[0].values = D.elapsed ? function (u, s) { return s.map(elapsedText); }
       : function (u, s) {
@@ -318,8 +427,14 @@
         drawClear: [function (u) { shade(u, c.repairs); }]
       }
     };
+    building = true;
     var u = new uPlot(opts, data, el);
     u.pmNodes = nodes;
+    u.pmChart = c;
+    u.pmTables = tables;
+    if (zx0 !== X0 || zx1 !== X1) u.setScale('x', { min: zx0, max: zx1 });
+    building = false;
+    if (hl >= 0) hlPlot(u);
     /* A click on a node's legend row highlights that node everywhere
      * (instead of uPlot's hiding the series). */
     var legend = u.root.querySelector('.u-legend');
@@ -333,6 +448,16 @@
     return u;
   }
 
+  /* Charts are drawn as they come near the window (the first screen and
+   * the FIRST charts at once, so the page opens with plots): a report of
+   * hundreds of charts opens as fast as one of ten. */
+  var FIRST = 2;
+  var drawn = 0;
+  function draw(i) {
+    if (plots[i]) return;
+    plots[i] = chart(D.charts[i]);
+    document.body.dataset.drawn = String(++drawn);
+  }
   function phaseButtons() {
     var box = document.getElementById('phases');
     if (!box || !D.kinds.length) return;
@@ -351,62 +476,140 @@
     });
   }
 
-  D.charts.forEach(function (c) { plots.push(chart(c)); });
+function main() {
+  plots = D.charts.map(function () { return null; });
   D.heat.forEach(function (h) { heats.push(heat(h)); });
   if (D.timeline) {
     var tlo = timeline(D.timeline);
     if (tlo) heats.push(tlo);
   }
   building = false;
-  zoomAll(X0, X1);
+  var H = window.innerHeight || 800, io = null;
+  if (window.IntersectionObserver) {
+    io = new IntersectionObserver(function (es) {
+      es.forEach(function (e) {
+        var i = +e.target.dataset.i;
+        seen[i] = e.isIntersecting;
+        if (!e.isIntersecting) return;
+        if (plots[i]) resync(plots[i]);
+        else draw(i);
+      });
+    }, { rootMargin: '400px 0px' });
+  }
+  D.charts.forEach(function (c, i) {
+    var f = document.getElementById(c.id);
+    markRange(f);
+    f.dataset.i = String(i);
+    if (i < FIRST || f.getBoundingClientRect().top < H + 200 || !io) draw(i);
+    if (io) io.observe(f);
+  });
+  /* Printing shows every chart: draw those not scrolled to yet. */
+  window.addEventListener('beforeprint', function () {
+    D.charts.forEach(function (c, i) { draw(i); });
+  });
+  heats.forEach(function (o) { o.draw(); });
   phaseButtons();
-  var rows = document.querySelectorAll('#nodes tbody tr');
-  for (var k = 0; k < rows.length; k++)
-    rows[k].addEventListener('click', function () {
-      var n = +this.dataset.node;
-      highlight(hl === n ? -1 : n);
-    });
-  /* The statistics per node: sort by a column, find a node by name. */
+  /* The statistics per node: a click on a row highlights its node; sort
+   * by a column, find a node by name.  Above 1,000 nodes the rows are
+   * D.table ([node, text, value, text, value ...] each) and the first
+   * SHOW rows of the sorted and found ones are made rows here. */
   var table = document.getElementById('nodes');
   if (table) {
-    var tbody = table.tBodies[0], dir = {};
+    var tbody = table.tBodies[0], dir = {}, SHOW = 200, sortCol = -1;
+    var all = D.table, view = all, note = null;
+    tbody.addEventListener('click', function (e) {
+      var tr = e.target.closest('tr');
+      if (!tr) return;
+      var n = +tr.dataset.node;
+      highlight(hl === n ? -1 : n);
+    });
+    var render = function () {
+      tbody.textContent = '';
+      view.slice(0, SHOW).forEach(function (r) {
+        var tr = document.createElement('tr'), td = document.createElement('td');
+        tr.dataset.node = String(r[0]);
+        td.textContent = D.nodes[r[0]];
+        tr.appendChild(td);
+        for (var k = 1; k < r.length; k += 2) {
+          td = document.createElement('td');
+          td.className = 'num';
+          td.textContent = r[k];
+          if (r[k + 1] != null) td.dataset.v = String(r[k + 1]);
+          tr.appendChild(td);
+        }
+        if (r[0] === hl) tr.classList.add('hl');
+        tbody.appendChild(tr);
+      });
+      note.textContent = view.length > SHOW ? 'The first ' + SHOW + ' of ' + view.length +
+        ' nodes; sort by a column or find a node by name to see others.' : view.length + ' nodes.';
+    };
+    var keyOf = function (r, col) {
+      if (all) return col === 0 ? D.nodes[r[0]] : r[2 * col] == null ? -Infinity : r[2 * col];
+      var c = r.cells[col];
+      return col === 0 ? c.textContent : c.dataset.v === undefined ? -Infinity : +c.dataset.v;
+    };
+    var nodeOf = function (r) { return all ? r[0] : +r.dataset.node; };
+    var sorted = function (rs, col, d) {
+      return rs.slice().sort(function (a, b) {
+        var x = keyOf(a, col), y = keyOf(b, col);
+        return (x < y ? -1 : x > y ? 1 : nodeOf(a) - nodeOf(b)) * -d;
+      });
+    };
+    if (all) {
+      note = document.createElement('p');
+      note.className = 'help';
+      table.parentNode.insertBefore(note, table.nextSibling);
+      render();
+    }
     var ths = table.tHead.rows[0].cells;
     Array.prototype.forEach.call(ths, function (th, col) {
       th.style.cursor = 'pointer';
       th.addEventListener('click', function () {
-        var rs = Array.prototype.slice.call(tbody.rows);
         var d = dir[col] = -(dir[col] || -1); // first click: largest first
-        var key = function (r) {
-          var c = r.cells[col];
-          return col === 0 ? c.textContent : c.dataset.v === undefined ? -Infinity : +c.dataset.v;
-        };
-        rs.sort(function (a, b) {
-          var x = key(a), y = key(b);
-          return (x < y ? -1 : x > y ? 1 : +a.dataset.node - +b.dataset.node) * -d;
-        });
-        rs.forEach(function (r) { tbody.appendChild(r); });
+        sortCol = col;
+        if (all) {
+          view = sorted(view, col, d);
+          render();
+        } else {
+          sorted(Array.prototype.slice.call(tbody.rows), col, d).forEach(function (r) {
+            tbody.appendChild(r);
+          });
+        }
       });
     });
     var box = document.getElementById('node-filter');
     if (box) {
       box.addEventListener('input', function () {
         var s = box.value.toLowerCase();
+        if (all) {
+          view = all.filter(function (r) {
+            return s === '' || D.nodes[r[0]].toLowerCase().indexOf(s) >= 0;
+          });
+          if (sortCol >= 0) view = sorted(view, sortCol, dir[sortCol]);
+          render();
+          return;
+        }
         Array.prototype.forEach.call(tbody.rows, function (r) {
           r.hidden = s !== '' && r.cells[0].textContent.toLowerCase().indexOf(s) < 0;
         });
       });
       box.addEventListener('keydown', function (e) {
         if (e.key !== 'Enter') return;
-        var first = Array.prototype.filter.call(tbody.rows, function (r) { return !r.hidden; })[0];
-        if (first) highlight(+first.dataset.node);
+        var first = all ? view[0] : Array.prototype.filter.call(tbody.rows,
+          function (r) { return !r.hidden; })[0];
+        if (first) highlight(nodeOf(first));
       });
     }
   }
 
   var q = new URLSearchParams(location.hash.slice(1));
-  if (q.has('zoom') && plots.length) {
+  if (q.has('zoom')) {
     var z = q.get('zoom').split(',').map(Number);
-    if (z.length === 2 && z[0] < z[1]) plots[0].setScale('x', { min: X0 + z[0], max: X0 + z[1] });
+    /* Through the first chart when it is drawn, as a drag on it would. */
+    if (z.length === 2 && z[0] < z[1]) {
+      if (plots[0]) plots[0].setScale('x', { min: X0 + z[0], max: X0 + z[1] });
+      else zoomAll(X0 + z[0], X0 + z[1]);
+    }
   }
   if (q.has('node')) highlight(D.nodes.indexOf(q.get('node')));
   var findBox = document.getElementById('node-filter');
@@ -419,6 +622,19 @@
   document.body.dataset.charts = String(plots.length);
   document.body.dataset.heatmaps = String(heats.length);
   performance.mark('pm-drawn');
-  /* When every chart was drawn, in ms since the page's navigation began. */
+  /* When the first screen was drawn, in ms since the page's navigation
+   * began (parsing, decoding and inflating the series included). */
   document.body.dataset.drawnMs = String(Math.round(performance.now()));
+}
+
+  if (!window.DecompressionStream && D.packed) {
+    document.getElementById('plots').insertAdjacentText('afterend',
+      ' (This browser cannot decompress the series: no DecompressionStream; the charts need ' +
+      'Chromium 80, Firefox 113, Safari 16.4 or later.)');
+    return;
+  }
+  load().then(function (u8) {
+    BIN = u8;
+    main();
+  });
 })();

@@ -37,10 +37,13 @@ export PERFMON_TEMPLATES="$PM_ROOT/templates"
 export SOURCE_DATE_EPOCH=1700000000
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 
-# load FILE URL_SUFFIX OUT: the DOM after the scripts ran, the console.
+# load FILE URL_SUFFIX OUT [HEIGHT]: the DOM after the scripts ran, the
+# console; the window is HEIGHT pixels high (default: tall enough that every
+# chart is near it, so every chart is drawn; report.js draws a chart as it
+# comes near the window).
 load() {
     timeout 60 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --no-first-run \
-        --user-data-dir="$T/profile" --enable-logging=stderr --v=0 \
+        --user-data-dir="$T/profile" --enable-logging=stderr --v=0 --window-size=1280,${4:-8000} \
         --virtual-time-budget=5000 --dump-dom "file://$1$2" >"$3.dom" 2>"$3.log"
 }
 no_console() {
@@ -89,6 +92,14 @@ check "hostile: the same bytes when written again (SOURCE_DATE_EPOCH)" sh -c "sl
 # first chart only; the others follow through the shared time axis).
 load "$T/hostile.html" "#zoom=12,25&node=%22%3E%3Cimg%20src%3Dx%20onerror%3D%22document.title%3D'img'%22%3E" "$T/hostile-z"
 load "$T/big.html" "#zoom=30,60.5&node=n03&find=N1&sort=1" "$T/big-z"
+# A window of 700 pixels: the first screen only (the tables come first),
+# the rest is drawn as it scrolls into view.
+load "$T/big.html" "" "$T/big-lazy" 700
+check "a short window: the charts below it are not drawn yet" python3 -c "
+import re, sys
+b = re.search(r'<body[^>]*>', open('$T/big-lazy.dom').read()).group(0)
+d = re.search(r'data-drawn=\"(\d+)\"', b); c = re.search(r'data-charts=\"(\d+)\"', b)
+sys.exit(0 if c and int(c.group(1)) > 0 and int(d.group(1) if d else 0) < int(c.group(1)) and 'data-drawn-ms' in b else 1)"
 check "zoomed, highlighted: no console message" sh -c "! grep -q ':CONSOLE' '$T/hostile-z.log' '$T/big-z.log'"
 
 check "the page as the browser left it" python3 - "$T" "$PM_ROOT/fixtures/html/hostile-names.json" <<'EOF'
@@ -156,7 +167,9 @@ def checks(job, els, data):
         want(e["tag"] not in ("img", "svg", "iframe", "object", "embed"),
              "%s: a <%s> element" % (job, e["tag"]))
         want(e["text"] != "bold", "%s: the command's <b> is an element" % job)
-    want(len(by("script")) == 3, "%s: %d script elements" % (job, len(by("script"))))
+    want(len(by("script")) == 4, "%s: %d script elements" % (job, len(by("script"))))
+    want(body["attrs"].get("data-drawn") == str(len(data["charts"])),
+         "%s: %s charts drawn in a tall window, of %d" % (job, body["attrs"].get("data-drawn"), len(data["charts"])))
     # the verdict is the PDF's page 1 verdict
     v = [e for e in els if e["attrs"].get("id") == "verdict"]
     pdf = norm(open("%s/%s.txt" % (T, job), encoding="utf-8").read())
@@ -217,8 +230,11 @@ want(any(c.get("band") for c in data["charts"]), "big: no band chart")
 for f in figs:
     want(f["attrs"].get("data-xmin") == "30.000" and f["attrs"].get("data-xmax") == "60.500",
          "big: %s shows %s..%s" % (f["attrs"]["id"], f["attrs"].get("data-xmin"), f["attrs"].get("data-xmax")))
-named = [c["id"] for c in data["charts"] if any(l["node"] >= 0 and data["nodes"][l["node"]] == "n03"
-                                               for l in c["lines"])]
+# a line of n03 (an outlying node), or in every band chart n03's min/max
+named = [c["id"] for c in data["charts"] if c.get("pyr") or
+         any(l["node"] >= 0 and data["nodes"][l["node"]] == "n03" for l in c["lines"])]
+want(len(named) > len([c for c in data["charts"] if any(l["node"] == 3 for l in c["lines"])]),
+     "big: no band chart carries n03's min/max")
 marked = [f["attrs"]["id"] for f in figs if f["attrs"].get("data-hl") == "n03"]
 want(named and marked == named, "big: n03 highlighted in %r, named in %r" % (marked, named))
 # the statistics: find=N1 shows n10..n19 only, sort=1 orders them by CPU
@@ -241,6 +257,83 @@ for b in bad:
     print("  " + b)
 sys.exit(1 if bad else 0)
 EOF
+
+# Above 1,000 nodes (here 10: PM_HTML_TABLE_NODES) the statistics per
+# node are the script's: the plain HTML has each figure's spread across the
+# nodes, the script makes the rows that find=N1 and sort=1 ask for.
+PM_HTML_TABLE_NODES=10 $A -q "$T/big" --html "$T/bigt.html"
+load "$T/bigt.html" "#find=N1&sort=1&node=n13" "$T/bigt"
+check "many nodes: no console message" no_console "$T/bigt"
+check "many nodes: the spread in HTML, the rows found and sorted by the script" python3 - "$T" <<'EOF2'
+import re, sys
+T = sys.argv[1]
+src = open(T + "/bigt.html", encoding="utf-8").read()
+dom = open(T + "/bigt.dom", encoding="utf-8").read()
+bad = []
+if 'data-node=' in src.split('id="nodes"', 1)[1].split("</table>", 1)[0]:
+    bad.append("the file has per-node rows")
+spread = re.findall(r"<tr><td>[^<]*</td>(?:<td class=\"num\">[^<]*</td>){6}</tr>", src.split('id="spread"', 1)[1].split("</table>", 1)[0])
+if len(spread) < 5:
+    bad.append("spread rows %d" % len(spread))
+body = dom.split('id="nodes"', 1)[1].split("</table>", 1)[0]
+rows = re.findall(r'<tr data-node="(\d+)"( class="hl")?><td>([^<]*)</td><td class="num" data-v="([^"]*)"', body)
+names = [r[2] for r in rows]
+if sorted(names) != ["n%02d" % i for i in range(10, 20)]:
+    bad.append("rows %r" % names)
+cpu = [float(r[3]) for r in rows]
+if cpu != sorted(cpu, reverse=True) or cpu[0] <= cpu[-1]:
+    bad.append("not sorted: %r" % cpu)
+if [r[2] for r in rows if r[1]] != ["n13"]:
+    bad.append("highlighted %r" % [r[2] for r in rows if r[1]])
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+EOF2
+
+# --compare A B --html: job B's report with the comparison, on elapsed
+# time: the verdict of the text output, a row per compared figure, the
+# phases side by side, and an overlay chart per metric (A solid, B
+# dashed) that zooms with every other chart.
+F="$PM_ROOT/fixtures/compare"
+$A -q --compare "$F/base" "$F/slow" --html "$T/cmp.html"
+rc=$?
+check "--compare --html: exit 1 (B is worse), written" sh -c "[ $rc -eq 1 ] && [ -s '$T/cmp.html' ]"
+$A --compare "$F/base" "$F/slow" >"$T/cmp.txt"
+load "$T/cmp.html" "#zoom=10,20" "$T/cmp"
+check "--compare --html: no console message" no_console "$T/cmp"
+check "--compare --html: the comparison in the browser" python3 - "$T" <<'EOF2'
+import json, re, sys
+T = sys.argv[1]
+dom = open(T + "/cmp.dom", encoding="utf-8").read()
+txt = open(T + "/cmp.txt", encoding="utf-8").read()
+data = json.loads(re.search(r'id="pm-data">(.*?)</script>', dom, re.S).group(1))
+bad = []
+v = re.search(r'<p id="compare-verdict"><b>Verdict: (.*?)\.</b>', dom)
+line = [l for l in txt.splitlines() if l.startswith("Verdict: ")]
+if not v or not line or "Verdict: " + v.group(1) != line[0]:
+    bad.append("verdict %r, text %r" % (v and v.group(1), line))
+if data["elapsed"] != 1:
+    bad.append("not on elapsed time")
+cmp = [c for c in data["charts"] if c.get("cmp")]
+if len(cmp) < 10 or any(len(c["lines"]) != 2 for c in cmp):
+    bad.append("%d overlay charts" % len(cmp))
+# every chart shows the zoom; those near the 8000-pixel window are drawn
+# (the overlays come first), the rest when scrolled to
+drawn = []
+for c in data["charts"]:
+    fig = re.search(r'<figure class="chart" id="%s"[^>]*>' % c["id"], dom).group(0)
+    if 'data-xmin="10.000"' not in fig or 'data-xmax="20.000"' not in fig:
+        bad.append("%s: %s" % (c["id"], fig))
+    drawn.append("<canvas" in dom.split('id="%s"' % c["id"], 1)[1].split("</figure>", 1)[0])
+if drawn.count(True) < 10 or drawn != sorted(drawn, reverse=True):
+    bad.append("drawn: %r" % drawn)
+rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>", dom.split('id="compare-phase"', 1)[1])
+if not any(r[0] == "compute" and r[1] == "Duration per node" for r in rows):
+    bad.append("phase rows %r" % rows[:4])
+for b in bad[:10]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+EOF2
 
 # The policy holds: one byte of the report's own script changed, and the
 # browser runs none of it (and says so on the console).
