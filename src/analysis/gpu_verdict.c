@@ -19,9 +19,9 @@ static const struct {
     const char *name;
     int check;
 } checks[] = {
-    {"held_idle", PM_GPU_HELD_IDLE},         {"starved", PM_GPU_STARVED},
-    {"memory_bound", PM_GPU_MEMORY_BOUND},   {"compute_bound", PM_GPU_COMPUTE_BOUND},
-    {"one_idle", PM_GPU_ONE_IDLE},           {"unmeasured", PM_GPU_UNMEASURED},
+    {"held_idle", PM_GPU_HELD_IDLE},       {"starved", PM_GPU_STARVED},
+    {"memory_bound", PM_GPU_MEMORY_BOUND}, {"compute_bound", PM_GPU_COMPUTE_BOUND},
+    {"one_idle", PM_GPU_ONE_IDLE},         {"unmeasured", PM_GPU_UNMEASURED},
 };
 
 /* The pipes a compute-bound GPU is bound by, as a sentence names them. */
@@ -42,8 +42,8 @@ static double num(const cJSON *o, const char *key, double def)
     return cJSON_IsNumber(v) ? v->valuedouble : def;
 }
 
-int pm_gpu_rule_parse(const cJSON *o, double threshold, pm_gpu_rule *r, const char *path,
-                      size_t i, pm_error *err)
+int pm_gpu_rule_parse(const cJSON *o, double threshold, pm_gpu_rule *r, const char *path, size_t i,
+                      pm_error *err)
 {
     memset(r, 0, sizeof *r);
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "check");
@@ -65,11 +65,12 @@ int pm_gpu_rule_parse(const cJSON *o, double threshold, pm_gpu_rule *r, const ch
         !(r->sm_min >= 0 && r->sm_min <= 100) ||
         !(r->min_share_pct > 0 && r->min_share_pct <= 100) || !(r->ratio >= 1 && r->ratio < 1e6) ||
         !(r->min_duration_s >= 0))
-        return pm_error_set(err, PM_EFORMAT,
-                            "%s: rules[%zu]: a gpu rule needs 0 <= threshold <= 100, "
-                            "0 <= util_min <= 100, 0 <= sm_min <= 100, 0 < min_share_pct <= 100, ratio >= 1 and "
-                            "min_duration_s >= 0",
-                            path, i);
+        return pm_error_set(
+            err, PM_EFORMAT,
+            "%s: rules[%zu]: a gpu rule needs 0 <= threshold <= 100, "
+            "0 <= util_min <= 100, 0 <= sm_min <= 100, 0 < min_share_pct <= 100, ratio >= 1 and "
+            "min_duration_s >= 0",
+            path, i);
     return 0;
 }
 
@@ -130,8 +131,8 @@ static int long_enough(const pm_analysis *a, const pm_gpu_rule *r, size_t h)
 /* held_idle, starved: the share of the GPU's measured samples that are
  * idle (SM activity < threshold) or starved (utilisation >= util_min and
  * sm_min <= SM activity < threshold: an idle GPU is not starved). */
-static int check_share(const pm_analysis *a, const pm_gpu_rule *r, size_t h,
-                       pm_gpu_finding **out, size_t *n)
+static int check_share(const pm_analysis *a, const pm_gpu_rule *r, size_t h, pm_gpu_finding **out,
+                       size_t *n)
 {
     const pm_series *sm = series(a, "gpu_sm_active", h);
     const pm_series *ut = series(a, "gpu_util", h);
@@ -175,8 +176,8 @@ static int check_share(const pm_analysis *a, const pm_gpu_rule *r, size_t h,
 
 /* memory_bound, compute_bound: over the samples where the SMs worked
  * (SM activity >= 5 %), DRAM share against the busiest pipe. */
-static int check_bound(const pm_analysis *a, const pm_gpu_rule *r, size_t h,
-                       pm_gpu_finding **out, size_t *n)
+static int check_bound(const pm_analysis *a, const pm_gpu_rule *r, size_t h, pm_gpu_finding **out,
+                       size_t *n)
 {
     const pm_series *sm = series(a, "gpu_sm_active", h);
     const pm_series *dram = series(a, "gpu_dram_active", h);

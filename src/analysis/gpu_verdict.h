@@ -56,8 +56,8 @@ typedef struct pm_gpu_finding {
 /* Read a "gpu" rule's parameters (check, util_min, sm_min, min_share_pct, ratio,
  * min_duration_s) from o; threshold is the rule's.  Returns 0 or
  * PM_EFORMAT with err naming path and rules[i]. */
-int pm_gpu_rule_parse(const cJSON *o, double threshold, pm_gpu_rule *r, const char *path,
-                      size_t i, pm_error *err) PM_WUR;
+int pm_gpu_rule_parse(const cJSON *o, double threshold, pm_gpu_rule *r, const char *path, size_t i,
+                      pm_error *err) PM_WUR;
 
 /* The findings of rule r on a.  Returns 0 or PM_ENOMEM. */
 int pm_gpu_verdicts(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_finding **out,

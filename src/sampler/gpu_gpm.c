@@ -74,8 +74,9 @@ int pm_gpm_open(pm_gpm *g, const pm_gpm_api *api, nvmlDevice_t dev, int mig, uns
     sup.version = NVML_GPM_SUPPORT_VERSION;
     nvmlReturn_t rc = api->support(dev, &sup);
     if (rc != NVML_SUCCESS || !sup.isSupportedDevice) {
-        snprintf(why, cap, "%s", rc != NVML_SUCCESS ? "NVML cannot tell whether it has GPM"
-                                                    : "it has no GPM (before Hopper)");
+        snprintf(why, cap, "%s",
+                 rc != NVML_SUCCESS ? "NVML cannot tell whether it has GPM"
+                                    : "it has no GPM (before Hopper)");
         return 0;
     }
     if (api->alloc(&g->s[0]) != NVML_SUCCESS || api->alloc(&g->s[1]) != NVML_SUCCESS) {

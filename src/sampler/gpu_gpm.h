@@ -34,11 +34,11 @@ typedef struct pm_gpm_api {
 
 typedef struct pm_gpm {
     const pm_gpm_api *api;
-    nvmlDevice_t dev;   /* the GPU, the parent GPU for a MIG instance */
-    int mig;            /* sampled as GPU instance gi of dev */
-    unsigned gi;        /* the GPU instance id */
+    nvmlDevice_t dev; /* the GPU, the parent GPU for a MIG instance */
+    int mig;          /* sampled as GPU instance gi of dev */
+    unsigned gi;      /* the GPU instance id */
     nvmlGpmSample_t s[2];
-    int prev;           /* s[prev] is the earlier sample; -1 before the first */
+    int prev; /* s[prev] is the earlier sample; -1 before the first */
     int col[PM_GPM_NMET];
     unsigned char off[PM_GPM_NMET]; /* answered NOT_SUPPORTED: no longer asked */
 } pm_gpm;

@@ -245,6 +245,7 @@ typedef struct gpu {
     uint64_t xid; /* XID events seen */
     pm_gpm gpm;
     int gpm_on;                  /* SM activity and the others are read */
+    int gpm_failed;              /* a GPM sample failed (said once) */
     char gpm_why[160];           /* why not ("" when read) */
     unsigned long long putil_ts; /* newest process utilisation sample seen (us) */
 } gpu;
@@ -868,8 +869,17 @@ static void read_gpu(nvml_state *st, const pm_sctx *ctx, gpu *g, int pcie, pm_sa
             if (metrics[m].q == q && !(partial && metrics[m].slot > 0))
                 pm_sample_u64(s, g->col[m], out[metrics[m].slot]);
     }
-    if (g->gpm_on && !g->lost && pm_gpm_read(&g->gpm, s) == NVML_ERROR_GPU_IS_LOST)
+    nvmlReturn_t rc = g->gpm_on && !g->lost ? pm_gpm_read(&g->gpm, s) : NVML_SUCCESS;
+    if (rc == NVML_ERROR_GPU_IS_LOST) {
         set_lost(st, g);
+    } else if (rc != NVML_SUCCESS && !g->gpm_failed) {
+        /* Said once; the samples it fails in have no GPM values. */
+        g->gpm_failed = 1;
+        pm_log(PM_LOG_WARN,
+               "GPU %s: GPM sampling failed (NVML: %s); its SM activity is not "
+               "recorded where it fails",
+               g->prefix + 4, errstr(st, rc));
+    }
 }
 
 /* Once: each GPU whose SM activity cannot be measured, and why. */
