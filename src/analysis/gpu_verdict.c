@@ -89,14 +89,22 @@ int pm_gpu_host_is_mig(const char *host)
     return q > p + 4 && *q == '.';
 }
 
-/* Host h's series of catalog metric id, with its values; NULL if none. */
-static const pm_series *series(const pm_analysis *a, const char *id, size_t h)
+/* Host h's series of catalog metric id; NULL if none.  With values
+ * set, only a series that keeps its values (not under --stream). */
+static const pm_series *series_of(const pm_analysis *a, const char *id, size_t h, int values)
 {
     int m = pm_analysis_metric(a, id);
     if (m < 0 || !a->metrics[m].host)
         return NULL;
     const pm_series *s = a->metrics[m].host[h];
-    return s && s->v && s->t && s->n ? s : NULL;
+    if (!s || !s->n || (values && (!s->v || !s->t)))
+        return NULL;
+    return s;
+}
+
+static const pm_series *series(const pm_analysis *a, const char *id, size_t h)
+{
+    return series_of(a, id, h, 1);
 }
 
 /* The mean of s over the samples where sel (or, without sel, every
@@ -220,7 +228,8 @@ static int check_bound(const pm_analysis *a, const pm_gpu_rule *r, size_t h, pm_
 }
 
 /* one_idle: physical GPUs (not MIG instances), each judged by its mean
- * SM activity, by its mean utilisation where SM activity is not measured. */
+ * SM activity, by its mean utilisation where SM activity is not measured
+ * (the series' statistics, which --stream keeps too). */
 static int check_one_idle(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_finding **out,
                           size_t *n)
 {
@@ -233,8 +242,9 @@ static int check_one_idle(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_fin
         act[h] = NAN;
         if (!long_enough(a, r, h) || pm_gpu_host_is_mig(a->hosts[h].name))
             continue;
-        const pm_series *sm = series(a, "gpu_sm_active", h);
-        act[h] = sm ? mean_where(sm, NULL) : mean_where(series(a, "gpu_util", h), NULL);
+        const pm_series *sm = series_of(a, "gpu_sm_active", h, 0);
+        const pm_series *ut = series_of(a, "gpu_util", h, 0);
+        act[h] = sm ? sm->st.mean : ut ? ut->st.mean : NAN;
         if (act[h] < r->threshold)
             nidle++;
         else if (act[h] >= r->threshold) {
@@ -252,10 +262,11 @@ static int check_one_idle(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_fin
         f.value = act[h];
         f.after = worked / (double)nworked;
         f.others = nworked;
-        f.t = a->hosts[h].n && a->hosts[h].t ? a->hosts[h].t[0] : NAN;
-        f.t_end = a->hosts[h].n && a->hosts[h].t ? a->hosts[h].t[a->hosts[h].n - 1] : NAN;
+        const pm_host *ho = &a->hosts[h]; /* --stream keeps t_first, t_last only */
+        f.t = ho->t && ho->n ? ho->t[0] : ho->t_first;
+        f.t_end = ho->t && ho->n ? ho->t[ho->n - 1] : ho->t_last;
         snprintf(f.what, sizeof f.what, "%s",
-                 series(a, "gpu_sm_active", h) ? "SM activity" : "utilisation");
+                 series_of(a, "gpu_sm_active", h, 0) ? "SM activity" : "utilisation");
         rc = push(out, n, &f);
     }
     free(act);
@@ -273,7 +284,8 @@ static int check_unmeasured(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_f
     f.t = f.t_end = NAN;
     size_t len = 0;
     for (size_t h = 0; h < a->nhosts; h++) {
-        if (!long_enough(a, r, h) || series(a, "gpu_sm_active", h) || !series(a, "gpu_util", h))
+        if (!long_enough(a, r, h) || series_of(a, "gpu_sm_active", h, 0) ||
+            !series_of(a, "gpu_util", h, 0))
             continue;
         if (f.host < 0)
             f.host = (int)h;
