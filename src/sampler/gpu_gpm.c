@@ -9,12 +9,17 @@
  * perfmon sample, as the kernel's counters do once the analyzer takes
  * their rate.  A value outside 0..100 % (or a negative or non-finite
  * rate) is not recorded: the library's numbers are treated as input.
+ *
+ * NVML wants two samples at least 100 ms apart (GPM_MIN_NS): a perfmon
+ * sample sooner than that after the last GPM sample takes none and
+ * records nothing, and the next one measures the longer interval.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gpu_gpm.h"
+#include "perfmon/clock.h"
 
 static const struct gpm_metric {
     unsigned id;
@@ -34,6 +39,8 @@ static const struct gpm_metric {
     {NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, "nvlink_tx", "MiB/s", 1e9},
     {NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, "nvlink_rx", "MiB/s", 1e9},
 };
+
+#define GPM_MIN_NS 100000000LL
 
 static nvmlReturn_t take(pm_gpm *g, nvmlGpmSample_t smp)
 {
@@ -91,6 +98,7 @@ int pm_gpm_open(pm_gpm *g, const pm_gpm_api *api, nvmlDevice_t dev, int mig, uns
         return 0;
     }
     g->prev = 0;
+    g->t_prev_ns = pm_mono_ns();
     for (int m = 0; m < PM_GPM_NMET; m++) {
         char name[80];
         snprintf(name, sizeof name, "%s.%s", prefix, gpm_metrics[m].suffix);
@@ -109,10 +117,14 @@ nvmlReturn_t pm_gpm_read(pm_gpm *g, pm_sample *s)
 {
     if (g->prev < 0)
         return NVML_SUCCESS;
+    int64_t now = pm_mono_ns();
+    if (now - g->t_prev_ns < GPM_MIN_NS)
+        return NVML_SUCCESS;
     int next = 1 - g->prev;
     nvmlReturn_t rc = take(g, g->s[next]);
     if (rc != NVML_SUCCESS)
         return rc; /* the next sample measures from s[prev] again */
+    g->t_prev_ns = now;
     nvmlGpmMetricsGet_t mg;
     memset(&mg, 0, sizeof mg);
     mg.version = NVML_GPM_METRICS_GET_VERSION;

@@ -5,7 +5,8 @@
  * GPM snapshots the GPU's performance counters into opaque samples and
  * computes a metric over the time between two samples of one device.
  * The source takes a GPM sample when it opens, then one per perfmon
- * sample, and records the metrics over the interval since the previous.
+ * sample at least 100 ms after the previous one (NVML's minimum), and
+ * records the metrics over the interval since the previous.
  * A MIG instance is sampled through its parent GPU and its GPU instance
  * id (nvmlGpmMigSampleGet).
  *
@@ -15,6 +16,7 @@
 #define PERFMON_GPU_GPM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "nvml_api.h"
 #include "perfmon/source.h"
@@ -38,7 +40,8 @@ typedef struct pm_gpm {
     int mig;          /* sampled as GPU instance gi of dev */
     unsigned gi;      /* the GPU instance id */
     nvmlGpmSample_t s[2];
-    int prev; /* s[prev] is the earlier sample; -1 before the first */
+    int prev;          /* s[prev] is the earlier sample; -1 before the first */
+    int64_t t_prev_ns; /* when s[prev] was taken (CLOCK_MONOTONIC) */
     int col[PM_GPM_NMET];
     unsigned char off[PM_GPM_NMET]; /* answered NOT_SUPPORTED: no longer asked */
 } pm_gpm;

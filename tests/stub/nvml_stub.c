@@ -45,6 +45,9 @@
  * sample holds the integral of each level since nvmlInit, and
  * nvmlGpmMetricsGet divides the difference of two samples by the time
  * between them, so a level changed mid-interval shows as its share.
+ * Samples less than 100 ms apart (NVML's documented minimum) are refused
+ * with NVML_ERROR_INVALID_ARGUMENT (the real library's code for it is not
+ * documented).
  * Default levels of GPU I: SM activity 20+10*I %, occupancy 15, tensor 5,
  * FP64 1, FP32 10, FP16 2, DRAM 30 %, PCIe TX 100 and RX 200 MiB/s, NVLink
  * TX 300 and RX 400 MiB/s; MIG instance G of it: SM activity that + G.
@@ -814,7 +817,7 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *mg)
         return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     const stub_sample *a = mg->sample1, *b = mg->sample2;
     if (!a || !b || a->magic != SAMPLE_MAGIC || b->magic != SAMPLE_MAGIC || !a->gpu ||
-        a->gpu != b->gpu || a->slot != b->slot || !(b->t > a->t) ||
+        a->gpu != b->gpu || a->slot != b->slot || !(b->t - a->t >= 0.1) ||
         mg->numMetrics > NVML_GPM_METRIC_MAX)
         return NVML_ERROR_INVALID_ARGUMENT;
     const struct stub_gpu *g = &gpus[a->gpu - 1];

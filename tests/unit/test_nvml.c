@@ -536,7 +536,11 @@ static void test_gpm_columns_and_values(void **state)
     }
     assert_string_equal(h.schema.cols[col(&h, "gpu.0.nvlink_rx")].unit, "MiB/s");
     assert_string_equal(h.schema.cols[col(&h, "gpu.0.sm_active")].unit, "%");
-    /* The first sample measures from the one taken at open. */
+    /* Sooner than 100 ms after open: no GPM sample, nothing recorded. */
+    g_read(&h);
+    assert_true(isnan(fval(&h, "gpu.0.sm_active")));
+    /* Then the interval since the sample taken at open. */
+    usleep(100000);
     g_read(&h);
     assert_near(fval(&h, "gpu.0.sm_active"), 20, 0.01, "SM activity since open");
     assert_null(strstr(h.notes, "GPU 0 ("));
@@ -667,11 +671,13 @@ static void test_gpm_lost(void **state)
     (void)state;
     gh h;
     assert_int_equal(g_open(&h, NULL, "gpus=2 gpm=0 gpm=1 lost=0:3", 0), 0);
+    usleep(100000);
     g_read(&h);
-    usleep(20000);
+    usleep(100000);
     g_read(&h);
     assert_true(isnan(fval(&h, "gpu.0.sm_active")));
     assert_near(fval(&h, "gpu.1.sm_active"), 30, 0.01, "GPU 1's SM activity");
+    usleep(100000);
     g_read(&h);
     assert_true(isnan(fval(&h, "gpu.0.sm_active")));
     assert_int_equal(val(&h, "gpu.0.util"), -1);
