@@ -140,6 +140,24 @@ $A "$J" --stats --rules "$T/rules.json" >"$T/old.txt" 2>&1
 $A "$J" --stats --stream --rules "$T/rules.json" >"$T/old-stream.txt" 2>&1
 check "--stream says the same" cmp "$T/old.txt" "$T/old-stream.txt"
 
+# 3b. The job's own share of a GPU (process utilisation samples): the
+# job's shell runs kernels 40 % of the time on GPU 0, pid 1 (not the job)
+# 30 %; GPU 1 has only pid 1's.
+J="$T/share"
+mkdir "$J"
+PERFMON_NVML_LIB="$STUB" PERFMON_NVML_STUB="gpus=2 putil=$T/putil" \
+    $S -o "$J" -i 0.1 --host node-s -- \
+    sh -c "echo \"0 \$\$ 40 10\" >'$T/putil'; echo '0 1 30 5' >>'$T/putil'; echo '1 1 70 7' >>'$T/putil'; sleep 1" \
+    >/dev/null 2>&1
+check "process utilisation: sampling exits 0" [ $? -eq 0 ]
+$A "$J" --stats --json --no-rules >"$T/share.json" 2>/dev/null
+check "the job's share of each GPU" python3 -c "
+import json
+m = {x['id']: x for x in json.load(open('$T/share.json'))['metrics']}
+h = m['gpu_job_sm_util']['hosts']
+assert h['gpu-0.node-s']['max'] == 40 and h['gpu-1.node-s']['max'] == 0, h
+assert m['gpu_job_mem_util']['hosts']['gpu-0.node-s']['max'] == 10"
+
 # 4. MIG: GPU 0 in two instances (GPU instance ids 1 and 3), each a device
 # of its own with its SM activity; still one GPU of the job.
 J="$T/mig"
