@@ -4,6 +4,8 @@
  * profile per GPU at input time makes every later stage (series, grid,
  * Total/Average over all GPUs, plots per host, data files, CSV, HDF5)
  * work on GPUs unchanged, with catalog patterns such as "gpu.util".
+ * A MIG instance's columns gpu.<n>.mig<gi>.<metric> make a device
+ * gpu-<n>.mig<gi>.<node> of their own.
  * Semantics: docs/analysis.md, "GPUs". */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,7 +34,7 @@ static long gpu_index(const char *name, const char **metric)
     if (!digits || digits > 4 || *p != '.' || !p[1] || n > MAX_GPU_INDEX)
         return -1;
     /* A MIG instance, gpu.<n>.mig<gi>.<metric>: a device of its own,
-     * keyed n + (gi + 1) * MIG_KEY (gpu_gpm.h in the sampler). */
+     * keyed n + (gi + 1) * MIG_KEY (docs/format.md, "GPU"). */
     if (strncmp(p + 1, "mig", 3) == 0) {
         const char *q = p + 4;
         long gi = 0;

@@ -21,18 +21,18 @@
 #include "perfmon/analysis.h"
 #include "perfmon/writer.h"
 
-#define NS 60      /* samples, one a second */
-#define T0 1.7e9   /* the first sample (s since the epoch) */
-#define TURN 30    /* GPU 0 is starved from this sample on */
+#define NS 60    /* samples, one a second */
+#define T0 1.7e9 /* the first sample (s since the epoch) */
+#define TURN 30  /* GPU 0 is starved from this sample on */
 
 static char dir[4096], rules[4200];
 
 typedef double (*colfn)(size_t i);
-#define CONST(name, v)              \
-    static double name(size_t i)    \
-    {                               \
-        (void)i;                    \
-        return v;                   \
+#define CONST(name, v)           \
+    static double name(size_t i) \
+    {                            \
+        (void)i;                 \
+        return v;                \
     }
 CONST(c50, 50)
 CONST(c90, 90)
@@ -75,7 +75,8 @@ static void write_profile(const char *file, const char *host, const colspec *cs,
     assert_true(nc <= 20);
     for (size_t c = 0; c < nc; c++) {
         snprintf(cols[c].name, sizeof cols[c].name, "%s", cs[c].name);
-        snprintf(cols[c].unit, sizeof cols[c].unit, "%s", strstr(cs[c].name, "mem_used") ? "B" : "%");
+        snprintf(cols[c].unit, sizeof cols[c].unit, "%s",
+                 strstr(cs[c].name, "mem_used") ? "B" : "%");
         snprintf(cols[c].group, sizeof cols[c].group, "gpu");
         cols[c].kind = PM_GAUGE;
         cols[c].type = PM_F64;
@@ -112,24 +113,18 @@ static int setup(void **state)
     (void)state;
     snprintf(dir, sizeof dir, "%s", pm_test_tmpdir());
     static const colspec n1[] = {
-        {"cpu.percent", c50},
-        {"gpu.0.util", util0},          {"gpu.0.sm_active", sm0},
-        {"gpu.1.util", c90},            {"gpu.1.sm_active", sm1},
-        {"gpu.2.util", c70},            {"gpu.2.sm_active", c70},
-        {"gpu.2.dram_active", c80},     {"gpu.2.fp32_active", c10},
-        {"gpu.2.tensor_active", c5},    {"gpu.3.util", c90},
-        {"gpu.3.sm_active", c85},       {"gpu.3.fp64_active", c75},
-        {"gpu.3.dram_active", c20},     {"gpu.0.mig1.mem_used", mib},
+        {"cpu.percent", c50},          {"gpu.0.util", util0},      {"gpu.0.sm_active", sm0},
+        {"gpu.1.util", c90},           {"gpu.1.sm_active", sm1},   {"gpu.2.util", c70},
+        {"gpu.2.sm_active", c70},      {"gpu.2.dram_active", c80}, {"gpu.2.fp32_active", c10},
+        {"gpu.2.tensor_active", c5},   {"gpu.3.util", c90},        {"gpu.3.sm_active", c85},
+        {"gpu.3.fp64_active", c75},    {"gpu.3.dram_active", c20}, {"gpu.0.mig1.mem_used", mib},
         {"gpu.0.mig1.sm_active", c21},
     };
     write_profile("n1.pmp", "n1", n1, sizeof n1 / sizeof n1[0]);
     /* look-alikes: no MIG instance; they stay on GPU 5 as gpu.mig... */
     static const colspec n2[] = {
-        {"cpu.percent", c50},
-        {"gpu.5.util", c2},
-        {"gpu.5.mig.util", c2},
-        {"gpu.5.mig1234.util", c2},
-        {"gpu.5.migx.util", c2},
+        {"cpu.percent", c50},       {"gpu.5.util", c2},      {"gpu.5.mig.util", c2},
+        {"gpu.5.mig1234.util", c2}, {"gpu.5.migx.util", c2},
     };
     write_profile("n2.pmp", "n2", n2, sizeof n2 / sizeof n2[0]);
     /* The shipped gpu rules, without their minimum duration. */
@@ -144,8 +139,7 @@ static int setup(void **state)
     cJSON *root = cJSON_Parse(text), *out = cJSON_CreateArray();
     assert_non_null(root);
     const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "rules"))
-    {
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "rules")) {
         if (strcmp(cJSON_GetObjectItem(r, "type")->valuestring, "gpu") != 0)
             continue;
         cJSON *c = cJSON_Duplicate(r, 1);
@@ -225,8 +219,8 @@ static void test_devices(void **state)
 {
     (void)state;
     pm_analysis *a = analyse(0);
-    static const char *const names[] = {"n1",          "n2",          "gpu-0.mig1.n1", "gpu-0.n1",
-                                        "gpu-1.n1",    "gpu-2.n1",    "gpu-3.n1",      "gpu-5.n2"};
+    static const char *const names[] = {"n1",       "n2",       "gpu-0.mig1.n1", "gpu-0.n1",
+                                        "gpu-1.n1", "gpu-2.n1", "gpu-3.n1",      "gpu-5.n2"};
     assert_int_equal(a->nhosts, 8);
     for (size_t h = 0; h < 8; h++)
         assert_string_equal(a->hosts[h].name, names[h]);
