@@ -97,7 +97,9 @@ static const pm_series *series_of(const pm_analysis *a, const char *id, size_t h
     if (m < 0 || !a->metrics[m].host)
         return NULL;
     const pm_series *s = a->metrics[m].host[h];
-    if (!s || !s->n || (values && (!s->v || !s->t)))
+    /* --stream keeps some series' values for the report only: never used
+     * here, so that its notes do not depend on the outputs asked for */
+    if (!s || !s->n || (values && (a->opts.stream || !s->v || !s->t)))
         return NULL;
     return s;
 }
