@@ -158,6 +158,20 @@ h = m['gpu_job_sm_util']['hosts']
 assert h['gpu-0.node-s']['max'] == 40 and h['gpu-1.node-s']['max'] == 0, h
 assert m['gpu_job_mem_util']['hosts']['gpu-0.node-s']['max'] == 10"
 
+# 3c. GPM that fails at every sample: said once, no values, the rest goes on.
+J="$T/gpmfail"
+mkdir "$J"
+PERFMON_NVML_LIB="$STUB" PERFMON_NVML_STUB="gpus=1 gpm=0 unsupported=0:gpmget" \
+    $S -v -o "$J" -i 0.15 -f json --host node-f -- sleep 1 >/dev/null 2>"$T/err"
+check "failing GPM: sampling exits 0" [ $? -eq 0 ]
+check "failing GPM: said once" [ "$(grep -c 'GPU 0: GPM sampling failed (NVML: Unknown Error)' "$T/err")" -eq 1 ]
+$A "$J" --stats --json --no-rules >"$T/f.json" 2>/dev/null
+check "failing GPM: no SM activity, utilisation kept" python3 -c "
+import json
+m = {x['id']: x for x in json.load(open('$T/f.json'))['metrics']}
+assert 'gpu_sm_active' not in m or not m['gpu_sm_active']['hosts'], m.get('gpu_sm_active')
+assert m['gpu_util']['hosts']['gpu-0.node-f']['mean'] == 10"
+
 # 4. MIG: GPU 0 in two instances (GPU instance ids 1 and 3), each a device
 # of its own with its SM activity; still one GPU of the job.
 J="$T/mig"

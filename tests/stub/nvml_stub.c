@@ -34,6 +34,8 @@
  *                       pcietx=I:V pcierx=I:V nvltx=I:V nvlrx=I:V (%, MiB/s)
  *   unsupported=I:nvlink GPU I has no NVLink: its GPM NVLink metrics answer
  *                       NOT_SUPPORTED
+ *   unsupported=I:gpmget nvmlGpmMetricsGet fails on GPU I's samples
+ *                       (NVML_ERROR_UNKNOWN)
  *   mig=I:K             GPU I is in MIG mode with K instances (GPU instance
  *                       ids 1, 3, 5, ...): only memory, processes, names
  *                       and GPM through nvmlGpmMigSampleGet answer on them
@@ -116,11 +118,12 @@ enum {
     W_VIOLATION,
     W_PROCS,
     W_NVLINK,
+    W_GPMGET,
     NWHAT
 };
 static const char *const what_name[NWHAT] = {
-    "util", "enc",   "dec",  "mem", "bar1",     "power",     "energy", "temp",
-    "fan",  "clock", "pcie", "ecc", "throttle", "violation", "procs",  "nvlink"};
+    "util",  "enc",  "dec", "mem",      "bar1",      "power", "energy", "temp",  "fan",
+    "clock", "pcie", "ecc", "throttle", "violation", "procs", "nvlink", "gpmget"};
 
 static struct stub_gpu {
     int unsupported[NWHAT];
@@ -821,6 +824,8 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *mg)
         mg->numMetrics > NVML_GPM_METRIC_MAX)
         return NVML_ERROR_INVALID_ARGUMENT;
     const struct stub_gpu *g = &gpus[a->gpu - 1];
+    if (g->unsupported[W_GPMGET])
+        return NVML_ERROR_UNKNOWN;
     for (unsigned k = 0; k < mg->numMetrics; k++) {
         nvmlGpmMetric_t *m = &mg->metrics[k];
         m->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
