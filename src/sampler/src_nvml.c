@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gpu_dcgm.h"
 #include "gpu_gpm.h"
 #include "nvml_api.h"
 #include "perfmon/clock.h"
@@ -244,9 +245,11 @@ typedef struct gpu {
     int col_xid;  /* -1: not registered for XID events */
     uint64_t xid; /* XID events seen */
     pm_gpm gpm;
-    int gpm_on;                  /* SM activity and the others are read */
-    int gpm_failed;              /* a GPM sample failed (said once) */
-    char gpm_why[160];           /* why not ("" when read) */
+    int gpm_on;        /* SM activity and the others are read */
+    int gpm_failed;    /* a GPM sample failed (said once) */
+    char gpm_why[300]; /* why not ("" when read) */
+    int dcgm_id;       /* DCGM's id when its profiling fields stand in, else -1 */
+    int dcgm_col[PM_DCGM_NF];
     unsigned long long putil_ts; /* newest process utilisation sample seen (us) */
 } gpu;
 
@@ -270,6 +273,9 @@ typedef struct nvml_state {
     char xid_why[200];     /* why some GPU or all have no xid column ("" none) */
     int xid_noted;
     pm_gpm_api gpm_api;
+    pm_dcgm *dcgm; /* DCGM, opened for the first GPU without GPM */
+    int dcgm_tried;
+    char dcgm_why[200];                              /* why DCGM is not read */
     int gpm_noted;                                   /* the notes on GPM said */
     nvmlProcessUtilizationSample_t putil[MAX_PUTIL]; /* one GPU's samples */
 } nvml_state;
@@ -293,6 +299,7 @@ static void nvml_close(void *state)
         st->f.ev_free(st->events);
     for (size_t i = 0; i < st->n; i++)
         pm_gpm_close(&st->g[i].gpm);
+    pm_dcgm_close(st->dcgm);
     if (st->f.shutdown)
         st->f.shutdown();
     if (st->dl)
@@ -699,6 +706,28 @@ static void read_xid(nvml_state *st, const pm_sctx *ctx)
     }
 }
 
+/* DCGM's profiling fields for a GPU without GPM, where DCGM has them;
+ * otherwise why not is added to g->gpm_why.  Returns 0 or a negative
+ * PM_E* code. */
+static int try_dcgm(nvml_state *st, gpu *g, pm_schema *s)
+{
+    if (!st->dcgm_tried) {
+        st->dcgm_tried = 1;
+        st->dcgm = pm_dcgm_open(st->dcgm_why, sizeof st->dcgm_why);
+    }
+    int id = st->dcgm ? pm_dcgm_find(st->dcgm, g->uuid) : -1;
+    if (id < 0) {
+        size_t n = strlen(g->gpm_why);
+        snprintf(g->gpm_why + n, sizeof g->gpm_why - n, ", and DCGM: %s",
+                 st->dcgm ? "it does not profile this GPU" : st->dcgm_why);
+        return 0;
+    }
+    int rc = pm_dcgm_add(g->prefix, s, g->dcgm_col);
+    if (rc == 0)
+        g->dcgm_id = id;
+    return rc;
+}
+
 /* One GPU or MIG instance (mig: 1 + its GPU instance id, parent its
  * GPU) as st->g[st->n].  Returns 0 (a GPU lost already is skipped) or a
  * negative PM_E* code. */
@@ -734,6 +763,9 @@ static int add_gpu(nvml_state *st, const pm_sctx *ctx, pm_schema *s, nvmlDevice_
     if (rc == 0)
         rc = pm_gpm_open(&g->gpm, &st->gpm_api, mig ? parent : dev, mig != 0, mig ? mig - 1 : 0,
                          g->prefix, s, &g->gpm_on, g->gpm_why, sizeof g->gpm_why);
+    g->dcgm_id = -1;
+    if (rc == 0 && !g->gpm_on && !mig)
+        rc = try_dcgm(st, g, s);
     if (rc < 0)
         return rc;
     st->n++;
@@ -869,6 +901,8 @@ static void read_gpu(nvml_state *st, const pm_sctx *ctx, gpu *g, int pcie, pm_sa
             if (metrics[m].q == q && !(partial && metrics[m].slot > 0))
                 pm_sample_u64(s, g->col[m], out[metrics[m].slot]);
     }
+    if (g->dcgm_id >= 0 && !g->lost)
+        pm_dcgm_read(st->dcgm, g->dcgm_id, g->dcgm_col, s);
     nvmlReturn_t rc = g->gpm_on && !g->lost ? pm_gpm_read(&g->gpm, s) : NVML_SUCCESS;
     if (rc == NVML_ERROR_GPU_IS_LOST) {
         set_lost(st, g);
@@ -888,12 +922,12 @@ static void note_gpm(nvml_state *st, const pm_sctx *ctx)
     st->gpm_noted = 1;
     for (size_t i = 0; i < st->n; i++) {
         const gpu *g = &st->g[i];
-        if (g->gpm_on)
+        if (g->gpm_on || g->dcgm_id >= 0)
             continue;
-        char msg[320];
+        char msg[480];
         snprintf(msg, sizeof msg,
                  "nvml: SM activity not measurable on this GPU: GPU %s (%s): %s; "
-                 "no sm_active, tensor or pipe columns, and DCGM is not read",
+                 "no sm_active, tensor or pipe columns",
                  g->prefix + 4, g->name[0] ? g->name : "unnamed", g->gpm_why);
         pm_sctx_note(ctx, msg);
     }
@@ -945,7 +979,7 @@ static void nvml_describe(void *state, pm_buf *j)
         if (g->mig)
             pm_buf_printf(j, ",\"mig_gpu_instance\":%u", g->mig - 1);
         json_member(j, "columns", g->prefix);
-        json_member(j, "sm_activity", g->gpm_on ? "gpm" : g->gpm_why);
+        json_member(j, "sm_activity", g->gpm_on ? "gpm" : g->dcgm_id >= 0 ? "dcgm" : g->gpm_why);
         json_member(j, "name", g->name);
         json_member(j, "uuid", g->uuid);
         json_member(j, "pci_bus_id", g->bus_id);

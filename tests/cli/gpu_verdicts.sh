@@ -12,7 +12,10 @@ set -u
 S="${PM_WRAP:-} $PM_BIN/perfmon-sample"
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
 STUB="$PM_BUILD/tests/libnvml_stub.so"
+DCGM="$PM_BUILD/tests/libdcgm_stub.so"
 T=$(mktemp -d)
+# No DCGM but where a part asks for its stand-in (whatever this machine has).
+export PERFMON_DCGM_LIB="$T/no-libdcgm.so.4"
 trap 'rm -rf "$T"' EXIT
 . "$PM_ROOT/tests/support/cli.sh"
 if [ ! -f "$STUB" ]; then
@@ -135,7 +138,7 @@ notes "$T/old.json" >"$T/notes"
 echo "gpu_unmeasured gpu-0.node-o" >"$T/want"
 check "older GPUs: only the unmeasured verdict" cmp -s "$T/notes" "$T/want"
 diff "$T/want" "$T/notes"
-check "naming both GPUs" grep -q "SM activity was not measured on gpu-0.node-o, gpu-1.node-o: " "$T/old.json"
+check "naming both GPUs" grep -q "SM activity was not measured on gpu-0.node-o, gpu-1.node-o (NVML.s GPM" "$T/old.json"
 $A "$J" --stats --rules "$T/rules.json" >"$T/old.txt" 2>&1
 $A "$J" --stats --stream --rules "$T/rules.json" >"$T/old-stream.txt" 2>&1
 check "--stream says the same" cmp "$T/old.txt" "$T/old-stream.txt"
@@ -171,6 +174,22 @@ import json
 m = {x['id']: x for x in json.load(open('$T/f.json'))['metrics']}
 assert 'gpu_sm_active' not in m or not m['gpu_sm_active']['hosts'], m.get('gpu_sm_active')
 assert m['gpu_util']['hosts']['gpu-0.node-f']['mean'] == 10"
+
+# 3d. An older GPU with DCGM: its profiling fields stand in for GPM (SM
+# activity 2 % behind a utilisation of 100 %: held but idle), no note.
+J="$T/dcgm"
+mkdir "$J"
+PERFMON_NVML_LIB="$STUB" PERFMON_NVML_STUB="gpus=1 util=0:100" \
+    PERFMON_DCGM_LIB="$DCGM" PERFMON_DCGM_STUB="gpus=1 sm=0:0.02" \
+    $S -o "$J" -i 0.1 -f json --host node-d -- sleep 1 >/dev/null 2>"$T/err"
+check "DCGM: sampling exits 0" [ $? -eq 0 ]
+check "DCGM: no note that SM activity is not measurable" sh -c "! grep -rq 'not measurable' '$J'"
+check "DCGM: the metadata says where SM activity comes from" grep -rq '"sm_activity":"dcgm"' "$J"
+$A "$J" --stats --json --rules "$T/rules.json" >"$T/d.json" 2>/dev/null
+notes "$T/d.json" >"$T/notes"
+echo "gpu_held_idle gpu-0.node-d" >"$T/want"
+check "DCGM: held but idle, from DCGM's SM activity" cmp -s "$T/notes" "$T/want"
+diff "$T/want" "$T/notes"
 
 # 4. MIG: GPU 0 in two instances (GPU instance ids 1 and 3), each a device
 # of its own with its SM activity; still one GPU of the job.

@@ -271,7 +271,7 @@ static void test_verdicts(void **state)
     n = note(a, "gpu_one_idle", "gpu-5.n2"); /* judged by its utilisation */
     has(n, "stayed idle over the job (0:00:00 to 0:00:59): its utilisation averaged 2 %");
     n = note(a, "gpu_unmeasured", "gpu-5.n2");
-    has(n, "SM activity was not measured on gpu-5.n2: ");
+    has(n, "SM activity was not measured on gpu-5.n2 (");
     pm_analysis_free(a);
 }
 

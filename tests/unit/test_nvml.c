@@ -35,7 +35,7 @@ typedef struct gh {
     pid_t roots[1];
 } gh;
 
-static char stub_path[4096];
+static char stub_path[4096], dcgm_path[4096];
 static char tmp[4096];
 
 static int setup(void **state)
@@ -43,6 +43,7 @@ static int setup(void **state)
     (void)state;
     const char *b = getenv("PM_BUILD");
     snprintf(stub_path, sizeof stub_path, "%s/tests/libnvml_stub.so", b ? b : "build/release");
+    snprintf(dcgm_path, sizeof dcgm_path, "%s/tests/libdcgm_stub.so", b ? b : "build/release");
     if (access(stub_path, R_OK) != 0)
         fail_msg("%s missing: build it with make", stub_path);
     snprintf(tmp, sizeof tmp, "%s", pm_test_tmpdir());
@@ -80,6 +81,9 @@ static int g_open(gh *h, const char *lib, const char *script, int tree)
     h->ctx.note_arg = h;
     setenv("PERFMON_NVML_LIB", lib ? lib : stub_path, 1);
     setenv("PERFMON_NVML_STUB", script, 1);
+    /* no DCGM unless a test asks for the stand-in (dcgm_open) */
+    if (!getenv("PERFMON_DCGM_STUB"))
+        setenv("PERFMON_DCGM_LIB", "/nonexistent/libdcgm.so.4", 1);
     pm_schema_init(&h->schema);
     h->rc = pm_source_nvml.open(&h->ctx, &h->schema, &h->state, &h->err);
     if (h->rc == 0)
@@ -457,15 +461,17 @@ static void test_xid_events(void **state)
     g_read(&h);
     g_read(&h);
     /* said once, before the notes on GPM (these GPUs have none) */
-    assert_string_equal(h.notes,
-                        "nvml: NVML cannot make an event set (Unknown Error): no XID events "
-                        "(gpu.<n>.xid)\n"
-                        "nvml: SM activity not measurable on this GPU: GPU 0 (Stub GPU 0): it "
-                        "has no GPM (before Hopper); no sm_active, tensor or pipe columns, and "
-                        "DCGM is not read\n"
-                        "nvml: SM activity not measurable on this GPU: GPU 1 (Stub GPU 1): it "
-                        "has no GPM (before Hopper); no sm_active, tensor or pipe columns, and "
-                        "DCGM is not read\n");
+    static const char *const want[] = {
+        "nvml: NVML cannot make an event set (Unknown Error): no XID events (gpu.<n>.xid)\n"
+        "nvml: SM activity not measurable on this GPU: GPU 0 (Stub GPU 0): it has no GPM "
+        "(before Hopper), and DCGM: no DCGM library (/nonexistent/libdcgm.so.4",
+        "); no sm_active, tensor or pipe columns\n"
+        "nvml: SM activity not measurable on this GPU: GPU 1 (Stub GPU 1): it has no GPM "
+        "(before Hopper), and DCGM: no DCGM library (/nonexistent/libdcgm.so.4"};
+    const char *p = strstr(h.notes, want[0]);
+    assert_true(p == h.notes);
+    assert_non_null(strstr(p, want[1]));
+    assert_int_equal(strlen(h.notes) - strlen(strrchr(h.notes, '\n')), strlen(h.notes) - 1);
     g_close(&h);
     /* No GPU can report them: the set is given back at once. */
     unlink(log);
@@ -578,7 +584,7 @@ static void test_gpm_columns_and_values(void **state)
     pm_source_nvml.describe(h.state, &j);
     pm_buf_add(&j, "", 1);
     assert_non_null(strstr(j.data, "\"sm_activity\":\"gpm\""));
-    assert_non_null(strstr(j.data, "\"sm_activity\":\"it has no GPM (before Hopper)\""));
+    assert_non_null(strstr(j.data, "\"sm_activity\":\"it has no GPM (before Hopper), and DCGM: "));
     pm_buf_free(&j);
     g_close(&h);
     char buf[256] = "";
@@ -687,6 +693,85 @@ static void test_gpm_lost(void **state)
     g_close(&h);
 }
 
+/* Open with the DCGM stand-in scripted by dscript. */
+static int dcgm_open(gh *h, const char *script, const char *dscript, int tree)
+{
+    setenv("PERFMON_DCGM_LIB", dcgm_path, 1);
+    setenv("PERFMON_DCGM_STUB", dscript, 1);
+    int rc = g_open(h, NULL, script, tree);
+    unsetenv("PERFMON_DCGM_STUB");
+    return rc;
+}
+
+static void read_log(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t r = fread(buf, 1, cap - 1, f);
+    buf[r] = '\0';
+    fclose(f);
+    unlink(path);
+}
+
+/* Older GPUs with DCGM: its profiling fields stand in for GPM, from the
+ * node's host engine, else an embedded one; DCGM refusing, or not
+ * knowing a GPU, is said in that GPU's note. */
+static void test_dcgm(void **state)
+{
+    (void)state;
+    char log[4200], dscript[4400], buf[512];
+    snprintf(log, sizeof log, "%s/dcgm.log", tmp);
+    unlink(log);
+    snprintf(dscript, sizeof dscript, "log=%s blank=1", log);
+    gh h;
+    assert_int_equal(dcgm_open(&h, "gpus=2 gpm=0", dscript, 0), 0);
+    /* GPU 0 has GPM, GPU 1 DCGM: the same columns */
+    assert_int_equal(h.schema.cols[col(&h, "gpu.1.sm_active")].type, PM_F64);
+    assert_string_equal(h.schema.cols[col(&h, "gpu.1.nvlink_tx")].unit, "MiB/s");
+    assert_int_equal(col(&h, "gpu.1.gpm_pcie_tx"), -1);
+    usleep(100000);
+    g_read(&h);
+    assert_near(fval(&h, "gpu.0.sm_active"), 20, 0.01, "GPU 0 by GPM");
+    assert_true(isnan(fval(&h, "gpu.1.sm_active"))); /* blank: no value yet */
+    assert_string_equal(h.notes, "");
+    g_close(&h);
+    read_log(log, buf, sizeof buf);
+    assert_string_equal(buf, "connect\ngroup\nwatch\nunwatch\ndestroy\ndisconnect\nshutdown\n");
+
+    snprintf(dscript, sizeof dscript, "log=%s gpus=1 hostengine=0 sm=0:0.03 dram=0:0.6", log);
+    assert_int_equal(dcgm_open(&h, "gpus=2", dscript, 0), 0);
+    g_read(&h);
+    assert_near(fval(&h, "gpu.0.sm_active"), 3, 1e-9, "SM activity by DCGM");
+    assert_near(fval(&h, "gpu.0.dram_active"), 60, 1e-9, "DRAM");
+    assert_near(fval(&h, "gpu.0.fp32_active"), 20, 1e-9, "FP32");
+    assert_near(fval(&h, "gpu.0.nvlink_rx"), 20, 1e-9, "NVLink RX MiB/s");
+    assert_int_equal(col(&h, "gpu.1.sm_active"), -1); /* DCGM lists one GPU */
+    assert_string_equal(h.notes, "nvml: SM activity not measurable on this GPU: GPU 1 (Stub GPU "
+                                 "1): it has no GPM (before Hopper), and DCGM: it does not profile "
+                                 "this GPU; no sm_active, tensor or pipe columns\n");
+    pm_buf j;
+    pm_buf_init(&j);
+    pm_source_nvml.describe(h.state, &j);
+    pm_buf_add(&j, "", 1);
+    assert_non_null(strstr(j.data, "\"sm_activity\":\"dcgm\""));
+    pm_buf_free(&j);
+    g_close(&h);
+    read_log(log, buf, sizeof buf);
+    assert_string_equal(buf, "embedded\ngroup\nwatch\nunwatch\ndestroy\nstop\nshutdown\n");
+
+    /* Profiling held elsewhere: no columns, the reason in the note. */
+    snprintf(dscript, sizeof dscript, "log=%s watch=-33", log);
+    assert_int_equal(dcgm_open(&h, "gpus=1", dscript, 0), 0);
+    assert_int_equal(col(&h, "gpu.0.sm_active"), -1);
+    g_read(&h);
+    assert_non_null(strstr(h.notes, "it has no GPM (before Hopper), and DCGM: DCGM cannot watch "
+                                    "the profiling fields (The requested operation could not be "
+                                    "completed because the affected resource is in use); "));
+    g_close(&h);
+    read_log(log, buf, sizeof buf);
+    assert_string_equal(buf, "connect\ngroup\ndestroy\ndisconnect\nshutdown\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -702,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_process_utilisation),
         cmocka_unit_test(test_gpm_lost),
+        cmocka_unit_test(test_dcgm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
