@@ -114,6 +114,11 @@ void pm_dcgm_close(pm_dcgm *d)
 /* The libraries tried, newest first. */
 static void *open_lib(char *why, size_t cap)
 {
+    const char *off = getenv("PERFMON_DCGM");
+    if (off && strcmp(off, "off") == 0) {
+        snprintf(why, cap, "turned off (PERFMON_DCGM=off)");
+        return NULL;
+    }
     const char *env = getenv("PERFMON_DCGM_LIB");
     static const char *const names[] = {"libdcgm.so.4", "libdcgm.so.3", "libdcgm.so"};
     if (env && *env) {

@@ -3,7 +3,7 @@
  * for the NVIDIA GPU source (src_nvml.c).  Private to the sampler.
  *
  * libdcgm is opened at run time (PERFMON_DCGM_LIB, else libdcgm.so.4,
- * libdcgm.so.3); the sampler connects to the node's running host engine
+ * libdcgm.so.3; not at all with PERFMON_DCGM=off); the sampler connects to the node's running host engine
  * (nv-hostengine at 127.0.0.1, which a site's DCGM exporter runs and
  * whose profiling counters it then shares), else starts an engine of its
  * own in its process.  It watches the profiling fields on all GPUs once a

@@ -759,6 +759,16 @@ static void test_dcgm(void **state)
     read_log(log, buf, sizeof buf);
     assert_string_equal(buf, "embedded\ngroup\nwatch\nunwatch\ndestroy\nstop\nshutdown\n");
 
+    /* Turned off: the library is not even opened. */
+    setenv("PERFMON_DCGM", "off", 1);
+    assert_int_equal(dcgm_open(&h, "gpus=1", dscript, 0), 0);
+    unsetenv("PERFMON_DCGM");
+    assert_int_equal(col(&h, "gpu.0.sm_active"), -1);
+    g_read(&h);
+    assert_non_null(strstr(h.notes, ", and DCGM: turned off (PERFMON_DCGM=off); "));
+    g_close(&h);
+    assert_int_equal(access(log, F_OK), -1);
+
     /* Profiling held elsewhere: no columns, the reason in the note. */
     snprintf(dscript, sizeof dscript, "log=%s watch=-33", log);
     assert_int_equal(dcgm_open(&h, "gpus=1", dscript, 0), 0);
