@@ -178,6 +178,10 @@ NVML_STUB := $(BUILD)/tests/libnvml_stub.so
 $(NVML_STUB): tests/stub/nvml_stub.c src/sampler/nvml_api.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -fPIC -shared -Isrc/sampler $< -o $@
+DCGM_STUB := $(BUILD)/tests/libdcgm_stub.so
+$(DCGM_STUB): tests/stub/dcgm_stub.c src/sampler/dcgm_api.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -fPIC -shared -Isrc/sampler $< -o $@
 
 # The gate's rates simulate histories with the tests' noise model.
 $(BUILD)/bench/gate_rates: $(BUILD)/bench/gate_rates.o $(BUILD)/tests/support/gate_sim.o \
@@ -231,11 +235,11 @@ check: deps
 # A target-specific variable reaches every prerequisite built for it (a
 # recursive make gets it on its command line, as valgrind's does).
 test: WERROR := -Werror
-test: all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM)
+test: all $(TEST_BIN) $(NVML_STUB) $(DCGM_STUB) $(REPLAY_BIN) $(SHIM)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
 valgrind: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN) $(NVML_STUB) $(REPLAY_BIN) $(SHIM) WERROR=-Werror
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(NVML_STUB) $(DCGM_STUB) $(REPLAY_BIN) $(SHIM) WERROR=-Werror
 	@BUILD=$(BUILD) VALGRIND=1 tests/run.sh $(TEST_BIN)
 
 # --- fuzzing (docs/testing.md, "Fuzzing") -----------------------------------

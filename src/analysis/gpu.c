@@ -4,6 +4,8 @@
  * profile per GPU at input time makes every later stage (series, grid,
  * Total/Average over all GPUs, plots per host, data files, CSV, HDF5)
  * work on GPUs unchanged, with catalog patterns such as "gpu.util".
+ * A MIG instance's columns gpu.<n>.mig<gi>.<metric> make a device
+ * gpu-<n>.mig<gi>.<node> of their own.
  * Semantics: docs/analysis.md, "GPUs". */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "perfmon/mem.h"
 
 #define MAX_GPU_INDEX 9999
+#define MIG_KEY 10000 /* > MAX_GPU_INDEX */
 
 /* GPU index of a gpu.<n>.<metric> column and where <metric> starts; -1
  * when the name is not of that form. */
@@ -30,6 +33,18 @@ static long gpu_index(const char *name, const char **metric)
     }
     if (!digits || digits > 4 || *p != '.' || !p[1] || n > MAX_GPU_INDEX)
         return -1;
+    /* A MIG instance, gpu.<n>.mig<gi>.<metric>: a device of its own,
+     * keyed n + (gi + 1) * MIG_KEY (docs/format.md, "GPU"). */
+    if (strncmp(p + 1, "mig", 3) == 0) {
+        const char *q = p + 4;
+        long gi = 0;
+        while (*q >= '0' && *q <= '9' && q - (p + 4) < 3)
+            gi = gi * 10 + (*q++ - '0');
+        if (q > p + 4 && *q == '.' && q[1]) {
+            *metric = q + 1;
+            return n + (gi + 1) * MIG_KEY;
+        }
+    }
     *metric = p + 1;
     return n;
 }
@@ -70,7 +85,11 @@ static pm_profile *gpu_profile(pm_profile *p, long n, const size_t *cols, size_t
     g->n = p->n;
     g->info = p->info;
     char host[sizeof g->info.host];
-    snprintf(host, sizeof host, "gpu-%ld.%s", n, p->info.host);
+    if (n >= MIG_KEY) /* MIG instance gi of GPU n: gpu-<n>.mig<gi>.<node> */
+        snprintf(host, sizeof host, "gpu-%ld.mig%ld.%s", n % MIG_KEY, n / MIG_KEY - 1,
+                 p->info.host);
+    else
+        snprintf(host, sizeof host, "gpu-%ld.%s", n, p->info.host);
     memcpy(g->info.host, host, sizeof host);
     return g;
 }

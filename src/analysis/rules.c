@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu_verdict.h"
 #include "rules.h"
 #include "perfmon/analysis.h"
 #include "perfmon/buf.h"
@@ -30,6 +31,7 @@ typedef struct rule {
     const char *message;
     double min_share_pct; /* stopped: the stretch's share of the host's span */
     pm_host_rule hr;      /* stopped, memory, share: what the per-host step needs */
+    pm_gpu_rule gr;       /* gpu (gpu_verdict.h) */
 } rule;
 
 /* What a per-host rule's message may name besides {host}, {value},
@@ -247,10 +249,12 @@ static int parse_rule(const cJSON *o, rule *r, const char *path, size_t i, pm_er
         !strcmp(r->type, "node") || !strcmp(r->type, "job") || !strcmp(r->type, "outlier");
     int needs_metric = !strcmp(r->type, "imbalance") || !strcmp(r->type, "slope");
     int per_host = host_rule_kind(r->type);
+    if (!strcmp(r->type, "gpu"))
+        return pm_gpu_rule_parse(o, r->threshold, &r->gr, path, i, err);
     if (!needs_fig && !needs_metric && !per_host && strcmp(r->type, "capacity"))
         return pm_error_set(err, PM_EFORMAT,
                             "%s: rules[%zu].type: \"%s\" is not node, job, outlier, imbalance, "
-                            "slope, capacity, stopped, memory or share",
+                            "slope, capacity, stopped, memory, share or gpu",
                             path, i, r->type);
     if (per_host)
         return parse_host_rule(o, r, per_host, path, i, err);
@@ -358,9 +362,34 @@ static int eval_host_rule(pm_analysis *a, const rule *r, size_t k)
     return rc;
 }
 
+/* A gpu rule: the findings of gpu_verdict.c, in the words of its message. */
+static int eval_gpu_rule(pm_analysis *a, const rule *r)
+{
+    pm_gpu_finding *f = NULL;
+    size_t n = 0;
+    int rc = pm_gpu_verdicts(a, &r->gr, &f, &n);
+    for (size_t k = 0; k < n && !rc; k++) {
+        sign_words w;
+        memset(&w, 0, sizeof w);
+        clock_words(a, f[k].t, w.time, sizeof w.time);
+        hms_words(f[k].t - a->t_start, w.elapsed, sizeof w.elapsed);
+        hms_words(f[k].t_end - a->t_start, w.last, sizeof w.last);
+        pct_words(f[k].value, w.pct, sizeof w.pct);
+        pct_words(f[k].before, w.before, sizeof w.before);
+        pct_words(f[k].after, w.after, sizeof w.after);
+        snprintf(w.others, sizeof w.others, "%zu", f[k].others);
+        snprintf(w.what, sizeof w.what, "%s", f[k].what);
+        rc = add_note_at(a, r, f[k].host, f[k].value, "%", f[k].t, &w);
+    }
+    free(f);
+    return rc;
+}
+
 static int eval_rule(pm_analysis *a, const rule *r)
 {
     int rc = 0;
+    if (!strcmp(r->type, "gpu"))
+        return eval_gpu_rule(a, r);
     if (!strcmp(r->type, "node")) {
         const pm_figure *f = pm_figure_find(r->figure);
         for (size_t h = 0; h < a->nhosts && !rc; h++) {

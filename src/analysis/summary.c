@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_verdict.h"
 #include "rules.h"
 #include "summary.h"
 #include "perfmon/order.h"
@@ -273,8 +274,9 @@ static void gpu_summary(const pm_host *h, pm_node_summary *s)
 {
     double dummy, area = NAN;
     s->samples = NAN;
-    s->gpu_count = 1;
-    s->gpu_hours = s->wall_time_s / 3600.0;
+    int mig = pm_gpu_host_is_mig(h->name); /* a share of a GPU counted already */
+    s->gpu_count = mig ? 0 : 1;
+    s->gpu_hours = mig ? 0 : s->wall_time_s / 3600.0;
     const double *util = col_values(h, "gpu.util", NULL);
     if (util)
         s->gpu_avg_utilization_pct = col_mean(h, util, NULL, &dummy, 0, NULL);

@@ -26,6 +26,7 @@ typedef struct nvmlDevice_st *nvmlDevice_t;
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
 #define NVML_ERROR_TIMEOUT 10
 #define NVML_ERROR_GPU_IS_LOST 15
+#define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
 #define NVML_ERROR_UNKNOWN 999
 
 /* nvmlClockType_t */
@@ -112,6 +113,74 @@ typedef struct nvmlEventData_st {
     unsigned int computeInstanceId;
 } nvmlEventData_t;
 
+/* GPU Performance Monitoring ("GPM", NVML 12.x, Hopper and later;
+ * "GPM Structs", "GPM Functions"): the driver snapshots the GPU's
+ * performance counters into an opaque sample; nvmlGpmMetricsGet computes
+ * each asked metric over the time between two samples of one device
+ * (at least 100 ms apart).  Percentages are 0.0 to 100.0, the PCIe and
+ * NVLink rates MiB/s. */
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+/* nvmlGpmMetricId_t (the ones read; the ids are NVML's) */
+#define NVML_GPM_METRIC_GRAPHICS_UTIL 1
+#define NVML_GPM_METRIC_SM_UTIL 2          /* % of time SMs were busy (SM activity) */
+#define NVML_GPM_METRIC_SM_OCCUPANCY 3     /* % of warps resident vs the maximum */
+#define NVML_GPM_METRIC_INTEGER_UTIL 4     /* % of time doing integer operations */
+#define NVML_GPM_METRIC_ANY_TENSOR_UTIL 5  /* % of time any tensor pipe was busy */
+#define NVML_GPM_METRIC_DFMA_TENSOR_UTIL 6 /* FP64 tensor */
+#define NVML_GPM_METRIC_HMMA_TENSOR_UTIL 7 /* FP16/BF16 tensor */
+#define NVML_GPM_METRIC_IMMA_TENSOR_UTIL 9 /* integer tensor */
+#define NVML_GPM_METRIC_DRAM_BW_UTIL 10    /* % of the peak DRAM bandwidth */
+#define NVML_GPM_METRIC_FP64_UTIL 11       /* % of time the non-tensor FP64 pipe was busy */
+#define NVML_GPM_METRIC_FP32_UTIL 12
+#define NVML_GPM_METRIC_FP16_UTIL 13
+#define NVML_GPM_METRIC_PCIE_TX_PER_SEC 20 /* MiB/s */
+#define NVML_GPM_METRIC_PCIE_RX_PER_SEC 21
+#define NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC 60 /* MiB/s, all links */
+#define NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC 61
+#define NVML_GPM_METRIC_MAX 98 /* the size of nvmlGpmMetricsGet_t.metrics */
+
+typedef struct {
+    unsigned int metricId;   /* in: an NVML_GPM_METRIC_* */
+    nvmlReturn_t nvmlReturn; /* out: this metric's status */
+    double value;            /* out */
+    struct {
+        char *shortName;
+        char *longName;
+        char *unit;
+    } metricInfo; /* out: the library's own strings */
+} nvmlGpmMetric_t;
+
+#define NVML_GPM_METRICS_GET_VERSION 1
+typedef struct {
+    unsigned int version;    /* NVML_GPM_METRICS_GET_VERSION */
+    unsigned int numMetrics; /* entries of metrics[] asked */
+    nvmlGpmSample_t sample1; /* the earlier sample */
+    nvmlGpmSample_t sample2; /* the later one */
+    nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+#define NVML_GPM_SUPPORT_VERSION 1
+typedef struct {
+    unsigned int version;           /* NVML_GPM_SUPPORT_VERSION */
+    unsigned int isSupportedDevice; /* out: 0 or 1 */
+} nvmlGpmSupport_t;
+
+/* nvmlDeviceGetProcessUtilization fills these: one per process and
+ * driver sample newer than the time stamp asked for. */
+typedef struct nvmlProcessUtilizationSample_st {
+    unsigned int pid;
+    unsigned long long timeStamp; /* CPU time stamp, us */
+    unsigned int smUtil;          /* % of the sample period a kernel of pid ran */
+    unsigned int memUtil;         /* % of the period it read or wrote memory */
+    unsigned int encUtil;
+    unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+/* Multi-Instance GPU ("MIG Management"): nvmlDeviceGetMigMode's modes. */
+#define NVML_DEVICE_MIG_DISABLE 0
+#define NVML_DEVICE_MIG_ENABLE 1
+
 /* The entry points (NVIDIA's signatures).  src_nvml.c never calls them
  * by name: it resolves them with dlsym into pointers of these types; the
  * stand-in library of the tests defines them.  Where the library has an
@@ -152,6 +221,27 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit); /* mW */
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
 nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion); /* 12040 */
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport);
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *gpmSample);
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample);
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample);
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId,
+                                 nvmlGpmSample_t gpmSample);
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *metricsGet);
+/* utilization NULL: *processSamplesCount gets the count needed
+ * (NVML_ERROR_INSUFFICIENT_SIZE); NVML_ERROR_NOT_FOUND: no sample newer
+ * than lastSeenTimeStamp (us). */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp);
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
+                                  unsigned int *pendingMode);
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);
+/* NVML_ERROR_NOT_FOUND: no MIG device at that index */
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                 nvmlDevice_t *migDevice);
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id);
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
 nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes);
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,

@@ -35,6 +35,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gpu_dcgm.h"
+#include "gpu_gpm.h"
 #include "nvml_api.h"
 #include "perfmon/clock.h"
 #include "perfmon/fileio.h"
@@ -44,6 +46,7 @@
 
 #define MAX_GPUS 64
 #define MAX_PROCS 256    /* compute processes listed per GPU and sample */
+#define MAX_PUTIL 512    /* process utilisation samples per GPU and sample */
 #define MAX_VERDICTS 256 /* tree verdicts remembered between samples */
 #define MAX_DEPTH 64     /* parent links followed to find a root */
 #define PCIE_PER_SAMPLE 2
@@ -86,6 +89,17 @@ typedef struct nvml_fns {
     FN(nvmlDeviceRegisterEvents) ev_register;
     FN(nvmlEventSetWait_v2) ev_wait;
     FN(nvmlEventSetFree) ev_free;
+    FN(nvmlDeviceGetProcessUtilization) putil;
+    FN(nvmlDeviceGetMigMode) mig_mode;
+    FN(nvmlDeviceGetMaxMigDeviceCount) mig_count;
+    FN(nvmlDeviceGetMigDeviceHandleByIndex) mig_handle;
+    FN(nvmlDeviceGetGpuInstanceId) mig_gi;
+    FN(nvmlGpmQueryDeviceSupport) gpm_support;
+    FN(nvmlGpmSampleAlloc) gpm_alloc;
+    FN(nvmlGpmSampleFree) gpm_free;
+    FN(nvmlGpmSampleGet) gpm_get;
+    FN(nvmlGpmMigSampleGet) gpm_mig_get;
+    FN(nvmlGpmMetricsGet) gpm_metrics;
 #undef FN
 } nvml_fns;
 
@@ -138,6 +152,17 @@ static const struct sym {
     /* the plain name fills the struct without its last two members */
     S(ev_wait, 0, "nvmlEventSetWait_v2", "nvmlEventSetWait"),
     S(ev_free, 0, "nvmlEventSetFree"),
+    S(putil, 0, "nvmlDeviceGetProcessUtilization"),
+    S(mig_mode, 0, "nvmlDeviceGetMigMode"),
+    S(mig_count, 0, "nvmlDeviceGetMaxMigDeviceCount"),
+    S(mig_handle, 0, "nvmlDeviceGetMigDeviceHandleByIndex"),
+    S(mig_gi, 0, "nvmlDeviceGetGpuInstanceId"),
+    S(gpm_support, 0, "nvmlGpmQueryDeviceSupport"),
+    S(gpm_alloc, 0, "nvmlGpmSampleAlloc"),
+    S(gpm_free, 0, "nvmlGpmSampleFree"),
+    S(gpm_get, 0, "nvmlGpmSampleGet"),
+    S(gpm_mig_get, 0, "nvmlGpmMigSampleGet"),
+    S(gpm_metrics, 0, "nvmlGpmMetricsGet"),
 #undef S
 };
 
@@ -163,6 +188,7 @@ enum {
     Q_VIOL_POWER,
     Q_VIOL_THERMAL,
     Q_PROCS,
+    Q_PUTIL,
     NQ
 };
 
@@ -198,11 +224,15 @@ static const struct metric {
     {"procs", "1", PM_GAUGE, Q_PROCS, 0, 0},
     {"job_procs", "1", PM_GAUGE, Q_PROCS, 1, 1},
     {"job_mem", "B", PM_GAUGE, Q_PROCS, 2, 1},
+    {"job_sm_util", "%", PM_GAUGE, Q_PUTIL, 0, 1},
+    {"job_mem_util", "%", PM_GAUGE, Q_PUTIL, 1, 1},
 };
 #define NMET (sizeof metrics / sizeof metrics[0])
 
 typedef struct gpu {
-    unsigned index;
+    unsigned index;  /* NVML's device index (the parent's for a MIG instance) */
+    unsigned mig;    /* 0, or 1 + the MIG instance's GPU instance id */
+    char prefix[32]; /* of its columns: gpu.<index> or gpu.<index>.mig<gi> */
     nvmlDevice_t dev;
     int lost;
     unsigned char unsupported[NQ];
@@ -214,6 +244,13 @@ typedef struct gpu {
     unsigned power_limit_mw;
     int col_xid;  /* -1: not registered for XID events */
     uint64_t xid; /* XID events seen */
+    pm_gpm gpm;
+    int gpm_on;        /* SM activity and the others are read */
+    int gpm_failed;    /* a GPM sample failed (said once) */
+    char gpm_why[300]; /* why not ("" when read) */
+    int dcgm_id;       /* DCGM's id when its profiling fields stand in, else -1 */
+    int dcgm_col[PM_DCGM_NF];
+    unsigned long long putil_ts; /* newest process utilisation sample seen (us) */
 } gpu;
 
 typedef struct verdict {
@@ -235,6 +272,12 @@ typedef struct nvml_state {
     nvmlEventSet_t events; /* NULL: no XID events */
     char xid_why[200];     /* why some GPU or all have no xid column ("" none) */
     int xid_noted;
+    pm_gpm_api gpm_api;
+    pm_dcgm *dcgm; /* DCGM, opened for the first GPU without GPM */
+    int dcgm_tried;
+    char dcgm_why[200];                              /* why DCGM is not read */
+    int gpm_noted;                                   /* the notes on GPM said */
+    nvmlProcessUtilizationSample_t putil[MAX_PUTIL]; /* one GPU's samples */
 } nvml_state;
 
 static const char *errstr(const nvml_state *st, nvmlReturn_t rc)
@@ -254,6 +297,9 @@ static void nvml_close(void *state)
         return;
     if (st->events && st->f.ev_free)
         st->f.ev_free(st->events);
+    for (size_t i = 0; i < st->n; i++)
+        pm_gpm_close(&st->g[i].gpm);
+    pm_dcgm_close(st->dcgm);
     if (st->f.shutdown)
         st->f.shutdown();
     if (st->dl)
@@ -364,6 +410,56 @@ static nvmlReturn_t query_procs(nvml_state *st, const pm_sctx *ctx, gpu *g, uint
     return NVML_SUCCESS;
 }
 
+/* The followed processes' share of the GPU since the previous query:
+ * per process the mean of its driver samples (smUtil, memUtil: % of the
+ * driver's sample period in which a kernel of it ran, in which it used
+ * memory), summed over the tree's processes. */
+static nvmlReturn_t query_putil(nvml_state *st, const pm_sctx *ctx, gpu *g, uint64_t out[3])
+{
+    if (!st->f.putil)
+        return NVML_ERROR_NOT_SUPPORTED;
+    unsigned int n = MAX_PUTIL;
+    nvmlReturn_t rc = st->f.putil(g->dev, st->putil, &n, g->putil_ts);
+    out[0] = out[1] = 0;
+    if (rc == NVML_ERROR_NOT_FOUND)
+        return NVML_SUCCESS; /* no process ran a kernel since */
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (n > MAX_PUTIL)
+        n = MAX_PUTIL;
+    double sm = 0, mem = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const nvmlProcessUtilizationSample_t *x = &st->putil[i];
+        if (x->timeStamp > g->putil_ts)
+            g->putil_ts = x->timeStamp;
+    }
+    /* Each pid once: its samples' mean, where the pid's first sample is. */
+    for (unsigned i = 0; i < n && ctx->nroots; i++) {
+        const nvmlProcessUtilizationSample_t *x = &st->putil[i];
+        int first = 1;
+        for (unsigned k = 0; k < i && first; k++)
+            first = st->putil[k].pid != x->pid;
+        if (!first || x->pid == 0 || x->pid > INT32_MAX || !in_tree(st, ctx, (int32_t)x->pid))
+            continue;
+        double s1 = 0, s2 = 0;
+        unsigned c = 0;
+        for (unsigned k = i; k < n; k++)
+            if (st->putil[k].pid == x->pid && st->putil[k].smUtil <= 100 &&
+                st->putil[k].memUtil <= 100) {
+                s1 += st->putil[k].smUtil;
+                s2 += st->putil[k].memUtil;
+                c++;
+            }
+        if (c) {
+            sm += s1 / c;
+            mem += s2 / c;
+        }
+    }
+    out[0] = (uint64_t)(sm > 100 ? 100 : sm + 0.5);
+    out[1] = (uint64_t)(mem > 100 ? 100 : mem + 0.5);
+    return NVML_SUCCESS;
+}
+
 /* One query of one GPU; out gets its values. */
 static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uint64_t out[3],
                           int *partial)
@@ -406,6 +502,7 @@ static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uin
         break;
     }
     case Q_PROCS: return query_procs(st, ctx, g, out, partial);
+    case Q_PUTIL: return query_putil(st, ctx, g, out);
     case Q_ENC:
         rc = CALL(enc, d, &u, &period);
         v = u;
@@ -475,8 +572,8 @@ static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uin
 static void set_lost(nvml_state *st, gpu *g)
 {
     g->lost = 1;
-    pm_log(PM_LOG_WARN, "GPU %u (%s) is lost (NVML: %s); its columns are no longer recorded",
-           g->index, g->bus_id[0] ? g->bus_id : g->name, errstr(st, NVML_ERROR_GPU_IS_LOST));
+    pm_log(PM_LOG_WARN, "GPU %s (%s) is lost (NVML: %s); its columns are no longer recorded",
+           g->prefix + 4, g->bus_id[0] ? g->bus_id : g->name, errstr(st, NVML_ERROR_GPU_IS_LOST));
 }
 
 /* Names, memory size and power limit for the metadata. */
@@ -517,7 +614,7 @@ static int add_columns(nvml_state *st, const pm_sctx *ctx, gpu *g, pm_schema *s)
         if (g->unsupported[metrics[m].q] || (metrics[m].tree && ctx->nroots == 0))
             continue;
         char name[64];
-        snprintf(name, sizeof name, "gpu.%u.%s", g->index, metrics[m].suffix);
+        snprintf(name, sizeof name, "%s.%s", g->prefix, metrics[m].suffix);
         g->col[m] = pm_schema_add(s, name, metrics[m].unit, metrics[m].kind, PM_U64, "gpu", 0);
         if (g->col[m] < 0)
             return g->col[m];
@@ -609,6 +706,103 @@ static void read_xid(nvml_state *st, const pm_sctx *ctx)
     }
 }
 
+/* DCGM's profiling fields for a GPU without GPM, where DCGM has them;
+ * otherwise why not is added to g->gpm_why.  Returns 0 or a negative
+ * PM_E* code. */
+static int try_dcgm(nvml_state *st, gpu *g, pm_schema *s)
+{
+    if (!st->dcgm_tried) {
+        st->dcgm_tried = 1;
+        st->dcgm = pm_dcgm_open(st->dcgm_why, sizeof st->dcgm_why);
+    }
+    int id = st->dcgm ? pm_dcgm_find(st->dcgm, g->uuid) : -1;
+    if (id < 0) {
+        size_t n = strlen(g->gpm_why);
+        snprintf(g->gpm_why + n, sizeof g->gpm_why - n, ", and DCGM: %s",
+                 st->dcgm ? "it does not profile this GPU" : st->dcgm_why);
+        return 0;
+    }
+    int rc = pm_dcgm_add(g->prefix, s, g->dcgm_col);
+    if (rc == 0)
+        g->dcgm_id = id;
+    return rc;
+}
+
+/* One GPU or MIG instance (mig: 1 + its GPU instance id, parent its
+ * GPU) as st->g[st->n].  Returns 0 (a GPU lost already is skipped) or a
+ * negative PM_E* code. */
+static int add_gpu(nvml_state *st, const pm_sctx *ctx, pm_schema *s, nvmlDevice_t dev,
+                   unsigned index, unsigned mig, nvmlDevice_t parent)
+{
+    if (st->n >= MAX_GPUS) {
+        pm_log(PM_LOG_INFO, "GPU %u%s skipped: more than %d GPUs and MIG instances", index,
+               mig ? " (a MIG instance)" : "", MAX_GPUS);
+        return 0;
+    }
+    gpu *g = &st->g[st->n];
+    memset(g, 0, sizeof *g);
+    g->index = index;
+    g->mig = mig;
+    g->dev = dev;
+    g->gpm.prev = -1;
+    if (mig)
+        snprintf(g->prefix, sizeof g->prefix, "gpu.%u.mig%u", index, mig - 1);
+    else
+        snprintf(g->prefix, sizeof g->prefix, "gpu.%u", index);
+    identify(st, g);
+    int rc = add_columns(st, ctx, g, s);
+    if (rc == 1) {
+        pm_log(PM_LOG_INFO, "GPU %s skipped: %s", g->prefix + 4,
+               errstr(st, NVML_ERROR_GPU_IS_LOST));
+        return 0;
+    }
+    if (rc == 0 && !mig)
+        rc = register_xid(st, g, s);
+    else
+        g->col_xid = -1;
+    if (rc == 0)
+        rc = pm_gpm_open(&g->gpm, &st->gpm_api, mig ? parent : dev, mig != 0, mig ? mig - 1 : 0,
+                         g->prefix, s, &g->gpm_on, g->gpm_why, sizeof g->gpm_why);
+    g->dcgm_id = -1;
+    if (rc == 0 && !g->gpm_on && !mig)
+        rc = try_dcgm(st, g, s);
+    if (rc < 0)
+        return rc;
+    st->n++;
+    return 0;
+}
+
+/* The MIG instances of GPU index (when MIG is on), each a device of its
+ * own.  Returns 0 or a negative PM_E* code. */
+static int add_migs(nvml_state *st, const pm_sctx *ctx, pm_schema *s, nvmlDevice_t dev,
+                    unsigned index)
+{
+    const nvml_fns *f = &st->f;
+    unsigned cur = 0, pending = 0, max = 0;
+    if (!f->mig_mode || !f->mig_count || !f->mig_handle || !f->mig_gi ||
+        f->mig_mode(dev, &cur, &pending) != NVML_SUCCESS || cur != NVML_DEVICE_MIG_ENABLE ||
+        f->mig_count(dev, &max) != NVML_SUCCESS)
+        return 0;
+    if (max > MAX_GPUS)
+        max = MAX_GPUS;
+    for (unsigned k = 0; k < max; k++) {
+        nvmlDevice_t m;
+        unsigned gi;
+        nvmlReturn_t nr = f->mig_handle(dev, k, &m);
+        if (nr == NVML_ERROR_NOT_FOUND)
+            continue; /* no instance in that slot */
+        if (nr != NVML_SUCCESS || f->mig_gi(m, &gi) != NVML_SUCCESS || gi > 999) {
+            pm_log(PM_LOG_INFO, "GPU %u: MIG device %u skipped: %s", index, k,
+                   errstr(st, nr != NVML_SUCCESS ? nr : NVML_ERROR_UNKNOWN));
+            continue;
+        }
+        int rc = add_gpu(st, ctx, s, m, index, gi + 1, dev);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
 {
     const char *lib = getenv("PERFMON_NVML_LIB");
@@ -653,28 +847,22 @@ static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     if (!st->f.cuda || st->f.cuda(&st->cuda) != NVML_SUCCESS)
         st->cuda = 0;
     open_events(st);
-    for (unsigned i = 0; i < count; i++) {
-        gpu *g = &st->g[st->n];
-        memset(g, 0, sizeof *g);
-        g->index = i;
-        nr = st->f.handle(i, &g->dev);
+    st->gpm_api = (pm_gpm_api){st->f.gpm_support, st->f.gpm_alloc,   st->f.gpm_free,
+                               st->f.gpm_get,     st->f.gpm_mig_get, st->f.gpm_metrics};
+    for (unsigned i = 0; i < count && rc == 0; i++) {
+        nvmlDevice_t dev;
+        nr = st->f.handle(i, &dev);
         if (nr != NVML_SUCCESS) {
             pm_log(PM_LOG_INFO, "GPU %u skipped: %s", i, errstr(st, nr));
             continue;
         }
-        identify(st, g);
-        rc = add_columns(st, ctx, g, s);
-        if (rc == 1) {
-            pm_log(PM_LOG_INFO, "GPU %u skipped: %s", i, errstr(st, NVML_ERROR_GPU_IS_LOST));
-            continue;
-        }
+        rc = add_gpu(st, ctx, s, dev, i, 0, NULL);
         if (rc == 0)
-            rc = register_xid(st, g, s);
-        if (rc < 0) {
-            nvml_close(st);
-            return pm_error_set(err, rc, "nvml: cannot add columns");
-        }
-        st->n++;
+            rc = add_migs(st, ctx, s, dev, i);
+    }
+    if (rc < 0) {
+        nvml_close(st);
+        return pm_error_set(err, rc, "nvml: cannot add columns");
     }
     if (st->events) {
         int any = 0;
@@ -713,6 +901,36 @@ static void read_gpu(nvml_state *st, const pm_sctx *ctx, gpu *g, int pcie, pm_sa
             if (metrics[m].q == q && !(partial && metrics[m].slot > 0))
                 pm_sample_u64(s, g->col[m], out[metrics[m].slot]);
     }
+    if (g->dcgm_id >= 0 && !g->lost)
+        pm_dcgm_read(st->dcgm, g->dcgm_id, g->dcgm_col, s);
+    nvmlReturn_t rc = g->gpm_on && !g->lost ? pm_gpm_read(&g->gpm, s) : NVML_SUCCESS;
+    if (rc == NVML_ERROR_GPU_IS_LOST) {
+        set_lost(st, g);
+    } else if (rc != NVML_SUCCESS && !g->gpm_failed) {
+        /* Said once; the samples it fails in have no GPM values. */
+        g->gpm_failed = 1;
+        pm_log(PM_LOG_WARN,
+               "GPU %s: GPM sampling failed (NVML: %s); its SM activity is not "
+               "recorded where it fails",
+               g->prefix + 4, errstr(st, rc));
+    }
+}
+
+/* Once: each GPU whose SM activity cannot be measured, and why. */
+static void note_gpm(nvml_state *st, const pm_sctx *ctx)
+{
+    st->gpm_noted = 1;
+    for (size_t i = 0; i < st->n; i++) {
+        const gpu *g = &st->g[i];
+        if (g->gpm_on || g->dcgm_id >= 0)
+            continue;
+        char msg[480];
+        snprintf(msg, sizeof msg,
+                 "nvml: SM activity not measurable on this GPU: GPU %s (%s): %s; "
+                 "no sm_active, tensor or pipe columns",
+                 g->prefix + 4, g->name[0] ? g->name : "unnamed", g->gpm_why);
+        pm_sctx_note(ctx, msg);
+    }
 }
 
 static int nvml_read(void *state, const pm_sctx *ctx, pm_sample *s)
@@ -725,6 +943,8 @@ static int nvml_read(void *state, const pm_sctx *ctx, pm_sample *s)
         pm_sctx_note(ctx, msg);
         st->xid_noted = 1;
     }
+    if (!st->gpm_noted)
+        note_gpm(st, ctx);
     if (st->events)
         read_xid(st, ctx);
     for (size_t i = 0; i < st->n; i++)
@@ -756,6 +976,10 @@ static void nvml_describe(void *state, pm_buf *j)
     for (size_t i = 0; i < st->n; i++) {
         const gpu *g = &st->g[i];
         pm_buf_printf(j, "%s{\"index\":%u", i ? "," : "", g->index);
+        if (g->mig)
+            pm_buf_printf(j, ",\"mig_gpu_instance\":%u", g->mig - 1);
+        json_member(j, "columns", g->prefix);
+        json_member(j, "sm_activity", g->gpm_on ? "gpm" : g->dcgm_id >= 0 ? "dcgm" : g->gpm_why);
         json_member(j, "name", g->name);
         json_member(j, "uuid", g->uuid);
         json_member(j, "pci_bus_id", g->bus_id);

@@ -23,7 +23,36 @@
  *                       NOT_SUPPORTED)
  *   eventset=E          nvmlEventSetCreate returns NVML error E
  *   events_log=PATH     appends "create", "register I", "free" as they
- *                       happen (to check that the set is freed)
+ *                       happen (to check that the set is freed), and
+ *                       "gpm alloc", "gpm free" for GPM samples
+ *   gpm=I               GPU I has GPM (a Hopper): nvmlGpmQueryDeviceSupport
+ *                       says so and its GPM samples work; the others (and
+ *                       all by default) are older GPUs without it
+ *   levels=PATH         activity levels, re-read at each GPM sample and
+ *                       utilisation query: words util=I:V sm=I:V occ=I:V
+ *                       tensor=I:V fp64=I:V fp32=I:V fp16=I:V dram=I:V
+ *                       pcietx=I:V pcierx=I:V nvltx=I:V nvlrx=I:V (%, MiB/s)
+ *   unsupported=I:nvlink GPU I has no NVLink: its GPM NVLink metrics answer
+ *                       NOT_SUPPORTED
+ *   unsupported=I:gpmget nvmlGpmMetricsGet fails on GPU I's samples
+ *                       (NVML_ERROR_UNKNOWN)
+ *   mig=I:K             GPU I is in MIG mode with K instances (GPU instance
+ *                       ids 1, 3, 5, ...): only memory, processes, names
+ *                       and GPM through nvmlGpmMigSampleGet answer on them
+ *   putil=PATH          process utilisation samples: lines "GPU PID SM MEM",
+ *                       re-read at each query, stamped with the time of the
+ *                       query (no putil: NOT_SUPPORTED; empty: NOT_FOUND)
+ *
+ * GPM metrics are what the levels give, integrated over time: each GPM
+ * sample holds the integral of each level since nvmlInit, and
+ * nvmlGpmMetricsGet divides the difference of two samples by the time
+ * between them, so a level changed mid-interval shows as its share.
+ * Samples less than 100 ms apart (NVML's documented minimum) are refused
+ * with NVML_ERROR_INVALID_ARGUMENT (the real library's code for it is not
+ * documented).
+ * Default levels of GPU I: SM activity 20+10*I %, occupancy 15, tensor 5,
+ * FP64 1, FP32 10, FP16 2, DRAM 30 %, PCIe TX 100 and RX 200 MiB/s, NVLink
+ * TX 300 and RX 400 MiB/s; MIG instance G of it: SM activity that + G.
  *
  * GPU I otherwise reports: memory utilisation 5+I %, encoder 1+I %,
  * decoder 2+I %, 16 GiB memory of which (I+1) GiB used, BAR1 (I+1) * 2 MiB,
@@ -43,6 +72,35 @@
 
 #define MAX_STUB_GPUS 8
 
+/* GPM levels, in nvmlGpmMetricId_t terms */
+enum {
+    L_SM,
+    L_OCC,
+    L_TENSOR,
+    L_FP64,
+    L_FP32,
+    L_FP16,
+    L_DRAM,
+    L_PCIETX,
+    L_PCIERX,
+    L_NVLTX,
+    L_NVLRX,
+    NLEV
+};
+static const char *const level_name[NLEV] = {"sm",   "occ",    "tensor", "fp64",  "fp32", "fp16",
+                                             "dram", "pcietx", "pcierx", "nvltx", "nvlrx"};
+static const unsigned level_metric[NLEV] = {NVML_GPM_METRIC_SM_UTIL,
+                                            NVML_GPM_METRIC_SM_OCCUPANCY,
+                                            NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+                                            NVML_GPM_METRIC_FP64_UTIL,
+                                            NVML_GPM_METRIC_FP32_UTIL,
+                                            NVML_GPM_METRIC_FP16_UTIL,
+                                            NVML_GPM_METRIC_DRAM_BW_UTIL,
+                                            NVML_GPM_METRIC_PCIE_TX_PER_SEC,
+                                            NVML_GPM_METRIC_PCIE_RX_PER_SEC,
+                                            NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC,
+                                            NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC};
+
 enum {
     W_UTIL,
     W_ENC,
@@ -59,11 +117,13 @@ enum {
     W_THROTTLE,
     W_VIOLATION,
     W_PROCS,
+    W_NVLINK,
+    W_GPMGET,
     NWHAT
 };
-static const char *const what_name[NWHAT] = {"util",  "enc",    "dec",      "mem",       "bar1",
-                                             "power", "energy", "temp",     "fan",       "clock",
-                                             "pcie",  "ecc",    "throttle", "violation", "procs"};
+static const char *const what_name[NWHAT] = {
+    "util",  "enc",  "dec", "mem",      "bar1",      "power", "energy", "temp",  "fan",
+    "clock", "pcie", "ecc", "throttle", "violation", "procs", "nvlink", "gpmget"};
 
 static struct stub_gpu {
     int unsupported[NWHAT];
@@ -72,12 +132,17 @@ static struct stub_gpu {
     int util;
     int no_events;
     int registered;
+    int gpm;
+    unsigned migs;           /* MIG instances (0: MIG off) */
+    double level[NLEV];      /* GPM activity levels */
+    double acc[NLEV], acc_t; /* their integrals up to acc_t (s since init) */
 } gpus[MAX_STUB_GPUS];
 static unsigned ngpus;
 static int init_error;
 static int initialised;
 static char procs_path[512];
 static char xid_path[512], events_log[512];
+static char levels_path[512], putil_path[512];
 static int eventset_error;
 static unsigned xid_delivered; /* lines of xid_path delivered so far */
 static int the_set;            /* the one event set: its address is the handle */
@@ -89,12 +154,16 @@ static void parse_script(void)
     memset(gpus, 0, sizeof gpus);
     ngpus = 2;
     init_error = 0;
-    procs_path[0] = xid_path[0] = events_log[0] = '\0';
+    procs_path[0] = xid_path[0] = events_log[0] = levels_path[0] = putil_path[0] = '\0';
     eventset_error = 0;
     xid_delivered = 0;
     set_live = 0;
-    for (unsigned i = 0; i < MAX_STUB_GPUS; i++)
+    for (unsigned i = 0; i < MAX_STUB_GPUS; i++) {
+        static const double dflt[NLEV] = {20, 15, 5, 1, 10, 2, 30, 100, 200, 300, 400};
         gpus[i].util = 10 + 40 * (int)i;
+        memcpy(gpus[i].level, dflt, sizeof dflt);
+        gpus[i].level[L_SM] += 10 * i;
+    }
     const char *env = getenv("PERFMON_NVML_STUB");
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", env ? env : "");
@@ -110,6 +179,14 @@ static void parse_script(void)
             gpus[i].lost_at = n;
         else if (sscanf(w, "util=%u:%u", &i, &n) == 2 && i < MAX_STUB_GPUS)
             gpus[i].util = (int)n;
+        else if (sscanf(w, "gpm=%u", &i) == 1 && i < MAX_STUB_GPUS)
+            gpus[i].gpm = 1;
+        else if (sscanf(w, "mig=%u:%u", &i, &n) == 2 && i < MAX_STUB_GPUS)
+            gpus[i].migs = n > 7 ? 7 : n;
+        else if (strncmp(w, "levels=", 7) == 0)
+            snprintf(levels_path, sizeof levels_path, "%s", w + 7);
+        else if (strncmp(w, "putil=", 6) == 0)
+            snprintf(putil_path, sizeof putil_path, "%s", w + 6);
         else if (strncmp(w, "procs=", 6) == 0)
             snprintf(procs_path, sizeof procs_path, "%s", w + 6);
         else if (strncmp(w, "xid=", 4) == 0)
@@ -135,11 +212,41 @@ static double since_init(void)
     return (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9;
 }
 
-/* Device handles are 1-based GPU numbers in disguise. */
+/* Integrate every GPU's levels up to now, then take the levels file's
+ * words (util=I:V and the GPM levels) as the levels from now on. */
+static void update_levels(void)
+{
+    double now = since_init();
+    for (unsigned i = 0; i < ngpus; i++) {
+        for (int l = 0; l < NLEV; l++)
+            gpus[i].acc[l] += gpus[i].level[l] * (now - gpus[i].acc_t);
+        gpus[i].acc_t = now;
+    }
+    FILE *f = levels_path[0] ? fopen(levels_path, "r") : NULL;
+    char w[64];
+    while (f && fscanf(f, "%63s", w) == 1) {
+        char name[16];
+        unsigned i;
+        double v;
+        if (sscanf(w, "%15[a-z0-9]=%u:%lf", name, &i, &v) != 3 || i >= MAX_STUB_GPUS)
+            continue;
+        if (strcmp(name, "util") == 0)
+            gpus[i].util = (int)v;
+        for (int l = 0; l < NLEV; l++)
+            if (strcmp(name, level_name[l]) == 0)
+                gpus[i].level[l] = v;
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Device handles are 1-based GPU numbers in disguise; a MIG instance's
+ * handle is 0x100 * (1 + its slot) + its GPU's number. */
 static struct stub_gpu *dev(nvmlDevice_t d, unsigned *index)
 {
-    size_t i = (size_t)(uintptr_t)d;
-    if (!initialised || i == 0 || i > ngpus)
+    size_t i = (size_t)(uintptr_t)d & 0xff;
+    size_t slot = (size_t)(uintptr_t)d >> 8;
+    if (!initialised || i == 0 || i > ngpus || (slot && slot > gpus[i - 1].migs))
         return NULL;
     *index = (unsigned)(i - 1);
     return &gpus[i - 1];
@@ -160,7 +267,15 @@ static nvmlReturn_t check(nvmlDevice_t d, int what, const void *out, unsigned *i
         return NVML_ERROR_GPU_IS_LOST;
     if (g->unsupported[what])
         return NVML_ERROR_NOT_SUPPORTED;
+    /* A MIG instance answers for its memory and processes only. */
+    if ((uintptr_t)d >> 8 && what != W_MEM && what != W_PROCS)
+        return NVML_ERROR_NOT_SUPPORTED;
     return NVML_SUCCESS;
+}
+
+static unsigned mig_slot(nvmlDevice_t d)
+{
+    return (unsigned)((uintptr_t)d >> 8);
 }
 
 nvmlReturn_t nvmlInit_v2(void)
@@ -219,6 +334,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization)
 {
     CHECK(W_UTIL, utilization);
+    update_levels();
     utilization->gpu = (unsigned)gpus[i].util;
     utilization->memory = 5 + i;
     return NVML_SUCCESS;
@@ -247,6 +363,10 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
     CHECK(W_MEM, memory);
     memory->total = 16ULL << 30;
     memory->used = (unsigned long long)(i + 1) << 30;
+    if (mig_slot(device)) {
+        memory->total = 2ULL << 30;
+        memory->used = (unsigned long long)mig_slot(device) << 28;
+    }
     memory->free = memory->total - memory->used;
     return NVML_SUCCESS;
 }
@@ -348,9 +468,10 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     FILE *f = procs_path[0] ? fopen(procs_path, "r") : NULL;
     char line[256];
     while (f && fgets(line, sizeof line, f)) {
-        unsigned g, pid;
+        unsigned g, pid, gi = 0;
         unsigned long long bytes;
-        if (sscanf(line, "%u %u %llu", &g, &pid, &bytes) != 3 || g != i)
+        int k = sscanf(line, "%u %u %llu %u", &g, &pid, &bytes, &gi);
+        if (k < 3 || g != i || (mig_slot(device) && (k < 4 || gi != 2 * mig_slot(device) - 1)))
             continue;
         if (n < cap && infos) {
             memset(&infos[n], 0, sizeof infos[n]);
@@ -520,5 +641,202 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
         return NVML_ERROR_INVALID_ARGUMENT;
     set_live = 0;
     log_event("free", -1);
+    return NVML_SUCCESS;
+}
+
+/* Multi-Instance GPU */
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
+                                  unsigned int *pendingMode)
+{
+    IDENTITY(currentMode);
+    if (!pendingMode || mig_slot(device))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!gpus[i].migs && !gpus[i].gpm)
+        return NVML_ERROR_NOT_SUPPORTED; /* before Ampere */
+    *currentMode = *pendingMode = gpus[i].migs ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
+{
+    IDENTITY(count);
+    if (mig_slot(device))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *count = gpus[i].migs ? 7 : 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                 nvmlDevice_t *migDevice)
+{
+    IDENTITY(migDevice);
+    if (mig_slot(device) || !gpus[i].migs)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (index >= gpus[i].migs)
+        return NVML_ERROR_NOT_FOUND;
+    *migDevice = (nvmlDevice_t)(uintptr_t)(0x100u * (index + 1) + i + 1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
+{
+    IDENTITY(id);
+    if (!mig_slot(device))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *id = 2 * mig_slot(device) - 1;
+    return NVML_SUCCESS;
+}
+
+/* Process utilisation */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp)
+{
+    CHECK(W_PROCS, processSamplesCount);
+    if (!putil_path[0])
+        return NVML_ERROR_NOT_SUPPORTED;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned long long ts =
+        (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000;
+    unsigned n = 0, cap = utilization ? *processSamplesCount : 0;
+    FILE *f = fopen(putil_path, "r");
+    char line[128];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned g, pid, sm, mem;
+        if (sscanf(line, "%u %u %u %u", &g, &pid, &sm, &mem) != 4 || g != i ||
+            ts <= lastSeenTimeStamp)
+            continue;
+        if (n < cap) {
+            memset(&utilization[n], 0, sizeof utilization[n]);
+            utilization[n].pid = pid;
+            utilization[n].timeStamp = ts;
+            utilization[n].smUtil = sm;
+            utilization[n].memUtil = mem;
+        }
+        n++;
+    }
+    if (f)
+        fclose(f);
+    *processSamplesCount = n;
+    if (n == 0)
+        return NVML_ERROR_NOT_FOUND;
+    return n > cap ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+}
+
+/* GPM */
+#define SAMPLE_MAGIC 0x47504d53u
+typedef struct nvmlGpmSample_st {
+    unsigned magic;
+    unsigned gpu;  /* 1-based; 0 while never taken */
+    unsigned slot; /* MIG slot, 0 for the whole GPU */
+    double t;
+    double acc[NLEV];
+} stub_sample;
+
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport)
+{
+    IDENTITY(gpmSupport);
+    if (gpmSupport->version != NVML_GPM_SUPPORT_VERSION)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    gpmSupport->isSupportedDevice = gpus[i].gpm && !mig_slot(device);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *gpmSample)
+{
+    if (!initialised)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!gpmSample)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    stub_sample *x = calloc(1, sizeof *x);
+    if (!x)
+        return NVML_ERROR_UNKNOWN;
+    x->magic = SAMPLE_MAGIC;
+    *gpmSample = x;
+    log_event("gpm alloc", -1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample)
+{
+    if (!gpmSample || gpmSample->magic != SAMPLE_MAGIC)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    gpmSample->magic = 0;
+    free(gpmSample);
+    log_event("gpm free", -1);
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t take_sample(nvmlDevice_t device, unsigned slot, nvmlGpmSample_t x)
+{
+    unsigned i;
+    const struct stub_gpu *g = dev(device, &i);
+    if (!initialised)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!g || !x)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (g->lost_at && g->calls >= g->lost_at)
+        return NVML_ERROR_GPU_IS_LOST;
+    if (x->magic != SAMPLE_MAGIC)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!gpus[i].gpm)
+        return NVML_ERROR_NOT_SUPPORTED;
+    if (slot && (!gpus[i].migs || slot > gpus[i].migs))
+        return NVML_ERROR_NOT_FOUND;
+    update_levels();
+    x->gpu = i + 1;
+    x->slot = slot;
+    x->t = gpus[i].acc_t;
+    memcpy(x->acc, gpus[i].acc, sizeof x->acc);
+    /* A MIG instance's SM activity is its GPU's + its slot. */
+    x->acc[L_SM] += slot * x->t;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample)
+{
+    if (mig_slot(device))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    return take_sample(device, 0, gpmSample);
+}
+
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId,
+                                 nvmlGpmSample_t gpmSample)
+{
+    if (mig_slot(device) || gpuInstanceId % 2 == 0)
+        return NVML_ERROR_INVALID_ARGUMENT; /* the parent, and ids 1, 3, 5, ... */
+    return take_sample(device, (gpuInstanceId + 1) / 2, gpmSample);
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *mg)
+{
+    if (!initialised)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!mg)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (mg->version != NVML_GPM_METRICS_GET_VERSION)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    const stub_sample *a = mg->sample1, *b = mg->sample2;
+    if (!a || !b || a->magic != SAMPLE_MAGIC || b->magic != SAMPLE_MAGIC || !a->gpu ||
+        a->gpu != b->gpu || a->slot != b->slot || !(b->t - a->t >= 0.1) ||
+        mg->numMetrics > NVML_GPM_METRIC_MAX)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    const struct stub_gpu *g = &gpus[a->gpu - 1];
+    if (g->unsupported[W_GPMGET])
+        return NVML_ERROR_UNKNOWN;
+    for (unsigned k = 0; k < mg->numMetrics; k++) {
+        nvmlGpmMetric_t *m = &mg->metrics[k];
+        m->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        m->value = 0;
+        for (int l = 0; l < NLEV; l++)
+            if (level_metric[l] == m->metricId) {
+                if ((l == L_NVLTX || l == L_NVLRX) && g->unsupported[W_NVLINK])
+                    break;
+                m->value = (b->acc[l] - a->acc[l]) / (b->t - a->t);
+                m->nvmlReturn = NVML_SUCCESS;
+            }
+    }
     return NVML_SUCCESS;
 }

@@ -6,6 +6,7 @@
  * captured in fixtures/nodes/hpc-ib-rapl: 100 -> {101, 102 -> 103}, an
  * unrelated 200, and 1235 whose name fakes a parent field.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,7 +35,7 @@ typedef struct gh {
     pid_t roots[1];
 } gh;
 
-static char stub_path[4096];
+static char stub_path[4096], dcgm_path[4096];
 static char tmp[4096];
 
 static int setup(void **state)
@@ -42,6 +43,7 @@ static int setup(void **state)
     (void)state;
     const char *b = getenv("PM_BUILD");
     snprintf(stub_path, sizeof stub_path, "%s/tests/libnvml_stub.so", b ? b : "build/release");
+    snprintf(dcgm_path, sizeof dcgm_path, "%s/tests/libdcgm_stub.so", b ? b : "build/release");
     if (access(stub_path, R_OK) != 0)
         fail_msg("%s missing: build it with make", stub_path);
     snprintf(tmp, sizeof tmp, "%s", pm_test_tmpdir());
@@ -79,6 +81,9 @@ static int g_open(gh *h, const char *lib, const char *script, int tree)
     h->ctx.note_arg = h;
     setenv("PERFMON_NVML_LIB", lib ? lib : stub_path, 1);
     setenv("PERFMON_NVML_STUB", script, 1);
+    /* no DCGM unless a test asks for the stand-in (dcgm_open) */
+    if (!getenv("PERFMON_DCGM_STUB"))
+        setenv("PERFMON_DCGM_LIB", "/nonexistent/libdcgm.so.4", 1);
     pm_schema_init(&h->schema);
     h->rc = pm_source_nvml.open(&h->ctx, &h->schema, &h->state, &h->err);
     if (h->rc == 0)
@@ -455,9 +460,18 @@ static void test_xid_events(void **state)
     assert_true(col(&h, "gpu.1.util") >= 0);
     g_read(&h);
     g_read(&h);
-    assert_string_equal(h.notes,
-                        "nvml: NVML cannot make an event set (Unknown Error): no XID events "
-                        "(gpu.<n>.xid)\n");
+    /* said once, before the notes on GPM (these GPUs have none) */
+    static const char *const want[] = {
+        "nvml: NVML cannot make an event set (Unknown Error): no XID events (gpu.<n>.xid)\n"
+        "nvml: SM activity not measurable on this GPU: GPU 0 (Stub GPU 0): it has no GPM "
+        "(before Hopper), and DCGM: no DCGM library (/nonexistent/libdcgm.so.4",
+        "); no sm_active, tensor or pipe columns\n"
+        "nvml: SM activity not measurable on this GPU: GPU 1 (Stub GPU 1): it has no GPM "
+        "(before Hopper), and DCGM: no DCGM library (/nonexistent/libdcgm.so.4"};
+    const char *p = strstr(h.notes, want[0]);
+    assert_true(p == h.notes);
+    assert_non_null(strstr(p, want[1]));
+    assert_int_equal(strlen(h.notes) - strlen(strrchr(h.notes, '\n')), strlen(h.notes) - 1);
     g_close(&h);
     /* No GPU can report them: the set is given back at once. */
     unlink(log);
@@ -473,6 +487,301 @@ static void test_xid_events(void **state)
     g_close(&h);
 }
 
+/* A GPM column's value this sample; NAN when not recorded. */
+static double fval(const gh *h, const char *name)
+{
+    int c = col(h, name);
+    if (c < 0)
+        fail_msg("no column %s", name);
+    if (!((h->s.present[c / 8] >> (c % 8)) & 1))
+        return NAN;
+    return h->s.v[c].f;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void assert_near(double v, double want, double tol, const char *what)
+{
+    if (!(v >= want - tol && v <= want + tol))
+        fail_msg("%s = %g, expected %g +- %g", what, v, want, tol);
+}
+
+/* A Hopper (GPU 0, GPM) beside an older GPU (GPU 1): GPM columns on GPU 0
+ * only, interval means of the scripted levels, a note once for GPU 1. */
+static void test_gpm_columns_and_values(void **state)
+{
+    (void)state;
+    char levels[4200], log[4200], script[9000];
+    snprintf(levels, sizeof levels, "%s/levels", tmp);
+    snprintf(log, sizeof log, "%s/gpm.log", tmp);
+    write_file(levels, "");
+    unlink(log);
+    snprintf(script, sizeof script, "gpus=2 gpm=0 unsupported=0:nvlink levels=%s events_log=%s",
+             levels, log);
+    gh h;
+    assert_int_equal(g_open(&h, NULL, script, 0), 0);
+    static const char *const gpm[] = {"sm_active",   "sm_occupancy", "tensor_active", "fp64_active",
+                                      "fp32_active", "fp16_active",  "dram_active",   "gpm_pcie_tx",
+                                      "gpm_pcie_rx", "nvlink_tx",    "nvlink_rx"};
+    char name[64];
+    for (size_t m = 0; m < sizeof gpm / sizeof gpm[0]; m++) {
+        snprintf(name, sizeof name, "gpu.0.%s", gpm[m]);
+        int c = col(&h, name);
+        if (c < 0)
+            fail_msg("no column %s", name);
+        assert_int_equal(h.schema.cols[c].type, PM_F64);
+        assert_int_equal(h.schema.cols[c].kind, PM_GAUGE);
+        snprintf(name, sizeof name, "gpu.1.%s", gpm[m]);
+        assert_int_equal(col(&h, name), -1); /* no zero columns on the old GPU */
+    }
+    assert_string_equal(h.schema.cols[col(&h, "gpu.0.nvlink_rx")].unit, "MiB/s");
+    assert_string_equal(h.schema.cols[col(&h, "gpu.0.sm_active")].unit, "%");
+    /* Sooner than 100 ms after open: no GPM sample, nothing recorded. */
+    g_read(&h);
+    assert_true(isnan(fval(&h, "gpu.0.sm_active")));
+    /* Then the interval since the sample taken at open. */
+    usleep(100000);
+    g_read(&h);
+    assert_near(fval(&h, "gpu.0.sm_active"), 20, 0.01, "SM activity since open");
+    assert_null(strstr(h.notes, "GPU 0 ("));
+    assert_non_null(strstr(h.notes, "nvml: SM activity not measurable on this GPU: GPU 1 (Stub "
+                                    "GPU 1): it has no GPM (before Hopper)"));
+    usleep(100000);
+    g_read(&h);
+    assert_near(fval(&h, "gpu.0.sm_active"), 20, 0.01, "SM activity");
+    assert_near(fval(&h, "gpu.0.sm_occupancy"), 15, 0.01, "occupancy");
+    assert_near(fval(&h, "gpu.0.tensor_active"), 5, 0.01, "tensor");
+    assert_near(fval(&h, "gpu.0.fp64_active"), 1, 0.01, "FP64");
+    assert_near(fval(&h, "gpu.0.fp32_active"), 10, 0.01, "FP32");
+    assert_near(fval(&h, "gpu.0.fp16_active"), 2, 0.01, "FP16");
+    assert_near(fval(&h, "gpu.0.dram_active"), 30, 0.01, "DRAM");
+    assert_near(fval(&h, "gpu.0.gpm_pcie_tx"), 100, 0.01, "PCIe TX");
+    assert_near(fval(&h, "gpu.0.gpm_pcie_rx"), 200, 0.01, "PCIe RX");
+    assert_true(isnan(fval(&h, "gpu.0.nvlink_tx"))); /* NOT_SUPPORTED: not recorded */
+    /* A level changes when the stub reads it (at this read's utilisation
+     * query): the interval after it has the new level. */
+    write_file(levels, "sm=0:80 dram=0:150 util=0:99");
+    usleep(100000);
+    h.notes[0] = '\0';
+    g_read(&h);
+    /* (the new level from the utilisation query to the GPM sample: a few
+     * microseconds, more under valgrind) */
+    assert_near(fval(&h, "gpu.0.sm_active"), 35, 15, "SM activity before the change");
+    assert_int_equal(val(&h, "gpu.0.util"), 99);
+    usleep(100000);
+    g_read(&h);
+    assert_near(fval(&h, "gpu.0.sm_active"), 80, 0.01, "SM activity after the change");
+    assert_true(isnan(fval(&h, "gpu.0.dram_active"))); /* 150 % is not a share: dropped */
+    assert_string_equal(h.notes, "");                  /* the GPM note was said once */
+    pm_buf j;
+    pm_buf_init(&j);
+    pm_source_nvml.describe(h.state, &j);
+    pm_buf_add(&j, "", 1);
+    assert_non_null(strstr(j.data, "\"sm_activity\":\"gpm\""));
+    assert_non_null(strstr(j.data, "\"sm_activity\":\"it has no GPM (before Hopper), and DCGM: "));
+    pm_buf_free(&j);
+    g_close(&h);
+    char buf[256] = "";
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    size_t r = fread(buf, 1, sizeof buf - 1, f);
+    buf[r] = '\0';
+    fclose(f);
+    /* two samples for GPU 0, given back (the event set around them) */
+    assert_non_null(strstr(buf, "gpm alloc\ngpm alloc\n"));
+    assert_non_null(strstr(buf, "gpm free\ngpm free\n"));
+}
+
+/* MIG: GPU 0 split into instances 1 and 3, each a device of its own with
+ * its memory, its processes and its GPM metrics; no utilisation. */
+static void test_mig_instances(void **state)
+{
+    (void)state;
+    char procs[4200], script[9000];
+    snprintf(procs, sizeof procs, "%s/procs", tmp);
+    write_file(procs, "0 103 1048576 3\n0 200 4096 1\n");
+    snprintf(script, sizeof script, "gpus=1 gpm=0 mig=0:2 procs=%s", procs);
+    gh h;
+    assert_int_equal(g_open(&h, NULL, script, 1), 0);
+    assert_true(col(&h, "gpu.0.util") >= 0);
+    assert_true(col(&h, "gpu.0.sm_active") >= 0);
+    for (int gi = 1; gi <= 3; gi += 2) {
+        char name[64];
+        snprintf(name, sizeof name, "gpu.0.mig%d.mem_used", gi);
+        assert_true(col(&h, name) >= 0);
+        snprintf(name, sizeof name, "gpu.0.mig%d.sm_active", gi);
+        assert_true(col(&h, name) >= 0);
+        snprintf(name, sizeof name, "gpu.0.mig%d.util", gi); /* NOT_SUPPORTED on MIG */
+        assert_int_equal(col(&h, name), -1);
+        snprintf(name, sizeof name, "gpu.0.mig%d.power", gi);
+        assert_int_equal(col(&h, name), -1);
+        snprintf(name, sizeof name, "gpu.0.mig%d.xid", gi);
+        assert_int_equal(col(&h, name), -1);
+    }
+    assert_int_equal(col(&h, "gpu.0.mig2.mem_used"), -1);
+    g_read(&h);
+    usleep(100000);
+    g_read(&h);
+    assert_int_equal(val(&h, "gpu.0.mig1.mem_used"), 1LL << 28);
+    assert_int_equal(val(&h, "gpu.0.mig3.mem_used"), 2LL << 28);
+    assert_int_equal(val(&h, "gpu.0.mig3.job_mem"), 1048576);
+    assert_int_equal(val(&h, "gpu.0.mig1.job_mem"), 0); /* pid 200 is not the job's */
+    assert_int_equal(val(&h, "gpu.0.mig1.procs"), 1);
+    assert_near(fval(&h, "gpu.0.sm_active"), 20, 0.01, "the GPU's SM activity");
+    assert_near(fval(&h, "gpu.0.mig1.sm_active"), 21, 0.01, "instance 1's");
+    assert_near(fval(&h, "gpu.0.mig3.sm_active"), 22, 0.01, "instance 3's");
+    pm_buf j;
+    pm_buf_init(&j);
+    pm_source_nvml.describe(h.state, &j);
+    pm_buf_add(&j, "", 1);
+    assert_non_null(strstr(j.data, "\"mig_gpu_instance\":3,\"columns\":\"gpu.0.mig3\""));
+    pm_buf_free(&j);
+    g_close(&h);
+}
+
+/* The followed processes' share of the GPU: per pid the mean of its
+ * samples, summed over the tree's pids (103 is the tree's, 200 not). */
+static void test_process_utilisation(void **state)
+{
+    (void)state;
+    char putil[4200], script[9000];
+    snprintf(putil, sizeof putil, "%s/putil", tmp);
+    write_file(putil, "0 103 40 10\n0 200 90 50\n0 103 60 20\n0 101 5 1\n1 200 70 7\n");
+    snprintf(script, sizeof script, "gpus=2 putil=%s", putil);
+    gh h;
+    assert_int_equal(g_open(&h, NULL, script, 1), 0);
+    g_read(&h);
+    assert_int_equal(val(&h, "gpu.0.job_sm_util"), 55); /* 103: 50, 101: 5 */
+    assert_int_equal(val(&h, "gpu.0.job_mem_util"), 16);
+    assert_int_equal(val(&h, "gpu.1.job_sm_util"), 0); /* only 200 there */
+    write_file(putil, "");
+    g_read(&h);
+    assert_int_equal(val(&h, "gpu.0.job_sm_util"), 0); /* NOT_FOUND: nobody ran */
+    g_close(&h);
+    /* Not followed, or not supported: no column. */
+    assert_int_equal(g_open(&h, NULL, script, 0), 0);
+    assert_int_equal(col(&h, "gpu.0.job_sm_util"), -1);
+    g_close(&h);
+    assert_int_equal(g_open(&h, NULL, "gpus=1", 1), 0);
+    assert_int_equal(col(&h, "gpu.0.job_sm_util"), -1);
+    g_close(&h);
+}
+
+/* A GPM GPU lost mid-run: its GPM columns stop with the others. */
+static void test_gpm_lost(void **state)
+{
+    (void)state;
+    gh h;
+    assert_int_equal(g_open(&h, NULL, "gpus=2 gpm=0 gpm=1 lost=0:3", 0), 0);
+    usleep(100000);
+    g_read(&h);
+    usleep(100000);
+    g_read(&h);
+    assert_true(isnan(fval(&h, "gpu.0.sm_active")));
+    assert_near(fval(&h, "gpu.1.sm_active"), 30, 0.01, "GPU 1's SM activity");
+    usleep(100000);
+    g_read(&h);
+    assert_true(isnan(fval(&h, "gpu.0.sm_active")));
+    assert_int_equal(val(&h, "gpu.0.util"), -1);
+    assert_near(fval(&h, "gpu.1.sm_active"), 30, 0.01, "GPU 1 goes on");
+    g_close(&h);
+}
+
+/* Open with the DCGM stand-in scripted by dscript. */
+static int dcgm_open(gh *h, const char *script, const char *dscript, int tree)
+{
+    setenv("PERFMON_DCGM_LIB", dcgm_path, 1);
+    setenv("PERFMON_DCGM_STUB", dscript, 1);
+    int rc = g_open(h, NULL, script, tree);
+    unsetenv("PERFMON_DCGM_STUB");
+    return rc;
+}
+
+static void read_log(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t r = fread(buf, 1, cap - 1, f);
+    buf[r] = '\0';
+    fclose(f);
+    unlink(path);
+}
+
+/* Older GPUs with DCGM: its profiling fields stand in for GPM, from the
+ * node's host engine, else an embedded one; DCGM refusing, or not
+ * knowing a GPU, is said in that GPU's note. */
+static void test_dcgm(void **state)
+{
+    (void)state;
+    char log[4200], dscript[4400], buf[512];
+    snprintf(log, sizeof log, "%s/dcgm.log", tmp);
+    unlink(log);
+    snprintf(dscript, sizeof dscript, "log=%s blank=1", log);
+    gh h;
+    assert_int_equal(dcgm_open(&h, "gpus=2 gpm=0", dscript, 0), 0);
+    /* GPU 0 has GPM, GPU 1 DCGM: the same columns */
+    assert_int_equal(h.schema.cols[col(&h, "gpu.1.sm_active")].type, PM_F64);
+    assert_string_equal(h.schema.cols[col(&h, "gpu.1.nvlink_tx")].unit, "MiB/s");
+    assert_int_equal(col(&h, "gpu.1.gpm_pcie_tx"), -1);
+    usleep(100000);
+    g_read(&h);
+    assert_near(fval(&h, "gpu.0.sm_active"), 20, 0.01, "GPU 0 by GPM");
+    assert_true(isnan(fval(&h, "gpu.1.sm_active"))); /* blank: no value yet */
+    assert_string_equal(h.notes, "");
+    g_close(&h);
+    read_log(log, buf, sizeof buf);
+    assert_string_equal(buf, "connect\ngroup\nwatch\nunwatch\ndestroy\ndisconnect\nshutdown\n");
+
+    snprintf(dscript, sizeof dscript, "log=%s gpus=1 hostengine=0 sm=0:0.03 dram=0:0.6", log);
+    assert_int_equal(dcgm_open(&h, "gpus=2", dscript, 0), 0);
+    g_read(&h);
+    assert_near(fval(&h, "gpu.0.sm_active"), 3, 1e-9, "SM activity by DCGM");
+    assert_near(fval(&h, "gpu.0.dram_active"), 60, 1e-9, "DRAM");
+    assert_near(fval(&h, "gpu.0.fp32_active"), 20, 1e-9, "FP32");
+    assert_near(fval(&h, "gpu.0.nvlink_rx"), 20, 1e-9, "NVLink RX MiB/s");
+    assert_int_equal(col(&h, "gpu.1.sm_active"), -1); /* DCGM lists one GPU */
+    assert_string_equal(h.notes, "nvml: SM activity not measurable on this GPU: GPU 1 (Stub GPU "
+                                 "1): it has no GPM (before Hopper), and DCGM: it does not profile "
+                                 "this GPU; no sm_active, tensor or pipe columns\n");
+    pm_buf j;
+    pm_buf_init(&j);
+    pm_source_nvml.describe(h.state, &j);
+    pm_buf_add(&j, "", 1);
+    assert_non_null(strstr(j.data, "\"sm_activity\":\"dcgm\""));
+    pm_buf_free(&j);
+    g_close(&h);
+    read_log(log, buf, sizeof buf);
+    assert_string_equal(buf, "embedded\ngroup\nwatch\nunwatch\ndestroy\nstop\nshutdown\n");
+
+    /* Turned off: the library is not even opened. */
+    setenv("PERFMON_DCGM", "off", 1);
+    assert_int_equal(dcgm_open(&h, "gpus=1", dscript, 0), 0);
+    unsetenv("PERFMON_DCGM");
+    assert_int_equal(col(&h, "gpu.0.sm_active"), -1);
+    g_read(&h);
+    assert_non_null(strstr(h.notes, ", and DCGM: turned off (PERFMON_DCGM=off); "));
+    g_close(&h);
+    assert_int_equal(access(log, F_OK), -1);
+
+    /* Profiling held elsewhere: no columns, the reason in the note. */
+    snprintf(dscript, sizeof dscript, "log=%s watch=-33", log);
+    assert_int_equal(dcgm_open(&h, "gpus=1", dscript, 0), 0);
+    assert_int_equal(col(&h, "gpu.0.sm_active"), -1);
+    g_read(&h);
+    assert_non_null(strstr(h.notes, "it has no GPM (before Hopper), and DCGM: DCGM cannot watch "
+                                    "the profiling fields (The requested operation could not be "
+                                    "completed because the affected resource is in use); "));
+    g_close(&h);
+    read_log(log, buf, sizeof buf);
+    assert_string_equal(buf, "connect\ngroup\ndestroy\ndisconnect\nshutdown\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +793,11 @@ int main(void)
         cmocka_unit_test(test_absent),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_xid_events),
+        cmocka_unit_test(test_gpm_columns_and_values),
+        cmocka_unit_test(test_mig_instances),
+        cmocka_unit_test(test_process_utilisation),
+        cmocka_unit_test(test_gpm_lost),
+        cmocka_unit_test(test_dcgm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
