@@ -49,11 +49,12 @@ enum pm_gate_verdict {
 /* Why a verdict is what it is (PM_GATE_WHY_NONE for ok and short). */
 enum pm_gate_why {
     PM_GATE_WHY_NONE = 0,
-    PM_GATE_WHY_TEST,      /* regression: the whole test changed beyond its noise and tail */
-    PM_GATE_WHY_TAIL,      /* regression: beyond anything in the test's history */
-    PM_GATE_WHY_CONFIRMED, /* regression: the previous run was beyond too */
-    PM_GATE_WHY_WITHIN,    /* suspect: beyond the noise, within the history's tail */
-    PM_GATE_WHY_UNMEASURED /* suspect: beyond the noise, too few runs to know the tail */
+    PM_GATE_WHY_TEST,       /* regression: the whole test changed beyond its noise and tail */
+    PM_GATE_WHY_TAIL,       /* regression: beyond anything in the test's history */
+    PM_GATE_WHY_CONFIRMED,  /* regression: the previous run was beyond too */
+    PM_GATE_WHY_WITHIN,     /* suspect: beyond the noise, within the history's tail */
+    PM_GATE_WHY_UNMEASURED, /* suspect: beyond the noise, too few runs to know the tail */
+    PM_GATE_WHY_LOOK        /* suspect: within the noise, but one more run could confirm it */
 };
 
 /* The bars are fractions of the check's threshold, so that a larger
@@ -62,6 +63,8 @@ typedef struct pm_gate_opts {
     double pair;         /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
     double test_pair;    /* the whole test's last two (default 0.5) */
     double three;        /* the last three values, entry or test (default 0.4) */
+    double look;         /* an entry's latest value beyond look x threshold robust sd of the
+                          * noise window is suspect: one more run decides (default 0.4) */
     size_t noise_window; /* confirmation: values before the suspect ones the noise is
                           * measured over, at least (default 30, the window if larger) */
     size_t tail_min;     /* judged earlier entry values before a tail counts as measured
