@@ -110,6 +110,19 @@ static double one_up_three(size_t r, size_t e)
     return r + 3 >= g_runs && e == 2 ? 1.08 : 1;
 }
 
+static double one_up_little(size_t r, size_t e)
+{
+    /* entry 2 +3 % in the latest run: under the minimum change, above its
+     * usual level */
+    return r + 1 == g_runs && e == 2 ? 1.03 : 1;
+}
+static double one_up_twice_tail(size_t r, size_t e)
+{
+    /* a +40 % hit of entry 1 in run 5 (the tail is wide), then entry 2
+     * +8 % in the last two runs */
+    return (r == 5 && e == 1) ? 1.40 : r + 2 >= g_runs && e == 2 ? 1.08 : 1;
+}
+
 static void test_rules(void **state)
 {
     (void)state;
@@ -136,6 +149,10 @@ static void test_rules(void **state)
          PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
         {"one entry +8 % three times: confirmed", 14, one_up_three, PM_GATE_OK, PM_GATE_WHY_NONE,
          PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
+        {"one entry +3 %: above its usual level, one more run decides", 20, one_up_little,
+         PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_SUSPECT, PM_GATE_WHY_LOOK, PM_GATE_OK},
+        {"one entry +8 % twice within a wide tail: confirmed", 24, one_up_twice_tail, PM_GATE_OK,
+         PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         hist h;
@@ -153,7 +170,10 @@ static void test_rules(void **state)
             fail_msg("%s: entry 2 %s (%s), want %s (%s)", rows[i].what,
                      pm_gate_verdict_name(x[2].verdict), pm_gate_why_text(x[2].why),
                      pm_gate_verdict_name(rows[i].e2_verdict), pm_gate_why_text(rows[i].e2_why));
-        if (x[0].verdict != rows[i].e0_verdict)
+        /* entry 0 is flat: it fails only with the whole test (at the top
+         * of its jitter it may be suspect) */
+        if ((x[0].verdict == PM_GATE_REGRESSION) != (rows[i].e0_verdict == PM_GATE_REGRESSION) ||
+            (rows[i].e0_verdict == PM_GATE_SHORT) != (x[0].verdict == PM_GATE_SHORT))
             fail_msg("%s: entry 0 %s", rows[i].what, pm_gate_verdict_name(x[0].verdict));
     }
     /* The whole test is the median of the gated entries: with entry 2
@@ -217,9 +237,15 @@ static void test_rates(void **state)
         /* the first slowed pipeline with a rerun: at least 90 % (99.6 %
          * and 96.0 % over 1,000 seeds) */
         assert_true(g.rerun_all * 10 >= seeds * 9);
-        /* one entry 10 % slower, by run 27: at least 3 in 4 (the issue
-         * asks 95 %; 1,000 seeds give 88.6 % and 81.3 %: docs/archive.md) */
-        assert_true(g.one_by2 * 4 >= seeds * 3);
+        /* one entry 10 % slower, by run 27: at least 85 % (the issue
+         * asks 95 %: docs/archive.md has the 1,000-seed figures) */
+        assert_true(g.one_by2 * 20 >= seeds * 17);
+        /* the rerun protocol (up to two reruns) on one entry 10 % slower:
+         * at least 75 % of first slowed pipelines fail (one rerun, as
+         * before: under 50 %) */
+        assert_true(g.rerun_one * 4 >= seeds * 3);
+        /* and stable pipelines with it: at most 1 in 20 fail */
+        assert_true(g.pipeline_fails * 20 <= g.pipelines);
     }
 }
 
