@@ -160,6 +160,8 @@ static int evidence(const double *v, size_t n, const pm_check_opts *o, const pm_
     if (n == 0)
         return 0;
     excess_at(v, n - 1, 0, o, g->noise_window, off ? off[2] : 0, w, zl, &c[0], &med);
+    if (!(c[0] >= o->min_change))
+        *zl = -INFINITY; /* under the change that matters: nothing to look at */
     int confirmed = 0;
     for (size_t m = 2; m <= 3 && m <= n && !confirmed; m++) {
         double m0 = NAN;
@@ -168,7 +170,8 @@ static int evidence(const double *v, size_t n, const pm_check_opts *o, const pm_
                       &c[q], q == 0 ? &m0 : &med);
         }
         if (m == 2)
-            *pending = z[0] > g->three * o->threshold && z[1] > g->three * o->threshold;
+            *pending = z[0] > g->three * o->threshold && z[1] > g->three * o->threshold &&
+                       (c[0] + c[1]) / 2 >= o->min_change;
         confirmed = confirms(z, c, m, (m == 2 ? pair : g->three) * o->threshold, o, m0);
     }
     return confirmed;
