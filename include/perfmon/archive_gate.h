@@ -66,16 +66,19 @@ enum pm_gate_why {
 /* The bars are fractions of the check's threshold, so that a larger
  * --threshold raises them too. */
 typedef struct pm_gate_opts {
-    double pair;         /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
-    double test_pair;    /* the whole test's last two (default 0.5) */
-    double three;        /* the last three values, entry or test (default 0.4) */
-    double look;         /* an entry's latest value beyond look x threshold robust sd of the
+    double pair;          /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
+    double test_pair;     /* the whole test's last two (default 0.5) */
+    double three;         /* the last three values, entry or test (default 0.4) */
+    double look;          /* an entry's latest value beyond look x threshold robust sd of the
                           * noise window is suspect: one more run decides (default 0.4) */
-    size_t noise_window; /* confirmation: values before the suspect ones the noise is
+    size_t noise_window;  /* confirmation: values before the suspect ones the noise is
                           * measured over, at least (default 30, the window if larger) */
-    size_t tail_min;     /* judged earlier entry values before a tail counts as measured
+    size_t tail_min;      /* judged earlier entry values before a tail counts as measured
                       * (default 40: 10 runs of a 4-entry test) */
-    size_t lookback;     /* earlier runs searched for the tail (default 100) */
+    size_t lookback;      /* earlier runs searched for the tail (default 100) */
+    size_t test_tail_min; /* earlier whole-test changes before its tail counts (default 20) */
+    double test_margin;   /* the whole test fails at once beyond its tail by this many robust
+                           * sd of its noise (default 1) */
 } pm_gate_opts;
 
 typedef struct pm_gate_entry {

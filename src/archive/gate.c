@@ -11,10 +11,12 @@
 
 void pm_gate_opts_init(pm_gate_opts *g)
 {
-    g->pair = 0.85;
+    g->pair = 1.0;
     g->test_pair = 0.5;
     g->three = 0.4;
     g->look = 0.4;
+    g->test_tail_min = 20;
+    g->test_margin = 1;
     g->noise_window = 30;
     g->tail_min = 40;
     g->lookback = 100;
@@ -299,7 +301,12 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             int pending;
             int confirmed = evidence(R, nr, &o, g, g->test_pair, NULL, &gw, &zl, &pending);
             t->verdict = PM_GATE_OK;
-            if (t->beyond && (isnan(t->tail) || t->change > t->tail)) {
+            /* beyond its tail by test_margin robust sd, once the tail is
+             * measured over enough runs: a new record by a hair, or of a
+             * short history, is no evidence (in a stationary series the
+             * latest of k runs is the largest once in k) */
+            if (t->beyond && nr > g->test_tail_min &&
+                t->change > t->tail + g->test_margin * PM_MAD_TO_SD * r.mad) {
                 t->verdict = PM_GATE_REGRESSION;
                 t->why = PM_GATE_WHY_TEST;
             } else if (confirmed) {
@@ -307,7 +314,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
                 t->why = PM_GATE_WHY_CONFIRMED;
             } else if (t->beyond) {
                 t->verdict = PM_GATE_SUSPECT;
-                t->why = PM_GATE_WHY_WITHIN;
+                t->why = nr > g->test_tail_min ? PM_GATE_WHY_WITHIN : PM_GATE_WHY_UNMEASURED;
             } else if (pending) {
                 t->verdict = PM_GATE_SUSPECT;
                 t->why = PM_GATE_WHY_LOOK;

@@ -144,8 +144,11 @@ static void test_rules(void **state)
         {"flat", 12, flat, PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_OK},
         {"too few runs", 4, all_up, PM_GATE_SHORT, PM_GATE_WHY_NONE, PM_GATE_SHORT,
          PM_GATE_WHY_NONE, PM_GATE_SHORT},
-        {"every entry +10 %: the whole test fails at once", 12, all_up, PM_GATE_REGRESSION,
+        {"every entry +10 %: the whole test fails at once", 30, all_up, PM_GATE_REGRESSION,
          PM_GATE_WHY_TEST, PM_GATE_REGRESSION, PM_GATE_WHY_TEST, PM_GATE_REGRESSION},
+        {"every entry +10 %, 12 runs: the whole test's tail unmeasured, suspect", 12, all_up,
+         PM_GATE_SUSPECT, PM_GATE_WHY_UNMEASURED, PM_GATE_SUSPECT, PM_GATE_WHY_WITHIN,
+         PM_GATE_SUSPECT},
         {"one entry +30 %, young history: suspect", 12, one_up, PM_GATE_OK, PM_GATE_WHY_NONE,
          PM_GATE_SUSPECT, PM_GATE_WHY_UNMEASURED, PM_GATE_OK},
         {"one entry +30 %, 16 judged runs without a tail: beyond it", 20, one_up, PM_GATE_OK,
@@ -189,8 +192,8 @@ static void test_rules(void **state)
      * informational, a +10 % of the three others still moves it, and
      * entry 2's own +30 % alone does not. */
     hist h;
-    g_runs = 12;
-    make(&h, 12, all_up);
+    g_runs = 30;
+    make(&h, 30, all_up);
     h.gated[2] = 0;
     pm_gate_entry x[NE];
     pm_gate_test t;
@@ -198,6 +201,7 @@ static void test_rules(void **state)
     assert_int_equal(t.entries, 3);
     assert_int_equal(t.verdict, PM_GATE_REGRESSION);
     assert_true(fabs(t.change - 0.10) < 0.02);
+    g_runs = 12;
     make(&h, 12, one_up);
     h.gated[2] = 0;
     judge(&h, x, &t);
