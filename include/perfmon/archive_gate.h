@@ -10,8 +10,9 @@
  *     which two entries hit at once do not move).  That series has its own
  *     noise and is judged as an entry is.  Beyond its noise and beyond
  *     every earlier whole-test change (its tail, measured over the earlier
- *     runs of the lookback), the run fails at once; beyond its noise only,
- *     it is suspect.  Needs two gated entries or more.
+ *     runs of the lookback, at least test_tail_min of them) by test_margin
+ *     robust sd, the run fails at once; beyond its noise only, it is
+ *     suspect.  Needs two gated entries or more.
  *   - one entry beyond its noise while the test as a whole is not: it
  *     fails at once only when its change exceeds the largest change any
  *     gated entry of the test showed in the earlier runs (the test's
@@ -66,7 +67,7 @@ enum pm_gate_why {
 /* The bars are fractions of the check's threshold, so that a larger
  * --threshold raises them too. */
 typedef struct pm_gate_opts {
-    double pair;          /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
+    double pair;          /* an entry's last two values (default 1: 3 sd at threshold 3) */
     double test_pair;     /* the whole test's last two (default 0.5) */
     double three;         /* the last three values, entry or test (default 0.4) */
     double look;          /* an entry's latest value beyond look x threshold robust sd of the
