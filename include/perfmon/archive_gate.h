@@ -10,8 +10,9 @@
  *     which two entries hit at once do not move).  That series has its own
  *     noise and is judged as an entry is.  Beyond its noise and beyond
  *     every earlier whole-test change (its tail, measured over the earlier
- *     runs of the lookback), the run fails at once; beyond its noise only,
- *     it is suspect.  Needs two gated entries or more.
+ *     runs of the lookback, at least test_tail_min of them) by test_margin
+ *     robust sd, the run fails at once; beyond its noise only, it is
+ *     suspect.  Needs two gated entries or more.
  *   - one entry beyond its noise while the test as a whole is not: it
  *     fails at once only when its change exceeds the largest change any
  *     gated entry of the test showed in the earlier runs (the test's
@@ -21,12 +22,18 @@
  *     follows the test's verdict.
  *   - confirmation, for the whole test and for an entry: the last two
  *     values beyond pair x threshold (test_pair x threshold for the whole
- *     test), or the last three beyond three x threshold, each judged
+ *     test), or the last three beyond three x threshold, with the median
+ *     of their changes at least the minimum change, fail.  Each is judged
  *     against the noise_window values before the first of them (so that
- *     the suspect values do not widen the noise they are judged with, and
- *     a bar below the threshold stands on a better estimate of the noise
- *     than the 10-run window), fail.  The next
- *     run and a rerun in the same pipeline both count.
+ *     the suspect values do not widen the noise they are judged with),
+ *     their median and Qn (a robust sd, 82 % efficient where the MAD is
+ *     37 %: a bar below the threshold needs a good estimate of the
+ *     noise).  In a run where the whole test moved, an entry's change
+ *     counts by what is beyond the test's.  The next run and a rerun in
+ *     the same pipeline both count.
+ *   - an entry whose latest value is beyond look x threshold of that
+ *     noise, or whose last two are beyond three x threshold, is suspect:
+ *     one more run decides (what lets a rerun catch a slowdown).
  *
  * Ownership: the functions only read their inputs and fill the outputs
  * inside the structures given; nothing is kept.
@@ -49,24 +56,30 @@ enum pm_gate_verdict {
 /* Why a verdict is what it is (PM_GATE_WHY_NONE for ok and short). */
 enum pm_gate_why {
     PM_GATE_WHY_NONE = 0,
-    PM_GATE_WHY_TEST,      /* regression: the whole test changed beyond its noise and tail */
-    PM_GATE_WHY_TAIL,      /* regression: beyond anything in the test's history */
-    PM_GATE_WHY_CONFIRMED, /* regression: the previous run was beyond too */
-    PM_GATE_WHY_WITHIN,    /* suspect: beyond the noise, within the history's tail */
-    PM_GATE_WHY_UNMEASURED /* suspect: beyond the noise, too few runs to know the tail */
+    PM_GATE_WHY_TEST,       /* regression: the whole test changed beyond its noise and tail */
+    PM_GATE_WHY_TAIL,       /* regression: beyond anything in the test's history */
+    PM_GATE_WHY_CONFIRMED,  /* regression: the previous run was beyond too */
+    PM_GATE_WHY_WITHIN,     /* suspect: beyond the noise, within the history's tail */
+    PM_GATE_WHY_UNMEASURED, /* suspect: beyond the noise, too few runs to know the tail */
+    PM_GATE_WHY_LOOK        /* suspect: within the noise, but one more run could confirm it */
 };
 
 /* The bars are fractions of the check's threshold, so that a larger
  * --threshold raises them too. */
 typedef struct pm_gate_opts {
-    double pair;         /* an entry's last two values (default 0.85: 2.55 sd at threshold 3) */
-    double test_pair;    /* the whole test's last two (default 0.5) */
-    double three;        /* the last three values, entry or test (default 0.4) */
-    size_t noise_window; /* confirmation: values before the suspect ones the noise is
+    double pair;          /* an entry's last two values (default 1: 3 sd at threshold 3) */
+    double test_pair;     /* the whole test's last two (default 0.5) */
+    double three;         /* the last three values, entry or test (default 0.4) */
+    double look;          /* an entry's latest value beyond look x threshold robust sd of the
+                          * noise window is suspect: one more run decides (default 0.4) */
+    size_t noise_window;  /* confirmation: values before the suspect ones the noise is
                           * measured over, at least (default 30, the window if larger) */
-    size_t tail_min;     /* judged earlier entry values before a tail counts as measured
+    size_t tail_min;      /* judged earlier entry values before a tail counts as measured
                       * (default 40: 10 runs of a 4-entry test) */
-    size_t lookback;     /* earlier runs searched for the tail (default 100) */
+    size_t lookback;      /* earlier runs searched for the tail (default 100) */
+    size_t test_tail_min; /* earlier whole-test changes before its tail counts (default 20) */
+    double test_margin;   /* the whole test fails at once beyond its tail by this many robust
+                           * sd of its noise (default 1) */
 } pm_gate_opts;
 
 typedef struct pm_gate_entry {

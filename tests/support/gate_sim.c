@@ -10,7 +10,7 @@
 #include "perfmon/archive_gate.h"
 
 #define E PM_SIM_ENTRIES
-#define MAXRUNS (PM_SIM_STABLE_RUNS + PM_SIM_STABLE_RUNS) /* with reruns */
+#define MAXRUNS (3 * PM_SIM_STABLE_RUNS) /* with reruns */
 
 typedef struct hist {
     double v[E][MAXRUNS];
@@ -72,9 +72,9 @@ static int judge(const hist *h, int method)
     for (int e = 0; e < E; e++) {
         if (x[e].verdict == PM_GATE_SHORT)
             return PM_GATE_SHORT;
-        if (x[e].verdict == PM_GATE_REGRESSION)
+        if (x[e].verdict == PM_GATE_REGRESSION) {
             v = PM_GATE_REGRESSION;
-        else if (x[e].verdict == PM_GATE_SUSPECT && v == PM_GATE_OK)
+        } else if (x[e].verdict == PM_GATE_SUSPECT && v == PM_GATE_OK)
             v = PM_GATE_SUSPECT;
     }
     return v;
@@ -88,8 +88,8 @@ static int pipeline(pm_noise *g, int model, int method, double slow, int one, hi
     draw(g, model, slow, one, h);
     int v = judge(h, method);
     *reran = 0;
-    if (v == PM_GATE_SUSPECT && h->n < MAXRUNS) {
-        *reran = 1;
+    while (v == PM_GATE_SUSPECT && *reran < PM_SIM_RERUNS && h->n < MAXRUNS) {
+        ++*reran;
         draw(g, model, slow, one, h);
         v = judge(h, method);
     }

@@ -16,6 +16,7 @@
 #define PM_SIM_STABLE_RUNS 100 /* a stable history: runs 5 to 100 are judged */
 #define PM_SIM_SLOW_AT 25      /* the first slowed run (1-based) */
 #define PM_SIM_SLOW_RUNS 30
+#define PM_SIM_RERUNS 2 /* the rerun protocol: at most two reruns in a pipeline */
 
 enum pm_sim_model {
     PM_SIM_ENTRY_TAILS = 0, /* 5 % of entries and runs +15 % */

@@ -110,6 +110,26 @@ static double one_up_three(size_t r, size_t e)
     return r + 3 >= g_runs && e == 2 ? 1.08 : 1;
 }
 
+static double one_up_little(size_t r, size_t e)
+{
+    /* entry 2 +3 % in the latest run: above its usual level, but under
+     * the minimum change (5 %): nothing to look at */
+    return r + 1 == g_runs && e == 2 ? 1.03 : 1;
+}
+static double one_up_noisy(size_t r, size_t e)
+{
+    /* a noisier test (3 % jitter), entry 2 +7 % in the latest run: within
+     * 3 sd, above its usual level and the minimum change */
+    return (1 + 0.03 * sin((double)r * 7.3 + (double)e * 3.1)) *
+           (r + 1 == g_runs && e == 2 ? 1.07 : 1);
+}
+static double one_up_twice_tail(size_t r, size_t e)
+{
+    /* a +40 % hit of entry 1 in run 5 (the tail is wide), then entry 2
+     * +8 % in the last two runs */
+    return (r == 5 && e == 1) ? 1.40 : r + 2 >= g_runs && e == 2 ? 1.08 : 1;
+}
+
 static void test_rules(void **state)
 {
     (void)state;
@@ -124,8 +144,11 @@ static void test_rules(void **state)
         {"flat", 12, flat, PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_OK},
         {"too few runs", 4, all_up, PM_GATE_SHORT, PM_GATE_WHY_NONE, PM_GATE_SHORT,
          PM_GATE_WHY_NONE, PM_GATE_SHORT},
-        {"every entry +10 %: the whole test fails at once", 12, all_up, PM_GATE_REGRESSION,
+        {"every entry +10 %: the whole test fails at once", 30, all_up, PM_GATE_REGRESSION,
          PM_GATE_WHY_TEST, PM_GATE_REGRESSION, PM_GATE_WHY_TEST, PM_GATE_REGRESSION},
+        {"every entry +10 %, 12 runs: the whole test's tail unmeasured, suspect", 12, all_up,
+         PM_GATE_SUSPECT, PM_GATE_WHY_UNMEASURED, PM_GATE_SUSPECT, PM_GATE_WHY_WITHIN,
+         PM_GATE_SUSPECT},
         {"one entry +30 %, young history: suspect", 12, one_up, PM_GATE_OK, PM_GATE_WHY_NONE,
          PM_GATE_SUSPECT, PM_GATE_WHY_UNMEASURED, PM_GATE_OK},
         {"one entry +30 %, 16 judged runs without a tail: beyond it", 20, one_up, PM_GATE_OK,
@@ -136,6 +159,12 @@ static void test_rules(void **state)
          PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
         {"one entry +8 % three times: confirmed", 14, one_up_three, PM_GATE_OK, PM_GATE_WHY_NONE,
          PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
+        {"one entry +3 %: under the minimum change, ok", 20, one_up_little, PM_GATE_OK,
+         PM_GATE_WHY_NONE, PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_OK},
+        {"one entry +7 % in a noisier test: one more run decides", 20, one_up_noisy, PM_GATE_OK,
+         PM_GATE_WHY_NONE, PM_GATE_SUSPECT, PM_GATE_WHY_LOOK, PM_GATE_OK},
+        {"one entry +8 % twice within a wide tail: confirmed", 24, one_up_twice_tail, PM_GATE_OK,
+         PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         hist h;
@@ -153,15 +182,18 @@ static void test_rules(void **state)
             fail_msg("%s: entry 2 %s (%s), want %s (%s)", rows[i].what,
                      pm_gate_verdict_name(x[2].verdict), pm_gate_why_text(x[2].why),
                      pm_gate_verdict_name(rows[i].e2_verdict), pm_gate_why_text(rows[i].e2_why));
-        if (x[0].verdict != rows[i].e0_verdict)
+        /* entry 0 is flat: it fails only with the whole test (at the top
+         * of its jitter it may be suspect) */
+        if ((x[0].verdict == PM_GATE_REGRESSION) != (rows[i].e0_verdict == PM_GATE_REGRESSION) ||
+            (rows[i].e0_verdict == PM_GATE_SHORT) != (x[0].verdict == PM_GATE_SHORT))
             fail_msg("%s: entry 0 %s", rows[i].what, pm_gate_verdict_name(x[0].verdict));
     }
     /* The whole test is the median of the gated entries: with entry 2
      * informational, a +10 % of the three others still moves it, and
      * entry 2's own +30 % alone does not. */
     hist h;
-    g_runs = 12;
-    make(&h, 12, all_up);
+    g_runs = 30;
+    make(&h, 30, all_up);
     h.gated[2] = 0;
     pm_gate_entry x[NE];
     pm_gate_test t;
@@ -169,6 +201,7 @@ static void test_rules(void **state)
     assert_int_equal(t.entries, 3);
     assert_int_equal(t.verdict, PM_GATE_REGRESSION);
     assert_true(fabs(t.change - 0.10) < 0.02);
+    g_runs = 12;
     make(&h, 12, one_up);
     h.gated[2] = 0;
     judge(&h, x, &t);
@@ -217,9 +250,15 @@ static void test_rates(void **state)
         /* the first slowed pipeline with a rerun: at least 90 % (99.6 %
          * and 96.0 % over 1,000 seeds) */
         assert_true(g.rerun_all * 10 >= seeds * 9);
-        /* one entry 10 % slower, by run 27: at least 3 in 4 (the issue
-         * asks 95 %; 1,000 seeds give 88.6 % and 81.3 %: docs/archive.md) */
-        assert_true(g.one_by2 * 4 >= seeds * 3);
+        /* one entry 10 % slower, by run 27: at least 85 % (the issue
+         * asks 95 %: docs/archive.md has the 1,000-seed figures) */
+        assert_true(g.one_by2 * 20 >= seeds * 17);
+        /* the rerun protocol (up to two reruns) on one entry 10 % slower:
+         * at least 75 % of first slowed pipelines fail (one rerun, as
+         * before: under 50 %) */
+        assert_true(g.rerun_one * 4 >= seeds * 3);
+        /* and stable pipelines with it: at most 1 in 20 fail */
+        assert_true(g.pipeline_fails * 20 <= g.pipelines);
     }
 }
 
