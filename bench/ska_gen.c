@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "perfmon/synth.h"
+#include "../tests/support/synth.h"
 
 static size_t arg(const char *s)
 {
