@@ -233,9 +233,10 @@ check: deps
 	@$(MAKE) --no-print-directory test
 
 # A target-specific variable reaches every prerequisite built for it (a
-# recursive make gets it on its command line, as valgrind's does).
+# recursive make gets it on its command line, as valgrind's does).  The
+# benches are built too, not run: a change that breaks one shows here.
 test: WERROR := -Werror
-test: all $(TEST_BIN) $(NVML_STUB) $(DCGM_STUB) $(REPLAY_BIN) $(SHIM)
+test: all $(TEST_BIN) $(NVML_STUB) $(DCGM_STUB) $(REPLAY_BIN) $(SHIM) $(BENCH_BIN)
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(TEST_BIN)
 
 valgrind: deps
