@@ -1,4 +1,5 @@
 #!/bin/sh
+# pm-test: alone (it makes cgroups on the real hierarchies)
 # The job's cgroup on the real hierarchies of this machine (root only):
 # perfmon-sample -- CMD makes a cgroup for CMD, moves it there before it
 # runs, records the cgroup's accounting and removes the cgroup at the end.

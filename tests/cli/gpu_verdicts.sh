@@ -1,4 +1,5 @@
 #!/bin/sh
+# pm-test: alone (the scripted GPUs follow the wall clock: the verdicts' onsets are checked to the second)
 # What the GPUs really did, end to end on the stand-in NVML library
 # (tests/stub/nvml_stub.c, scripted by PERFMON_NVML_STUB; its "levels"
 # file sets utilisation and GPM activity, re-read as the job runs):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# pm-test: alone (its real runs read the kernel log)
 # How the job ended (docs/analysis.md, "How the job ended") in every output,
 # on the jobs of fixtures/story (fixtures/story/gen.py) and two real runs:
 # --stats' first line, --stats --json's job.end and events (parsed back),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# pm-test: alone (it makes cgroups and an out-of-memory kill, read from the kernel log)
 # The job's end in the profile (docs/format.md, "Event notes"):
 #  - a command stopped by SIGTERM sent to the sampler: a "signal" event
 #    (forwarded 1) and an "exit" event with signal 15;

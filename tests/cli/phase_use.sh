@@ -1,4 +1,5 @@
 #!/bin/sh
+# pm-test: alone (its spinners must get their CPU time: the checks compare it with the kernel's)
 # Resource use per phase (docs/analysis.md, "Resource use per phase") on a
 # real sampled job with three marked phases of known shape: `write` writes
 # 64 MiB with fsync, `spin` keeps 2 processes busy for 1.5 s, `alloc`

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Run libFuzzer targets one after the other (make fuzz / make fuzz-ci).
+# Run libFuzzer targets, PM_JOBS at a time (default: the processors this
+# process may use; make fuzz / make fuzz-ci).
 #   tests/fuzz/run.sh SECONDS NAME...
 # Each target starts from its committed seeds (fixtures/fuzz/NAME/) and
 # its working corpus (build/fuzz/corpus/NAME/, where new inputs go); a
@@ -11,9 +12,13 @@ set -u
 secs=$1
 shift
 FUZZ_BUILD=${FUZZ_BUILD:-build/fuzz}
-fails=0
-summary=""
-for name in "$@"; do
+jobs=${PM_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in '' | *[!0-9]* | 0) echo "tests/fuzz/run.sh: PM_JOBS must be a positive number, not '$jobs'" >&2; exit 2 ;; esac
+R="$FUZZ_BUILD/results"
+
+# fuzz1 NAME: one target; its summary line goes to $R/NAME (and .fail).
+fuzz1() {
+    name=$1
     bin="$FUZZ_BUILD/fuzz_$name"
     corpus="$FUZZ_BUILD/corpus/$name"
     crashes="fixtures/fuzz/crashes/$name"
@@ -31,13 +36,22 @@ for name in "$@"; do
     n=$(find "$corpus" -type f | wc -l)
     line=$(printf '%-10s %12s %8s %8s %8s' "$name" "${runs:-?}" "${cov:-?}" "${ft:-?}" "$n")
     if [ "$rc" -ne 0 ]; then
-        fails=$((fails + 1))
         line="$line  FAILED (exit $rc, see $log; input in $crashes/)"
         grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -n 5
+        : >"$R/$name.fail"
     fi
-    summary="$summary$line
-"
-done
+    echo "$line" >"$R/$name"
+}
+
+if [ "${FUZZ1:-0}" = 1 ]; then
+    fuzz1 "$1"
+    exit 0
+fi
+
+# PM_JOBS targets at a time (xargs starts this script again, one target each).
+rm -rf "$R"
+mkdir -p "$R"
+for name in "$@"; do echo "$name"; done | FUZZ1=1 FUZZ_BUILD="$FUZZ_BUILD" xargs -P "$jobs" -L 1 sh "$0" "$secs"
 printf '\n%-10s %12s %8s %8s %8s\n' target execs cov ft corpus
-printf '%s' "$summary"
-[ "$fails" -eq 0 ]
+for name in "$@"; do cat "$R/$name" 2>/dev/null || echo "$name: no result"; done
+[ -z "$(find "$R" -name '*.fail')" ] && [ "$(find "$R" -type f | wc -l)" -eq $# ]
