@@ -1,4 +1,5 @@
 #!/bin/sh
+# pm-test: alone (its niced busy loop must get its CPU time: checked against /proc/stat)
 # One quantity, one number (issue 14, item 5; niced time, item 2): the test
 # writes JSON Lines profiles itself (one node; two nodes that start and end
 # at different times), computes every figure by hand from those values
