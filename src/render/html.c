@@ -973,43 +973,21 @@ static void constant_table(html_ctx *c, const flat_row *fl, size_t nfl, const ch
     }
 }
 
-/* The data's head: the job's start and end, the nodes and the phases. */
-static void data_head(html_ctx *c)
+/* ,"KEY":[[kind, from, to] ...]: at most MAX_PHASES of a's phases (seconds
+ * since a's start), kind the index of the phase's name in names[0..n). */
+static void phases_json(pm_buf *d, const char *key, const pm_analysis *a, const char *const *names,
+                        size_t n)
 {
-    const pm_analysis *a = c->a;
-    pm_buf *d = &c->data;
-    pm_buf_puts(d, "{\"t0\":");
-    pm_buf_json_num(d, a->t_start);
-    pm_buf_puts(d, ",\"t1\":");
-    double span = a->t_end - a->t_start;
-    if (c->o->compare) { /* both jobs whole on the one axis */
-        const pm_analysis *ra = c->o->compare->a;
-        span = fmax(span, ra->t_end - ra->t_start);
-    }
-    pm_buf_json_num(d, span);
-    pm_buf_printf(d, ",\"elapsed\":%d,\"nodes\":[", c->o->elapsed ? 1 : 0);
-    for (size_t h = 0; h < a->nhosts; h++) {
-        if (h)
-            pm_buf_puts(d, ",");
-        pm_html_json_str(d, a->hosts[h].name);
-    }
-    pm_buf_puts(d, "],\"kinds\":[");
-    const pm_phase_stats *st = a->phase_stats;
-    size_t nk = st ? st->nkinds : 0;
-    for (size_t k = 0; k < nk; k++) {
-        if (k)
-            pm_buf_puts(d, ",");
-        pm_html_json_str(d, st->kinds[k].name);
-    }
-    pm_buf_puts(d, "],\"phases\":[");
+    html_json_key(d, key, 0);
+    pm_buf_puts(d, "[");
     size_t shown = 0;
-    for (size_t i = 0; st && i < a->phases.n && shown < MAX_PHASES; i++) {
+    for (size_t i = 0; a->phase_stats && i < a->phases.n && shown < MAX_PHASES; i++) {
         const pm_phase *p = &a->phases.v[i];
         size_t k;
-        for (k = 0; k < nk; k++)
-            if (strcmp(st->kinds[k].name, p->name) == 0)
+        for (k = 0; k < n; k++)
+            if (strcmp(names[k], p->name) == 0)
                 break;
-        if (k == nk || !(p->t1 >= p->t0))
+        if (k == n || !(p->t1 >= p->t0))
             continue;
         pm_buf_printf(d, "%s[%zu,", shown ? "," : "", k);
         pm_buf_json_num(d, p->t0 - a->t_start);
@@ -1018,7 +996,59 @@ static void data_head(html_ctx *c)
         pm_buf_puts(d, "]");
         shown++;
     }
-    pm_buf_puts(d, "],\"charts\":[");
+    pm_buf_puts(d, "]");
+}
+
+/* The data's head: the job's start and end, the nodes and the phases;
+ * with --compare also job A's phases ("aphases", on A's elapsed time),
+ * the kinds then B's followed by those only A has, so that a kind has one
+ * colour in both jobs. */
+static void data_head(html_ctx *c)
+{
+    const pm_analysis *a = c->a, *ra = c->o->compare ? c->o->compare->a : NULL;
+    pm_buf *d = &c->data;
+    pm_buf_puts(d, "{\"t0\":");
+    pm_buf_json_num(d, a->t_start);
+    pm_buf_puts(d, ",\"t1\":");
+    double span = a->t_end - a->t_start;
+    if (ra) /* both jobs whole on the one axis */
+        span = fmax(span, ra->t_end - ra->t_start);
+    pm_buf_json_num(d, span);
+    pm_buf_printf(d, ",\"elapsed\":%d,\"nodes\":[", c->o->elapsed ? 1 : 0);
+    for (size_t h = 0; h < a->nhosts; h++) {
+        if (h)
+            pm_buf_puts(d, ",");
+        pm_html_json_str(d, a->hosts[h].name);
+    }
+    const pm_phase_stats *st = a->phase_stats, *sa = ra ? ra->phase_stats : NULL;
+    size_t nb = st ? st->nkinds : 0, na = sa ? sa->nkinds : 0, nk = 0;
+    const char **names = pm_alloc_array(nb + na + 1, sizeof *names);
+    if (!names) {
+        c->oom = 1;
+        return;
+    }
+    for (size_t k = 0; k < nb; k++)
+        names[nk++] = st->kinds[k].name;
+    for (size_t k = 0; k < na; k++) {
+        size_t j;
+        for (j = 0; j < nb; j++)
+            if (strcmp(names[j], sa->kinds[k].name) == 0)
+                break;
+        if (j == nb)
+            names[nk++] = sa->kinds[k].name;
+    }
+    pm_buf_puts(d, "],\"kinds\":[");
+    for (size_t k = 0; k < nk; k++) {
+        if (k)
+            pm_buf_puts(d, ",");
+        pm_html_json_str(d, names[k]);
+    }
+    pm_buf_puts(d, "]");
+    phases_json(d, "phases", a, names, nb);
+    if (ra)
+        phases_json(d, "aphases", ra, names, nk);
+    free(names);
+    pm_buf_puts(d, ",\"charts\":[");
 }
 
 /* The blobs' list ([count, bytes an element] each) and, in c->bin, the

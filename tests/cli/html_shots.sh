@@ -5,9 +5,11 @@
 # the reference images in fixtures/golden/html/ within a pixel tolerance
 # (at most 0.25 % of the pixels differing by more than 64 in a channel).
 # Sections: the verdict and its limits, the key figures, an all-node chart
-# with its phases at overview, a per-node chart zoomed to 30 s (the
-# samples drawn as points), the phase timeline, and in a 512-node job a
-# node highlighted in the colour map and in the band chart.
+# with its phases at overview, a per-node chart zoomed to 15 s (the
+# samples drawn as points), the phase timeline, a --compare overlay with
+# the lanes of job A's and job B's phases (fixtures/compare/base and slow),
+# and in a 512-node job a node highlighted in the colour map and in the
+# band chart.
 # When a change to the report's look is meant, `make html-ref` writes the
 # references again (PM_HTML_REF_UPDATE=1); look at them before committing.
 # PM_HTML_SHOTS_DIR=DIR keeps every capture in DIR (PM_HTML_SHOTS_KEEP).
@@ -84,11 +86,17 @@ EOF
 
 job "$T/six" 6
 check "6 nodes: --html written" $A -q "$T/six" --html "$T/six.html"
+# the jobs as a and b: their names are in the legend
+cp -R "$PM_ROOT/fixtures/compare/base" "$T/a"
+cp -R "$PM_ROOT/fixtures/compare/slow" "$T/b"
+(cd "$T" && $A -q --compare a b --html cmp.html)
+check "--compare: --html written (exit 1: B is worse)" [ $? -eq 1 ]
 set -- "top=$T/six.html#@header" \
     "figures=$T/six.html#@#key-figures, #key-figures + table" \
     "chart=$T/six.html#@#c0" \
-    "zoom=$T/six.html#zoom=30,60@#c2" \
-    "timeline=$T/six.html#@#timeline"
+    "zoom=$T/six.html#zoom=30,45@#c2" \
+    "timeline=$T/six.html#@#timeline" \
+    "compare=$T/cmp.html#zoom=90,155@#c0"
 if [ -z "${PM_WRAP:-}" ]; then
     job "$T/wide" 512
     check "512 nodes: --html written" $A -q "$T/wide" --html "$T/wide.html"
