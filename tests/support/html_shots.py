@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Chrome  # noqa: E402
 
 WIDTH, HEIGHT = 1100, 900
-DELTA = 64       # a channel differing by more than this: a differing pixel
+DELTA = 16       # a channel differing by more than this: a differing pixel
 SHARE = 0.0025   # at most this share of the pixels differing
 FONTS = "/usr/share/fonts/truetype/dejavu"
 
