@@ -40,50 +40,7 @@ OUT="${PM_HTML_SHOTS_DIR:-$T/shots}"
 mkdir -p "$OUT" "$REF"
 [ -n "${PM_HTML_SHOTS_DIR:-}" ] && export PM_HTML_SHOTS_KEEP=1
 
-# job DIR NODES: NODES nodes of 120 one-second samples, the phases setup,
-# solve, write, solve, write (a kind twice: two spans); CPU a sine shifted per node (node007 flat at 12 %),
-# memory a saw tooth.
-job() {
-    python3 - "$1" "$2" <<'EOF'
-import json, math, os, random, sys
-d, n = sys.argv[1], int(sys.argv[2])
-os.makedirs(d)
-rnd = random.Random(3)
-cols = [("cpu.percent", "%", "cpu", "gauge"), ("cpu.ncpus", "1", "cpu", "gauge"),
-        ("mem.total", "B", "memory", "gauge"), ("mem.used", "B", "memory", "gauge")]
-K = 120
-for i in range(n):
-    host = "node%03d" % i
-    head = {"format": "perfmon-profile", "version": 1, "host": host, "job_id": "shots",
-            "scheduler": "slurm", "node_rank": str(i), "user": "u", "command": "app",
-            "sampler": "html_shots.sh", "start": 1700000000.0, "start_mono": 1.0,
-            "interval": 1.0, "pid": 0,
-            "columns": [{"name": a, "unit": u, "group": g, "kind": k, "type": "f64"}
-                        for a, u, g, k in cols]}
-    with open(os.path.join(d, host + ".jsonl"), "w") as f:
-        f.write(json.dumps(head) + "\n")
-        for k in range(K):
-            cpu = 50 + 35 * math.sin(k / 7.0 + (i % 64) / 10.0)
-            cpu += rnd.uniform(-1, 1) if n < 20 else 0
-            if i == 7:
-                cpu = 12
-            mem = 2 ** 33 + 2 ** 27 * ((k + i) % 17)
-            f.write(json.dumps({"t": 1700000000.0 + k, "mono": 1.0 + k,
-                                "v": [round(cpu, 3), 8, 2 ** 36, mem]}) + "\n")
-        f.write(json.dumps({"end": {"t": 1700000000.0 + K - 1, "mono": float(K), "samples": K,
-                                    "late": 0, "missed": 0, "self_cpu": 0.01,
-                                    "self_maxrss_kb": 2000, "exit_status": 0,
-                                    "reason": "command exited"}}) + "\n")
-    with open(os.path.join(d, host + ".events"), "w") as f:
-        for name, a, b in (("setup", 2, 20), ("solve", 20, 60), ("write", 60, 66),
-                           ("solve", 66, K - 15), ("write", K - 15, K - 3)):
-            for edge, t in (("start", a), ("end", b)):
-                f.write(json.dumps({"perfmon_event": 1, "host": host, "pid": 1,
-                                    "wall_ns": str((1700000000 + t) * 10 ** 9),
-                                    "mono_ns": str((1 + t) * 10 ** 9), "name": name,
-                                    "edge": edge, "attrs": {}}) + "\n")
-EOF
-}
+job() { python3 "$PM_ROOT/tests/support/html_job.py" "$@"; }
 
 job "$T/six" 6
 check "6 nodes: --html written" $A -q "$T/six" --html "$T/six.html"
