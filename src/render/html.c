@@ -331,6 +331,50 @@ static void plots_head(html_ctx *c)
                    "plot.</p>\n<div id=\"phases\"></div>\n");
 }
 
+/* The file: head, style, body, data, the series, uPlot and report.js, in
+ * PATH.tmp first, renamed into place when every byte is written. */
+static int write_file(const char *path, const pm_buf *head, const pm_buf *style, const html_ctx *c,
+                      const pm_buf *bin, const tfile *t, pm_error *err)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return pm_error_sys(err, PM_EIO, errno, "%s: cannot create", tmp);
+    int bad = fwrite(head->data, 1, head->len, f) != head->len;
+    bad |= fwrite(style->data, 1, style->len, f) != style->len;
+    bad |= fputs("</style>\n</head>\n<body>\n", f) < 0;
+    bad |= fwrite(c->body.data, 1, c->body.len, f) != c->body.len;
+    bad |= fputs("<script type=\"application/json\" id=\"pm-data\">", f) < 0;
+    bad |= fwrite(c->data.data, 1, c->data.len, f) != c->data.len;
+    bad |= fputs("</script>\n<script type=\"application/octet-stream\" id=\"pm-bin\">", f) < 0;
+    bad |= fwrite(bin->data ? bin->data : "", 1, bin->len, f) != bin->len;
+    bad |= fputs("</script>\n<script>", f) < 0;
+    bad |= fwrite(t[T_UJS].data, 1, t[T_UJS].len, f) != t[T_UJS].len;
+    bad |= fputs("</script>\n<script>", f) < 0;
+    bad |= fwrite(t[T_JS].data, 1, t[T_JS].len, f) != t[T_JS].len;
+    bad |= fputs("</script>\n</body>\n</html>\n", f) < 0;
+    int e = bad ? errno : 0;
+    if ((fflush(f) != 0 || ferror(f)) && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        unlink(tmp);
+        return pm_error_sys(err, PM_EIO, e, "%s: write failed", tmp);
+    }
+    if (rename(tmp, path) != 0) {
+        int rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot rename into place", path);
+        unlink(tmp);
+        return rc;
+    }
+    return 0;
+}
+
 int pm_html_write(const pm_analysis *a, const pm_html_opts *o_in, pm_error *err)
 {
     /* A comparison is on elapsed time: the jobs ran at different times. */
@@ -426,43 +470,7 @@ int pm_html_write(const pm_analysis *a, const pm_html_opts *o_in, pm_error *err)
         goto out;
     }
 
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", o->path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot create", tmp);
-        goto out;
-    }
-    int bad = fwrite(head.data, 1, head.len, f) != head.len;
-    bad |= fwrite(style.data, 1, style.len, f) != style.len;
-    bad |= fputs("</style>\n</head>\n<body>\n", f) < 0;
-    bad |= fwrite(c.body.data, 1, c.body.len, f) != c.body.len;
-    bad |= fputs("<script type=\"application/json\" id=\"pm-data\">", f) < 0;
-    bad |= fwrite(c.data.data, 1, c.data.len, f) != c.data.len;
-    bad |= fputs("</script>\n<script type=\"application/octet-stream\" id=\"pm-bin\">", f) < 0;
-    bad |= fwrite(bin.data ? bin.data : "", 1, bin.len, f) != bin.len;
-    bad |= fputs("</script>\n<script>", f) < 0;
-    bad |= fwrite(t[T_UJS].data, 1, t[T_UJS].len, f) != t[T_UJS].len;
-    bad |= fputs("</script>\n<script>", f) < 0;
-    bad |= fwrite(t[T_JS].data, 1, t[T_JS].len, f) != t[T_JS].len;
-    bad |= fputs("</script>\n</body>\n</html>\n", f) < 0;
-    int e = errno;
-    bad |= fflush(f) != 0 || ferror(f);
-    if (!bad)
-        e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
-        rc = pm_error_sys(err, PM_EIO, e, "%s: write failed", tmp);
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, o->path) != 0) {
-        rc = pm_error_sys(err, PM_EIO, errno, "%s: cannot rename into place", o->path);
-        unlink(tmp);
-    }
+    rc = write_file(o->path, &head, &style, &c, &bin, t, err);
 out:
     free_templates(t);
     for (size_t i = 0; i < c.nblobs; i++)

@@ -208,6 +208,71 @@ static void pyramid_level(html_ctx *c)
     }
 }
 
+int html_chart_list_add(html_ctx *c, const html_chart_list *l, pm_error *err)
+{
+    int rc = 0, heading = 0;
+    for (size_t k = 0; k < l->n && !rc; k++) {
+        rc = l->build(c, l->arg, k, l->ch, err);
+        if (rc == PM_ENOENT) {
+            rc = 0;
+            continue;
+        }
+        if (rc)
+            break;
+        if (!heading) {
+            l->heading(c, l->arg);
+            heading = 1;
+        }
+        html_figure(c, l->title(l->ch));
+        rc = l->data(c, l->arg, k, l->ch, err);
+        c->ncharts++;
+        l->done(l->ch);
+    }
+    return rc;
+}
+
+/* A layout group's all-node (all) or per-node charts: chart k is metric k's,
+ * none for a metric of another group, a flat one, or an all-node chart of a
+ * metric that one node has. */
+typedef struct job_list {
+    size_t group;
+    int all;
+} job_list;
+
+static int job_build(html_ctx *c, const void *arg, size_t m, void *ch, pm_error *err)
+{
+    const job_list *jl = arg;
+    const pm_metric_result *r = &c->a->metrics[m];
+    if (strcmp(r->def->page, c->l->groups[jl->group].page) != 0 || c->flat[m] ||
+        (jl->all && r->nhosts_with_data <= 1))
+        return PM_ENOENT;
+    return pm_chart_build(c->a, m, jl->all, c->o->elapsed, ch, err);
+}
+
+static const char *job_title(const void *ch)
+{
+    return ((const pm_chart *)ch)->title;
+}
+
+static int job_data(html_ctx *c, const void *arg, size_t m, const void *ch, pm_error *err)
+{
+    const job_list *jl = arg;
+    return chart_json(c, ch, m, jl->all, c->l->groups[jl->group].title, err);
+}
+
+static void job_done(void *ch)
+{
+    pm_chart_free(ch);
+}
+
+static void job_heading(html_ctx *c, const void *arg)
+{
+    const job_list *jl = arg;
+    pm_buf_printf(&c->body, "<h3 id=\"g%zu-%s\">", jl->group, jl->all ? "all" : "node");
+    pm_html_text(&c->body, c->l->groups[jl->group].title);
+    pm_buf_printf(&c->body, ": %s</h3>\n", jl->all ? "all nodes" : "per node");
+}
+
 /* The charts in the PDF's order (report_plots.c): per layout group the
  * all-node charts, then the per-node ones; a metric of one node only its
  * per-node chart, a flat metric a row of the constant table. */
@@ -240,31 +305,11 @@ int html_charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t mc
     int rc = 0;
     for (size_t g = 0; g < l->ngroups && !rc; g++)
         for (int all = 1; all >= 0 && !rc; all--) {
-            int heading = 0;
-            for (size_t m = 0; m < a->nmetrics && !rc; m++) {
-                const pm_metric_result *r = &a->metrics[m];
-                if (strcmp(r->def->page, l->groups[g].page) != 0 || flat[m] ||
-                    (all && r->nhosts_with_data <= 1))
-                    continue;
-                pm_chart ch;
-                rc = pm_chart_build(a, m, all, c->o->elapsed, &ch, err);
-                if (rc == PM_ENOENT) {
-                    rc = 0;
-                    continue;
-                }
-                if (rc)
-                    break;
-                if (!heading) {
-                    pm_buf_printf(&c->body, "<h3 id=\"g%zu-%s\">", g, all ? "all" : "node");
-                    pm_html_text(&c->body, l->groups[g].title);
-                    pm_buf_printf(&c->body, ": %s</h3>\n", all ? "all nodes" : "per node");
-                    heading = 1;
-                }
-                html_figure(c, ch.title);
-                rc = chart_json(c, &ch, m, all, l->groups[g].title, err);
-                c->ncharts++;
-                pm_chart_free(&ch);
-            }
+            job_list jl = {g, all};
+            pm_chart ch;
+            html_chart_list cl = {&jl,       a->nmetrics, &ch,      job_build,
+                                  job_title, job_data,    job_done, job_heading};
+            rc = html_chart_list_add(c, &cl, err);
         }
     if (!rc && c->oom)
         rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");

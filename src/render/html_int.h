@@ -57,6 +57,26 @@ void html_json_blob(html_ctx *c, const char *k, const double *v, size_t n, doubl
  * it) into the body. */
 void html_figure(html_ctx *c, const char *title);
 
+/* A list of charts that the report adds in order (a layout group's
+ * all-node or per-node charts, the comparison's overlays).  For each k in
+ * [0, n) build puts chart k into ch (PM_ENOENT: there is none, skipped;
+ * another error stops the list); each chart built gets the list's heading
+ * before the first (heading), its figure with its title (title), its data
+ * (data), is counted in c->ncharts and freed (done).  arg is the list's,
+ * given to each. */
+typedef struct html_chart_list {
+    const void *arg;
+    size_t n;
+    void *ch;
+    int (*build)(html_ctx *c, const void *arg, size_t k, void *ch, pm_error *err);
+    const char *(*title)(const void *ch);
+    int (*data)(html_ctx *c, const void *arg, size_t k, const void *ch, pm_error *err);
+    void (*done)(void *ch);
+    void (*heading)(html_ctx *c, const void *arg);
+} html_chart_list;
+/* 0, or the first error of a build or a data. */
+int html_chart_list_add(html_ctx *c, const html_chart_list *l, pm_error *err) PM_WUR;
+
 /* The charts in the PDF's order: their figures into the body, their data
  * into c->data's charts; the flat metrics into fl[0..*nfl) (fl has room for
  * every metric) and c->flat, the layout groups without data named in

@@ -17,7 +17,8 @@
 # finds nodes by name and sorts by a column.  Also: a byte changed
 # in the report's script stops it running (the CSP's hash); the vendored
 # library's SHA256SUMS hold, and a damaged copy is refused (exit 2); --stream and
-# a second run under SOURCE_DATE_EPOCH give the same bytes.
+# a second run under SOURCE_DATE_EPOCH give the same bytes; a write that
+# fails is exit 3 and leaves nothing.
 set -u
 . "$PM_ROOT/tests/support/cli.sh"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -387,6 +388,13 @@ EOF2
 sed 's/performance.mark(.pm-drawn.)/performance.mark("pm-drawX")/' "$T/big.html" >"$T/tampered.html"
 load "$T/tampered.html" "" "$T/tampered"
 check "a changed script is refused by the page's policy" sh -c "! cmp -s '$T/big.html' '$T/tampered.html' && grep -q 'Content Security Policy' '$T/tampered.log' && ! grep -q 'data-charts' '$T/tampered.dom'"
+
+# A write that fails (here the file size limit: EFBIG, as a full disk's
+# ENOSPC): exit 3 with the file named, nothing left behind.
+sh -c "trap '' XFSZ; ulimit -f 40; exec $A -q '$T/big' --html '$T/full.html'" 2>"$T/full.err"
+rc=$?
+check "a failed write: exit 3, said, no file and no .tmp left" sh -c \
+    "[ $rc -eq 3 ] && grep -q 'full.html.tmp: write failed: File too large' '$T/full.err' && [ ! -e '$T/full.html' ] && [ ! -e '$T/full.html.tmp' ]"
 
 # The vendored chart library.
 check "the vendored uPlot matches its SHA256SUMS" sh -c "cd '$PM_ROOT'/templates/html/vendor/uplot-* && sha256sum -c --quiet SHA256SUMS"
