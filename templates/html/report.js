@@ -215,11 +215,16 @@
       ctx.fillRect(0, 0, W, H);
       ctx.drawImage(src, c[0], 0, c[1] - c[0], nr, 0, 0, W, H);
       var mine = false;
+      /* The highlighted node's row outlined: inside a row of 6 pixels or
+       * more, else around it, so that a row of a pixel (512 nodes) still
+       * shows its colours between the two lines. */
+      var rh = H / nr;
       for (var r = 0; r < nr && hl >= 0; r++) {
         if (nodesOf(r).indexOf(hl) < 0) continue;
         ctx.strokeStyle = '#e00';
         ctx.lineWidth = 2;
-        ctx.strokeRect(1, r * H / nr, W - 2, Math.max(2, H / nr));
+        if (rh >= 6) ctx.strokeRect(1, r * rh + 1, W - 2, rh - 2);
+        else ctx.strokeRect(1, r * rh - 3, W - 2, rh + 6);
         mine = true;
       }
       fig.dataset.hl = mine ? D.nodes[hl] : '';
