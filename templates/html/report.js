@@ -461,6 +461,8 @@
       };
     var opts = {
       width: Math.max(300, fig.clientWidth || 800), height: 240,
+      /* room on the right for a time label on the range's last tick */
+      padding: [null, 30, null, null],
       series: series, bands: bands, axes: axes,
       scales: { x: { time: !D.elapsed } },
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); },
@@ -476,7 +478,7 @@
       }
     };
     /* room above an overlay's plot for its two phase lanes */
-    if (c.cmp && (phases.length || aphases.length)) opts.padding = [2 * LANE + 8, null, null, null];
+    if (c.cmp && (phases.length || aphases.length)) opts.padding[0] = 2 * LANE + 8;
     building = true;
     var u = new uPlot(opts, data, el);
     u.pmNodes = nodes;
