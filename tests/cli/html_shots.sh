@@ -52,8 +52,8 @@ check "--compare: --html written (exit 1: B is worse)" [ $? -eq 1 ]
 set -- "top=$T/six.html#@header" \
     "figures=$T/six.html#@#key-figures, #key-figures + table" \
     "chart=$T/six.html#@#c0" \
-    "zoom=$T/six.html#zoom=30,45@#c2" \
     "timeline=$T/six.html#@#timeline" \
+    "zoom=$T/six.html#zoom=30,45@#c2" \
     "compare=$T/cmp.html#zoom=90,155@#c0"
 if [ -z "${PM_WRAP:-}" ]; then
     job "$T/wide" 512

@@ -4,8 +4,9 @@
 usage: html_shots.py CHROMIUM REFDIR OUTDIR NAME=FILE#HASH@SELECTOR ...
 
 Each NAME is one section: FILE opened in headless Chromium with HASH (the
-report's state: zoom=, node= ...), the element SELECTOR scrolled into view
-and, once drawn, captured at its own size.  The capture is compared with
+report's state: zoom=, node= ...; loaded once for consecutive sections of
+one FILE#HASH), the elements SELECTOR scrolled into view and, once drawn,
+captured as the box around them.  The capture is compared with
 REFDIR/NAME.png: the same size, and at most SHARE of the pixels differing
 by more than DELTA in a channel (anti-aliasing that moves by a pixel
 changes few pixels by much; a chart, a colour or a label that moved changes
@@ -155,13 +156,15 @@ def fontconfig(tmp):
     return path
 
 
-def capture(c, url, sel):
+def capture(c, url, sel, reload):
     """The elements sel (a CSS selector list) of the page url, drawn, as
-    the PNG bytes of the box around them."""
-    # a new document each time (a URL that differs only in its hash would
-    # not load the page again)
-    c.open("about:blank", ready="location.href === 'about:blank'")
-    c.open(url)
+    the PNG bytes of the box around them; the page loaded again when
+    reload, else as the last capture left it."""
+    if reload:
+        # a new document (a URL that differs only in its hash would not
+        # load the page again)
+        c.open("about:blank", ready="location.href === 'about:blank'")
+        c.open(url)
     els = "Array.prototype.slice.call(document.querySelectorAll(%r))" % sel
     c.eval("%s[0].scrollIntoView()" % els)
     deadline = time.time() + 15
@@ -195,14 +198,15 @@ def main():
     c = Chrome(chromium, WIDTH, HEIGHT, env=env,
                args=["--hide-scrollbars", "--force-device-scale-factor=1", "--force-color-profile=srgb",
                      "--font-render-hinting=none", "--disable-lcd-text", "--lang=en-US"])
-    bad = []
+    bad, last = [], None
     try:
         c.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT,
                deviceScaleFactor=1, mobile=False)
         for spec in sys.argv[4:]:
             name, rest = spec.split("=", 1)
             url, sel = rest.rsplit("@", 1)
-            png = capture(c, "file://" + url, sel)
+            png = capture(c, "file://" + url, sel, url != last)
+            last = url
             got = read_png(png)
             if keep:
                 write_png(os.path.join(outdir, name + ".png"), *got)
