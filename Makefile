@@ -7,6 +7,7 @@
 #   make DEBUG=1    -O0 with the invariants checked (PM_ASSERT, as SAN=1 does)
 #   make demo       sample the bundled workload and analyse it
 #   make bench      benchmarks (not part of check)
+#   make html-ref   capture the HTML report's reference images again (a meant change of its look)
 #   make fmt-sweep  the number formatter against printf on 50 million values
 #   make fuzz       every libFuzzer target in tests/fuzz/ for FUZZ_SECONDS each (clang)
 #   make fuzz-ci    the same, briefly (FUZZ_CI_SECONDS each)
@@ -113,7 +114,7 @@ REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/replay_%)
 
 SHIM := $(BUILD)/tests/clockstep.so
 
-.PHONY: all check test deps demo bench fmt-sweep install uninstall clean valgrind format format-check \
+.PHONY: all check test deps demo bench html-ref fmt-sweep install uninstall clean valgrind format format-check \
         fuzz fuzz-ci fuzz-build fuzz-merge check-slurm soak
 all: $(LIB) $(CLI_LIB) $(PROG_BIN) $(EXAMPLE_BIN)
 
@@ -318,6 +319,13 @@ soak: deps
 # (test_fmt runs a million in make check).
 fmt-sweep: $(BUILD)/tests/test_fmt
 	@PM_FMT_VALUES=$${PM_FMT_VALUES:-50000000} $(BUILD)/tests/test_fmt
+
+# --- the HTML report's reference images ---------------------------------------
+# When a change to the HTML report's look is meant: capture its sections
+# again in headless Chromium into fixtures/golden/html/ (tests/cli/html_shots.sh).
+html-ref: all
+	@PM_HTML_REF_UPDATE=1 PM_BIN=$(abspath $(BUILD))/bin PM_BUILD=$(abspath $(BUILD)) \
+	  PM_ROOT=$(CURDIR) PM_WRAP= sh tests/cli/html_shots.sh
 
 # --- demo and benchmarks -----------------------------------------------------
 demo: deps

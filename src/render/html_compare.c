@@ -137,6 +137,44 @@ static void overlay_json(html_ctx *c, const pm_overlay *ov, const pm_compare_row
     pm_buf_puts(d, "],\"repairs\":[]}");
 }
 
+/* The overlays of the metrics rows order[0..n) (html_chart_list). */
+typedef struct cmp_list {
+    const pm_comparison *cmp;
+    const size_t *order;
+} cmp_list;
+
+static int cmp_build(html_ctx *c, const void *arg, size_t k, void *ov, pm_error *err)
+{
+    (void)c;
+    const cmp_list *l = arg;
+    return pm_overlay_build(l->cmp, l->order[k], ov, err);
+}
+
+static const char *cmp_title(const void *ov)
+{
+    return ((const pm_overlay *)ov)->title;
+}
+
+static int cmp_data(html_ctx *c, const void *arg, size_t k, const void *ov, pm_error *err)
+{
+    (void)err;
+    const cmp_list *l = arg;
+    overlay_json(c, ov, &l->cmp->rows[l->order[k]]);
+    return 0;
+}
+
+static void cmp_done(void *ov)
+{
+    pm_overlay_free(ov);
+}
+
+static void cmp_heading(html_ctx *c, const void *arg)
+{
+    (void)arg;
+    pm_buf_puts(&c->body, "<h3 id=\"compare-plots\">Both jobs on one time axis (elapsed; A "
+                          "solid, B dashed)</h3>\n");
+}
+
 int html_compare(html_ctx *c, pm_error *err)
 {
     const pm_comparison *cmp = c->o->compare;
@@ -182,26 +220,10 @@ int html_compare(html_ctx *c, pm_error *err)
         for (size_t i = 0; i < cmp->nrows; i++)
             if (cmp->rows[i].kind == PM_CMP_METRIC && verdict_rank(cmp->rows[i].verdict) == rank)
                 order[n++] = i;
-    int rc = 0, heading = 0;
-    for (size_t k = 0; k < n && !rc; k++) {
-        pm_overlay ov;
-        rc = pm_overlay_build(cmp, order[k], &ov, err);
-        if (rc == PM_ENOENT) {
-            rc = 0;
-            continue;
-        }
-        if (rc)
-            break;
-        if (!heading) {
-            pm_buf_puts(b, "<h3 id=\"compare-plots\">Both jobs on one time axis (elapsed; A "
-                           "solid, B dashed)</h3>\n");
-            heading = 1;
-        }
-        html_figure(c, ov.title);
-        overlay_json(c, &ov, &cmp->rows[order[k]]);
-        c->ncharts++;
-        pm_overlay_free(&ov);
-    }
+    cmp_list cml = {cmp, order};
+    pm_overlay ov;
+    html_chart_list cl = {&cml, n, &ov, cmp_build, cmp_title, cmp_data, cmp_done, cmp_heading};
+    int rc = html_chart_list_add(c, &cl, err);
     free(order);
     if (!rc && c->oom)
         rc = pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's comparison");

@@ -95,19 +95,62 @@
     return d.slice(0, 10) + ' ' + d.slice(11, 19) + ' UTC';
   }
 
-  /* The phases merged per kind: [kind, from, to] on the axis's scale. */
-  var phases = (function () {
+  /* Phases ([kind, from, to], seconds since the job's start) merged per
+   * kind where they overlap: [kind, from, to] on the axis's scale.  Job B's
+   * (this report's) and, with --compare, job A's on the same elapsed axis. */
+  function merged(list) {
     var by = {}, out = [];
-    D.phases.forEach(function (p) { (by[p[0]] = by[p[0]] || []).push([p[1], p[2]]); });
+    list.forEach(function (p) { (by[p[0]] = by[p[0]] || []).push([X0 + p[1], X0 + p[2]]); });
     Object.keys(by).forEach(function (k) {
       var s = by[k].sort(function (a, b) { return a[0] - b[0]; }), cur = null;
       s.forEach(function (p) {
-        if (cur && p[0] <= cur[2]) cur[2] = Math.max(cur[2], X0 + p[1]);
-        else out.push(cur = [+k, X0 + p[0], X0 + p[1]]);
+        if (cur && p[0] <= cur[2]) cur[2] = Math.max(cur[2], p[1]);
+        else out.push(cur = [+k, p[0], p[1]]);
       });
     });
     return out;
-  })();
+  }
+  var phases = merged(D.phases), aphases = merged(D.aphases || []);
+
+  /* An overlay chart's phase lanes, above its plot: job A's phases, then
+   * job B's, a bar per phase in its kind's colour with the kind's name
+   * where it fits.  What was drawn (in CSS pixels from the canvas's left)
+   * is the figure's data-lanes, for the reader of the page's state. */
+  var LANE = 14;
+  function lanes(u) {
+    var ctx = u.ctx, b = u.bbox, r = uPlot.pxRatio, h = LANE * r, out = [];
+    ctx.save();
+    ctx.font = Math.round(11 * r) + 'px system-ui, "DejaVu Sans", sans-serif';
+    ctx.textBaseline = 'middle';
+    [['A', aphases], ['B', phases]].forEach(function (lane, j) {
+      var y = b.top - (2 - j) * (h + r) - 2 * r;
+      ctx.fillStyle = '#444';
+      ctx.textAlign = 'right';
+      ctx.fillText(lane[0], b.left - 4 * r, y + h / 2);
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(b.left, y, b.width, h);
+      ctx.clip();
+      ctx.textAlign = 'left';
+      lane[1].forEach(function (p) {
+        var x0 = Math.max(b.left, u.valToPos(p[1], 'x', true));
+        var x1 = Math.min(b.left + b.width, u.valToPos(p[2], 'x', true));
+        if (x1 <= x0) return;
+        ctx.fillStyle = PHASE[p[0] % PHASE.length];
+        ctx.fillRect(x0, y, Math.max(r, x1 - x0), h);
+        var name = D.kinds[p[0]];
+        if (ctx.measureText(name).width + 6 * r <= x1 - x0) {
+          ctx.fillStyle = '#fff';
+          ctx.fillText(name, x0 + 3 * r, y + h / 2);
+        }
+        out.push([lane[0], name, +(p[1] - X0).toFixed(3), +(p[2] - X0).toFixed(3),
+                  +(x0 / r).toFixed(1), +(x1 / r).toFixed(1), +((y + h / 2) / r).toFixed(1)]);
+      });
+      ctx.restore();
+    });
+    ctx.restore();
+    u.root.parentNode.parentNode.dataset.lanes = JSON.stringify(out);
+  }
 
   function shade(u, repairs) {
     var ctx = u.ctx, b = u.bbox;
@@ -172,11 +215,16 @@
       ctx.fillRect(0, 0, W, H);
       ctx.drawImage(src, c[0], 0, c[1] - c[0], nr, 0, 0, W, H);
       var mine = false;
+      /* The highlighted node's row outlined: inside a row of 6 pixels or
+       * more, else around it, so that a row of a pixel (512 nodes) still
+       * shows its colours between the two lines. */
+      var rh = H / nr;
       for (var r = 0; r < nr && hl >= 0; r++) {
         if (nodesOf(r).indexOf(hl) < 0) continue;
         ctx.strokeStyle = '#e00';
         ctx.lineWidth = 2;
-        ctx.strokeRect(1, r * H / nr, W - 2, Math.max(2, H / nr));
+        if (rh >= 6) ctx.strokeRect(1, r * rh + 1, W - 2, rh - 2);
+        else ctx.strokeRect(1, r * rh - 3, W - 2, rh + 6);
         mine = true;
       }
       fig.dataset.hl = mine ? D.nodes[hl] : '';
@@ -413,6 +461,8 @@
       };
     var opts = {
       width: Math.max(300, fig.clientWidth || 800), height: 240,
+      /* room on the right for a time label on the range's last tick */
+      padding: [null, 30, null, null],
       series: series, bands: bands, axes: axes,
       scales: { x: { time: !D.elapsed } },
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); },
@@ -424,9 +474,11 @@
       },
       hooks: {
         setScale: [onScale],
-        drawClear: [function (u) { shade(u, c.repairs); }]
+        drawClear: [function (u) { shade(u, c.repairs); if (c.cmp) lanes(u); }]
       }
     };
+    /* room above an overlay's plot for its two phase lanes */
+    if (c.cmp && (phases.length || aphases.length)) opts.padding[0] = 2 * LANE + 8;
     building = true;
     var u = new uPlot(opts, data, el);
     u.pmNodes = nodes;

@@ -17,7 +17,8 @@
 # finds nodes by name and sorts by a column.  Also: a byte changed
 # in the report's script stops it running (the CSP's hash); the vendored
 # library's SHA256SUMS hold, and a damaged copy is refused (exit 2); --stream and
-# a second run under SOURCE_DATE_EPOCH give the same bytes.
+# a second run under SOURCE_DATE_EPOCH give the same bytes; a write that
+# fails is exit 3 and leaves nothing.
 set -u
 . "$PM_ROOT/tests/support/cli.sh"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -293,14 +294,61 @@ EOF2
 # --compare A B --html: job B's report with the comparison, on elapsed
 # time: the verdict of the text output, a row per compared figure, the
 # phases side by side, and an overlay chart per metric (A solid, B
-# dashed) that zooms with every other chart.
+# dashed) that zooms with every other chart; above each overlay a lane of
+# job A's phases and one of job B's on the same elapsed axis.  Job A is
+# fixtures/compare/base with one more phase on node-1 (checkpoint, 110 to
+# 115 s) that B does not have.
 F="$PM_ROOT/fixtures/compare"
-$A -q --compare "$F/base" "$F/slow" --html "$T/cmp.html"
+cp -R "$F/base" "$T/base"
+for e in start:1700000110 end:1700000115; do
+    printf '{"perfmon_event":1,"host":"node-1","pid":1,"wall_ns":"%s000000000","mono_ns":"%s000000000","name":"checkpoint","edge":"%s","attrs":{}}\n' \
+        "${e#*:}" "$((${e#*:} - 1700000000 + 1))" "${e%:*}" >>"$T/base/node-1.events"
+done
+$A -q --compare "$T/base" "$F/slow" --html "$T/cmp.html"
 rc=$?
 check "--compare --html: exit 1 (B is worse), written" sh -c "[ $rc -eq 1 ] && [ -s '$T/cmp.html' ]"
-$A --compare "$F/base" "$F/slow" >"$T/cmp.txt"
+$A --compare "$T/base" "$F/slow" >"$T/cmp.txt"
 load "$T/cmp.html" "#zoom=10,20" "$T/cmp"
+load "$T/cmp.html" "" "$T/cmp-all"
 check "--compare --html: no console message" no_console "$T/cmp"
+check "--compare --html: the phase lanes read back" python3 - "$T" <<'EOF2'
+import json, re, sys
+T = sys.argv[1]
+bad = []
+# the phases of the events files, on each job's elapsed time (both start
+# at their first sample, 1700000000 and 1700007200)
+want = {"A": [("setup", 1, 20), ("compute", 20, 110), ("checkpoint", 110, 115)],
+        "B": [("setup", 1, 20), ("compute", 20, 146)]}
+for dom, lo, hi in (("cmp-all", 0, 155), ("cmp", 10, 20)):
+    page = open("%s/%s.dom" % (T, dom), encoding="utf-8").read()
+    figs = re.findall(r'<figure class="chart" id="(c\d+)"[^>]*data-lanes="([^"]*)"', page)
+    data = json.loads(re.search(r'id="pm-data">(.*?)</script>', page, re.S).group(1))
+    ncmp = len([c for c in data["charts"] if c.get("cmp")])
+    if len(figs) < 10 or len(figs) > ncmp:
+        bad.append("%s: lanes on %d charts of %d overlays" % (dom, len(figs), ncmp))
+    for cid, lanes in figs:
+        bars = json.loads(lanes.replace("&quot;", '"'))
+        for job in "AB":
+            got = [(b[1], b[2], b[3]) for b in bars if b[0] == job]
+            exp = [p for p in want[job] if p[2] > lo and p[1] < hi]
+            if sorted(got) != sorted(exp):
+                bad.append("%s %s: lane %s has %r, want %r" % (dom, cid, job, got, exp))
+        # on one axis: a bar's pixels are its times' (within a pixel), the
+        # lane of A above B's
+        xs = [(max(b[2], lo), min(b[3], hi), b[4], b[5]) for b in bars]
+        scale = (xs[0][3] - xs[0][2]) / (xs[0][1] - xs[0][0])
+        for t0, t1, x0, x1 in xs:
+            if abs((x0 - xs[0][2]) - (t0 - xs[0][0]) * scale) > 1.5 or \
+               abs((x1 - xs[0][2]) - (t1 - xs[0][0]) * scale) > 1.5:
+                bad.append("%s %s: a bar at %s..%s px for %s..%s s" % (dom, cid, x0, x1, t0, t1))
+        ya = {b[6] for b in bars if b[0] == "A"}
+        yb = {b[6] for b in bars if b[0] == "B"}
+        if len(ya) != 1 or len(yb) != 1 or not ya.pop() < yb.pop():
+            bad.append("%s %s: lanes at %r" % (dom, cid, [b[6] for b in bars]))
+for b in bad[:10]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+EOF2
 check "--compare --html: the comparison in the browser" python3 - "$T" <<'EOF2'
 import json, re, sys
 T = sys.argv[1]
@@ -340,6 +388,13 @@ EOF2
 sed 's/performance.mark(.pm-drawn.)/performance.mark("pm-drawX")/' "$T/big.html" >"$T/tampered.html"
 load "$T/tampered.html" "" "$T/tampered"
 check "a changed script is refused by the page's policy" sh -c "! cmp -s '$T/big.html' '$T/tampered.html' && grep -q 'Content Security Policy' '$T/tampered.log' && ! grep -q 'data-charts' '$T/tampered.dom'"
+
+# A write that fails (here the file size limit: EFBIG, as a full disk's
+# ENOSPC): exit 3 with the file named, nothing left behind.
+sh -c "trap '' XFSZ; ulimit -f 40; exec $A -q '$T/big' --html '$T/full.html'" 2>"$T/full.err"
+rc=$?
+check "a failed write: exit 3, said, no file and no .tmp left" sh -c \
+    "[ $rc -eq 3 ] && grep -q 'full.html.tmp: write failed: File too large' '$T/full.err' && [ ! -e '$T/full.html' ] && [ ! -e '$T/full.html.tmp' ]"
 
 # The vendored chart library.
 check "the vendored uPlot matches its SHA256SUMS" sh -c "cd '$PM_ROOT'/templates/html/vendor/uplot-* && sha256sum -c --quiet SHA256SUMS"

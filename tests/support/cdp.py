@@ -16,7 +16,7 @@ import time
 
 
 class Chrome:
-    def __init__(self, chromium, width=1280, height=900):
+    def __init__(self, chromium, width=1280, height=900, env=None, args=()):
         self.tmp = tempfile.mkdtemp(prefix="pm-cdp-")
         to_r, self._to_w = os.pipe()      # we write, chromium reads (its fd 3)
         self._from_r, from_w = os.pipe()  # chromium writes (its fd 4), we read
@@ -38,9 +38,9 @@ class Chrome:
             [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-extensions", "--remote-debugging-pipe",
              "--user-data-dir=" + os.path.join(self.tmp, "profile"),
-             "--window-size=%d,%d" % (width, height), "about:blank"],
+             "--window-size=%d,%d" % (width, height)] + list(args) + ["about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            close_fds=False, preexec_fn=fds)
+            close_fds=False, preexec_fn=fds, env=env)
         os.close(to_r)
         os.close(from_w)
         self._buf = b""

@@ -1,0 +1,321 @@
+/* The HTML report's plain-HTML tables (see html_int.h): the job, the key
+ * figures, the efficiency notes, the constant metrics and the statistics
+ * per node, readable where scripts are blocked. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "html_int.h"
+#include "perfmon/export.h"
+#include "perfmon/mem.h"
+#include "perfmon/request_use.h"
+#include "perfmon/spread.h"
+#include "perfmon/units.h"
+#include "report_int.h"
+
+/* ---- the plain-HTML parts ------------------------------------------------- */
+
+static void kv(pm_buf *b, const char *k, const char *v)
+{
+    pm_buf_puts(b, "<tr><th scope=\"row\">");
+    pm_html_text(b, k);
+    pm_buf_puts(b, "</th><td>");
+    pm_html_text(b, v);
+    pm_buf_puts(b, "</td></tr>\n");
+}
+
+void html_job_table(html_ctx *c)
+{
+    const pm_analysis *a = c->a;
+    pm_buf *b = &c->body;
+    char buf[512], b2[128];
+    pm_buf_puts(b, "<table class=\"kv\" id=\"job\">\n");
+    kv(b, "Job ID", report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, job_id))));
+    kv(b, "User", report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))));
+    kv(b, "Scheduler", report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, scheduler))));
+    report_nodes_text(a, buf, sizeof buf);
+    kv(b, "Nodes", buf);
+    pdf_utc(a->t_start, buf, sizeof buf);
+    kv(b, "Start", buf);
+    pdf_utc(a->t_end, buf, sizeof buf);
+    kv(b, "End", buf);
+    pdf_duration(a->t_end - a->t_start, buf, sizeof buf);
+    kv(b, "Duration", buf);
+    pdf_num(a->nhosts ? a->hosts[0].interval : NAN, b2, sizeof b2);
+    snprintf(buf, sizeof buf, "%s s (analysis grid %.3g s)", b2, a->grid_step);
+    kv(b, "Sampling interval", buf);
+    const char *cmd = pm_analysis_info(a, offsetof(pm_profile_info, command));
+    if (*cmd)
+        kv(b, "Command", cmd);
+    if (pm_analysis_incomplete(a, buf, sizeof buf))
+        kv(b, "Status", buf);
+    char lines[3][160];
+    size_t n;
+    pm_request_use_lines(a, lines, &n);
+    for (size_t i = 0; i < n; i++) {
+        const char *colon = strchr(lines[i], ':');
+        char k[16];
+        snprintf(k, sizeof k, "%.*s", colon ? (int)(colon - lines[i]) : 0, lines[i]);
+        kv(b, colon ? k : "Requested", colon ? colon + 2 : lines[i]);
+    }
+    pm_buf_puts(b, "</table>\n");
+    pm_request_use u;
+    pm_request_use_compute(a, &u);
+    char note[512];
+    if (pm_request_note(&u, note, sizeof note)) {
+        pm_buf_puts(b, "<p class=\"warning\">");
+        pm_html_text(b, note);
+        pm_buf_puts(b, "</p>\n");
+    }
+}
+
+/* A key figure's cell as the PDF's key figures table writes it
+ * (report_summary.c): bytes, energies and times scaled each on its own,
+ * other figures as numbers with the unit in the label. */
+static void td(pm_buf *b, const char *s, int num)
+{
+    pm_buf_puts(b, num ? "<td class=\"num\">" : "<td>");
+    pm_html_text(b, s);
+    pm_buf_puts(b, "</td>");
+}
+
+/* A number's cell with its value for sorting (data-v; none when not finite). */
+static void td_num(pm_buf *b, const char *s, double v)
+{
+    if (isfinite(v))
+        pm_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">", v);
+    else
+        pm_buf_puts(b, "<td class=\"num\">");
+    pm_html_text(b, s);
+    pm_buf_puts(b, "</td>");
+}
+
+void html_key_figures(html_ctx *c)
+{
+    const pm_analysis *a = c->a;
+    pm_buf *b = &c->body;
+    pm_buf_puts(b, "<table id=\"figures\"><thead><tr><th>Figure</th><th>Min node</th>"
+                   "<th>Average</th><th>Max node</th><th>Job</th></tr></thead><tbody>\n");
+    for (size_t i = 0; i < c->l->nfigures; i++) {
+        const pm_layout_figure *lf = &c->l->figures[i];
+        const pm_figure *f = pm_figure_find(lf->key);
+        if (!f)
+            continue;
+        double mn, mean, mx;
+        if (!report_figure_span(a, f, &mn, &mean, &mx))
+            continue;
+        char c1[48], c2[48], c3[48], c4[48], lab[160];
+        int scaled = report_figure_cell(lf, f, mn, c1, sizeof c1);
+        report_figure_cell(lf, f, mean, c2, sizeof c2);
+        report_figure_cell(lf, f, mx, c3, sizeof c3);
+        report_figure_cell(lf, f, pm_figure_value(&a->job, f), c4, sizeof c4);
+        report_figure_label(lf, f, scaled, lab, sizeof lab);
+        pm_buf_puts(b, "<tr>");
+        td(b, lab, 0);
+        td(b, c1, 1);
+        td(b, c2, 1);
+        td(b, c3, 1);
+        td(b, c4, 1);
+        pm_buf_puts(b, "</tr>\n");
+    }
+    pm_buf_puts(b, "</tbody></table>\n");
+}
+
+/* Above this many nodes the statistics per node are data for the script,
+ * which shows the rows a search or a sort asks for: 10,000 rows of HTML
+ * would be most of the file and seconds of the browser's parsing.  The
+ * plain HTML then has each figure's spread across the nodes. */
+#define PM_HTML_TABLE_NODES 1000
+
+/* PM_HTML_TABLE_NODES, or the environment's PM_HTML_TABLE_NODES (so that
+ * the tests see the script's table on a small job). */
+static size_t table_nodes(void)
+{
+    const char *e = getenv("PM_HTML_TABLE_NODES");
+    char *end;
+    unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end && v ? (size_t)v : PM_HTML_TABLE_NODES;
+}
+
+/* The spread of each figure across the nodes (the PDF's above 16 nodes). */
+static void spread_table(html_ctx *c, const pm_figure *const *fs,
+                         const pm_layout_figure *const *lfs, size_t nf)
+{
+    const pm_analysis *a = c->a;
+    pm_buf *b = &c->body;
+    double *v = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *v);
+    if (!v) {
+        c->oom = 1;
+        return;
+    }
+    pm_buf_printf(b,
+                  "<p>%zu nodes: each figure's spread across them (5th and 95th percentiles "
+                  "interpolated); every node's row is below, found by its name or a sort "
+                  "(with the script).</p>\n<table id=\"spread\"><thead><tr><th>Figure</th>"
+                  "<th>Min</th><th>5th pct</th><th>Median</th><th>95th pct</th><th>Max</th>"
+                  "<th>Job</th></tr></thead><tbody>\n",
+                  a->nhosts);
+    for (size_t i = 0; i < nf; i++) {
+        for (size_t h = 0; h < a->nhosts; h++)
+            v[h] = pm_figure_value(&a->nodes[h], fs[i]);
+        pm_spread sp;
+        if (pm_spread_of(v, a->nhosts, &sp) != 0) {
+            c->oom = 1;
+            break;
+        }
+        double q[6] = {sp.min, sp.p5, sp.median, sp.p95, sp.max, pm_figure_value(&a->job, fs[i])};
+        char cell[48], lab[160];
+        int scaled = report_figure_cell(lfs[i], fs[i], 0, cell, sizeof cell);
+        report_figure_label(lfs[i], fs[i], scaled, lab, sizeof lab);
+        pm_buf_puts(b, "<tr>");
+        td(b, lab, 0);
+        for (int k = 0; k < 6; k++) {
+            if (isfinite(q[k]))
+                report_figure_cell(lfs[i], fs[i], q[k], cell, sizeof cell);
+            else
+                snprintf(cell, sizeof cell, "-");
+            td(b, cell, 1);
+        }
+        pm_buf_puts(b, "</tr>\n");
+    }
+    pm_buf_puts(b, "</tbody></table>\n");
+    free(v);
+}
+
+/* The statistics per node: the key figures of each node, a row each; a
+ * click on a row highlights the node in every chart.  Above
+ * PM_HTML_TABLE_NODES nodes the rows go to the data ("table": per node its
+ * index, then per figure its cell's text and its value for sorting). */
+void html_node_table(html_ctx *c)
+{
+    const pm_analysis *a = c->a;
+    pm_buf *b = &c->body, *d = &c->data;
+    const pm_figure *fs[64];
+    const pm_layout_figure *lfs[64];
+    size_t nf = 0;
+    int as_data = a->nhosts > table_nodes();
+    for (size_t i = 0; i < c->l->nfigures && nf < 64; i++) {
+        const pm_figure *f = pm_figure_find(c->l->figures[i].key);
+        if (!f)
+            continue;
+        lfs[nf] = &c->l->figures[i];
+        fs[nf++] = f;
+    }
+    if (as_data)
+        spread_table(c, fs, lfs, nf);
+    pm_buf_puts(b, "<table id=\"nodes\"><thead><tr><th>Node</th>");
+    for (size_t i = 0; i < nf; i++) {
+        char tmp[48], lab[160];
+        int scaled = report_figure_cell(lfs[i], fs[i], 0, tmp, sizeof tmp);
+        report_figure_label(lfs[i], fs[i], scaled, lab, sizeof lab);
+        pm_buf_puts(b, "<th>");
+        pm_html_text(b, lab);
+        pm_buf_puts(b, "</th>");
+    }
+    pm_buf_puts(b, "</tr></thead><tbody>\n");
+    pm_buf_puts(d, as_data ? ",\"table\":[" : ",\"table\":null");
+    for (size_t h = 0; h < a->nhosts; h++) {
+        if (as_data)
+            pm_buf_printf(d, "%s[%zu", h ? "," : "", h);
+        else {
+            pm_buf_printf(b, "<tr data-node=\"%zu\">", h);
+            td(b, a->hosts[h].name, 0);
+        }
+        for (size_t i = 0; i < nf; i++) {
+            char cell[48];
+            double v = pm_figure_value(&a->nodes[h], fs[i]);
+            if (isfinite(v))
+                report_figure_cell(lfs[i], fs[i], v, cell, sizeof cell);
+            else
+                snprintf(cell, sizeof cell, "-");
+            if (!as_data) {
+                td_num(b, cell, v);
+                continue;
+            }
+            pm_buf_puts(d, ",");
+            pm_html_json_str(d, cell);
+            if (isfinite(v))
+                pm_buf_printf(d, ",%.7g", v);
+            else
+                pm_buf_puts(d, ",null");
+        }
+        pm_buf_puts(as_data ? d : b, as_data ? "]" : "</tr>\n");
+    }
+    if (as_data)
+        pm_buf_puts(d, "]");
+    pm_buf_puts(b, "</tbody></table>\n");
+}
+
+void html_notes_list(html_ctx *c)
+{
+    const pm_analysis *a = c->a;
+    pm_buf *b = &c->body;
+    static const char *const sev[] = {"info", "warning", "critical"};
+    if (a->nnotes == 0) {
+        pm_buf_puts(b, "<p>No rule fired.</p>\n");
+        return;
+    }
+    pm_note_line *l = NULL;
+    size_t n = pm_note_lines(a, &l);
+    if (!l) {
+        c->oom = 1;
+        return;
+    }
+    pm_buf_puts(b, "<ul id=\"notes\">\n");
+    char buf[1024];
+    for (size_t i = 0; i < n; i++) {
+        const pm_note *nt = &a->notes[l[i].note];
+        const char *msg = nt->message ? nt->message : nt->rule;
+        int s = l[i].severity >= 0 && l[i].severity <= 2 ? l[i].severity : 0;
+        if (l[i].count == 1)
+            snprintf(buf, sizeof buf, "%s", msg);
+        else if (l[i].count > l[i].shown)
+            snprintf(buf, sizeof buf, "%zu nodes (%s and %zu more), e.g. %s", l[i].count,
+                     l[i].hosts, l[i].count - l[i].shown, msg);
+        else
+            snprintf(buf, sizeof buf, "%zu nodes (%s), e.g. %s", l[i].count, l[i].hosts, msg);
+        pm_buf_printf(b, "<li class=\"%s\"><b>[%s]</b> ", sev[s], sev[s]);
+        pm_html_text(b, buf);
+        pm_buf_puts(b, "</li>\n");
+    }
+    pm_buf_puts(b, "</ul>\n");
+    free(l);
+}
+
+void html_constant_table(html_ctx *c, const flat_row *fl, size_t nfl, const char *missing)
+{
+    const pm_analysis *a = c->a;
+    pm_buf *b = &c->body;
+    if (nfl) {
+        pm_buf_puts(b, "<h2 id=\"constant\">Constant over the job</h2>\n<p>Each of these metrics "
+                       "stayed flat (within 0.1 % on every node) for the whole job, so it is "
+                       "given as a number instead of a plot.</p>\n<table><thead><tr><th>Section"
+                       "</th><th>Metric</th><th>Value</th><th>Nodes</th></tr></thead><tbody>\n");
+        for (size_t i = 0; i < nfl; i++) {
+            const pm_metric_result *r = &a->metrics[fl[i].metric];
+            const char *u = pm_unit_shown(r->def->unit);
+            char v1[32], v2[32], val[96], nodes[48];
+            pm_fmt_title_num(fl[i].lo, v1, sizeof v1);
+            pm_fmt_title_num(fl[i].hi, v2, sizeof v2);
+            if (strcmp(v1, v2) == 0)
+                snprintf(val, sizeof val, "%s%s%s", v1, *u ? " " : "", u);
+            else
+                snprintf(val, sizeof val, "%s to %s%s%s", v1, v2, *u ? " " : "", u);
+            snprintf(nodes, sizeof nodes, "%zu of %zu", r->nhosts_with_data, a->nhosts);
+            pm_buf_puts(b, "<tr>");
+            td(b, c->l->groups[fl[i].group].title, 0);
+            td(b, r->def->name, 0);
+            td(b, val, 1);
+            td(b, nodes, 1);
+            pm_buf_puts(b, "</tr>\n");
+        }
+        pm_buf_puts(b, "</tbody></table>\n");
+    }
+    if (*missing) {
+        pm_buf_puts(b, "<p>No data on this job for: ");
+        pm_html_text(b, missing);
+        pm_buf_puts(b, ".</p>\n");
+    }
+}
