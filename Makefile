@@ -87,7 +87,7 @@ MPI_LIBS   =
 endif
 
 # --- sources ---------------------------------------------------------------
-LIB_DIRS := common profile sampler analysis render export archive
+LIB_DIRS := common profile sampler input analysis render export archive
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libperfmon.a

@@ -2,10 +2,12 @@
 # tests/layers.sh ROOT BUILD: every dependency points down.
 #
 # The layers, lowest first (docs/architecture.md):
-#   0 common   1 profile   2 sampler, analysis   3 export   4 render
-#   5 archive   6 the programs (src/perfmon-*)
+#   0 common   1 profile   2 sampler, input   3 analysis   4 export
+#   5 render   6 archive   7 the programs (src/perfmon-*)
 # A module may call and include its own files and any lower layer; two
-# modules of one layer (sampler, analysis) know nothing of each other.
+# modules of one layer (sampler, input) know nothing of each other.  The
+# sampler is a branch of its own: above it only the programs use it (the
+# analysis and what is built on it know nothing of the sampler).
 #
 # Two checks, both over what the build really holds:
 #   calls     every undefined symbol of ROOT's BUILD/src/<module>/*.o that
@@ -13,7 +15,9 @@
 #   includes  every #include "perfmon/X.h" of src/<module>/*.[ch] must name a
 #             header all of whose functions are defined by the module itself
 #             or by lower layers: a header that declares a function of a
-#             module above it or beside it (sampler, analysis) is refused.
+#             module above it or beside it (sampler, input) is refused, and
+#             so is a header of the sampler outside the sampler and the
+#             programs.
 #             A header of types only belongs to common.
 # Prints each violation as "file -> target (symbol or header)" and exits 1
 # when there is one.
@@ -25,8 +29,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 rank() {
     case $1 in
-    common) echo 0 ;; profile) echo 1 ;; sampler | analysis) echo 2 ;; export) echo 3 ;;
-    render) echo 4 ;; archive) echo 5 ;; perfmon-*) echo 6 ;; *) echo 99 ;;
+    common) echo 0 ;; profile) echo 1 ;; sampler | input) echo 2 ;; analysis) echo 3 ;;
+    export) echo 4 ;; render) echo 5 ;; archive) echo 6 ;; perfmon-*) echo 7 ;; *) echo 99 ;;
     esac
 }
 : >"$tmp/ranks"
@@ -53,9 +57,10 @@ for o in "$BUILD"/src/*/*.o; do
 done
 [ "$nobj" -gt 0 ] || { echo "layers: no objects under $BUILD/src (build first)"; exit 2; }
 
-awk 'FILENAME == ARGV[1] { rank[$1] = $2; next }
+awk 'function branch(to, from) { return to == "sampler" && from !~ /^perfmon-/ }
+     FILENAME == ARGV[1] { rank[$1] = $2; next }
      FILENAME == ARGV[2] { dm[$1] = $2; df[$1] = $3; next }
-     ($1 in dm) && dm[$1] != $2 && rank[dm[$1]] >= rank[$2] {
+     ($1 in dm) && dm[$1] != $2 && (rank[dm[$1]] >= rank[$2] || branch(dm[$1], $2)) {
          printf "src/%s/%s.c -> src/%s/%s.c (calls %s)\n", $2, $3, dm[$1], df[$1], $1 }' \
     "$tmp/ranks" "$tmp/defs" "$tmp/uses" | sort -u >"$tmp/bad"
 
@@ -76,11 +81,12 @@ for f in "$ROOT"/src/*/*.c "$ROOT"/src/*/*.h; do
         echo "$m ${f#"$ROOT"/} $inc"
     done
 done >"$tmp/incs"
-awk 'FILENAME == ARGV[1] { rank[$1] = $2; next }
+awk 'function branch(to, from) { return to == "sampler" && from !~ /^perfmon-/ }
+     FILENAME == ARGV[1] { rank[$1] = $2; next }
      FILENAME == ARGV[2] { n = ++nm[$1]; hm[$1, n] = $2; hs[$1, n] = $3; next }
      { for (i = 1; i <= nm[$3]; i++) {
            m = hm[$3, i]
-           if (m != $1 && rank[m] >= rank[$1])
+           if (m != $1 && (rank[m] >= rank[$1] || branch(m, $1)))
                printf "%s -> include/perfmon/%s (a header of src/%s: %s)\n", $2, $3, m, hs[$3, i]
        } }' \
     "$tmp/ranks" "$tmp/hdr" "$tmp/incs" | sort -u >>"$tmp/bad"

@@ -21,6 +21,7 @@
 #include "perfmon/arena.h"
 #include "perfmon/catalog.h"
 #include "perfmon/error.h"
+#include "perfmon/input.h"
 #include "perfmon/job_end.h"
 #include "perfmon/phase.h"
 #include "perfmon/profile.h"
@@ -29,31 +30,6 @@
 #include "perfmon/threads.h"
 
 enum pm_align { PM_ALIGN_TIME = 0, PM_ALIGN_INDEX = 1 };
-
-/* How far a run is (pm_analyze_opts.progress, pm_report_opts.progress):
- * the stage and its counts so far, of their totals (0 = not known).  The
- * counts of other stages than p->stage are 0. */
-enum pm_stage {
-    PM_STAGE_READ = 0,   /* reading the input files */
-    PM_STAGE_DERIVE = 1, /* deriving the metrics' series, aggregates, statistics */
-    PM_STAGE_REPORT = 2  /* drawing the plots and writing the report's pages */
-};
-typedef struct pm_progress {
-    int stage; /* enum pm_stage */
-    size_t files_done, files_total;
-    uint64_t bytes_done, bytes_total; /* of the files */
-    size_t hosts_done, hosts_total;   /* hosts whose series are all derived */
-    size_t metrics_done, metrics_total;
-    size_t series_done, series_total; /* (metric, host) series derived */
-    size_t plots_done, plots_total;   /* the report's plots and colour maps */
-    size_t pages_done;                /* report pages written so far */
-    /* --stream (stage derive): the pass over the hosts (the survey's
-     * times, one pass or two with --start/--end, then the fold, then the
-     * refine passes) and the passes known so far, which grows when a
-     * further refine pass is found needed; hosts_done counts the hosts
-     * done in this pass.  0 and 0 in memory. */
-    size_t pass, passes;
-} pm_progress;
 
 struct pm_analysis;
 struct pm_metric_result;
@@ -117,51 +93,7 @@ typedef struct pm_analyze_opts {
     void *host_out_user;
 } pm_analyze_opts;
 
-enum pm_input_msg {
-    PM_MSG_DETAIL = 0,  /* a line of the error's explanation (a run, a file) */
-    PM_MSG_WARNING = 1, /* a file read in part or not at all, and why */
-    PM_MSG_IGNORED = 2, /* a file that is not a profile, or not selected (-v) */
-};
-
 void pm_analyze_opts_init(pm_analyze_opts *o);
-
-/* Clock assessment of one host (docs/analysis.md, "Time axis and clocks"). */
-typedef struct pm_clock {
-    int method;        /* 0 = start spread only (SKA input), 1 = also monotonic/wall pairs */
-    double offset_s;   /* first sample minus the median first sample over hosts */
-    double drift_ppm;  /* change of (wall - monotonic), last sample vs first, per run time */
-    double step_max_s; /* largest jump of (wall - monotonic) between samples */
-} pm_clock;
-
-typedef struct pm_host {
-    char *name;
-    char **files; /* [nfiles] profiles merged into this host */
-    size_t nfiles;
-    char format[16];       /* "binary", "jsonl", "ska", "mixed" */
-    pm_profile *prof;      /* merged raw profile: columns, info, end record and
-                            * metadata stay; the raw values (prof->values[c]) are
-                            * released (NULL) once the node figures and every
-                            * metric using them are computed, to bound memory */
-    size_t n;              /* samples kept (increasing time, inside the window) */
-    double *t;             /* [n] seconds since the epoch; NULL after --stream */
-    uint32_t *idx;         /* [n] index of each kept sample in prof */
-    uint32_t *grid_k;      /* [n] the common grid's point nearest each sample
-                            * (time alignment), computed once for all metrics;
-                            * NULL when not aligned by time */
-    size_t dropped_time;   /* samples dropped for a non-increasing timestamp */
-    size_t outside_window; /* samples outside --start/--end */
-    double interval;       /* median sampling interval (s) */
-    pm_clock clock;
-    double t_first, t_last; /* private: the first and last kept sample, kept by
-                             * the stream mode, where t is NULL */
-    int gpu;                /* a GPU of a node: series gpu-<n>.<node> (docs/analysis.md, "GPUs") */
-    double ncpus;           /* from cpu.ncpus or metadata, NaN when unknown */
-    double mem_total;       /* bytes, NaN when unknown */
-    /* Why the host's profile may be unfinished, "" when it ended cleanly:
-     * "the sampler was still running" (its pid is alive on this host or
-     * the file grew while read) or "no end record" (docs/analysis.md). */
-    char incomplete[48];
-} pm_host;
 
 /* One catalog metric on one host. */
 typedef struct pm_series {
@@ -308,8 +240,16 @@ typedef struct pm_note {
 typedef struct pm_analysis {
     pm_analyze_opts opts;
     pm_catalog *catalog;
-    size_t nhosts;
-    pm_host *hosts; /* [nhosts] sorted by name */
+    /* What the input stage read (input.h): the hosts, warnings, ignored
+     * files, phases and the reads' projection.  Its fields are named
+     * directly too (a->hosts is a->in.hosts): both members of the union
+     * hold the same fields (PM_INPUTS_FIELDS), so they share one layout. */
+    union {
+        pm_inputs in;
+        struct {
+            PM_INPUTS_FIELDS
+        };
+    };
     size_t nmetrics;
     pm_metric_result *metrics; /* [nmetrics] */
     pm_node_summary *nodes;    /* [nhosts] */
@@ -318,23 +258,13 @@ typedef struct pm_analysis {
     double grid_step;          /* common grid interval (s) */
     size_t nnotes;
     pm_note *notes;
-    size_t nwarnings;
-    char **warnings;                    /* input problems, one line each */
-    size_t nignored;                    /* files that are not profiles */
-    char **ignored;                     /* their messages (verbose) */
-    pm_phase_set phases;                /* job phases (marks paired, Scanner intervals) */
     struct pm_phase_stats *phase_stats; /* their statistics (phases.c), NULL if none */
     uint32_t **refs;                    /* private: [host][column] metrics still to derive */
     double win_lo, win_hi;              /* private: the --start/--end window (s) */
     pm_arena arena;                     /* private: the host times, series and aggregates */
-    size_t stream_pass;                 /* private: --stream's passes over the hosts begun */
     struct pm_report_keep *keep;        /* private: --stream's report digest (report_keep.c) */
-    pm_read_hint read_first, read_values, read_times; /* private: the column
-                                         * projection of the reads (project.c) */
-    struct pm_rule_plan *rule_plan; /* private: the per-host rules' parameters, read
+    struct pm_rule_plan *rule_plan;     /* private: the per-host rules' parameters, read
                                          * before the node figures (rules.c) */
-    struct pm_remote *remote;       /* private: --stream under mpirun: the hosts come
-                                         * from the other ranks (split_stream.c) */
     /* How the job ended (job_end.h, docs/analysis.md "How the job ended") */
     pm_end *ends;         /* [nhosts] each host's end */
     pm_job_end end;       /* the job's: the worst host's state */

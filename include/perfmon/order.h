@@ -16,5 +16,8 @@ double pm_median_sorted(const double *x, size_t n);
 /* Sort x[n] in place (pm_cmp_double) and return its median; NaN when n is
  * 0. */
 double pm_median(double *x, size_t n);
+/* Linear-interpolated quantile f in [0,1] of x[n] (reordered in place);
+ * NaN when n is 0. */
+double pm_quantile_select(double *x, size_t n, double f);
 
 #endif

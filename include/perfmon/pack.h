@@ -32,7 +32,7 @@ int pm_profile_unpack(const char *what, const unsigned char *buf, size_t len, si
                       const pm_read_hint *hint, pm_profile **out, pm_error *err) PM_WUR;
 
 /* Little-endian and varint helpers for the packers built on this one
- * (src/analysis/split.c): each put adds to b, each get checks the bound
+ * (src/input/split.c): each put adds to b, each get checks the bound
  * and returns 0, or -1 when buf ends first. */
 void pm_pack_u8(pm_buf *b, unsigned v);
 void pm_pack_varint(pm_buf *b, uint64_t v);

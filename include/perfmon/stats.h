@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "perfmon/order.h"
+
 /* How a point is weighted in the time-weighted mean. */
 enum pm_weighting {
     PM_W_TRAPEZOID = 0, /* gauges: linear between consecutive valid points */
@@ -38,9 +40,6 @@ void pm_stats_compute(const double *t, const double *v, size_t n, int weighting,
 
 /* Sample standard deviation (n-1) of x[n] around its mean; NaN if n < 2. */
 double pm_sd(const double *x, size_t n, double mean);
-
-/* Linear-interpolated quantile f in [0,1] of x[n] (reordered in place). */
-double pm_quantile_select(double *x, size_t n, double f);
 
 /* Both p50 and p95 of x[n] (reordered; no NaN), exactly, as
  * pm_quantile_select would give them. */

@@ -1,25 +1,26 @@
-/* The analysis pipeline: inputs (input.c) -> time axes (times.c) -> node
- * figures and series (summary.c, derive.c; or one host at a time,
- * stream.c) -> phases and rules.  pm_analysis_run runs it, under mpirun
- * too (the ranks' handshakes: split.c, split_stream.c); pm_analysis_free
- * frees what it made.  Semantics: docs/analysis.md. */
+/* The analysis pipeline: the inputs (src/input, into a->in) -> time axes
+ * (times.c) -> node figures and series (summary.c, derive.c; or one host
+ * at a time, stream.c) -> phases and rules.  pm_analysis_run runs it,
+ * under mpirun too (the ranks' handshakes: src/input/split.c,
+ * split_stream.c); pm_analysis_free frees what it made.  Semantics:
+ * docs/analysis.md. */
 #include "perfmon/clock.h"
 #include "perfmon/analysis.h"
+#include "perfmon/input.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/split.h"
 
 #include <gsl/gsl_errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "exchange.h"
 #include "compat_ska.h"
 #include "derive.h"
-#include "input.h"
 #include "project.h"
 #include "report_keep.h"
 #include "rules.h"
@@ -35,6 +36,25 @@ void pm_analyze_opts_init(pm_analyze_opts *o)
     memset(o, 0, sizeof *o);
     o->repair = PM_REPAIR_HOLD;
     o->align = PM_ALIGN_TIME;
+}
+
+/* a->hosts is a->in.hosts (analysis.h): one layout for both. */
+_Static_assert(offsetof(pm_analysis, hosts) == offsetof(pm_analysis, in.hosts) &&
+                   offsetof(pm_analysis, remote) == offsetof(pm_analysis, in.remote),
+               "pm_analysis: the input stage's fields and a->in differ");
+
+/* What the input stage reads of the options. */
+static pm_input_opts input_opts(const pm_analyze_opts *o)
+{
+    return (pm_input_opts){.strict = o->strict,
+                           .stream = o->stream,
+                           .job = o->job,
+                           .run = o->run,
+                           .split = o->split,
+                           .progress = o->progress,
+                           .progress_user = o->progress_user,
+                           .input_msg = o->input_msg,
+                           .input_msg_user = o->input_msg_user};
 }
 
 /* Each host's events and end (job_end.c), while every raw column is
@@ -78,19 +98,20 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                           "(MPI_THREAD_SERIALIZED), which this one is not");
     if (!rc) {
         pm_project_init(a);
-        rc = pm_input_load(a, paths, npaths, err);
+        pm_input_opts io = input_opts(opts);
+        rc = pm_input_load(&a->in, &io, paths, npaths, err);
     } else if (owed)
         rc = pm_split_survey_end(sp, rc, err);
     else if (sp)
         rc = pm_split_finish(sp, rc, err); /* the other ranks wait for this one */
     if (sp && sp->rank) {
         if (owed) /* read and send its hosts at each pass */
-            rc = pm_remote_serve(a, sp, rc, err);
+            rc = pm_remote_serve(&a->in, sp, rc, err);
         pm_analysis_free(a); /* a rank > 0 only reads (split.h) */
         return rc;
     }
     if (!rc && owed)
-        rc = pm_remote_begin(a, sp, err);
+        rc = pm_remote_begin(&a->in, sp, err);
     if (rc || (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
     if (opts->stream && a->phases.scanner_files) {
@@ -106,7 +127,7 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
                          (rc = pm_metrics_build(a, err)))))
         goto fail;
     /* (the passes over the hosts are over) */
-    if (owed && (owed = 0, rc = pm_remote_end(a, sp, 0, err)))
+    if (owed && (owed = 0, rc = pm_remote_end(&a->in, sp, 0, err)))
         goto fail;
     pm_count_repairs(a);
     /* (the stream mode's come from its fold) */
@@ -118,7 +139,7 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
     return 0;
 fail:
     if (owed)
-        rc = pm_remote_end(a, sp, rc, err);
+        rc = pm_remote_end(&a->in, sp, rc, err);
     pm_analysis_free(a);
     return rc ? rc : PM_EFORMAT;
 }
@@ -134,29 +155,20 @@ void pm_analysis_free(pm_analysis *a)
         free(r->host);
     }
     free(a->metrics);
-    for (size_t h = 0; h < a->nhosts; h++) {
-        pm_host *ho = &a->hosts[h];
-        free(ho->name);
-        pm_strs_free(ho->files, ho->nfiles);
-        pm_profile_free(ho->prof);
-    }
     if (a->refs)
         for (size_t h = 0; h < a->nhosts; h++)
             free(a->refs[h]);
     free(a->refs);
-    free(a->hosts);
     free(a->nodes);
     for (size_t i = 0; i < a->nnotes; i++)
         free(a->notes[i].message);
     free(a->notes);
-    pm_strs_free(a->warnings, a->nwarnings);
-    pm_strs_free(a->ignored, a->nignored);
     pm_catalog_free(a->catalog);
-    pm_phase_set_free(&a->phases);
     pm_phase_stats_free(a->phase_stats);
     pm_report_keep_free(a->keep);
     pm_job_end_free(a);
     pm_rules_plan_free(a->rule_plan);
+    pm_inputs_free(&a->in);
     pm_arena_free(&a->arena);
     pthread_mutex_destroy(&a->arena.lock);
     free(a);

@@ -57,8 +57,9 @@ static int times_only(const char *column, void *ctx)
 
 void pm_project_init(pm_analysis *a)
 {
-    a->read_first = (pm_read_hint){
+    a->in.read_first = (pm_read_hint){
         .late = released_alone, .want = a->opts.stream ? wanted_none : wanted, .ctx = a->catalog};
-    a->read_values = (pm_read_hint){.late = released_alone, .want = wanted, .ctx = a->catalog};
-    a->read_times = (pm_read_hint){.late = released_alone, .want = times_only, .ctx = a->catalog};
+    a->in.read_values = (pm_read_hint){.late = released_alone, .want = wanted, .ctx = a->catalog};
+    a->in.read_times =
+        (pm_read_hint){.late = released_alone, .want = times_only, .ctx = a->catalog};
 }

@@ -6,8 +6,8 @@
 
 #include "perfmon/analysis.h"
 
-/* Fill a->read_first (the first read: the projection, or under --stream
- * no value column), a->read_values and a->read_times (a host read again
+/* Fill a->in.read_first (the first read: the projection, or under --stream
+ * no value column), a->in.read_values and a->in.read_times (a host read again
  * with the projection, or for its times alone) from a->catalog and
  * a->opts. */
 void pm_project_init(pm_analysis *a);

@@ -1,5 +1,5 @@
 /* Reading an analysis's results: the profile fields of its hosts, a metric
- * by id, and a metric's plot title. */
+ * by id, a metric's plot title, and whether the profiles are unfinished. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,4 +58,33 @@ int pm_analysis_metric(const pm_analysis *a, const char *id)
         if (strcmp(a->metrics[i].def->id, id) == 0)
             return (int)i;
     return -1;
+}
+
+size_t pm_analysis_incomplete(const pm_analysis *a, char *buf, size_t cap)
+{
+    size_t n = 0, shown = 0, len = 0;
+    const char *why = NULL;
+    char hosts[160] = "";
+    if (cap)
+        buf[0] = 0;
+    for (size_t h = 0; h < a->nhosts; h++) {
+        const pm_host *ho = &a->hosts[h];
+        if (!ho->incomplete[0] || ho->gpu)
+            continue;
+        n++;
+        if (!why || ho->incomplete[0] == 't') /* "the sampler was still running" */
+            why = ho->incomplete;
+        if (shown < 3 && len + 2 < sizeof hosts) {
+            int w = snprintf(hosts + len, sizeof hosts - len, "%s%s", shown ? ", " : "", ho->name);
+            len = w > 0 && (size_t)w < sizeof hosts - len ? len + (size_t)w : sizeof hosts - 1;
+            shown++;
+        }
+    }
+    if (n && cap) {
+        if (n > shown)
+            snprintf(buf, cap, "incomplete: %s (%s and %zu more)", why, hosts, n - shown);
+        else
+            snprintf(buf, cap, "incomplete: %s (%s)", why, hosts);
+    }
+    return n;
 }

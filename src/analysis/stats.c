@@ -26,23 +26,6 @@ double pm_sd(const double *x, size_t n, double mean)
     return sqrt((ss - comp * comp / (double)n) / (double)(n - 1));
 }
 
-double pm_quantile_select(double *x, size_t n, double f)
-{
-    if (n == 0)
-        return NAN;
-    if (n == 1)
-        return x[0];
-    double h = (double)(n - 1) * f;
-    size_t lo = (size_t)floor(h);
-    if (lo >= n - 1)
-        return gsl_stats_max(x, 1, n);
-    double a = gsl_stats_select(x, 1, n, lo);
-    /* After selection everything above index lo is >= a: the next order
-     * statistic is the smallest of them. */
-    double b = gsl_stats_min(x + lo + 1, 1, n - lo - 1);
-    return a + (h - (double)lo) * (b - a);
-}
-
 void pm_stats_compute(const double *t, const double *v, size_t n, int weighting, double *scratch,
                       pm_stats *s)
 {

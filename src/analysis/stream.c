@@ -11,8 +11,7 @@
 
 #include "align.h"
 #include "derive.h"
-#include "input.h"
-#include "read.h"
+#include "perfmon/input.h"
 #include "phase_contrib.h"
 #include "report_keep.h"
 #include "stream.h"
@@ -315,9 +314,9 @@ static void *host_worker(void *arg)
         int rc = wk && ser && rowbuf ? 0 : PM_ENOMEM;
         pm_profile *prof = NULL;
         if (!rc)
-            rc = pm_input_host_load(a, h, 1, &prof, &e);
+            rc = pm_input_host_load(&a->in, h, 1, &prof, &e);
         else
-            pm_input_host_drop(a, h); /* under mpirun, another rank sends it all the same */
+            pm_input_host_drop(&a->in, h); /* under mpirun, another rank sends it all the same */
         pm_host hx = a->hosts[h];
         hx.prof = prof;
         if (!rc)
@@ -567,7 +566,7 @@ static int report_whole(pm_analysis *a, size_t ngrid, pm_error *err)
         pm_profile *prof = NULL;
         /* read here, even under mpirun: a few hosts, outside the other
          * ranks' passes over all of them */
-        if ((rc = pm_input_host_read(a, h, 1, &prof, err)))
+        if ((rc = pm_input_host_read(&a->in, h, 1, &prof, err)))
             break;
         pm_host hx = a->hosts[h];
         hx.prof = prof;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
+#include "perfmon/input.h"
 #include "times.h"
 #include "perfmon/order.h"
 #include "perfmon/clock.h"
@@ -131,7 +131,7 @@ static int stream_host_times(pm_pool *pool, times_ctx *tc, size_t h)
     pm_host *ho = &a->hosts[h];
     pm_profile *p = NULL;
     pm_error e;
-    int rc = pm_input_host_load(a, h, 0, &p, &e);
+    int rc = pm_input_host_load(&a->in, h, 0, &p, &e);
     if (rc) {
         pthread_mutex_lock(&pool->lock);
         if (!tc->rc) {

@@ -1,5 +1,7 @@
 /* Ordering doubles (order.h): the comparator every sort of doubles uses,
- * and the median of a sorted array. */
+ * the median of a sorted array, and a quantile by selection (GSL). */
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "perfmon/invariant.h"
@@ -23,4 +25,21 @@ double pm_median(double *x, size_t n)
         return 0.0 / 0.0;
     qsort(x, n, sizeof *x, pm_cmp_double);
     return pm_median_sorted(x, n);
+}
+
+double pm_quantile_select(double *x, size_t n, double f)
+{
+    if (n == 0)
+        return NAN;
+    if (n == 1)
+        return x[0];
+    double h = (double)(n - 1) * f;
+    size_t lo = (size_t)floor(h);
+    if (lo >= n - 1)
+        return gsl_stats_max(x, 1, n);
+    double a = gsl_stats_select(x, 1, n, lo);
+    /* After selection everything above index lo is >= a: the next order
+     * statistic is the smallest of them. */
+    double b = gsl_stats_min(x + lo + 1, 1, n - lo - 1);
+    return a + (h - (double)lo) * (b - a);
 }

@@ -2,8 +2,10 @@
 # Every dependency points down (tests/layers.sh, docs/architecture.md): the
 # tree as built passes; a profile file that includes and calls the analysis
 # (a layer above it) is refused, with the file, the header and the symbol;
-# so is a sampler file that includes a header of the analysis (a module of
-# its own layer, which the sampler knows nothing of).
+# so is a sampler file that includes a header of the input stage (a module
+# of its own layer, which the sampler knows nothing of), an input file that
+# calls the analysis above it, and an analysis file that calls the sampler
+# (a branch of its own, which only the programs use).
 set -u
 . "$PM_ROOT/tests/support/cli.sh"
 cd "$PM_ROOT" || exit 1
@@ -38,14 +40,14 @@ check "refused (exit 1)" [ "$rc" -eq 1 ]
 check "names the call" has "$tmp/out" "src/profile/zz_wrong.c -> src/analysis/compare.c (calls pm_compare_run)"
 check "names the include" has "$tmp/out" "src/profile/zz_wrong.c -> include/perfmon/compare.h"
 
-# A sibling's header: the sampler includes the analysis's request_use.h.
+# A sibling's header: the sampler includes the input stage's input.h.
 rm -f "$tmp/src/profile/zz_wrong.c" "$tmp/build/src/profile/zz_wrong.o"
 cat >"$tmp/src/sampler/zz_sibling.c" <<'C'
-#include "perfmon/request_use.h"
+#include "perfmon/input.h"
 size_t pm_zz_sibling(void);
 size_t pm_zz_sibling(void)
 {
-    return sizeof(pm_request_use);
+    return sizeof(pm_inputs);
 }
 C
 check "the sibling file compiles" \
@@ -56,6 +58,48 @@ rc=$?
 sed 's/^/      /' "$tmp/out"
 check "a sibling's header: refused (exit 1)" [ "$rc" -eq 1 ]
 check "names the sibling's header" has "$tmp/out" \
-    "src/sampler/zz_sibling.c -> include/perfmon/request_use.h (a header of src/analysis"
+    "src/sampler/zz_sibling.c -> include/perfmon/input.h (a header of src/input"
+
+# The input stage calls the analysis above it.
+rm -f "$tmp/src/sampler/zz_sibling.c" "$tmp/build/src/sampler/zz_sibling.o"
+cat >"$tmp/src/input/zz_up.c" <<'C'
+#include "perfmon/analysis.h"
+int pm_zz_up(const pm_analysis *a);
+int pm_zz_up(const pm_analysis *a)
+{
+    return pm_analysis_metric(a, "cpu");
+}
+C
+check "the input file compiles" \
+    cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/input/zz_up.c" \
+    -o "$tmp/build/src/input/zz_up.o"
+sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
+rc=$?
+sed 's/^/      /' "$tmp/out"
+check "input -> analysis: refused (exit 1)" [ "$rc" -eq 1 ]
+check "names the input's call" has "$tmp/out" \
+    "src/input/zz_up.c -> src/analysis/result.c (calls pm_analysis_metric)"
+
+# The analysis, a layer above the sampler, calls it all the same.
+rm -f "$tmp/src/input/zz_up.c" "$tmp/build/src/input/zz_up.o"
+cat >"$tmp/src/analysis/zz_branch.c" <<'C'
+#include "perfmon/sampler.h"
+int pm_zz_branch(const pm_sampler_opts *o);
+int pm_zz_branch(const pm_sampler_opts *o)
+{
+    return pm_sampler_run(o);
+}
+C
+check "the analysis file compiles" \
+    cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/analysis/zz_branch.c" \
+    -o "$tmp/build/src/analysis/zz_branch.o"
+sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
+rc=$?
+sed 's/^/      /' "$tmp/out"
+check "analysis -> sampler: refused (exit 1)" [ "$rc" -eq 1 ]
+check "names the call into the sampler" has "$tmp/out" \
+    "src/analysis/zz_branch.c -> src/sampler/run.c (calls pm_sampler_run)"
+check "names the sampler's header" has "$tmp/out" \
+    "src/analysis/zz_branch.c -> include/perfmon/sampler.h (a header of src/sampler"
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

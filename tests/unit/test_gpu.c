@@ -1,4 +1,4 @@
-/* GPUs in the analysis (src/analysis/gpu.c and the GPU figures of
+/* GPUs in the analysis (src/input/gpu.c and the GPU figures of
  * summary.c): the gpu.<n>.* columns of a node's profile become hosts
  * gpu-<n>.<node>, merged across files like any host, aggregated over all
  * GPUs, with GPU hours, utilisation and energy per GPU and for the job. */

@@ -1,12 +1,12 @@
 /* runs.h - which profiles form the run analysed (runs.c): the profiles
  * read, as entries, grouped by job and run, one run kept.  Private to
- * src/analysis. */
-#ifndef PM_ANALYSIS_RUNS_H
-#define PM_ANALYSIS_RUNS_H
+ * src/input. */
+#ifndef PM_INPUT_RUNS_H
+#define PM_INPUT_RUNS_H
 
 #include <sys/types.h>
 
-#include "perfmon/analysis.h"
+#include "perfmon/input.h"
 #include "perfmon/profile.h"
 
 /* One profile on its way to a host. */
@@ -26,10 +26,10 @@ void pm_input_span(const pm_profile *p, double *t0, double *t1);
  * record), or NULL. */
 const char *pm_input_incomplete_reason(const ent *e);
 /* Drop the copies of a run (the JSON Lines file of -f both), group the
- * rest by job id and by run, keep the run a->opts.job/run select, and
+ * rest by job id and by run, keep the run o->job and o->run select, and
  * refuse several runs, or one host sampled twice at once (details: the
  * lines explaining a refusal).  0 or a PM_E* code. */
-int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_t *ndetails,
-                        pm_error *err) PM_WUR;
+int pm_input_select_run(pm_inputs *in, const pm_input_opts *o, ent *es, size_t ne, char ***details,
+                        size_t *ndetails, pm_error *err) PM_WUR;
 
 #endif

@@ -310,7 +310,7 @@ static int receive(pm_split *sp, slot *slots, size_t n, int have_list, const pm_
     return rc;
 }
 
-int pm_split_read(pm_split *sp, slot *slots, size_t n, const pm_analyze_opts *opts,
+int pm_split_read(pm_split *sp, slot *slots, size_t n, const pm_input_opts *opts,
                   const pm_read_hint *hint, pm_error *err)
 {
     /* This rank's share, read on its threads. */
@@ -326,7 +326,7 @@ int pm_split_read(pm_split *sp, slot *slots, size_t n, const pm_analyze_opts *op
     }
     for (size_t k = 0; k < share; k++)
         mine[k].path = slots[(size_t)sp->rank + k * (size_t)sp->size].path;
-    pm_analyze_opts o = *opts;
+    pm_input_opts o = *opts;
     if (sp->rank)
         o.progress = NULL;
     double t0 = pm_mono_s();

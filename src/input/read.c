@@ -23,6 +23,7 @@
 #include "perfmon/buf.h"
 #include "perfmon/fileio.h"
 #include "perfmon/mem.h"
+#include "perfmon/order.h"
 #include "perfmon/phase.h"
 #include "perfmon/scanner.h"
 #include "perfmon/ska.h"
@@ -231,7 +232,7 @@ void pm_input_read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb)
 
 typedef struct read_ctx {
     slot *slots;
-    const pm_analyze_opts *opts;
+    const pm_input_opts *opts;
     const pm_read_hint *hint;
     uint64_t bytes_done, bytes_total; /* for opts->progress */
 } read_ctx;
@@ -262,8 +263,7 @@ static void *read_worker(void *arg)
     return NULL;
 }
 
-void pm_input_read_slots(slot *slots, size_t n, const pm_analyze_opts *opts,
-                         const pm_read_hint *hint)
+void pm_input_read_slots(slot *slots, size_t n, const pm_input_opts *opts, const pm_read_hint *hint)
 {
     read_ctx ctx = {slots, opts, hint, 0, 0};
     for (size_t i = 0; i < n && opts->progress; i++) {
@@ -426,16 +426,16 @@ static int host_parts(const pm_host *ho, slot *sl, pm_profile ***parts, size_t *
     return 0;
 }
 
-void pm_input_host_hint(const pm_analysis *a, int values, pm_read_hint *hint)
+void pm_input_host_hint(const pm_inputs *in, int values, pm_read_hint *hint)
 {
-    *hint = values ? a->read_values : a->read_times;
+    *hint = values ? in->read_values : in->read_times;
 }
 
-int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **out, pm_error *err)
+int pm_input_host_read(const pm_inputs *in, size_t h, int values, pm_profile **out, pm_error *err)
 {
-    const pm_host *ho = &a->hosts[h];
+    const pm_host *ho = &in->hosts[h];
     pm_read_hint hint;
-    pm_input_host_hint(a, values, &hint);
+    pm_input_host_hint(in, values, &hint);
     pm_read_buf rb = {0};
     pm_profile **parts = NULL;
     size_t np = 0;
@@ -483,7 +483,7 @@ int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **
     return rc;
 }
 
-void pm_input_survey_hint(const pm_analysis *a, pm_read_hint *hint)
+void pm_input_survey_hint(const pm_inputs *in, pm_read_hint *hint)
 {
-    *hint = a->read_first;
+    *hint = in->read_first;
 }

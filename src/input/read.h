@@ -2,14 +2,14 @@
  * input file produced, the files read on worker threads, one host's files
  * read again, and a host's profiles merged.  Used by the input stage
  * (input.c) and the ranks' exchange (split.c, split_stream.c); it calls
- * neither.  Private to src/analysis. */
-#ifndef PM_ANALYSIS_READ_H
-#define PM_ANALYSIS_READ_H
+ * neither.  Private to src/input. */
+#ifndef PM_INPUT_READ_H
+#define PM_INPUT_READ_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "perfmon/analysis.h"
+#include "perfmon/input.h"
 #include "perfmon/phase.h"
 #include "perfmon/profile.h"
 
@@ -33,21 +33,15 @@ typedef struct slot {
 /* Read one file into sl (read.c), with rb kept from one file to the next. */
 void pm_input_read_slot(slot *sl, const pm_read_hint *hint, pm_read_buf *rb);
 /* Read slots[0..n) on worker threads (read.c). */
-void pm_input_read_slots(slot *slots, size_t n, const pm_analyze_opts *opts,
+void pm_input_read_slots(slot *slots, size_t n, const pm_input_opts *opts,
                          const pm_read_hint *hint);
 
 /* The hint the first read (the survey, or the whole read in memory) uses:
- * a->read_first (project.c). */
-void pm_input_survey_hint(const pm_analysis *a, pm_read_hint *hint);
-/* The hint that pm_input_host_load reads with: a->read_values (the same
- * columns as the first read in memory), or a->read_times. */
-void pm_input_host_hint(const pm_analysis *a, int values, pm_read_hint *hint);
-/* Host h's merged profile read again from its files on this process, even
- * under mpirun: the same clock fix, GPU split and merge as the first
- * read.  *out is owned by the caller. */
-int pm_input_host_read(const pm_analysis *a, size_t h, int values, pm_profile **out,
-                       pm_error *err) PM_WUR;
-
+ * in->read_first (set by the analysis: analysis/project.c). */
+void pm_input_survey_hint(const pm_inputs *in, pm_read_hint *hint);
+/* The hint that pm_input_host_load reads with: in->read_values (the same
+ * columns as the first read in memory), or in->read_times. */
+void pm_input_host_hint(const pm_inputs *in, int values, pm_read_hint *hint);
 /* Merge ps[0..np) (one host, in order of first time) into one new *out;
  * the parts are left to the caller.  0 or a PM_E* code. */
 int pm_input_merge(pm_profile **ps, size_t np, pm_profile **out) PM_WUR;

@@ -52,7 +52,7 @@ struct pm_remote {
     pthread_t thr;
     int running; /* thr is to be joined */
     int begun;   /* a pass was asked for */
-    size_t pass; /* a->stream_pass of the pass being served */
+    size_t pass; /* in->stream_pass of the pass being served */
     int values;  /* its profiles hold the values (not the times alone) */
     rq *q;       /* [cap]: host h in q[h % cap] */
     size_t cap;
@@ -144,7 +144,7 @@ static void pass_stop(pm_remote *r)
     r->running = 0;
 }
 
-/* The first worker of a pass asks for it (a->stream_pass tells passes
+/* The first worker of a pass asks for it (in->stream_pass tells passes
  * apart: every pass over the hosts sets a new one). */
 static int pass_begin(pm_remote *r, size_t pass, int values, pm_error *err)
 {
@@ -201,13 +201,13 @@ static int take(pm_remote *r, size_t h, void **m, size_t *len, pm_error *err)
     return rc;
 }
 
-int pm_remote_fetch(const pm_analysis *a, size_t h, int values, pm_profile **out, pm_error *err)
+int pm_remote_fetch(const pm_inputs *in, size_t h, int values, pm_profile **out, pm_error *err)
 {
-    pm_remote *r = a->remote;
+    pm_remote *r = in->remote;
     *out = NULL;
     void *m = NULL;
     size_t len = 0;
-    int rc = pass_begin(r, a->stream_pass, values, err);
+    int rc = pass_begin(r, in->stream_pass, values, err);
     if (rc || (rc = take(r, h, &m, &len, err)))
         return rc;
     const unsigned char *b = m;
@@ -231,7 +231,7 @@ int pm_remote_fetch(const pm_analysis *a, size_t h, int values, pm_profile **out
         rc = pm_error_set(err, -(int)v, "%s", msg);
     } else {
         pm_read_hint hint;
-        pm_input_host_hint(a, values, &hint);
+        pm_input_host_hint(in, values, &hint);
         rc = pm_profile_unpack(what, b, len, &at, &hint, out, err);
         if (!rc && at != len) {
             pm_profile_free(*out);
@@ -245,25 +245,25 @@ int pm_remote_fetch(const pm_analysis *a, size_t h, int values, pm_profile **out
     return rc;
 }
 
-void pm_remote_drop(const pm_analysis *a, size_t h)
+void pm_remote_drop(const pm_inputs *in, size_t h)
 {
-    pm_remote *r = a->remote;
+    pm_remote *r = in->remote;
     void *m = NULL;
     size_t len = 0;
     pm_error e;
     /* (the fold's workers read the values) */
-    if (pass_begin(r, a->stream_pass, 1, &e) == 0 && take(r, h, &m, &len, &e) == 0)
+    if (pass_begin(r, in->stream_pass, 1, &e) == 0 && take(r, h, &m, &len, &e) == 0)
         free(m);
 }
 
-int pm_remote_begin(pm_analysis *a, pm_split *sp, pm_error *err)
+int pm_remote_begin(pm_inputs *in, pm_split *sp, pm_error *err)
 {
     pm_buf b;
     pm_buf_init(&b);
     pm_pack_u8(&b, MSG_HOSTS);
-    pm_pack_varint(&b, a->nhosts);
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_host *ho = &a->hosts[h];
+    pm_pack_varint(&b, in->nhosts);
+    for (size_t h = 0; h < in->nhosts; h++) {
+        const pm_host *ho = &in->hosts[h];
         pm_pack_str(&b, ho->name);
         pm_pack_u8(&b, ho->gpu != 0);
         pm_pack_varint(&b, ho->nfiles);
@@ -271,7 +271,7 @@ int pm_remote_begin(pm_analysis *a, pm_split *sp, pm_error *err)
             pm_pack_str(&b, ho->files[f]);
     }
     pm_remote *r = calloc(1, sizeof *r);
-    size_t cap = pm_thread_count(a->nhosts) + 2;
+    size_t cap = pm_thread_count(in->nhosts) + 2;
     rq *q = calloc(cap, sizeof *q);
     if (b.oom || !r || !q) {
         pm_buf_free(&b);
@@ -289,19 +289,19 @@ int pm_remote_begin(pm_analysis *a, pm_split *sp, pm_error *err)
         return pm_error_set(err, rc, "cannot send the hosts to the other ranks");
     }
     r->sp = sp;
-    r->nhosts = a->nhosts;
+    r->nhosts = in->nhosts;
     r->q = q;
     r->cap = cap;
     pthread_mutex_init(&r->start, NULL);
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->cond, NULL);
-    a->remote = r;
+    in->remote = r;
     return 0;
 }
 
-int pm_remote_end(pm_analysis *a, pm_split *sp, int rc, pm_error *err)
+int pm_remote_end(pm_inputs *in, pm_split *sp, int rc, pm_error *err)
 {
-    pm_remote *r = a ? a->remote : NULL;
+    pm_remote *r = in ? in->remote : NULL;
     if (r) {
         pass_stop(r);
         pthread_cond_destroy(&r->cond);
@@ -309,7 +309,7 @@ int pm_remote_end(pm_analysis *a, pm_split *sp, int rc, pm_error *err)
         pthread_mutex_destroy(&r->start);
         free(r->q);
         free(r);
-        a->remote = NULL;
+        in->remote = NULL;
     }
     unsigned char stop = MSG_STOP;
     void *p = &stop;
@@ -322,19 +322,18 @@ int pm_remote_end(pm_analysis *a, pm_split *sp, int rc, pm_error *err)
 
 /* --- the other ranks ------------------------------------------------------- */
 
-/* The hosts rank 0 found, into a->hosts (what pm_input_host_read reads). */
-static int hosts_unpack(pm_analysis *a, const unsigned char *m, size_t len, size_t at,
-                        pm_error *err)
+/* The hosts rank 0 found, into in->hosts (what pm_input_host_read reads). */
+static int hosts_unpack(pm_inputs *in, const unsigned char *m, size_t len, size_t at, pm_error *err)
 {
     uint64_t n = 0;
     if (pm_unpack_varint(m, len, &at, &n) || n > len - at)
         goto bad;
-    a->hosts = calloc(n ? (size_t)n : 1, sizeof *a->hosts);
-    if (!a->hosts)
+    in->hosts = calloc(n ? (size_t)n : 1, sizeof *in->hosts);
+    if (!in->hosts)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     for (size_t h = 0; h < n; h++) {
-        pm_host *ho = &a->hosts[h];
-        a->nhosts = h + 1;
+        pm_host *ho = &in->hosts[h];
+        in->nhosts = h + 1;
         unsigned gpu = 0;
         uint64_t nf = 0;
         if (pm_unpack_str(m, len, &at, PM_MAX_STRING, &ho->name) ||
@@ -361,7 +360,7 @@ bad:
  * ahead, and sent by the calling thread in host order (the transport is
  * called by that thread alone). */
 typedef struct serve {
-    pm_analysis *a;
+    pm_inputs *in;
     pm_split *sp;
     uint64_t pass;
     int values;
@@ -389,14 +388,14 @@ static void host_message(serve *v, size_t k, pm_buf *b)
     pm_error e;
     pm_error_clear(&e);
     int rc;
-    if (v->table_rc || h >= v->a->nhosts) {
+    if (v->table_rc || h >= v->in->nhosts) {
         rc = v->table_rc ? v->table_rc : PM_EFORMAT;
         e = *v->table_err;
         if (!v->table_rc)
             pm_error_set(&e, rc, "rank %d: rank 0 asks for host %zu of %zu", sp->rank, h,
-                         v->a->nhosts);
+                         v->in->nhosts);
     } else {
-        rc = pm_input_host_read(v->a, h, v->values, &p, &e);
+        rc = pm_input_host_read(v->in, h, v->values, &p, &e);
     }
     for (int t = 0; t < 2; t++) {
         pm_pack_u8(b, MSG_HOST);
@@ -410,7 +409,7 @@ static void host_message(serve *v, size_t k, pm_buf *b)
         pm_buf_reset(b);
         b->oom = 0;
         rc = pm_error_set(&e, PM_ENOMEM, "rank %d: %s: cannot pack its profile (out of memory)",
-                          sp->rank, v->a->hosts[h].name);
+                          sp->rank, v->in->hosts[h].name);
     }
     pm_profile_free(p);
 }
@@ -442,11 +441,11 @@ static void *serve_worker(void *arg)
     }
 }
 
-static int serve_pass(pm_analysis *a, pm_split *sp, uint64_t pass, int values, size_t nhosts,
+static int serve_pass(pm_inputs *in, pm_split *sp, uint64_t pass, int values, size_t nhosts,
                       int table_rc, const pm_error *table_err)
 {
     size_t first = (size_t)sp->rank - 1, step = (size_t)sp->size - 1;
-    serve v = {.a = a,
+    serve v = {.in = in,
                .sp = sp,
                .pass = pass,
                .values = values,
@@ -515,7 +514,7 @@ static int serve_pass(pm_analysis *a, pm_split *sp, uint64_t pass, int values, s
     return rc;
 }
 
-int pm_remote_serve(pm_analysis *a, pm_split *sp, int rc, pm_error *err)
+int pm_remote_serve(pm_inputs *in, pm_split *sp, int rc, pm_error *err)
 {
     (void)rc; /* (its survey's failure went to rank 0, which says it) */
     int table_rc = PM_EFORMAT, trc = 0;
@@ -534,11 +533,11 @@ int pm_remote_serve(pm_analysis *a, pm_split *sp, int rc, pm_error *err)
             break;
         }
         if (kind == MSG_HOSTS) {
-            table_rc = hosts_unpack(a, b, len, at, &table_err);
+            table_rc = hosts_unpack(in, b, len, at, &table_err);
         } else if (kind == MSG_PASS && !pm_unpack_varint(b, len, &at, &pass) &&
                    !pm_unpack_u8(b, len, &at, &values) && !pm_unpack_varint(b, len, &at, &n) &&
                    n <= SIZE_MAX) {
-            trc = serve_pass(a, sp, pass, values != 0, (size_t)n, table_rc, &table_err);
+            trc = serve_pass(in, sp, pass, values != 0, (size_t)n, table_rc, &table_err);
         } else {
             trc = PM_EFORMAT; /* not from this build's rank 0 */
         }

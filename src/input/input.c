@@ -15,7 +15,7 @@
 
 #include "exchange.h"
 #include "gpu.h"
-#include "input.h"
+#include "perfmon/input.h"
 #include "read.h"
 #include "runs.h"
 #include "perfmon/clock.h"
@@ -183,11 +183,11 @@ static int split_gpus(pref **prs, size_t *np, pm_error *err)
     return 0;
 }
 
-/* Build a->hosts from the profiles (sorted by host, then first time). */
-static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
+/* Build in->hosts from the profiles (sorted by host, then first time). */
+static int group_hosts(pm_inputs *in, pref *prs, size_t np, pm_error *err)
 {
-    a->hosts = calloc(np ? np : 1, sizeof *a->hosts);
-    if (!a->hosts)
+    in->hosts = calloc(np ? np : 1, sizeof *in->hosts);
+    if (!in->hosts)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     qsort(prs, np, sizeof *prs, cmp_pref);
     size_t i = 0;
@@ -196,7 +196,7 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
         while (j < np && prs[j].gpu == prs[i].gpu &&
                strcmp(pm_profile_host(prs[j].p), pm_profile_host(prs[i].p)) == 0)
             j++;
-        pm_host *h = &a->hosts[a->nhosts++];
+        pm_host *h = &in->hosts[in->nhosts++];
         h->name = pm_strdup(pm_profile_host(prs[i].p));
         h->clock = prs[i].clock;
         h->gpu = prs[i].gpu;
@@ -238,21 +238,21 @@ static int group_hosts(pm_analysis *a, pref *prs, size_t np, pm_error *err)
  * one's rank in the job (SLURM_NODEID and the like).  A Scanner phase on
  * "node <n>" moves to the one host whose rank is n, so that its resource
  * use can be read during it; without such a host it stays on "node <n>". */
-static int map_scanner_nodes(pm_analysis *a, pm_error *err)
+static int map_scanner_nodes(pm_inputs *in, pm_error *err)
 {
-    for (size_t i = 0; i < a->phases.n; i++) {
-        pm_phase *p = &a->phases.v[i];
+    for (size_t i = 0; i < in->phases.n; i++) {
+        pm_phase *p = &in->phases.v[i];
         if (!p->track[0] || strncmp(p->host, "node ", 5) != 0)
             continue; /* marks have no track */
         const char *rank = p->host + 5;
         const pm_host *match = NULL;
-        for (size_t h = 0; h < a->nhosts; h++)
-            if (strcmp(a->hosts[h].prof->info.node_rank, rank) == 0) {
+        for (size_t h = 0; h < in->nhosts; h++)
+            if (strcmp(in->hosts[h].prof->info.node_rank, rank) == 0) {
                 if (match) { /* two hosts of one rank: no mapping */
                     match = NULL;
                     break;
                 }
-                match = &a->hosts[h];
+                match = &in->hosts[h];
             }
         if (!match)
             continue;
@@ -267,7 +267,7 @@ static int map_scanner_nodes(pm_analysis *a, pm_error *err)
 
 /* The end of the inputs' exchange under a split: with --stream, the
  * hosts' exchange follows (split_stream.c), and the status waits for it. */
-static int split_end(const pm_analyze_opts *opts, int rc, pm_error *err)
+static int split_end(const pm_input_opts *opts, int rc, pm_error *err)
 {
     if (opts->stream)
         return pm_split_survey_end(opts->split, rc, err);
@@ -300,32 +300,32 @@ static int collect_inputs(const char *const *paths, size_t npaths, char ***files
 /* Read files[0..nfiles) (on the worker threads, or this rank's share
  * under mpirun: a rank > 0 returns once it has sent it) into entries
  * *es[*ne], in file order, with the files' warnings and notes in a, their
- * phases paired into a->phases; *nevfiles counts the events files.  0 or a
+ * phases paired into in->phases; *nevfiles counts the events files.  0 or a
  * PM_E* code; the entries made are the caller's, also on failure. */
-static int read_entries(pm_analysis *a, char **files, size_t nfiles, ent **es, size_t *ne,
-                        size_t *nevfiles, pm_error *err)
+static int read_entries(pm_inputs *in, const pm_input_opts *opts, char **files, size_t nfiles,
+                        ent **es, size_t *ne, size_t *nevfiles, pm_error *err)
 {
-    const pm_analyze_opts *opts = &a->opts;
     int rc = 0;
     slot *slots = calloc(nfiles ? nfiles : 1, sizeof *slots);
     if (!slots)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     pm_read_hint hint;
-    pm_input_survey_hint(a, &hint);
+    pm_input_survey_hint(in, &hint);
     for (size_t i = 0; i < nfiles; i++) {
         slots[i].path = files[i];
-        slots[i].survey = opts->stream && a->catalog;
+        slots[i].survey = opts->stream && in->read_first.want;
     }
     /* Under mpirun each rank reads a share (split.c); a rank > 0 has
      * sent it to rank 0 and is done. */
     if (opts->split && opts->split->size > 1) {
-        rc = pm_split_read(opts->split, slots, nfiles, opts, a->catalog ? &hint : NULL, err);
+        rc = pm_split_read(opts->split, slots, nfiles, opts, in->read_first.want ? &hint : NULL,
+                           err);
         if (opts->split->rank) {
             free(slots);
             return rc;
         }
     } else {
-        pm_input_read_slots(slots, nfiles, opts, a->catalog ? &hint : NULL);
+        pm_input_read_slots(slots, nfiles, opts, in->read_first.want ? &hint : NULL);
     }
     skip_ska_host_files(slots, nfiles);
     /* Merge in file order; on the first fatal problem keep freeing. */
@@ -335,28 +335,28 @@ static int read_entries(pm_analysis *a, char **files, size_t nfiles, ent **es, s
         if (sl->ignored) {
             /* Bad lines of an events file are a warning, not a note. */
             if (sl->events.n)
-                (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", sl->ignored);
+                (void)pm_strs_add(&in->warnings, &in->nwarnings, "%s", sl->ignored);
             else
-                (void)pm_strs_add(&a->ignored, &a->nignored, "%s", sl->ignored);
+                (void)pm_strs_add(&in->ignored, &in->nignored, "%s", sl->ignored);
         }
         free(sl->ignored);
         *nevfiles += sl->events.n > 0;
         if (sl->events.n && !rc && pm_input_events_take(&events, &sl->events) != 0)
             rc = pm_error_set(err, PM_ENOMEM, "out of memory");
         pm_event_list_free(&sl->events);
-        if (sl->phases.scanner_files && !rc && pm_phase_set_take(&a->phases, &sl->phases))
+        if (sl->phases.scanner_files && !rc && pm_phase_set_take(&in->phases, &sl->phases))
             rc = pm_error_set(err, PM_ENOMEM, "out of memory");
         pm_phase_set_free(&sl->phases);
         if (!rc && sl->rc && (sl->rc == PM_ENOMEM || opts->strict)) {
             *err = sl->err;
             rc = sl->rc;
         } else if (sl->rc) {
-            (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", sl->err.msg);
+            (void)pm_strs_add(&in->warnings, &in->nwarnings, "%s", sl->err.msg);
         }
         for (size_t k = 0; k < sl->ngot; k++) {
             pm_profile *p = sl->got[k];
             for (size_t w = 0; w < p->nwarnings && !rc; w++)
-                (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", p->warnings[w]);
+                (void)pm_strs_add(&in->warnings, &in->nwarnings, "%s", p->warnings[w]);
             ent *grown = rc ? NULL : pm_realloc_array(*es, *ne + 1, sizeof *grown);
             if (!grown) {
                 pm_profile_free(p);
@@ -376,18 +376,18 @@ static int read_entries(pm_analysis *a, char **files, size_t nfiles, ent **es, s
     }
     free(slots);
     if (!rc && events.n) {
-        rc = pm_phases_pair(&events, &a->phases, err);
-        for (size_t i = 0; i < a->phases.nproblems && !rc; i++)
-            (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s", a->phases.problems[i]);
+        rc = pm_phases_pair(&events, &in->phases, err);
+        for (size_t i = 0; i < in->phases.nproblems && !rc; i++)
+            (void)pm_strs_add(&in->warnings, &in->nwarnings, "%s", in->phases.problems[i]);
     }
     pm_event_list_free(&events);
     return rc;
 }
 
 /* The entries the run selection kept, with their GPUs split off, grouped
- * into a->hosts; the entries are taken (*es freed, *ne 0).  0 or a PM_E*
+ * into in->hosts; the entries are taken (*es freed, *ne 0).  0 or a PM_E*
  * code. */
-static int hosts_from_entries(pm_analysis *a, ent **es, size_t *ne, pm_error *err)
+static int hosts_from_entries(pm_inputs *in, ent **es, size_t *ne, pm_error *err)
 {
     pref *prs = calloc(*ne ? *ne : 1, sizeof *prs);
     if (!prs)
@@ -405,16 +405,16 @@ static int hosts_from_entries(pm_analysis *a, ent **es, size_t *ne, pm_error *er
     *ne = 0;
     int rc = split_gpus(&prs, &np, err);
     if (rc == 0)
-        rc = group_hosts(a, prs, np, err);
+        rc = group_hosts(in, prs, np, err);
     for (size_t i = 0; i < np; i++)
         pm_profile_free(prs[i].p);
     free(prs);
     return rc;
 }
 
-int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_error *err)
+int pm_input_load(pm_inputs *in, const pm_input_opts *opts, const char *const *paths, size_t npaths,
+                  pm_error *err)
 {
-    const pm_analyze_opts *opts = &a->opts;
     char **files = NULL, **details = NULL;
     size_t nfiles = 0, ndetails = 0, nevfiles = 0;
     ent *es = NULL;
@@ -422,25 +422,25 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
     int rc = 0;
     if ((rc = collect_inputs(paths, npaths, &files, &nfiles, err)))
         goto fail;
-    rc = read_entries(a, files, nfiles, &es, &ne, &nevfiles, err);
+    rc = read_entries(in, opts, files, nfiles, &es, &ne, &nevfiles, err);
     if (rc || (opts->split && opts->split->size > 1 && opts->split->rank))
         goto fail;
-    if (ne == 0 && a->phases.n == 0 && !a->phases.scanner_files) {
+    if (ne == 0 && in->phases.n == 0 && !in->phases.scanner_files) {
         /* Say why, for the first file at least (-v and the warnings list
          * every one). */
-        const char *why = a->nwarnings ? a->warnings[0] : a->nignored ? a->ignored[0] : "";
+        const char *why = in->nwarnings ? in->warnings[0] : in->nignored ? in->ignored[0] : "";
         rc = pm_error_set(err, PM_ENOENT, "no readable profile among %zu file%s%s%s", nfiles,
                           nfiles == 1 ? "" : "s", *why ? ": " : "", why);
         goto fail;
     }
     /* Scanner profiles alone are an analysis (of phases); marks alone are
      * not: they say when, not what was used. */
-    if (ne == 0 && !a->phases.scanner_files) {
+    if (ne == 0 && !in->phases.scanner_files) {
         rc = pm_error_set(err, PM_EEMPTY,
                           "no resource profile among %zu file%s: found only %zu phase%s marked in "
                           "%zu events file%s",
-                          nfiles, nfiles == 1 ? "" : "s", a->phases.n, a->phases.n == 1 ? "" : "s",
-                          nevfiles, nevfiles == 1 ? "" : "s");
+                          nfiles, nfiles == 1 ? "" : "s", in->phases.n,
+                          in->phases.n == 1 ? "" : "s", nevfiles, nevfiles == 1 ? "" : "s");
         goto fail;
     }
     for (size_t i = 0; i < ne; i++) {
@@ -452,15 +452,15 @@ int pm_input_load(pm_analysis *a, const char *const *paths, size_t npaths, pm_er
         }
         pm_input_span(p, &es[i].t0, &es[i].t1);
     }
-    if ((rc = pm_input_select_run(a, es, ne, &details, &ndetails, err)))
+    if ((rc = pm_input_select_run(in, opts, es, ne, &details, &ndetails, err)))
         goto fail;
-    if ((rc = hosts_from_entries(a, &es, &ne, err)))
+    if ((rc = hosts_from_entries(in, &es, &ne, err)))
         goto fail;
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (a->hosts[h].incomplete[0] && !a->hosts[h].gpu)
-            (void)pm_strs_add(&a->warnings, &a->nwarnings, "%s: incomplete: %s (%s)",
-                              a->hosts[h].name, a->hosts[h].incomplete, a->hosts[h].files[0]);
-    if ((rc = map_scanner_nodes(a, err)))
+    for (size_t h = 0; h < in->nhosts; h++)
+        if (in->hosts[h].incomplete[0] && !in->hosts[h].gpu)
+            (void)pm_strs_add(&in->warnings, &in->nwarnings, "%s: incomplete: %s (%s)",
+                              in->hosts[h].name, in->hosts[h].incomplete, in->hosts[h].files[0]);
+    if ((rc = map_scanner_nodes(in, err)))
         goto fail;
     if (opts->split && opts->split->size > 1 && (rc = split_end(opts, 0, err)))
         goto fail;
@@ -473,10 +473,10 @@ fail:
     if (opts->input_msg) {
         for (size_t i = 0; i < ndetails; i++)
             opts->input_msg(PM_MSG_DETAIL, details[i], opts->input_msg_user);
-        for (size_t i = 0; i < a->nwarnings; i++)
-            opts->input_msg(PM_MSG_WARNING, a->warnings[i], opts->input_msg_user);
-        for (size_t i = 0; i < a->nignored; i++)
-            opts->input_msg(PM_MSG_IGNORED, a->ignored[i], opts->input_msg_user);
+        for (size_t i = 0; i < in->nwarnings; i++)
+            opts->input_msg(PM_MSG_WARNING, in->warnings[i], opts->input_msg_user);
+        for (size_t i = 0; i < in->nignored; i++)
+            opts->input_msg(PM_MSG_IGNORED, in->ignored[i], opts->input_msg_user);
     }
     for (size_t i = 0; i < ne; i++)
         pm_profile_free(es[i].p);
@@ -488,15 +488,30 @@ fail:
     return rc ? rc : PM_EFORMAT;
 }
 
-int pm_input_host_load(const pm_analysis *a, size_t h, int values, pm_profile **out, pm_error *err)
+int pm_input_host_load(const pm_inputs *in, size_t h, int values, pm_profile **out, pm_error *err)
 {
-    if (a->remote)
-        return pm_remote_fetch(a, h, values, out, err);
-    return pm_input_host_read(a, h, values, out, err);
+    if (in->remote)
+        return pm_remote_fetch(in, h, values, out, err);
+    return pm_input_host_read(in, h, values, out, err);
 }
 
-void pm_input_host_drop(const pm_analysis *a, size_t h)
+void pm_input_host_drop(const pm_inputs *in, size_t h)
 {
-    if (a->remote)
-        pm_remote_drop(a, h);
+    if (in->remote)
+        pm_remote_drop(in, h);
+}
+
+void pm_inputs_free(pm_inputs *in)
+{
+    for (size_t h = 0; h < in->nhosts; h++) {
+        pm_host *ho = &in->hosts[h];
+        free(ho->name);
+        pm_strs_free(ho->files, ho->nfiles);
+        pm_profile_free(ho->prof);
+    }
+    free(in->hosts);
+    pm_strs_free(in->warnings, in->nwarnings);
+    pm_strs_free(in->ignored, in->nignored);
+    pm_phase_set_free(&in->phases);
+    memset(in, 0, sizeof *in);
 }

@@ -1,7 +1,7 @@
 /* gpu.h - a node profile's GPUs split off (gpu.c).
- * Private to src/analysis. */
-#ifndef PM_ANALYSIS_GPU_H
-#define PM_ANALYSIS_GPU_H
+ * Private to src/input. */
+#ifndef PM_INPUT_GPU_H
+#define PM_INPUT_GPU_H
 
 #include <stddef.h>
 

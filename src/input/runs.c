@@ -216,9 +216,9 @@ static char *run_line(const run_grp *r, size_t ri, const ent *es, size_t ne)
  * span is nearest to its start (0 inside it), and the marks of runs not
  * chosen are dropped, so --run picks the phases with the samples.  Scanner
  * intervals (their own track) are left alone. */
-static void keep_run_phases(pm_analysis *a, const run_grp *runs, size_t nr)
+static void keep_run_phases(pm_inputs *in, const run_grp *runs, size_t nr)
 {
-    pm_phase_set *ps = &a->phases;
+    pm_phase_set *ps = &in->phases;
     size_t kept = 0, dropped = 0;
     for (size_t i = 0; i < ps->n; i++) {
         pm_phase *ph = &ps->v[i];
@@ -246,7 +246,7 @@ static void keep_run_phases(pm_analysis *a, const run_grp *runs, size_t nr)
     }
     ps->n = kept;
     if (dropped)
-        (void)pm_strs_add(&a->ignored, &a->nignored,
+        (void)pm_strs_add(&in->ignored, &in->nignored,
                           "%zu phase%s marked during runs not selected: not used", dropped,
                           dropped == 1 ? "" : "s");
 }
@@ -256,11 +256,11 @@ static void keep_run_phases(pm_analysis *a, const run_grp *runs, size_t nr)
  * opts->job/opts->run select, and refuse several runs, or one host sampled
  * twice at once.  Lines explaining a refusal go to *details. */
 /* Among es[0..ne) (sorted by host): a copy of another file's run is
- * dropped (the better copy kept, the other a note in a->ignored), and two
+ * dropped (the better copy kept, the other a note in in->ignored), and two
  * samplers of one host at once are listed in *clash, with the indices of
  * their two entries in *clash_ent[2 k], [2 k + 1].  0 or PM_ENOMEM (the
  * lists freed). */
-static int find_clashes(pm_analysis *a, ent *es, size_t ne, char ***clash, size_t *nclash,
+static int find_clashes(pm_inputs *in, ent *es, size_t ne, char ***clash, size_t *nclash,
                         size_t **clash_ent, pm_error *err)
 {
     for (size_t i = 0; i < ne; i++) {
@@ -272,7 +272,7 @@ static int find_clashes(pm_analysis *a, ent *es, size_t ne, char ***clash, size_
             if (same_run(x->p, y->p)) {
                 ent *keep = better_copy(y, x) ? y : x, *copy = keep == x ? y : x;
                 copy->drop = 1;
-                (void)pm_strs_add(&a->ignored, &a->nignored,
+                (void)pm_strs_add(&in->ignored, &in->nignored,
                                   "%s: the same sampler run as %s (run id %s); only that one is "
                                   "read",
                                   copy->p->path, keep->p->path,
@@ -386,7 +386,7 @@ static void group_runs(ent *es, size_t ne, ent **ord, run_grp *runs, size_t *nru
 /* The run --job and --run select (runs[].sel; *nselp: how many); a
  * PM_EUSAGE with its message when none or several are selected, for the
  * caller to list the runs after. */
-static int pick_run(const pm_analyze_opts *o, const ent *es, size_t ne, run_grp *runs, size_t nr,
+static int pick_run(const pm_input_opts *o, const ent *es, size_t ne, run_grp *runs, size_t nr,
                     size_t *nselp, pm_error *err)
 {
     size_t nsel = nr;
@@ -468,7 +468,7 @@ static int pick_run(const pm_analyze_opts *o, const ent *es, size_t ne, run_grp 
 /* The lines that explain a refusal (details): each run (those selected
  * first, else all), then each clash; without a caller to show them, the
  * start of each run's line goes into err's message too. */
-static void list_runs(const pm_analyze_opts *o, const run_grp *runs, size_t nr, size_t nsel,
+static void list_runs(const pm_input_opts *o, const run_grp *runs, size_t nr, size_t nsel,
                       const ent *es, size_t ne, char *const *clash, size_t nclash, char ***details,
                       size_t *ndetails, pm_error *err)
 {
@@ -493,16 +493,15 @@ static void list_runs(const pm_analyze_opts *o, const run_grp *runs, size_t nr, 
         (void)pm_strs_add(details, ndetails, "%s", clash[c]);
 }
 
-int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, size_t *ndetails,
-                        pm_error *err)
+int pm_input_select_run(pm_inputs *in, const pm_input_opts *o, ent *es, size_t ne, char ***details,
+                        size_t *ndetails, pm_error *err)
 {
-    const pm_analyze_opts *o = &a->opts;
     if (ne) /* Scanner profiles alone: none */
         qsort(es, ne, sizeof *es, cmp_ent_host);
     char **clash = NULL;
     size_t nclash = 0;
     size_t *clash_ent = NULL; /* [2 nclash] the two entries of each clash */
-    int rc = find_clashes(a, es, ne, &clash, &nclash, &clash_ent, err);
+    int rc = find_clashes(in, es, ne, &clash, &nclash, &clash_ent, err);
     if (rc)
         return rc;
     ent **ord = pm_alloc_array(ne ? ne : 1, sizeof *ord);
@@ -525,11 +524,11 @@ int pm_input_select_run(pm_analysis *a, ent *es, size_t ne, char ***details, siz
     for (size_t i = 0; i < ne; i++)
         if (!es[i].drop && !runs[es[i].run].sel) {
             es[i].drop = 2;
-            (void)pm_strs_add(&a->ignored, &a->nignored, "%s: job %s, run %zu: not selected",
+            (void)pm_strs_add(&in->ignored, &in->nignored, "%s: job %s, run %zu: not selected",
                               es[i].p->path, job_name(es[i].p->info.job_id), runs[es[i].run].num);
         }
     if (nsel < nr)
-        keep_run_phases(a, runs, nr);
+        keep_run_phases(in, runs, nr);
     goto out;
 listing:
     list_runs(o, runs, nr, nsel, es, ne, clash, nclash, details, ndetails, err);
@@ -539,33 +538,4 @@ out:
     free(clash_ent);
     pm_strs_free(clash, nclash);
     return rc;
-}
-
-size_t pm_analysis_incomplete(const pm_analysis *a, char *buf, size_t cap)
-{
-    size_t n = 0, shown = 0, len = 0;
-    const char *why = NULL;
-    char hosts[160] = "";
-    if (cap)
-        buf[0] = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_host *ho = &a->hosts[h];
-        if (!ho->incomplete[0] || ho->gpu)
-            continue;
-        n++;
-        if (!why || ho->incomplete[0] == 't') /* "the sampler was still running" */
-            why = ho->incomplete;
-        if (shown < 3 && len + 2 < sizeof hosts) {
-            int w = snprintf(hosts + len, sizeof hosts - len, "%s%s", shown ? ", " : "", ho->name);
-            len = w > 0 && (size_t)w < sizeof hosts - len ? len + (size_t)w : sizeof hosts - 1;
-            shown++;
-        }
-    }
-    if (n && cap) {
-        if (n > shown)
-            snprintf(buf, cap, "incomplete: %s (%s and %zu more)", why, hosts, n - shown);
-        else
-            snprintf(buf, cap, "incomplete: %s (%s)", why, hosts);
-    }
-    return n;
 }
