@@ -42,19 +42,22 @@ for d in "$ROOT"/src/*/; do
 done
 
 # symbol module file, for every defined and every undefined global symbol
-: >"$tmp/defs"
-: >"$tmp/uses"
-nobj=0
+# (one nm over every object: objects of sources that no longer exist, moved
+# files, are not the code)
+: >"$tmp/objs"
 for o in "$BUILD"/src/*/*.o; do
     [ -f "$o" ] || continue
     m=$(basename "$(dirname "$o")")
     f=$(basename "$o" .o)
-    # objects of sources that no longer exist (moved files) are not the code
-    ls "$ROOT/src/$m/$f.c" >/dev/null 2>&1 || continue
-    nobj=$((nobj + 1))
-    nm -g --defined-only "$o" | awk -v m="$m" -v f="$f" 'NF == 3 { print $3, m, f }' >>"$tmp/defs"
-    nm -u "$o" | awk -v m="$m" -v f="$f" '{ print $2, m, f }' >>"$tmp/uses"
+    [ -f "$ROOT/src/$m/$f.c" ] && echo "$o" >>"$tmp/objs"
 done
+nobj=$(wc -l <"$tmp/objs")
+# nm -A names each line's object: "PATH/src/MOD/FILE.o:[addr] type symbol"
+objfile='{ o = $1; sub(/:.*/, "", o); n = split(o, p, "/"); f = p[n]; sub(/[.]o$/, "", f); m = p[n - 1] }'
+if [ "$nobj" -gt 0 ]; then
+    xargs nm -A -g --defined-only <"$tmp/objs" | awk "$objfile"' NF == 3 { print $3, m, f }' >"$tmp/defs"
+    xargs nm -A -u <"$tmp/objs" | awk "$objfile"' { print $NF, m, f }' >"$tmp/uses"
+fi
 [ "$nobj" -gt 0 ] || { echo "layers: no objects under $BUILD/src (build first)"; exit 2; }
 
 awk 'function branch(to, from) { return to == "sampler" && from !~ /^perfmon-/ }
@@ -74,13 +77,11 @@ done >"$tmp/decls"
 awk 'FILENAME == ARGV[1] { dm[$1] = $2; next }
      ($2 in dm) && !(($1, dm[$2]) in seen) { seen[$1, dm[$2]] = 1; print $1, dm[$2], $2 }' \
     "$tmp/defs" "$tmp/decls" >"$tmp/hdr"
-for f in "$ROOT"/src/*/*.c "$ROOT"/src/*/*.h; do
-    [ -f "$f" ] || continue
-    m=$(basename "$(dirname "$f")")
-    sed -n 's/^[ ]*#[ ]*include[ ]*"perfmon\/\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
-        echo "$m ${f#"$ROOT"/} $inc"
-    done
-done >"$tmp/incs"
+for f in "$ROOT"/src/*/*.c "$ROOT"/src/*/*.h; do [ -f "$f" ] && echo "$f"; done |
+    xargs grep -H '^[ ]*#[ ]*include[ ]*"perfmon/' |
+    awk -v root="$ROOT/" '{ f = $0; sub(/:.*/, "", f); inc = $0; sub(/^[^"]*"perfmon\//, "", inc)
+           sub(/".*/, "", inc); n = split(f, p, "/"); if (index(f, root) == 1) f = substr(f, length(root) + 1)
+           print p[n - 1], f, inc }' >"$tmp/incs"
 awk 'function branch(to, from) { return to == "sampler" && from !~ /^perfmon-/ }
      FILENAME == ARGV[1] { rank[$1] = $2; next }
      FILENAME == ARGV[2] { n = ++nm[$1]; hm[$1, n] = $2; hs[$1, n] = $3; next }
