@@ -29,9 +29,9 @@ fi
 jobs=${PM_JOBS:-$(nproc 2>/dev/null || echo 1)}
 case $jobs in '' | *[!0-9]* | 0) echo "tests/run.sh: PM_JOBS must be a positive number, not '$jobs'" >&2; exit 2 ;; esac
 
-# The tests that take longest (about a minute natively and three under
+# The tests that take longest (a minute or more natively or under
 # valgrind, measured 2026-11-28) start first.
-slow="cli/analyze_report unit/test_report cli/archive cli/analyze_memory unit/test_analysis"
+slow="unit/test_report cli/analyze_report cli/archive unit/test_archive_gate cli/mpi cli/ci_archive cli/analyze_memory"
 
 R="$PM_BUILD/test-results"
 
