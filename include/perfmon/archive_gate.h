@@ -72,6 +72,11 @@ typedef struct pm_gate_opts {
     double three;         /* the last three values, entry or test (default 0.4) */
     double look;          /* an entry's latest value beyond look x threshold robust sd of the
                           * noise window is suspect: one more run decides (default 0.4) */
+    double look_change;   /* ... and its change at least look_change x the minimum change
+                           * (default 0.6) */
+    double pair_rate;     /* an entry's last two values confirm each other only where the
+                           * test's earlier entry values reach the minimum change at most this
+                           * often (default 0.03), or both are beyond its tail */
     size_t noise_window;  /* confirmation: values before the suspect ones the noise is
                           * measured over, at least (default 30, the window if larger) */
     size_t tail_min;      /* judged earlier entry values before a tail counts as measured
@@ -107,10 +112,11 @@ typedef struct pm_gate_test {
     double tail;         /* the largest earlier whole-test change (NAN: none) */
     double entry_tail;   /* the largest earlier single-entry worse change (NAN: unmeasured) */
     size_t entry_tail_n; /* judged earlier entry values it was measured over */
-    int beyond;          /* the latest whole-test change is beyond its noise */
-    int prev_beyond;     /* so was the previous run's */
-    int verdict;         /* enum pm_gate_verdict: ok, regression, suspect or short */
-    int why;             /* enum pm_gate_why */
+    double entry_tail_rate; /* the share of them at least the minimum change (NAN: unmeasured) */
+    int beyond;             /* the latest whole-test change is beyond its noise */
+    int prev_beyond;        /* so was the previous run's */
+    int verdict;            /* enum pm_gate_verdict: ok, regression, suspect or short */
+    int why;                /* enum pm_gate_why */
 } pm_gate_test;
 
 void pm_gate_opts_init(pm_gate_opts *g);
