@@ -85,7 +85,8 @@ static double median3(double *x, size_t n)
  * worse relative changes c[0..m), confirm a change: every z beyond bar,
  * and the median of the changes (not each of them: a 10 % step with 3 %
  * noise puts one value in six under 5 %) at least the minimum change and
- * its size in the entry's unit above min_abs. */
+ * its size in the entry's unit above min_abs; of three values, the mean
+ * of the last two's changes at least the minimum change too. */
 static int confirms(const double *z, const double *c, size_t m, double bar, const pm_check_opts *o,
                     double median)
 {
@@ -153,12 +154,13 @@ static void excess_at(const double *v, size_t k, size_t skip, const pm_check_opt
 
 /* The evidence of the last values of a series v[0..n): off[q] is taken
  * off the change of value n - 3 + q (NULL: nothing).  Returns 1 when the
- * last two values are beyond pair x threshold or the last three beyond
- * three x threshold (see confirms()), each judged against the values
- * before the first of them (so that the suspect values do not widen the
- * noise they are judged with); *zl is the latest value's worse z against
- * the values before it and *pending says that the last two are beyond
- * three x threshold, so that one more run can confirm them. */
+ * last two values are beyond pair x threshold, both changed by more than
+ * pair_min, or the last three beyond three x threshold (see confirms()),
+ * each judged against the values before the first of them (so that the
+ * suspect values do not widen the noise they are judged with); *zl is the
+ * latest value's worse z against the values before it (-INFINITY under
+ * look_change x the minimum change) and *pending says that the last two
+ * are beyond three x threshold, so that one more run can confirm them. */
 static int evidence(const double *v, size_t n, const pm_check_opts *o, const pm_gate_opts *g,
                     double pair, double pair_min, const double *off, gate_work *w, double *zl,
                     int *pending)
