@@ -265,15 +265,20 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
         }
     }
     /* The whole test's change in each run, and the single-entry tail. */
-    size_t nr = 0, big = 0;
+    size_t nr = 0, big = 0, pn = 0;
+    double ptail = NAN; /* the largest entry change before the last two runs */
     for (size_t j = 0; j < span; j++) {
         if (first + j < latest)
             for (size_t i = 0; i < ne; i++) {
                 double w = W[j * ne + i];
                 if (!isnan(w) && (t->entry_tail_n++ == 0 || w > t->entry_tail))
                     t->entry_tail = w;
-                if (!isnan(w) && w >= minch)
-                    big++;
+                if (!isnan(w) && first + j + 1 < latest) { /* before the pair judged */
+                    pn++;
+                    big += w >= minch;
+                    if (isnan(ptail) || w > ptail)
+                        ptail = w;
+                }
             }
         memcpy(col, W + j * ne, ne * sizeof *col);
         size_t cnt;
@@ -290,14 +295,14 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
     if (t->entry_tail_n < g->tail_min)
         t->entry_tail = NAN;
     else
-        t->entry_tail_rate = (double)big / (double)t->entry_tail_n;
+        t->entry_tail_rate = (double)big / (double)pn;
     /* Two values of an entry confirm each other when two hits in a row
-     * are unlikely (the entry tail's rate at most pair_rate, whose square
-     * is then under 1 in 1,000) or both are beyond the tail; with the tail
-     * unmeasured, or frequent and not exceeded, the third value decides. */
-    double pair_min = isnan(t->entry_tail)                 ? INFINITY
-                      : t->entry_tail_rate <= g->pair_rate ? -INFINITY
-                                                           : t->entry_tail;
+     * are unlikely (the entry values before them reach the minimum change
+     * at most pair_rate of the time, whose square is then under 1 in
+     * 1,000; none seen counts as rare) or both are beyond the largest of
+     * them, measured over tail_min values; otherwise the third decides. */
+    double prate = pn ? (double)big / (double)pn : 0;
+    double pair_min = prate <= g->pair_rate ? -INFINITY : pn < g->tail_min ? INFINITY : ptail;
     if (to && t->entries >= 2 && nr >= 1 && isfinite(R[nr - 1])) {
         pm_check_opts o = *to;
         o.better = PM_CHECK_LOWER;

@@ -99,6 +99,11 @@ static double one_up_twice(size_t r, size_t e)
 {
     return r + 2 >= g_runs && e == 2 ? 1.30 : 1;
 }
+static double one_up_twice_hit(size_t r, size_t e)
+{
+    /* a +40 % hit of entry 1 in run 5, then entry 2 +30 % twice */
+    return (r == 5 && e == 1) ? 1.40 : one_up_twice(r, e);
+}
 static double one_up_tail(size_t r, size_t e)
 {
     /* a +40 % hit of entry 1 in run 5, then entry 2 +30 % in the latest */
@@ -155,9 +160,12 @@ static void test_rules(void **state)
          PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_TAIL, PM_GATE_OK},
         {"one entry +30 %, a +40 % hit in the history: within it", 20, one_up_tail, PM_GATE_OK,
          PM_GATE_WHY_NONE, PM_GATE_SUSPECT, PM_GATE_WHY_WITHIN, PM_GATE_OK},
-        {"one entry +30 % twice, young history: two hits or a step, a third run decides", 12,
-         one_up_twice, PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_SUSPECT, PM_GATE_WHY_UNMEASURED,
-         PM_GATE_OK},
+        {"one entry +30 % twice, young history without a hit: confirmed", 12, one_up_twice,
+         PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
+        {"one entry +30 % twice, young history with a hit: two hits or a step, the third "
+         "decides",
+         12, one_up_twice_hit, PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_SUSPECT,
+         PM_GATE_WHY_UNMEASURED, PM_GATE_OK},
         {"one entry +30 % twice, beyond the measured tail: confirmed", 20, one_up_twice, PM_GATE_OK,
          PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
         {"one entry +8 % three times: confirmed", 14, one_up_three, PM_GATE_OK, PM_GATE_WHY_NONE,
