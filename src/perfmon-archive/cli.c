@@ -685,34 +685,33 @@ static int cmd_history(int argc, char **argv, common *c)
 
 static void help_check(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: " PROG " check --db DB TEST [ENTRY...] [options]\n"
-        "Compares each entry of the latest run of TEST (or the ENTRYs named) with\n"
-        "its previous N runs: the latest value x, their median m and median\n"
-        "absolute deviation MAD.  Beyond its noise is a change in the entry's worse\n"
-        "direction with |x - m| / (1.4826 MAD) above the threshold, |x - m| / |m|\n"
-        "at least the minimum change and |x - m| above the table's absolute minimum.\n"
-        "Directions and gating come from TEMPLATES/compare.json (shared with\n"
-        "perfmon-analyze --compare): TensorFlow timings (lower is better) are gated,\n"
-        "perfmon job figures are informational unless the table says gate, the\n"
-        "sampler's own figures never gate.\n"
-        "The entries are weighed together: the lower median of their changes (the\n"
-        "whole test) beyond its own noise and its 20 or more earlier ones fails at once.\n"
-        "One entry beyond its noise while the test is flat is SUSPECT (exit 6) unless\n"
-        "it is beyond anything in the test's history; the next run (or a rerun of the\n"
-        "benchmark, archived) confirms it: an entry's last three runs beyond 0.27 of\n"
-        "the threshold with the minimum change, or its last two beyond the threshold\n"
-        "and the test's tail (the whole test's: half the threshold), fail.\n"
-        "An entry beyond 0.27 of it and 60 %% of the minimum change is SUSPECT too.\n" CHECK_OPTS
-        "  --gate NAME[,NAME]     gate these entries too\n"
-        "  --no-gate NAME[,NAME]  never gate these entries\n"
-        "  --json            the verdicts as JSON: {test, checked, regressions, suspects,\n"
-        "                    baseline, whole_test, entries: [{entry, verdict, gated,\n"
-        "                    better, previous_runs, latest, median, mad, z, change, why,\n"
-        "                    previous_beyond}]}\n"
-        "%s%s",
-        exit_text, "example:\n  " PROG " check --db runs.sqlite nightly --window 10 --json\n");
+    fprintf(f,
+            "usage: " PROG " check --db DB TEST [ENTRY...] [options]\n"
+            "Compares each entry of the latest run of TEST (or the ENTRYs named) with\n"
+            "its previous N runs: the latest value x, their median m and median\n"
+            "absolute deviation MAD.  Beyond its noise is a change in the entry's worse\n"
+            "direction with |x - m| / (1.4826 MAD) above the threshold, |x - m| / |m|\n"
+            "at least the minimum change and |x - m| above the table's absolute minimum.\n"
+            "Directions and gating come from TEMPLATES/compare.json (shared with\n"
+            "perfmon-analyze --compare): TensorFlow timings (lower is better) are gated,\n"
+            "perfmon job figures are informational unless the table says gate, the\n"
+            "sampler's own figures never gate.\n"
+            "The entries are weighed together: the lower median of their changes (the\n"
+            "whole test) beyond its own noise and its 20 or more earlier ones fails at once.\n"
+            "One entry beyond its noise while the test is flat is SUSPECT (exit 6) unless\n"
+            "it is beyond anything in the test's history; the next run (or a rerun of the\n"
+            "benchmark, archived) confirms it: an entry's last three runs beyond 0.27\n"
+            "of the threshold, or its last two beyond it where hits are rare (the whole\n"
+            "test's: half of it), fail.  An entry beyond 0.27 of it and 60 %% of the\n"
+            "minimum change is SUSPECT too.\n" CHECK_OPTS
+            "  --gate NAME[,NAME]     gate these entries too\n"
+            "  --no-gate NAME[,NAME]  never gate these entries\n"
+            "  --json            the verdicts as JSON: {test, checked, regressions, suspects,\n"
+            "                    baseline, whole_test, entries: [{entry, verdict, gated,\n"
+            "                    better, previous_runs, latest, median, mad, z, change, why,\n"
+            "                    previous_beyond}]}\n"
+            "%s%s",
+            exit_text, "example:\n  " PROG " check --db runs.sqlite nightly --window 10 --json\n");
 }
 
 static const struct option check_lo[] = {{"db", required_argument, NULL, O_DB},
