@@ -20,20 +20,30 @@
  *     values) by pair x threshold robust sd of its own noise; otherwise it
  *     is suspect.  An entry that moved in a run where the whole test moved
  *     follows the test's verdict.
- *   - confirmation, for the whole test and for an entry: the last two
- *     values beyond pair x threshold (test_pair x threshold for the whole
- *     test), or the last three beyond three x threshold, with the median
- *     of their changes at least the minimum change, fail.  Each is judged
- *     against the noise_window values before the first of them (so that
- *     the suspect values do not widen the noise they are judged with),
- *     their median and Qn (a robust sd, 82 % efficient where the MAD is
- *     37 %: a bar below the threshold needs a good estimate of the
+ *   - confirmation, for the whole test and for an entry: the last three
+ *     values beyond three x threshold with the median of their changes at
+ *     least the minimum change, and the mean of the last two's too (a
+ *     pipeline's reruns must show the change on their own, not only the
+ *     value that made it suspect), fail; so do the last two beyond
+ *     test_pair x threshold for the whole test, and beyond pair x
+ *     threshold for an entry where two hits in a row are unlikely (the
+ *     share of the test's earlier entry values at least the minimum change
+ *     is at most pair_rate) or both are beyond the test's single-entry
+ *     tail; with that tail unmeasured, the third value decides.  Each is
+ *     judged against the noise_window values before the first of them (so
+ *     that the suspect values do not widen the noise they are judged
+ *     with), their median and Qn (a robust sd, 82 % efficient where the
+ *     MAD is 37 %: a bar below the threshold needs a good estimate of the
  *     noise).  In a run where the whole test moved, an entry's change
  *     counts by what is beyond the test's.  The next run and a rerun in
- *     the same pipeline both count.
+ *     the same pipeline both count.  Every change the gate weighs (the
+ *     whole test's, the tail's) is taken against the median of the
+ *     noise_window values before it, which two slowed runs and a step do
+ *     not move.
  *   - an entry whose latest value is beyond look x threshold of that
- *     noise, or whose last two are beyond three x threshold, is suspect:
- *     one more run decides (what lets a rerun catch a slowdown).
+ *     noise with at least look_change x the minimum change, or whose last
+ *     two are beyond three x threshold, is suspect: one more run decides
+ *     (what lets a rerun catch a slowdown).
  *
  * Ownership: the functions only read their inputs and fill the outputs
  * inside the structures given; nothing is kept.
@@ -69,9 +79,14 @@ enum pm_gate_why {
 typedef struct pm_gate_opts {
     double pair;          /* an entry's last two values (default 1: 3 sd at threshold 3) */
     double test_pair;     /* the whole test's last two (default 0.5) */
-    double three;         /* the last three values, entry or test (default 0.4) */
+    double three;         /* the last three values, entry or test (default 0.27) */
     double look;          /* an entry's latest value beyond look x threshold robust sd of the
-                          * noise window is suspect: one more run decides (default 0.4) */
+                          * noise window is suspect: one more run decides (default 0.27) */
+    double look_change;   /* ... and its change at least look_change x the minimum change
+                           * (default 0.6) */
+    double pair_rate;     /* an entry's last two values confirm each other only where the
+                           * test's earlier entry values reach the minimum change at most this
+                           * often (default 0.03), or both are beyond its tail */
     size_t noise_window;  /* confirmation: values before the suspect ones the noise is
                           * measured over, at least (default 30, the window if larger) */
     size_t tail_min;      /* judged earlier entry values before a tail counts as measured
@@ -107,10 +122,11 @@ typedef struct pm_gate_test {
     double tail;         /* the largest earlier whole-test change (NAN: none) */
     double entry_tail;   /* the largest earlier single-entry worse change (NAN: unmeasured) */
     size_t entry_tail_n; /* judged earlier entry values it was measured over */
-    int beyond;          /* the latest whole-test change is beyond its noise */
-    int prev_beyond;     /* so was the previous run's */
-    int verdict;         /* enum pm_gate_verdict: ok, regression, suspect or short */
-    int why;             /* enum pm_gate_why */
+    double entry_tail_rate; /* the share of them at least the minimum change (NAN: unmeasured) */
+    int beyond;             /* the latest whole-test change is beyond its noise */
+    int prev_beyond;        /* so was the previous run's */
+    int verdict;            /* enum pm_gate_verdict: ok, regression, suspect or short */
+    int why;                /* enum pm_gate_why */
 } pm_gate_test;
 
 void pm_gate_opts_init(pm_gate_opts *g);

@@ -177,6 +177,12 @@ typedef struct pm_compare_row {
     double min_abs;
     int gated;   /* a worse verdict makes B worse (the exit status) */
     int verdict; /* enum pm_verdict */
+    /* Job figures of several runs of each side (pm_compare_runs()): the
+     * runs read and how many of B's were beyond A's noise and the
+     * threshold in the worse direction; suspect: worse in some run of B
+     * but not confirmed by all of them, or worse with one run of each. */
+    size_t runs_a, runs_b, runs_beyond;
+    int suspect;
 } pm_compare_row;
 
 /* Decide r->verdict from r->a, r->b, r->better, r->threshold_pct, r->min_abs
@@ -202,6 +208,8 @@ typedef struct pm_comparison {
     double threshold_pct;             /* the default in force */
     size_t count[6];                  /* rows per verdict */
     size_t gated_worse, gated_better; /* gated rows worse, better */
+    size_t gated_suspect;             /* gated rows suspect and not worse (exit 6) */
+    size_t runs_a, runs_b;            /* runs of each side (pm_compare_runs(); else 1) */
     int overall;                      /* enum pm_overall */
     size_t nphase_kinds;              /* phase kinds present in both jobs */
 } pm_comparison;
@@ -210,6 +218,21 @@ typedef struct pm_comparison {
 int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_cfg *cfg,
                    const pm_compare_opts *o, pm_comparison **out, pm_error *err) PM_WUR;
 void pm_comparison_free(pm_comparison *c);
+
+/* The job figures by the rules of perfmon-archive check's gate, where a
+ * side holds several runs (reruns): as[0..na) and bs[0..nb) are the runs
+ * of A and B, oldest first, and c was made by pm_compare_run() from the
+ * last of each (its other rows are those runs').  Each figure row's A and
+ * B become the medians of the runs; a run of B is beyond when its change
+ * from A's median passes the row's threshold and floor and, where A's
+ * runs give a noise (3 runs or more: 1.4826 x their MAD; else the row's
+ * standard error), z times it.  A gated row is worse when B has two runs
+ * or more and every one is beyond, suspect when some but not all are or B
+ * has one run that is; with one run of each, a worse row stays worse and
+ * is marked suspect.  Recounts the verdicts and the overall verdict.
+ * Returns 0, or PM_ENOMEM. */
+int pm_compare_runs(pm_comparison *c, const pm_analysis *const *as, size_t na,
+                    const pm_analysis *const *bs, size_t nb, pm_error *err) PM_WUR;
 
 /* The words every output of a comparison shares (text, JSON, the PDF):
  * the rule that decides a row, in one sentence; the pair's verdict as the

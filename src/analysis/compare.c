@@ -1,6 +1,7 @@
 /* Two jobs compared: differences of the key statistics per job figure,
  * catalog metric and phase kind, judged against the within-job noise
  * (docs/analysis.md, "Comparing two jobs"). */
+#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #include "perfmon/mem.h"
 #include "perfmon/phase_stats.h"
 #include "perfmon/vec.h"
+
+#define MAD_TO_SD 1.4826 /* the MAD of normal data to its standard deviation */
 
 #define RHO_MAX 0.9
 
@@ -191,7 +194,11 @@ static int beyond_pct(const pm_compare_row *r)
 void pm_compare_row_verdict(const pm_compare_row *r, char *out, size_t cap)
 {
     const char *v = pm_verdict_name(r->verdict);
-    if ((r->verdict == PM_VERDICT_WORSE || r->verdict == PM_VERDICT_BETTER) && !r->gated)
+    if (r->suspect && r->verdict == PM_VERDICT_WORSE)
+        snprintf(out, cap, "worse (suspect: one run of each)");
+    else if (r->suspect)
+        snprintf(out, cap, "suspect (%zu of %zu runs of B)", r->runs_beyond, r->runs_b);
+    else if ((r->verdict == PM_VERDICT_WORSE || r->verdict == PM_VERDICT_BETTER) && !r->gated)
         snprintf(out, cap, "%s (info)", v);
     else if (r->verdict == PM_VERDICT_SAME && r->min_abs > 0 && isfinite(r->diff) && beyond_pct(r))
         snprintf(out, cap, "%s (|B-A| <= %.3g)", v, r->min_abs);
@@ -230,6 +237,22 @@ size_t pm_compare_verdict_text(const pm_comparison *c, char *out, size_t cap)
                           r->phase, p);
             shown++;
         }
+    }
+    if (c->gated_suspect && o != PM_OVERALL_WORSE && o != PM_OVERALL_MIXED) {
+        /* worse in some runs of B, not confirmed: one more run decides */
+        pm_buf_puts(&b, "; suspect:");
+        size_t shown = 0;
+        for (size_t i = 0; i < c->nrows; i++) {
+            const pm_compare_row *r = &c->rows[i];
+            if (!r->gated || !r->suspect || r->verdict == PM_VERDICT_WORSE)
+                continue;
+            char p[64];
+            pm_compare_pct_text(r->pct, p, sizeof p);
+            pm_buf_printf(&b, "%s %s %s (%zu of %zu runs of B beyond A's noise)", shown ? "," : "",
+                          r->key, p, r->runs_beyond, r->runs_b);
+            shown++;
+        }
+        pm_buf_puts(&b, ": rerun B to confirm");
     }
     size_t info = c->count[PM_VERDICT_WORSE] - c->gated_worse;
     if (info)
@@ -543,6 +566,33 @@ void pm_comparison_free(pm_comparison *c)
     free(c);
 }
 
+/* The counts per verdict and the overall verdict from the rows. */
+static void recount(pm_comparison *c)
+{
+    memset(c->count, 0, sizeof c->count);
+    c->gated_worse = c->gated_better = c->gated_suspect = 0;
+    for (size_t i = 0; i < c->nrows; i++) {
+        const pm_compare_row *r = &c->rows[i];
+        c->count[r->verdict]++;
+        c->gated_worse += r->gated && r->verdict == PM_VERDICT_WORSE;
+        c->gated_better += r->gated && r->verdict == PM_VERDICT_BETTER;
+        c->gated_suspect += r->gated && r->suspect && r->verdict != PM_VERDICT_WORSE;
+    }
+    c->overall = c->gated_worse && c->gated_better ? PM_OVERALL_MIXED
+                 : c->gated_worse                  ? PM_OVERALL_WORSE
+                 : c->gated_better                 ? PM_OVERALL_BETTER
+                                                   : PM_OVERALL_SAME;
+    /* A job that failed where the other did not is worse whatever its
+     * figures (a crash is quick): the end row decides alone. */
+    for (size_t i = 0; i < c->nrows; i++) {
+        const pm_compare_row *r = &c->rows[i];
+        if (r->kind == PM_CMP_END && r->gated && r->verdict == PM_VERDICT_WORSE)
+            c->overall = PM_OVERALL_WORSE;
+        else if (r->kind == PM_CMP_END && r->gated && r->verdict == PM_VERDICT_BETTER)
+            c->overall = PM_OVERALL_BETTER;
+    }
+}
+
 int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_cfg *cfg,
                    const pm_compare_opts *o, pm_comparison **out, pm_error *err)
 {
@@ -581,27 +631,121 @@ int pm_compare_run(const pm_analysis *a, const pm_analysis *b, const pm_compare_
     }
     for (size_t i = 0; i < bd.c->nrows; i++) {
         pm_compare_row *r = &bd.c->rows[i];
+        r->runs_a = r->runs_b = 1;
         if (r->kind == PM_CMP_END)
             judge_end(r);
         else
             pm_compare_judge(r, cfg->z);
-        bd.c->count[r->verdict]++;
-        bd.c->gated_worse += r->gated && r->verdict == PM_VERDICT_WORSE;
-        bd.c->gated_better += r->gated && r->verdict == PM_VERDICT_BETTER;
     }
-    bd.c->overall = bd.c->gated_worse && bd.c->gated_better ? PM_OVERALL_MIXED
-                    : bd.c->gated_worse                     ? PM_OVERALL_WORSE
-                    : bd.c->gated_better                    ? PM_OVERALL_BETTER
-                                                            : PM_OVERALL_SAME;
-    /* A job that failed where the other did not is worse whatever its
-     * figures (a crash is quick): the end row decides alone. */
-    for (size_t i = 0; i < bd.c->nrows; i++) {
-        const pm_compare_row *r = &bd.c->rows[i];
-        if (r->kind == PM_CMP_END && r->gated && r->verdict == PM_VERDICT_WORSE)
-            bd.c->overall = PM_OVERALL_WORSE;
-        else if (r->kind == PM_CMP_END && r->gated && r->verdict == PM_VERDICT_BETTER)
-            bd.c->overall = PM_OVERALL_BETTER;
-    }
+    bd.c->runs_a = bd.c->runs_b = 1;
+    recount(bd.c);
     *out = bd.c;
+    return 0;
+}
+
+/* ---- several runs of each side: the gate's rules -------------------------- */
+
+/* The median of x[0..n) (reordered); NAN for none. */
+static double median_of(double *x, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    gsl_sort(x, 1, n);
+    return gsl_stats_median_from_sorted_data(x, 1, n);
+}
+
+/* Re-judge one figure row from the runs' values va[0..na), vb[0..nb)
+ * (finite ones only; reordered). */
+static void judge_runs(pm_compare_row *r, double *va, size_t na, double *vb, size_t nb, double z,
+                       double *work)
+{
+    r->runs_a = na;
+    r->runs_b = nb;
+    r->runs_beyond = 0;
+    r->suspect = 0;
+    if (na == 0 || nb == 0) {
+        pm_compare_judge(r, z);
+        return;
+    }
+    double noise = NAN;
+    if (na >= 3) {
+        noise = MAD_TO_SD * gsl_stats_mad0(va, 1, na, work);
+        r->a.se = noise / sqrt((double)na);
+        r->b.se = noise / sqrt((double)nb);
+    } else if (isfinite(r->a.se)) {
+        noise = r->a.se;
+    }
+    double m = median_of(va, na);
+    double sign = r->better == PM_BETTER_LOWER ? 1 : r->better == PM_BETTER_HIGHER ? -1 : 0;
+    for (size_t j = 0; j < nb; j++) {
+        double d = vb[j] - m, base = fmin(fabs(m), fabs(vb[j]));
+        int pct = base > 0 ? 100 * fabs(d) / base > r->threshold_pct : d != 0;
+        int noisy = isfinite(noise) && !(fabs(d) > z * noise);
+        r->runs_beyond += sign != 0 && sign * d > 0 && pct && fabs(d) > r->min_abs && !noisy;
+    }
+    r->a.mean = m;
+    r->b.mean = median_of(vb, nb);
+    r->a.n = na;
+    r->b.n = nb;
+    pm_compare_judge(r, z);
+    if (!r->gated || sign == 0)
+        return;
+    if (nb >= 2 && r->runs_beyond == nb) {
+        r->verdict = PM_VERDICT_WORSE; /* confirmed by every run of B */
+    } else if (r->runs_beyond > 0) {
+        r->suspect = 1;
+        if (r->verdict == PM_VERDICT_WORSE)
+            r->verdict = PM_VERDICT_NOISE; /* not every run of B shows it */
+    } else if (r->verdict == PM_VERDICT_WORSE) {
+        r->verdict = PM_VERDICT_NOISE; /* the medians differ, no run is beyond A's noise */
+    }
+}
+
+int pm_compare_runs(pm_comparison *c, const pm_analysis *const *as, size_t na,
+                    const pm_analysis *const *bs, size_t nb, pm_error *err)
+{
+    size_t n = na > nb ? na : nb;
+    double *va = pm_alloc_array(n ? n : 1, sizeof *va), *vb = pm_alloc_array(n ? n : 1, sizeof *vb);
+    double *work = pm_alloc_array(n ? n : 1, sizeof *work);
+    if (!va || !vb || !work) {
+        free(va);
+        free(vb);
+        free(work);
+        return pm_error_set(err, PM_ENOMEM, "out of memory comparing the runs");
+    }
+    for (size_t i = 0; i < c->nrows; i++) {
+        pm_compare_row *r = &c->rows[i];
+        if (r->kind != PM_CMP_FIGURE)
+            continue;
+        const pm_figure *f = pm_figure_find(r->key);
+        if (!f)
+            continue;
+        size_t ka = 0, kb = 0;
+        for (size_t k = 0; k < na; k++) {
+            double v = pm_figure_value(&as[k]->job, f);
+            if (isfinite(v))
+                va[ka++] = v;
+        }
+        for (size_t k = 0; k < nb; k++) {
+            double v = pm_figure_value(&bs[k]->job, f);
+            if (isfinite(v))
+                vb[kb++] = v;
+        }
+        if (ka + kb > 2) {
+            judge_runs(r, va, ka, vb, kb, c->z, work);
+        } else {
+            r->runs_a = ka;
+            r->runs_b = kb;
+            r->runs_beyond = r->verdict == PM_VERDICT_WORSE;
+            /* one run of each: worse, but nothing confirms it */
+            r->suspect = r->gated && r->verdict == PM_VERDICT_WORSE;
+        }
+    }
+    free(va);
+    free(vb);
+    free(work);
+    c->runs_a = na;
+    c->runs_b = nb;
+    recount(c);
     return 0;
 }

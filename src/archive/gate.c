@@ -13,13 +13,15 @@ void pm_gate_opts_init(pm_gate_opts *g)
 {
     g->pair = 1.0;
     g->test_pair = 0.5;
-    g->three = 0.4;
-    g->look = 0.4;
+    g->three = 0.27;
+    g->look = 0.27;
     g->test_tail_min = 20;
     g->test_margin = 1;
     g->noise_window = 30;
     g->tail_min = 40;
     g->lookback = 100;
+    g->look_change = 0.6;
+    g->pair_rate = 0.03;
 }
 
 const char *pm_gate_verdict_name(int verdict)
@@ -83,7 +85,8 @@ static double median3(double *x, size_t n)
  * worse relative changes c[0..m), confirm a change: every z beyond bar,
  * and the median of the changes (not each of them: a 10 % step with 3 %
  * noise puts one value in six under 5 %) at least the minimum change and
- * its size in the entry's unit above min_abs. */
+ * its size in the entry's unit above min_abs; of three values, the mean
+ * of the last two's changes at least the minimum change too. */
 static int confirms(const double *z, const double *c, size_t m, double bar, const pm_check_opts *o,
                     double median)
 {
@@ -93,6 +96,10 @@ static int confirms(const double *z, const double *c, size_t m, double bar, cons
             return 0;
         cc[q] = c[q];
     }
+    /* three values: the last two (a pipeline's reruns after the value
+     * that made it suspect) show the change on their own too */
+    if (m == 3 && !((c[1] + c[2]) / 2 >= o->min_change))
+        return 0;
     double mc = median3(cc, m);
     return mc >= o->min_change && mc * fabs(median) > o->min_abs;
 }
@@ -147,14 +154,16 @@ static void excess_at(const double *v, size_t k, size_t skip, const pm_check_opt
 
 /* The evidence of the last values of a series v[0..n): off[q] is taken
  * off the change of value n - 3 + q (NULL: nothing).  Returns 1 when the
- * last two values are beyond pair x threshold or the last three beyond
- * three x threshold (see confirms()), each judged against the values
- * before the first of them (so that the suspect values do not widen the
- * noise they are judged with); *zl is the latest value's worse z against
- * the values before it and *pending says that the last two are beyond
- * three x threshold, so that one more run can confirm them. */
+ * last two values are beyond pair x threshold, both changed by more than
+ * pair_min, or the last three beyond three x threshold (see confirms()),
+ * each judged against the values before the first of them (so that the
+ * suspect values do not widen the noise they are judged with); *zl is the
+ * latest value's worse z against the values before it (-INFINITY under
+ * look_change x the minimum change) and *pending says that the last two
+ * are beyond three x threshold, so that one more run can confirm them. */
 static int evidence(const double *v, size_t n, const pm_check_opts *o, const pm_gate_opts *g,
-                    double pair, const double *off, gate_work *w, double *zl, int *pending)
+                    double pair, double pair_min, const double *off, gate_work *w, double *zl,
+                    int *pending)
 {
     double z[3], c[3], med;
     *zl = NAN;
@@ -162,7 +171,7 @@ static int evidence(const double *v, size_t n, const pm_check_opts *o, const pm_
     if (n == 0)
         return 0;
     excess_at(v, n - 1, 0, o, g->noise_window, off ? off[2] : 0, w, zl, &c[0], &med);
-    if (!(c[0] >= o->min_change))
+    if (!(c[0] >= g->look_change * o->min_change))
         *zl = -INFINITY; /* under the change that matters: nothing to look at */
     int confirmed = 0;
     for (size_t m = 2; m <= 3 && m <= n && !confirmed; m++) {
@@ -173,7 +182,9 @@ static int evidence(const double *v, size_t n, const pm_check_opts *o, const pm_
         }
         if (m == 2)
             *pending = z[0] > g->three * o->threshold && z[1] > g->three * o->threshold &&
-                       (c[0] + c[1]) / 2 >= o->min_change;
+                       (c[0] + c[1]) / 2 >= g->look_change * o->min_change;
+        if (m == 2 && !(c[0] > pair_min && c[1] > pair_min))
+            continue; /* two values within the tail: the third decides */
         confirmed = confirms(z, c, m, (m == 2 ? pair : g->three) * o->threshold, o, m0);
     }
     return confirmed;
@@ -199,7 +210,7 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
                   pm_error *err)
 {
     memset(t, 0, sizeof *t);
-    t->change = t->median = t->mad = t->z = t->tail = t->entry_tail = NAN;
+    t->change = t->median = t->mad = t->z = t->tail = t->entry_tail = t->entry_tail_rate = NAN;
     t->verdict = PM_GATE_SHORT;
     if (nruns == 0)
         return 0;
@@ -240,21 +251,34 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
             to = &x->o;
         if (x->run[x->n - 1] == latest && x->o.min_change < minch)
             minch = x->o.min_change;
+        /* each value's change against the median of the noise window
+         * before it: 10 runs with two slowed runs and a step in them
+         * would move the median the change is taken from */
+        pm_check_opts wo = x->o;
+        if (wo.window < g->noise_window)
+            wo.window = g->noise_window;
         for (size_t k = x->n; k-- > 0 && x->run[k] >= first;) {
             pm_check_result r;
-            pm_check_series(x->v, k + 1, &x->o, &r);
+            pm_check_series(x->v, k + 1, &wo, &r);
             if (r.verdict != PM_CHECK_SHORT && isfinite(r.change))
                 W[(x->run[k] - first) * ne + i] = sign * r.change;
         }
     }
     /* The whole test's change in each run, and the single-entry tail. */
-    size_t nr = 0;
+    size_t nr = 0, big = 0, pn = 0;
+    double ptail = NAN; /* the largest entry change before the last two runs */
     for (size_t j = 0; j < span; j++) {
         if (first + j < latest)
             for (size_t i = 0; i < ne; i++) {
                 double w = W[j * ne + i];
                 if (!isnan(w) && (t->entry_tail_n++ == 0 || w > t->entry_tail))
                     t->entry_tail = w;
+                if (!isnan(w) && first + j + 1 < latest) { /* before the pair judged */
+                    pn++;
+                    big += w >= minch;
+                    if (isnan(ptail) || w > ptail)
+                        ptail = w;
+                }
             }
         memcpy(col, W + j * ne, ne * sizeof *col);
         size_t cnt;
@@ -270,6 +294,15 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
     }
     if (t->entry_tail_n < g->tail_min)
         t->entry_tail = NAN;
+    else
+        t->entry_tail_rate = (double)big / (double)pn;
+    /* Two values of an entry confirm each other when two hits in a row
+     * are unlikely (the entry values before them reach the minimum change
+     * at most pair_rate of the time, whose square is then under 1 in
+     * 1,000; none seen counts as rare) or both are beyond the largest of
+     * them, measured over tail_min values; otherwise the third decides. */
+    double prate = pn ? (double)big / (double)pn : 0;
+    double pair_min = prate <= g->pair_rate ? -INFINITY : pn < g->tail_min ? INFINITY : ptail;
     if (to && t->entries >= 2 && nr >= 1 && isfinite(R[nr - 1])) {
         pm_check_opts o = *to;
         o.better = PM_CHECK_LOWER;
@@ -299,7 +332,8 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
                     t->tail = R[j] - 1;
             double zl;
             int pending;
-            int confirmed = evidence(R, nr, &o, g, g->test_pair, NULL, &gw, &zl, &pending);
+            int confirmed =
+                evidence(R, nr, &o, g, g->test_pair, -INFINITY, NULL, &gw, &zl, &pending);
             t->verdict = PM_GATE_OK;
             /* beyond its tail by test_margin robust sd, once the tail is
              * measured over enough runs: a new record by a hair, or of a
@@ -346,12 +380,16 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
         }
         double zl;
         int pending;
-        if (evidence(x->v, x->n, &x->o, g, g->pair, off, &gw, &zl, &pending)) {
+        if (evidence(x->v, x->n, &x->o, g, g->pair, pair_min, off, &gw, &zl, &pending)) {
             x->verdict = PM_GATE_REGRESSION;
             x->why = PM_GATE_WHY_CONFIRMED;
             continue;
         }
-        double w = sign * x->r.change;
+        /* the latest change as the tail was measured: against the noise
+         * window's median */
+        double w = x->run[k] >= first ? W[(x->run[k] - first) * ne + i] : NAN;
+        if (isnan(w))
+            w = sign * x->r.change;
         if (!x->beyond) {
             if (zl > g->look * x->o.threshold || pending) {
                 x->verdict = PM_GATE_SUSPECT;

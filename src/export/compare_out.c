@@ -138,8 +138,14 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
                 r->gated ? "" : " (not gated)");
     }
 
-    fprintf(f, "\nJob figures\n  %-*s %-*s %10s %10s %8s %-6s %s\n", kw, "figure", uw, "unit", "A",
-            "B", "B-A %", "better", "verdict");
+    fprintf(f, "\nJob figures");
+    if (c->runs_a > 1 || c->runs_b > 1)
+        fprintf(f,
+                " (A and B: the medians of %zu and %zu runs; a gated figure is worse when every "
+                "run of B is beyond A's noise and the threshold, suspect when some are)",
+                c->runs_a, c->runs_b);
+    fprintf(f, "\n  %-*s %-*s %10s %10s %8s %-6s %s\n", kw, "figure", uw, "unit", "A", "B", "B-A %",
+            "better", "verdict");
     for (size_t i = 0; i < c->nrows; i++)
         if (c->rows[i].kind == PM_CMP_FIGURE)
             figure_text(f, &c->rows[i], kw, uw);
@@ -194,6 +200,11 @@ int pm_compare_text(const pm_comparison *c, FILE *f, pm_error *err)
             "%zu the same, %zu in one job only\n",
             c->count[PM_VERDICT_WORSE], c->count[PM_VERDICT_BETTER], c->count[PM_VERDICT_CHANGED],
             c->count[PM_VERDICT_NOISE], c->count[PM_VERDICT_SAME], c->count[PM_VERDICT_MISSING]);
+    if (c->gated_suspect)
+        fprintf(f,
+                "  %zu gated figure%s suspect: worse in some run of B, not confirmed by every "
+                "one; rerun B and compare again\n",
+                c->gated_suspect, c->gated_suspect == 1 ? "" : "s");
     if (ferror(f))
         return pm_error_set(err, PM_EIO, "write failed");
     return 0;
@@ -240,6 +251,12 @@ static cJSON *row_json(const pm_compare_row *r)
     cJSON_AddBoolToObject(o, "significant", r->significant);
     cJSON_AddStringToObject(o, "verdict", pm_verdict_name(r->verdict));
     cJSON_AddBoolToObject(o, "gated", r->gated);
+    if (r->kind == PM_CMP_FIGURE) {
+        pm_json_num(o, "runs_a", (double)r->runs_a);
+        pm_json_num(o, "runs_b", (double)r->runs_b);
+        pm_json_num(o, "runs_beyond", (double)r->runs_beyond);
+        cJSON_AddBoolToObject(o, "suspect", r->suspect);
+    }
     return o;
 }
 
@@ -278,6 +295,7 @@ char *pm_compare_json_string(const pm_comparison *c)
     cJSON_AddStringToObject(root, "verdict",
                             c->overall == PM_OVERALL_WORSE   ? "worse"
                             : c->overall == PM_OVERALL_MIXED ? "mixed"
+                            : c->gated_suspect               ? "suspect"
                                                              : "ok");
     cJSON_AddStringToObject(root, "overall", overall_name(c->overall));
     size_t vn = pm_compare_verdict_text(c, NULL, 0);
@@ -293,6 +311,8 @@ char *pm_compare_json_string(const pm_comparison *c)
     cJSON *cnt = cJSON_AddObjectToObject(root, "counts");
     for (int v = 0; cnt && v <= PM_VERDICT_MISSING; v++)
         pm_json_num(cnt, pm_verdict_name(v), (double)c->count[v]);
+    if (cnt)
+        pm_json_num(cnt, "suspect", (double)c->gated_suspect);
     cJSON *figs = cJSON_AddArrayToObject(root, "figures");
     cJSON *mets = cJSON_AddArrayToObject(root, "metrics");
     cJSON *phs = cJSON_AddArrayToObject(root, "phases");

@@ -76,6 +76,49 @@ static int write_html(const pm_compare_cli *cl, const pm_comparison *cmp)
     return EXIT_OK;
 }
 
+/* Most runs of one side analysed one by one. */
+#define RUNS_MAX 64
+
+/* Analyse one side: its only run, or, where its inputs hold several runs
+ * of one job and neither --run nor --job picks one, each run (reruns of
+ * the job: "--run 1", "--run 2", ...), oldest first, into x[0..*n).
+ * Returns 0, or the analysis' error with err set. */
+static int analyse_side(const char *path, const pm_analyze_opts *opts, pm_analysis **x, size_t *n,
+                        pm_error *err)
+{
+    *n = 0;
+    int rc = pm_analysis_run(&path, 1, opts, &x[0], err);
+    if (rc == 0) {
+        *n = 1;
+        return 0;
+    }
+    if (rc != PM_EUSAGE || opts->run || opts->job)
+        return rc;
+    pm_error first = *err;
+    pm_analyze_opts o = *opts;
+    char num[24];
+    for (size_t k = 1; k <= RUNS_MAX; k++) {
+        snprintf(num, sizeof num, "%zu", k);
+        o.run = num;
+        pm_error e;
+        pm_error_clear(&e);
+        if (pm_analysis_run(&path, 1, &o, &x[*n], &e) != 0)
+            break; /* past the last run */
+        ++*n;
+    }
+    int one_job = *n >= 2;
+    for (size_t k = 1; k < *n && one_job; k++)
+        one_job = strcmp(pm_analysis_job_id(x[k]), pm_analysis_job_id(x[0])) == 0;
+    if (!one_job) { /* several jobs, or not runs at all: the first refusal stands */
+        for (size_t k = 0; k < *n; k++)
+            pm_analysis_free(x[k]);
+        *n = 0;
+        *err = first;
+        return rc;
+    }
+    return 0;
+}
+
 int pm_compare_main(const pm_compare_cli *cl)
 {
     pm_error err;
@@ -85,17 +128,23 @@ int pm_compare_main(const pm_compare_cli *cl)
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         return EXIT_USAGE;
     }
-    pm_analysis *x[2] = {NULL, NULL};
+    /* runs[k][0..nruns[k]): the runs of side k, oldest first; x[k] the
+     * last, whose figures, metrics and phases the rows show */
+    pm_analysis *runs[2][RUNS_MAX] = {{NULL}}, *x[2] = {NULL, NULL};
+    size_t nruns[2] = {0, 0};
     const char *path[2] = {cl->path_a, cl->path_b}, *which[2] = {"A", "B"};
+    pm_comparison *cmp = NULL;
+    int status = EXIT_OK;
     for (int k = 0; k < 2; k++) {
-        if (pm_analysis_run(&path[k], 1, cl->analyze, &x[k], &err) != 0) {
+        if (analyse_side(path[k], cl->analyze, runs[k], &nruns[k], &err) != 0) {
             fprintf(stderr, "perfmon-analyze: %s: %s\n", which[k], err.msg);
-            pm_analysis_free(x[0]);
-            pm_compare_cfg_free(cfg);
-            return EXIT_USAGE;
+            status = EXIT_USAGE;
+            goto out;
         }
+        x[k] = runs[k][nruns[k] - 1];
         if (!cl->quiet)
-            print_warnings(x[k], which[k], cl->analyze->verbose);
+            for (size_t r = 0; r < nruns[k]; r++)
+                print_warnings(runs[k][r], which[k], cl->analyze->verbose);
     }
     pm_compare_opts co;
     pm_compare_opts_init(&co);
@@ -103,9 +152,9 @@ int pm_compare_main(const pm_compare_cli *cl)
     co.label_a = cl->path_a;
     co.label_b = cl->path_b;
     co.gate = cl->gate;
-    pm_comparison *cmp = NULL;
-    int status = EXIT_OK;
-    if (pm_compare_run(x[0], x[1], cfg, &co, &cmp, &err) != 0) {
+    if (pm_compare_run(x[0], x[1], cfg, &co, &cmp, &err) != 0 ||
+        pm_compare_runs(cmp, (const pm_analysis *const *)runs[0], nruns[0],
+                        (const pm_analysis *const *)runs[1], nruns[1], &err) != 0) {
         fprintf(stderr, "perfmon-analyze: %s\n", err.msg);
         status = EXIT_OUTPUT;
         goto out;
@@ -133,10 +182,13 @@ int pm_compare_main(const pm_compare_cli *cl)
         status = EXIT_WORSE;
     if (status == EXIT_OK && cmp->overall == PM_OVERALL_MIXED)
         status = EXIT_MIXED;
+    if (status == EXIT_OK && cmp->gated_suspect)
+        status = PM_EXIT_SUSPECT;
 out:
     pm_comparison_free(cmp);
-    pm_analysis_free(x[0]);
-    pm_analysis_free(x[1]);
+    for (int k = 0; k < 2; k++)
+        for (size_t r = 0; r < nruns[k]; r++)
+            pm_analysis_free(runs[k][r]);
     pm_compare_cfg_free(cfg);
     return status;
 }

@@ -700,9 +700,10 @@ static void help_check(FILE *f)
             "whole test) beyond its own noise and its 20 or more earlier ones fails at once.\n"
             "One entry beyond its noise while the test is flat is SUSPECT (exit 6) unless\n"
             "it is beyond anything in the test's history; the next run (or a rerun of the\n"
-            "benchmark, archived) confirms it: an entry's last two runs beyond the\n"
-            "threshold (the whole test's: half), or the last three beyond 0.4 of it, fail.\n"
-            "An entry beyond 0.4 of it and the minimum change is SUSPECT too.\n" CHECK_OPTS
+            "benchmark, archived) confirms it: an entry's last three runs beyond 0.27\n"
+            "of the threshold, or its last two beyond it where hits are rare (the whole\n"
+            "test's: half of it), fail.  An entry beyond 0.27 of it and 60 %% of the\n"
+            "minimum change is SUSPECT too.\n" CHECK_OPTS
             "  --gate NAME[,NAME]     gate these entries too\n"
             "  --no-gate NAME[,NAME]  never gate these entries\n"
             "  --json            the verdicts as JSON: {test, checked, regressions, suspects,\n"

@@ -99,6 +99,11 @@ static double one_up_twice(size_t r, size_t e)
 {
     return r + 2 >= g_runs && e == 2 ? 1.30 : 1;
 }
+static double one_up_twice_hit(size_t r, size_t e)
+{
+    /* a +40 % hit of entry 1 in run 5, then entry 2 +30 % twice */
+    return (r == 5 && e == 1) ? 1.40 : one_up_twice(r, e);
+}
 static double one_up_tail(size_t r, size_t e)
 {
     /* a +40 % hit of entry 1 in run 5, then entry 2 +30 % in the latest */
@@ -155,7 +160,13 @@ static void test_rules(void **state)
          PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_TAIL, PM_GATE_OK},
         {"one entry +30 %, a +40 % hit in the history: within it", 20, one_up_tail, PM_GATE_OK,
          PM_GATE_WHY_NONE, PM_GATE_SUSPECT, PM_GATE_WHY_WITHIN, PM_GATE_OK},
-        {"one entry +30 % twice, young history: confirmed", 12, one_up_twice, PM_GATE_OK,
+        {"one entry +30 % twice, young history without a hit: confirmed", 12, one_up_twice,
+         PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
+        {"one entry +30 % twice, young history with a hit: two hits or a step, the third "
+         "decides",
+         12, one_up_twice_hit, PM_GATE_OK, PM_GATE_WHY_NONE, PM_GATE_SUSPECT,
+         PM_GATE_WHY_UNMEASURED, PM_GATE_OK},
+        {"one entry +30 % twice, beyond the measured tail: confirmed", 20, one_up_twice, PM_GATE_OK,
          PM_GATE_WHY_NONE, PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
         {"one entry +8 % three times: confirmed", 14, one_up_three, PM_GATE_OK, PM_GATE_WHY_NONE,
          PM_GATE_REGRESSION, PM_GATE_WHY_CONFIRMED, PM_GATE_OK},
@@ -221,7 +232,7 @@ static void test_rates(void **state)
 {
     (void)state;
     const char *wrap = getenv("PM_WRAP");
-    size_t seeds = wrap && *wrap ? 4 : 40; /* under valgrind: the code paths, not the rates */
+    size_t seeds = wrap && *wrap ? 4 : 30; /* under valgrind: the code paths, not the rates */
     for (int m = 0; m < 2; m++) {
         pm_sim_rates a, g;
         assert_int_equal(pm_sim_run(m, PM_SIM_ALONE, seeds, 1, &a), 0);
@@ -250,13 +261,14 @@ static void test_rates(void **state)
         /* the first slowed pipeline with a rerun: at least 90 % (99.6 %
          * and 96.0 % over 1,000 seeds) */
         assert_true(g.rerun_all * 10 >= seeds * 9);
-        /* one entry 10 % slower, by run 27: at least 85 % (the issue
-         * asks 95 %: docs/archive.md has the 1,000-seed figures) */
-        assert_true(g.one_by2 * 20 >= seeds * 17);
+        /* one entry 10 % slower, by run 27: at least 90 % on these 30
+         * seeds (the issue asks 95 %; docs/archive.md has the 1,000-seed
+         * figures) */
+        assert_true(g.one_by2 * 10 >= seeds * 9);
         /* the rerun protocol (up to two reruns) on one entry 10 % slower:
-         * at least 75 % of first slowed pipelines fail (one rerun, as
-         * before: under 50 %) */
-        assert_true(g.rerun_one * 4 >= seeds * 3);
+         * at least 90 % of first slowed pipelines fail here (the gate of
+         * the last version: 75 to 85 %) */
+        assert_true(g.rerun_one * 10 >= seeds * 9);
         /* and stable pipelines with it: at most 1 in 20 fail */
         assert_true(g.pipeline_fails * 20 <= g.pipelines);
     }
