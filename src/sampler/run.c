@@ -77,13 +77,6 @@ typedef struct run {
     int ipc_on;
 } run;
 
-static void log_sink(int level, const char *msg, void *user)
-{
-    const char *host = user;
-    static const char *const names[] = {"error", "warning", "info", "debug"};
-    fprintf(stderr, "perfmon-sample[%s]: %s: %s\n", host, names[level & 3], msg);
-}
-
 /* The output directory, created with its parents, and writable. */
 static int mkdir_p(const char *dir, pm_error *err)
 {
@@ -201,11 +194,11 @@ static void suspend(run *r, const pm_error *err)
         r->writing = 0;
         r->backoff_ns = PM_NS_PER_S;
         r->lost = 0;
-        fprintf(stderr,
-                "perfmon-sample[%s]: error: %s; samples are not recorded until writing "
-                "works again (retried at growing intervals up to 10 s); the profile stays "
-                "readable up to the last complete sample\n",
-                r->info.host, err->msg);
+        pm_log(PM_LOG_ERROR,
+               "%s; samples are not recorded until writing works again (retried at growing "
+               "intervals up to 10 s); the profile stays readable up to the last complete "
+               "sample",
+               err->msg);
     } else {
         pm_log(PM_LOG_INFO, "retry failed: %s", err->msg);
         r->backoff_ns = r->backoff_ns * 2 > 10 * PM_NS_PER_S ? 10 * PM_NS_PER_S : r->backoff_ns * 2;
@@ -232,7 +225,7 @@ static void resume(run *r)
     }
     r->writing = 1;
     r->lost = 0;
-    fprintf(stderr, "perfmon-sample[%s]: %s\n", r->info.host, msg);
+    pm_log(PM_LOG_NOTICE, "%s", msg);
 }
 
 /* An output file that was removed (alone or with its directory) would
@@ -248,10 +241,8 @@ static int restore_removed(run *r, pm_error *err)
             rc = pm_writer_restore(r->w[i], err);
         if (rc != 0)
             return rc;
-        fprintf(stderr,
-                "perfmon-sample[%s]: warning: %s was removed; created again with "
-                "everything recorded so far\n",
-                r->info.host, pm_writer_path(r->w[i]));
+        pm_log(PM_LOG_NOTICE, "%s was removed; created again with everything recorded so far",
+               pm_writer_path(r->w[i]));
         note(r, "%s was removed and created again", pm_writer_path(r->w[i]));
     }
     return 0;
@@ -597,7 +588,7 @@ static void cleanup(run *r)
     for (size_t i = 0; i < r->nw; i++) {
         pm_error err;
         if (pm_writer_close(r->w[i], &err) != 0 && r->writing)
-            fprintf(stderr, "perfmon-sample[%s]: error: %s\n", r->info.host, err.msg);
+            pm_log(PM_LOG_ERROR, "%s", err.msg);
     }
     r->nw = 0;
     pm_close_kept(&r->fd_statm);
@@ -661,12 +652,7 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
             r->ctx.uid = st.st_uid;
     }
 
-    if (o->host)
-        snprintf(r->info.host, sizeof r->info.host, "%s", o->host);
-    else if (getenv("SLURMD_NODENAME") && *getenv("SLURMD_NODENAME"))
-        snprintf(r->info.host, sizeof r->info.host, "%s", getenv("SLURMD_NODENAME"));
-    else if (gethostname(r->info.host, sizeof r->info.host - 1) != 0)
-        snprintf(r->info.host, sizeof r->info.host, "unknown");
+    pm_sampler_host(o, r->info.host, sizeof r->info.host);
     pm_job_detect(&r->info);
     if (o->job_id)
         snprintf(r->info.job_id, sizeof r->info.job_id, "%s", o->job_id);
@@ -716,11 +702,229 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     return rc;
 }
 
+void pm_sampler_host(const pm_sampler_opts *o, char *out, size_t cap)
+{
+    const char *slurm = getenv("SLURMD_NODENAME");
+    if (cap == 0)
+        return;
+    if (o->host)
+        snprintf(out, cap, "%s", o->host);
+    else if (slurm && *slurm)
+        snprintf(out, cap, "%s", slurm);
+    else if (gethostname(out, cap - 1) != 0)
+        snprintf(out, cap, "unknown");
+    out[cap - 1] = '\0';
+}
+
+/* Block the signals the loop handles (they are taken in ppoll only) and
+ * install their handler; *oldmask gets the mask before. */
+static void catch_signals(sigset_t *oldmask)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGCHLD};
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(&block, sigs[i]);
+    sigprocmask(SIG_BLOCK, &block, oldmask);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+    /* A broken pipe on stderr must not kill the sampler. */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* The loop's state between samples. */
+typedef struct loop {
+    int64_t start, deadline, last_sync, last_link_check;
+    uint64_t missed;
+    int child_done, final;
+    int64_t exit_wall_ns; /* when the command's exit was seen */
+    const char *reason;
+    sigset_t waitmask; /* the mask while sleeping: the handled signals open */
+} loop;
+
+/* End with one last sample now, for reason. */
+static void last_now(loop *l, const char *reason)
+{
+    l->final = 1;
+    l->reason = reason;
+    l->deadline = pm_mono_ns();
+}
+
+/* After a sample: sync and check the outputs when due, and set the next
+ * deadline.  AFTER_END: the run ends now (duration reached); AFTER_NOW:
+ * take the last sample at once; AFTER_SLEEP: wait for l->deadline (with
+ * l->final set when that sample is the last). */
+enum { AFTER_SLEEP, AFTER_NOW, AFTER_END };
+static int after_sample(run *r, loop *l)
+{
+    const pm_sampler_opts *o = r->o;
+    pm_error err;
+    int64_t now = pm_mono_ns();
+    if (r->writing && now - l->last_sync >= o->checkpoint_ns) {
+        for (size_t i = 0; i < r->nw; i++)
+            if (r->writing && pm_writer_sync(r->w[i], &err) != 0)
+                suspend(r, &err);
+        l->last_sync = now;
+    }
+    if (r->writing && now - l->last_link_check >= PM_NS_PER_S) {
+        if (restore_removed(r, &err) != 0)
+            suspend(r, &err);
+        l->last_link_check = now;
+    }
+    /* An end seen after a sample: one last sample now, flagged as such
+     * (the sources read what they read once a second then too). */
+    if (r->ipc_on && pm_ipc_says_finished(o->ipc_file)) {
+        last_now(l, "IPC file says FINISHED");
+        return AFTER_NOW;
+    }
+    if (o->duration_ns && now - l->start >= o->duration_ns) {
+        l->reason = "duration reached";
+        return AFTER_END;
+    }
+    if (o->npids && !roots_alive(r)) {
+        last_now(l, "monitored processes ended");
+        return AFTER_NOW;
+    }
+    /* Next deadline strictly in the future; skipped ones are missed.
+     * After a late sample (an overrun, SIGSTOP, a stalled file system)
+     * a deadline less than half an interval away is missed too, so that
+     * the late sample is not followed by another moments later (two
+     * samples 14 ms apart were seen after SIGCONT: a rate over 14 ms). */
+    const int64_t iv = o->interval_ns;
+    l->deadline += iv;
+    if (l->deadline <= now) {
+        int64_t skip = (now - l->deadline) / iv + 1;
+        if (l->deadline + skip * iv - now < iv / 2)
+            skip++;
+        l->missed += (uint64_t)skip;
+        l->deadline += skip * iv;
+    }
+    if (o->duration_ns && l->deadline >= l->start + o->duration_ns) {
+        /* The run's last sample: the sources read what they read only
+         * once a second too (pm_sctx_rare_due). */
+        l->deadline = l->start + o->duration_ns;
+        l->final = 1;
+        l->reason = "duration reached";
+    }
+    return AFTER_SLEEP;
+}
+
+/* Sleep until the deadline, a signal, or (--ipc) an inotify event or the
+ * next read of the IPC file, at most a second away.  1 when the IPC file
+ * says the run is over. */
+static int sleep_until(run *r, loop *l)
+{
+    for (;;) {
+        int64_t now = pm_mono_ns();
+        if (r->ipc_on && now >= pm_ipc_deadline(&r->ipc) && pm_ipc_check(&r->ipc, now))
+            return 1;
+        if (g_child_event || g_stop_signal || now >= l->deadline)
+            return 0;
+        int64_t wake = l->deadline;
+        if (r->ipc_on && pm_ipc_deadline(&r->ipc) < wake)
+            wake = pm_ipc_deadline(&r->ipc);
+        int64_t left = wake - now;
+        struct timespec ts = {(time_t)(left / PM_NS_PER_S), (long)(left % PM_NS_PER_S)};
+        struct pollfd pfd = {r->ipc_on ? pm_ipc_fd(&r->ipc) : -1, POLLIN, 0};
+        if (ppoll(&pfd, 1, &ts, &l->waitmask) > 0 && (pfd.revents & POLLIN) &&
+            pm_ipc_check(&r->ipc, pm_mono_ns()))
+            return 1;
+    }
+}
+
+/* What woke the loop: the command's end, a stop signal. */
+static void handle_events(run *r, loop *l)
+{
+    if (g_child_event) {
+        g_child_event = 0;
+        if (r->child > 0) {
+            reap_orphans(r);
+            if (child_exited(r)) {
+                l->child_done = 1;
+                l->exit_wall_ns = pm_wall_ns();
+                /* one last sample while its counters are readable */
+                last_now(l, "command exited");
+            }
+        } else {
+            while (waitpid(-1, NULL, WNOHANG) > 0) {
+            }
+        }
+    }
+    if (g_stop_signal) {
+        int sig = g_stop_signal;
+        g_stop_signal = 0;
+        int fwd = r->child > 0 && !l->child_done;
+        char name[24];
+        /* Transparent wrapper: pass the signal on and keep sampling until
+         * the command has exited. */
+        if (fwd && kill(r->child, sig) != 0)
+            fwd = 0;
+        note(r,
+             "{\"event\":\"signal\",\"t\":%.6f,\"signal\":%d,\"signal_name\":\"%s\","
+             "\"forwarded\":%d}",
+             (double)pm_wall_ns() / 1e9, sig, signal_name(sig, name, sizeof name), fwd);
+        if (!fwd)
+            last_now(l, sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
+    }
+}
+
+/* After the last sample: the command's status, the end record.  Returns
+ * the exit status of the run. */
+static int finish(run *r, loop *l)
+{
+    pm_error err;
+    int status = 0;
+    if (r->child > 0) {
+        int ws = 0;
+        pid_t w;
+        while ((w = waitpid(r->child, &ws, 0)) < 0 && errno == EINTR) {
+        }
+        status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+        r->end.exit_status = status;
+        if (w == r->child)
+            note_exit(r, ws, l->child_done ? l->exit_wall_ns : pm_wall_ns());
+    }
+    r->end.end_wall_ns = pm_wall_ns();
+    r->end.end_mono_ns = pm_mono_ns();
+    r->end.missed = l->missed;
+    r->end.self_cpu_ns = pm_self_cpu_ns();
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        r->end.self_maxrss_kb = (uint64_t)ru.ru_maxrss;
+    snprintf(r->end.reason, sizeof r->end.reason, "%s", l->reason);
+    /* One last try for the end record, whatever the back-off says. */
+    r->retry_at = 0;
+    int due = write_due(r);
+    if (due && r->writing && restore_removed(r, &err) != 0) {
+        suspend(r, &err);
+        due = 0;
+    }
+    if (due)
+        resume(r);
+    for (size_t i = 0; i < r->nw && r->writing; i++)
+        if (pm_writer_end(r->w[i], &r->end, &err) != 0)
+            suspend(r, &err);
+    int failed = !r->writing || r->lost_total;
+    if (r->lost_total)
+        pm_log(PM_LOG_NOTICE, "%llu samples were not recorded because of write errors",
+               (unsigned long long)r->lost_total);
+    pm_log(PM_LOG_INFO, "%llu samples, %llu late, %llu missed; stopped: %s",
+           (unsigned long long)r->end.samples, (unsigned long long)r->end.late,
+           (unsigned long long)l->missed, l->reason);
+    if (r->o->cmd)
+        return status;
+    return failed ? 1 : 0;
+}
+
 int pm_sampler_run(const pm_sampler_opts *o)
 {
     run *r = calloc(1, sizeof *r);
     if (!r) {
-        fprintf(stderr, "perfmon-sample: out of memory\n");
+        pm_log(PM_LOG_ERROR, "out of memory");
         return 1;
     }
     r->o = o;
@@ -729,32 +933,14 @@ int pm_sampler_run(const pm_sampler_opts *o)
     r->fd_statm = -1;
     r->end.exit_status = -1;
     r->late_ns = o->interval_ns / 10;
-    pm_log_set_sink(o->verbose ? log_sink : NULL, r->info.host,
-                    o->verbose > 1 ? PM_LOG_DEBUG : PM_LOG_INFO);
-
-    sigset_t block, oldmask;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGHUP);
-    sigaddset(&block, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &block, &oldmask);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGCHLD, &sa, NULL);
-    /* A broken pipe on stderr must not kill the sampler. */
-    signal(SIGPIPE, SIG_IGN);
+    sigset_t oldmask;
+    catch_signals(&oldmask);
 
     pm_error err;
     pm_error_clear(&err);
     int rc = setup(r, &oldmask, &err);
     if (rc != 0) {
-        fprintf(stderr, "perfmon-sample: %s\n", err.msg);
+        pm_log(PM_LOG_ERROR, "%s", err.msg);
         cleanup(r);
         free(r);
         return rc == PM_ENOENT && o->cmd ? 127 : 2;
@@ -769,189 +955,38 @@ int pm_sampler_run(const pm_sampler_opts *o)
                  r->ctx.slurm_job, r->ctx.slurm_step ? r->ctx.slurm_step : "none");
     }
 
-    const int64_t iv = o->interval_ns;
-    const int64_t start = r->info.start_mono_ns;
-    int64_t deadline = start, last_sync = start, last_link_check = start;
-    uint64_t missed = 0;
-    int forwarded = 0, child_done = 0, final = 0;
-    int64_t exit_wall_ns = 0; /* when the command's exit was seen */
-    const char *reason = "stopped";
-    int status = 0;
-    sigset_t waitmask = oldmask;
-    sigdelset(&waitmask, SIGTERM);
-    sigdelset(&waitmask, SIGINT);
-    sigdelset(&waitmask, SIGHUP);
-    sigdelset(&waitmask, SIGCHLD);
-
+    loop l;
+    memset(&l, 0, sizeof l);
+    l.start = l.deadline = l.last_sync = l.last_link_check = r->info.start_mono_ns;
+    l.reason = "stopped";
+    l.waitmask = oldmask;
+    sigdelset(&l.waitmask, SIGTERM);
+    sigdelset(&l.waitmask, SIGINT);
+    sigdelset(&l.waitmask, SIGHUP);
+    sigdelset(&l.waitmask, SIGCHLD);
     for (;;) {
-        r->ctx.last_sample = final;
-        take_sample(r, deadline, missed);
+        r->ctx.last_sample = l.final;
+        take_sample(r, l.deadline, l.missed);
         if (r->gate_fd >= 0 && release_child(r, &err) != 0) {
-            fprintf(stderr, "perfmon-sample: %s\n", err.msg);
+            pm_log(PM_LOG_ERROR, "%s", err.msg);
             discard_profiles(r);
             cleanup(r);
             free(r);
             return 127;
         }
-        if (final)
+        if (l.final)
             break;
-        int64_t now = pm_mono_ns();
-        if (r->writing && now - last_sync >= o->checkpoint_ns) {
-            for (size_t i = 0; i < r->nw; i++)
-                if (r->writing && pm_writer_sync(r->w[i], &err) != 0)
-                    suspend(r, &err);
-            last_sync = now;
-        }
-        if (r->writing && now - last_link_check >= PM_NS_PER_S) {
-            if (restore_removed(r, &err) != 0)
-                suspend(r, &err);
-            last_link_check = now;
-        }
-        /* An end seen after a sample: one last sample now, flagged as such
-         * (the sources read what they read once a second then too). */
-        if (r->ipc_on && pm_ipc_says_finished(o->ipc_file)) {
-            reason = "IPC file says FINISHED";
-            final = 1;
-            deadline = now;
-            continue;
-        }
-        if (o->duration_ns && now - start >= o->duration_ns) {
-            reason = "duration reached";
+        int next = after_sample(r, &l);
+        if (next == AFTER_END)
             break;
-        }
-        if (o->npids && !roots_alive(r)) {
-            reason = "monitored processes ended";
-            final = 1;
-            deadline = now;
+        if (next == AFTER_NOW)
             continue;
-        }
-        /* Next deadline strictly in the future; skipped ones are missed.
-         * After a late sample (an overrun, SIGSTOP, a stalled file system)
-         * a deadline less than half an interval away is missed too, so that
-         * the late sample is not followed by another moments later (two
-         * samples 14 ms apart were seen after SIGCONT: a rate over 14 ms). */
-        deadline += iv;
-        if (deadline <= now) {
-            int64_t skip = (now - deadline) / iv + 1;
-            if (deadline + skip * iv - now < iv / 2)
-                skip++;
-            missed += (uint64_t)skip;
-            deadline += skip * iv;
-        }
-        if (o->duration_ns && deadline >= start + o->duration_ns) {
-            /* The run's last sample: the sources read what they read only
-             * once a second too (pm_sctx_rare_due). */
-            deadline = start + o->duration_ns;
-            final = 1;
-            reason = "duration reached";
-        }
-        /* Sleep until the deadline, a signal, or (--ipc) an inotify event
-         * or the next read of the IPC file, at most a second away. */
-        int ipc_stop = 0;
-        for (;;) {
-            now = pm_mono_ns();
-            if (r->ipc_on && now >= pm_ipc_deadline(&r->ipc) && pm_ipc_check(&r->ipc, now))
-                ipc_stop = 1;
-            if (ipc_stop || g_child_event || g_stop_signal || now >= deadline)
-                break;
-            int64_t wake = deadline;
-            if (r->ipc_on && pm_ipc_deadline(&r->ipc) < wake)
-                wake = pm_ipc_deadline(&r->ipc);
-            int64_t left = wake - now;
-            struct timespec ts = {(time_t)(left / PM_NS_PER_S), (long)(left % PM_NS_PER_S)};
-            struct pollfd pfd = {r->ipc_on ? pm_ipc_fd(&r->ipc) : -1, POLLIN, 0};
-            if (ppoll(&pfd, 1, &ts, &waitmask) > 0 && (pfd.revents & POLLIN) &&
-                pm_ipc_check(&r->ipc, pm_mono_ns()))
-                ipc_stop = 1;
-        }
-        if (ipc_stop) {
-            final = 1; /* one last sample, then the end record */
-            reason = "IPC file says FINISHED";
-            deadline = pm_mono_ns();
-        }
-        if (g_child_event) {
-            g_child_event = 0;
-            if (r->child > 0) {
-                reap_orphans(r);
-                if (child_exited(r)) {
-                    child_done = 1;
-                    exit_wall_ns = pm_wall_ns();
-                    final = 1; /* one last sample while its counters are readable */
-                    reason = "command exited";
-                    deadline = pm_mono_ns();
-                }
-            } else {
-                while (waitpid(-1, NULL, WNOHANG) > 0) {
-                }
-            }
-        }
-        if (g_stop_signal) {
-            int sig = g_stop_signal;
-            g_stop_signal = 0;
-            int fwd = r->child > 0 && !child_done;
-            char name[24];
-            /* Transparent wrapper: pass the signal on and keep sampling
-             * until the command has exited. */
-            if (fwd && kill(r->child, sig) != 0)
-                fwd = 0;
-            forwarded += fwd;
-            note(r,
-                 "{\"event\":\"signal\",\"t\":%.6f,\"signal\":%d,\"signal_name\":\"%s\","
-                 "\"forwarded\":%d}",
-                 (double)pm_wall_ns() / 1e9, sig, signal_name(sig, name, sizeof name), fwd);
-            if (!fwd) {
-                final = 1;
-                reason = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
-                deadline = pm_mono_ns();
-            }
-        }
+        if (sleep_until(r, &l))
+            last_now(&l, "IPC file says FINISHED"); /* one last sample, then the end record */
+        handle_events(r, &l);
     }
-    (void)forwarded;
-
-    if (r->child > 0) {
-        int ws = 0;
-        pid_t w;
-        while ((w = waitpid(r->child, &ws, 0)) < 0 && errno == EINTR) {
-        }
-        status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
-        r->end.exit_status = status;
-        if (w == r->child)
-            note_exit(r, ws, child_done ? exit_wall_ns : pm_wall_ns());
-    }
-    r->end.end_wall_ns = pm_wall_ns();
-    r->end.end_mono_ns = pm_mono_ns();
-    r->end.missed = missed;
-    r->end.self_cpu_ns = pm_self_cpu_ns();
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        r->end.self_maxrss_kb = (uint64_t)ru.ru_maxrss;
-    snprintf(r->end.reason, sizeof r->end.reason, "%s", reason);
-    /* One last try for the end record, whatever the back-off says. */
-    r->retry_at = 0;
-    int failed = 0;
-    int due = write_due(r);
-    if (due && r->writing && restore_removed(r, &err) != 0) {
-        suspend(r, &err);
-        due = 0;
-    }
-    if (due)
-        resume(r);
-    for (size_t i = 0; i < r->nw && r->writing; i++)
-        if (pm_writer_end(r->w[i], &r->end, &err) != 0)
-            suspend(r, &err);
-    if (!r->writing || r->lost_total)
-        failed = 1;
-    if (r->lost_total)
-        fprintf(stderr,
-                "perfmon-sample[%s]: %llu samples were not recorded because of write "
-                "errors\n",
-                r->info.host, (unsigned long long)r->lost_total);
-    pm_log(PM_LOG_INFO, "%llu samples, %llu late, %llu missed; stopped: %s",
-           (unsigned long long)r->end.samples, (unsigned long long)r->end.late,
-           (unsigned long long)missed, reason);
+    int status = finish(r, &l);
     cleanup(r);
     free(r);
-    if (o->cmd)
-        return status;
-    return failed ? 1 : 0;
+    return status;
 }
