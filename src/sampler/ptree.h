@@ -19,9 +19,19 @@ enum { UNKNOWN = 0, TREE = 1, OTHER = 2, STEPD = 3 };
 enum { F_STAT, F_SCHED, F_STATM, F_IO, F_SMAPS, F_FDDIR, NFILES };
 
 /* Descriptors of members' files stay open between samples (a re-read is
- * one pread instead of open+read+read+close), for at most this many
- * members, so a huge tree cannot exhaust the descriptor limit. */
-#define MAX_KEPT 256
+ * one pread instead of open+read+read+close), for as many members as the
+ * descriptor limit allows (tree_state.max_kept): each may hold NFILES and
+ * MAX_TASKS more, so a huge tree cannot exhaust the limit. */
+#define MAX_TASKS 8 /* threads whose schedstat stands for a full read */
+#define FDS_PER_KEPT (NFILES + MAX_TASKS)
+
+/* The threads of a multithreaded kept member, as last listed from
+ * /proc/<pid>/task, with their schedstat descriptors (-1: not open). */
+typedef struct ptasks {
+    int n;
+    int32_t tid[MAX_TASKS];
+    int fd[MAX_TASKS];
+} ptasks;
 
 typedef struct pent {
     int32_t pid;  /* 0 = empty slot */
@@ -55,9 +65,17 @@ typedef struct pent {
      * schedstat is the main thread's only.) */
     uint8_t cached, stat_age;
     uint64_t sched_ns, sched_cnt;
+    /* A multithreaded kept member: its threads (NULL until listed), whose
+     * schedstat sums stand for sched_ns, sched_cnt. */
+    ptasks *tasks;
+    /* Checks that found it had run, in a row; samples left without a
+     * check (a busy member is read in full without asking first). */
+    uint8_t busy, skip_checks;
 } pent;
 
 #define STAT_REFRESH 10
+#define BUSY_CHECKS 3 /* after this many checks that found it had run... */
+#define BUSY_SKIP 8   /* ...this many samples are read in full unasked */
 
 /* A member gone since the last sample, with its figures at its last read.
  * final: read as a zombie just before the sampler reaped it (reaping());
@@ -94,7 +112,12 @@ typedef struct tree_state {
     int smaps_ok, io_ok;
     int procfs;       /* the /proc root is procfs (not a captured copy) */
     size_t kept;      /* members with kept descriptors */
+    size_t max_kept;  /* at most (from RLIMIT_NOFILE) */
     int32_t *listing; /* pids of the last /proc listing */
+    /* The slots of tab that hold members, in slot order, as of the last
+     * listing (a slot may have left the tree since: check its state). */
+    uint32_t *members;
+    size_t nmembers, cap_members;
     size_t cap_listing;
     int64_t pss_every_ns; /* smaps_rollup refresh period */
     int64_t pss_last_ns;  /* 0: not read yet */

@@ -63,6 +63,12 @@ void pm_ptree_close_files(tree_state *st, pent *e)
         had |= e->fd[k] >= 0;
         pm_close_kept(&e->fd[k]);
     }
+    if (e->tasks) {
+        for (int i = 0; i < e->tasks->n; i++)
+            pm_close_kept(&e->tasks->fd[i]);
+        free(e->tasks);
+        e->tasks = NULL;
+    }
     if (had && st->kept)
         st->kept--;
 }
@@ -293,6 +299,16 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
     ptab tmp = st->tab;
     st->tab = st->next;
     st->next = tmp;
+    /* The members, so that a sample visits them alone, not every pid of
+     * the node. */
+    st->nmembers = 0;
+    for (size_t i = 0; i < st->tab.cap; i++) {
+        if (!st->tab.e[i].pid || st->tab.e[i].state != TREE)
+            continue;
+        if (PM_VEC_RESERVE(st->members, st->cap_members, st->nmembers + 1, 64) != 0)
+            return -ENOMEM;
+        st->members[st->nmembers++] = (uint32_t)i;
+    }
     return 0;
 }
 

@@ -122,11 +122,11 @@ static int refuse(tree_state *st, const pm_sctx *ctx, int k, int32_t pid, const 
 
 /* Read one of a member's files, through a kept descriptor when allowed. */
 ssize_t pm_ptree_member_file(tree_state *st, const pm_sctx *ctx, pent *e, int k, char *buf,
-                           size_t cap)
+                             size_t cap)
 {
     char path[48];
     snprintf(path, sizeof path, "%d/%s", (int)e->pid, file_name[k]);
-    if (k == F_STAT && e->fd[F_STAT] < 0 && st->kept < MAX_KEPT) {
+    if (k == F_STAT && e->fd[F_STAT] < 0 && st->kept < st->max_kept) {
         ssize_t r = pm_pread_kept(&e->fd[F_STAT], ctx->proc_fd, path, buf, cap, NULL);
         if (e->fd[F_STAT] >= 0)
             st->kept++;
@@ -238,7 +238,7 @@ static uint64_t zombie_rusage_us(const tree_state *st, const pm_sctx *ctx, int32
  * cstime), in us, from a stat reading, and its exact total when it is a
  * zombie child of the sampler (else 0). */
 void pm_ptree_cpu_us(const tree_state *st, const pm_sctx *ctx, int32_t pid, const pstat *ps,
-                   uint64_t *own, uint64_t *ch, uint64_t *ru)
+                     uint64_t *own, uint64_t *ch, uint64_t *ru)
 {
     *ch = ticks_us(st, ctx, (uint64_t)ps->cut + (uint64_t)ps->cst);
     *own = ticks_us(st, ctx, ps->ut + ps->stt);
@@ -281,7 +281,7 @@ int pm_ptree_cpu_ok(tree_state *st, const pm_sctx *ctx, int32_t pid, const pstat
 /* read_bytes and write_bytes of /proc/<pid>/io: 0, -1 when unreadable
  * (r holds the read's result), -2 when impossible. */
 int pm_ptree_read_io(tree_state *st, const pm_sctx *ctx, pent *e, uint64_t *rb, uint64_t *wb,
-                   ssize_t *r)
+                     ssize_t *r)
 {
     char buf[1024];
     *r = pm_ptree_member_file(st, ctx, e, F_IO, buf, sizeof buf);
@@ -300,10 +300,102 @@ static int read_sched(tree_state *st, const pm_sctx *ctx, pent *e, uint64_t *ns,
 {
     char buf[128];
     char *f[3];
-    if (pm_ptree_member_file(st, ctx, e, F_SCHED, buf, sizeof buf) <= 0 || pm_split_fields(buf, f, 3) != 3 ||
-        pm_parse_u64(f[0], ns) != 0 || pm_parse_u64(f[2], cnt) != 0 || (*ns == 0 && *cnt == 0))
+    if (pm_ptree_member_file(st, ctx, e, F_SCHED, buf, sizeof buf) <= 0 ||
+        pm_split_fields(buf, f, 3) != 3 || pm_parse_u64(f[0], ns) != 0 ||
+        pm_parse_u64(f[2], cnt) != 0 || (*ns == 0 && *cnt == 0))
         return -1;
     return 0;
+}
+
+/* List the threads of a kept multithreaded member (/proc/<pid>/task) into
+ * e->tasks, their descriptors closed.  0, or -1 when unreadable or when it
+ * has more than MAX_TASKS threads (then it is read in full every sample). */
+static int list_tasks(const pm_sctx *ctx, pent *e)
+{
+    if (!e->tasks) {
+        e->tasks = malloc(sizeof *e->tasks);
+        if (!e->tasks)
+            return -1;
+        e->tasks->n = 0;
+    }
+    ptasks *tk = e->tasks;
+    for (int i = 0; i < tk->n; i++)
+        pm_close_kept(&tk->fd[i]);
+    tk->n = 0;
+    char path[48];
+    snprintf(path, sizeof path, "%d/task", (int)e->pid);
+    int dfd = openat(ctx->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d)) != NULL) {
+        uint64_t v;
+        if (de->d_name[0] == '.')
+            continue;
+        if (pm_parse_u64(de->d_name, &v) != 0 || v == 0 || v > INT32_MAX || tk->n == MAX_TASKS) {
+            rc = -1;
+            break;
+        }
+        tk->tid[tk->n] = (int32_t)v;
+        tk->fd[tk->n++] = -1;
+    }
+    closedir(d);
+    if (rc != 0 || tk->n == 0)
+        tk->n = 0;
+    return rc != 0 || tk->n == 0 ? -1 : 0;
+}
+
+/* The schedstat sums over the threads of a kept multithreaded member
+ * (e->threads of them at its last full read), listing them first when
+ * they are not known or their number changed.  While no thread runs,
+ * none is born or ends (that takes a running thread), so equal sums mean
+ * no thread ran: both fields only grow.  0, or -1 when one is unreadable
+ * (a thread ended: listed again next time). */
+static int read_sched_tasks(tree_state *st, const pm_sctx *ctx, pent *e, uint64_t *ns,
+                            uint64_t *cnt)
+{
+    if ((!e->tasks || (uint64_t)e->tasks->n != e->threads) && list_tasks(ctx, e) != 0)
+        return -1;
+    ptasks *tk = e->tasks;
+    *ns = *cnt = 0;
+    for (int i = 0; i < tk->n; i++) {
+        char path[64], buf[128];
+        char *f[3];
+        uint64_t a, b;
+        snprintf(path, sizeof path, "%d/task/%d/schedstat", (int)e->pid, (int)tk->tid[i]);
+        if (pm_pread_kept(&tk->fd[i], ctx->proc_fd, path, buf, sizeof buf, NULL) <= 0 ||
+            pm_split_fields(buf, f, 3) != 3 || pm_parse_u64(f[0], &a) != 0 ||
+            pm_parse_u64(f[2], &b) != 0 || (a == 0 && b == 0) || a > UINT64_MAX - *ns ||
+            b > UINT64_MAX - *cnt) {
+            tk->n = 0; /* list again next time */
+            return -1;
+        }
+        *ns += a;
+        *cnt += b;
+    }
+    (void)st;
+    return 0;
+}
+
+/* Ask first whether the member ran since its last full read?  Always at
+ * its first read and for a single-threaded member, for a multithreaded one
+ * when its descriptors are kept and it has at most MAX_TASKS threads;
+ * except for BUSY_SKIP samples after BUSY_CHECKS checks in a row found it
+ * had run (it is then read in full unasked: the check would only add to
+ * the cost).  *multi: ask all its threads. */
+static int want_check(const pent *e, int *multi)
+{
+    *multi = e->seen && e->threads > 1;
+    if (!e->seen)
+        return 1;
+    if (e->skip_checks)
+        return 0;
+    return !*multi || (e->threads <= MAX_TASKS && e->fd[F_STAT] >= 0);
 }
 
 /* Add a member's figures (as last read) to the totals. */
@@ -359,14 +451,21 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
 {
     char buf[4096];
     pstat ps;
-    /* A single-threaded member whose thread has not been on a CPU since
-     * the last full read cannot have changed its times, children's times
-     * (reaping takes a wait() call), I/O, threads or descriptors: one
-     * schedstat read stands for all (see pent). */
+    /* A member none of whose threads has been on a CPU since the last full
+     * read cannot have changed its times, children's times (reaping takes
+     * a wait() call), I/O, threads or descriptors: its threads' schedstat
+     * stands for all (see pent).  A check that finds it ran is the baseline
+     * of the full read that follows. */
     uint64_t sns = 0, scnt = 0;
-    int have_sched = (!e->seen || e->threads == 1) && read_sched(st, ctx, e, &sns, &scnt) == 0;
+    int multi, have_sched = 0;
+    if (want_check(e, &multi))
+        have_sched = (multi ? read_sched_tasks(st, ctx, e, &sns, &scnt)
+                            : read_sched(st, ctx, e, &sns, &scnt)) == 0;
+    else
+        e->skip_checks--;
     if (have_sched && e->cached && sns == e->sched_ns && scnt == e->sched_cnt &&
         e->stat_age < STAT_REFRESH) {
+        e->busy = 0;
         e->stat_age++;
         e->seq = st->seq;
         e->ch_prev = e->ch;
@@ -376,6 +475,11 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
         if (st->smaps_ok && st->pss_now)
             pm_ptree_read_pss(st, ctx, e, t);
         return;
+    }
+    if (have_sched && e->cached && (sns != e->sched_ns || scnt != e->sched_cnt) &&
+        ++e->busy >= BUSY_CHECKS) {
+        e->busy = 0;
+        e->skip_checks = BUSY_SKIP;
     }
     if (pm_ptree_member_file(st, ctx, e, F_STAT, buf, sizeof buf) <= 0) {
         /* Exited since the listing, or its pid was reused (a kept
@@ -414,10 +518,16 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
          * ticks (a 5 ms process reads 0).  The thread is the leader alone,
          * so for a process that had other threads this is less than its
          * total, and the ticks are kept when they say more. */
-        if (ps.state == 'Z' && (have_sched || read_sched(st, ctx, e, &sns, &scnt) == 0)) {
-            have_sched = 1;
-            if (sns / 1000 > own)
-                own = sns / 1000;
+        uint64_t zns = sns, zcnt = scnt;
+        if (ps.state == 'Z' &&
+            ((have_sched && !multi) || read_sched(st, ctx, e, &zns, &zcnt) == 0)) {
+            if (!multi) {
+                sns = zns;
+                scnt = zcnt;
+                have_sched = 1;
+            }
+            if (zns / 1000 > own)
+                own = zns / 1000;
         }
         e->ch_prev = e->seen ? e->ch : 0;
         pm_ptree_set_cpu(e, own, ch, ru);
@@ -476,8 +586,10 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
     e->sched_cnt = scnt;
     e->stat_age = 0;
     /* Next time, schedstat (read before this read) decides whether this
-     * read still holds. */
-    e->cached = !bad && e->seen && e->threads == 1 && have_sched;
+     * read still holds: the main thread's when it has one thread, the sums
+     * over the threads listed when they are all it has. */
+    e->cached = !bad && e->seen && have_sched &&
+                (multi ? e->tasks && (uint64_t)e->tasks->n == e->threads : e->threads == 1);
     if (st->smaps_ok && st->pss_now)
         pm_ptree_read_pss(st, ctx, e, t);
 }

@@ -75,6 +75,8 @@ typedef struct run {
     int fd_statm;    /* /proc/self/statm, kept open */
     pm_ipc ipc;      /* --ipc, watched when ipc_on */
     int ipc_on;
+    struct rlimit nofile; /* the limit the sampler started with... */
+    int nofile_raised;    /* ...raised for kept descriptors; CMD gets it back */
 } run;
 
 /* The output directory, created with its parents, and writable. */
@@ -491,6 +493,8 @@ static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
             g = read(gate[0], &c, 1);
         while (g < 0 && errno == EINTR);
         close(gate[0]);
+        if (r->nofile_raised)
+            setrlimit(RLIMIT_NOFILE, &r->nofile);
         execvp(r->o->cmd[0], r->o->cmd);
         int e = errno;
         ssize_t w = write(pfd[1], &e, sizeof e);
@@ -935,6 +939,15 @@ int pm_sampler_run(const pm_sampler_opts *o)
     r->late_ns = o->interval_ns / 10;
     sigset_t oldmask;
     catch_signals(&oldmask);
+    /* The process-tree source keeps its members' files open, as many as
+     * the soft descriptor limit allows: raise it to the hard limit (at most
+     * 65,536); CMD starts with the limit the sampler was given. */
+    if (getrlimit(RLIMIT_NOFILE, &r->nofile) == 0 && r->nofile.rlim_cur != RLIM_INFINITY &&
+        r->nofile.rlim_cur < 65536 && r->nofile.rlim_max > r->nofile.rlim_cur) {
+        struct rlimit up = r->nofile;
+        up.rlim_cur = up.rlim_max == RLIM_INFINITY || up.rlim_max > 65536 ? 65536 : up.rlim_max;
+        r->nofile_raised = setrlimit(RLIMIT_NOFILE, &up) == 0;
+    }
 
     pm_error err;
     pm_error_clear(&err);

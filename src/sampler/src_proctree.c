@@ -131,6 +131,13 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
         st->us_per_tick = (uint64_t)(1000000 / ctx->clk_tck);
     st->smaps_ok = st->io_ok = 1;
     st->pss_every_ns = ctx->pss_interval_ns;
+    /* Kept descriptors: FDS_PER_KEPT a member, leaving 256 to the rest. */
+    struct rlimit nofile = {0, 0};
+    (void)getrlimit(RLIMIT_NOFILE, &nofile);
+    rlim_t cur = nofile.rlim_cur == RLIM_INFINITY ? (rlim_t)1 << 20 : nofile.rlim_cur;
+    st->max_kept = cur > 256 ? (size_t)(cur - 256) / FDS_PER_KEPT : 0;
+    if (st->max_kept > 65536)
+        st->max_kept = 65536;
     st->fd_loadavg = -1;
     st->last_pid = -1;
     struct statfs sfs;
@@ -376,9 +383,11 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
         !gate && (st->pss_last_ns == 0 || ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns);
     if (st->pss_now)
         st->pss_last_ns = ctx->now_mono_ns;
-    for (size_t i = 0; i < st->tab.cap; i++)
-        if (st->tab.e[i].pid && st->tab.e[i].state == TREE)
-            pm_ptree_read_member(st, ctx, &st->tab.e[i], &t);
+    for (size_t m = 0; m < st->nmembers; m++) {
+        pent *e = &st->tab.e[st->members[m]];
+        if (e->pid && e->state == TREE)
+            pm_ptree_read_member(st, ctx, e, &t);
+    }
     t.cpu += settle_gone(st);
     /* The tree's RSS moved by more than an eighth since smaps_rollup was
      * last read: read it now, so a job shorter than --pss-interval (or a
@@ -387,8 +396,8 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
         (t.rss > st->pss_rss + st->pss_rss / 8 || t.rss + st->pss_rss / 8 < st->pss_rss)) {
         st->pss_now = 1;
         st->pss_last_ns = ctx->now_mono_ns;
-        for (size_t i = 0; i < st->tab.cap; i++) {
-            pent *e = &st->tab.e[i];
+        for (size_t m = 0; m < st->nmembers; m++) {
+            pent *e = &st->tab.e[st->members[m]];
             if (e->pid && e->state == TREE && e->seen && e->seq == st->seq)
                 pm_ptree_read_pss(st, ctx, e, &t);
         }
@@ -464,6 +473,7 @@ static void tree_close(void *state)
     free(st->next.e);
     free(st->pending);
     free(st->listing);
+    free(st->members);
     free(st->gone);
     free(st->sinks);
     pm_close_kept(&st->fd_loadavg);

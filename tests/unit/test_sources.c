@@ -2031,6 +2031,64 @@ static void test_proctree_zombie_when_seen(void **state)
     drop_copy(root);
 }
 
+/* A multithreaded member none of whose threads ran since its last full
+ * read (each thread's schedstat, /proc/<pid>/task/<tid>/schedstat,
+ * unchanged) is not read again: its last figures stand, as a
+ * single-threaded member's do.  103 has 2 threads (103 and 104). */
+static void test_proctree_threads_not_run(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    make_dir(root, "proc/103/task");
+    make_dir(root, "proc/103/task/103");
+    make_dir(root, "proc/103/task/104");
+    write_file(root, "proc/103/schedstat", "1000 0 5\n");
+    write_file(root, "proc/103/task/103/schedstat", "1000 0 5\n");
+    write_file(root, "proc/103/task/104/schedstat", "2000 0 7\n");
+    harness h;
+    const pid_t roots[] = {103};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.threads"), 2);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS);
+    /* Threads listed, their sums the baseline of this full read. */
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS);
+    /* stat says more, but no thread ran: the last read stands. */
+    write_stat(root, 103, "helper", 102, 400, 100, 0, 0, 2, 4096, 10);
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS);
+    /* Thread 104 ran: read in full. */
+    write_file(root, "proc/103/task/104/schedstat", "3000 0 8\n");
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.0, EPS);
+    /* A third thread: 104 ran to make it; listed again at the next check. */
+    make_dir(root, "proc/103/task/105");
+    write_file(root, "proc/103/task/105/schedstat", "10 0 1\n");
+    write_file(root, "proc/103/task/104/schedstat", "3500 0 9\n");
+    write_stat(root, 103, "helper", 102, 450, 100, 0, 0, 3, 4096, 10);
+    h.ctx.now_mono_ns = 5000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.threads"), 3);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.5, EPS);
+    h.ctx.now_mono_ns = 6000000000;
+    assert_int_equal(h_read(&h), 0); /* 3 threads listed: baseline */
+    write_stat(root, 103, "helper", 102, 480, 100, 0, 0, 3, 4096, 10);
+    h.ctx.now_mono_ns = 7000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.5, EPS);
+    write_file(root, "proc/103/task/105/schedstat", "20 0 2\n");
+    h.ctx.now_mono_ns = 8000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.8, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
 static int g_notes;
 static char g_note[1024];
 static void note_sink(int level, const char *msg, void *user)
@@ -2198,6 +2256,7 @@ int main(void)
         cmocka_unit_test(test_proctree_absent_cases),
         cmocka_unit_test(test_proctree_departed),
         cmocka_unit_test(test_proctree_zombie_when_seen),
+        cmocka_unit_test(test_proctree_threads_not_run),
         cmocka_unit_test(test_proctree_impossible_values),
         cmocka_unit_test(test_real_proc_smoke),
     };
