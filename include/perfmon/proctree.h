@@ -21,4 +21,11 @@ int pm_proctree_members(const pm_sctx *ctx, size_t max, pid_t **out, size_t *n) 
  * open() state, or NULL) followed at its last sample?  1 or 0. */
 int pm_proctree_follows(const void *state, int pid);
 
+/* The directory of the cgroup the cgroup source (state: its open() state,
+ * or NULL) made for -- CMD, once CMD is in it; -1 otherwise (no cgroup,
+ * one perfmon did not make, CMD not moved).  Every process CMD starts is
+ * born in it, so its cgroup.procs lists the tree's new members (unless
+ * they moved out).  Borrowed: valid until the cgroup source closes. */
+int pm_cgroup_job_dir(const void *state);
+
 #endif

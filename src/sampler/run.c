@@ -135,6 +135,16 @@ static void source_note(void *arg, const char *text)
     note_text((run *)arg, text);
 }
 
+/* pm_sctx.job_cgroup: the cgroup source's cgroup made for -- CMD. */
+static int job_cgroup_dir(void *arg)
+{
+    const run *r = arg;
+    for (size_t i = 0; i < r->nsrc; i++)
+        if (r->src[i] == &pm_source_cgroup)
+            return pm_cgroup_job_dir(r->state[i]);
+    return -1;
+}
+
 /* pm_sctx.followed: a root, or a member of the process-tree source's tree
  * at its last sample. */
 static int followed_pid(void *arg, int pid)
@@ -630,6 +640,8 @@ static int setup(run *r, const sigset_t *oldmask, pm_error *err)
     r->ctx.note_arg = r;
     r->ctx.followed = followed_pid;
     r->ctx.followed_arg = r;
+    r->ctx.job_cgroup = job_cgroup_dir;
+    r->ctx.job_cgroup_arg = r;
     for (size_t i = 0; i < o->npids; i++)
         r->roots[r->nroots++] = o->pids[i];
     if (o->cmd) {

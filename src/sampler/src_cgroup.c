@@ -38,6 +38,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/log.h"
 #include "perfmon/parse.h"
+#include "perfmon/proctree.h"
 #include "perfmon/source.h"
 
 #include "cgroup.h"
@@ -189,6 +190,17 @@ static void cg_close(void *state)
 {
     if (state)
         cg_free(state);
+}
+
+int pm_cgroup_job_dir(const void *state)
+{
+    const cg_state *st = state;
+    if (!st || !st->created || st->dead || !st->adopted)
+        return -1;
+    for (size_t i = 0; i < st->nh; i++)
+        if (!st->h[i].off && st->h[i].dirfd >= 0 && st->h[i].made[0])
+            return st->h[i].dirfd;
+    return -1;
 }
 
 const pm_source pm_source_cgroup = {
