@@ -334,10 +334,11 @@ int pm_cg_open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
             static const char *const cname[3] = {"memory", "io", "pids"};
             for (int b = 0; b < 3; b++)
                 if (off & (1u << b))
-                    pm_cg_add_note(st,
-                             "cgroup: no %s accounting: the %s controller is not enabled for %s "
-                             "(its parent's cgroup.subtree_control)",
-                             cname[b], cname[b], h->path);
+                    pm_cg_add_note(
+                        st,
+                        "cgroup: no %s accounting: the %s controller is not enabled for %s "
+                        "(its parent's cgroup.subtree_control)",
+                        cname[b], cname[b], h->path);
         }
         for (size_t k = 0; k < NSPECS; k++) {
             const spec *sp = &specs[k];
@@ -359,7 +360,7 @@ int pm_cg_open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
             }
             if (f->fd < 0) {
                 pm_cg_add_note(st, "cgroup: %s not available%s%s%s", sp->file, sp->why ? " (" : "",
-                         sp->why ? sp->why : "", sp->why ? ")" : "");
+                               sp->why ? sp->why : "", sp->why ? ")" : "");
                 continue;
             }
             ssize_t n = pm_cg_pread0(f->fd, st->buf, CG_BUF);
@@ -402,9 +403,9 @@ int pm_cg_open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
             }
             if (missing[0])
                 pm_cg_add_note(st, "cgroup: %s has no %s%s", sp->file, missing,
-                         sp->ctrl == C_V2 && strcmp(sp->file, "cpu.stat") == 0
-                             ? " (the cpu controller is not enabled for the cgroup)"
-                             : "");
+                               sp->ctrl == C_V2 && strcmp(sp->file, "cpu.stat") == 0
+                                   ? " (the cpu controller is not enabled for the cgroup)"
+                                   : "");
             if (!cols) {
                 close(f->fd);
                 continue;
@@ -414,8 +415,8 @@ int pm_cg_open_files(const pm_sctx *ctx, cg_state *st, pm_schema *s)
     }
     if (st->created)
         pm_cg_add_note(st, "cgroup: no CPU throttling columns: the cgroup made for the command has "
-                     "no CPU limit of its own, and cpu.stat counts only the throttling by a "
-                     "cgroup's own limit");
+                           "no CPU limit of its own, and cpu.stat counts only the throttling by a "
+                           "cgroup's own limit");
     return 0;
 }
 

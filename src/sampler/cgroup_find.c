@@ -326,8 +326,8 @@ static size_t open_hiers(const pm_sctx *ctx, cg_state *st, int take_root)
             continue;
         h.dirfd = open_cgdir(ctx, h.mount, h.path);
         if (h.dirfd < 0) {
-            pm_cg_add_note(st, "cgroup: %s%s not found under %s (%s)", h.mount, h.path, ctx->sys_root,
-                     strerror(errno));
+            pm_cg_add_note(st, "cgroup: %s%s not found under %s (%s)", h.mount, h.path,
+                           ctx->sys_root, strerror(errno));
             continue;
         }
         st->h[k++] = h;
@@ -466,8 +466,8 @@ int pm_cg_find(const pm_sctx *ctx, cg_state *st, char *why, size_t cap)
         /* CMD goes into a cgroup made under the sampler's own. */
         if (read_lines(ctx, "self/cgroup", L) != 0 || (st->version = plan_hiers(ctx, L, st)) == 0) {
             snprintf(why, cap, "no cgroup file system under %s/fs/cgroup", ctx->sys_root);
-            pm_cg_add_note(st, "cgroup: cannot make a cgroup for the command (%s): no cgroup columns",
-                     why);
+            pm_cg_add_note(
+                st, "cgroup: cannot make a cgroup for the command (%s): no cgroup columns", why);
             goto out;
         }
         /* A cgroup perfmon makes has no CPU limit of its own, and cpu.stat
@@ -497,15 +497,15 @@ int pm_cg_find(const pm_sctx *ctx, cg_state *st, char *why, size_t cap)
                 goto out;
             }
             pm_cg_add_note(st, "cgroup: cannot make a cgroup for the command (%s)%s", why,
-                     rc == -EACCES || rc == -EPERM || rc == -EROFS
-                         ? ": run as root or in a delegated cgroup"
-                         : "");
+                           rc == -EACCES || rc == -EPERM || rc == -EROFS
+                               ? ": run as root or in a delegated cgroup"
+                               : "");
             pm_cg_close_hiers(st);
         } else {
             pm_cg_add_note(st,
-                     "cgroup: cannot make a cgroup for the command (the sampler's cgroup "
-                     "directories are not under %s/fs/cgroup)",
-                     ctx->sys_root);
+                           "cgroup: cannot make a cgroup for the command (the sampler's cgroup "
+                           "directories are not under %s/fs/cgroup)",
+                           ctx->sys_root);
         }
         /* fall back to the sampler's own cgroup, when it is a job's */
         memcpy(st->h, keep, sizeof st->h);
@@ -574,7 +574,7 @@ int pm_cg_find(const pm_sctx *ctx, cg_state *st, char *why, size_t cap)
 out:
     if (found && L->bad)
         pm_cg_add_note(st, "cgroup: %d malformed line(s) of /proc/%d/cgroup ignored", L->bad,
-                 (int)st->from_pid);
+                       (int)st->from_pid);
     free(L);
     return found;
 }

@@ -159,10 +159,10 @@ typedef struct nvml_state {
 
 const char *pm_nv_errstr(const nvml_state *st, nvmlReturn_t rc);
 nvmlReturn_t pm_nv_query_procs(nvml_state *st, const pm_sctx *ctx, gpu *g, uint64_t out[3],
-                                int *partial);
+                               int *partial);
 nvmlReturn_t pm_nv_query_putil(nvml_state *st, const pm_sctx *ctx, gpu *g, uint64_t out[3]);
 nvmlReturn_t pm_nv_query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uint64_t out[3],
-                          int *partial);
+                         int *partial);
 void pm_nv_open_events(nvml_state *st);
 int pm_nv_register_xid(nvml_state *st, gpu *g, pm_schema *s);
 void pm_nv_read_xid(nvml_state *st, const pm_sctx *ctx);

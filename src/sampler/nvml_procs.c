@@ -71,7 +71,7 @@ static int in_tree(nvml_state *st, const pm_sctx *ctx, int32_t pid)
 
 /* Compute processes: count, and count and memory of the tree's. */
 nvmlReturn_t pm_nv_query_procs(nvml_state *st, const pm_sctx *ctx, gpu *g, uint64_t out[3],
-                                int *partial)
+                               int *partial)
 {
     unsigned int n = MAX_PROCS;
     size_t size = sizeof(nvmlProcessInfo_v2_t);

@@ -35,7 +35,8 @@ void pm_nv_open_events(nvml_state *st)
     if (nr != NVML_SUCCESS) {
         st->events = NULL;
         snprintf(st->xid_why, sizeof st->xid_why,
-                 "NVML cannot make an event set (%s): no XID events (gpu.<n>.xid)", pm_nv_errstr(st, nr));
+                 "NVML cannot make an event set (%s): no XID events (gpu.<n>.xid)",
+                 pm_nv_errstr(st, nr));
     }
 }
 
