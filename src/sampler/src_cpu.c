@@ -25,6 +25,8 @@
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
 
+#include "sread.h"
+
 /* /proc/stat "cpu" line fields after the label (proc(5)):
  * user nice system idle iowait irq softirq steal guest guest_nice.
  * guest and guest_nice are already included in user and nice. */
@@ -114,7 +116,7 @@ static double busy_pct(uint64_t busy, uint64_t pbusy, uint64_t total, uint64_t p
  * node with thousands of CPUs has a long file). */
 static int read_stat(cpu_state *st, const pm_sctx *ctx)
 {
-    ssize_t n = pm_pread_grow(&st->fd_stat, ctx->proc_fd, "stat", &st->buf, &st->cap, STAT_CAP);
+    ssize_t n = pm_sread_whole(&st->fd_stat, ctx->proc_fd, "stat", &st->buf, &st->cap, STAT_CAP);
     return n < 0 ? (int)n : 0;
 }
 

@@ -104,6 +104,8 @@
 #include "perfmon/proctree.h"
 #include "perfmon/source.h"
 #include "perfmon/vec.h"
+
+#include "sread.h"
 #include "ptree.h"
 
 static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
@@ -378,8 +380,8 @@ static int cgroup_has_all(tree_state *st, const pm_sctx *ctx)
     int dir = ctx->job_cgroup ? ctx->job_cgroup(ctx->job_cgroup_arg) : -1;
     if (dir < 0 || ctx->now_mono_ns >= st->list_due)
         return 0;
-    if (pm_pread_grow(&st->fd_procs, dir, "cgroup.procs", &st->procs_buf, &st->procs_cap,
-                      (size_t)1 << 22) < 0)
+    if (pm_sread_records(&st->fd_procs, dir, "cgroup.procs", &st->procs_buf, &st->procs_cap,
+                         (size_t)1 << 22) < 0)
         return 0;
     char *cur = st->procs_buf, *line;
     while ((line = pm_next_line(&cur)) != NULL) {
