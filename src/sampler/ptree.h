@@ -126,8 +126,7 @@ typedef struct tree_state {
     int fd_loadavg;       /* /proc/loadavg, for the last pid created */
     int64_t last_pid;     /* at the last listing; -1 = list next time */
     int64_t list_due;     /* -- CMD's cgroup known: no later listing waits */
-    int fd_procs;         /* its cgroup.procs */
-    char *procs_buf;
+    char *procs_buf;      /* its cgroup.procs */
     size_t procs_cap;
     int npending_unknown; /* pids left undecided: list again */
     uint32_t seq;         /* samples read so far */

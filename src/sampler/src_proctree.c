@@ -141,7 +141,6 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     if (st->max_kept > 65536)
         st->max_kept = 65536;
     st->fd_loadavg = -1;
-    st->fd_procs = -1;
     st->last_pid = -1;
     struct statfs sfs;
     st->procfs = fstatfs(ctx->proc_fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
@@ -380,8 +379,14 @@ static int cgroup_has_all(tree_state *st, const pm_sctx *ctx)
     int dir = ctx->job_cgroup ? ctx->job_cgroup(ctx->job_cgroup_arg) : -1;
     if (dir < 0 || ctx->now_mono_ns >= st->list_due)
         return 0;
-    if (pm_sread_records(&st->fd_procs, dir, "cgroup.procs", &st->procs_buf, &st->procs_cap,
-                         (size_t)1 << 22) < 0)
+    /* Opened afresh each time: cgroup v1 keeps the list it made at an
+     * open for a second (CGROUP_PIDLIST_DESTROY_DELAY) and serves a kept
+     * descriptor's re-reads from it, births missing. */
+    int fd = -1;
+    ssize_t n =
+        pm_sread_records(&fd, dir, "cgroup.procs", &st->procs_buf, &st->procs_cap, (size_t)1 << 22);
+    pm_close_kept(&fd);
+    if (n < 0)
         return 0;
     char *cur = st->procs_buf, *line;
     while ((line = pm_next_line(&cur)) != NULL) {
@@ -511,7 +516,6 @@ static void tree_close(void *state)
     free(st->gone);
     free(st->sinks);
     pm_close_kept(&st->fd_loadavg);
-    pm_close_kept(&st->fd_procs);
     free(st->procs_buf);
     free(st);
 }
