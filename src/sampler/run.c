@@ -35,7 +35,7 @@
 #include "perfmon/source.h"
 #include "perfmon/writer.h"
 
-#define MAX_SOURCES 16
+#include "run.h"
 
 static volatile sig_atomic_t g_stop_signal;
 static volatile sig_atomic_t g_child_event;
@@ -46,48 +46,6 @@ static void on_signal(int sig)
         g_child_event = 1;
     else
         g_stop_signal = sig;
-}
-
-typedef struct run {
-    const pm_sampler_opts *o;
-    pm_sctx ctx;
-    pm_profile_info info;
-    pm_schema schema;
-    const pm_source *src[MAX_SOURCES];
-    void *state[MAX_SOURCES];
-    size_t nsrc;
-    int col_cpu, col_rss, col_late, col_missed, col_dur;
-    pm_sample sample;
-    pm_writer *w[2];
-    size_t nw;
-    int writing;        /* 0 after a write failure: suspended until a retry works */
-    int64_t retry_at;   /* while suspended: when to try writing again */
-    int64_t backoff_ns; /* and the wait after that, doubling up to 10 s */
-    uint64_t lost;      /* samples not recorded in the current outage */
-    uint64_t lost_total;
-    pid_t roots[PM_MAX_PIDS];
-    size_t nroots;
-    pid_t child;
-    int gate_fd; /* -- CMD: closed after the first sample lets CMD exec */
-    int exec_fd; /* -- CMD: carries exec's errno when it fails */
-    pm_profile_end end;
-    int64_t late_ns; /* a sample later than this counts as late */
-    int fd_statm;    /* /proc/self/statm, kept open */
-    pm_ipc ipc;      /* --ipc, watched when ipc_on */
-    int ipc_on;
-    struct rlimit nofile; /* the limit the sampler started with... */
-    int nofile_raised;    /* ...raised for kept descriptors; CMD gets it back */
-} run;
-
-/* The output directory, created with its parents, and writable. */
-static int mkdir_p(const char *dir, pm_error *err)
-{
-    int rc = pm_mkdir_p(dir, err);
-    if (rc)
-        return rc;
-    if (access(dir, W_OK | X_OK) != 0)
-        return pm_error_sys(err, PM_EIO, errno, "%s: not writable", dir);
-    return 0;
 }
 
 /* The sampler's own resident size, from the real /proc/self/statm even
@@ -130,13 +88,13 @@ static void note(run *r, const char *fmt, ...)
 
 /* pm_sctx.note: a source's note or event, written as it is: not cut to
  * note()'s buffer, which would leave an event's JSON unterminated. */
-static void source_note(void *arg, const char *text)
+void pm_run_source_note(void *arg, const char *text)
 {
     note_text((run *)arg, text);
 }
 
 /* pm_sctx.job_cgroup: the cgroup source's cgroup made for -- CMD. */
-static int job_cgroup_dir(void *arg)
+int pm_run_job_cgroup_dir(void *arg)
 {
     const run *r = arg;
     for (size_t i = 0; i < r->nsrc; i++)
@@ -147,7 +105,7 @@ static int job_cgroup_dir(void *arg)
 
 /* pm_sctx.followed: a root, or a member of the process-tree source's tree
  * at its last sample. */
-static int followed_pid(void *arg, int pid)
+int pm_run_followed_pid(void *arg, int pid)
 {
     const run *r = arg;
     for (size_t i = 0; i < r->nroots; i++)
@@ -248,7 +206,7 @@ static int restore_removed(run *r, pm_error *err)
     for (size_t i = 0; i < r->nw; i++) {
         if (pm_writer_check_linked(r->w[i], err) == 0)
             continue;
-        int rc = mkdir_p(r->o->out_dir, err);
+        int rc = pm_run_mkdir_p(r->o->out_dir, err);
         if (rc == 0)
             rc = pm_writer_restore(r->w[i], err);
         if (rc != 0)
@@ -274,107 +232,6 @@ static int write_due(run *r)
         return 0;
     }
     return 1;
-}
-
-/* Open sources; an essential one that fails is fatal. */
-static int open_sources(run *r, pm_buf *status, pm_error *err)
-{
-    pm_buf_puts(status, ",\"sources\":{");
-    int first = 1;
-    for (size_t i = 0; pm_sources[i] && r->nsrc < MAX_SOURCES; i++) {
-        const pm_source *s = pm_sources[i];
-        void *state = NULL;
-        pm_error e;
-        pm_error_clear(&e);
-        int rc = s->open(&r->ctx, &r->schema, &state, &e);
-        pm_buf_printf(status, "%s\"%s\":", first ? "" : ",", s->name);
-        first = 0;
-        if (rc == 0) {
-            pm_buf_puts(status, "\"ok\"");
-            r->src[r->nsrc] = s;
-            r->state[r->nsrc++] = state;
-            continue;
-        }
-        if (s->essential)
-            return pm_error_set(err, rc, "%s", e.msg);
-        pm_buf_json_str(status, e.msg);
-        pm_log(PM_LOG_INFO, "source %s absent: %s", s->name, e.msg);
-    }
-    pm_buf_puts(status, "}");
-    for (size_t i = 0; i < r->nsrc; i++)
-        if (r->src[i]->describe) {
-            pm_buf_puts(status, ",");
-            r->src[i]->describe(r->state[i], status);
-        }
-    r->col_cpu =
-        pm_schema_add(&r->schema, "sampler.cpu_time", "s", PM_COUNTER, PM_F64, "sampler", 0);
-    r->col_rss = pm_schema_add(&r->schema, "sampler.rss", "B", PM_GAUGE, PM_U64, "sampler", 0);
-    r->col_late =
-        pm_schema_add(&r->schema, "sampler.lateness", "s", PM_GAUGE, PM_F64, "sampler", 0);
-    r->col_missed =
-        pm_schema_add(&r->schema, "sampler.missed", "1", PM_COUNTER, PM_U64, "sampler", 0);
-    r->col_dur = pm_schema_add(&r->schema, "sampler.duration", "s", PM_GAUGE, PM_F64, "sampler", 0);
-    if (r->col_dur < 0)
-        return pm_error_set(err, PM_ENOMEM, "cannot build the column schema");
-    return 0;
-}
-
-/* DIR/<job>_<host>[.<n>].<ext> into path[cap]: 0, or -1 when too long. */
-static int profile_path(const run *r, const char *job, const char *host, int n, const char *ext,
-                        char *path, size_t cap)
-{
-    int len = n == 1 ? snprintf(path, cap, "%s/%s_%s.%s", r->o->out_dir, job, host, ext)
-                     : snprintf(path, cap, "%s/%s_%s.%d.%s", r->o->out_dir, job, host, n, ext);
-    return len < 0 || (size_t)len >= cap ? -1 : 0;
-}
-
-/* Create DIR/<job>_<host>[.<n>].<ext> exclusively for each format asked,
- * with one run number n for all (-f both: x.3.pmp and x.3.pmp.jsonl pair
- * up by name): the first n under which no file of either format exists. */
-static int open_writers(run *r, const char *meta, pm_error *err)
-{
-    char job[128], host[128], path[4096];
-    pm_sanitize_name(r->info.job_id, job, sizeof job);
-    pm_sanitize_name(r->info.host, host, sizeof host);
-    static const char *const ext[2] = {"pmp", "pmp.jsonl"};
-    static const int fmt[2] = {PM_FMT_BIN, PM_FMT_JSONL};
-    const int want[2] = {r->o->write_bin, r->o->write_json};
-    for (int n = 1; n < 1000; n++) {
-        int taken = 0;
-        for (int f = 0; f < 2 && !taken; f++) {
-            struct stat sb;
-            if (profile_path(r, job, host, n, ext[f], path, sizeof path) != 0)
-                return pm_error_set(err, PM_EUSAGE, "%s: output path too long", r->o->out_dir);
-            taken = lstat(path, &sb) == 0;
-        }
-        for (int f = 0; f < 2 && !taken; f++) {
-            if (!want[f])
-                continue;
-            if (profile_path(r, job, host, n, ext[f], path, sizeof path) != 0)
-                return pm_error_set(err, PM_EUSAGE, "%s: output path too long", r->o->out_dir);
-            int rc = pm_writer_open(&r->w[r->nw], path, fmt[f], &r->info, r->schema.cols,
-                                    r->schema.n, meta, err);
-            if (rc != 0 && err->sys != EEXIST)
-                return rc;
-            if (rc != 0) {
-                /* Created meanwhile by another run: drop this number. */
-                taken = 1;
-                pm_error_clear(err);
-                break;
-            }
-            r->nw++;
-            pm_log(PM_LOG_INFO, "writing %s (%zu columns)", path, r->schema.n);
-        }
-        if (!taken)
-            return 0;
-        while (r->nw > 0) {
-            r->nw--;
-            unlink(pm_writer_path(r->w[r->nw]));
-            pm_writer_close(r->w[r->nw], NULL);
-        }
-    }
-    return pm_error_set(err, PM_EIO, "%s: too many profiles for job %s on %s", r->o->out_dir, job,
-                        host);
 }
 
 static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
@@ -442,7 +299,7 @@ static int child_exited(run *r)
  * Each is a zombie of the command's tree: the sources read it a last time
  * first (the process tree's CPU time and I/O would otherwise lose what it
  * did since the last sample). */
-static void reap_orphans(run *r)
+void pm_run_reap_orphans(run *r)
 {
     for (;;) {
         siginfo_t si;
@@ -458,94 +315,9 @@ static void reap_orphans(run *r)
     }
 }
 
-/* Fork CMD, held at a gate until the sampler has taken its first sample:
- * the baseline of every cumulative column (the tree's CPU time and I/O,
- * the counters that the kernel enables at exec) is then taken before CMD
- * has done anything, so nothing CMD does is lost in the baseline, however
- * late the first sample comes on a loaded node.  release_child() opens the
- * gate and reports a failed exec. */
-static int start_child(run *r, pm_error *err, const sigset_t *oldmask)
-{
-    int pfd[2], gate[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0)
-        return pm_error_sys(err, PM_EIO, errno, "pipe");
-    if (pipe2(gate, O_CLOEXEC) != 0) {
-        int e = errno;
-        close(pfd[0]);
-        close(pfd[1]);
-        return pm_error_sys(err, PM_EIO, e, "pipe");
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(pfd[0]);
-        close(pfd[1]);
-        close(gate[0]);
-        close(gate[1]);
-        return pm_error_sys(err, PM_EIO, e, "fork");
-    }
-    if (pid == 0) {
-        close(pfd[0]);
-        close(gate[1]);
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_DFL;
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGHUP, &sa, NULL);
-        sigaction(SIGCHLD, &sa, NULL);
-        sigprocmask(SIG_SETMASK, oldmask, NULL);
-        /* Wait at the gate: end of file once the sampler has sampled (or
-         * has died, in which case CMD runs unobserved rather than never). */
-        char c;
-        ssize_t g;
-        do
-            g = read(gate[0], &c, 1);
-        while (g < 0 && errno == EINTR);
-        close(gate[0]);
-        if (r->nofile_raised)
-            setrlimit(RLIMIT_NOFILE, &r->nofile);
-        execvp(r->o->cmd[0], r->o->cmd);
-        int e = errno;
-        ssize_t w = write(pfd[1], &e, sizeof e);
-        (void)w;
-        _exit(127);
-    }
-    close(pfd[1]);
-    close(gate[0]);
-    r->gate_fd = gate[1];
-    r->exec_fd = pfd[0];
-    r->child = pid;
-    r->roots[0] = pid;
-    r->nroots = 1;
-    /* Before the gate opens: e.g. into the cgroup made for CMD. */
-    for (size_t i = 0; i < r->nsrc; i++)
-        if (r->src[i]->adopt)
-            r->src[i]->adopt(r->state[i], &r->ctx, pid);
-    return 0;
-}
-
-/* The run id that ties together the files of one sampler run (-f both)
- * and tells runs of one job apart (docs/format.md): 64 random bits, or,
- * without getrandom, the pid and both clocks mixed (splitmix64). */
-static void make_run_id(char *out, size_t cap)
-{
-    uint64_t x = 0;
-    if (getrandom(&x, sizeof x, GRND_NONBLOCK) != (ssize_t)sizeof x) {
-        x = (uint64_t)getpid() * 0x9E3779B97F4A7C15u ^ (uint64_t)pm_wall_ns() ^
-            (uint64_t)pm_mono_ns() << 17;
-        x ^= x >> 30;
-        x *= 0xBF58476D1CE4E5B9u;
-        x ^= x >> 27;
-        x *= 0x94D049BB133111EBu;
-        x ^= x >> 31;
-    }
-    snprintf(out, cap, "%016llx", (unsigned long long)x);
-}
-
 /* Open the gate and wait for CMD's exec: 0 when it runs, PM_ENOENT with
  * the reason when it could not be started (the child has been reaped). */
-static int release_child(run *r, pm_error *err)
+int pm_run_release_child(run *r, pm_error *err)
 {
     close(r->gate_fd);
     r->gate_fd = -1;
@@ -562,174 +334,6 @@ static int release_child(run *r, pm_error *err)
         return pm_error_sys(err, PM_ENOENT, e, "cannot run '%s'", r->o->cmd[0]);
     }
     return 0;
-}
-
-/* Nothing ran: remove the profiles again. */
-static void discard_profiles(run *r)
-{
-    for (size_t i = 0; i < r->nw; i++) {
-        unlink(pm_writer_path(r->w[i]));
-        pm_writer_close(r->w[i], NULL);
-    }
-    r->nw = 0;
-}
-
-static void join_cmdline(const pm_sampler_opts *o, char *out, size_t cap)
-{
-    size_t n = 0;
-    out[0] = '\0';
-    if (o->cmd) {
-        for (size_t i = 0; o->cmd[i] && n + 1 < cap; i++) {
-            int w = snprintf(out + n, cap - n, "%s%s", i ? " " : "", o->cmd[i]);
-            if (w < 0)
-                break;
-            n += (size_t)w;
-        }
-    } else {
-        for (size_t i = 0; i < o->npids && n + 1 < cap; i++) {
-            int w = snprintf(out + n, cap - n, "%spid %d", i ? ", " : "", (int)o->pids[i]);
-            if (w < 0)
-                break;
-            n += (size_t)w;
-        }
-    }
-}
-
-static void cleanup(run *r)
-{
-    for (size_t i = 0; i < r->nsrc; i++)
-        r->src[i]->close(r->state[i]);
-    for (size_t i = 0; i < r->nw; i++) {
-        pm_error err;
-        if (pm_writer_close(r->w[i], &err) != 0 && r->writing)
-            pm_log(PM_LOG_ERROR, "%s", err.msg);
-    }
-    r->nw = 0;
-    pm_close_kept(&r->fd_statm);
-    pm_close_kept(&r->gate_fd);
-    pm_close_kept(&r->exec_fd);
-    if (r->ipc_on)
-        pm_ipc_close(&r->ipc);
-    r->ipc_on = 0;
-    pm_sample_free(&r->sample);
-    pm_schema_free(&r->schema);
-    pm_sctx_close(&r->ctx);
-}
-
-static int setup(run *r, const sigset_t *oldmask, pm_error *err)
-{
-    const pm_sampler_opts *o = r->o;
-    int rc = mkdir_p(o->out_dir, err);
-    if (rc)
-        return rc;
-    /* The IPC file stops a run without a command; one that already says
-     * FINISHED would end this run before it started. */
-    if (o->ipc_file && !o->cmd) {
-        r->ipc_on = 1;
-        rc = pm_ipc_open(&r->ipc, o->ipc_file, o->ipc_reset, pm_mono_ns(), err);
-        if (rc)
-            return rc;
-    }
-    rc = pm_sctx_open(&r->ctx, o->proc_root, o->sys_root, err);
-    if (rc)
-        return rc;
-    r->ctx.out_dir = o->out_dir;
-    r->ctx.pss_interval_ns = o->pss_interval_ns;
-    r->ctx.system_counters = o->system_counters;
-    r->ctx.note = source_note;
-    r->ctx.note_arg = r;
-    r->ctx.followed = followed_pid;
-    r->ctx.followed_arg = r;
-    r->ctx.job_cgroup = job_cgroup_dir;
-    r->ctx.job_cgroup_arg = r;
-    for (size_t i = 0; i < o->npids; i++)
-        r->roots[r->nroots++] = o->pids[i];
-    if (o->cmd) {
-        r->nroots = 1; /* the child's pid is filled in when it starts */
-        /* Every descendant of CMD is the job, whoever it runs as: a job
-         * started by root may switch user (su, setpriv, a launcher). */
-        r->ctx.any_uid = 1;
-    }
-    r->ctx.roots = r->roots;
-    r->ctx.nroots = r->nroots;
-    /* In a SLURM job with nothing named to follow: the job's own steps on
-     * this node (how SKA perfmon found the "main step job"). */
-    const char *sjob = getenv("SLURM_JOB_ID");
-    if (!o->cmd && !o->npids && sjob && *sjob) {
-        r->ctx.slurm_job = sjob;
-        r->ctx.slurm_step = getenv("SLURM_STEP_ID");
-    }
-    if (o->npids) {
-        /* Follow processes of the monitored user, which may not be ours. */
-        char path[32];
-        struct stat st;
-        snprintf(path, sizeof path, "%d", (int)o->pids[0]);
-        if (fstatat(r->ctx.proc_fd, path, &st, 0) == 0)
-            r->ctx.uid = st.st_uid;
-    }
-
-    pm_sampler_host(o, r->info.host, sizeof r->info.host);
-    pm_job_detect(&r->info);
-    if (o->job_id)
-        snprintf(r->info.job_id, sizeof r->info.job_id, "%s", o->job_id);
-    snprintf(r->info.sampler, sizeof r->info.sampler, "perfmon-sample %s", PM_VERSION);
-    join_cmdline(o, r->info.command, sizeof r->info.command);
-    if (r->ctx.slurm_job)
-        snprintf(r->info.command, sizeof r->info.command, "SLURM job %s: its steps on this node",
-                 r->ctx.slurm_job);
-    r->info.interval_ns = o->interval_ns;
-    r->info.sampler_pid = getpid();
-    make_run_id(r->info.run_id, sizeof r->info.run_id);
-
-    pm_buf meta;
-    pm_buf_init(&meta);
-    char *hw = pm_hwinfo_json(&r->ctx, r->info.host);
-    if (hw)
-        pm_buf_puts(&meta, hw);
-    else
-        pm_buf_puts(&meta, "{\"hostname\":\"?\"");
-    free(hw);
-    rc = open_sources(r, &meta, err);
-    /* What the job asked for, once, before the first sample (squeue, where
-     * needed, is bounded to 2 s). */
-    pm_request req;
-    pm_request_detect(&req, 2000);
-    pm_request_json(&req, &meta);
-    pm_buf_puts(&meta, "}");
-    if (rc == 0 && meta.oom)
-        rc = pm_error_set(err, PM_ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = pm_sample_init(&r->sample, r->schema.n);
-    if (rc == 0) {
-        r->info.start_wall_ns = pm_wall_ns();
-        r->info.start_mono_ns = pm_mono_ns();
-        r->writing = 1;
-        rc = open_writers(r, meta.data, err);
-    }
-    pm_buf_free(&meta);
-    if (rc == 0 && o->cmd) {
-        /* The tree's orphans come to the sampler: still members, and
-         * read a last time before they are reaped (reap_orphans). */
-        r->ctx.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-        rc = start_child(r, err, oldmask);
-        if (rc != 0)
-            discard_profiles(r);
-    }
-    return rc;
-}
-
-void pm_sampler_host(const pm_sampler_opts *o, char *out, size_t cap)
-{
-    const char *slurm = getenv("SLURMD_NODENAME");
-    if (cap == 0)
-        return;
-    if (o->host)
-        snprintf(out, cap, "%s", o->host);
-    else if (slurm && *slurm)
-        snprintf(out, cap, "%s", slurm);
-    else if (gethostname(out, cap - 1) != 0)
-        snprintf(out, cap, "unknown");
-    out[cap - 1] = '\0';
 }
 
 /* Block the signals the loop handles (they are taken in ppoll only) and
@@ -858,7 +462,7 @@ static void handle_events(run *r, loop *l)
     if (g_child_event) {
         g_child_event = 0;
         if (r->child > 0) {
-            reap_orphans(r);
+            pm_run_reap_orphans(r);
             if (child_exited(r)) {
                 l->child_done = 1;
                 l->exit_wall_ns = pm_wall_ns();
@@ -963,10 +567,10 @@ int pm_sampler_run(const pm_sampler_opts *o)
 
     pm_error err;
     pm_error_clear(&err);
-    int rc = setup(r, &oldmask, &err);
+    int rc = pm_run_setup(r, &oldmask, &err);
     if (rc != 0) {
         pm_log(PM_LOG_ERROR, "%s", err.msg);
-        cleanup(r);
+        pm_run_cleanup(r);
         free(r);
         return rc == PM_ENOENT && o->cmd ? 127 : 2;
     }
@@ -992,10 +596,10 @@ int pm_sampler_run(const pm_sampler_opts *o)
     for (;;) {
         r->ctx.last_sample = l.final;
         take_sample(r, l.deadline, l.missed);
-        if (r->gate_fd >= 0 && release_child(r, &err) != 0) {
+        if (r->gate_fd >= 0 && pm_run_release_child(r, &err) != 0) {
             pm_log(PM_LOG_ERROR, "%s", err.msg);
-            discard_profiles(r);
-            cleanup(r);
+            pm_run_discard_profiles(r);
+            pm_run_cleanup(r);
             free(r);
             return 127;
         }
@@ -1011,7 +615,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
         handle_events(r, &l);
     }
     int status = finish(r, &l);
-    cleanup(r);
+    pm_run_cleanup(r);
     free(r);
     return status;
 }
