@@ -11,8 +11,7 @@
 
 /* One pread from offset 0 into *buf (at least 4096 bytes, grown once at
  * first use); its length, or -errno (the descriptor closed). */
-static ssize_t one_pread(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
-                         size_t max)
+static ssize_t one_pread(int *fd, int dirfd, const char *path, char **buf, size_t *cap, size_t max)
 {
     if (*cap < 4096 && max >= 4096) {
         char *nb = realloc(*buf, 4096);
@@ -41,8 +40,7 @@ static ssize_t one_pread(int *fd, int dirfd, const char *path, char **buf, size_
     return n;
 }
 
-ssize_t pm_sread_whole(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
-                       size_t max)
+ssize_t pm_sread_whole(int *fd, int dirfd, const char *path, char **buf, size_t *cap, size_t max)
 {
     ssize_t n = one_pread(fd, dirfd, path, buf, cap, max);
     if (n < 0 || (size_t)n + 1 < *cap)
@@ -50,8 +48,7 @@ ssize_t pm_sread_whole(int *fd, int dirfd, const char *path, char **buf, size_t 
     return pm_pread_grow(fd, dirfd, path, buf, cap, max);
 }
 
-ssize_t pm_sread_records(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
-                         size_t max)
+ssize_t pm_sread_records(int *fd, int dirfd, const char *path, char **buf, size_t *cap, size_t max)
 {
     ssize_t n = one_pread(fd, dirfd, path, buf, cap, max);
     long page = sysconf(_SC_PAGESIZE);

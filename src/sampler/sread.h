@@ -17,8 +17,7 @@
 /* A file the kernel writes in one piece (single_open: /proc/stat,
  * /proc/meminfo) or a regular file (a captured tree): a pread that does
  * not fill the buffer returned all of it. */
-ssize_t pm_sread_whole(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
-                       size_t max);
+ssize_t pm_sread_whole(int *fd, int dirfd, const char *path, char **buf, size_t *cap, size_t max);
 
 /* A file the kernel lists one record at a time into a page-sized buffer
  * (seq_file: /proc/diskstats, /proc/net/dev, cgroup.procs), whose records
@@ -28,7 +27,6 @@ ssize_t pm_sread_whole(int *fd, int dirfd, const char *path, char **buf, size_t 
  * read of at most a page less PM_SREAD_RECORD bytes that did not fill the
  * buffer returned all of it. */
 #define PM_SREAD_RECORD 512
-ssize_t pm_sread_records(int *fd, int dirfd, const char *path, char **buf, size_t *cap,
-                         size_t max);
+ssize_t pm_sread_records(int *fd, int dirfd, const char *path, char **buf, size_t *cap, size_t max);
 
 #endif
