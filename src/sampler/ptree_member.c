@@ -461,7 +461,7 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
     if (want_check(e, &multi))
         have_sched = (multi ? read_sched_tasks(st, ctx, e, &sns, &scnt)
                             : read_sched(st, ctx, e, &sns, &scnt)) == 0;
-    else
+    else if (e->skip_checks)
         e->skip_checks--;
     if (have_sched && e->cached && sns == e->sched_ns && scnt == e->sched_cnt &&
         e->stat_age < STAT_REFRESH) {

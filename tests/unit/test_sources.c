@@ -2102,6 +2102,41 @@ static void test_proctree_cgroup_procs_trigger(void **state)
     drop_copy(root);
 }
 
+/* A member of more than 8 threads is read in full every sample, unasked;
+ * once it has one thread again, its schedstat stands for its full read
+ * as any single-threaded member's does. */
+static void test_proctree_many_threads_then_one(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    write_file(root, "proc/103/schedstat", "1000 0 5\n");
+    write_stat(root, 103, "helper", 102, 300, 100, 0, 0, 9, 4096, 10);
+    harness h;
+    const pid_t roots[] = {103};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    for (int i = 1; i <= 3; i++) {
+        h.ctx.now_mono_ns = i * 1000000000LL;
+        assert_int_equal(h_read(&h), 0);
+        assert_int_equal(u64v(&h, "proc.threads"), 9);
+    }
+    write_stat(root, 103, "helper", 102, 300, 100, 0, 0, 1, 4096, 10);
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0); /* read in full: one thread now */
+    h.ctx.now_mono_ns = 5000000000;
+    assert_int_equal(h_read(&h), 0); /* asked, then read in full: the baseline */
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS);
+    write_stat(root, 103, "helper", 102, 400, 100, 0, 0, 1, 4096, 10);
+    h.ctx.now_mono_ns = 6000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS); /* its thread did not run */
+    write_file(root, "proc/103/schedstat", "2000 0 6\n");
+    h.ctx.now_mono_ns = 7000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.0, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
 /* A multithreaded member none of whose threads ran since its last full
  * read (each thread's schedstat, /proc/<pid>/task/<tid>/schedstat,
  * unchanged) is not read again: its last figures stand, as a
@@ -2328,6 +2363,7 @@ int main(void)
         cmocka_unit_test(test_proctree_departed),
         cmocka_unit_test(test_proctree_zombie_when_seen),
         cmocka_unit_test(test_proctree_threads_not_run),
+        cmocka_unit_test(test_proctree_many_threads_then_one),
         cmocka_unit_test(test_proctree_cgroup_procs_trigger),
         cmocka_unit_test(test_proctree_impossible_values),
         cmocka_unit_test(test_real_proc_smoke),
