@@ -97,9 +97,9 @@ typedef struct pm_sctx {
      * its last sample)?  Set by the sampling loop; NULL in tests. */
     int (*followed)(void *arg, int pid);
     void *followed_arg;
-    /* The cgroup made for -- CMD (pm_cgroup_job_dir), or -1.  Set by the
-     * sampling loop; NULL in tests. */
-    int (*job_cgroup)(void *arg);
+    /* The cgroup made for -- CMD (pm_cgroup_job_dir, with *live), or -1.
+     * Set by the sampling loop; NULL in tests. */
+    int (*job_cgroup)(void *arg, int *live);
     void *job_cgroup_arg;
 } pm_sctx;
 

@@ -94,12 +94,13 @@ void pm_run_source_note(void *arg, const char *text)
 }
 
 /* pm_sctx.job_cgroup: the cgroup source's cgroup made for -- CMD. */
-int pm_run_job_cgroup_dir(void *arg)
+int pm_run_job_cgroup_dir(void *arg, int *live)
 {
     const run *r = arg;
+    *live = 0;
     for (size_t i = 0; i < r->nsrc; i++)
         if (r->src[i] == &pm_source_cgroup)
-            return pm_cgroup_job_dir(r->state[i]);
+            return pm_cgroup_job_dir(r->state[i], live);
     return -1;
 }
 

@@ -141,6 +141,7 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     if (st->max_kept > 65536)
         st->max_kept = 65536;
     st->fd_loadavg = -1;
+    st->fd_procs = st->procs_dir = -1;
     st->last_pid = -1;
     struct statfs sfs;
     st->procfs = fstatfs(ctx->proc_fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
@@ -376,16 +377,21 @@ static int at_gate(const tree_state *st, const pm_sctx *ctx)
  * cgroup is unknown or its file does not read or parse). */
 static int cgroup_has_all(tree_state *st, const pm_sctx *ctx)
 {
-    int dir = ctx->job_cgroup ? ctx->job_cgroup(ctx->job_cgroup_arg) : -1;
+    int live = 0;
+    int dir = ctx->job_cgroup ? ctx->job_cgroup(ctx->job_cgroup_arg, &live) : -1;
     if (dir < 0 || ctx->now_mono_ns >= st->list_due)
         return 0;
-    /* Opened afresh each time: cgroup v1 keeps the list it made at an
-     * open for a second (CGROUP_PIDLIST_DESTROY_DELAY) and serves a kept
-     * descriptor's re-reads from it, births missing. */
-    int fd = -1;
-    ssize_t n =
-        pm_sread_records(&fd, dir, "cgroup.procs", &st->procs_buf, &st->procs_cap, (size_t)1 << 22);
-    pm_close_kept(&fd);
+    /* On cgroup v1 opened afresh each time: v1 serves a kept descriptor's
+     * re-reads from the list it made at the first, births missing (the
+     * list lives on while it is read, CGROUP_PIDLIST_DESTROY_DELAY); v2
+     * walks the cgroup's tasks at each read from the start. */
+    if (!live || st->procs_dir != dir)
+        pm_close_kept(&st->fd_procs);
+    st->procs_dir = dir;
+    ssize_t n = pm_sread_records(&st->fd_procs, dir, "cgroup.procs", &st->procs_buf, &st->procs_cap,
+                                 (size_t)1 << 22);
+    if (!live)
+        pm_close_kept(&st->fd_procs);
     if (n < 0)
         return 0;
     char *cur = st->procs_buf, *line;
@@ -516,6 +522,7 @@ static void tree_close(void *state)
     free(st->gone);
     free(st->sinks);
     pm_close_kept(&st->fd_loadavg);
+    pm_close_kept(&st->fd_procs);
     free(st->procs_buf);
     free(st);
 }

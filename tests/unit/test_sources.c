@@ -2032,8 +2032,10 @@ static void test_proctree_zombie_when_seen(void **state)
 }
 
 /* pm_sctx.job_cgroup for the test below: the directory fd in arg. */
-static int cg_dir_of(void *arg)
+static int g_cg_live;
+static int cg_dir_of(void *arg, int *live)
 {
+    *live = g_cg_live;
     return *(const int *)arg;
 }
 
@@ -2041,10 +2043,11 @@ static int cg_dir_of(void *arg)
  * the node lists /proc only when the cgroup's cgroup.procs names a process
  * the tree does not have yet; otherwise at most a second after the last
  * listing.  104, a child of 100 not in the cgroup (moved out), is found by
- * that listing; 105, born in the cgroup, at once (with 104). */
-static void test_proctree_cgroup_procs_trigger(void **state)
+ * that listing; 105, born in the cgroup, at once (with 104).  The file is
+ * read through a kept descriptor (live: cgroup v2) or opened each time. */
+static void cgroup_procs_trigger(int live)
 {
-    (void)state;
+    g_cg_live = live;
     char *root = copy_node("hpc-ib-rapl");
     make_dir(root, "cg");
     write_file(root, "cg/cgroup.procs", "100\n101\n102\n103\n");
@@ -2100,6 +2103,13 @@ static void test_proctree_cgroup_procs_trigger(void **state)
     h_close(&h);
     close(cgfd);
     drop_copy(root);
+}
+
+static void test_proctree_cgroup_procs_trigger(void **state)
+{
+    (void)state;
+    cgroup_procs_trigger(0);
+    cgroup_procs_trigger(1);
 }
 
 /* A member of more than 8 threads is read in full every sample, unasked;
