@@ -319,7 +319,9 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
 int64_t pm_ptree_last_pid(tree_state *st, const pm_sctx *ctx)
 {
     char buf[128];
-    if (pm_pread_kept(&st->fd_loadavg, ctx->proc_fd, "loadavg", buf, sizeof buf, NULL) <= 0)
+    if (ctx->loadavg)
+        snprintf(buf, sizeof buf, "%s", ctx->loadavg); /* split below writes into it */
+    else if (pm_pread_kept(&st->fd_loadavg, ctx->proc_fd, "loadavg", buf, sizeof buf, NULL) <= 0)
         return -1;
     char *f[5];
     int64_t v;

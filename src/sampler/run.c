@@ -243,6 +243,10 @@ static void take_sample(run *r, int64_t deadline, uint64_t missed_total)
     s->mono_ns = t0;
     s->wall_ns = pm_wall_ns();
     r->ctx.now_mono_ns = t0;
+    r->ctx.loadavg = pm_pread_kept(&r->fd_loadavg, r->ctx.proc_fd, "loadavg", r->loadavg,
+                                   sizeof r->loadavg, NULL) > 0
+                         ? r->loadavg
+                         : NULL;
     for (size_t i = 0; i < r->nsrc; i++)
         r->src[i]->read(r->state[i], &r->ctx, s);
     int64_t late = t0 - deadline;
@@ -551,7 +555,7 @@ int pm_sampler_run(const pm_sampler_opts *o)
     r->o = o;
     r->child = -1;
     r->gate_fd = r->exec_fd = -1;
-    r->fd_statm = -1;
+    r->fd_statm = r->fd_loadavg = -1;
     r->end.exit_status = -1;
     r->late_ns = o->interval_ns / 10;
     sigset_t oldmask;

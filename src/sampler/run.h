@@ -41,9 +41,11 @@ typedef struct run {
     int gate_fd; /* -- CMD: closed after the first sample lets CMD exec */
     int exec_fd; /* -- CMD: carries exec's errno when it fails */
     pm_profile_end end;
-    int64_t late_ns; /* a sample later than this counts as late */
-    int fd_statm;    /* /proc/self/statm, kept open */
-    pm_ipc ipc;      /* --ipc, watched when ipc_on */
+    int64_t late_ns;   /* a sample later than this counts as late */
+    int fd_statm;      /* /proc/self/statm, kept open */
+    int fd_loadavg;    /* <proc>/loadavg, kept open... */
+    char loadavg[128]; /* ...and this sample's text (ctx.loadavg) */
+    pm_ipc ipc;        /* --ipc, watched when ipc_on */
     int ipc_on;
     struct rlimit nofile; /* the limit the sampler started with... */
     int nofile_raised;    /* ...raised for kept descriptors; CMD gets it back */

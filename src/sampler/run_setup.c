@@ -272,6 +272,7 @@ void pm_run_cleanup(run *r)
     }
     r->nw = 0;
     pm_close_kept(&r->fd_statm);
+    pm_close_kept(&r->fd_loadavg);
     pm_close_kept(&r->gate_fd);
     pm_close_kept(&r->exec_fd);
     if (r->ipc_on)

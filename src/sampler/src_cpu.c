@@ -172,7 +172,9 @@ static int cpu_open(const pm_sctx *ctx, pm_schema *schema, void **state, pm_erro
 static void read_loadavg(cpu_state *st, const pm_sctx *ctx, pm_sample *s)
 {
     char buf[256];
-    if (pm_pread_kept(&st->fd_load, ctx->proc_fd, "loadavg", buf, sizeof buf, NULL) <= 0)
+    if (ctx->loadavg)
+        snprintf(buf, sizeof buf, "%s", ctx->loadavg); /* split below writes into it */
+    else if (pm_pread_kept(&st->fd_load, ctx->proc_fd, "loadavg", buf, sizeof buf, NULL) <= 0)
         return;
     char *f[3];
     if (pm_split_fields(buf, f, 3) != 3)

@@ -377,6 +377,42 @@ static void test_cpu_first_sample(void **state)
     h_close(&h);
 }
 
+/* The sampling loop reads <proc>/loadavg once a sample and hands its text
+ * to the sources (pm_sctx.loadavg): the load averages come from it, and
+ * the process tree's newest pid, whose change lists /proc again. */
+static void test_loadavg_from_context(void **state)
+{
+    (void)state;
+    harness h;
+    assert_int_equal(h_open_node(&h, &pm_source_cpu, "hpc-ib-rapl", NULL, 0), 0);
+    h.ctx.loadavg = "1.25 0.50 0.25 2/345 6789\n";
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "load.1"), 1.25, EPS);
+    assert_dbl(f64v(&h, "load.5"), 0.50, EPS);
+    assert_dbl(f64v(&h, "load.15"), 0.25, EPS);
+    h_close(&h);
+
+    char *root = copy_node("hpc-ib-rapl");
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.loadavg = "1.25 0.50 0.25 2/345 1235\n";
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    /* 104 is born; the file on disk still names 1235, the context 1236. */
+    make_dir(root, "proc/104");
+    write_stat(root, 104, "step", 100, 1, 1, 0, 0, 1, 4096, 10);
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    h.ctx.loadavg = "1.25 0.50 0.25 2/345 1236\n";
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 5);
+    h_close(&h);
+    drop_copy(root);
+}
+
 static void test_cpu_percent_two_reads(void **state)
 {
     (void)state;
@@ -2373,6 +2409,7 @@ int main(void)
         cmocka_unit_test(test_proctree_departed),
         cmocka_unit_test(test_proctree_zombie_when_seen),
         cmocka_unit_test(test_proctree_threads_not_run),
+        cmocka_unit_test(test_loadavg_from_context),
         cmocka_unit_test(test_proctree_many_threads_then_one),
         cmocka_unit_test(test_proctree_cgroup_procs_trigger),
         cmocka_unit_test(test_proctree_impossible_values),
