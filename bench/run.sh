@@ -7,10 +7,20 @@ BIN="$BUILD/bin"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-echo "== perfmon-sample cost per sample (targets: <= 0.3 ms CPU, <= 2.4 MiB peak RSS)"
-echo "   10-process tree (sh + 9 children), -i 0.05 for 20 s, binary format"
+echo "== perfmon-sample cost per sample (targets: <= 0.25 ms CPU and <= 0.3x sadc's beside it, <= 2.4 MiB peak RSS; 512 processes: <= 5 ms)"
+echo "   10-process tree (sh + 9 children), -i 0.05 for 20 s, binary format; sadc -S DISK 1 20 (sysstat) beside it where installed"
+SADC=$(command -v sadc || true)
+[ -z "$SADC" ] && [ -x /usr/lib/sysstat/sadc ] && SADC=/usr/lib/sysstat/sadc
+[ -z "$SADC" ] && [ -x /usr/lib64/sa/sadc ] && SADC=/usr/lib64/sa/sadc
+if [ -n "$SADC" ]; then
+    "$BUILD/bench/sampler_cost_cpu" 20 "$SADC" -S DISK 1 20 "$TMP/sa" >"$TMP/sadc.ms" &
+    SADC_PID=$!
+fi
 "$BIN/perfmon-sample" -o "$TMP/tree" -i 0.05 -d 20 -- \
     sh -c 'for i in 1 2 3 4 5 6 7 8 9; do sleep 21 & done; wait'
+if [ -n "$SADC" ]; then wait "$SADC_PID" || rm -f "$TMP/sadc.ms"; fi
+echo "   512 processes of 2 threads, sleeping (bench/sampler_cost_tree), -i 0.05 for 10 s"
+"$BIN/perfmon-sample" -o "$TMP/t512" -i 0.05 -d 10 -- "$BUILD/bench/sampler_cost_tree" 512 11
 echo "   system-wide only, -i 0.05 for 10 s"
 "$BIN/perfmon-sample" -o "$TMP/sys" -i 0.05 -d 10
 echo "   the same writing profile format version 1 (PERFMON_PROFILE_VERSION=1)"
@@ -18,7 +28,11 @@ PERFMON_PROFILE_VERSION=1 "$BIN/perfmon-sample" -o "$TMP/sys1" -i 0.05 -d 10
 echo "   10-process tree, JSON Lines format, -i 0.05 for 10 s"
 "$BIN/perfmon-sample" -o "$TMP/json" -f json -i 0.05 -d 10 -- \
     sh -c 'for i in 1 2 3 4 5 6 7 8 9; do sleep 11 & done; wait'
-"$BUILD/bench/sampler_cost" "$TMP"/tree/*.pmp "$TMP"/sys/*.pmp "$TMP"/sys1/*.pmp "$TMP"/json/*.jsonl
+"$BUILD/bench/sampler_cost" "$TMP"/tree/*.pmp "$TMP"/sys/*.pmp "$TMP"/sys1/*.pmp "$TMP"/json/*.jsonl "$TMP"/t512/*.pmp
+if [ -s "$TMP/sadc.ms" ]; then
+    "$BUILD/bench/sampler_cost" "$TMP"/tree/*.pmp | awk -v s="$(cat "$TMP/sadc.ms")" \
+        'NR == 2 { printf "   sadc -S DISK beside the tree run: %.3f ms CPU a sample; the sampler %.3f ms, %.2fx sadc\n", s, $3, $3 / s }'
+fi
 
 echo "== profile format: bytes per sample, versions 1, 2 and 3 (target: v3 <= 1/4 of v1; <= 8.7 MB per day at 1 s for 32 columns)"
 echo "   the runs above written again in each version, and a generated 24-hour 32-column profile"

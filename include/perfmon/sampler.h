@@ -35,7 +35,14 @@ typedef struct pm_sampler_opts {
  * (SLURM, PBS, OAR; "local" otherwise).  host must already be set. */
 void pm_job_detect(pm_profile_info *info);
 
-/* Run the sampler; returns the process exit status (see the man page). */
+/* The host name the run records: opts->host, else SLURMD_NODENAME, else
+ * gethostname(), else "unknown"; NUL-terminated in out[cap]. */
+void pm_sampler_host(const pm_sampler_opts *opts, char *out, size_t cap);
+
+/* Run the sampler; returns the process exit status (see the man page).
+ * It reports through the log sink the program installs (log.h): failures
+ * at PM_LOG_ERROR, lost or restored output at PM_LOG_NOTICE, the sources'
+ * diagnostics at PM_LOG_WARN and below. */
 int pm_sampler_run(const pm_sampler_opts *opts);
 
 #endif

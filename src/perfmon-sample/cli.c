@@ -7,6 +7,7 @@
 
 #include "perfmon/cli.h"
 #include "perfmon/clock.h"
+#include "perfmon/log.h"
 #include "perfmon/parse.h"
 #include "perfmon/sampler.h"
 #include "sample_cli.h"
@@ -219,6 +220,15 @@ int pm_sampler_parse_args(int argc, char **argv, pm_sampler_opts *o, pm_error *e
     return 0;
 }
 
+/* The sampler's reports (log.h) on stderr, each line naming the host;
+ * failures and lost output always, the rest with -v (-vv: debug too). */
+static void log_sink(int level, const char *msg, void *user)
+{
+    static const char *const names[] = {"error", "warning", "warning", "info", "debug"};
+    const char *name = level >= 0 && level <= PM_LOG_DEBUG ? names[level] : "debug";
+    fprintf(stderr, "perfmon-sample[%s]: %s: %s\n", (const char *)user, name, msg);
+}
+
 int pm_sample_main(int argc, char **argv)
 {
     pm_sampler_opts o;
@@ -239,5 +249,13 @@ int pm_sample_main(int argc, char **argv)
                 pv);
         return PM_EXIT_USAGE;
     }
-    return pm_sampler_run(&o);
+    char host[256];
+    pm_sampler_host(&o, host, sizeof host);
+    pm_log_set_sink(log_sink, host,
+                    o.verbose > 1 ? PM_LOG_DEBUG
+                    : o.verbose   ? PM_LOG_INFO
+                                  : PM_LOG_NOTICE);
+    rc = pm_sampler_run(&o);
+    pm_log_set_sink(NULL, NULL, 0);
+    return rc;
 }

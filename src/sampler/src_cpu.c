@@ -25,6 +25,8 @@
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
 
+#include "sread.h"
+
 /* /proc/stat "cpu" line fields after the label (proc(5)):
  * user nice system idle iowait irq softirq steal guest guest_nice.
  * guest and guest_nice are already included in user and nice. */
@@ -114,7 +116,7 @@ static double busy_pct(uint64_t busy, uint64_t pbusy, uint64_t total, uint64_t p
  * node with thousands of CPUs has a long file). */
 static int read_stat(cpu_state *st, const pm_sctx *ctx)
 {
-    ssize_t n = pm_pread_grow(&st->fd_stat, ctx->proc_fd, "stat", &st->buf, &st->cap, STAT_CAP);
+    ssize_t n = pm_sread_whole(&st->fd_stat, ctx->proc_fd, "stat", &st->buf, &st->cap, STAT_CAP);
     return n < 0 ? (int)n : 0;
 }
 
@@ -170,7 +172,9 @@ static int cpu_open(const pm_sctx *ctx, pm_schema *schema, void **state, pm_erro
 static void read_loadavg(cpu_state *st, const pm_sctx *ctx, pm_sample *s)
 {
     char buf[256];
-    if (pm_pread_kept(&st->fd_load, ctx->proc_fd, "loadavg", buf, sizeof buf, NULL) <= 0)
+    if (ctx->loadavg)
+        snprintf(buf, sizeof buf, "%s", ctx->loadavg); /* split below writes into it */
+    else if (pm_pread_kept(&st->fd_load, ctx->proc_fd, "loadavg", buf, sizeof buf, NULL) <= 0)
         return;
     char *f[3];
     if (pm_split_fields(buf, f, 3) != 3)

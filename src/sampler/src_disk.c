@@ -35,6 +35,8 @@
 #include "perfmon/source.h"
 #include "perfmon/vec.h"
 
+#include "sread.h"
+
 /* Whole devices: at most this many (multipath hosts list every path of
  * every LUN as an sd device), named in fewer than DEV_NAME bytes. */
 #define MAX_DEVS 65536
@@ -192,9 +194,10 @@ static int disk_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
         disk_free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
     }
-    ssize_t n = lrc == -ENOENT || st->ndevs > 0 ? pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats",
-                                                                &st->buf, &st->cap, DISKSTATS_MAX)
-                                                : 0;
+    ssize_t n = lrc == -ENOENT || st->ndevs > 0
+                    ? pm_sread_records(&st->fd, ctx->proc_fd, "diskstats", &st->buf, &st->cap,
+                                       DISKSTATS_MAX)
+                    : 0;
     if (n == -ENOMEM) {
         disk_free(st);
         return pm_error_set(err, PM_ENOMEM, "disk: out of memory");
@@ -278,7 +281,7 @@ static int disk_read(void *state, const pm_sctx *ctx, pm_sample *s)
     disk_state *st = state;
     if (st->ndevs) {
         ssize_t len =
-            pm_pread_grow(&st->fd, ctx->proc_fd, "diskstats", &st->buf, &st->cap, DISKSTATS_MAX);
+            pm_sread_records(&st->fd, ctx->proc_fd, "diskstats", &st->buf, &st->cap, DISKSTATS_MAX);
         if (len == -EFBIG && !st->warned_big) {
             st->warned_big = 1;
             pm_log(PM_LOG_WARN,

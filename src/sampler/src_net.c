@@ -17,6 +17,8 @@
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
 
+#include "sread.h"
+
 /* About 130 bytes an interface: 4 MiB holds some 30,000 (veth pairs of a
  * container host, VLANs, IPoIB children). */
 #define NETDEV_MAX (4u << 20)
@@ -46,7 +48,7 @@ static int net_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *er
     if (!st)
         return pm_error_set(err, PM_ENOMEM, "net: out of memory");
     st->fd = -1;
-    ssize_t n = pm_pread_grow(&st->fd, ctx->proc_fd, "net/dev", &st->buf, &st->cap, NETDEV_MAX);
+    ssize_t n = pm_sread_records(&st->fd, ctx->proc_fd, "net/dev", &st->buf, &st->cap, NETDEV_MAX);
     if (n <= 0) {
         net_free(st);
         if (n == -ENOMEM)
@@ -81,7 +83,7 @@ static int net_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *er
 static int net_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     net_state *st = state;
-    ssize_t n = pm_pread_grow(&st->fd, ctx->proc_fd, "net/dev", &st->buf, &st->cap, NETDEV_MAX);
+    ssize_t n = pm_sread_records(&st->fd, ctx->proc_fd, "net/dev", &st->buf, &st->cap, NETDEV_MAX);
     if (n == -EFBIG && !st->warned_big) {
         st->warned_big = 1;
         pm_log(PM_LOG_WARN,

@@ -7,12 +7,12 @@
  * Columns are gpu.<n>.<metric> for NVML device index n, which the analyzer
  * turns into one series per GPU named gpu-<n>.<host> as SKA perfmon does.
  * Values are recorded in NVML's own units (mW, mJ, KB/s, MHz, ns) and
- * converted by the catalog.  A query that answers NOT_SUPPORTED when the
+ * converted by the catalog.  A pm_nv_query that answers NOT_SUPPORTED when the
  * source opens gets no column; one that fails later leaves its column
  * unrecorded for that sample (and is not asked again after
  * NOT_SUPPORTED); GPU_IS_LOST stops all reading of that GPU, said once.
  *
- * Cost: each query is an ioctl into the driver (tens of microseconds),
+ * Cost: each pm_nv_query is an ioctl into the driver (tens of microseconds),
  * except nvmlDeviceGetPcieThroughput, which samples the bus for 20 ms per
  * direction.  PCIe throughput is therefore read for at most
  * PCIE_PER_SAMPLE GPUs per sample, in turn, so a sample's cost does not
@@ -43,65 +43,7 @@
 #include "perfmon/log.h"
 #include "perfmon/parse.h"
 #include "perfmon/source.h"
-
-#define MAX_GPUS 64
-#define MAX_PROCS 256    /* compute processes listed per GPU and sample */
-#define MAX_PUTIL 512    /* process utilisation samples per GPU and sample */
-#define MAX_VERDICTS 256 /* tree verdicts remembered between samples */
-#define MAX_DEPTH 64     /* parent links followed to find a root */
-#define PCIE_PER_SAMPLE 2
-#define XID_PER_SAMPLE 64 /* events taken from the set per sample */
-#define DEFAULT_LIB "libnvidia-ml.so.1"
-
-/* The entry points, resolved by dlsym; an optional one that is missing
- * (an old driver) makes its queries unsupported. */
-typedef struct nvml_fns {
-#define FN(name) __typeof__(name) *
-    FN(nvmlInit_v2) init;
-    FN(nvmlShutdown) shutdown;
-    FN(nvmlErrorString) error_string;
-    FN(nvmlDeviceGetCount_v2) count;
-    FN(nvmlDeviceGetHandleByIndex_v2) handle;
-    FN(nvmlDeviceGetUtilizationRates) util;
-    FN(nvmlDeviceGetEncoderUtilization) enc;
-    FN(nvmlDeviceGetDecoderUtilization) dec;
-    FN(nvmlDeviceGetMemoryInfo) mem;
-    FN(nvmlDeviceGetBAR1MemoryInfo) bar1;
-    FN(nvmlDeviceGetPowerUsage) power;
-    FN(nvmlDeviceGetTotalEnergyConsumption) energy;
-    FN(nvmlDeviceGetTemperature) temp;
-    FN(nvmlDeviceGetFanSpeed) fan;
-    FN(nvmlDeviceGetClockInfo) clock;
-    FN(nvmlDeviceGetPcieThroughput) pcie;
-    FN(nvmlDeviceGetTotalEccErrors) ecc;
-    FN(nvmlDeviceGetCurrentClocksEventReasons) throttle;
-    FN(nvmlDeviceGetViolationStatus) violation;
-    FN(nvmlDeviceGetComputeRunningProcesses_v3) procs;
-    FN(nvmlDeviceGetComputeRunningProcesses) procs_v1;
-    FN(nvmlDeviceGetName) name;
-    FN(nvmlDeviceGetUUID) uuid;
-    FN(nvmlDeviceGetPciInfo_v3) pci;
-    FN(nvmlDeviceGetEnforcedPowerLimit) plimit;
-    FN(nvmlSystemGetDriverVersion) driver;
-    FN(nvmlSystemGetCudaDriverVersion_v2) cuda;
-    FN(nvmlEventSetCreate) ev_create;
-    FN(nvmlDeviceGetSupportedEventTypes) ev_supported;
-    FN(nvmlDeviceRegisterEvents) ev_register;
-    FN(nvmlEventSetWait_v2) ev_wait;
-    FN(nvmlEventSetFree) ev_free;
-    FN(nvmlDeviceGetProcessUtilization) putil;
-    FN(nvmlDeviceGetMigMode) mig_mode;
-    FN(nvmlDeviceGetMaxMigDeviceCount) mig_count;
-    FN(nvmlDeviceGetMigDeviceHandleByIndex) mig_handle;
-    FN(nvmlDeviceGetGpuInstanceId) mig_gi;
-    FN(nvmlGpmQueryDeviceSupport) gpm_support;
-    FN(nvmlGpmSampleAlloc) gpm_alloc;
-    FN(nvmlGpmSampleFree) gpm_free;
-    FN(nvmlGpmSampleGet) gpm_get;
-    FN(nvmlGpmMigSampleGet) gpm_mig_get;
-    FN(nvmlGpmMetricsGet) gpm_metrics;
-#undef FN
-} nvml_fns;
+#include "nvml.h"
 
 /* Newest name first; the first one the library has is used. */
 static const struct sym {
@@ -166,38 +108,12 @@ static const struct sym {
 #undef S
 };
 
-/* Queries: one NVML call each, filling one to three metrics. */
-enum {
-    Q_UTIL,
-    Q_ENC,
-    Q_DEC,
-    Q_MEM,
-    Q_BAR1,
-    Q_POWER,
-    Q_ENERGY,
-    Q_TEMP,
-    Q_FAN,
-    Q_CLK_GR,
-    Q_CLK_SM,
-    Q_CLK_MEM,
-    Q_PCIE_TX,
-    Q_PCIE_RX,
-    Q_ECC_SBE,
-    Q_ECC_DBE,
-    Q_THROTTLE,
-    Q_VIOL_POWER,
-    Q_VIOL_THERMAL,
-    Q_PROCS,
-    Q_PUTIL,
-    NQ
-};
-
 static const struct metric {
     const char *suffix;
     const char *unit;
     int kind;
-    int q;    /* the query that yields it */
-    int slot; /* its place among the query's outputs */
+    int q;    /* the pm_nv_query that yields it */
+    int slot; /* its place among the pm_nv_query's outputs */
     int tree; /* only when a process tree is followed */
 } metrics[] = {
     {"util", "%", PM_GAUGE, Q_UTIL, 0, 0},
@@ -227,60 +143,9 @@ static const struct metric {
     {"job_sm_util", "%", PM_GAUGE, Q_PUTIL, 0, 1},
     {"job_mem_util", "%", PM_GAUGE, Q_PUTIL, 1, 1},
 };
-#define NMET (sizeof metrics / sizeof metrics[0])
+_Static_assert(sizeof metrics / sizeof metrics[0] == NMET, "NMET (nvml.h) counts metrics[]");
 
-typedef struct gpu {
-    unsigned index;  /* NVML's device index (the parent's for a MIG instance) */
-    unsigned mig;    /* 0, or 1 + the MIG instance's GPU instance id */
-    char prefix[32]; /* of its columns: gpu.<index> or gpu.<index>.mig<gi> */
-    nvmlDevice_t dev;
-    int lost;
-    unsigned char unsupported[NQ];
-    int col[NMET]; /* -1: no column */
-    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
-    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-    char bus_id[32];
-    unsigned long long mem_total;
-    unsigned power_limit_mw;
-    int col_xid;  /* -1: not registered for XID events */
-    uint64_t xid; /* XID events seen */
-    pm_gpm gpm;
-    int gpm_on;        /* SM activity and the others are read */
-    int gpm_failed;    /* a GPM sample failed (said once) */
-    char gpm_why[300]; /* why not ("" when read) */
-    int dcgm_id;       /* DCGM's id when its profiling fields stand in, else -1 */
-    int dcgm_col[PM_DCGM_NF];
-    unsigned long long putil_ts; /* newest process utilisation sample seen (us) */
-} gpu;
-
-typedef struct verdict {
-    int32_t pid;
-    int8_t in_tree;
-} verdict;
-
-typedef struct nvml_state {
-    void *dl;
-    nvml_fns f;
-    gpu g[MAX_GPUS];
-    size_t n;
-    unsigned pcie_next; /* next GPU whose PCIe throughput is read */
-    char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
-    int cuda;                              /* 12040 for 12.4, 0 when unknown */
-    nvmlProcessInfo_v2_t procs[MAX_PROCS]; /* or as many v1 entries */
-    verdict seen[MAX_VERDICTS], now[MAX_VERDICTS];
-    size_t nseen, nnow;
-    nvmlEventSet_t events; /* NULL: no XID events */
-    char xid_why[200];     /* why some GPU or all have no xid column ("" none) */
-    int xid_noted;
-    pm_gpm_api gpm_api;
-    pm_dcgm *dcgm; /* DCGM, opened for the first GPU without GPM */
-    int dcgm_tried;
-    char dcgm_why[200];                              /* why DCGM is not read */
-    int gpm_noted;                                   /* the notes on GPM said */
-    nvmlProcessUtilizationSample_t putil[MAX_PUTIL]; /* one GPU's samples */
-} nvml_state;
-
-static const char *errstr(const nvml_state *st, nvmlReturn_t rc)
+const char *pm_nv_errstr(const nvml_state *st, nvmlReturn_t rc)
 {
     static char buf[32];
     const char *s = st->f.error_string ? st->f.error_string(rc) : NULL;
@@ -321,148 +186,9 @@ static int resolve(nvml_state *st, pm_error *err)
     return 0;
 }
 
-/* Is pid in the monitored tree?  Follows parent links (proc(5) stat
- * field 4, read after the last ')') up to a root, at most MAX_DEPTH. */
-static int walk_tree(const pm_sctx *ctx, int32_t pid)
-{
-    if (!ctx->any_uid) {
-        char dir[24];
-        struct stat sb;
-        snprintf(dir, sizeof dir, "%d", (int)pid);
-        if (fstatat(ctx->proc_fd, dir, &sb, 0) != 0 || sb.st_uid != ctx->uid)
-            return 0;
-    }
-    for (int depth = 0; depth < MAX_DEPTH && pid > 0; depth++) {
-        for (size_t r = 0; r < ctx->nroots; r++)
-            if (ctx->roots[r] == pid)
-                return 1;
-        char path[32], buf[512];
-        snprintf(path, sizeof path, "%d/stat", (int)pid);
-        if (pm_read_small(ctx->proc_fd, path, buf, sizeof buf, NULL) <= 0)
-            return 0;
-        const char *p = strrchr(buf, ')');
-        int64_t ppid;
-        if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-            return 0;
-        p += 4;
-        if (pm_scan_i64(&p, &ppid) != 0 || ppid < 0 || ppid > INT32_MAX)
-            return 0;
-        pid = (int32_t)ppid;
-    }
-    return 0;
-}
-
-/* The verdict for pid, reusing the previous sample's: a process listed by
- * the driver is alive, so its pid cannot have been reused meanwhile
- * unless it vanished from the list, which drops it from the cache. */
-static int in_tree(nvml_state *st, const pm_sctx *ctx, int32_t pid)
-{
-    for (size_t i = 0; i < st->nnow; i++)
-        if (st->now[i].pid == pid)
-            return st->now[i].in_tree;
-    int v = -1;
-    for (size_t i = 0; i < st->nseen; i++)
-        if (st->seen[i].pid == pid)
-            v = st->seen[i].in_tree;
-    if (v < 0)
-        v = walk_tree(ctx, pid);
-    if (st->nnow < MAX_VERDICTS)
-        st->now[st->nnow++] = (verdict){pid, (int8_t)v};
-    return v;
-}
-
-/* Compute processes: count, and count and memory of the tree's. */
-static nvmlReturn_t query_procs(nvml_state *st, const pm_sctx *ctx, gpu *g, uint64_t out[3],
-                                int *partial)
-{
-    unsigned int n = MAX_PROCS;
-    size_t size = sizeof(nvmlProcessInfo_v2_t);
-    nvmlReturn_t rc;
-    if (st->f.procs) {
-        rc = st->f.procs(g->dev, &n, st->procs);
-    } else if (st->f.procs_v1) {
-        size = sizeof(nvmlProcessInfo_v1_t);
-        rc = st->f.procs_v1(g->dev, &n, (nvmlProcessInfo_v1_t *)st->procs);
-    } else {
-        return NVML_ERROR_NOT_SUPPORTED;
-    }
-    *partial = 0;
-    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
-        out[0] = n; /* the count needed; the list itself did not fit */
-        *partial = 1;
-        return NVML_SUCCESS;
-    }
-    if (rc != NVML_SUCCESS)
-        return rc;
-    if (n > MAX_PROCS)
-        n = MAX_PROCS;
-    out[0] = n;
-    out[1] = out[2] = 0;
-    for (unsigned i = 0; i < n && ctx->nroots; i++) {
-        nvmlProcessInfo_v1_t pi; /* pid and memory lead both layouts */
-        memcpy(&pi, (const unsigned char *)st->procs + i * size, sizeof pi);
-        if (pi.pid == 0 || pi.pid > INT32_MAX || !in_tree(st, ctx, (int32_t)pi.pid))
-            continue;
-        out[1]++;
-        if (pi.usedGpuMemory != NVML_VALUE_NOT_AVAILABLE)
-            out[2] += pi.usedGpuMemory;
-    }
-    return NVML_SUCCESS;
-}
-
-/* The followed processes' share of the GPU since the previous query:
- * per process the mean of its driver samples (smUtil, memUtil: % of the
- * driver's sample period in which a kernel of it ran, in which it used
- * memory), summed over the tree's processes. */
-static nvmlReturn_t query_putil(nvml_state *st, const pm_sctx *ctx, gpu *g, uint64_t out[3])
-{
-    if (!st->f.putil)
-        return NVML_ERROR_NOT_SUPPORTED;
-    unsigned int n = MAX_PUTIL;
-    nvmlReturn_t rc = st->f.putil(g->dev, st->putil, &n, g->putil_ts);
-    out[0] = out[1] = 0;
-    if (rc == NVML_ERROR_NOT_FOUND)
-        return NVML_SUCCESS; /* no process ran a kernel since */
-    if (rc != NVML_SUCCESS)
-        return rc;
-    if (n > MAX_PUTIL)
-        n = MAX_PUTIL;
-    double sm = 0, mem = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const nvmlProcessUtilizationSample_t *x = &st->putil[i];
-        if (x->timeStamp > g->putil_ts)
-            g->putil_ts = x->timeStamp;
-    }
-    /* Each pid once: its samples' mean, where the pid's first sample is. */
-    for (unsigned i = 0; i < n && ctx->nroots; i++) {
-        const nvmlProcessUtilizationSample_t *x = &st->putil[i];
-        int first = 1;
-        for (unsigned k = 0; k < i && first; k++)
-            first = st->putil[k].pid != x->pid;
-        if (!first || x->pid == 0 || x->pid > INT32_MAX || !in_tree(st, ctx, (int32_t)x->pid))
-            continue;
-        double s1 = 0, s2 = 0;
-        unsigned c = 0;
-        for (unsigned k = i; k < n; k++)
-            if (st->putil[k].pid == x->pid && st->putil[k].smUtil <= 100 &&
-                st->putil[k].memUtil <= 100) {
-                s1 += st->putil[k].smUtil;
-                s2 += st->putil[k].memUtil;
-                c++;
-            }
-        if (c) {
-            sm += s1 / c;
-            mem += s2 / c;
-        }
-    }
-    out[0] = (uint64_t)(sm > 100 ? 100 : sm + 0.5);
-    out[1] = (uint64_t)(mem > 100 ? 100 : mem + 0.5);
-    return NVML_SUCCESS;
-}
-
-/* One query of one GPU; out gets its values. */
-static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uint64_t out[3],
-                          int *partial)
+/* One pm_nv_query of one GPU; out gets its values. */
+nvmlReturn_t pm_nv_query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uint64_t out[3],
+                         int *partial)
 {
     const nvml_fns *f = &st->f;
     nvmlDevice_t d = g->dev;
@@ -501,8 +227,8 @@ static nvmlReturn_t query(nvml_state *st, const pm_sctx *ctx, gpu *g, int q, uin
         v = vt.violationTime;
         break;
     }
-    case Q_PROCS: return query_procs(st, ctx, g, out, partial);
-    case Q_PUTIL: return query_putil(st, ctx, g, out);
+    case Q_PROCS: return pm_nv_query_procs(st, ctx, g, out, partial);
+    case Q_PUTIL: return pm_nv_query_putil(st, ctx, g, out);
     case Q_ENC:
         rc = CALL(enc, d, &u, &period);
         v = u;
@@ -573,7 +299,8 @@ static void set_lost(nvml_state *st, gpu *g)
 {
     g->lost = 1;
     pm_log(PM_LOG_WARN, "GPU %s (%s) is lost (NVML: %s); its columns are no longer recorded",
-           g->prefix + 4, g->bus_id[0] ? g->bus_id : g->name, errstr(st, NVML_ERROR_GPU_IS_LOST));
+           g->prefix + 4, g->bus_id[0] ? g->bus_id : g->name,
+           pm_nv_errstr(st, NVML_ERROR_GPU_IS_LOST));
 }
 
 /* Names, memory size and power limit for the metadata. */
@@ -597,14 +324,14 @@ static void identify(nvml_state *st, gpu *g)
     g->name[sizeof g->name - 1] = g->uuid[sizeof g->uuid - 1] = '\0';
 }
 
-/* Ask each query once; NOT_SUPPORTED ones get no column.  Returns 0, 1
+/* Ask each pm_nv_query once; NOT_SUPPORTED ones get no column.  Returns 0, 1
  * when the GPU is lost already, or a negative PM_E* code. */
 static int add_columns(nvml_state *st, const pm_sctx *ctx, gpu *g, pm_schema *s)
 {
     for (int q = 0; q < NQ; q++) {
         uint64_t out[3] = {0, 0, 0};
         int partial;
-        nvmlReturn_t rc = query(st, ctx, g, q, out, &partial);
+        nvmlReturn_t rc = pm_nv_query(st, ctx, g, q, out, &partial);
         if (rc == NVML_ERROR_GPU_IS_LOST)
             return 1;
         g->unsupported[q] = rc == NVML_ERROR_NOT_SUPPORTED;
@@ -620,90 +347,6 @@ static int add_columns(nvml_state *st, const pm_sctx *ctx, gpu *g, pm_schema *s)
             return g->col[m];
     }
     return 0;
-}
-
-/* The event set for XID errors, where the library has the entry points. */
-static void open_events(nvml_state *st)
-{
-    const nvml_fns *f = &st->f;
-    if (!f->ev_create || !f->ev_register || !f->ev_wait || !f->ev_free) {
-        snprintf(st->xid_why, sizeof st->xid_why,
-                 "NVML library lacks %s: no XID events (gpu.<n>.xid)",
-                 !f->ev_create     ? "nvmlEventSetCreate"
-                 : !f->ev_register ? "nvmlDeviceRegisterEvents"
-                 : !f->ev_wait     ? "nvmlEventSetWait_v2"
-                                   : "nvmlEventSetFree");
-        return;
-    }
-    nvmlReturn_t nr = f->ev_create(&st->events);
-    if (nr != NVML_SUCCESS) {
-        st->events = NULL;
-        snprintf(st->xid_why, sizeof st->xid_why,
-                 "NVML cannot make an event set (%s): no XID events (gpu.<n>.xid)", errstr(st, nr));
-    }
-}
-
-/* Register g for XID events; its gpu.<n>.xid column when it can be.
- * Returns 0 or a negative PM_E* code. */
-static int register_xid(nvml_state *st, gpu *g, pm_schema *s)
-{
-    g->col_xid = -1;
-    if (!st->events)
-        return 0;
-    unsigned long long types = nvmlEventTypeXidCriticalError;
-    nvmlReturn_t nr = NVML_SUCCESS;
-    if (st->f.ev_supported && st->f.ev_supported(g->dev, &types) == NVML_SUCCESS &&
-        !(types & nvmlEventTypeXidCriticalError))
-        nr = NVML_ERROR_NOT_SUPPORTED;
-    if (nr == NVML_SUCCESS)
-        nr = st->f.ev_register(g->dev, nvmlEventTypeXidCriticalError, st->events);
-    if (nr != NVML_SUCCESS) {
-        if (!st->xid_why[0])
-            snprintf(st->xid_why, sizeof st->xid_why,
-                     "GPU %u cannot report XID events (%s): it has no gpu.%u.xid", g->index,
-                     errstr(st, nr), g->index);
-        return 0;
-    }
-    char name[48];
-    snprintf(name, sizeof name, "gpu.%u.xid", g->index);
-    g->col_xid = pm_schema_add(s, name, "1", PM_COUNTER, PM_U64, "events", 0);
-    return g->col_xid < 0 ? g->col_xid : 0;
-}
-
-/* The XID events waiting in the set, each an "xid" event note. */
-static void read_xid(nvml_state *st, const pm_sctx *ctx)
-{
-    for (int k = 0; k < XID_PER_SAMPLE; k++) {
-        nvmlEventData_t ev;
-        memset(&ev, 0, sizeof ev);
-        nvmlReturn_t nr = st->f.ev_wait(st->events, &ev, 0);
-        if (nr == NVML_ERROR_TIMEOUT)
-            return;
-        if (nr != NVML_SUCCESS) {
-            /* Said once; the set is polled again next sample. */
-            if (!st->xid_noted) {
-                char msg[200];
-                snprintf(msg, sizeof msg, "nvml: waiting for XID events failed: %s",
-                         errstr(st, nr));
-                pm_sctx_note(ctx, msg);
-                st->xid_noted = 1;
-            }
-            return;
-        }
-        if (!(ev.eventType & nvmlEventTypeXidCriticalError))
-            continue;
-        gpu *g = NULL;
-        for (size_t i = 0; i < st->n && !g; i++)
-            if (st->g[i].dev == ev.device)
-                g = &st->g[i];
-        if (!g || g->col_xid < 0)
-            continue;
-        g->xid++;
-        char msg[160];
-        snprintf(msg, sizeof msg, "{\"event\":\"xid\",\"t\":%.6f,\"gpu\":%u,\"xid\":%llu}",
-                 (double)pm_wall_ns() / 1e9, g->index, ev.eventData);
-        pm_sctx_note(ctx, msg);
-    }
 }
 
 /* DCGM's profiling fields for a GPU without GPM, where DCGM has them;
@@ -753,11 +396,11 @@ static int add_gpu(nvml_state *st, const pm_sctx *ctx, pm_schema *s, nvmlDevice_
     int rc = add_columns(st, ctx, g, s);
     if (rc == 1) {
         pm_log(PM_LOG_INFO, "GPU %s skipped: %s", g->prefix + 4,
-               errstr(st, NVML_ERROR_GPU_IS_LOST));
+               pm_nv_errstr(st, NVML_ERROR_GPU_IS_LOST));
         return 0;
     }
     if (rc == 0 && !mig)
-        rc = register_xid(st, g, s);
+        rc = pm_nv_register_xid(st, g, s);
     else
         g->col_xid = -1;
     if (rc == 0)
@@ -793,7 +436,7 @@ static int add_migs(nvml_state *st, const pm_sctx *ctx, pm_schema *s, nvmlDevice
             continue; /* no instance in that slot */
         if (nr != NVML_SUCCESS || f->mig_gi(m, &gi) != NVML_SUCCESS || gi > 999) {
             pm_log(PM_LOG_INFO, "GPU %u: MIG device %u skipped: %s", index, k,
-                   errstr(st, nr != NVML_SUCCESS ? nr : NVML_ERROR_UNKNOWN));
+                   pm_nv_errstr(st, nr != NVML_SUCCESS ? nr : NVML_ERROR_UNKNOWN));
             continue;
         }
         int rc = add_gpu(st, ctx, s, m, index, gi + 1, dev);
@@ -826,7 +469,7 @@ static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     }
     nvmlReturn_t nr = st->f.init();
     if (nr != NVML_SUCCESS) {
-        pm_error_set(err, PM_ENOENT, "NVML cannot start: %s", errstr(st, nr));
+        pm_error_set(err, PM_ENOENT, "NVML cannot start: %s", pm_nv_errstr(st, nr));
         st->f.shutdown = NULL; /* nothing to shut down */
         nvml_close(st);
         return PM_ENOENT;
@@ -834,7 +477,8 @@ static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     unsigned int count = 0;
     nr = st->f.count(&count);
     if (nr != NVML_SUCCESS || count == 0) {
-        pm_error_set(err, PM_ENOENT, "no NVIDIA GPU%s%s", nr ? ": " : "", nr ? errstr(st, nr) : "");
+        pm_error_set(err, PM_ENOENT, "no NVIDIA GPU%s%s", nr ? ": " : "",
+                     nr ? pm_nv_errstr(st, nr) : "");
         nvml_close(st);
         return PM_ENOENT;
     }
@@ -846,14 +490,14 @@ static int nvml_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
         st->driver[0] = '\0';
     if (!st->f.cuda || st->f.cuda(&st->cuda) != NVML_SUCCESS)
         st->cuda = 0;
-    open_events(st);
+    pm_nv_open_events(st);
     st->gpm_api = (pm_gpm_api){st->f.gpm_support, st->f.gpm_alloc,   st->f.gpm_free,
                                st->f.gpm_get,     st->f.gpm_mig_get, st->f.gpm_metrics};
     for (unsigned i = 0; i < count && rc == 0; i++) {
         nvmlDevice_t dev;
         nr = st->f.handle(i, &dev);
         if (nr != NVML_SUCCESS) {
-            pm_log(PM_LOG_INFO, "GPU %u skipped: %s", i, errstr(st, nr));
+            pm_log(PM_LOG_INFO, "GPU %u skipped: %s", i, pm_nv_errstr(st, nr));
             continue;
         }
         rc = add_gpu(st, ctx, s, dev, i, 0, NULL);
@@ -888,7 +532,7 @@ static void read_gpu(nvml_state *st, const pm_sctx *ctx, gpu *g, int pcie, pm_sa
             continue;
         uint64_t out[3] = {0, 0, 0};
         int partial;
-        nvmlReturn_t rc = query(st, ctx, g, q, out, &partial);
+        nvmlReturn_t rc = pm_nv_query(st, ctx, g, q, out, &partial);
         if (rc == NVML_ERROR_GPU_IS_LOST) {
             set_lost(st, g);
             break;
@@ -912,7 +556,7 @@ static void read_gpu(nvml_state *st, const pm_sctx *ctx, gpu *g, int pcie, pm_sa
         pm_log(PM_LOG_WARN,
                "GPU %s: GPM sampling failed (NVML: %s); its SM activity is not "
                "recorded where it fails",
-               g->prefix + 4, errstr(st, rc));
+               g->prefix + 4, pm_nv_errstr(st, rc));
     }
 }
 
@@ -946,7 +590,7 @@ static int nvml_read(void *state, const pm_sctx *ctx, pm_sample *s)
     if (!st->gpm_noted)
         note_gpm(st, ctx);
     if (st->events)
-        read_xid(st, ctx);
+        pm_nv_read_xid(st, ctx);
     for (size_t i = 0; i < st->n; i++)
         if (!st->g[i].lost)
             pm_sample_u64(s, st->g[i].col_xid, st->g[i].xid);

@@ -377,6 +377,42 @@ static void test_cpu_first_sample(void **state)
     h_close(&h);
 }
 
+/* The sampling loop reads <proc>/loadavg once a sample and hands its text
+ * to the sources (pm_sctx.loadavg): the load averages come from it, and
+ * the process tree's newest pid, whose change lists /proc again. */
+static void test_loadavg_from_context(void **state)
+{
+    (void)state;
+    harness h;
+    assert_int_equal(h_open_node(&h, &pm_source_cpu, "hpc-ib-rapl", NULL, 0), 0);
+    h.ctx.loadavg = "1.25 0.50 0.25 2/345 6789\n";
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "load.1"), 1.25, EPS);
+    assert_dbl(f64v(&h, "load.5"), 0.50, EPS);
+    assert_dbl(f64v(&h, "load.15"), 0.25, EPS);
+    h_close(&h);
+
+    char *root = copy_node("hpc-ib-rapl");
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.loadavg = "1.25 0.50 0.25 2/345 1235\n";
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    /* 104 is born; the file on disk still names 1235, the context 1236. */
+    make_dir(root, "proc/104");
+    write_stat(root, 104, "step", 100, 1, 1, 0, 0, 1, 4096, 10);
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    h.ctx.loadavg = "1.25 0.50 0.25 2/345 1236\n";
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 5);
+    h_close(&h);
+    drop_copy(root);
+}
+
 static void test_cpu_percent_two_reads(void **state)
 {
     (void)state;
@@ -2031,6 +2067,180 @@ static void test_proctree_zombie_when_seen(void **state)
     drop_copy(root);
 }
 
+/* pm_sctx.job_cgroup for the test below: the directory fd in arg. */
+static int g_cg_live;
+static int cg_dir_of(void *arg, int *live)
+{
+    *live = g_cg_live;
+    return *(const int *)arg;
+}
+
+/* With the cgroup made for -- CMD known (pm_sctx.job_cgroup), a birth on
+ * the node lists /proc only when the cgroup's cgroup.procs names a process
+ * the tree does not have yet; otherwise at most a second after the last
+ * listing.  104, a child of 100 not in the cgroup (moved out), is found by
+ * that listing; 105, born in the cgroup, at once (with 104).  The file is
+ * read through a kept descriptor (live: cgroup v2) or opened each time. */
+static void cgroup_procs_trigger(int live)
+{
+    g_cg_live = live;
+    char *root = copy_node("hpc-ib-rapl");
+    make_dir(root, "cg");
+    write_file(root, "cg/cgroup.procs", "100\n101\n102\n103\n");
+    char cgpath[4200];
+    snprintf(cgpath, sizeof cgpath, "%s/cg", root);
+    int cgfd = open(cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(cgfd >= 0);
+    harness h;
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.job_cgroup = cg_dir_of;
+    h.ctx.job_cgroup_arg = &cgfd;
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+
+    /* 104 is born but not in the cgroup: no listing yet. */
+    make_dir(root, "proc/104");
+    write_stat(root, 104, "moved", 100, 1, 1, 0, 0, 1, 4096, 10);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1236\n");
+    h.ctx.now_mono_ns = 1100000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+
+    /* 105 is born in the cgroup: listed now, 104 found too. */
+    make_dir(root, "proc/105");
+    write_stat(root, 105, "step", 100, 1, 1, 0, 0, 1, 4096, 10);
+    write_file(root, "cg/cgroup.procs", "100\n101\n102\n103\n105\n");
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1237\n");
+    h.ctx.now_mono_ns = 1200000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 6);
+
+    /* 106, outside the cgroup: found by the listing a second later. */
+    make_dir(root, "proc/106");
+    write_stat(root, 106, "moved", 100, 1, 1, 0, 0, 1, 4096, 10);
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1238\n");
+    h.ctx.now_mono_ns = 2100000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 6);
+    h.ctx.now_mono_ns = 2200000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 7);
+
+    /* A cgroup.procs line that is not a pid: listed at once. */
+    make_dir(root, "proc/107");
+    write_stat(root, 107, "moved", 100, 1, 1, 0, 0, 1, 4096, 10);
+    write_file(root, "cg/cgroup.procs", "100\n10x\n");
+    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1239\n");
+    h.ctx.now_mono_ns = 2300000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 8);
+    h_close(&h);
+    close(cgfd);
+    drop_copy(root);
+}
+
+static void test_proctree_cgroup_procs_trigger(void **state)
+{
+    (void)state;
+    cgroup_procs_trigger(0);
+    cgroup_procs_trigger(1);
+}
+
+/* A member of more than 8 threads is read in full every sample, unasked;
+ * once it has one thread again, its schedstat stands for its full read
+ * as any single-threaded member's does. */
+static void test_proctree_many_threads_then_one(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    write_file(root, "proc/103/schedstat", "1000 0 5\n");
+    write_stat(root, 103, "helper", 102, 300, 100, 0, 0, 9, 4096, 10);
+    harness h;
+    const pid_t roots[] = {103};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    for (int i = 1; i <= 3; i++) {
+        h.ctx.now_mono_ns = i * 1000000000LL;
+        assert_int_equal(h_read(&h), 0);
+        assert_int_equal(u64v(&h, "proc.threads"), 9);
+    }
+    write_stat(root, 103, "helper", 102, 300, 100, 0, 0, 1, 4096, 10);
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0); /* read in full: one thread now */
+    h.ctx.now_mono_ns = 5000000000;
+    assert_int_equal(h_read(&h), 0); /* asked, then read in full: the baseline */
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS);
+    write_stat(root, 103, "helper", 102, 400, 100, 0, 0, 1, 4096, 10);
+    h.ctx.now_mono_ns = 6000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS); /* its thread did not run */
+    write_file(root, "proc/103/schedstat", "2000 0 6\n");
+    h.ctx.now_mono_ns = 7000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.0, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
+/* A multithreaded member none of whose threads ran since its last full
+ * read (each thread's schedstat, /proc/<pid>/task/<tid>/schedstat,
+ * unchanged) is not read again: its last figures stand, as a
+ * single-threaded member's do.  103 has 2 threads (103 and 104). */
+static void test_proctree_threads_not_run(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    make_dir(root, "proc/103/task");
+    make_dir(root, "proc/103/task/103");
+    make_dir(root, "proc/103/task/104");
+    write_file(root, "proc/103/schedstat", "1000 0 5\n");
+    write_file(root, "proc/103/task/103/schedstat", "1000 0 5\n");
+    write_file(root, "proc/103/task/104/schedstat", "2000 0 7\n");
+    harness h;
+    const pid_t roots[] = {103};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.threads"), 2);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS);
+    /* Threads listed, their sums the baseline of this full read. */
+    h.ctx.now_mono_ns = 2000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS);
+    /* stat says more, but no thread ran: the last read stands. */
+    write_stat(root, 103, "helper", 102, 400, 100, 0, 0, 2, 4096, 10);
+    h.ctx.now_mono_ns = 3000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS);
+    /* Thread 104 ran: read in full. */
+    write_file(root, "proc/103/task/104/schedstat", "3000 0 8\n");
+    h.ctx.now_mono_ns = 4000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.0, EPS);
+    /* A third thread: 104 ran to make it; listed again at the next check. */
+    make_dir(root, "proc/103/task/105");
+    write_file(root, "proc/103/task/105/schedstat", "10 0 1\n");
+    write_file(root, "proc/103/task/104/schedstat", "3500 0 9\n");
+    write_stat(root, 103, "helper", 102, 450, 100, 0, 0, 3, 4096, 10);
+    h.ctx.now_mono_ns = 5000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.threads"), 3);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.5, EPS);
+    h.ctx.now_mono_ns = 6000000000;
+    assert_int_equal(h_read(&h), 0); /* 3 threads listed: baseline */
+    write_stat(root, 103, "helper", 102, 480, 100, 0, 0, 3, 4096, 10);
+    h.ctx.now_mono_ns = 7000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.5, EPS);
+    write_file(root, "proc/103/task/105/schedstat", "20 0 2\n");
+    h.ctx.now_mono_ns = 8000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_dbl(f64v(&h, "proc.cpu_time"), 5.8, EPS);
+    h_close(&h);
+    drop_copy(root);
+}
+
 static int g_notes;
 static char g_note[1024];
 static void note_sink(int level, const char *msg, void *user)
@@ -2198,6 +2408,10 @@ int main(void)
         cmocka_unit_test(test_proctree_absent_cases),
         cmocka_unit_test(test_proctree_departed),
         cmocka_unit_test(test_proctree_zombie_when_seen),
+        cmocka_unit_test(test_proctree_threads_not_run),
+        cmocka_unit_test(test_loadavg_from_context),
+        cmocka_unit_test(test_proctree_many_threads_then_one),
+        cmocka_unit_test(test_proctree_cgroup_procs_trigger),
         cmocka_unit_test(test_proctree_impossible_values),
         cmocka_unit_test(test_real_proc_smoke),
     };
