@@ -75,9 +75,8 @@ extern const char arc_exit_text[];
 /* Parse argv with getopt_long (shortopts, lo): the common options into c,
  * the others to extra (user); -h prints help.  -1 when the command goes
  * on, else the exit code to return (--help: EXIT_OK). */
-int arc_parse_opts(int argc, char **argv, const char *shortopts, const struct option *lo,
-                   common *c, void (*help)(FILE *), int (*extra)(int, const char *, void *),
-                   void *user);
+int arc_parse_opts(int argc, char **argv, const char *shortopts, const struct option *lo, common *c,
+                   void (*help)(FILE *), int (*extra)(int, const char *, void *), void *user);
 /* Flush standard output; a failure (a full disk) is an error said once. */
 int arc_flush_out(void);
 /* Open the store; must_exist (every command but add): an SQLite file that
@@ -103,8 +102,8 @@ extern const struct option arc_check_lo[];
 pm_compare_cfg *arc_load_table(const common *c);
 /* The check options of one entry (the table's, --min-change wins); *gated
  * its gating. */
-void arc_entry_opts(const common *c, const pm_compare_cfg *cfg, const char *entry,
-                    pm_check_opts *o, int *gated);
+void arc_entry_opts(const common *c, const pm_compare_cfg *cfg, const char *entry, pm_check_opts *o,
+                    int *gated);
 
 /* The commands: argv[0] is the command's name. */
 int arc_cmd_add(int argc, char **argv, common *c);

@@ -4,7 +4,6 @@
 #include "perfmon/archive_add.h"
 #include "archive_cmd.h"
 
-
 static void help_add(FILE *f)
 {
     fprintf(f,

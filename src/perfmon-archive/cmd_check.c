@@ -9,7 +9,6 @@
 #include "perfmon/templates.h"
 #include "archive_cmd.h"
 
-
 static void help_check(FILE *f)
 {
     fprintf(f,
@@ -37,21 +36,22 @@ static void help_check(FILE *f)
             "                    better, previous_runs, latest, median, mad, z, change, why,\n"
             "                    previous_beyond}]}\n"
             "%s%s",
-            arc_exit_text, "example:\n  " PROG " check --db runs.sqlite nightly --window 10 --json\n");
+            arc_exit_text,
+            "example:\n  " PROG " check --db runs.sqlite nightly --window 10 --json\n");
 }
 
 const struct option arc_check_lo[] = {{"db", required_argument, NULL, O_DB},
-                                         {"json", no_argument, NULL, O_JSON},
-                                         {"window", required_argument, NULL, O_WINDOW},
-                                         {"threshold", required_argument, NULL, O_THRESHOLD},
-                                         {"min-change", required_argument, NULL, O_MINCHANGE},
-                                         {"min-history", required_argument, NULL, O_MINHIST},
-                                         {"gate", required_argument, NULL, O_GATE},
-                                         {"no-gate", required_argument, NULL, O_NOGATE},
-                                         {"templates", required_argument, NULL, O_TEMPLATES},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+                                      {"json", no_argument, NULL, O_JSON},
+                                      {"window", required_argument, NULL, O_WINDOW},
+                                      {"threshold", required_argument, NULL, O_THRESHOLD},
+                                      {"min-change", required_argument, NULL, O_MINCHANGE},
+                                      {"min-history", required_argument, NULL, O_MINHIST},
+                                      {"gate", required_argument, NULL, O_GATE},
+                                      {"no-gate", required_argument, NULL, O_NOGATE},
+                                      {"templates", required_argument, NULL, O_TEMPLATES},
+                                      {"output", required_argument, NULL, 'o'},
+                                      {"help", no_argument, NULL, 'h'},
+                                      {NULL, 0, NULL, 0}};
 
 /* The table of figure semantics (templates/compare.json); NULL after
  * saying why. */
@@ -72,8 +72,8 @@ pm_compare_cfg *arc_load_table(const common *c)
 
 /* The check options of one entry: its direction and minimum effect from
  * the table (the command line's --min-change wins); *gated its gating. */
-void arc_entry_opts(const common *c, const pm_compare_cfg *cfg, const char *entry,
-                       pm_check_opts *o, int *gated)
+void arc_entry_opts(const common *c, const pm_compare_cfg *cfg, const char *entry, pm_check_opts *o,
+                    int *gated)
 {
     pm_compare_rule rule;
     pm_compare_cfg_entry(cfg, entry, &rule);

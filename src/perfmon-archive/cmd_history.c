@@ -7,7 +7,6 @@
 #include "perfmon/templates.h"
 #include "archive_cmd.h"
 
-
 static void help_history(FILE *f)
 {
     fprintf(f,
@@ -70,7 +69,7 @@ static pm_compare_cfg *load_table_quiet(const common *c)
 /* The history of test (of entry, when not NULL); allow_empty: an unknown
  * test is no error (check: a new pipeline's baseline). */
 int arc_load_history(const common *c, const char *test, const char *entry, int allow_empty,
-                        pm_store_point **p, size_t *n)
+                     pm_store_point **p, size_t *n)
 {
     int64_t since = INT64_MIN;
     if (c->since && pm_arch_parse_date(c->since, &since) != 0) {

@@ -2,7 +2,6 @@
 
 #include "archive_cmd.h"
 
-
 static void help_list(FILE *f)
 {
     fprintf(f,
@@ -12,7 +11,6 @@ static void help_list(FILE *f)
             "%s%s",
             arc_exit_text, "example:\n  " PROG " list --db runs.sqlite nightly\n");
 }
-
 
 /* list TEST: the entry names of one test (closes s). */
 static int list_entries(const common *c, pm_store *s, const char *test)

@@ -5,7 +5,6 @@
 #include "perfmon/archive_plot.h"
 #include "archive_cmd.h"
 
-
 static void help_plot(FILE *f)
 {
     fprintf(f,
