@@ -1,7 +1,9 @@
-/* archive_cmd.h - what perfmon-archive's commands share (cli.c): the
- * options common to them, their parsing, the archive opened, the exit
- * codes; one file per command: cmd_add.c, cmd_list.c, cmd_history.c,
- * cmd_check.c, cmd_plot.c.  Private to src/perfmon-archive. */
+/* archive_cmd.h - what perfmon-archive's commands share (cmd_common.c):
+ * the options common to them, their parsing, the archive opened, the exit
+ * codes, a test's history and the check options of an entry; one file per
+ * command (cmd_add.c, cmd_list.c, cmd_history.c, cmd_check.c,
+ * cmd_plot.c), called by the dispatch (cli.c).  Private to
+ * src/perfmon-archive. */
 #ifndef PM_ARCHIVE_CMD_H
 #define PM_ARCHIVE_CMD_H
 
@@ -85,7 +87,7 @@ int arc_open_store(const common *c, pm_store **s, int must_exist);
 /* Print a JSON document (consumed) and a newline; 0 or EXIT_DB. */
 int arc_print_json(cJSON *root);
 
-/* cmd_history.c */
+/* History (cmd_common.c): */
 /* The history of test (of entry, when not NULL); allow_empty: an unknown
  * test is no error (check: a new pipeline's baseline). */
 int arc_load_history(const common *c, const char *test, const char *entry, int allow_empty,
@@ -95,7 +97,7 @@ size_t *arc_group_by_entry(const pm_store_point *p, size_t n);
 /* qsort_r's order of indexes by their first[] (user). */
 int arc_by_first(const void *a, const void *b, void *user);
 
-/* cmd_check.c */
+/* The check options (cmd_common.c), shared by check, history and plot: */
 extern const struct option arc_check_lo[];
 /* The table of figure semantics (templates/compare.json); NULL after
  * saying why. */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "perfmon/archive_gate.h"
-#include "perfmon/templates.h"
 #include "archive_cmd.h"
 
 static void help_check(FILE *f)
@@ -38,52 +37,6 @@ static void help_check(FILE *f)
             "%s%s",
             arc_exit_text,
             "example:\n  " PROG " check --db runs.sqlite nightly --window 10 --json\n");
-}
-
-const struct option arc_check_lo[] = {{"db", required_argument, NULL, O_DB},
-                                      {"json", no_argument, NULL, O_JSON},
-                                      {"window", required_argument, NULL, O_WINDOW},
-                                      {"threshold", required_argument, NULL, O_THRESHOLD},
-                                      {"min-change", required_argument, NULL, O_MINCHANGE},
-                                      {"min-history", required_argument, NULL, O_MINHIST},
-                                      {"gate", required_argument, NULL, O_GATE},
-                                      {"no-gate", required_argument, NULL, O_NOGATE},
-                                      {"templates", required_argument, NULL, O_TEMPLATES},
-                                      {"output", required_argument, NULL, 'o'},
-                                      {"help", no_argument, NULL, 'h'},
-                                      {NULL, 0, NULL, 0}};
-
-/* The table of figure semantics (templates/compare.json); NULL after
- * saying why. */
-pm_compare_cfg *arc_load_table(const common *c)
-{
-    char dir[4096], path[4200];
-    pm_find_template_dir(c->templates, "compare.json", dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/compare.json", dir);
-    pm_compare_cfg *cfg = NULL;
-    pm_error err;
-    pm_error_clear(&err);
-    if (pm_compare_cfg_load(path, &cfg, &err) != 0) {
-        fprintf(stderr, PROG ": the table of figure semantics: %s\n", err.msg);
-        return NULL;
-    }
-    return cfg;
-}
-
-/* The check options of one entry: its direction and minimum effect from
- * the table (the command line's --min-change wins); *gated its gating. */
-void arc_entry_opts(const common *c, const pm_compare_cfg *cfg, const char *entry, pm_check_opts *o,
-                    int *gated)
-{
-    pm_compare_rule rule;
-    pm_compare_cfg_entry(cfg, entry, &rule);
-    *o = c->check;
-    o->better = rule.better;
-    o->min_abs = rule.min_abs;
-    if (!c->min_change_set && isfinite(rule.threshold_pct))
-        o->min_change = rule.threshold_pct / 100;
-    pm_gate_names g = {c->glist[0], c->ngl[0], c->glist[1], c->ngl[1]};
-    *gated = pm_gate_decide(&g, entry, rule.better, rule.gate);
 }
 
 static int is_named(const char *entry, char **names, int nnames)

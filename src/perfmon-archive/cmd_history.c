@@ -24,35 +24,6 @@ static void help_history(FILE *f)
             " history --db runs.sqlite nightly wall_time_s --since 2026-01-01\n");
 }
 
-int arc_by_first(const void *a, const void *b, void *user)
-{
-    const size_t *first = user;
-    size_t i = first[*(const size_t *)a], j = first[*(const size_t *)b];
-    return (i > j) - (i < j);
-}
-
-static int by_entry(const void *a, const void *b, void *user)
-{
-    const pm_store_point *p = user;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    int c = strcmp(p[i].entry, p[j].entry);
-    return c ? c : (i > j) - (i < j);
-}
-
-/* The indexes of p[0..n) grouped by entry (by name, each entry's points in
- * their start order): one sort, so that a test of many entries and runs
- * costs n log n, not entries x n.  NULL when out of memory. */
-size_t *arc_group_by_entry(const pm_store_point *p, size_t n)
-{
-    size_t *ord = malloc((n ? n : 1) * sizeof *ord);
-    if (!ord)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        ord[i] = i;
-    qsort_r(ord, n, sizeof *ord, by_entry, (void *)(uintptr_t)p);
-    return ord;
-}
-
 /* The table of figure semantics, or NULL without a word (history: the
  * change points' smallest step then stays 5 %). */
 static pm_compare_cfg *load_table_quiet(const common *c)
@@ -64,39 +35,6 @@ static pm_compare_cfg *load_table_quiet(const common *c)
     pm_error err;
     pm_error_clear(&err);
     return pm_compare_cfg_load(path, &cfg, &err) == 0 ? cfg : NULL;
-}
-
-/* The history of test (of entry, when not NULL); allow_empty: an unknown
- * test is no error (check: a new pipeline's baseline). */
-int arc_load_history(const common *c, const char *test, const char *entry, int allow_empty,
-                     pm_store_point **p, size_t *n)
-{
-    int64_t since = INT64_MIN;
-    if (c->since && pm_arch_parse_date(c->since, &since) != 0) {
-        fprintf(stderr, PROG ": --since %s: not a date (YYYY-MM-DD[THH:MM:SS]) or epoch seconds\n",
-                c->since);
-        return EXIT_USAGE;
-    }
-    pm_store *s = NULL;
-    int rc = arc_open_store(c, &s, 1);
-    if (rc)
-        return rc;
-    pm_error err;
-    pm_error_clear(&err);
-    rc = pm_store_history(s, test, entry, since, p, n, &err);
-    pm_store_close(s);
-    if (rc) {
-        fprintf(stderr, PROG ": %s\n", err.msg);
-        return EXIT_DB;
-    }
-    if (*n == 0 && !c->since && !allow_empty) {
-        if (entry)
-            fprintf(stderr, PROG ": no timings of entry \"%s\" of test \"%s\"\n", entry, test);
-        else
-            fprintf(stderr, PROG ": no test \"%s\" in the archive\n", test);
-        return EXIT_USAGE;
-    }
-    return 0;
 }
 
 int arc_cmd_history(int argc, char **argv, common *c)
