@@ -39,6 +39,10 @@ void pm_pack_varint(pm_buf *b, uint64_t v);
 void pm_pack_str(pm_buf *b, const char *s);
 int pm_unpack_u8(const unsigned char *buf, size_t len, size_t *pos, unsigned *v) PM_WUR;
 int pm_unpack_varint(const unsigned char *buf, size_t len, size_t *pos, uint64_t *v) PM_WUR;
+/* A double as the varint of its bits (pm_f64_bits): every value, NaN's
+ * payload too, comes back bit for bit. */
+void pm_pack_f64(pm_buf *b, double v);
+int pm_unpack_f64(const unsigned char *buf, size_t len, size_t *pos, double *v) PM_WUR;
 /* A string of at most max bytes (NUL not counted), returned malloc'd. */
 int pm_unpack_str(const unsigned char *buf, size_t len, size_t *pos, size_t max, char **s) PM_WUR;
 

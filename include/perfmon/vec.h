@@ -1,4 +1,5 @@
-/* vec.h - room in a growable array, the one doubling rule.
+/* vec.h - room in a growable array, the one doubling rule, and appending
+ * one array to another.
  *
  * A growable array is three things its owner keeps side by side: a pointer
  * from malloc (NULL when empty), a count of elements in use and a capacity.
@@ -39,6 +40,31 @@ int pm_vec_grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
             (cap) = pm_vec_cap_;                                                                \
         }                                                                                       \
         pm_vec_rc_;                                                                             \
+    })
+
+/* Append nsrc elements of elem bytes from src to the array *p of *n
+ * elements and capacity *cap, grown by pm_vec_grow (first: exactly what
+ * it needs); the elements are copied bytewise (a move when the caller
+ * then forgets them in src).  0, or PM_ENOMEM with *p, *n and *cap
+ * untouched. */
+int pm_vec_append(void **p, size_t *n, size_t *cap, const void *src, size_t nsrc, size_t elem)
+    __attribute__((warn_unused_result));
+
+/* PM_VEC_APPEND(arr, n, cap, src, nsrc): pm_vec_append typed by arr,
+ * whose elements must be src's size. */
+#define PM_VEC_APPEND(arr, n, cap, src, nsrc)                                                  \
+    __extension__({                                                                            \
+        _Static_assert(sizeof *(arr) == sizeof *(src), "PM_VEC_APPEND: element sizes differ"); \
+        void *pm_vec_p_ = (arr);                                                               \
+        size_t pm_vec_n_ = (n), pm_vec_cap_ = (cap);                                           \
+        int pm_vec_rc_ =                                                                       \
+            pm_vec_append(&pm_vec_p_, &pm_vec_n_, &pm_vec_cap_, (src), (nsrc), sizeof *(arr)); \
+        if (pm_vec_rc_ == 0) {                                                                 \
+            (arr) = pm_vec_p_;                                                                 \
+            (n) = pm_vec_n_;                                                                   \
+            (cap) = pm_vec_cap_;                                                               \
+        }                                                                                      \
+        pm_vec_rc_;                                                                            \
     })
 
 #endif

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "align.h"
-#include "times.h"
 #include "perfmon/mem.h"
 
 /* --- alignment and aggregation ---------------------------------------------- */

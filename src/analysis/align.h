@@ -9,6 +9,9 @@
 
 #include "perfmon/analysis.h"
 
+/* The common grid's points, at most. */
+#define PM_MAX_GRID_POINTS (8u << 20) /* 97 days at 1 Hz */
+
 /* All-node series of r on the common grid (grid_tmp holds the grid's
  * point count) or by position (--align=index, --compat=ska); its arrays
  * come from arena (the analysis's). */

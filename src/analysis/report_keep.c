@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "report_keep.h"
+#include "perfmon/invariant.h"
 #include "perfmon/mem.h"
 #include "perfmon/vec.h"
 #include "perfmon/order.h"
@@ -162,10 +163,14 @@ size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_
 /* The stream mode's rows: grid j of catalog metric d, host h. */
 static off_t row_offset(const pm_report_keep *k, size_t d, size_t j, size_t h)
 {
+    PM_ASSERT(d < k->nm && j < k->ngrids && h < k->nhosts);
     size_t off = d * k->per_metric;
     for (size_t i = 0; i < j; i++)
         off += k->nhosts * k->ng[i];
-    return (off_t)((off + h * k->ng[j]) * sizeof(double));
+    off += h * k->ng[j];
+    /* the row lies inside metric d's block */
+    PM_ASSERT(off + k->ng[j] <= (d + 1) * k->per_metric);
+    return (off_t)(off * sizeof(double));
 }
 
 /* n doubles at byte offset at of the rows' file: written (put) or read. */
@@ -191,6 +196,7 @@ static int row_io(int fd, double *v, size_t n, off_t at, int put, pm_error *err)
 int pm_report_row(const pm_analysis *a, const pm_metric_result *r, size_t h, size_t max_cols,
                   size_t g0, size_t g1, double *out, pm_error *err)
 {
+    PM_ASSERT(g0 <= g1); /* the stretch of the row asked for */
     const pm_series *s = r->host[h];
     if (!s) {
         for (size_t g = g0; g < g1; g++)

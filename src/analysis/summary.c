@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "gpu_verdict.h"
-#include "rules.h"
+#include "rule_plan.h"
 #include "summary.h"
 #include "perfmon/order.h"
 #include "perfmon/analysis.h"

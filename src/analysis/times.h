@@ -4,9 +4,8 @@
 #ifndef PM_ANALYSIS_TIMES_H
 #define PM_ANALYSIS_TIMES_H
 
+#include "align.h"
 #include "perfmon/analysis.h"
-
-#define PM_MAX_GRID_POINTS (8u << 20) /* 97 days at 1 Hz */
 
 /* The common grid's point count; 0 when too large. */
 size_t pm_grid_points(const pm_analysis *a);

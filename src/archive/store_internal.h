@@ -4,6 +4,7 @@
 #define PERFMON_ARCHIVE_STORE_INTERNAL_H
 
 #include "perfmon/archive_store.h"
+#include "store_rows.h"
 
 typedef struct pm_store_ops {
     const char *name;
@@ -22,16 +23,5 @@ struct pm_store {
 
 int pm_store_sqlite_open(const char *path, pm_store **out, pm_error *err);
 int pm_store_pg_open(const char *url, pm_store **out, pm_error *err);
-
-/* Growing result arrays for the backends: append one element (copies
- * the strings; push_test takes the name from test, the rest from row).  Return 0 or PM_ENOMEM. */
-int pm_store_push_point(pm_store_point **p, size_t *n, size_t *cap, int64_t start_us, double timing,
-                        const char *entry);
-int pm_store_push_test(pm_store_test **t, size_t *n, size_t *cap, const char *test,
-                       const pm_store_test *row);
-int pm_store_push_name(char ***names, size_t *n, size_t *cap, const char *name);
-
-/* Microseconds since the epoch, now (the `added` column). */
-int64_t pm_store_now_us(void);
 
 #endif

@@ -1,4 +1,4 @@
-/* vec.c - PM_VEC_RESERVE's doubling (see vec.h). */
+/* vec.c - PM_VEC_RESERVE's doubling and PM_VEC_APPEND (see vec.h). */
 #include "perfmon/vec.h"
 
 #include "perfmon/error.h"
@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 int pm_vec_grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
 {
@@ -24,5 +25,19 @@ int pm_vec_grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
         return PM_ENOMEM;
     *p = np;
     *cap = nc;
+    return 0;
+}
+
+int pm_vec_append(void **p, size_t *n, size_t *cap, const void *src, size_t nsrc, size_t elem)
+{
+    if (nsrc == 0)
+        return 0;
+    if (*n > SIZE_MAX - nsrc)
+        return PM_ENOMEM;
+    int rc = pm_vec_grow(p, cap, *n + nsrc, elem, *n + nsrc);
+    if (rc)
+        return rc;
+    memcpy((char *)*p + *n * elem, src, nsrc * elem);
+    *n += nsrc;
     return 0;
 }

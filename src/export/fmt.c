@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "perfmon/endian.h"
 #include "perfmon/export.h"
 
 typedef unsigned __int128 u128;
@@ -178,8 +179,7 @@ size_t pm_fmt_double(char *buf, double v, int digits)
         digits = PM_FMT_MAX_DIGITS;
     if (v == 0 || isinf(v))
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
+    uint64_t bits = pm_f64_bits(v);
     int neg = (int)(bits >> 63);
     int ef = (int)((bits >> 52) & 0x7ff);
     uint64_t mant = bits & ((1ull << 52) - 1);

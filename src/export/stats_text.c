@@ -134,10 +134,11 @@ static void events_text(const pm_analysis *a, FILE *f, int hw)
                 1000);
 }
 
-int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
+/* The job's end, then its hosts, span, grid and options; returns the
+ * number of GPU hosts. */
+static size_t header_text(const pm_analysis *a, FILE *f)
 {
-    char b1[64], b2[64], b3[64], b4[64];
-    int hw = (int)host_width(a);
+    char b1[64], b2[64];
     fmt_time(b1, sizeof b1, a->t_start);
     fmt_time(b2, sizeof b2, a->t_end);
     size_t ngpus = 0;
@@ -163,7 +164,13 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         fprintf(f, "%s: the figures cover the samples written so far\n\n", inc);
     /* (no end record: the sampler was killed, or crashed, or still runs
      * on another host) */
+    return ngpus;
+}
 
+/* Each host's samples and clock. */
+static void hosts_text(const pm_analysis *a, FILE *f, int hw)
+{
+    char b1[64], b2[64], b3[64], b4[64];
     fprintf(f, "Hosts\n  %-*s %-7s %9s %8s %8s %10s %11s %10s %9s\n", hw, "host", "format",
             "samples", "dropped", "interval", "offset s", "drift ppm", "step s", "repaired");
     for (size_t h = 0; h < a->nhosts; h++) {
@@ -176,7 +183,12 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
                 safe_name(ho->name, 0), ho->format, ho->n, ho->dropped_time, b4, b1, b2, b3,
                 a->nodes[h].repaired);
     }
+}
 
+/* Each figure for the job and its least and largest node. */
+static void job_figures_text(const pm_analysis *a, FILE *f)
+{
+    char b1[64], b2[64], b3[64];
     fprintf(f, "\nJob figures\n  %-32s %14s %14s %14s  %s\n", "figure", "job", "node min",
             "node max", "unit");
     for (size_t i = 0; i < PM_NFIGURES; i++) {
@@ -202,9 +214,11 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
         fprintf(f, "  %-32s %14s %14s %14s  %s\n", fg->key, b1, b2, b3,
                 scaled ? "(scaled)" : fg->unit);
     }
+}
 
-    pm_request_use_text(a, f);
-
+/* The per-node and per-GPU tables of a few figures. */
+static void node_tables_text(const pm_analysis *a, FILE *f, size_t ngpus)
+{
     static const char *const node_cols[] = {"cpu_avg_utilization_pct",
                                             "node_cpu_hours",
                                             "node_unused_cpu_hours",
@@ -219,7 +233,12 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
     figure_table(a, f, "Per node", 0, node_cols, sizeof node_cols / sizeof *node_cols);
     if (ngpus)
         figure_table(a, f, "Per GPU", 1, gpu_cols, sizeof gpu_cols / sizeof *gpu_cols);
+}
 
+/* Each metric's statistics over the job. */
+static void metrics_text(const pm_analysis *a, FILE *f, int hw)
+{
+    char b1[64], b2[64], b3[64];
     fprintf(f,
             "\nMetrics (avg/node: mean of the node means, as in the job figures and the per-node "
             "plot titles; max/node: max of the node maxima;\n"
@@ -248,7 +267,11 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
             r->def->id, r->def->unit, b1, b2, b3, ser, p50, p95, sd, hw + 1, hw, mh, im,
             r->nhosts_with_data, r->repaired, (unsigned long long)r->qc.n[PM_Q_GAP]);
     }
+}
 
+/* The series with wraps, repairs or dropped points, by host. */
+static void repairs_text(const pm_analysis *a, FILE *f, int hw)
+{
     int any = 0;
     for (size_t m = 0; m < a->nmetrics; m++) {
         const pm_metric_result *r = &a->metrics[m];
@@ -264,10 +287,11 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
                     (unsigned long long)s->qc.n[PM_Q_DROPPED]);
         }
     }
+}
 
-    events_text(a, f, hw);
-    pm_phases_text(a, f);
-
+/* The rules' notes, a rule on many nodes once with a count. */
+static void notes_text(const pm_analysis *a, FILE *f)
+{
     if (a->nnotes) {
         /* A rule that fires on many nodes is shown once with a count (the
          * JSON keeps every note). */
@@ -289,6 +313,11 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
             fputc('\n', f);
         }
     }
+}
+
+/* The inputs' warnings. */
+static void warnings_text(const pm_analysis *a, FILE *f)
+{
     if (a->nwarnings) {
         fprintf(f, "\nInput warnings\n");
         for (size_t i = 0; i < a->nwarnings; i++) {
@@ -297,6 +326,22 @@ int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
             fputc('\n', f);
         }
     }
+}
+
+int pm_stats_text(const pm_analysis *a, FILE *f, pm_error *err)
+{
+    int hw = (int)host_width(a);
+    size_t ngpus = header_text(a, f);
+    hosts_text(a, f, hw);
+    job_figures_text(a, f);
+    pm_request_use_text(a, f);
+    node_tables_text(a, f, ngpus);
+    metrics_text(a, f, hw);
+    repairs_text(a, f, hw);
+    events_text(a, f, hw);
+    pm_phases_text(a, f);
+    notes_text(a, f);
+    warnings_text(a, f);
     if (fflush(f) != 0 || ferror(f))
         return pm_error_sys(err, PM_EIO, errno, "stats: write failed");
     return 0;

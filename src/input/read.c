@@ -28,6 +28,7 @@
 #include "perfmon/scanner.h"
 #include "perfmon/ska.h"
 #include "perfmon/threads.h"
+#include "perfmon/vec.h"
 
 /* Assess the clock of one of our own profiles from its (monotonic, wall)
  * pairs, then put its time axis on the monotonic clock anchored at the
@@ -280,16 +281,8 @@ void pm_input_read_slots(slot *slots, size_t n, const pm_input_opts *opts, const
 /* Move src's events to the end of dst (src is left empty). */
 int pm_input_events_take(pm_event_list *dst, pm_event_list *src)
 {
-    if (dst->n + src->n > dst->cap) {
-        size_t nc = dst->n + src->n;
-        pm_event *nv = pm_realloc_array(dst->v, nc, sizeof *nv);
-        if (!nv)
-            return PM_ENOMEM;
-        dst->v = nv;
-        dst->cap = nc;
-    }
-    memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
-    dst->n += src->n;
+    if (PM_VEC_APPEND(dst->v, dst->n, dst->cap, src->v, src->n))
+        return PM_ENOMEM;
     free(src->v);
     src->v = NULL;
     src->n = src->cap = 0;

@@ -20,7 +20,6 @@
 #include <time.h>
 
 #include "exchange.h"
-#include "perfmon/endian.h"
 #include "perfmon/pack.h"
 #include "perfmon/clock.h"
 
@@ -48,11 +47,6 @@ static void slot_clear(slot *sl)
     sl->path = path;
 }
 
-static void put_f64(pm_buf *b, double v)
-{
-    pm_pack_varint(b, pm_f64_bits(v));
-}
-
 static int pack_slot(const slot *sl, size_t index, pm_buf *b)
 {
     pm_pack_u8(b, MSG_FILE);
@@ -74,9 +68,9 @@ static int pack_slot(const slot *sl, size_t index, pm_buf *b)
     for (size_t k = 0; k < sl->ngot; k++) {
         const pm_clock *c = &sl->clocks[k];
         pm_pack_varint(b, (uint64_t)c->method);
-        put_f64(b, c->offset_s);
-        put_f64(b, c->drift_ppm);
-        put_f64(b, c->step_max_s);
+        pm_pack_f64(b, c->offset_s);
+        pm_pack_f64(b, c->drift_ppm);
+        pm_pack_f64(b, c->step_max_s);
         if (sl->nfull)
             pm_pack_varint(b, sl->nfull[k]);
         int rc = pm_profile_pack(sl->got[k], b);
@@ -84,15 +78,6 @@ static int pack_slot(const slot *sl, size_t index, pm_buf *b)
             return rc;
     }
     return b->oom ? PM_ENOMEM : 0;
-}
-
-static int get_f64(const unsigned char *m, size_t len, size_t *at, double *v)
-{
-    uint64_t u;
-    if (pm_unpack_varint(m, len, at, &u))
-        return -1;
-    *v = pm_bits_f64(u);
-    return 0;
 }
 
 /* A FILE message from rank `from` into its slot (index already read). */
@@ -142,8 +127,8 @@ static int unpack_slot(slot *sl, const char *what, const unsigned char *m, size_
     }
     for (size_t k = 0; k < ngot; k++) {
         pm_clock *c = &sl->clocks[k];
-        if (pm_unpack_varint(m, len, at, &v) || v > 1 || get_f64(m, len, at, &c->offset_s) ||
-            get_f64(m, len, at, &c->drift_ppm) || get_f64(m, len, at, &c->step_max_s))
+        if (pm_unpack_varint(m, len, at, &v) || v > 1 || pm_unpack_f64(m, len, at, &c->offset_s) ||
+            pm_unpack_f64(m, len, at, &c->drift_ppm) || pm_unpack_f64(m, len, at, &c->step_max_s))
             goto bad;
         c->method = (int)v;
         if (shrunk) {

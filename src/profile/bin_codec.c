@@ -1,6 +1,7 @@
 /* Sample encoding of binary profile versions 2 and 3 (bin_codec.h,
  * docs/format.md "Version 2 samples", "Version 3 samples"). */
 #include "bin_codec.h"
+#include "perfmon/invariant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -413,6 +414,7 @@ static const uint64_t NIB_MASK[9] = {0,
  * column (the last code byte's padding). */
 static inline uint64_t lanes_of(const pm_codec *c, size_t k)
 {
+    PM_ASSERT(32 * k < c->ncols); /* word k holds a column */
     size_t n = c->ncols - 32 * k;
     return n >= 32 ? ~0ull : (1ull << (2 * n)) - 1;
 }
@@ -422,6 +424,7 @@ static inline uint64_t lanes_of(const pm_codec *c, size_t k)
 static inline uint64_t code_word(const pm_codec *c, const unsigned char *codes, size_t k,
                                  const unsigned char *lim)
 {
+    PM_ASSERT(8 * k < (c->ncols + 3) / 4); /* word k lies in the codes */
     size_t left = (c->ncols + 3) / 4 - 8 * k;
     if (left >= 8)
         return pm_get_u64(codes + 8 * k);
@@ -460,6 +463,7 @@ static inline long nib_sum(uint64_t w)
  * numbers go, so that pass 2 sees every other row as it was. */
 static void drop_row(pm_codec *c, size_t r)
 {
+    PM_ASSERT(r < PM_CODEC_BATCH);
     uint64_t keep = ~(1ull << r);
     for (size_t col = 0; col < 3 * c->ncols; col++)
         c->rn[col] &= keep;
@@ -537,6 +541,7 @@ static int parse_nib(pm_codec *c, const unsigned char *p, const unsigned char *e
         while (num) { /* codes 2 and 3 */
             size_t b = (unsigned)__builtin_ctzll(num);
             num &= num - 1;
+            PM_ASSERT(32 * k + b / 2 < ncols); /* lanes_of masked the padding */
             if ((i & 15) == 0)
                 lw = pm_get_u64(len + i / 2);
             unsigned n = (unsigned)lw & 15;
@@ -596,6 +601,7 @@ static int parse_varints(pm_codec *c, const unsigned char *p, const unsigned cha
             unsigned bit = (unsigned)__builtin_ctzll(visit);
             visit &= visit - 1;
             size_t col = 32 * k + bit / 2, slot = col * PM_CODEC_BATCH + r;
+            PM_ASSERT(col < c->ncols); /* lanes_of masked the padding */
             switch (w >> bit & 3) {
             case 2:
                 if (get_varint_lim(&p, end, lim, &c->x[slot]))
@@ -629,8 +635,11 @@ int pm_codec_parse(pm_codec *c, int key, const unsigned char *p, size_t n, size_
         c->mono = c->mono_d = c->off = 0;
         reset_none(c);
     }
-    if (c->nb >= PM_CODEC_BATCH || (key && c->nb) || get_varint_lim(&p, end, lim, &a) ||
-        get_varint_lim(&p, end, lim, &b))
+    /* The caller flushes a full batch, and any batch before a key sample
+     * (pm_codec_parse's contract): every row is a bit of a uint64_t. */
+    PM_ASSERT(c->nb < PM_CODEC_BATCH);
+    PM_ASSERT(!key || c->nb == 0);
+    if (get_varint_lim(&p, end, lim, &a) || get_varint_lim(&p, end, lim, &b))
         return -1;
     /* After the reset, a key sample's absolute times come out of the same
      * sums as a delta sample's. */
@@ -864,6 +873,7 @@ static inline void rows12(col_run *s, uint64_t *x, double *out, size_t n, uint64
 void pm_codec_flush(pm_codec *c, double *const *dst)
 {
     size_t nb = c->nb, nc = c->ncols;
+    PM_ASSERT(nb <= PM_CODEC_BATCH);
     uint64_t *rn = c->rn, *r3 = rn + nc, *r0 = r3 + nc;
     for (size_t col = 0; col < nc; col++) {
         uint64_t ln = rn[col], l3 = r3[col], lz = r0[col];

@@ -17,7 +17,12 @@
 #include <sys/mman.h>
 
 #include "perfmon/mem.h"
+#include "perfmon/invariant.h"
 #include "perfmon/vec.h"
+
+/* The cursor stays inside the text it may read: every step checks the
+ * end before it moves, so text <= p <= e between calls. */
+#define CURSOR_OK(s) PM_ASSERT((s)->text <= (s)->p && (s)->p <= (s)->e)
 
 void pm_jscan_init(pm_jscan *s, const char *path, const char *text, size_t len, int release,
                    pm_error *err)
@@ -43,6 +48,7 @@ void pm_jscan_release(pm_jscan *s, const char *to)
 
 int pm_jscan_fail(pm_jscan *s, const char *at, const char *what)
 {
+    PM_ASSERT(s->text <= at && at <= s->e); /* a place in the text */
     int line, col;
     size_t off = (size_t)(at - s->text);
     /* pm_text_position stops at NUL; the text may not be NUL-terminated, so
@@ -62,6 +68,7 @@ int pm_jscan_fail(pm_jscan *s, const char *at, const char *what)
 
 int pm_jscan_string(pm_jscan *s)
 {
+    CURSOR_OK(s);
     const char *start = s->p;
     s->p++; /* opening quote */
     while (s->p < s->e) {
@@ -155,6 +162,7 @@ static const unsigned char *skip_plain(const unsigned char *p, const unsigned ch
  * whole document once. */
 int pm_jscan_skip(pm_jscan *s)
 {
+    CURSOR_OK(s);
     char stack[PM_JSCAN_MAX_DEPTH];
     int depth = 0;
     pthread_once(&class_once, class_init);
@@ -208,6 +216,7 @@ int pm_jscan_skip(pm_jscan *s)
 /* Scan the top-level object into members[]. */
 int pm_jscan_top(pm_jscan *s, pm_jmember **out, size_t *nout)
 {
+    CURSOR_OK(s);
     pm_jmember *m = NULL;
     size_t n = 0, cap = 0;
     *out = NULL;
@@ -285,6 +294,7 @@ static const double EXACT_POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
  * operation); anything else goes to strtod.  The JSON grammar is checked. */
 int pm_jscan_number(pm_jscan *s, double *out)
 {
+    CURSOR_OK(s);
     const char *p = s->p, *e = s->e, *start = p;
     int neg = 0;
     if (p < e && *p == '-') {
@@ -350,6 +360,7 @@ int pm_jscan_number(pm_jscan *s, double *out)
 
 int pm_jscan_literal(pm_jscan *s, const char *lit)
 {
+    CURSOR_OK(s);
     size_t n = strlen(lit);
     if ((size_t)(s->e - s->p) < n || memcmp(s->p, lit, n) != 0)
         return pm_jscan_fail(s, s->p, "malformed JSON: unexpected value");
@@ -360,6 +371,7 @@ int pm_jscan_literal(pm_jscan *s, const char *lit)
 /* Read a member name at s->p into key (truncated names never match). */
 int pm_jscan_key(pm_jscan *s, char *key, size_t cap)
 {
+    CURSOR_OK(s);
     pm_jscan_ws(s);
     if (s->p >= s->e || *s->p != '"')
         return pm_jscan_fail(s, s->p, "malformed JSON: expected a member name");
@@ -383,6 +395,7 @@ int pm_jscan_key(pm_jscan *s, char *key, size_t cap)
 /* After a member value: ',' (returns 1: more) or the closing '}' (0). */
 int pm_jscan_next(pm_jscan *s, int *more)
 {
+    CURSOR_OK(s);
     pm_jscan_ws(s);
     if (s->p < s->e && *s->p == ',') {
         s->p++;

@@ -66,6 +66,20 @@ int pm_unpack_varint(const unsigned char *buf, size_t len, size_t *pos, uint64_t
     return -1;
 }
 
+void pm_pack_f64(pm_buf *b, double v)
+{
+    pm_pack_varint(b, pm_f64_bits(v));
+}
+
+int pm_unpack_f64(const unsigned char *buf, size_t len, size_t *pos, double *v)
+{
+    uint64_t u;
+    if (pm_unpack_varint(buf, len, pos, &u))
+        return -1;
+    *v = pm_bits_f64(u);
+    return 0;
+}
+
 int pm_unpack_str(const unsigned char *buf, size_t len, size_t *pos, size_t max, char **s)
 {
     uint64_t n;

@@ -135,16 +135,8 @@ int pm_phase_set_take(pm_phase_set *dst, pm_phase_set *src)
 {
     /* Phases move by pointer: the array grows once, no string is copied. */
     if (src->n) {
-        if (dst->n + src->n > dst->cap) {
-            size_t nc = dst->n + src->n;
-            pm_phase *nv = pm_realloc_array(dst->v, nc, sizeof *nv);
-            if (!nv)
-                return PM_ENOMEM;
-            dst->v = nv;
-            dst->cap = nc;
-        }
-        memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
-        dst->n += src->n;
+        if (PM_VEC_APPEND(dst->v, dst->n, dst->cap, src->v, src->n))
+            return PM_ENOMEM;
         src->n = 0;
     }
     for (size_t i = 0; i < src->ncounters; i++) {

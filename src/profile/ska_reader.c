@@ -636,6 +636,202 @@ static const char *base_name(const char *path, char *out, size_t cap)
     return out;
 }
 
+/* A per-host file: the object itself is the host, named after the file;
+ * its profile appended to *list.  0 or a PM_E* code. */
+static int decode_host_file(pm_jscan *s, const char *path, const char *text, size_t len,
+                            pm_profile ***list, size_t *nlist, pm_error *err)
+{
+    int rc;
+    char name[256];
+    base_name(path, name, sizeof name);
+    pm_profile *p = NULL;
+    if ((rc = convert_span(s, name, 1, text, len, &p)))
+        return rc;
+    if (!has_samples(p)) {
+        char shown[96];
+        short_name(shown, sizeof shown, p->info.host);
+        pm_profile_free(p);
+        rc = pm_error_set(err, PM_EFORMAT,
+                          "%s: host %s: no samples (time_stamps holds no time), not analysed", path,
+                          shown);
+        return rc;
+    }
+    if (push_profile(list, nlist, p)) {
+        pm_profile_free(p);
+        rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+        return rc;
+    }
+    return 0;
+}
+
+/* host_names' entries matched to the file's members (keys: the members'
+ * decoded names): jobs[*njp], *nxp names read, the first name without
+ * data (*nodatap) and how many (*nnodatap).  0 or PM_EFORMAT. */
+static int match_hosts(const char *path, const cJSON *hn, const pm_jmember *mem, char **keys,
+                       size_t nmem, host_job *jobs, size_t *njp, size_t *nxp, const cJSON **nodatap,
+                       size_t *nnodatap, pm_error *err)
+{
+    int rc = 0;
+    size_t nj = 0, nx = 0;
+    const cJSON *x, *nodata = NULL;
+    size_t nnodata = 0;
+    cJSON_ArrayForEach(x, hn) {
+        if (!cJSON_IsString(x) || !*x->valuestring) {
+            rc = pm_error_set(err, PM_EFORMAT, "%s: host_names[%zu]: expected a non-empty string",
+                              path, nx);
+            break;
+        }
+        if (strlen(x->valuestring) > SKA_MAX_NAME) {
+            rc = pm_error_set(err, PM_EFORMAT,
+                              "%s: host_names[%zu]: a name of %zu bytes (at most %d)", path, nx,
+                              strlen(x->valuestring), SKA_MAX_NAME);
+            break;
+        }
+        nx++;
+        const pm_jmember *hm = NULL;
+        for (size_t i = 0; i < nmem && !hm; i++)
+            if (keys[i] && strcmp(keys[i], x->valuestring) == 0)
+                hm = &mem[i];
+        if (!hm) {
+            /* SKA's own merge lists a host whose sampler wrote nothing;
+             * the other hosts are still the job's data. */
+            if (!nodata)
+                nodata = x;
+            nnodata++;
+            continue;
+        }
+        jobs[nj].name = x->valuestring;
+        jobs[nj++].m = hm;
+    }
+    if (!rc && nj == 0)
+        rc =
+            nx == 0
+                ? pm_error_set(err, PM_EFORMAT, "%s: host_names is empty: no host's data", path)
+                : pm_error_set(err, PM_EFORMAT, "%s: none of the %zu host%s in host_names has data",
+                               path, nx, nx == 1 ? "" : "s");
+    *njp = nj;
+    *nxp = nx;
+    *nodatap = nodata;
+    *nnodatap = nnodata;
+    return rc;
+}
+
+/* A host without samples forms no run: it is left out, named in a
+ * warning, and the other hosts are analysed; so is one that host_names
+ * lists without data (nodata, nnodata).  *njp: the hosts kept.  0 or
+ * PM_EFORMAT. */
+static int keep_hosts_with_samples(const char *path, host_job *jobs, size_t *njp, size_t nx,
+                                   const cJSON *nodata, size_t nnodata, pm_error *err)
+{
+    int rc = 0;
+    size_t nj = *njp;
+    size_t nempty = 0, nkept = 0;
+    const char *empty = NULL;
+    for (size_t i = 0; i < nj && !rc; i++) {
+        if (has_samples(jobs[i].prof)) {
+            jobs[nkept++] = jobs[i];
+            continue;
+        }
+        if (!empty)
+            empty = jobs[i].name;
+        nempty++;
+        pm_profile_free(jobs[i].prof);
+        jobs[i].prof = NULL;
+    }
+    if (!rc && nempty) {
+        nj = nkept;
+        if (nj == 0)
+            rc = pm_error_set(err, PM_EFORMAT,
+                              "%s: none of the %zu host%s in host_names has samples", path, nx,
+                              nx == 1 ? "" : "s");
+    }
+    if (!rc && nempty) {
+        char shown[96];
+        short_name(shown, sizeof shown, empty);
+        if (nempty == 1)
+            (void)pm_profile_add_warning(
+                jobs[0].prof,
+                "%s: host %s: no samples (time_stamps holds no time), not analysed (the other hosts are)",
+                path, shown);
+        else
+            (void)pm_profile_add_warning(
+                jobs[0].prof,
+                "%s: %zu hosts have no samples (time_stamps holds no time), the first %s; not analysed (the other hosts are)",
+                path, nempty, shown);
+    }
+    if (!rc && nodata) {
+        char shown[96];
+        short_name(shown, sizeof shown, nodata->valuestring);
+        if (nnodata == 1)
+            (void)pm_profile_add_warning(
+                jobs[0].prof,
+                "%s: host %s: listed in host_names but has no data (the other hosts are analysed)",
+                path, shown);
+        else
+            (void)pm_profile_add_warning(
+                jobs[0].prof,
+                "%s: %zu hosts listed in host_names have no data, the first %s (the other hosts are analysed)",
+                path, nnodata, shown);
+    }
+    *njp = nj;
+    return rc;
+}
+
+/* A merged file: host_names (names) lists the hosts, each a member of the
+ * object; converted on worker threads, appended to *list in host_names'
+ * order.  0 or a PM_E* code. */
+static int decode_merged(pm_jscan *s, const char *path, const pm_jmember *names,
+                         const pm_jmember *mem, size_t nmem, pm_profile ***list, size_t *nlist,
+                         pm_error *err)
+{
+    int rc = 0;
+    cJSON *hn = cJSON_ParseWithLength(names->val, names->vlen);
+    if (!cJSON_IsArray(hn) || cJSON_GetArraySize(hn) > SKA_MAX_HOSTS) {
+        cJSON_Delete(hn);
+        return pm_error_set(err, PM_EFORMAT, "%s: host_names: expected a list of names", path);
+    }
+    /* Decode every member name once. */
+    char **keys = calloc(nmem ? nmem : 1, sizeof *keys);
+    size_t nh = (size_t)cJSON_GetArraySize(hn);
+    host_job *jobs = keys ? calloc(nh ? nh : 1, sizeof *jobs) : NULL;
+    if (!jobs) {
+        free(keys);
+        cJSON_Delete(hn);
+        return pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < nmem; i++)
+        keys[i] = key_name(&mem[i]);
+    size_t nj = 0, nx = 0, nnodata = 0;
+    const cJSON *nodata = NULL;
+    rc = match_hosts(path, hn, mem, keys, nmem, jobs, &nj, &nx, &nodata, &nnodata, err);
+    if (!rc) {
+        convert_hosts(s, jobs, nj);
+        /* The first host in the file's order that failed is the error. */
+        for (size_t i = 0; i < nj && !rc; i++)
+            if (jobs[i].rc) {
+                rc = jobs[i].rc;
+                *err = jobs[i].err;
+            }
+        if (!rc)
+            rc = keep_hosts_with_samples(path, jobs, &nj, nx, nodata, nnodata, err);
+        for (size_t i = 0; i < nj && !rc; i++) {
+            if (push_profile(list, nlist, jobs[i].prof)) {
+                rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            jobs[i].prof = NULL;
+        }
+    }
+    for (size_t i = 0; i < nj; i++)
+        pm_profile_free(jobs[i].prof);
+    free(jobs);
+    for (size_t i = 0; i < nmem; i++)
+        free(keys[i]);
+    free(keys);
+    cJSON_Delete(hn);
+    return rc;
+}
+
 static int ska_decode(const char *path, const char *text, size_t len, int release,
                       pm_profile ***out, size_t *nout, pm_error *err)
 {
@@ -648,9 +844,6 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
     int rc = pm_jscan_top(&s, &mem, &nmem);
     if (rc)
         return rc;
-    pm_profile **list = NULL;
-    size_t nlist = 0;
-    char **keys = NULL;
     const pm_jmember *names = NULL, *stamps = NULL;
     for (size_t i = 0; i < nmem; i++) {
         if (member_is(&mem[i], "host_names"))
@@ -658,181 +851,24 @@ static int ska_decode(const char *path, const char *text, size_t len, int releas
         else if (member_is(&mem[i], "time_stamps"))
             stamps = &mem[i];
     }
-    if (stamps) {
-        /* A per-host file: the object itself is the host. */
-        char name[256];
-        base_name(path, name, sizeof name);
-        pm_profile *p = NULL;
-        if ((rc = convert_span(&s, name, 1, text, len, &p)))
-            goto fail;
-        if (!has_samples(p)) {
-            char shown[96];
-            short_name(shown, sizeof shown, p->info.host);
-            pm_profile_free(p);
-            rc = pm_error_set(err, PM_EFORMAT,
-                              "%s: host %s: no samples (time_stamps holds no time), not analysed",
-                              path, shown);
-            goto fail;
-        }
-        if (push_profile(&list, &nlist, p)) {
-            pm_profile_free(p);
-            rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-            goto fail;
-        }
-    } else if (names) {
-        cJSON *hn = cJSON_ParseWithLength(names->val, names->vlen);
-        if (!cJSON_IsArray(hn) || cJSON_GetArraySize(hn) > SKA_MAX_HOSTS) {
-            cJSON_Delete(hn);
-            rc = pm_error_set(err, PM_EFORMAT, "%s: host_names: expected a list of names", path);
-            goto fail;
-        }
-        /* Decode every member name once. */
-        keys = calloc(nmem ? nmem : 1, sizeof *keys);
-        if (!keys) {
-            cJSON_Delete(hn);
-            rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-            goto fail;
-        }
-        for (size_t i = 0; i < nmem; i++)
-            keys[i] = key_name(&mem[i]);
-        size_t nh = (size_t)cJSON_GetArraySize(hn);
-        host_job *jobs = calloc(nh ? nh : 1, sizeof *jobs);
-        if (!jobs) {
-            cJSON_Delete(hn);
-            rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-            goto fail;
-        }
-        size_t nj = 0, nx = 0;
-        const cJSON *x, *nodata = NULL;
-        size_t nnodata = 0;
-        cJSON_ArrayForEach(x, hn) {
-            if (!cJSON_IsString(x) || !*x->valuestring) {
-                rc = pm_error_set(err, PM_EFORMAT,
-                                  "%s: host_names[%zu]: expected a non-empty string", path, nx);
-                break;
-            }
-            if (strlen(x->valuestring) > SKA_MAX_NAME) {
-                rc = pm_error_set(err, PM_EFORMAT,
-                                  "%s: host_names[%zu]: a name of %zu bytes (at most %d)", path, nx,
-                                  strlen(x->valuestring), SKA_MAX_NAME);
-                break;
-            }
-            nx++;
-            const pm_jmember *hm = NULL;
-            for (size_t i = 0; i < nmem && !hm; i++)
-                if (keys[i] && strcmp(keys[i], x->valuestring) == 0)
-                    hm = &mem[i];
-            if (!hm) {
-                /* SKA's own merge lists a host whose sampler wrote nothing;
-                 * the other hosts are still the job's data. */
-                if (!nodata)
-                    nodata = x;
-                nnodata++;
-                continue;
-            }
-            jobs[nj].name = x->valuestring;
-            jobs[nj++].m = hm;
-        }
-        if (!rc && nj == 0)
-            rc = nx == 0 ? pm_error_set(err, PM_EFORMAT, "%s: host_names is empty: no host's data",
-                                        path)
-                         : pm_error_set(err, PM_EFORMAT,
-                                        "%s: none of the %zu host%s in host_names has data", path,
-                                        nx, nx == 1 ? "" : "s");
-        if (!rc) {
-            convert_hosts(&s, jobs, nj);
-            /* The first host in the file's order that failed is the error. */
-            for (size_t i = 0; i < nj && !rc; i++)
-                if (jobs[i].rc) {
-                    rc = jobs[i].rc;
-                    *err = jobs[i].err;
-                }
-            /* A host without samples forms no run: it is left out, named
-             * in a warning, and the other hosts are analysed. */
-            size_t nempty = 0, nkept = 0;
-            const char *empty = NULL;
-            for (size_t i = 0; i < nj && !rc; i++) {
-                if (has_samples(jobs[i].prof)) {
-                    jobs[nkept++] = jobs[i];
-                    continue;
-                }
-                if (!empty)
-                    empty = jobs[i].name;
-                nempty++;
-                pm_profile_free(jobs[i].prof);
-                jobs[i].prof = NULL;
-            }
-            if (!rc && nempty) {
-                nj = nkept;
-                if (nj == 0)
-                    rc = pm_error_set(err, PM_EFORMAT,
-                                      "%s: none of the %zu host%s in host_names has samples", path,
-                                      nx, nx == 1 ? "" : "s");
-            }
-            if (!rc && nempty) {
-                char shown[96];
-                short_name(shown, sizeof shown, empty);
-                if (nempty == 1)
-                    (void)pm_profile_add_warning(
-                        jobs[0].prof,
-                        "%s: host %s: no samples (time_stamps holds no time), not analysed (the other hosts are)",
-                        path, shown);
-                else
-                    (void)pm_profile_add_warning(
-                        jobs[0].prof,
-                        "%s: %zu hosts have no samples (time_stamps holds no time), the first %s; not analysed (the other hosts are)",
-                        path, nempty, shown);
-            }
-            if (!rc && nodata) {
-                char shown[96];
-                short_name(shown, sizeof shown, nodata->valuestring);
-                if (nnodata == 1)
-                    (void)pm_profile_add_warning(
-                        jobs[0].prof,
-                        "%s: host %s: listed in host_names but has no data (the other hosts are analysed)",
-                        path, shown);
-                else
-                    (void)pm_profile_add_warning(
-                        jobs[0].prof,
-                        "%s: %zu hosts listed in host_names have no data, the first %s (the other hosts are analysed)",
-                        path, nnodata, shown);
-            }
-            for (size_t i = 0; i < nj && !rc; i++) {
-                if (push_profile(&list, &nlist, jobs[i].prof)) {
-                    rc = pm_error_set(err, PM_ENOMEM, "%s: out of memory", path);
-                    break;
-                }
-                jobs[i].prof = NULL;
-            }
-        }
-        for (size_t i = 0; i < nj; i++)
-            pm_profile_free(jobs[i].prof);
-        free(jobs);
-        cJSON_Delete(hn);
-        if (rc)
-            goto fail;
-    } else {
+    if (!stamps && !names) {
         free(mem);
         return pm_error_set(err, PM_ENOENT,
                             "%s: JSON without host_names or time_stamps: not SKA perfmon output",
                             path);
     }
-    if (keys)
-        for (size_t i = 0; i < nmem; i++)
-            free(keys[i]);
-    free(keys);
+    pm_profile **list = NULL;
+    size_t nlist = 0;
+    rc = stamps ? decode_host_file(&s, path, text, len, &list, &nlist, err)
+                : decode_merged(&s, path, names, mem, nmem, &list, &nlist, err);
     free(mem);
+    if (rc) {
+        free_list(list, nlist);
+        return rc;
+    }
     *out = list;
     *nout = nlist;
     return 0;
-fail:
-    if (keys)
-        for (size_t i = 0; i < nmem; i++)
-            free(keys[i]);
-    free(keys);
-    free(mem);
-    free_list(list, nlist);
-    return rc;
 }
 
 int pm_ska_decode(const char *path, const char *text, size_t len, pm_profile ***out, size_t *nout,

@@ -37,10 +37,24 @@ static void cmap(double x, double rgb[3])
         rgb[k] = stops[i][k] * (1 - u) + stops[i + 1][k] * u;
 }
 
-void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
-                     const pm_heatmap *hm)
+/* Where the colour map's parts go, and what its cells gave. */
+typedef struct hm_geo {
+    double X, Y, W, H, fs;
+    double px;                 /* a device pixel, in user units */
+    double lw;                 /* the row labels' width */
+    double mx, my, mw, mh;     /* the cells' frame */
+    double side, bottom, cbar; /* the node averages', time average's, colour bar's room */
+    double lo, hi;             /* the colour scale's range */
+    int iw, ih;                /* the cells' image, in pixels */
+    double *rowavg, *colavg;   /* [ih] each image row's mean, [iw] each column's sum */
+    size_t *colcnt;            /* [iw] the rows in each column's sum */
+} hm_geo;
+
+/* The background, the frame and the colour scale's range (*g); 0 when
+ * the frame is too small or the map empty. */
+static int hm_layout(cairo_t *cr, double X, double Y, double W, double H, double fs,
+                     const pm_heatmap *hm, hm_geo *g)
 {
-    pm_cv_save(cr);
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, X, Y, W, H);
@@ -70,10 +84,8 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         lw = W * 0.2;
     double mx = X + lw + fs * 0.8;
     double mw = W - (mx - X) - side - cbar;
-    if (mw < 20 || mh < 20 || hm->nrows == 0 || hm->ncols == 0) {
-        pm_cv_restore(cr);
-        return;
-    }
+    if (mw < 20 || mh < 20 || hm->nrows == 0 || hm->ncols == 0)
+        return 0;
     double lo = INFINITY, hi = -INFINITY;
     size_t total = hm->nrows * hm->ncols;
     plot_range_of(hm->values, total, 0, &lo, &hi);
@@ -83,11 +95,33 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     }
     if (hi == lo)
         hi = lo + 1;
+    *g = (hm_geo){.X = X,
+                  .Y = Y,
+                  .W = W,
+                  .H = H,
+                  .fs = fs,
+                  .px = px,
+                  .lw = lw,
+                  .mx = mx,
+                  .my = my,
+                  .mw = mw,
+                  .mh = mh,
+                  .side = side,
+                  .bottom = bottom,
+                  .cbar = cbar,
+                  .lo = lo,
+                  .hi = hi};
+    return 1;
+}
 
-    /* The cells: an image of ncols_px x rows, scaled without smoothing.
-     * More nodes than pixel rows: consecutive rows (similar nodes, see
-     * pm_heatmap_build) are merged into one image row, their mean, so a
-     * node gets at most one pixel row. */
+/* The cells: an image of ncols_px x rows, scaled without smoothing.
+ * More nodes than pixel rows: consecutive rows (similar nodes, see
+ * pm_heatmap_build) are merged into one image row, their mean, so a
+ * node gets at most one pixel row.  Fills g's averages and image size;
+ * 0 when out of memory. */
+static int hm_cells(cairo_t *cr, const pm_heatmap *hm, hm_geo *g)
+{
+    double px = g->px, mx = g->mx, my = g->my, mw = g->mw, mh = g->mh, lo = g->lo, hi = g->hi;
     int iw = (int)ceil(mw / px);
     if (iw < 1)
         iw = 1;
@@ -103,13 +137,14 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     double *rowavg = calloc((size_t)ih, sizeof *rowavg);
     double *colavg = calloc((size_t)iw, sizeof *colavg);
     size_t *colcnt = calloc((size_t)iw, sizeof *colcnt);
+    g->rowavg = rowavg;
+    g->colavg = colavg;
+    g->colcnt = colcnt;
+    g->iw = iw;
+    g->ih = ih;
     if (!data || !rowavg || !colavg || !colcnt) {
-        free(rowavg);
-        free(colavg);
-        free(colcnt);
         cairo_surface_destroy(img);
-        pm_cv_restore(cr);
-        return;
+        return 0;
     }
     cairo_surface_flush(img);
     for (int r = 0; r < ih; r++) {
@@ -159,8 +194,14 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     pm_cv_paint_image(cr); /* one cell, one colour: no smoothing */
     pm_cv_restore(cr);
     cairo_surface_destroy(img);
+    return 1;
+}
 
-    /* Title. */
+/* The title, with the nodes a row when rows are merged. */
+static void hm_title(cairo_t *cr, const pm_heatmap *hm, const hm_geo *g)
+{
+    double X = g->X, Y = g->Y, W = g->W, fs = g->fs;
+    int ih = g->ih;
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     cairo_set_font_size(cr, fs * 1.05);
@@ -174,9 +215,15 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
         plot_text_at(cr, X + W / 2, Y + fs * 0.5, 0.5, 0, t);
     }
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    /* Row labels: as many as fit without overlapping; with merged rows,
-     * each group of similar nodes (its size) where it fits, and a white
-     * line between groups. */
+}
+
+/* Row labels: as many as fit without overlapping; with merged rows,
+ * each group of similar nodes (its size) where it fits, and a white
+ * line between groups. */
+static void hm_row_labels(cairo_t *cr, const pm_heatmap *hm, const hm_geo *g)
+{
+    double fs = g->fs, px = g->px, lw = g->lw, mx = g->mx, my = g->my, mw = g->mw, mh = g->mh;
+    int ih = g->ih;
     cairo_set_font_size(cr, fs * 0.7);
     double rowh = mh / (double)hm->nrows;
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
@@ -211,7 +258,15 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
             plot_text_at(cr, mx - fs * 0.3, my + (r + 0.5) * rowh, 1, 0.5, t);
         }
     }
-    /* Node averages along the right edge, one bar per image row. */
+}
+
+/* Node averages along the right edge, one bar per image row. */
+static void hm_node_avgs(cairo_t *cr, const hm_geo *g)
+{
+    double fs = g->fs, px = g->px, mx = g->mx, my = g->my, mw = g->mw, mh = g->mh, side = g->side,
+           lo = g->lo, hi = g->hi;
+    int ih = g->ih;
+    const double *rowavg = g->rowavg;
     double sx = mx + mw + fs * 0.4, sw = side - fs * 1.0;
     double ibh = mh / ih;
     for (int r = 0; r < ih; r++) {
@@ -226,7 +281,16 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_font_size(cr, fs * 0.7);
     plot_text_at(cr, sx + sw / 2, my - fs * 0.9, 0.5, 0, "node avg");
-    /* Time average along the bottom. */
+}
+
+/* The time average along the bottom, its frame and its time ticks. */
+static void hm_time_avg(cairo_t *cr, const pm_heatmap *hm, const hm_geo *g)
+{
+    double fs = g->fs, px = g->px, mx = g->mx, my = g->my, mw = g->mw, mh = g->mh, lo = g->lo,
+           hi = g->hi;
+    int iw = g->iw;
+    const double *colavg = g->colavg;
+    const size_t *colcnt = g->colcnt;
     double by = my + mh + fs * 0.4, bh = fs * 1.6;
     cairo_set_source_rgb(cr, 0.35, 0.35, 0.55);
     cairo_set_line_width(cr, pm_cv_hairline(cr, px) * 1.5);
@@ -271,7 +335,14 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     }
     plot_text_at(cr, mx + mw / 2, by + bh + fs * 1.5, 0.5, 0,
                  hm->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
-    /* Colour bar. */
+}
+
+/* The colour bar with its range and unit. */
+static void hm_colour_bar(cairo_t *cr, const pm_heatmap *hm, const hm_geo *g)
+{
+    char lab[64];
+    double X = g->X, W = g->W, fs = g->fs, px = g->px, my = g->my, mh = g->mh, cbar = g->cbar,
+           lo = g->lo, hi = g->hi;
     double cx = X + W - cbar + fs * 0.6, cw = fs * 0.9;
     for (int k = 0; k < 64; k++) {
         double rgb[3];
@@ -288,8 +359,22 @@ void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double
     plot_text_at(cr, cx + cw / 2, my + mh + fs * 0.2, 0.5, 0, lab);
     if (hm->unit)
         plot_text_at(cr, cx + cw / 2, my + mh + fs * 1.1, 0.5, 0, hm->unit);
-    free(rowavg);
-    free(colavg);
-    free(colcnt);
+}
+
+void pm_heatmap_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
+                     const pm_heatmap *hm)
+{
+    pm_cv_save(cr);
+    hm_geo g = {0};
+    if (hm_layout(cr, X, Y, W, H, fs, hm, &g) && hm_cells(cr, hm, &g)) {
+        hm_title(cr, hm, &g);
+        hm_row_labels(cr, hm, &g);
+        hm_node_avgs(cr, &g);
+        hm_time_avg(cr, hm, &g);
+        hm_colour_bar(cr, hm, &g);
+    }
+    free(g.rowavg);
+    free(g.colavg);
+    free(g.colcnt);
     pm_cv_restore(cr);
 }

@@ -196,13 +196,10 @@ void report_figure_label(const pm_layout_figure *lf, const pm_figure *f, int sca
         snprintf(out, cap, "%s (%s)", lab, lf->unit[0] ? lf->unit : f->unit);
 }
 
-void report_summary_page(pdf_doc *d)
+/* The verdict in words, then what the profile cannot say (gray). */
+static void verdict_lines(pdf_doc *d)
 {
     const pm_analysis *a = d->a;
-    char buf[512], b2[128];
-    pdf_text(d, MARGIN_X, d->y, 20, 1, "Job performance report");
-    d->y += 30;
-    /* The verdict in words, then what the profile cannot say. */
     char verdict[2048];
     if (pm_verdict_text(a, verdict, sizeof verdict)) {
         pdf_paragraph(d, verdict, 10.5);
@@ -216,6 +213,14 @@ void report_summary_page(pdf_doc *d)
         pdf_paragraph(d, limits[i], 8.5);
     memset(d->ink, 0, sizeof d->ink);
     d->y += 8;
+}
+
+/* The job's facts: id, user, scheduler, nodes, span, sampling, command,
+ * status, what it asked for. */
+static void job_rows(pdf_doc *d)
+{
+    const pm_analysis *a = d->a;
+    char buf[512], b2[128];
     snprintf(buf, sizeof buf, "%s", pm_analysis_info(a, offsetof(pm_profile_info, job_id)));
     kv_row(d, "Job ID", buf[0] ? buf : "-");
     kv_row(d, "User", report_or_dash(pm_analysis_info(a, offsetof(pm_profile_info, user))));
@@ -244,7 +249,12 @@ void report_summary_page(pdf_doc *d)
         kv_row(d, "Status", buf);
     request_rows(d);
     d->y += 10;
+}
 
+/* The layout's key figures: per node and for the job. */
+static void key_figures_table(pdf_doc *d)
+{
+    const pm_analysis *a = d->a;
     pdf_subheading(d, "Key figures (per node, and for the whole job)");
     static const double w[5] = {175, 84, 84, 84, 84};
     static const int right[5] = {0, 1, 1, 1, 1};
@@ -269,13 +279,16 @@ void report_summary_page(pdf_doc *d)
         pdf_table_row(d, &t, cells, (int)(i % 2));
     }
     d->y += 8;
+}
 
-    phase_use_table(d);
-
-    /* Nodes that stand out, in both directions: the metrics whose busiest
-     * node's mean is furthest above the per-node average, or whose least
-     * busy node's is furthest below it (an idle node among many hardly
-     * moves the maximum). */
+/* Nodes that stand out, in both directions: the metrics whose busiest
+ * node's mean is furthest above the per-node average, or whose least
+ * busy node's is furthest below it (an idle node among many hardly
+ * moves the maximum). */
+static void stand_out(pdf_doc *d)
+{
+    const pm_analysis *a = d->a;
+    char buf[512];
     if (a->nhosts > 1) {
         pdf_subheading(d, "Nodes that stand out");
         int shown = 0;
@@ -342,7 +355,17 @@ void report_summary_page(pdf_doc *d)
             pdf_paragraph(d, "No metric differs between nodes by more than 15%.", 9);
         d->y += 6;
     }
+}
 
+void report_summary_page(pdf_doc *d)
+{
+    pdf_text(d, MARGIN_X, d->y, 20, 1, "Job performance report");
+    d->y += 30;
+    verdict_lines(d);
+    job_rows(d);
+    key_figures_table(d);
+    phase_use_table(d);
+    stand_out(d);
     pdf_subheading(d, "Efficiency notes");
     notes(d);
     d->y += 6;

@@ -77,10 +77,23 @@ static int assign_lanes(const pm_timeline *tl, size_t *lane, size_t *nlanes)
     return 0;
 }
 
-void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
-                      const pm_timeline *tl)
+/* Where the timeline's parts go, from pm_timeline_draw's frame. */
+typedef struct tl_geo {
+    double X, Y, W, H, fs;
+    double px;       /* a device pixel, in user units */
+    double cw, lw;   /* a legend column's width, the row labels' */
+    double fx0, fy0; /* the bars' frame: its corner and size */
+    double fw, fh;
+    double t0, t1; /* the time span drawn */
+    double rowh;
+    size_t cols; /* legend columns */
+} tl_geo;
+
+/* The background, the legend's columns, the row labels' width and the
+ * frame (*g); 0 when the frame is too small or there is no row. */
+static int tl_layout(cairo_t *cr, double X, double Y, double W, double H, double fs,
+                     const pm_timeline *tl, tl_geo *g)
 {
-    pm_cv_save(cr);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_rectangle(cr, X, Y, W, H);
     pm_cv_fill(cr);
@@ -106,12 +119,33 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     lw = fmin(lw + fs * 0.6, W * 0.25);
     double fx0 = X + lw, fw = W - lw - fs * 0.8;
     double fy0 = Y + fs * 2.2, fh = H - (fy0 - Y) - fs * 2.8 - (double)lrows * fs * 1.3;
-    if (fw < 10 || fh < 10 || tl->nrows == 0) {
-        pm_cv_restore(cr);
-        return;
-    }
+    if (fw < 10 || fh < 10 || tl->nrows == 0)
+        return 0;
     double t0 = tl->t0, t1 = tl->t1 > tl->t0 ? tl->t1 : tl->t0 + 1;
-    double rowh = fh / (double)tl->nrows;
+    *g = (tl_geo){.X = X,
+                  .Y = Y,
+                  .W = W,
+                  .H = H,
+                  .fs = fs,
+                  .px = px,
+                  .cw = cw,
+                  .lw = lw,
+                  .fx0 = fx0,
+                  .fy0 = fy0,
+                  .fw = fw,
+                  .fh = fh,
+                  .t0 = t0,
+                  .t1 = t1,
+                  .rowh = fh / (double)tl->nrows,
+                  .cols = cols};
+    return 1;
+}
+
+/* The title, then the rows' shading and labels (as many as fit). */
+static void tl_rows(cairo_t *cr, const pm_timeline *tl, const tl_geo *g)
+{
+    double X = g->X, Y = g->Y, W = g->W, fs = g->fs, lw = g->lw, fx0 = g->fx0, fy0 = g->fy0,
+           fw = g->fw, rowh = g->rowh;
     /* Title. */
     cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     cairo_set_font_size(cr, fs * 1.05);
@@ -137,6 +171,13 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
             plot_text_at(cr, fx0 - fs * 0.3, fy0 + ((double)r + 0.5) * rowh, 1, 0.5, t);
         }
     }
+}
+
+/* The time grid, its ticks and the axis label. */
+static void tl_time_grid(cairo_t *cr, const pm_timeline *tl, const tl_geo *g)
+{
+    double X = g->X, W = g->W, fs = g->fs, px = g->px, fx0 = g->fx0, fy0 = g->fy0, fw = g->fw,
+           fh = g->fh, t0 = g->t0, t1 = g->t1;
     /* Time grid and ticks. */
     double span = t1 - t0;
     int target = (int)(fw / (fs * 7));
@@ -167,10 +208,15 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     }
     plot_text_at(cr, fx0 + fw / 2, fy0 + fh + fs * 1.4, 0.5, 0,
                  tl->time_axis == PM_AXIS_ELAPSED ? "Elapsed time" : "Time (UTC)");
-    /* Bars: at least one device pixel wide, so a short phase is seen. */
-    pm_cv_save(cr);
-    cairo_rectangle(cr, fx0, fy0, fw, fh);
-    pm_cv_clip(cr);
+}
+
+/* The bars, each at least one device pixel wide (so a short phase is
+ * seen), in its row's lane. */
+static void tl_bars(cairo_t *cr, const pm_timeline *tl, const tl_geo *g)
+{
+    double px = g->px, fx0 = g->fx0, fy0 = g->fy0, fw = g->fw, t0 = g->t0, t1 = g->t1,
+           rowh = g->rowh;
+    double span = t1 - t0;
     double pad = rowh > 4 * px ? rowh * 0.15 : 0;
     size_t *lane = malloc((tl->nbars ? tl->nbars : 1) * sizeof *lane);
     size_t *nlanes = malloc(tl->nrows * sizeof *nlanes);
@@ -195,8 +241,15 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
     }
     free(lane);
     free(nlanes);
-    /* Event marks over the bars: a tick across the row and a triangle
-     * above it, so that one among many phases is found. */
+}
+
+/* Event marks over the bars: a tick across the row and a triangle
+ * above it, so that one among many phases is found. */
+static void tl_marks(cairo_t *cr, const pm_timeline *tl, const tl_geo *g)
+{
+    double fs = g->fs, px = g->px, fx0 = g->fx0, fy0 = g->fy0, fw = g->fw, t0 = g->t0,
+           rowh = g->rowh;
+    double span = g->t1 - t0;
     static const double MARK_RGB[3][3] = {{0.45, 0.45, 0.45}, {0.93, 0.55, 0.0}, {0.85, 0.1, 0.1}};
     for (int sev = 0; sev < 3; sev++) /* the critical ones last, on top */
         for (size_t i = 0; i < tl->nmarks; i++) {
@@ -216,11 +269,13 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
             cairo_close_path(cr);
             pm_cv_fill(cr);
         }
-    pm_cv_restore(cr);
-    cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
-    cairo_rectangle(cr, fx0, fy0, fw, fh);
-    pm_cv_stroke(cr);
-    /* Legend. */
+}
+
+/* The legend: the kinds in columns under the chart. */
+static void tl_legend(cairo_t *cr, const pm_timeline *tl, const tl_geo *g)
+{
+    double X = g->X, fs = g->fs, cw = g->cw, lw = g->lw, fy0 = g->fy0, fh = g->fh;
+    size_t cols = g->cols;
     double ly = fy0 + fh + fs * 2.8;
     cairo_set_font_size(cr, fs * 0.85);
     for (size_t k = 0; k < tl->nkinds; k++) {
@@ -236,5 +291,28 @@ void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, doubl
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         plot_text_at(cr, lx + fs * 2.0, yy + fs * 0.4, 0, 0.5, t);
     }
+}
+
+void pm_timeline_draw(cairo_t *cr, double X, double Y, double W, double H, double fs,
+                      const pm_timeline *tl)
+{
+    pm_cv_save(cr);
+    tl_geo g;
+    if (!tl_layout(cr, X, Y, W, H, fs, tl, &g)) {
+        pm_cv_restore(cr);
+        return;
+    }
+    tl_rows(cr, tl, &g);
+    tl_time_grid(cr, tl, &g);
+    pm_cv_save(cr);
+    cairo_rectangle(cr, g.fx0, g.fy0, g.fw, g.fh);
+    pm_cv_clip(cr);
+    tl_bars(cr, tl, &g);
+    tl_marks(cr, tl, &g);
+    pm_cv_restore(cr);
+    cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+    cairo_rectangle(cr, g.fx0, g.fy0, g.fw, g.fh);
+    pm_cv_stroke(cr);
+    tl_legend(cr, tl, &g);
     pm_cv_restore(cr);
 }

@@ -238,25 +238,27 @@ static void say_phase(pm_buf *b, const pm_analysis *a, const char *id, double to
     say(b, V_PHASE, pv, 3);
 }
 
-size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
+/* How the job ended, first (docs/analysis.md, "How the job ended").
+ * Returns the sentences said (0 or more). */
+static size_t say_end(pm_buf *b, const pm_analysis *a)
 {
-    pm_buf b;
-    pm_buf_init(&b);
-    size_t nsent = 0;
-    char s1[48], s2[48], s3[48], s4[48];
-    const pm_node_summary *j = &a->job;
-    size_t nnodes = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        nnodes += !a->hosts[h].gpu;
-
+    size_t n = 0;
     /* How the job ended, first (docs/analysis.md, "How the job ended"). */
     if (a->ends) {
         char end[768];
         pm_end_sentence(a, end, sizeof end);
-        pm_buf_puts(&b, end);
-        nsent++;
+        pm_buf_puts(b, end);
+        n++;
     }
+    return n;
+}
 
+/* The CPU share of the time allocated. Returns the sentences said (0 or more). */
+static size_t say_cpu(pm_buf *b, const pm_analysis *a)
+{
+    size_t n = 0;
+    char s1[48], s2[48], s3[48];
+    const pm_node_summary *j = &a->job;
     /* CPU share: CPU time used over CPU time allocated (job sums). */
     if (j->node_cpu_hours > 0 && isfinite(j->node_unused_cpu_hours)) {
         double used = j->node_cpu_hours - j->node_unused_cpu_hours;
@@ -264,10 +266,18 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pm_fmt_duration(used * 3600.0, s2, sizeof s2);
         pm_fmt_duration(j->node_cpu_hours * 3600.0, s3, sizeof s3);
         kv v[] = {{"pct", s1}, {"used", s2}, {"alloc", s3}};
-        say(&b, V_CPU, v, 3);
-        nsent++;
+        say(b, V_CPU, v, 3);
+        n++;
     }
+    return n;
+}
 
+/* The cgroup's accounting beside the tree's. Returns the sentences said (0 or more). */
+static size_t say_accounting(pm_buf *b, const pm_analysis *a)
+{
+    size_t n = 0;
+    char s3[48], s4[48];
+    const pm_node_summary *j = &a->job;
     /* Where the job had a cgroup, its own accounting beside the tree's
      * (docs/report.md, "The report"). */
     if (isfinite(j->cg_cpu_hours) && isfinite(j->cg_peak_mem_bytes)) {
@@ -277,10 +287,17 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pm_fmt_duration(j->proc_cpu_hours * 3600.0, s3, sizeof s3);
         pm_fmt_bytes(j->proc_peak_rss_bytes, s4, sizeof s4);
         kv v[] = {{"cgcpu", c1}, {"cgmem", c2}, {"trcpu", s3}, {"trmem", s4}};
-        say(&b, V_ACCT, v, 4);
-        nsent++;
+        say(b, V_ACCT, v, 4);
+        n++;
     }
+    return n;
+}
 
+/* A node idle or busy beside the others. Returns the sentences said (0 or more). */
+static size_t say_outliers(pm_buf *b, const pm_analysis *a)
+{
+    size_t n = 0;
+    char s1[48], s2[48];
     /* Nodes that stand out, in both directions. */
     double val = NAN, others = NAN;
     long h = cpu_outlier(a, -1, &val, &others);
@@ -288,8 +305,8 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pct(val, s1, sizeof s1);
         pct(others, s2, sizeof s2);
         kv v[] = {{"host", a->hosts[h].name}, {"value", s1}, {"mean", s2}};
-        say(&b, V_IDLE, v, 3);
-        nsent++;
+        say(b, V_IDLE, v, 3);
+        n++;
     }
     /* A node above the others, unless an idle node already explains the
      * gap (with 2 nodes, or an idle one pulling the mean down). */
@@ -298,9 +315,18 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pct(val, s1, sizeof s1);
         pct(others, s2, sizeof s2);
         kv v[] = {{"host", a->hosts[h].name}, {"value", s1}, {"mean", s2}};
-        say(&b, V_BUSY, v, 3);
-        nsent++;
+        say(b, V_BUSY, v, 3);
+        n++;
     }
+    return n;
+}
+
+/* A node whose run took longer than the others' (nnodes: the job's nodes,
+ * not GPUs). Returns the sentences said (0 or more). */
+static size_t say_slow(pm_buf *b, const pm_analysis *a, size_t nnodes)
+{
+    size_t said = 0;
+    char s1[48], s2[48], s3[48];
     if (nnodes >= 2) {
         double *w = calloc(a->nhosts, sizeof *w);
         size_t n = 0;
@@ -325,13 +351,20 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
                 pm_fmt_duration(med, s3, sizeof s3);
                 kv v[] = {
                     {"host", a->hosts[slow].name}, {"ratio", s1}, {"value", s2}, {"mean", s3}};
-                say(&b, V_SLOW, v, 4);
-                nsent++;
+                say(b, V_SLOW, v, 4);
+                said++;
             }
         }
         free(w);
     }
+    return said;
+}
 
+/* The node closest to running out of memory. Returns the sentences said (0 or more). */
+static size_t say_memory(pm_buf *b, const pm_analysis *a)
+{
+    size_t n = 0;
+    char s1[48], s2[48];
     /* Memory: the node closest to running out. */
     long mh = -1;
     double mpeak = -INFINITY;
@@ -346,10 +379,19 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         pct(mpeak, s1, sizeof s1);
         pct(100.0 - mpeak, s2, sizeof s2);
         kv v[] = {{"host", a->hosts[mh].name}, {"pct", s1}, {"value", s2}};
-        say(&b, mpeak >= MEM_NEAR_PCT && !memory_noted(a, mh) ? V_MEM_NEAR : V_MEM_PEAK, v, 3);
-        nsent++;
+        say(b, mpeak >= MEM_NEAR_PCT && !memory_noted(a, mh) ? V_MEM_NEAR : V_MEM_PEAK, v, 3);
+        n++;
     }
+    return n;
+}
 
+/* Bytes over the network and the disks (nnodes for the plural). Returns
+ * the sentences said (0 or more). */
+static size_t say_io(pm_buf *b, const pm_analysis *a, size_t nnodes)
+{
+    size_t n = 0;
+    char s1[48], s2[48];
+    const pm_node_summary *j = &a->job;
     /* Bytes over the network and the disks (job sums, MiB). */
     double sent = j->total_net_io_ext_sent_mb, recv = j->total_net_io_ext_recv_mb;
     if (isfinite(sent) || isfinite(recv)) {
@@ -357,24 +399,31 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
             pm_fmt_bytes(isfinite(sent) ? sent * MiB : 0, s1, sizeof s1);
             pm_fmt_bytes(isfinite(recv) ? recv * MiB : 0, s2, sizeof s2);
             kv v[] = {{"sent", s1}, {"recv", s2}};
-            say(&b, V_NET, v, 2);
-            say_phase(&b, a, "net_out", sent, "bytes sent");
+            say(b, V_NET, v, 2);
+            say_phase(b, a, "net_out", sent, "bytes sent");
         } else {
             kv v[] = {{"s", nnodes == 1 ? "" : "s"}};
-            say(&b, V_NET_NONE, v, 1);
+            say(b, V_NET_NONE, v, 1);
         }
-        nsent++;
+        n++;
     }
     double rd = j->total_disk_io_read_mb, wr = j->total_disk_io_write_mb;
     if (isfinite(rd) || isfinite(wr)) {
         pm_fmt_bytes(isfinite(rd) ? rd * MiB : 0, s1, sizeof s1);
         pm_fmt_bytes(isfinite(wr) ? wr * MiB : 0, s2, sizeof s2);
         kv v[] = {{"read", s1}, {"written", s2}};
-        say(&b, V_DISK, v, 2);
-        say_phase(&b, a, "disk_write", wr, "bytes written");
-        nsent++;
+        say(b, V_DISK, v, 2);
+        say_phase(b, a, "disk_write", wr, "bytes written");
+        n++;
     }
+    return n;
+}
 
+/* The rules' notes, counted as the page shows them. Returns the sentences said (0 or more). */
+static size_t say_notes(pm_buf *b, const pm_analysis *a)
+{
+    size_t n = 0;
+    char s3[48], s4[48];
     if (a->nnotes) {
         /* Count the notes as the page shows them: a rule that fired on
          * many nodes is one line, so it is one note here too. */
@@ -390,10 +439,27 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
         snprintf(s3, sizeof s3, "%zu", nl);
         snprintf(s4, sizeof s4, "%zu", crit);
         kv v[] = {{"count", s3}, {"s", nl == 1 ? "" : "s"}, {"critical", s4}};
-        say(&b, V_NOTES, v, 3);
-        nsent++;
+        say(b, V_NOTES, v, 3);
+        n++;
     }
+    return n;
+}
 
+size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
+{
+    pm_buf b;
+    pm_buf_init(&b);
+    size_t nnodes = 0;
+    for (size_t h = 0; h < a->nhosts; h++)
+        nnodes += !a->hosts[h].gpu;
+    size_t nsent = say_end(&b, a);
+    nsent += say_cpu(&b, a);
+    nsent += say_accounting(&b, a);
+    nsent += say_outliers(&b, a);
+    nsent += say_slow(&b, a, nnodes);
+    nsent += say_memory(&b, a);
+    nsent += say_io(&b, a, nnodes);
+    nsent += say_notes(&b, a);
     if (cap) {
         size_t n = b.oom ? 0 : b.len < cap ? b.len : cap - 1;
         if (n)

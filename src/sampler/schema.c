@@ -1,3 +1,6 @@
+/* The sampler's schema and sample rows (source.h): the columns the sources
+ * add, each with its name, unit, kind, group and wrap range, refused when a
+ * name repeats or is too long; and one row of values per sample. */
 #include <stdlib.h>
 #include <string.h>
 

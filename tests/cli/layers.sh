@@ -22,7 +22,22 @@ for o in "$PM_BUILD"/src/*/*.o; do
     mkdir -p "$tmp/build/src/$m"
     ln -s "$o" "$tmp/build/src/$m/"
 done
-cat >"$tmp/src/profile/zz_wrong.c" <<'C'
+
+# wrong MODULE/NAME WHAT: compile $tmp/src/MODULE/NAME.c (its text on
+# stdin) into the copy, run tests/layers.sh over it (its output in
+# $tmp/out), check that it is refused, and take the file out again.
+wrong() {
+    cat >"$tmp/src/$1.c"
+    check "$2: the file compiles" \
+        cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/$1.c" -o "$tmp/build/src/$1.o"
+    sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
+    _rc=$?
+    sed 's/^/      /' "$tmp/out"
+    check "$2: refused (exit 1)" [ "$_rc" -eq 1 ]
+    rm -f "$tmp/src/$1.c" "$tmp/build/src/$1.o"
+}
+
+wrong profile/zz_wrong "profile -> analysis" <<'C'
 #include "perfmon/compare.h"
 int pm_zz_wrong(const pm_analysis *a, pm_comparison **out, pm_error *err);
 int pm_zz_wrong(const pm_analysis *a, pm_comparison **out, pm_error *err)
@@ -30,19 +45,11 @@ int pm_zz_wrong(const pm_analysis *a, pm_comparison **out, pm_error *err)
     return pm_compare_run(a, a, 0, 0, out, err);
 }
 C
-check "the wrong file compiles" \
-    cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/profile/zz_wrong.c" \
-    -o "$tmp/build/src/profile/zz_wrong.o"
-sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
-rc=$?
-sed 's/^/      /' "$tmp/out"
-check "refused (exit 1)" [ "$rc" -eq 1 ]
 check "names the call" has "$tmp/out" "src/profile/zz_wrong.c -> src/analysis/compare.c (calls pm_compare_run)"
 check "names the include" has "$tmp/out" "src/profile/zz_wrong.c -> include/perfmon/compare.h"
 
 # A sibling's header: the sampler includes the input stage's input.h.
-rm -f "$tmp/src/profile/zz_wrong.c" "$tmp/build/src/profile/zz_wrong.o"
-cat >"$tmp/src/sampler/zz_sibling.c" <<'C'
+wrong sampler/zz_sibling "a sibling's header" <<'C'
 #include "perfmon/input.h"
 size_t pm_zz_sibling(void);
 size_t pm_zz_sibling(void)
@@ -50,19 +57,11 @@ size_t pm_zz_sibling(void)
     return sizeof(pm_inputs);
 }
 C
-check "the sibling file compiles" \
-    cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/sampler/zz_sibling.c" \
-    -o "$tmp/build/src/sampler/zz_sibling.o"
-sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
-rc=$?
-sed 's/^/      /' "$tmp/out"
-check "a sibling's header: refused (exit 1)" [ "$rc" -eq 1 ]
 check "names the sibling's header" has "$tmp/out" \
     "src/sampler/zz_sibling.c -> include/perfmon/input.h (a header of src/input"
 
 # The input stage calls the analysis above it.
-rm -f "$tmp/src/sampler/zz_sibling.c" "$tmp/build/src/sampler/zz_sibling.o"
-cat >"$tmp/src/input/zz_up.c" <<'C'
+wrong input/zz_up "input -> analysis" <<'C'
 #include "perfmon/analysis.h"
 int pm_zz_up(const pm_analysis *a);
 int pm_zz_up(const pm_analysis *a)
@@ -70,19 +69,11 @@ int pm_zz_up(const pm_analysis *a)
     return pm_analysis_metric(a, "cpu");
 }
 C
-check "the input file compiles" \
-    cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/input/zz_up.c" \
-    -o "$tmp/build/src/input/zz_up.o"
-sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
-rc=$?
-sed 's/^/      /' "$tmp/out"
-check "input -> analysis: refused (exit 1)" [ "$rc" -eq 1 ]
 check "names the input's call" has "$tmp/out" \
     "src/input/zz_up.c -> src/analysis/result.c (calls pm_analysis_metric)"
 
 # The analysis, a layer above the sampler, calls it all the same.
-rm -f "$tmp/src/input/zz_up.c" "$tmp/build/src/input/zz_up.o"
-cat >"$tmp/src/analysis/zz_branch.c" <<'C'
+wrong analysis/zz_branch "analysis -> sampler" <<'C'
 #include "perfmon/sampler.h"
 int pm_zz_branch(const pm_sampler_opts *o);
 int pm_zz_branch(const pm_sampler_opts *o)
@@ -90,13 +81,6 @@ int pm_zz_branch(const pm_sampler_opts *o)
     return pm_sampler_run(o);
 }
 C
-check "the analysis file compiles" \
-    cc -std=gnu11 -D_GNU_SOURCE -I"$tmp/include" -c "$tmp/src/analysis/zz_branch.c" \
-    -o "$tmp/build/src/analysis/zz_branch.o"
-sh tests/layers.sh "$tmp" "$tmp/build" >"$tmp/out" 2>&1
-rc=$?
-sed 's/^/      /' "$tmp/out"
-check "analysis -> sampler: refused (exit 1)" [ "$rc" -eq 1 ]
 check "names the call into the sampler" has "$tmp/out" \
     "src/analysis/zz_branch.c -> src/sampler/run.c (calls pm_sampler_run)"
 check "names the sampler's header" has "$tmp/out" \

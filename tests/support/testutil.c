@@ -1,3 +1,6 @@
+/* The unit tests' helpers (testutil.h): where the fixtures are, temporary
+ * directories made and removed, files compared, and whether the test runs
+ * under a wrapper (valgrind). */
 #include "testutil.h"
 
 #include <stdio.h>

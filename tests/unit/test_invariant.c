@@ -1,8 +1,10 @@
 /* Unit tests of the stated invariants (invariant.h): in a debug or SAN=1
- * build, a broken invariant of the arena, the thread pool, the text buffer
- * or a series aborts with "invariant failed" (each case runs in a child
- * process, its state broken on purpose); in a release build the checks
- * are compiled out and their conditions never run.  Hostile input (times
+ * build, a broken invariant of the arena, the thread pool, the text buffer,
+ * a series, the binary codec (its batch and its code words' lanes), the
+ * JSON scanner's cursor or the report's rows under --stream aborts with
+ * "invariant failed" (each case runs in a child process, its state broken
+ * on purpose); in a release build the checks are compiled out and their
+ * conditions never run.  Hostile input (times
  * backwards, NaN) is not a broken invariant and never aborts. */
 #include <math.h>
 #include <setjmp.h>
@@ -18,11 +20,15 @@
 
 #include <cmocka.h>
 
+#include "../../src/profile/bin_codec.h"
+#include "perfmon/analysis.h"
 #include "perfmon/arena.h"
 #include "perfmon/buf.h"
 #include "perfmon/invariant.h"
+#include "perfmon/json_scan.h"
 #include "perfmon/series.h"
 #include "perfmon/threads.h"
+#include "testutil.h"
 
 /* Run fn in a child with stderr in a pipe; returns the child's wait status
  * and the first bytes it wrote to stderr in msg. */
@@ -99,6 +105,76 @@ static void series_broken(void)
     (void)pm_hold_sparse(t, v, q, 4, 0.5, scratch);
 }
 
+/* A one-column codec of format version 2, its decoder's batch set up. */
+static void codec_one(pm_codec *c)
+{
+    pm_column col = {.name = "x", .unit = "1", .group = "g", .kind = PM_GAUGE, .type = PM_F64};
+    if (pm_codec_init(c, &col, 1, 1, 2) != 0)
+        _exit(3);
+}
+
+static void codec_full_batch(void)
+{
+    pm_codec c;
+    codec_one(&c);
+    c.nb = PM_CODEC_BATCH; /* the caller forgot to flush a full batch */
+    const unsigned char rec[] = {0, 0, 0x01};
+    int64_t m, w;
+    (void)pm_codec_parse(&c, 0, rec, sizeof rec, sizeof rec, &m, &w);
+}
+
+static void codec_key_in_batch(void)
+{
+    pm_codec c;
+    codec_one(&c);
+    c.nb = 3; /* a key sample parsed into a batch that holds rows */
+    const unsigned char rec[] = {0, 0, 0x01};
+    int64_t m, w;
+    (void)pm_codec_parse(&c, 1, rec, sizeof rec, sizeof rec, &m, &w);
+}
+
+static void codec_lanes(void)
+{
+    pm_codec c;
+    codec_one(&c);
+    c.nw = 2; /* a code word past the record's codes */
+    const unsigned char rec[] = {0, 0, 0x00};
+    int64_t m, w;
+    (void)pm_codec_parse(&c, 0, rec, sizeof rec, sizeof rec, &m, &w);
+}
+
+static void jscan_broken(void)
+{
+    static const char text[] = "{\"a\": 1}";
+    pm_error err;
+    pm_jscan s;
+    pm_jscan_init(&s, "t.json", text, sizeof text - 1, 0, &err);
+    s.p = s.e + 1; /* the cursor past the end it may read */
+    if (pm_jscan_skip(&s) != 0)
+        _exit(4); /* not reached: the cursor is checked first */
+}
+
+/* The stream mode's report rows: a stretch asked for backwards. */
+static void report_row_broken(void)
+{
+    char cat[4096], path[4096];
+    snprintf(cat, sizeof cat, "%s/../templates/metrics.json", pm_test_fixtures());
+    snprintf(path, sizeof path, "%s/perfmon", pm_test_fixtures());
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = cat;
+    o.stream = 1;
+    o.report = PM_REPORT_DOC;
+    const char *paths[] = {path};
+    pm_analysis *a = NULL;
+    pm_error err;
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0 || a->nmetrics == 0)
+        _exit(3);
+    double out[8];
+    if (pm_report_row(a, &a->metrics[0], 0, PM_REPORT_BAND_COLS, 5, 2, out, &err) != 0)
+        _exit(4); /* not reached */
+}
+
 static void test_arena(void **state)
 {
     (void)state;
@@ -121,6 +197,31 @@ static void test_series(void **state)
 {
     (void)state;
     expect_caught(series_broken, "times_increasing");
+}
+
+static void test_codec_batch(void **state)
+{
+    (void)state;
+    expect_caught(codec_full_batch, "c->nb < PM_CODEC_BATCH");
+    expect_caught(codec_key_in_batch, "!key || c->nb == 0");
+}
+
+static void test_codec_lanes(void **state)
+{
+    (void)state;
+    expect_caught(codec_lanes, "8 * k < (c->ncols + 3) / 4");
+}
+
+static void test_jscan_cursor(void **state)
+{
+    (void)state;
+    expect_caught(jscan_broken, "(s)->p <= (s)->e");
+}
+
+static void test_report_row(void **state)
+{
+    (void)state;
+    expect_caught(report_row_broken, "g0 <= g1");
 }
 
 /* Hostile times are input, not a broken invariant: cleaned, never fatal. */
@@ -160,6 +261,10 @@ int main(void)
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_series),
+        cmocka_unit_test(test_codec_batch),
+        cmocka_unit_test(test_codec_lanes),
+        cmocka_unit_test(test_jscan_cursor),
+        cmocka_unit_test(test_report_row),
         cmocka_unit_test(test_hostile_times_pass),
         cmocka_unit_test(test_condition_runs_only_when_on),
     };

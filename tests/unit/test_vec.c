@@ -90,12 +90,42 @@ static void test_overflow(void **state)
     free(v);
 }
 
+/* PM_VEC_APPEND: an empty source is nothing, the first append takes
+ * exactly what it needs, a second keeps the first's values and the source's
+ * order, and a count that would overflow fails with everything untouched. */
+static void test_append(void **state)
+{
+    (void)state;
+    int *a = NULL;
+    size_t n = 0, cap = 0;
+    const int one[3] = {1, 2, 3}, two[2] = {4, 5};
+    assert_int_equal(PM_VEC_APPEND(a, n, cap, one, 0), 0);
+    assert_null(a);
+    assert_int_equal(n, 0);
+    assert_int_equal(PM_VEC_APPEND(a, n, cap, one, 3), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(cap, 3);
+    assert_int_equal(PM_VEC_APPEND(a, n, cap, two, 2), 0);
+    assert_int_equal(n, 5);
+    assert_true(cap >= 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(a[i], i + 1);
+    int *keep = a;
+    size_t kcap = cap, big = SIZE_MAX - 1;
+    assert_int_equal(pm_vec_append((void **)&a, &big, &cap, two, 2, sizeof *a), PM_ENOMEM);
+    assert_ptr_equal(a, keep);
+    assert_int_equal(big, SIZE_MAX - 1);
+    assert_int_equal(cap, kcap);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_doubling),
         cmocka_unit_test(test_first),
         cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_append),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
