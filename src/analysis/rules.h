@@ -31,11 +31,19 @@ typedef struct pm_host_rule {
     size_t nsrc;
     pm_rule_src src[PM_RULE_SRCS];
 } pm_host_rule;
+#define PM_RULE_SLOPES 16
 typedef struct pm_rule_plan {
     void *doc; /* the parsed rules file (cJSON), whose strings src borrows */
     size_t n;
     pm_host_rule r[PM_NODE_SIGNS];
+    /* the metrics the slope rules read (the stream mode keeps each host's
+     * slope of those alone); slope_all: more than PM_RULE_SLOPES */
+    const char *slope[PM_RULE_SLOPES];
+    size_t nslope;
+    int slope_all;
 } pm_rule_plan;
+/* Whether a slope rule of a->rule_plan reads metric id. */
+int pm_rules_want_slope(const pm_analysis *a, const char *id);
 int pm_rules_plan_load(pm_analysis *a, pm_error *err) PM_WUR;
 void pm_rules_plan_free(pm_rule_plan *p);
 
