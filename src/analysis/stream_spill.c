@@ -19,6 +19,12 @@
 /* Room the spill leaves on its file system: a tenth of it, at least this. */
 #define SPILL_MARGIN ((uint64_t)1 << 30)
 
+int pm_spill_wanted(const pm_analysis *a)
+{
+    const char *e = getenv("PM_STREAM_SPILL");
+    return !a->opts.host_out && !(e && !strcmp(e, "0"));
+}
+
 int pm_spill_open(pm_spill *sp, const pm_analysis *a, pm_error *err)
 {
     memset(sp, 0, sizeof *sp);

@@ -31,6 +31,10 @@ typedef struct pm_spill {
     pthread_mutex_t lock;
 } pm_spill;
 
+/* Whether the stream mode spills: not when an output written host by host
+ * reads every host again anyway (opts.host_out), nor with the environment
+ * variable PM_STREAM_SPILL=0 (the tests: every host is read again). */
+int pm_spill_wanted(const pm_analysis *a);
 /* Set sp up for a's hosts (after the survey), its file in $TMPDIR.
  * Returns 0 with sp->off set when no file could be made (the stream then
  * reads the hosts again); an error only when out of memory. */
