@@ -32,6 +32,7 @@ int pm_spill_open(pm_spill *sp, const pm_analysis *a, pm_error *err)
     sp->off = 1;
     sp->nm = a->catalog->n;
     sp->nhosts = a->nhosts;
+    sp->max = a->opts.spill_max;
     pthread_mutex_init(&sp->lock, NULL);
     sp->host_off = calloc(a->nhosts ? a->nhosts : 1, sizeof *sp->host_off);
     sp->host_n = calloc(a->nhosts ? a->nhosts : 1, sizeof *sp->host_n);
@@ -85,7 +86,7 @@ static long slot_for(pm_spill *sp, size_t d)
     struct statvfs vs;
     uint64_t per = (uint64_t)sp->total * sizeof(double);
     uint64_t want = per * (sp->nslots + 1) - sp->written;
-    if (fstatvfs(sp->fd, &vs) != 0) {
+    if ((sp->max && per * (sp->nslots + 1) > sp->max) || fstatvfs(sp->fd, &vs) != 0) {
         sp->off = 1;
         return -1;
     }

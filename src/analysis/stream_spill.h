@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "perfmon/analysis.h"
 
@@ -13,8 +14,9 @@
  * some host has, one slot of total doubles, host h's values from
  * host_off[h] on (the survey's sample counts, so that any thread writes
  * its host at a fixed place).  A slot is given to a metric when its first
- * host comes, if the file system has room for it and for the slots given
- * before (with a margin: a tenth of the file system, at least 1 GiB);
+ * host comes, if the slots given so far stay within opts.spill_max and the
+ * file system has room for them (with a margin: a tenth of the file
+ * system, at least 1 GiB);
  * else, or when a write fails, the spill is off as a whole, and the stream
  * reads the hosts again instead. */
 typedef struct pm_spill {
@@ -28,6 +30,7 @@ typedef struct pm_spill {
     long *slot;       /* [nm] the metric's slot, -1: none yet */
     size_t nslots;
     size_t written; /* bytes */
+    uint64_t max;   /* opts.spill_max */
     pthread_mutex_t lock;
 } pm_spill;
 

@@ -118,6 +118,13 @@ check "4 ranks --stream: 2 passes, 24 hosts received" \
 PM_STREAM_SPILL=0 mpi 4 "$D" --stream --stats --json -v >"$T/sr.json" 2>"$T/sr.err"
 check "4 ranks --stream, no spill: the same --json, 3 passes, 36 hosts received" \
     sh -c "cmp -s '$T/one.json' '$T/sr.json' && grep -q \"note: mpi: --stream: 3 passes over the hosts; rank 0 received 36 hosts' profiles (\" '$T/sr.err'"
+# The spill is bounded by an eighth of --memory: beyond, a refine pass.
+mpi 2 "$D" --stream --stats --json --memory 64K -v >"$T/sm.json" 2>"$T/sm.err"
+check "2 ranks --stream --memory 64K (no room for the spill): the same --json, 3 passes" \
+    sh -c "cmp -s '$T/one.json' '$T/sm.json' && grep -q \"note: mpi: --stream: 3 passes over the hosts; rank 0 received 36 hosts' profiles (\" '$T/sm.err'"
+mpi 2 "$D" --stream --stats --json --memory 8G -v >"$T/sb.json" 2>"$T/sb.err"
+check "2 ranks --stream --memory 8G: the same --json, 2 passes" \
+    sh -c "cmp -s '$T/one.json' '$T/sb.json' && grep -q \"note: mpi: --stream: 2 passes over the hosts; rank 0 received 24 hosts' profiles (\" '$T/sb.err'"
 # A window: the survey's times take a second pass.
 "$A" "$D" --stats --json --start +100 --end +400 >"$T/w.json" 2>/dev/null
 mpi 3 "$D" --stream --stats --json --start +100 --end +400 -v >"$T/w3.json" 2>"$T/w3.err"
