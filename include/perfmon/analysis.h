@@ -91,6 +91,12 @@ typedef struct pm_analyze_opts {
                      size_t nres, size_t h, const struct pm_host *host,
                      const struct pm_series *const *ser);
     void *host_out_user;
+    /* --stream: the most bytes that the fold's spill of every value
+     * (src/analysis/stream_spill.c) may take, so that its pages stay in
+     * the page cache; beyond it the refine passes read every host again.
+     * 0: no bound but the room on its file system.  perfmon-analyze gives
+     * an eighth of the memory it may use. */
+    uint64_t spill_max;
 } pm_analyze_opts;
 
 void pm_analyze_opts_init(pm_analyze_opts *o);

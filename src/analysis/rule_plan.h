@@ -32,10 +32,16 @@ typedef struct pm_host_rule {
     size_t nsrc;
     pm_rule_src src[PM_RULE_SRCS];
 } pm_host_rule;
+#define PM_RULE_SLOPES 16
 typedef struct pm_rule_plan {
     void *doc; /* the parsed rules file (cJSON), whose strings src borrows */
     size_t n;
     pm_host_rule r[PM_NODE_SIGNS];
+    /* the metrics the slope rules read (the stream mode keeps each host's
+     * slope of those alone); slope_all: more than PM_RULE_SLOPES */
+    const char *slope[PM_RULE_SLOPES];
+    size_t nslope;
+    int slope_all;
 } pm_rule_plan;
 
 #endif

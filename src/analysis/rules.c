@@ -540,6 +540,12 @@ int pm_rules_plan_load(pm_analysis *a, pm_error *err)
         rule r;
         if ((rc = parse_rule(o, &r, path, i++, err)))
             break;
+        if (!strcmp(r.type, "slope") && r.metric) {
+            if (p->nslope < PM_RULE_SLOPES)
+                p->slope[p->nslope++] = r.metric;
+            else
+                p->slope_all = 1;
+        }
         if (!r.hr.kind)
             continue;
         if (p->n >= PM_NODE_SIGNS) {
@@ -554,6 +560,19 @@ int pm_rules_plan_load(pm_analysis *a, pm_error *err)
         return rc;
     }
     a->rule_plan = p;
+    return 0;
+}
+
+int pm_rules_want_slope(const pm_analysis *a, const char *id)
+{
+    const pm_rule_plan *p = a->rule_plan;
+    if (!p)
+        return 0;
+    if (p->slope_all)
+        return 1;
+    for (size_t i = 0; i < p->nslope; i++)
+        if (!strcmp(p->slope[i], id))
+            return 1;
     return 0;
 }
 

@@ -11,5 +11,7 @@
  * frees it. */
 int pm_rules_plan_load(pm_analysis *a, pm_error *err) PM_WUR;
 void pm_rules_plan_free(pm_rule_plan *p);
+/* Whether a slope rule of a->rule_plan reads metric id. */
+int pm_rules_want_slope(const pm_analysis *a, const char *id);
 
 #endif

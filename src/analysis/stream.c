@@ -14,7 +14,9 @@
 #include "perfmon/input.h"
 #include "phase_contrib.h"
 #include "report_keep.h"
+#include "rules.h"
 #include "stream.h"
+#include "stream_spill.h"
 #include "summary.h"
 #include "times.h"
 #include "perfmon/mem.h"
@@ -96,12 +98,18 @@ typedef struct sctx {
     pm_metric_result *res; /* [catalog size] */
     macc *acc;             /* [catalog size] */
     int pass;              /* 1: fold, 2 and on: refine */
-    size_t passes;         /* known so far, for opts.progress */
+    size_t hpass;          /* the passes over the hosts so far (refine passes
+                            * from the spill read none) */
+    size_t passes;         /* passes over the hosts known so far, for opts.progress */
     size_t pass0;          /* the survey's passes over the hosts before */
     pm_phase_contrib pc;   /* each phase's figures, filled in the fold */
     unsigned char *need;   /* [catalog size] a refine pass derives the metric */
     size_t ngrid;
-    double *tmp; /* [ngrid] placing a host on the grid (folds are serial) */
+    double *tmp;    /* [ngrid] placing a host on the grid (folds are serial) */
+    pm_spill sp;    /* the fold's values, for the refine passes */
+    int sp_open;    /* sp is set up */
+    int spill;      /* the fold writes them (no output needs the hosts again) */
+    int from_spill; /* the refine passes read them (the spill went well) */
     /* the sequencer: host h folds when turn == h */
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -238,31 +246,42 @@ static int report_fold(sctx *c, size_t d, pm_series **sp)
 }
 
 /* Refine passes: the pooled sd's sums (the first one), and the values of
- * the wanted buckets, or their histograms of the next 16 bits. */
-static void fold2(sctx *c, size_t d, const pm_series *s)
+ * the wanted buckets, or their histograms of the next 16 bits: n values
+ * of a host's series of metric d, in host order; a metric's on one thread
+ * at a time.  Returns 0 or PM_ENOMEM. */
+static int fold2(sctx *c, size_t d, const double *val, size_t n)
 {
     macc *m = &c->acc[d];
-    const pm_stats *st = &c->res[d].all;
-    if (!s)
-        return;
-    int sd = c->pass == 2;
-    for (size_t i = 0; i < s->n; i++) {
-        double v = s->v[i];
-        if (isnan(v))
-            continue;
-        if (sd) {
-            /* pm_sd's sums, in the same order */
-            double dv = v - st->amean;
-            m->ss += dv * dv;
-            m->comp += dv;
+    if (c->pass == 2) {
+        /* pm_sd's sums, in the same order */
+        double mean = c->res[d].all.amean, ss = m->ss, comp = m->comp;
+        for (size_t i = 0; i < n; i++) {
+            double v = val[i];
+            if (isnan(v))
+                continue;
+            double dv = v - mean;
+            ss += dv * dv;
+            comp += dv;
         }
-        uint64_t key = order_key(v);
-        for (int k = 0; k < NRANKS; k++) {
-            rank_want *w = &m->want[k];
-            if (w->known || w->share >= 0 || key >> w->shift != w->prefix)
+        m->ss = ss;
+        m->comp = comp;
+    }
+    /* each wanted bucket still to search (one for ranks that share it) */
+    for (int k = 0; k < NRANKS; k++) {
+        rank_want *w = &m->want[k];
+        if (w->known || w->share >= 0)
+            continue;
+        int shift = w->shift;
+        uint64_t prefix = w->prefix;
+        for (size_t i = 0; i < n; i++) {
+            double v = val[i];
+            if (isnan(v))
+                continue;
+            uint64_t key = order_key(v);
+            if (key >> shift != prefix)
                 continue;
             if (w->sub) {
-                size_t b = (size_t)(key >> (w->shift - HBITS)) & (NBUCKETS - 1);
+                size_t b = (size_t)(key >> (shift - HBITS)) & (NBUCKETS - 1);
                 if (w->sub[b]++ == 0 || v < w->smin[b])
                     w->smin[b] = v;
                 if (w->sub[b] == 1 || v > w->smax[b])
@@ -272,16 +291,15 @@ static void fold2(sctx *c, size_t d, const pm_series *s)
             if (w->ngot == w->capgot) {
                 size_t nc = w->capgot ? 2 * w->capgot : 1024;
                 double *g = pm_realloc_array(w->got, nc, sizeof *g);
-                if (!g) {
-                    fail(c, PM_ENOMEM, NULL);
-                    return;
-                }
+                if (!g)
+                    return PM_ENOMEM;
                 w->got = g;
                 w->capgot = nc;
             }
             w->got[w->ngot++] = v;
         }
     }
+    return 0;
 }
 
 /* opts.progress: hosts folded in this pass (under c->lock, in host order,
@@ -293,7 +311,7 @@ static void report_progress(sctx *c, size_t hosts_done)
                       .hosts_done = hosts_done,
                       .hosts_total = a->nhosts,
                       .metrics_total = a->catalog->n,
-                      .pass = c->pass0 + (size_t)c->pass,
+                      .pass = c->pass0 + c->hpass,
                       .passes = c->pass0 + c->passes};
     a->opts.progress(&pr, a->opts.progress_user);
 }
@@ -339,15 +357,19 @@ static void *host_worker(void *arg)
             rc = pm_series_derive(a, &cat->m[d], &hx, wk, &ser[d]);
             if (!rc && ser[d] && c->pass == 1) {
                 pm_series *s = ser[d];
-                s->slope_ok = pm_slope(s->t, s->v, s->n, &s->slope, &s->slope_r2) == 0;
+                /* (the slope rules read it, not the values) */
+                if (pm_rules_want_slope(a, cat->m[d].id))
+                    s->slope_ok = pm_slope(s->t, s->v, s->n, &s->slope, &s->slope_r2) == 0;
                 if (a->keep)
                     rc = pm_report_keep_host(a, d, h, s, rowbuf, &e);
+                if (!rc && c->spill)
+                    pm_spill_put(&c->sp, d, h, s->v, s->n);
             }
         }
         /* (the host's own slots: no lock) */
         if (!rc && c->pass == 1 && a->phases.n)
             pm_phase_contrib_host(a, &c->pc, h, ser);
-        pm_profile_free(prof);
+        pm_profile_recycle(prof); /* (no column was taken: a->refs is NULL) */
         pthread_mutex_lock(&c->lock);
         while (c->turn != h)
             pthread_cond_wait(&c->cond, &c->lock);
@@ -356,8 +378,8 @@ static void *host_worker(void *arg)
         for (size_t d = 0; d < cat->n && !c->rc; d++) {
             if (c->pass == 1)
                 fold1(c, d, h, &ser[d], &hx);
-            else
-                fold2(c, d, ser[d]);
+            else if (ser[d] && fold2(c, d, ser[d]->v, ser[d]->n))
+                fail(c, PM_ENOMEM, NULL);
         }
         if (!c->rc && c->pass == 2 && a->opts.host_out)
             a->opts.host_out(a->opts.host_out_user, a, c->res, cat->n, h, &hx,
@@ -394,14 +416,60 @@ static int run_pass(sctx *c, int pass)
 {
     c->pass = pass;
     c->turn = 0;
-    c->a->stream_pass = c->pass0 + (size_t)pass;
-    if (c->passes < (size_t)pass)
-        c->passes = (size_t)pass;
+    c->hpass++;
+    c->a->stream_pass = c->pass0 + c->hpass;
+    if (c->passes < c->hpass)
+        c->passes = c->hpass;
     if (c->a->opts.progress)
         report_progress(c, 0);
     pm_pool pool = {.n = c->a->nhosts, .ctx = c};
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, host_worker, c->a->nhosts);
+    pthread_mutex_destroy(&pool.lock);
+    return c->rc;
+}
+
+/* A refine pass from the spill: each metric on one thread, its hosts in
+ * host order, their values read back a block at a time. */
+#define SPILL_BLOCK ((size_t)1 << 16)
+
+static void *spill_worker(void *arg)
+{
+    pm_pool *pool = arg;
+    sctx *c = pool->ctx;
+    pm_analysis *a = c->a;
+    double *buf = pm_alloc_array(SPILL_BLOCK, sizeof *buf);
+    for (size_t d; (d = pm_pool_next(pool)) < pool->n;) {
+        pm_error e;
+        pm_error_clear(&e);
+        int rc = buf ? 0 : PM_ENOMEM;
+        const pm_metric_result *r = &c->res[d];
+        for (size_t h = 0; h < a->nhosts && c->need[d] && !rc; h++) {
+            const pm_series *s = r->host[h];
+            for (size_t i = 0; s && i < s->n && !rc; i += SPILL_BLOCK) {
+                size_t k = s->n - i < SPILL_BLOCK ? s->n - i : SPILL_BLOCK;
+                rc = pm_spill_get(&c->sp, d, h, i, buf, k, &e);
+                if (!rc)
+                    rc = fold2(c, d, buf, k);
+            }
+        }
+        if (rc) {
+            pthread_mutex_lock(&c->lock);
+            fail(c, rc, e.msg[0] ? &e : NULL);
+            pthread_mutex_unlock(&c->lock);
+        }
+    }
+    free(buf);
+    return NULL;
+}
+
+static int spill_pass(sctx *c, int pass)
+{
+    c->pass = pass; /* (not a pass over the hosts: no progress) */
+    size_t nm = c->a->catalog->n;
+    pm_pool pool = {.n = nm, .ctx = c};
+    pthread_mutex_init(&pool.lock, NULL);
+    pm_pool_run(&pool, spill_worker, nm);
     pthread_mutex_destroy(&pool.lock);
     return c->rc;
 }
@@ -646,10 +714,19 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     }
     if ((rc = pm_report_keep_open(a, err)))
         goto out;
+    c.spill = pm_spill_wanted(a);
+    if (c.spill) {
+        c.sp_open = 1;
+        if ((rc = pm_spill_open(&c.sp, a, err)))
+            goto out;
+        c.spill = !c.sp.off;
+    }
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.cond, NULL);
-    c.passes = 2; /* the fold and the first refine pass, at least */
+    /* the fold, and the first refine pass unless it reads the spill */
+    c.passes = c.spill ? 1 : 2;
     rc = run_pass(&c, 1);
+    c.from_spill = c.spill && !c.sp.off;
     /* (the outputs written host by host need the first refine pass) */
     int refine = a->opts.host_out != NULL;
     for (size_t d = 0; d < nm && !rc; d++) {
@@ -694,7 +771,7 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         /* (the sd needs the first pass even when every rank is known) */
         if (c.rc || (!refine && pass > 2))
             break;
-        rc = run_pass(&c, pass);
+        rc = c.from_spill ? spill_pass(&c, pass) : run_pass(&c, pass);
         for (size_t d = 0; d < nm && !c.rc; d++)
             if (c.res[d].nhosts_with_data && c.res[d].all.nvalid)
                 refine_resolve(&c.acc[d]);
@@ -739,8 +816,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
                           .hosts_total = a->nhosts,
                           .metrics_done = nm,
                           .metrics_total = nm,
-                          .pass = c.pass0 + (size_t)c.pass,
-                          .passes = c.pass0 + (size_t)c.pass};
+                          .pass = c.pass0 + c.hpass,
+                          .passes = c.pass0 + c.hpass};
         a->opts.progress(&pr, a->opts.progress_user);
     }
 out:
@@ -757,5 +834,7 @@ out:
     free(c.need);
     free(scratch);
     pm_phase_contrib_free(&c.pc);
+    if (c.sp_open)
+        pm_spill_close(&c.sp);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "perfmon/input.h"
+#include "stream_spill.h"
 #include "times.h"
 #include "perfmon/order.h"
 #include "perfmon/clock.h"
@@ -173,7 +174,8 @@ static void stream_times_progress(const times_ctx *tc, size_t hosts_done)
                       .hosts_total = a->nhosts,
                       .metrics_total = a->catalog->n,
                       .pass = a->stream_pass,
-                      .passes = a->stream_pass + (tc->phase == 0 && tc->window) + 2};
+                      .passes = a->stream_pass + (tc->phase == 0 && tc->window) + 1 +
+                                !pm_spill_wanted(a)};
     a->opts.progress(&pr, a->opts.progress_user);
 }
 

@@ -898,6 +898,18 @@ static int run_analysis(cli *c, char **inputs, size_t n, pm_split *split, int ra
         c->o.host_out = pm_stream_out_host;
         c->o.host_out_user = &so;
     }
+    /* --stream's spill of the fold's values stays in the page cache, and
+     * below the kernel's limit of dirty pages (docs/analysis.md) */
+    if (c->o.stream) {
+        pm_mem_budget b = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+        const char *env = getenv("PERFMON_MEMORY");
+        if (c->memory)
+            b.bytes = c->memory;
+        else if (!env || !*env || pm_parse_size(env, &b.bytes) != 0)
+            pm_mem_budget_read("", &b);
+        if (b.bytes != UINT64_MAX)
+            c->o.spill_max = b.bytes / 8 ? b.bytes / 8 : 1;
+    }
     pm_error err;
     pm_error_clear(&err);
     pm_analysis *a = NULL;

@@ -5,6 +5,7 @@
 #include "perfmon/profile.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,51 @@ int pm_profile_reserve(pm_profile *p, size_t n)
     return 0;
 }
 
+/* The calling thread's spare block (pm_profile_recycle), given back when
+ * the thread ends. */
+typedef struct spare_block {
+    void *p;
+    size_t bytes;
+} spare_block;
+
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static int spare_usable;
+
+static void spare_drop(void *arg)
+{
+    spare_block *sb = arg;
+    pm_block_free(sb->p, sb->bytes);
+    free(sb);
+}
+
+static void spare_init(void)
+{
+    spare_usable = pthread_key_create(&spare_key, spare_drop) == 0;
+}
+
+static spare_block *spare_get(void)
+{
+    pthread_once(&spare_once, spare_init);
+    return spare_usable ? pthread_getspecific(spare_key) : NULL;
+}
+
+/* A block of at least bytes: the thread's spare when it is big enough
+ * (its own size in *got), else a fresh one. */
+static void *block_take(size_t bytes, size_t *got)
+{
+    spare_block *sb = spare_get();
+    if (sb && sb->p && sb->bytes >= bytes) {
+        void *b = sb->p;
+        *got = sb->bytes;
+        sb->p = NULL;
+        sb->bytes = 0;
+        return b;
+    }
+    *got = bytes;
+    return pm_block_alloc(bytes);
+}
+
 int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint)
 {
     /* The two time arrays, then each column, each on its own page, so
@@ -92,7 +138,7 @@ int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint)
         nread += !is_unread(p, c);
     if (n && nread && !pm_mul_size(n, sizeof(double), &per) && (per = pm_block_round(per)) &&
         !pm_mul_size(per, nread + 2, &bytes))
-        p->block = pm_block_alloc(bytes);
+        p->block = block_take(bytes, &bytes);
     if (!p->block)
         return pm_profile_reserve(p, n);
     free(p->t_mono_ns);
@@ -111,7 +157,10 @@ int pm_profile_reserve_block(pm_profile *p, size_t n, const pm_read_hint *hint)
         }
     p->block_bytes = bytes;
     p->block_slot = per;
-    p->released = calloc(nread + 2, 1);
+    /* (a recycled block may hold more slots than these columns use) */
+    p->released = calloc(bytes / per, 1);
+    if (!p->released)
+        return PM_ENOMEM;
     return 0;
 }
 
@@ -220,6 +269,32 @@ int pm_profile_column(const pm_profile *p, const char *name)
         if (strcmp(p->cols[c].name, name) == 0)
             return (int)c;
     return -1;
+}
+
+void pm_profile_recycle(pm_profile *p)
+{
+    if (!p)
+        return;
+    if (p->block) {
+        spare_block *sb = spare_get();
+        if (!sb && spare_usable && (sb = calloc(1, sizeof *sb)) &&
+            pthread_setspecific(spare_key, sb) != 0) {
+            free(sb);
+            sb = NULL;
+        }
+        if (sb && (!sb->p || sb->bytes < p->block_bytes)) {
+            pm_block_free(sb->p, sb->bytes);
+            sb->p = p->block;
+            sb->bytes = p->block_bytes;
+            p->block = NULL;
+            p->block_bytes = 0;
+            /* (the times and values lived in it) */
+            p->t_mono_ns = p->t_wall_ns = NULL;
+            for (size_t c = 0; p->values && c < p->ncols; c++)
+                p->values[c] = NULL;
+        }
+    }
+    pm_profile_free(p);
 }
 
 void pm_profile_free(pm_profile *p)

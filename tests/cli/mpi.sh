@@ -109,18 +109,29 @@ for n in 1 2 3 4; do
     mpi $n "$D" --stream --stats --json >"$T/s$n.json" 2>/dev/null
     check "$n ranks --stream: --stats --json the same" cmp -s "$T/one.json" "$T/s$n.json"
 done
-# Each pass's 12 hosts came from ranks 1-3: the survey's times, the fold
-# and a refine pass.
+# Each pass's 12 hosts came from ranks 1-3: the survey's times and the
+# fold (the refine passes read rank 0's spill of the fold's values); with
+# PM_STREAM_SPILL=0, a refine pass reads them all again.
 mpi 4 "$D" --stream --stats -v >/dev/null 2>"$T/sv.err"
-check "4 ranks --stream: 3 passes, 36 hosts received" \
-    has "$T/sv.err" "note: mpi: --stream: 3 passes over the hosts; rank 0 received 36 hosts' profiles ("
+check "4 ranks --stream: 2 passes, 24 hosts received" \
+    has "$T/sv.err" "note: mpi: --stream: 2 passes over the hosts; rank 0 received 24 hosts' profiles ("
+PM_STREAM_SPILL=0 mpi 4 "$D" --stream --stats --json -v >"$T/sr.json" 2>"$T/sr.err"
+check "4 ranks --stream, no spill: the same --json, 3 passes, 36 hosts received" \
+    sh -c "cmp -s '$T/one.json' '$T/sr.json' && grep -q \"note: mpi: --stream: 3 passes over the hosts; rank 0 received 36 hosts' profiles (\" '$T/sr.err'"
+# The spill is bounded by an eighth of --memory: beyond, a refine pass.
+mpi 2 "$D" --stream --stats --json --memory 64K -v >"$T/sm.json" 2>"$T/sm.err"
+check "2 ranks --stream --memory 64K (no room for the spill): the same --json, 3 passes" \
+    sh -c "cmp -s '$T/one.json' '$T/sm.json' && grep -q \"note: mpi: --stream: 3 passes over the hosts; rank 0 received 36 hosts' profiles (\" '$T/sm.err'"
+mpi 2 "$D" --stream --stats --json --memory 8G -v >"$T/sb.json" 2>"$T/sb.err"
+check "2 ranks --stream --memory 8G: the same --json, 2 passes" \
+    sh -c "cmp -s '$T/one.json' '$T/sb.json' && grep -q \"note: mpi: --stream: 2 passes over the hosts; rank 0 received 24 hosts' profiles (\" '$T/sb.err'"
 # A window: the survey's times take a second pass.
 "$A" "$D" --stats --json --start +100 --end +400 >"$T/w.json" 2>/dev/null
 mpi 3 "$D" --stream --stats --json --start +100 --end +400 -v >"$T/w3.json" 2>"$T/w3.err"
 check "3 ranks --stream --start/--end: the same --json as in memory" \
     sh -c "[ $rc -eq 0 ] && cmp -s '$T/w.json' '$T/w3.json'"
-check "3 ranks --stream --start/--end: 4 passes" \
-    has "$T/w3.err" "note: mpi: --stream: 4 passes over the hosts; rank 0 received 48 hosts' profiles ("
+check "3 ranks --stream --start/--end: 3 passes" \
+    has "$T/w3.err" "note: mpi: --stream: 3 passes over the hosts; rank 0 received 36 hosts' profiles ("
 
 # Fixtures: mixed formats and a torn file (its warnings once), events
 # files (read again by rank 0), an SKA file of two hosts read by rank 1,

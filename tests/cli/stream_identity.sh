@@ -174,6 +174,46 @@ check "p50/p95 buckets narrowed down to single keys (more passes): same JSON" \
 PM_THREADS=1 $A "$J" --json -q --stream >"$T/one" 2>/dev/null
 PM_THREADS=3 $A "$J" --json -q --stream >"$T/three" 2>/dev/null
 check "1 or 3 threads: same JSON" cmp -s "$T/one" "$T/three"
+# The refine passes read the fold's values back from its spill file; with
+# PM_STREAM_SPILL=0 (as when $TMPDIR has no room) they read and derive
+# every host again: the same bytes both ways, and no file left behind.
+PM_STREAM_SPILL=0 $A "$J" --json -q --stream >"$T/reread" 2>/dev/null
+check "without the spill (every host read again): same JSON" cmp -s "$T/mem" "$T/reread"
+PM_STREAM_SPILL=0 PM_STREAM_GATHER=1 $A "$J" --json -q --stream >"$T/reread1" 2>/dev/null
+check "without the spill, buckets narrowed to single keys: same JSON" cmp -s "$T/mem" "$T/reread1"
+mkdir "$T/tmpdir"
+TMPDIR="$T/tmpdir" $A "$J" --json -q --stream >"$T/viafile" 2>/dev/null
+check "the spill: same JSON, and no file left in TMPDIR" \
+    sh -c "cmp -s '$T/mem' '$T/viafile' && [ -z \"\$(ls -A '$T/tmpdir')\" ]"
+TMPDIR="$T/no-such-dir" $A "$J" --json -q --stream >"$T/nodir" 2>/dev/null
+check "no TMPDIR to spill to: same JSON" cmp -s "$T/mem" "$T/nodir"
+
+# The slope rules (a leak: process-tree RSS growing steadily) read each
+# host's slope, which the stream keeps for the metrics they name alone.
+python3 - "$T/leak" <<'EOF'
+import json, os, sys
+d = sys.argv[1]
+os.makedirs(d)
+for k, host in enumerate(("l1", "l2")):
+    hdr = {"format": "perfmon-profile", "version": 1, "host": host, "job_id": "leak-1",
+           "scheduler": "local", "node_rank": "", "user": "", "command": "", "sampler": "gen",
+           "start": 1700000000.0, "start_mono": 100.0, "interval": 1.0, "pid": 0,
+           "columns": [{"name": n, "unit": u, "group": "proc", "kind": "gauge", "type": "f64"}
+                       for n, u in (("proc.rss", "B"), ("proc.fds", "1"), ("cpu.percent", "%"))]}
+    with open(f"{d}/{host}.jsonl", "w") as f:
+        f.write(json.dumps(hdr) + "\n")
+        for i in range(900):
+            rss = 1e8 + (i * 2e5 if k == 0 else (i % 7) * 1e3)
+            f.write(json.dumps({"t": 1700000000.0 + i, "mono": 100.0 + i,
+                                "v": [rss, 40 + i % 3, 50 + i % 11]}) + "\n")
+EOF
+check "a leak: same JSON in both modes" same "$T/leak" --json
+check "a leak: the stream's JSON has the rss_growth note of l1 alone" python3 - "$T/str" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+n = [x for x in j["notes"] if x["rule"] == "rss_growth"]
+sys.exit(0 if len(n) == 1 and "l1" in json.dumps(n[0]) else 1)
+EOF
 
 # The streamed numbers against the generated ones.
 $A "$J" --json -q --stream >"$T/s.json" 2>/dev/null
