@@ -97,10 +97,6 @@ typedef struct pm_sctx {
      * its last sample)?  Set by the sampling loop; NULL in tests. */
     int (*followed)(void *arg, int pid);
     void *followed_arg;
-    /* The cgroup made for -- CMD (pm_cgroup_job_dir, with *live), or -1.
-     * Set by the sampling loop; NULL in tests. */
-    int (*job_cgroup)(void *arg, int *live);
-    void *job_cgroup_arg;
     /* <proc>/loadavg as read at the start of the sample being taken, for
      * the sources that need it (load averages, the newest pid): read once,
      * not once per source.  NULL when unread (tests): they read it. */

@@ -125,11 +125,6 @@ typedef struct tree_state {
     uint64_t pss_rss;     /* the tree's RSS in the sample that last read it */
     int fd_loadavg;       /* /proc/loadavg, for the last pid created */
     int64_t last_pid;     /* at the last listing; -1 = list next time */
-    int64_t list_due;     /* -- CMD's cgroup known: no later listing waits */
-    int fd_procs;         /* its cgroup.procs (kept on cgroup v2)... */
-    int procs_dir;        /* ...in this directory */
-    char *procs_buf;
-    size_t procs_cap;
     int npending_unknown; /* pids left undecided: list again */
     uint32_t seq;         /* samples read so far */
     /* Members gone since the last sample, and the live members that

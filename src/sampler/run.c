@@ -93,17 +93,6 @@ void pm_run_source_note(void *arg, const char *text)
     note_text((run *)arg, text);
 }
 
-/* pm_sctx.job_cgroup: the cgroup source's cgroup made for -- CMD. */
-int pm_run_job_cgroup_dir(void *arg, int *live)
-{
-    const run *r = arg;
-    *live = 0;
-    for (size_t i = 0; i < r->nsrc; i++)
-        if (r->src[i] == &pm_source_cgroup)
-            return pm_cgroup_job_dir(r->state[i], live);
-    return -1;
-}
-
 /* pm_sctx.followed: a root, or a member of the process-tree source's tree
  * at its last sample. */
 int pm_run_followed_pid(void *arg, int pid)

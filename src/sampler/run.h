@@ -52,9 +52,8 @@ typedef struct run {
 } run;
 
 /* run.c: the callbacks the sources' context carries (pm_sctx.note,
- * .job_cgroup, .followed), the command's end and its start gate. */
+ * .followed), the command's end and its start gate. */
 void pm_run_source_note(void *arg, const char *text);
-int pm_run_job_cgroup_dir(void *arg, int *live);
 int pm_run_followed_pid(void *arg, int pid);
 void pm_run_reap_orphans(run *r);
 int pm_run_release_child(run *r, pm_error *err);

@@ -307,8 +307,6 @@ int pm_run_setup(run *r, const sigset_t *oldmask, pm_error *err)
     r->ctx.note_arg = r;
     r->ctx.followed = pm_run_followed_pid;
     r->ctx.followed_arg = r;
-    r->ctx.job_cgroup = pm_run_job_cgroup_dir;
-    r->ctx.job_cgroup_arg = r;
     for (size_t i = 0; i < o->npids; i++)
         r->roots[r->nroots++] = o->pids[i];
     if (o->cmd) {

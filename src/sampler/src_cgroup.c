@@ -192,22 +192,6 @@ static void cg_close(void *state)
         cg_free(state);
 }
 
-int pm_cgroup_job_dir(const void *state, int *live)
-{
-    const cg_state *st = state;
-    int dir = -1;
-    *live = 0;
-    if (!st || !st->created || st->dead || !st->adopted)
-        return -1;
-    for (size_t i = 0; i < st->nh; i++)
-        if (!st->h[i].off && st->h[i].dirfd >= 0 && st->h[i].made[0] &&
-            (dir < 0 || (st->h[i].version == 2 && !*live))) {
-            dir = st->h[i].dirfd;
-            *live = st->h[i].version == 2;
-        }
-    return dir;
-}
-
 const pm_source pm_source_cgroup = {
     .name = "cgroup",
     .open = cg_open,

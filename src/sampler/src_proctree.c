@@ -141,7 +141,6 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     if (st->max_kept > 65536)
         st->max_kept = 65536;
     st->fd_loadavg = -1;
-    st->fd_procs = st->procs_dir = -1;
     st->last_pid = -1;
     struct statfs sfs;
     st->procfs = fstatfs(ctx->proc_fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
@@ -366,58 +365,16 @@ static int at_gate(const tree_state *st, const pm_sctx *ctx)
     return 0;
 }
 
-/* Some process was born on the node since the last listing: must /proc be
- * listed again?  Not when the command's cgroup (made for -- CMD, where
- * every process it starts is born: ctx->job_cgroup) lists no process that
- * is not a member already, i.e. the births were elsewhere on the node:
- * one read of its cgroup.procs instead of a listing of every pid.  A
- * listing still comes at most a second later, for a member's child born
- * after it left the cgroup (cgroups(7): moved by a privileged process).
- * 1: the tree has all the cgroup's processes; 0: list (also when the
- * cgroup is unknown or its file does not read or parse). */
-static int cgroup_has_all(tree_state *st, const pm_sctx *ctx)
-{
-    int live = 0;
-    int dir = ctx->job_cgroup ? ctx->job_cgroup(ctx->job_cgroup_arg, &live) : -1;
-    if (dir < 0 || ctx->now_mono_ns >= st->list_due)
-        return 0;
-    /* On cgroup v1 opened afresh each time: v1 serves a kept descriptor's
-     * re-reads from the list it made at the first, births missing (the
-     * list lives on while it is read, CGROUP_PIDLIST_DESTROY_DELAY); v2
-     * walks the cgroup's tasks at each read from the start. */
-    if (!live || st->procs_dir != dir)
-        pm_close_kept(&st->fd_procs);
-    st->procs_dir = dir;
-    ssize_t n = pm_sread_records(&st->fd_procs, dir, "cgroup.procs", &st->procs_buf, &st->procs_cap,
-                                 (size_t)1 << 22);
-    if (!live)
-        pm_close_kept(&st->fd_procs);
-    if (n < 0)
-        return 0;
-    char *cur = st->procs_buf, *line;
-    while ((line = pm_next_line(&cur)) != NULL) {
-        uint64_t pid;
-        if (pm_parse_u64(line, &pid) != 0 || pid == 0 || pid > INT32_MAX)
-            return 0;
-        const pent *e = pm_ptree_find(&st->tab, (int32_t)pid);
-        if (!e || e->state != TREE)
-            return 0;
-    }
-    return 1;
-}
-
 static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
 {
     tree_state *st = state;
     st->seq++;
     pm_ptree_time_limits(st, ctx);
     int64_t lp = pm_ptree_last_pid(st, ctx);
-    if (lp < 0 || st->last_pid < 0 || st->npending_unknown ||
-        (lp != st->last_pid && !cgroup_has_all(st, ctx))) {
+    if (lp < 0 || st->last_pid < 0 || st->npending_unknown || lp != st->last_pid) {
         if (pm_ptree_discover(st, ctx) != 0)
             return -1;
         st->last_pid = lp; /* pm_ptree_read_member() resets it on a reused pid */
-        st->list_due = ctx->now_mono_ns + PM_RARE_NS;
     }
     totals t;
     memset(&t, 0, sizeof t);
@@ -522,8 +479,6 @@ static void tree_close(void *state)
     free(st->gone);
     free(st->sinks);
     pm_close_kept(&st->fd_loadavg);
-    pm_close_kept(&st->fd_procs);
-    free(st->procs_buf);
     free(st);
 }
 

@@ -2067,87 +2067,6 @@ static void test_proctree_zombie_when_seen(void **state)
     drop_copy(root);
 }
 
-/* pm_sctx.job_cgroup for the test below: the directory fd in arg. */
-static int g_cg_live;
-static int cg_dir_of(void *arg, int *live)
-{
-    *live = g_cg_live;
-    return *(const int *)arg;
-}
-
-/* With the cgroup made for -- CMD known (pm_sctx.job_cgroup), a birth on
- * the node lists /proc only when the cgroup's cgroup.procs names a process
- * the tree does not have yet; otherwise at most a second after the last
- * listing.  104, a child of 100 not in the cgroup (moved out), is found by
- * that listing; 105, born in the cgroup, at once (with 104).  The file is
- * read through a kept descriptor (live: cgroup v2) or opened each time. */
-static void cgroup_procs_trigger(int live)
-{
-    g_cg_live = live;
-    char *root = copy_node("hpc-ib-rapl");
-    make_dir(root, "cg");
-    write_file(root, "cg/cgroup.procs", "100\n101\n102\n103\n");
-    char cgpath[4200];
-    snprintf(cgpath, sizeof cgpath, "%s/cg", root);
-    int cgfd = open(cgpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    assert_true(cgfd >= 0);
-    harness h;
-    const pid_t roots[] = {100};
-    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
-    h.ctx.job_cgroup = cg_dir_of;
-    h.ctx.job_cgroup_arg = &cgfd;
-    h.ctx.now_mono_ns = 1000000000;
-    assert_int_equal(h_read(&h), 0);
-    assert_int_equal(u64v(&h, "proc.count"), 4);
-
-    /* 104 is born but not in the cgroup: no listing yet. */
-    make_dir(root, "proc/104");
-    write_stat(root, 104, "moved", 100, 1, 1, 0, 0, 1, 4096, 10);
-    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1236\n");
-    h.ctx.now_mono_ns = 1100000000;
-    assert_int_equal(h_read(&h), 0);
-    assert_int_equal(u64v(&h, "proc.count"), 4);
-
-    /* 105 is born in the cgroup: listed now, 104 found too. */
-    make_dir(root, "proc/105");
-    write_stat(root, 105, "step", 100, 1, 1, 0, 0, 1, 4096, 10);
-    write_file(root, "cg/cgroup.procs", "100\n101\n102\n103\n105\n");
-    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1237\n");
-    h.ctx.now_mono_ns = 1200000000;
-    assert_int_equal(h_read(&h), 0);
-    assert_int_equal(u64v(&h, "proc.count"), 6);
-
-    /* 106, outside the cgroup: found by the listing a second later. */
-    make_dir(root, "proc/106");
-    write_stat(root, 106, "moved", 100, 1, 1, 0, 0, 1, 4096, 10);
-    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1238\n");
-    h.ctx.now_mono_ns = 2100000000;
-    assert_int_equal(h_read(&h), 0);
-    assert_int_equal(u64v(&h, "proc.count"), 6);
-    h.ctx.now_mono_ns = 2200000000;
-    assert_int_equal(h_read(&h), 0);
-    assert_int_equal(u64v(&h, "proc.count"), 7);
-
-    /* A cgroup.procs line that is not a pid: listed at once. */
-    make_dir(root, "proc/107");
-    write_stat(root, 107, "moved", 100, 1, 1, 0, 0, 1, 4096, 10);
-    write_file(root, "cg/cgroup.procs", "100\n10x\n");
-    write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1239\n");
-    h.ctx.now_mono_ns = 2300000000;
-    assert_int_equal(h_read(&h), 0);
-    assert_int_equal(u64v(&h, "proc.count"), 8);
-    h_close(&h);
-    close(cgfd);
-    drop_copy(root);
-}
-
-static void test_proctree_cgroup_procs_trigger(void **state)
-{
-    (void)state;
-    cgroup_procs_trigger(0);
-    cgroup_procs_trigger(1);
-}
-
 /* A member of more than 8 threads is read in full every sample, unasked;
  * once it has one thread again, its schedstat stands for its full read
  * as any single-threaded member's does. */
@@ -2411,7 +2330,6 @@ int main(void)
         cmocka_unit_test(test_proctree_threads_not_run),
         cmocka_unit_test(test_loadavg_from_context),
         cmocka_unit_test(test_proctree_many_threads_then_one),
-        cmocka_unit_test(test_proctree_cgroup_procs_trigger),
         cmocka_unit_test(test_proctree_impossible_values),
         cmocka_unit_test(test_real_proc_smoke),
     };
