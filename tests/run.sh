@@ -31,7 +31,7 @@ case $jobs in '' | *[!0-9]* | 0) echo "tests/run.sh: PM_JOBS must be a positive 
 
 # The tests that take longest (a minute or more natively or under
 # valgrind, measured 2026-11-28) start first.
-slow="unit/test_report cli/analyze_report cli/archive unit/test_archive_gate cli/mpi cli/ci_archive cli/analyze_memory"
+slow="unit/test_report cli/analyze_report cli/archive unit/test_archive_gate cli/mpi cli/analyze_memory"
 
 R="$PM_BUILD/test-results"
 

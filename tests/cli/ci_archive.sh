@@ -1,4 +1,5 @@
 #!/bin/sh
+# pm-test: alone (its benchmark is a real job whose wall times the gate judges: another test beside it slows the reruns)
 # examples/ci-archive.sh end to end: a real workload profiled by
 # perfmon-sample four times (same work: green, a baseline then ok), a
 # sixth run doing four times the work once whose rerun (RERUN) does the
