@@ -99,25 +99,12 @@ void html_key_figures(html_ctx *c)
     pm_buf_puts(b, "<table id=\"figures\"><thead><tr><th>Figure</th><th>Min node</th>"
                    "<th>Average</th><th>Max node</th><th>Job</th></tr></thead><tbody>\n");
     for (size_t i = 0; i < c->l->nfigures; i++) {
-        const pm_layout_figure *lf = &c->l->figures[i];
-        const pm_figure *f = pm_figure_find(lf->key);
-        if (!f)
+        report_figure_row row;
+        if (!report_figure_row_make(a, &c->l->figures[i], &row))
             continue;
-        double mn, mean, mx;
-        if (!report_figure_span(a, f, &mn, &mean, &mx))
-            continue;
-        char c1[48], c2[48], c3[48], c4[48], lab[160];
-        int scaled = report_figure_cell(lf, f, mn, c1, sizeof c1);
-        report_figure_cell(lf, f, mean, c2, sizeof c2);
-        report_figure_cell(lf, f, mx, c3, sizeof c3);
-        report_figure_cell(lf, f, pm_figure_value(&a->job, f), c4, sizeof c4);
-        report_figure_label(lf, f, scaled, lab, sizeof lab);
         pm_buf_puts(b, "<tr>");
-        td(b, lab, 0);
-        td(b, c1, 1);
-        td(b, c2, 1);
-        td(b, c3, 1);
-        td(b, c4, 1);
+        for (int k = 0; k < 5; k++)
+            td(b, row.cell[k], k > 0);
         pm_buf_puts(b, "</tr>\n");
     }
     pm_buf_puts(b, "</tbody></table>\n");

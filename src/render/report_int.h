@@ -56,6 +56,14 @@ int report_figure_cell(const pm_layout_figure *lf, const pm_figure *f, double v,
 /* The row's label: with its unit where the cells do not carry one. */
 void report_figure_label(const pm_layout_figure *lf, const pm_figure *f, int scaled, char *out,
                          size_t cap);
+/* One key-figure row of the layout as both reports show it: cells[0] the
+ * label, then the least node, the average, the largest node and the job.
+ * 0: no row (a figure the catalog lacks, or no node has a value). */
+typedef struct report_figure_row {
+    char cell[5][160];
+} report_figure_row;
+int report_figure_row_make(const pm_analysis *a, const pm_layout_figure *lf,
+                           report_figure_row *row);
 
 /* Shared by the pages (report_summary.c, report_nodes.c). */
 const char *report_or_dash(const char *s);

@@ -196,6 +196,21 @@ void report_figure_label(const pm_layout_figure *lf, const pm_figure *f, int sca
         snprintf(out, cap, "%s (%s)", lab, lf->unit[0] ? lf->unit : f->unit);
 }
 
+int report_figure_row_make(const pm_analysis *a, const pm_layout_figure *lf, report_figure_row *row)
+{
+    const pm_figure *f = pm_figure_find(lf->key);
+    double mn, mean, mx;
+    if (!f || !report_figure_span(a, f, &mn, &mean, &mx))
+        return 0;
+    char(*c)[160] = row->cell;
+    int scaled = report_figure_cell(lf, f, mn, c[1], sizeof c[1]);
+    report_figure_cell(lf, f, mean, c[2], sizeof c[2]);
+    report_figure_cell(lf, f, mx, c[3], sizeof c[3]);
+    report_figure_cell(lf, f, pm_figure_value(&a->job, f), c[4], sizeof c[4]);
+    report_figure_label(lf, f, scaled, c[0], sizeof c[0]);
+    return 1;
+}
+
 /* The verdict in words, then what the profile cannot say (gray). */
 static void verdict_lines(pdf_doc *d)
 {
@@ -262,20 +277,10 @@ static void key_figures_table(pdf_doc *d)
     pdf_table t = {5, w, right, head, 8.5};
     pdf_table_head(d, &t);
     for (size_t i = 0; i < d->l->nfigures; i++) {
-        const pm_layout_figure *lf = &d->l->figures[i];
-        const pm_figure *f = pm_figure_find(lf->key);
-        if (!f)
+        report_figure_row row;
+        if (!report_figure_row_make(a, &d->l->figures[i], &row))
             continue;
-        double mn, mean, mx;
-        if (!report_figure_span(a, f, &mn, &mean, &mx))
-            continue;
-        char c1[48], c2[48], c3[48], c4[48], lab[160];
-        int scaled = report_figure_cell(lf, f, mn, c1, sizeof c1);
-        report_figure_cell(lf, f, mean, c2, sizeof c2);
-        report_figure_cell(lf, f, mx, c3, sizeof c3);
-        report_figure_cell(lf, f, pm_figure_value(&a->job, f), c4, sizeof c4);
-        report_figure_label(lf, f, scaled, lab, sizeof lab);
-        const char *cells[5] = {lab, c1, c2, c3, c4};
+        const char *cells[5] = {row.cell[0], row.cell[1], row.cell[2], row.cell[3], row.cell[4]};
         pdf_table_row(d, &t, cells, (int)(i % 2));
     }
     d->y += 8;
