@@ -169,6 +169,191 @@ static cJSON *test_json(const pm_gate_test *t)
     return obj;
 }
 
+/* A new pipeline: nothing archived yet is a baseline, not a failure. */
+static int print_baseline(const common *c, const char *test)
+{
+    if (c->json) {
+        cJSON *root = cJSON_CreateObject();
+        if (root) {
+            cJSON_AddStringToObject(root, "test", test);
+            cJSON_AddNumberToObject(root, "checked", 0);
+            cJSON_AddNumberToObject(root, "regressions", 0);
+            cJSON_AddBoolToObject(root, "baseline", 1);
+            cJSON_AddItemToObject(root, "entries", cJSON_CreateArray());
+        }
+        return arc_print_json(root);
+    }
+    printf("%s: baseline: 0 of %zu runs, no verdict yet\n", test, c->check.min_history + 1);
+    return arc_flush_out();
+}
+
+/* The history's entries, each one slice of v (its values) and of run (the
+ * run of each value); runs are the distinct start times, in start order. */
+typedef struct entries {
+    double *v;
+    size_t *run, *runof;
+    pm_gate_entry *ge;
+    const char **seen; /* each entry's name */
+    size_t *first;     /* each entry's first point: the output's order */
+    size_t nseen, nruns;
+} entries;
+
+static void entries_free(entries *e)
+{
+    free(e->v);
+    free(e->run);
+    free(e->runof);
+    free(e->ge);
+    free(e->seen);
+    free(e->first);
+}
+
+/* Group the n points p by entry, those named only where names are given;
+ * -1: out of memory. */
+static int entries_make(entries *e, const pm_store_point *p, size_t n, char **named, int nnamed,
+                        const common *c, const pm_compare_cfg *cfg)
+{
+    memset(e, 0, sizeof *e);
+    size_t m = n ? n : 1;
+    e->v = malloc(m * sizeof *e->v);
+    e->run = malloc(m * sizeof *e->run);
+    e->runof = malloc(m * sizeof *e->runof);
+    e->ge = calloc(m, sizeof *e->ge);
+    e->seen = malloc(m * sizeof *e->seen);
+    e->first = malloc(m * sizeof *e->first);
+    if (!e->v || !e->run || !e->runof || !e->ge || !e->seen || !e->first)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || p[i].start_us != p[i - 1].start_us)
+            e->nruns++;
+        e->runof[i] = e->nruns - 1;
+    }
+    size_t used = 0, *ord = arc_group_by_entry(p, n);
+    if (n && !ord)
+        return -1;
+    for (size_t g = 0; g < n;) {
+        const char *entry = p[ord[g]].entry;
+        if (!is_named(entry, named, nnamed)) {
+            while (g < n && strcmp(p[ord[g]].entry, entry) == 0)
+                g++;
+            continue;
+        }
+        pm_gate_entry *x = &e->ge[e->nseen];
+        e->first[e->nseen] = ord[g];
+        e->seen[e->nseen++] = entry;
+        x->v = e->v + used;
+        x->run = e->run + used;
+        for (; g < n && strcmp(p[ord[g]].entry, entry) == 0; g++) {
+            e->v[used] = p[ord[g]].timing;
+            e->run[used++] = e->runof[ord[g]];
+            x->n++;
+        }
+        arc_entry_opts(c, cfg, entry, &x->o, &x->gated);
+        if (x->run[x->n - 1] != e->nruns - 1 && nnamed == 0)
+            x->gated = -1; /* not in the latest run: retired, not checked */
+    }
+    free(ord);
+    for (size_t i = 0; i < e->nseen; i++)
+        if (e->ge[i].gated < 0)
+            e->ge[i].gated = 0, e->ge[i].n = 0; /* weighed by nothing, shown nowhere */
+    return 0;
+}
+
+typedef struct tally {
+    size_t checked, regressions, suspects, info;
+    size_t shortest; /* the fewest runs of an entry still in its baseline */
+} tally;
+
+/* Each entry's verdict once, in the order of its first run (then by name),
+ * as text or into json; counted in *k.  -1: out of memory. */
+static int entries_report(const entries *e, const pm_gate_test *t, int nnamed, cJSON *json,
+                          tally *k)
+{
+    memset(k, 0, sizeof *k);
+    k->shortest = SIZE_MAX;
+    size_t *order = malloc((e->nseen ? e->nseen : 1) * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t i = 0; i < e->nseen; i++)
+        order[i] = i;
+    qsort_r(order, e->nseen, sizeof *order, arc_by_first, e->first);
+    for (size_t oi = 0; oi < e->nseen; oi++) {
+        size_t i = order[oi];
+        const pm_gate_entry *x = &e->ge[i];
+        if (x->n == 0)
+            continue; /* retired */
+        if (x->gated && x->r.verdict == PM_CHECK_SHORT && x->r.n < k->shortest)
+            k->shortest = x->r.n;
+        if (!x->gated) {
+            k->info++;
+            if (json)
+                verdict_json(json, e->seen[i], x);
+            else if (nnamed)
+                print_verdict(x, e->seen[i], t); /* asked for by name */
+            continue; /* informational: in the JSON, counted in the text */
+        }
+        if (json)
+            verdict_json(json, e->seen[i], x);
+        else
+            print_verdict(x, e->seen[i], t);
+        k->checked++;
+        k->regressions += x->verdict == PM_GATE_REGRESSION;
+        k->suspects += x->verdict == PM_GATE_SUSPECT;
+    }
+    free(order);
+    return 0;
+}
+
+/* The summary: the JSON document around json (taken), or the text lines. */
+static int print_summary(const common *c, const char *test, const pm_gate_test *t, const tally *k,
+                         cJSON *json)
+{
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        if (!root) {
+            cJSON_Delete(json);
+            return arc_print_json(NULL);
+        }
+        cJSON_AddStringToObject(root, "test", test);
+        cJSON_AddNumberToObject(root, "checked", (double)k->checked);
+        cJSON_AddNumberToObject(root, "regressions", (double)k->regressions);
+        cJSON_AddNumberToObject(root, "suspects", (double)k->suspects);
+        cJSON_AddBoolToObject(root, "baseline", k->shortest != SIZE_MAX);
+        if (t->verdict != PM_GATE_SHORT)
+            cJSON_AddItemToObject(root, "whole_test", test_json(t));
+        else
+            cJSON_AddNullToObject(root, "whole_test");
+        cJSON_AddItemToObject(root, "entries", json);
+        return arc_print_json(root);
+    }
+    print_test(test, t);
+    if (k->shortest != SIZE_MAX)
+        printf("%s: baseline: %zu of %zu runs, no verdict yet\n", test, k->shortest + 1,
+               c->check.min_history + 1);
+    printf("%s: %zu entries checked, %zu regressions", test, k->checked, k->regressions);
+    if (k->suspects)
+        printf(", %zu suspect", k->suspects);
+    if (k->info)
+        printf(" (%zu informational entries not gated)", k->info);
+    printf("\n");
+    return 0;
+}
+
+/* Every name given on the command line is an entry of the test. */
+static int check_named(const entries *e, char **named, int nnamed, const char *test)
+{
+    for (int i = 0; i < nnamed; i++) {
+        int found = 0;
+        for (size_t k = 0; k < e->nseen && !found; k++)
+            found = strcmp(e->seen[k], named[i]) == 0;
+        if (!found) {
+            fprintf(stderr, PROG ": no entry \"%s\" in test \"%s\"\n", named[i], test);
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
 int arc_cmd_check(int argc, char **argv, common *c)
 {
     int rc = arc_parse_opts(argc, argv, ":h", arc_check_lo, c, help_check, NULL, NULL);
@@ -191,188 +376,49 @@ int arc_cmd_check(int argc, char **argv, common *c)
         return rc;
     }
     if (n == 0 && nnamed == 0) {
-        /* A new pipeline: nothing archived yet is a baseline, not a failure. */
         pm_compare_cfg_free(cfg);
-        if (c->json) {
-            cJSON *root = cJSON_CreateObject();
-            if (root) {
-                cJSON_AddStringToObject(root, "test", test);
-                cJSON_AddNumberToObject(root, "checked", 0);
-                cJSON_AddNumberToObject(root, "regressions", 0);
-                cJSON_AddBoolToObject(root, "baseline", 1);
-                cJSON_AddItemToObject(root, "entries", cJSON_CreateArray());
-            }
-            return arc_print_json(root);
-        }
-        printf("%s: baseline: 0 of %zu runs, no verdict yet\n", test, c->check.min_history + 1);
-        return arc_flush_out();
+        return print_baseline(c, test);
     }
-    /* Runs are the distinct start times (the history is in start order);
-     * each entry's values are one slice of v, their runs the same slice of
-     * run. */
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    size_t *run = malloc((n ? n : 1) * sizeof *run), *runof = malloc((n ? n : 1) * sizeof *runof);
-    pm_gate_entry *ge = calloc(n ? n : 1, sizeof *ge);
-    const char **seen = malloc((n ? n : 1) * sizeof *seen);
-    if (!v || !run || !runof || !ge || !seen) {
-        free(v);
-        free(run);
-        free(runof);
-        free(ge);
-        free(seen);
-        pm_store_points_free(p, n);
-        pm_compare_cfg_free(cfg);
-        fprintf(stderr, PROG ": out of memory\n");
-        return EXIT_DB;
-    }
-    size_t nruns = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || p[i].start_us != p[i - 1].start_us)
-            nruns++;
-        runof[i] = nruns - 1;
-    }
-    size_t nseen = 0, used = 0, checked = 0, regressions = 0, suspects = 0, info = 0;
-    size_t shortest = SIZE_MAX, *ord = arc_group_by_entry(p, n),
-           *first = malloc((n ? n : 1) * sizeof *first);
-    for (size_t g = 0; ord && first && g < n;) {
-        const char *entry = p[ord[g]].entry;
-        if (!is_named(entry, named, nnamed)) {
-            while (g < n && strcmp(p[ord[g]].entry, entry) == 0)
-                g++;
-            continue;
-        }
-        pm_gate_entry *x = &ge[nseen];
-        first[nseen] = ord[g]; /* its first point: the output's order */
-        seen[nseen++] = entry;
-        x->v = v + used;
-        x->run = run + used;
-        for (; g < n && strcmp(p[ord[g]].entry, entry) == 0; g++) {
-            v[used] = p[ord[g]].timing;
-            run[used++] = runof[ord[g]];
-            x->n++;
-        }
-        arc_entry_opts(c, cfg, entry, &x->o, &x->gated);
-        if (x->run[x->n - 1] != nruns - 1 && nnamed == 0)
-            x->gated = -1; /* not in the latest run: retired, not checked */
-    }
-    free(ord);
-    if (!first || (n && !ord)) {
-        free(first);
-        free(v);
-        free(run);
-        free(runof);
-        free(ge);
-        free(seen);
-        pm_store_points_free(p, n);
-        pm_compare_cfg_free(cfg);
-        fprintf(stderr, PROG ": out of memory\n");
-        return EXIT_DB;
-    }
+    entries e;
+    int made = entries_make(&e, p, n, named, nnamed, c, cfg);
     pm_compare_cfg_free(cfg);
-    for (size_t i = 0; i < nseen; i++)
-        if (ge[i].gated < 0)
-            ge[i].gated = 0, ge[i].n = 0; /* weighed by nothing, shown nowhere */
-    pm_gate_opts go;
-    pm_gate_opts_init(&go);
     pm_gate_test t;
-    pm_error err;
-    pm_error_clear(&err);
-    if (pm_gate_judge(ge, nseen, nruns, &go, &t, &err) != 0) {
-        fprintf(stderr, PROG ": %s\n", err.msg);
-        rc = EXIT_DB;
-    }
-    cJSON *json = c->json ? cJSON_CreateArray() : NULL;
-    /* Each entry once, in the order of its first run (then by name). */
-    size_t *tmpo = malloc((nseen ? nseen : 1) * sizeof *tmpo);
-    if (!tmpo) {
+    memset(&t, 0, sizeof t);
+    tally k = {0};
+    cJSON *json = NULL;
+    if (made != 0) {
         fprintf(stderr, PROG ": out of memory\n");
         rc = EXIT_DB;
-    }
-    for (size_t i = 0; tmpo && i < nseen; i++)
-        tmpo[i] = i;
-    if (tmpo)
-        qsort_r(tmpo, nseen, sizeof *tmpo, arc_by_first, first);
-    for (size_t oi = 0; rc == 0 && oi < nseen; oi++) {
-        size_t i = tmpo[oi];
-        pm_gate_entry *x = &ge[i];
-        if (x->n == 0)
-            continue; /* retired */
-        if (x->gated && x->r.verdict == PM_CHECK_SHORT && x->r.n < shortest)
-            shortest = x->r.n;
-        if (!x->gated) {
-            info++;
-            if (json)
-                verdict_json(json, seen[i], x);
-            else if (nnamed)
-                print_verdict(x, seen[i], &t); /* asked for by name */
-            continue;                          /* informational: in the JSON, counted in the text */
-        }
-        if (json)
-            verdict_json(json, seen[i], x);
-        else
-            print_verdict(x, seen[i], &t);
-        checked++;
-        regressions += x->verdict == PM_GATE_REGRESSION;
-        suspects += x->verdict == PM_GATE_SUSPECT;
-    }
-    int test_regressed = t.verdict == PM_GATE_REGRESSION,
-        test_suspect = t.verdict == PM_GATE_SUSPECT;
-    for (int i = 0; rc == 0 && i < nnamed; i++) {
-        int found = 0;
-        for (size_t k = 0; k < nseen && !found; k++)
-            found = strcmp(seen[k], named[i]) == 0;
-        if (!found) {
-            fprintf(stderr, PROG ": no entry \"%s\" in test \"%s\"\n", named[i], test);
-            rc = EXIT_USAGE;
-        }
-    }
-    free(first);
-    free(tmpo);
-    free(v);
-    free(run);
-    free(runof);
-    free(ge);
-    free(seen);
-    if (rc != 0) {
-        pm_store_points_free(p, n);
-        cJSON_Delete(json);
-        return rc;
-    }
-    if (json) {
-        cJSON *root = cJSON_CreateObject();
-        if (root) {
-            cJSON_AddStringToObject(root, "test", test);
-            cJSON_AddNumberToObject(root, "checked", (double)checked);
-            cJSON_AddNumberToObject(root, "regressions", (double)regressions);
-            cJSON_AddNumberToObject(root, "suspects", (double)suspects);
-            cJSON_AddBoolToObject(root, "baseline", shortest != SIZE_MAX);
-            if (t.verdict != PM_GATE_SHORT)
-                cJSON_AddItemToObject(root, "whole_test", test_json(&t));
-            else
-                cJSON_AddNullToObject(root, "whole_test");
-            cJSON_AddItemToObject(root, "entries", json);
-        } else {
-            cJSON_Delete(json);
-        }
-        pm_store_points_free(p, n);
-        if ((rc = arc_print_json(root)) != 0)
-            return rc;
     } else {
-        print_test(test, &t);
-        pm_store_points_free(p, n);
-        if (shortest != SIZE_MAX)
-            printf("%s: baseline: %zu of %zu runs, no verdict yet\n", test, shortest + 1,
-                   c->check.min_history + 1);
-        printf("%s: %zu entries checked, %zu regressions", test, checked, regressions);
-        if (suspects)
-            printf(", %zu suspect", suspects);
-        if (info)
-            printf(" (%zu informational entries not gated)", info);
-        printf("\n");
+        pm_gate_opts go;
+        pm_gate_opts_init(&go);
+        pm_error err;
+        pm_error_clear(&err);
+        if (pm_gate_judge(e.ge, e.nseen, e.nruns, &go, &t, &err) != 0) {
+            fprintf(stderr, PROG ": %s\n", err.msg);
+            rc = EXIT_DB;
+        }
     }
+    if (rc == 0) {
+        json = c->json ? cJSON_CreateArray() : NULL;
+        if (entries_report(&e, &t, nnamed, json, &k) != 0) {
+            fprintf(stderr, PROG ": out of memory\n");
+            rc = EXIT_DB;
+        }
+    }
+    if (rc == 0)
+        rc = check_named(&e, named, nnamed, test);
+    entries_free(&e);
+    if (rc == 0)
+        rc = print_summary(c, test, &t, &k, json);
+    else
+        cJSON_Delete(json);
+    pm_store_points_free(p, n);
+    if (rc != 0)
+        return rc;
     if ((rc = arc_flush_out()) != 0)
         return rc;
-    return regressions || test_regressed ? EXIT_FOUND
-           : suspects || test_suspect    ? EXIT_SUSPECT
-                                         : EXIT_OK;
+    return k.regressions || t.verdict == PM_GATE_REGRESSION ? EXIT_FOUND
+           : k.suspects || t.verdict == PM_GATE_SUSPECT     ? EXIT_SUSPECT
+                                                            : EXIT_OK;
 }
