@@ -400,7 +400,9 @@
       if (rows[k]) rows[k].querySelector('.u-label').textContent = on ? D.nodes[hl] + ' max' : 'node max';
       if (rows[k + 1]) rows[k + 1].querySelector('.u-label').textContent = on ? D.nodes[hl] + ' min' : 'node min';
       u.setData(join(u.pmTables), false);
-      if (on && tb[1].some(function (v) { return v != null; })) i = k;
+      /* the node's max and min both at full strength over the band: no
+       * series focused (focus would dim all but one of the pair) */
+      if (on && tb[1].some(function (v) { return v != null; })) name = D.nodes[hl];
     }
     if (i > 0) name = D.nodes[hl];
     u.setSeries(i > 0 ? i : null, { focus: true });
