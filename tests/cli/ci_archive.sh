@@ -66,10 +66,13 @@ RESULTS="$R" TEST=nightly PROFILE_DIR="$T/prof" PERFMON_BIN="$PM_BIN" \
 rc=$?
 cp "$T/out" "$T/out6"
 # The rerun's own wall time against its history's median: a rerun that a
-# loaded machine slowed by half again is a slow run, which the gate rightly
-# confirms; the protocol is asserted when the rerun took its usual time.
+# loaded machine slowed by a fifth is a slow run, which the gate rightly
+# confirms (it confirms three values each beyond 0.8 robust sd of this
+# young, noisy history: a rerun at +33 % after the spike did, with a build
+# running beside the test); the protocol is asserted when the rerun took
+# its usual time.
 rerun_slow=$(awk '/^(ok|REGRESSION) +wall_time_s: latest / { l = $4; m = $7 }
-    END { print (m > 0 && l > 1.5 * m) ? 1 : 0 }' "$T/out6")
+    END { print (m > 0 && l > 1.2 * m) ? 1 : 0 }' "$T/out6")
 if grep -q "^ok  *wall_time_s: " "$T/out5" && [ "$rerun_slow" = 0 ]; then
     check "run 6, four times the work once: green after the rerun (exit 0)" [ "$rc" -eq 0 ]
     check "run 6: suspect, with its size, and rerun" grep -q "^ci-archive: SUSPECT: wall_time_s +[0-9.]*%; rerunning$" "$T/out6"
