@@ -282,15 +282,8 @@ void html_constant_table(html_ctx *c, const flat_row *fl, size_t nfl, const char
                        "</th><th>Metric</th><th>Value</th><th>Nodes</th></tr></thead><tbody>\n");
         for (size_t i = 0; i < nfl; i++) {
             const pm_metric_result *r = &a->metrics[fl[i].metric];
-            const char *u = pm_unit_shown(r->def->unit);
-            char v1[32], v2[32], val[96], nodes[48];
-            pm_fmt_title_num(fl[i].lo, v1, sizeof v1);
-            pm_fmt_title_num(fl[i].hi, v2, sizeof v2);
-            if (strcmp(v1, v2) == 0)
-                snprintf(val, sizeof val, "%s%s%s", v1, *u ? " " : "", u);
-            else
-                snprintf(val, sizeof val, "%s to %s%s%s", v1, v2, *u ? " " : "", u);
-            snprintf(nodes, sizeof nodes, "%zu of %zu", r->nhosts_with_data, a->nhosts);
+            char val[96], nodes[48];
+            report_constant_cells(a, r, fl[i].lo, fl[i].hi, val, sizeof val, nodes, sizeof nodes);
             pm_buf_puts(b, "<tr>");
             td(b, c->l->groups[fl[i].group].title, 0);
             td(b, r->def->name, 0);

@@ -43,6 +43,10 @@ pm_canvas *report_render_canvas(report_draw_cb fn, const void *obj, double w, do
  * magnitude); lo..hi: the range of the nodes' levels (report_plots.c; the
  * HTML report's constant table too, html.c). */
 int report_metric_constant(const pm_metric_result *r, size_t nhosts, double *lo, double *hi);
+/* A constant metric's value cell ("v unit", or "lo to hi unit") and its
+ * nodes cell ("k of n"), as both reports' constant tables show them. */
+void report_constant_cells(const pm_analysis *a, const pm_metric_result *r, double lo, double hi,
+                           char *val, size_t vcap, char *nodes, size_t ncap);
 
 /* A key figure over the nodes (report_summary.c): the least, mean and
  * largest finite node value; returns how many nodes have one. */

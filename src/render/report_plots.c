@@ -175,6 +175,20 @@ static int metric_in_group(const pm_metric_result *r, const char *page)
 /* Whether every node's series of r is flat; lo..hi: the range of the
  * nodes' levels.  A metric without a finite value is not constant (it has
  * no data). */
+void report_constant_cells(const pm_analysis *a, const pm_metric_result *r, double lo, double hi,
+                           char *val, size_t vcap, char *nodes, size_t ncap)
+{
+    const char *u = pm_unit_shown(r->def->unit), *gap = *u ? " " : "";
+    char v1[32], v2[32];
+    pm_fmt_title_num(lo, v1, sizeof v1);
+    pm_fmt_title_num(hi, v2, sizeof v2);
+    if (strcmp(v1, v2) == 0)
+        snprintf(val, vcap, "%s%s%s", v1, gap, u);
+    else
+        snprintf(val, vcap, "%s to %s%s%s", v1, v2, gap, u);
+    snprintf(nodes, ncap, "%zu of %zu", r->nhosts_with_data, a->nhosts);
+}
+
 int report_metric_constant(const pm_metric_result *r, size_t nhosts, double *lo, double *hi)
 {
     int any = 0;
@@ -228,15 +242,8 @@ static void constant_table(pdf_doc *d, const flat_metric *fl, size_t nfl, const 
         pdf_table_head(d, &t);
         for (size_t i = 0; i < nfl; i++) {
             const pm_metric_result *r = &a->metrics[fl[i].metric];
-            const char *u = strcmp(r->def->unit, "1") == 0 ? "" : r->def->unit;
-            char v1[32], v2[32], val[96], nodes[48];
-            pm_fmt_title_num(fl[i].lo, v1, sizeof v1);
-            pm_fmt_title_num(fl[i].hi, v2, sizeof v2);
-            if (strcmp(v1, v2) == 0)
-                snprintf(val, sizeof val, "%s%s%s", v1, *u ? " " : "", u);
-            else
-                snprintf(val, sizeof val, "%s to %s%s%s", v1, v2, *u ? " " : "", u);
-            snprintf(nodes, sizeof nodes, "%zu of %zu", r->nhosts_with_data, a->nhosts);
+            char val[96], nodes[48];
+            report_constant_cells(a, r, fl[i].lo, fl[i].hi, val, sizeof val, nodes, sizeof nodes);
             const char *cells[4] = {d->l->groups[fl[i].group].title, r->def->name, val, nodes};
             pdf_table_row(d, &t, cells, (int)(i % 2));
         }
