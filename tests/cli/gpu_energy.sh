@@ -1,4 +1,5 @@
 #!/bin/sh
+# pm-test: alone (the live job's energy follows the wall clock: checked within 5 % of the marks' seconds)
 # Energy to solution per phase (docs/analysis.md, "Resource use per
 # phase"): the CPUs' from RAPL's counters, the GPUs' from NVML's energy
 # counter, a GPU's power integrated only where it has no counter, and the
@@ -155,7 +156,7 @@ for name, m in marks.items():
     # the stand-in: GPU 0's counter 1.5 x 100 W, GPU 1's power 150 W
     w = (1.5 * 100 + 150) * s
     got = k[name]["gpu_energy_j"]
-    if got is None or abs(got - w) > 0.02 * w:
+    if got is None or abs(got - w) > 0.05 * w:
         bad.append("%s: %s J, want %.3f J (%.3f s)" % (name, got, w, s))
     if k[name]["gpu_energy_from"] != "energy counter, power integrated where none":
         bad.append("%s from %s" % (name, k[name]["gpu_energy_from"]))
