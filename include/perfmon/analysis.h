@@ -156,7 +156,8 @@ typedef struct pm_metric_result {
  * "share"; docs/analysis.md "Efficiency rules") found on one host, computed
  * in the per-host step that the in-memory analysis and --stream share
  * (summary.c), so both give the same notes.  NaN where not measured. */
-#define PM_NODE_SIGNS 12 /* per-host rules in a rules file, at most */
+#define PM_NODE_SIGNS 12    /* per-host rules in a rules file, at most */
+#define PM_NODE_GPU_SIGNS 8 /* gpu rules that walk the samples, at most */
 typedef struct pm_node_sign {
     double value;  /* stopped: share of the host's span (%); memory: peak (%);
                     * share: share of the time (%) */
@@ -208,6 +209,13 @@ typedef struct pm_node_summary {
     /* The per-host rules' findings, in the rules file's order of those
      * rules (not figures: not in --stats' tables). */
     pm_node_sign sign[PM_NODE_SIGNS];
+    /* The gpu rules' per-sample findings (held_idle, starved, memory_bound,
+     * compute_bound: src/analysis/gpu_verdict.c), in the rules file's order
+     * of those rules, computed in --stream's per-host step (the in-memory
+     * analysis computes them from the kept series when the rules are
+     * evaluated); value NaN where the rule finds nothing.  Set on GPU hosts
+     * under --stream only. */
+    pm_node_sign gpu_sign[PM_NODE_GPU_SIGNS];
     /* The interval that ends the host's last sample (s): a closing sample
      * taken right after the command ended holds no interval gauge. */
     double closing_interval_s;

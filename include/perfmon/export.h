@@ -159,6 +159,22 @@ extern const char *const PM_PHASE_USE_HEAD[PM_PHASE_USE_COLS];
 struct pm_phase_kind_stats;
 void pm_phase_use_cells(const struct pm_phase_kind_stats *ks, char cells[PM_PHASE_USE_COLS][48]);
 
+/* Energy per phase kind, as the report's tables and --stats show it
+ * (phase_table.c): the kind's name, the CPUs' energy (RAPL) and the GPUs'
+ * (pm_fmt_energy, "-" where not measured), and where the GPUs' came from
+ * (pm_phase_energy_from).  pm_phase_energy_any: whether any kind of st
+ * has an energy (the table is left out otherwise). */
+#define PM_PHASE_ENERGY_COLS 4
+extern const char *const PM_PHASE_ENERGY_HEAD[PM_PHASE_ENERGY_COLS];
+void pm_phase_energy_cells(const struct pm_phase_kind_stats *ks,
+                           char cells[PM_PHASE_ENERGY_COLS][48]);
+struct pm_phase_stats;
+int pm_phase_energy_any(const struct pm_phase_stats *st);
+/* "energy counter", "power integrated (no energy counter)", "energy
+ * counter, power integrated where none", or NULL: the words for a kind's
+ * gpu_energy_from (PM_ENERGY_FROM_* bits). */
+const char *pm_phase_energy_from(int from);
+
 /* The rows of the phase timeline as the report, --plots and --data show
  * it (phase_timeline.c): the analysis's nodes that have phases, in host
  * order, then the hosts only phases name (Scanner nodes).  rows must hold

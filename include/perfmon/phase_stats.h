@@ -39,7 +39,16 @@ typedef struct pm_phase_kind_stats {
     double mem_peak_bytes;
     double disk_read_bytes, disk_write_bytes;
     double net_sent_bytes, net_recv_bytes;
+    /* Energy during the phases of this kind, summed over them and their
+     * nodes (J, NaN where not measured): the CPUs' from RAPL's package and
+     * DRAM counters, the GPUs' from NVML's energy counter, or, for a GPU
+     * without one, its power integrated over the phase.  gpu_energy_from:
+     * PM_ENERGY_FROM_* bits, which of the two the GPUs' sum holds. */
+    double cpu_energy_j, gpu_energy_j;
+    int gpu_energy_from;
 } pm_phase_kind_stats;
+#define PM_ENERGY_FROM_COUNTER 1 /* NVML's total energy counter */
+#define PM_ENERGY_FROM_POWER 2   /* the power readings integrated (no counter) */
 
 typedef struct pm_phase_host_stats {
     const char *host; /* borrowed from the phase set */

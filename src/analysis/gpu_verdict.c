@@ -3,16 +3,20 @@
  * one small kernel keeps at 100 %).  Semantics: docs/analysis.md, "GPU
  * verdicts"; thresholds in templates/rules.json.
  *
- * The checks walk a GPU's samples (series values) where they are kept;
- * with --stream, which keeps no values, they find nothing (said in the
- * docs).  A sample counts where its SM activity is a number: a gap
- * (first sample, GPU lost) is neither idle nor busy. */
+ * held_idle, starved, memory_bound and compute_bound walk a GPU's
+ * samples: in memory from the series kept, under --stream in the
+ * per-host step (pm_gpu_signs_host, called from stream.c's first pass
+ * with the host's series), by the same function on the same values, so
+ * that both modes give the same notes.  A sample counts where its SM
+ * activity is a number: a gap (first sample, GPU lost) is neither idle
+ * nor busy. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu_verdict.h"
+#include "rule_plan.h"
 #include "perfmon/mem.h"
 
 static const struct {
@@ -104,9 +108,15 @@ static const pm_series *series_of(const pm_analysis *a, const char *id, size_t h
     return s;
 }
 
-static const pm_series *series(const pm_analysis *a, const char *id, size_t h)
+/* The series a GPU's samples are walked in: SM activity, utilisation,
+ * DRAM and the pipes; NULL where the GPU has none. */
+typedef struct gpu_series {
+    const pm_series *sm, *ut, *dram, *pipe[NPIPES];
+} gpu_series;
+
+static const pm_series *usable(const pm_series *s)
 {
-    return series_of(a, id, h, 1);
+    return s && s->n && s->v && s->t ? s : NULL;
 }
 
 /* The mean of s over the samples where sel (or, without sel, every
@@ -141,21 +151,16 @@ static int long_enough(const pm_analysis *a, const pm_gpu_rule *r, size_t h)
 /* held_idle, starved: the share of the GPU's measured samples that are
  * idle (SM activity < threshold) or starved (utilisation >= util_min and
  * sm_min <= SM activity < threshold: an idle GPU is not starved). */
-static int check_share(const pm_analysis *a, const pm_gpu_rule *r, size_t h, pm_gpu_finding **out,
-                       size_t *n)
+static int sign_share(const pm_gpu_rule *r, const gpu_series *gs, pm_node_sign *g)
 {
-    const pm_series *sm = series(a, "gpu_sm_active", h);
-    const pm_series *ut = series(a, "gpu_util", h);
+    const pm_series *sm = gs->sm, *ut = gs->ut;
     if (!sm || (r->check == PM_GPU_STARVED && (!ut || ut->n != sm->n)))
         return 0;
     unsigned char *sel = calloc(sm->n, 1);
     if (!sel)
         return PM_ENOMEM;
     size_t measured = 0, hit = 0;
-    pm_gpu_finding f;
-    memset(&f, 0, sizeof f);
-    f.host = (int)h;
-    f.t = f.t_end = NAN;
+    double t = NAN, t_end = NAN;
     for (size_t k = 0; k < sm->n; k++) {
         double v = sm->v[k];
         double u = ut && ut->n == sm->n ? ut->v[k] : NAN;
@@ -167,50 +172,46 @@ static int check_share(const pm_analysis *a, const pm_gpu_rule *r, size_t h, pm_
             continue;
         sel[k] = 1;
         hit++;
-        if (isnan(f.t))
-            f.t = sm->t[k];
-        f.t_end = sm->t[k];
+        if (isnan(t))
+            t = sm->t[k];
+        t_end = sm->t[k];
     }
-    int rc = 0;
-    f.value = measured ? 100.0 * (double)hit / (double)measured : NAN;
-    if (hit && f.value >= r->min_share_pct) {
+    double share = measured ? 100.0 * (double)hit / (double)measured : NAN;
+    if (hit && share >= r->min_share_pct) {
         /* held idle: the means over the whole job (what "utilisation"
          * said of it); starved: over the starved samples */
-        f.before = mean_where(ut, r->check == PM_GPU_STARVED ? sel : NULL);
-        f.after = mean_where(sm, r->check == PM_GPU_STARVED ? sel : NULL);
-        rc = push(out, n, &f);
+        g->value = share;
+        g->t = t;
+        g->t_end = t_end;
+        g->before = mean_where(ut, r->check == PM_GPU_STARVED ? sel : NULL);
+        g->after = mean_where(sm, r->check == PM_GPU_STARVED ? sel : NULL);
     }
     free(sel);
-    return rc;
+    return 0;
 }
 
 /* memory_bound, compute_bound: over the samples where the SMs worked
  * (SM activity >= 5 %), DRAM share against the busiest pipe. */
-static int check_bound(const pm_analysis *a, const pm_gpu_rule *r, size_t h, pm_gpu_finding **out,
-                       size_t *n)
+static int sign_bound(const pm_gpu_rule *r, const gpu_series *gs, pm_node_sign *g)
 {
-    const pm_series *sm = series(a, "gpu_sm_active", h);
-    const pm_series *dram = series(a, "gpu_dram_active", h);
+    const pm_series *sm = gs->sm, *dram = gs->dram;
     if (!sm || !dram || dram->n != sm->n)
         return 0;
     unsigned char *sel = calloc(sm->n, 1);
     if (!sel)
         return PM_ENOMEM;
-    pm_gpu_finding f;
-    memset(&f, 0, sizeof f);
-    f.host = (int)h;
-    f.t = f.t_end = NAN;
+    double t = NAN, t_end = NAN;
     for (size_t k = 0; k < sm->n; k++)
         if (sm->v[k] >= 5) {
             sel[k] = 1;
-            if (isnan(f.t))
-                f.t = sm->t[k];
-            f.t_end = sm->t[k];
+            if (isnan(t))
+                t = sm->t[k];
+            t_end = sm->t[k];
         }
     double d = mean_where(dram, sel), best = NAN;
     size_t which = NPIPES;
     for (size_t p = 0; p < NPIPES; p++) {
-        const pm_series *ps = series(a, pipes[p].metric, h);
+        const pm_series *ps = gs->pipe[p];
         double m = ps && ps->n == sm->n ? mean_where(ps, sel) : NAN;
         if (isfinite(m) && (which == NPIPES || m > best)) {
             best = m;
@@ -218,15 +219,102 @@ static int check_bound(const pm_analysis *a, const pm_gpu_rule *r, size_t h, pm_
         }
     }
     free(sel);
-    if (isnan(f.t) || !isfinite(d) || which == NPIPES)
+    if (isnan(t) || !isfinite(d) || which == NPIPES)
         return 0;
-    f.before = d;
-    f.after = best;
-    snprintf(f.what, sizeof f.what, "%s", pipes[which].words);
     int fire = r->check == PM_GPU_MEMORY_BOUND ? d >= r->threshold && d >= r->ratio * best
                                                : best >= r->threshold && best >= r->ratio * d;
-    f.value = r->check == PM_GPU_MEMORY_BOUND ? d : best;
-    return fire ? push(out, n, &f) : 0;
+    if (fire) {
+        g->value = r->check == PM_GPU_MEMORY_BOUND ? d : best;
+        g->t = t;
+        g->t_end = t_end;
+        g->before = d;
+        g->after = best;
+        g->what = (int)which;
+    }
+    return 0;
+}
+
+int pm_gpu_rule_walks(const pm_gpu_rule *r)
+{
+    return r->check == PM_GPU_HELD_IDLE || r->check == PM_GPU_STARVED ||
+           r->check == PM_GPU_MEMORY_BOUND || r->check == PM_GPU_COMPUTE_BOUND;
+}
+
+/* Rule r's finding on one GPU from its series: g->value NaN when none. */
+static int sign_of(const pm_gpu_rule *r, const gpu_series *gs, pm_node_sign *g)
+{
+    *g = (pm_node_sign){NAN, NAN, NAN, NAN, NAN, 0, 0};
+    if (r->check == PM_GPU_HELD_IDLE || r->check == PM_GPU_STARVED)
+        return sign_share(r, gs, g);
+    return sign_bound(r, gs, g);
+}
+
+int pm_gpu_signs_host(const pm_analysis *a, size_t h, pm_series *const *ser, pm_node_summary *s)
+{
+    const pm_rule_plan *p = a->rule_plan;
+    for (size_t i = 0; i < PM_NODE_GPU_SIGNS; i++)
+        s->gpu_sign[i] = (pm_node_sign){NAN, NAN, NAN, NAN, NAN, 0, 0};
+    if (!p || !p->ngpu || !a->hosts[h].gpu)
+        return 0;
+    gpu_series gs;
+    memset(&gs, 0, sizeof gs);
+    const pm_catalog *cat = a->catalog;
+    for (size_t d = 0; d < cat->n; d++) {
+        const char *id = cat->m[d].id;
+        const pm_series *x = usable(ser[d]);
+        if (!strcmp(id, "gpu_sm_active"))
+            gs.sm = x;
+        else if (!strcmp(id, "gpu_util"))
+            gs.ut = x;
+        else if (!strcmp(id, "gpu_dram_active"))
+            gs.dram = x;
+        for (size_t k = 0; k < NPIPES; k++)
+            if (!strcmp(id, pipes[k].metric))
+                gs.pipe[k] = x;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < p->ngpu && !rc; i++)
+        rc = sign_of(&p->gpu[i], &gs, &s->gpu_sign[i]);
+    return rc;
+}
+
+/* held_idle, starved, memory_bound, compute_bound on GPU h: in memory
+ * from its series, under --stream from the per-host step's finding
+ * (slot: the rule's place among the plan's gpu rules). */
+static int check_walk(const pm_analysis *a, const pm_gpu_rule *r, int slot, size_t h,
+                      pm_gpu_finding **out, size_t *n)
+{
+    pm_node_sign g;
+    if (a->opts.stream) {
+        if (slot < 0 || slot >= PM_NODE_GPU_SIGNS || !a->rule_plan ||
+            (size_t)slot >= a->rule_plan->ngpu)
+            return 0;
+        g = a->nodes[h].gpu_sign[slot];
+    } else {
+        gpu_series gs = {series_of(a, "gpu_sm_active", h, 1),
+                         series_of(a, "gpu_util", h, 1),
+                         series_of(a, "gpu_dram_active", h, 1),
+                         {NULL}};
+        for (size_t k = 0; k < NPIPES; k++)
+            gs.pipe[k] = series_of(a, pipes[k].metric, h, 1);
+        int rc = sign_of(r, &gs, &g);
+        if (rc)
+            return rc;
+    }
+    if (isnan(g.value))
+        return 0;
+    pm_gpu_finding f;
+    memset(&f, 0, sizeof f);
+    f.host = (int)h;
+    f.value = g.value;
+    f.t = g.t;
+    f.t_end = g.t_end;
+    f.before = g.before;
+    f.after = g.after;
+    if (r->check == PM_GPU_MEMORY_BOUND || r->check == PM_GPU_COMPUTE_BOUND)
+        snprintf(f.what, sizeof f.what, "%s",
+                 g.what >= 0 && (size_t)g.what < NPIPES ? pipes[g.what].words : "");
+    return push(out, n, &f);
 }
 
 /* one_idle: physical GPUs (not MIG instances), each judged by its mean
@@ -304,7 +392,8 @@ static int check_unmeasured(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_f
     return f.others ? push(out, n, &f) : 0;
 }
 
-int pm_gpu_verdicts(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_finding **out, size_t *n)
+int pm_gpu_verdicts(const pm_analysis *a, const pm_gpu_rule *r, int slot, pm_gpu_finding **out,
+                    size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -317,10 +406,7 @@ int pm_gpu_verdicts(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_finding *
         for (size_t h = 0; h < a->nhosts && !rc; h++) {
             if (!long_enough(a, r, h))
                 continue;
-            if (r->check == PM_GPU_HELD_IDLE || r->check == PM_GPU_STARVED)
-                rc = check_share(a, r, h, out, n);
-            else
-                rc = check_bound(a, r, h, out, n);
+            rc = check_walk(a, r, slot, h, out, n);
         }
     if (rc) {
         free(*out);

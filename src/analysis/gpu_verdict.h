@@ -59,8 +59,22 @@ typedef struct pm_gpu_finding {
 int pm_gpu_rule_parse(const cJSON *o, double threshold, pm_gpu_rule *r, const char *path, size_t i,
                       pm_error *err) PM_WUR;
 
-/* The findings of rule r on a.  Returns 0 or PM_ENOMEM. */
-int pm_gpu_verdicts(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_finding **out,
+/* Does rule r walk each GPU's samples (held_idle, starved, memory_bound,
+ * compute_bound)?  Those are computed per host under --stream. */
+int pm_gpu_rule_walks(const pm_gpu_rule *r);
+
+/* --stream's per-host step: the findings of the plan's gpu rules
+ * (a->rule_plan->gpu) on host h from its series by catalog index (ser[d],
+ * NULL where the host has none) into s->gpu_sign (every slot NaN first;
+ * a node, or no plan, gets only those).  Touches host h's slot alone, so
+ * hosts may run at once.  Returns 0 or PM_ENOMEM. */
+int pm_gpu_signs_host(const pm_analysis *a, size_t h, pm_series *const *ser,
+                      pm_node_summary *s) PM_WUR;
+
+/* The findings of rule r on a; slot: r's place among the plan's gpu
+ * rules that walk the samples (-1: none), whose per-host findings
+ * --stream reads.  Returns 0 or PM_ENOMEM. */
+int pm_gpu_verdicts(const pm_analysis *a, const pm_gpu_rule *r, int slot, pm_gpu_finding **out,
                     size_t *n) PM_WUR;
 
 /* Is host a MIG instance's device name (gpu-<n>.mig<gi>.<node>)? */

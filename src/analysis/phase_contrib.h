@@ -14,12 +14,15 @@
  * fills them in its fold and the in-memory path from its series, and
  * pm_phase_stats_compute combines them in the same order in both. */
 enum {
-    PM_PU_CPU_PCT_S, /* cpu_usage's step integral (NaN: no series) */
-    PM_PU_CPU_COV,   /* its seconds with a value */
-    PM_PU_MEM,       /* step max of proc_rss, else mem_used, converted */
-    PM_PU_BYTES,     /* disk_read, disk_write, net_out, net_in: 4 */
-    PM_PU_N = PM_PU_BYTES + 4
+    PM_PU_CPU_PCT_S,               /* cpu_usage's step integral (NaN: no series) */
+    PM_PU_CPU_COV,                 /* its seconds with a value */
+    PM_PU_MEM,                     /* step max of proc_rss, else mem_used, converted */
+    PM_PU_BYTES,                   /* disk_read, disk_write, net_out, net_in: 4 */
+    PM_PU_CPU_J = PM_PU_BYTES + 4, /* RAPL's packages and DRAM: their counters' increase (J) */
+    PM_PU_N
 };
+/* How a GPU's energy in a phase was found (pm_phase_contrib.gpu_src). */
+enum { PM_GPU_J_COUNTER = 1, PM_GPU_J_POWER = 2 };
 typedef struct pm_phase_contrib {
     size_t ncat;     /* catalog metrics */
     size_t *first;   /* [phases + 1]: phase i's members x ncat means at mean + first[i] */
@@ -28,6 +31,11 @@ typedef struct pm_phase_contrib {
     size_t *hfirst;  /* [nhosts + 1]: host h fills entries hfirst[h] .. hfirst[h + 1] - 1 */
     size_t *hphase;  /* of phase hphase[k], */
     size_t *hmember; /* as member hmember[k] of its node, or SIZE_MAX: the use */
+    /* [first[phases] / ncat] by (phase, member of its node): a GPU's energy
+     * in the phase (J; NaN on the node itself and where not measured) and
+     * its source (PM_GPU_J_*, 0 none) */
+    double *gpu_j;
+    unsigned char *gpu_src;
 } pm_phase_contrib;
 
 /* Which slots each host fills (a->phases, a->hosts set).  Returns 0 or
@@ -40,6 +48,13 @@ void pm_phase_contrib_host(const pm_analysis *a, pm_phase_contrib *pc, size_t h,
                            pm_series *const *ser);
 /* The use figures of phase p of host h (phase_use.c). */
 void pm_phase_use_host(const pm_analysis *a, const pm_phase *p, pm_series *const *ser, double *use);
+/* GPU host h's energy in phase p (phase_use.c): its energy counter's
+ * increase over the phase (gpu_energy_power; *src PM_GPU_J_COUNTER), else,
+ * where the GPU has no counter or it has no value over the phase, its
+ * power integrated (gpu_power; *src PM_GPU_J_POWER); NaN and *src 0 where
+ * neither is there. */
+double pm_phase_gpu_energy(const pm_analysis *a, const pm_phase *p, pm_series *const *ser,
+                           unsigned char *src);
 
 /* pm_phase_stats_compute with the contributions given (the stream mode's),
  * or computed here from the series when given is NULL. */

@@ -13,7 +13,14 @@
  * samples, the last reading before it (what the phase began with; the
  * reading that closes the interval may already be the next phase's); the
  * memory is the job's (the process tree's RSS) where the sampler followed
- * one, else the node's memory used. */
+ * one, else the node's memory used.
+ *
+ * Energy: RAPL's package and DRAM counters (rapl_package, rapl_dram, their
+ * rates in W) and a GPU's energy counter (gpu_energy_power) taken the same
+ * way, so a phase gets each counter's increase over it; a GPU without the
+ * counter (NVML_ERROR_NOT_SUPPORTED), or whose counter has no value over
+ * the phase, gets its power readings (gpu_power) integrated as steps
+ * instead, and the phase says so. */
 #include <math.h>
 #include <string.h>
 
@@ -130,6 +137,29 @@ void pm_phase_use_host(const pm_analysis *a, const pm_phase *p, pm_series *const
         if (se)
             use[PM_PU_BYTES + b] = step_integral(se, p->t0, p->t1, NULL) * conv;
     }
+    /* packages plus DRAM (core and uncore are inside the package), as the
+     * node figure energy_j */
+    static const char *const rapl_ids[2] = {"rapl_package", "rapl_dram"};
+    for (int r = 0; r < 2; r++) {
+        se = series_of(a, ser, rapl_ids[r], &conv);
+        if (se)
+            add(&use[PM_PU_CPU_J], step_integral(se, p->t0, p->t1, NULL));
+    }
+}
+
+double pm_phase_gpu_energy(const pm_analysis *a, const pm_phase *p, pm_series *const *ser,
+                           unsigned char *src)
+{
+    double conv = 1;
+    const pm_series *se = series_of(a, ser, "gpu_energy_power", &conv);
+    double j = se ? step_integral(se, p->t0, p->t1, NULL) : NAN;
+    *src = isfinite(j) ? PM_GPU_J_COUNTER : 0;
+    if (isfinite(j))
+        return j;
+    se = series_of(a, ser, "gpu_power", &conv);
+    j = se ? step_integral(se, p->t0, p->t1, NULL) : NAN;
+    *src = isfinite(j) ? PM_GPU_J_POWER : 0;
+    return j;
 }
 
 void pm_phase_use_compute(const pm_analysis *a, const pm_phase_contrib *pc, pm_phase_stats *st)
@@ -139,6 +169,8 @@ void pm_phase_use_compute(const pm_analysis *a, const pm_phase_contrib *pc, pm_p
         double *bytes[4] = {&ks->disk_read_bytes, &ks->disk_write_bytes, &ks->net_sent_bytes,
                             &ks->net_recv_bytes};
         ks->cpu_core_s = ks->cpu_alloc_core_s = ks->cpu_share_pct = NAN;
+        ks->cpu_energy_j = ks->gpu_energy_j = NAN;
+        ks->gpu_energy_from = 0;
         ks->mem_peak_bytes = NAN;
         for (int b = 0; b < 4; b++)
             *bytes[b] = NAN;
@@ -164,6 +196,17 @@ void pm_phase_use_compute(const pm_analysis *a, const pm_phase_contrib *pc, pm_p
                 ks->mem_peak_bytes = m;
             for (int b = 0; b < 4; b++)
                 add(bytes[b], use[PM_PU_BYTES + b]);
+            add(&ks->cpu_energy_j, use[PM_PU_CPU_J]);
+            /* the node's GPUs, in member order */
+            size_t g0 = pc->ncat ? pc->first[i] / pc->ncat : 0;
+            size_t g1 = pc->ncat ? pc->first[i + 1] / pc->ncat : 0;
+            for (size_t g = g0; g < g1; g++) {
+                add(&ks->gpu_energy_j, pc->gpu_j[g]);
+                if (pc->gpu_src[g] == PM_GPU_J_COUNTER)
+                    ks->gpu_energy_from |= PM_ENERGY_FROM_COUNTER;
+                else if (pc->gpu_src[g] == PM_GPU_J_POWER)
+                    ks->gpu_energy_from |= PM_ENERGY_FROM_POWER;
+            }
         }
         if (ks->cpu_alloc_core_s > 0)
             ks->cpu_share_pct = ks->cpu_core_s / ks->cpu_alloc_core_s * 100.0;

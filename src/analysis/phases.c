@@ -150,6 +150,8 @@ void pm_phase_contrib_free(pm_phase_contrib *pc)
     free(pc->hfirst);
     free(pc->hphase);
     free(pc->hmember);
+    free(pc->gpu_j);
+    free(pc->gpu_src);
     memset(pc, 0, sizeof *pc);
 }
 
@@ -183,10 +185,15 @@ int pm_phase_contrib_init(const pm_analysis *a, pm_phase_contrib *pc)
     pc->mean = pm_alloc_array(pc->first[np] ? pc->first[np] : 1, sizeof *pc->mean);
     pc->hphase = pm_alloc_array(nent ? nent : 1, sizeof *pc->hphase);
     pc->hmember = pm_alloc_array(nent ? nent : 1, sizeof *pc->hmember);
-    if (!pc->mean || !pc->hphase || !pc->hmember)
+    size_t nmem = pc->ncat ? pc->first[np] / pc->ncat : 0;
+    pc->gpu_j = pm_alloc_array(nmem ? nmem : 1, sizeof *pc->gpu_j);
+    pc->gpu_src = calloc(nmem ? nmem : 1, 1);
+    if (!pc->mean || !pc->hphase || !pc->hmember || !pc->gpu_j || !pc->gpu_src)
         goto oom;
     for (size_t i = 0; i < pc->first[np]; i++)
         pc->mean[i] = NAN;
+    for (size_t i = 0; i < nmem; i++)
+        pc->gpu_j[i] = NAN;
     for (size_t h = 2; h < a->nhosts + 2; h++)
         pc->hfirst[h] += pc->hfirst[h - 1];
     for (size_t i = 0; i < np; i++) {
@@ -225,6 +232,11 @@ void pm_phase_contrib_host(const pm_analysis *a, pm_phase_contrib *pc, size_t h,
         double *m = pc->mean + pc->first[pc->hphase[k]] + pc->hmember[k] * pc->ncat;
         for (size_t d = 0; d < pc->ncat; d++)
             m[d] = ser[d] ? window_mean(ser[d], p->t0, p->t1) : NAN;
+        /* a GPU of the node: its energy in the phase */
+        if (pc->ncat && a->hosts[h].gpu && p->t1 >= p->t0) {
+            size_t g = pc->first[pc->hphase[k]] / pc->ncat + pc->hmember[k];
+            pc->gpu_j[g] = pm_phase_gpu_energy(a, p, ser, &pc->gpu_src[g]);
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "gpu_verdict.h"
 #include "perfmon/analysis.h"
 
 /* The per-host rules of the rules file (types stopped, memory, share;
@@ -42,6 +43,11 @@ typedef struct pm_rule_plan {
     const char *slope[PM_RULE_SLOPES];
     size_t nslope;
     int slope_all;
+    /* the gpu rules that walk each GPU's samples (pm_gpu_rule_walks), in
+     * file order: --stream computes their findings in its per-host step
+     * (pm_gpu_signs_host, a->nodes[h].gpu_sign[i]) */
+    pm_gpu_rule gpu[PM_NODE_GPU_SIGNS];
+    size_t ngpu;
 } pm_rule_plan;
 
 #endif

@@ -363,11 +363,11 @@ static int eval_host_rule(pm_analysis *a, const rule *r, size_t k)
 }
 
 /* A gpu rule: the findings of gpu_verdict.c, in the words of its message. */
-static int eval_gpu_rule(pm_analysis *a, const rule *r)
+static int eval_gpu_rule(pm_analysis *a, const rule *r, int slot)
 {
     pm_gpu_finding *f = NULL;
     size_t n = 0;
-    int rc = pm_gpu_verdicts(a, &r->gr, &f, &n);
+    int rc = pm_gpu_verdicts(a, &r->gr, slot, &f, &n);
     for (size_t k = 0; k < n && !rc; k++) {
         sign_words w;
         memset(&w, 0, sizeof w);
@@ -388,8 +388,6 @@ static int eval_gpu_rule(pm_analysis *a, const rule *r)
 static int eval_rule(pm_analysis *a, const rule *r)
 {
     int rc = 0;
-    if (!strcmp(r->type, "gpu"))
-        return eval_gpu_rule(a, r);
     if (!strcmp(r->type, "node")) {
         const pm_figure *f = pm_figure_find(r->figure);
         for (size_t h = 0; h < a->nhosts && !rc; h++) {
@@ -484,12 +482,22 @@ int pm_rules_eval(pm_analysis *a, const char *path, pm_error *err)
     if (!cJSON_IsArray(arr)) {
         rc = pm_error_set(err, PM_EFORMAT, "%s: rules: expected an array", path);
     } else {
-        size_t i = 0, k = 0;
+        size_t i = 0, k = 0, g = 0;
         const cJSON *o;
         cJSON_ArrayForEach(o, arr) {
             rule r;
             if ((rc = parse_rule(o, &r, path, i, err)))
                 break;
+            if (!strcmp(r.type, "gpu")) {
+                /* (numbered as pm_rules_plan_load numbered them) */
+                int slot = pm_gpu_rule_walks(&r.gr) ? (int)g++ : -1;
+                if ((rc = eval_gpu_rule(a, &r, slot))) {
+                    rc = pm_error_set(err, rc, "out of memory");
+                    break;
+                }
+                i++;
+                continue;
+            }
             /* The per-host rules in file order, as pm_rules_plan_load
              * numbered them (a->nodes[h].sign[k]). */
             if (r.hr.kind && k >= PM_NODE_SIGNS) {
@@ -545,6 +553,16 @@ int pm_rules_plan_load(pm_analysis *a, pm_error *err)
                 p->slope[p->nslope++] = r.metric;
             else
                 p->slope_all = 1;
+        }
+        if (!strcmp(r.type, "gpu") && pm_gpu_rule_walks(&r.gr)) {
+            if (p->ngpu >= PM_NODE_GPU_SIGNS) {
+                rc = pm_error_set(err, PM_EFORMAT,
+                                  "%s: more than %d gpu rules of checks held_idle, starved, "
+                                  "memory_bound or compute_bound",
+                                  path, PM_NODE_GPU_SIGNS);
+                break;
+            }
+            p->gpu[p->ngpu++] = r.gr;
         }
         if (!r.hr.kind)
             continue;

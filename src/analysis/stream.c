@@ -11,6 +11,7 @@
 
 #include "align.h"
 #include "derive.h"
+#include "gpu_verdict.h"
 #include "perfmon/input.h"
 #include "phase_contrib.h"
 #include "report_keep.h"
@@ -369,6 +370,9 @@ static void *host_worker(void *arg)
         /* (the host's own slots: no lock) */
         if (!rc && c->pass == 1 && a->phases.n)
             pm_phase_contrib_host(a, &c->pc, h, ser);
+        /* the gpu rules' per-sample findings (the host's own slot) */
+        if (!rc && c->pass == 1)
+            rc = pm_gpu_signs_host(a, h, ser, &a->nodes[h]);
         pm_profile_recycle(prof); /* (no column was taken: a->refs is NULL) */
         pthread_mutex_lock(&c->lock);
         while (c->turn != h)

@@ -76,6 +76,24 @@ void pm_phases_text(const pm_analysis *a, FILE *f)
                 fprintf(f, " %*s", wcol[c], cells[c]);
             fputc('\n', f);
         }
+        if (pm_phase_energy_any(st)) {
+            fprintf(f, "\nEnergy per phase (whole job, summed over the kind's phases and "
+                       "nodes: the CPUs' from RAPL's package and DRAM counters, the GPUs' from "
+                       "NVML's energy counter, or their power integrated where they have none)\n ");
+            static const int ecol[PM_PHASE_ENERGY_COLS] = {-24, 18, 11, -1};
+            for (int c = 0; c < PM_PHASE_ENERGY_COLS; c++)
+                fprintf(f, " %*s", ecol[c], PM_PHASE_ENERGY_HEAD[c]);
+            fputc('\n', f);
+            for (size_t k = 0; k < st->nkinds; k++) {
+                char cells[PM_PHASE_ENERGY_COLS][48];
+                pm_phase_energy_cells(&st->kinds[k], cells);
+                fprintf(f, "  ");
+                put_safe(f, cells[0], 24);
+                for (int c = 1; c < PM_PHASE_ENERGY_COLS; c++)
+                    fprintf(f, " %*s", ecol[c], cells[c]);
+                fputc('\n', f);
+            }
+        }
         fprintf(f, "\nPhases per node\n  %-24s %-24s %6s %12s %12s\n", "host", "phase", "count",
                 "total s", "first start");
         for (size_t i = 0; i < st->nrows; i++) {
@@ -167,6 +185,14 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
             pm_json_num(use, "disk_write_bytes", ks->disk_write_bytes);
             pm_json_num(use, "net_sent_bytes", ks->net_sent_bytes);
             pm_json_num(use, "net_recv_bytes", ks->net_recv_bytes);
+            pm_json_num(use, "cpu_energy_j", ks->cpu_energy_j);
+            pm_json_num(use, "gpu_energy_j", ks->gpu_energy_j);
+            const char *from =
+                isfinite(ks->gpu_energy_j) ? pm_phase_energy_from(ks->gpu_energy_from) : NULL;
+            if (from)
+                cJSON_AddStringToObject(use, "gpu_energy_from", from);
+            else
+                cJSON_AddNullToObject(use, "gpu_energy_from");
         }
         cJSON *by = cJSON_AddObjectToObject(o, "by_metric");
         for (size_t m = 0; by && m < st->nmetrics && m < a->nmetrics; m++) {

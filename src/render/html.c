@@ -320,6 +320,7 @@ static void body_top(html_ctx *c, const char *verdict, char limits[][160], size_
     html_key_figures(c);
     pm_buf_puts(b, "<h2 id=\"efficiency\">Efficiency notes</h2>\n");
     html_notes_list(c);
+    html_phase_use(c);
 }
 
 static void plots_head(html_ctx *c)

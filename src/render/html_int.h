@@ -93,6 +93,8 @@ int html_heatmaps(html_ctx *c, pm_error *err) PM_WUR;
 void html_job_table(html_ctx *c);
 void html_key_figures(html_ctx *c);
 void html_notes_list(html_ctx *c);
+/* Resource use and energy per phase kind (nothing without phases). */
+void html_phase_use(html_ctx *c);
 void html_constant_table(html_ctx *c, const flat_row *fl, size_t nfl, const char *missing);
 void html_node_table(html_ctx *c);
 

@@ -10,6 +10,7 @@
 #include "html_int.h"
 #include "perfmon/export.h"
 #include "perfmon/mem.h"
+#include "perfmon/phase_stats.h"
 #include "perfmon/request_use.h"
 #include "perfmon/spread.h"
 #include "perfmon/units.h"
@@ -108,6 +109,55 @@ void html_key_figures(html_ctx *c)
         pm_buf_puts(b, "</tr>\n");
     }
     pm_buf_puts(b, "</tbody></table>\n");
+}
+
+/* Resource use and energy per phase kind, where the job has phases: the
+ * cells of --stats' and page 1's tables (pm_phase_use_cells,
+ * pm_phase_energy_cells). */
+void html_phase_use(html_ctx *c)
+{
+    const pm_phase_stats *st = c->a->phase_stats;
+    pm_buf *b = &c->body;
+    if (!st || !st->nkinds)
+        return;
+    pm_buf_puts(b, "<h2 id=\"phase-use\">Resource use per phase (whole job)</h2>\n"
+                   "<table id=\"phase-use-table\"><thead><tr>");
+    for (int i = 0; i < PM_PHASE_USE_COLS; i++) {
+        pm_buf_puts(b, "<th>");
+        pm_html_text(b, PM_PHASE_USE_HEAD[i]);
+        pm_buf_puts(b, "</th>");
+    }
+    pm_buf_puts(b, "</tr></thead><tbody>\n");
+    for (size_t k = 0; k < st->nkinds; k++) {
+        char cells[PM_PHASE_USE_COLS][48];
+        pm_phase_use_cells(&st->kinds[k], cells);
+        pm_buf_puts(b, "<tr>");
+        for (int i = 0; i < PM_PHASE_USE_COLS; i++)
+            td(b, cells[i], i > 0);
+        pm_buf_puts(b, "</tr>\n");
+    }
+    pm_buf_puts(b, "</tbody></table>\n");
+    if (!pm_phase_energy_any(st))
+        return;
+    pm_buf_puts(b, "<table id=\"phase-energy\"><thead><tr>");
+    for (int i = 0; i < PM_PHASE_ENERGY_COLS; i++) {
+        pm_buf_puts(b, "<th>");
+        pm_html_text(b, PM_PHASE_ENERGY_HEAD[i]);
+        pm_buf_puts(b, "</th>");
+    }
+    pm_buf_puts(b, "</tr></thead><tbody>\n");
+    for (size_t k = 0; k < st->nkinds; k++) {
+        char cells[PM_PHASE_ENERGY_COLS][48];
+        pm_phase_energy_cells(&st->kinds[k], cells);
+        pm_buf_puts(b, "<tr>");
+        for (int i = 0; i < PM_PHASE_ENERGY_COLS; i++)
+            td(b, cells[i], i == 1 || i == 2);
+        pm_buf_puts(b, "</tr>\n");
+    }
+    pm_buf_puts(b, "</tbody></table>\n<p class=\"help\">Energy summed over the kind's phases "
+                   "and nodes: the CPUs' from RAPL's package and DRAM counters, the GPUs' from "
+                   "NVML's energy counter, their power integrated only where a GPU has no "
+                   "counter.</p>\n");
 }
 
 /* Above this many nodes the statistics per node are data for the script,

@@ -142,6 +142,27 @@ static void phase_use_table(pdf_doc *d)
                   "nodes.",
                   7.5);
     d->y += 8;
+    if (!pm_phase_energy_any(st))
+        return;
+    /* the energy of each kind: the same cells as --stats' "Energy per phase" */
+    static const double we[PM_PHASE_ENERGY_COLS] = {95, 80, 60, 230};
+    static const int righte[PM_PHASE_ENERGY_COLS] = {0, 1, 1, 0};
+    pdf_table te = {PM_PHASE_ENERGY_COLS, we, righte, PM_PHASE_ENERGY_HEAD, 8};
+    pdf_table_head(d, &te);
+    for (size_t k = 0; k < st->nkinds; k++) {
+        char c[PM_PHASE_ENERGY_COLS][48];
+        const char *cells[PM_PHASE_ENERGY_COLS];
+        pm_phase_energy_cells(&st->kinds[k], c);
+        for (int i = 0; i < PM_PHASE_ENERGY_COLS; i++)
+            cells[i] = c[i];
+        pdf_table_row(d, &te, cells, (int)(k % 2));
+    }
+    pdf_paragraph(d,
+                  "Energy summed over the kind's phases and nodes: the CPUs' from RAPL's package "
+                  "and DRAM counters, the GPUs' from NVML's energy counter, their power "
+                  "integrated only where a GPU has no counter.",
+                  7.5);
+    d->y += 8;
 }
 size_t report_figure_span(const pm_analysis *a, const pm_figure *f, double *mn, double *mean,
                           double *mx)

@@ -37,6 +37,33 @@ r = [x for x in d['rules'] if x['type'] == 'gpu']
 for x in r: x['min_duration_s'] = 0
 json.dump({'version': 1, 'rules': r}, open('$T/rules.json', 'w'))"
 
+# both_modes NAME DIR: the job analysed in memory and with --stream (and
+# under mpirun -n 2 --stream where this perfmon-analyze has MPI): the
+# same --stats --json bytes (the verdicts' sentences, onsets, figures)
+# and the same --stats text.
+MPI=
+if [ -z "${PM_WRAP:-}" ] && command -v mpirun >/dev/null 2>&1 &&
+    $PM_BIN/perfmon-analyze --version | grep -q "^MPI: built in"; then
+    MPI=1
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+    export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_rmaps_base_oversubscribe=1
+    export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_btl_base_warn_component_unused=0
+fi
+both_modes() {
+    $A "$2" --stats --json --rules "$T/rules.json" >"$T/$1-mem.json" 2>/dev/null
+    $A "$2" --stats --json --stream --rules "$T/rules.json" >"$T/$1-str.json" 2>/dev/null
+    check "$1: --stream gives the same verdicts and JSON" cmp "$T/$1-mem.json" "$T/$1-str.json"
+    $A "$2" --stats --rules "$T/rules.json" >"$T/$1-mem.txt" 2>&1
+    $A "$2" --stats --stream --rules "$T/rules.json" >"$T/$1-str.txt" 2>&1
+    check "$1: --stream gives the same --stats text" cmp "$T/$1-mem.txt" "$T/$1-str.txt"
+    if [ -n "$MPI" ]; then
+        timeout 120 mpirun -n 2 "$PM_BIN/perfmon-analyze" "$2" --stats --json --stream \
+            --rules "$T/rules.json" >"$T/$1-mpi.json" 2>/dev/null
+        check "$1: mpirun -n 2 --stream: the same JSON" cmp "$T/$1-mem.json" "$T/$1-mpi.json"
+    fi
+}
+
 # notes FILE: "rule host" per note of an analysis' JSON, sorted.
 notes() {
     python3 -c "
@@ -99,6 +126,11 @@ print("\n".join(bad) if bad else "all good")
 PY
 check "verdict sentences: when, where, figures" has "$T/py" "all good"
 cat "$T/py"
+both_modes hopper "$J"
+check "(--stream has the four per-sample verdicts)" python3 -c "
+import json
+r = sorted(n['rule'] for n in json.load(open('$T/hopper-str.json'))['notes'])
+assert r == ['gpu_compute_bound', 'gpu_held_idle', 'gpu_memory_bound', 'gpu_one_idle', 'gpu_starved'], r"
 
 # Page 1 of the report has the verdicts; the GPU section plots SM activity.
 if command -v pdftotext >/dev/null 2>&1; then
@@ -121,6 +153,7 @@ PERFMON_NVML_LIB="$STUB" PERFMON_NVML_STUB="gpus=2 gpm=0 gpm=1 levels=$L" \
 $A "$J" --stats --json --rules "$T/rules.json" >"$T/ok.json" 2>/dev/null
 check "healthy GPUs: analyze exits 0" [ $? -eq 0 ]
 check "healthy GPUs: no GPU verdict" [ -z "$(notes "$T/ok.json")" ]
+both_modes healthy "$J"
 
 # 3. Older GPUs (no GPM): the profile says once per GPU that SM activity
 # cannot be measured, there are no SM columns (no zeros), and the only
@@ -143,6 +176,7 @@ check "naming both GPUs" grep -q "SM activity was not measured on gpu-0.node-o, 
 $A "$J" --stats --rules "$T/rules.json" >"$T/old.txt" 2>&1
 $A "$J" --stats --stream --rules "$T/rules.json" >"$T/old-stream.txt" 2>&1
 check "--stream says the same" cmp "$T/old.txt" "$T/old-stream.txt"
+both_modes old "$J"
 
 # 3b. The job's own share of a GPU (process utilisation samples): the
 # job's shell runs kernels 40 % of the time on GPU 0, pid 1 (not the job)
@@ -191,6 +225,7 @@ notes "$T/d.json" >"$T/notes"
 echo "gpu_held_idle gpu-0.node-d" >"$T/want"
 check "DCGM: held but idle, from DCGM's SM activity" cmp -s "$T/notes" "$T/want"
 diff "$T/want" "$T/notes"
+both_modes dcgm "$J"
 
 # 4. MIG: GPU 0 in two instances (GPU instance ids 1 and 3), each a device
 # of its own with its SM activity; still one GPU of the job.
@@ -225,6 +260,7 @@ print("\n".join(bad) if bad else "all good")
 PY
 check "MIG instances as devices gpu-0.mig<gi>.<node>" has "$T/py" "all good"
 cat "$T/py"
+both_modes mig "$J"
 
 echo "failures: $fails"
 [ "$fails" -eq 0 ]

@@ -16,6 +16,8 @@
  *   procs=PATH          compute processes: lines "GPU PID BYTES", re-read
  *                       at every query
  *   util=I:V            GPU I's utilisation (default 10 + 40 * I)
+ *   energy=I:F          GPU I's energy counter runs at F times its power
+ *                       (default 1)
  *   xid=PATH            XID events: lines "GPU XID", each delivered once by
  *                       nvmlEventSetWait_v2 (in file order, re-read at each
  *                       wait) to a set the GPU is registered with
@@ -56,7 +58,9 @@
  *
  * GPU I otherwise reports: memory utilisation 5+I %, encoder 1+I %,
  * decoder 2+I %, 16 GiB memory of which (I+1) GiB used, BAR1 (I+1) * 2 MiB,
- * power 100 + 50*I W, energy = that power times the time since nvmlInit,
+ * power 100 + 50*I W, energy = that power times the time since nvmlInit
+ * (times F with the word energy=I:F: a counter that the reported power's
+ * integral does not give, to tell which of the two an energy came from),
  * temperature 40+I C, fan 30+I %, clocks 1400+I / 1410+I / 877 MHz, PCIe
  * TX 1000*(I+1) and RX 2000*(I+1) KB/s, ECC 3 corrected and 0 uncorrected
  * errors, throttle reasons 0x4 on odd GPUs, power violation time a tenth
@@ -135,6 +139,7 @@ static struct stub_gpu {
     int gpm;
     unsigned migs;           /* MIG instances (0: MIG off) */
     double level[NLEV];      /* GPM activity levels */
+    double energy_scale;     /* the energy counter runs at this times the power */
     double acc[NLEV], acc_t; /* their integrals up to acc_t (s since init) */
 } gpus[MAX_STUB_GPUS];
 static unsigned ngpus;
@@ -161,6 +166,7 @@ static void parse_script(void)
     for (unsigned i = 0; i < MAX_STUB_GPUS; i++) {
         static const double dflt[NLEV] = {20, 15, 5, 1, 10, 2, 30, 100, 200, 300, 400};
         gpus[i].util = 10 + 40 * (int)i;
+        gpus[i].energy_scale = 1;
         memcpy(gpus[i].level, dflt, sizeof dflt);
         gpus[i].level[L_SM] += 10 * i;
     }
@@ -170,6 +176,7 @@ static void parse_script(void)
     for (char *save = NULL, *w = strtok_r(buf, " \t;", &save); w;
          w = strtok_r(NULL, " \t;", &save)) {
         unsigned i = 0, n = 0;
+        double f = 0;
         char what[32];
         if (sscanf(w, "gpus=%u", &n) == 1)
             ngpus = n > MAX_STUB_GPUS ? MAX_STUB_GPUS : n;
@@ -179,6 +186,8 @@ static void parse_script(void)
             gpus[i].lost_at = n;
         else if (sscanf(w, "util=%u:%u", &i, &n) == 2 && i < MAX_STUB_GPUS)
             gpus[i].util = (int)n;
+        else if (sscanf(w, "energy=%u:%lf", &i, &f) == 2 && i < MAX_STUB_GPUS && f >= 0)
+            gpus[i].energy_scale = f;
         else if (sscanf(w, "gpm=%u", &i) == 1 && i < MAX_STUB_GPUS)
             gpus[i].gpm = 1;
         else if (sscanf(w, "mig=%u:%u", &i, &n) == 2 && i < MAX_STUB_GPUS)
@@ -390,7 +399,8 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy)
 {
     CHECK(W_ENERGY, energy);
-    *energy = (unsigned long long)((100000 + 50000 * i) * since_init()); /* mW * s = mJ */
+    /* mW * s = mJ */
+    *energy = (unsigned long long)(gpus[i].energy_scale * (100000 + 50000 * i) * since_init());
     return NVML_SUCCESS;
 }
 
