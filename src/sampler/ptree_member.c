@@ -463,8 +463,11 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
                             : read_sched(st, ctx, e, &sns, &scnt)) == 0;
     else if (e->skip_checks)
         e->skip_checks--;
-    if (have_sched && e->cached && sns == e->sched_ns && scnt == e->sched_cnt &&
-        e->stat_age < STAT_REFRESH) {
+    /* Not on a CPU since its last read: it started no process either. */
+    int idle = have_sched && e->cached && sns == e->sched_ns && scnt == e->sched_cnt;
+    if (!idle)
+        e->dirty = 1;
+    if (idle && e->stat_age < STAT_REFRESH) {
         e->busy = 0;
         e->stat_age++;
         e->seq = st->seq;
@@ -497,6 +500,12 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
     }
     int bad = 0;
     e->ppid = ps.ppid;
+    /* Exited: its children, the ones the table may lack among them, went
+     * to a reaper, where no member's children file shows them. */
+    if (ps.state == 'Z' && !e->zombie) {
+        e->zombie = 1;
+        st->orphans = 1;
+    }
     if (refuse(st, ctx, B_THREADS, e->pid, "stat", "num_threads", ps.threads, MAX_THREADS))
         t->bad[B_THREADS] = bad = 1;
     if (refuse(st, ctx, B_VM, e->pid, "stat", "vsize (bytes)", ps.vsize, MAX_VM))

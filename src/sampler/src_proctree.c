@@ -144,6 +144,16 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     st->last_pid = -1;
     struct statfs sfs;
     st->procfs = fstatfs(ctx->proc_fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+    /* Children files (CONFIG_PROC_CHILDREN): the sampler's own on procfs,
+     * the first root's in a captured tree.  In a SLURM job the roots are
+     * found by listing, every time. */
+    char cpath[64];
+    if (st->procfs)
+        snprintf(cpath, sizeof cpath, "thread-self/children");
+    else
+        snprintf(cpath, sizeof cpath, "%d/task/%d/children", ctx->nroots ? (int)ctx->roots[0] : 0,
+                 ctx->nroots ? (int)ctx->roots[0] : 0);
+    st->children_ok = !ctx->slurm_job && ctx->nroots && faccessat(ctx->proc_fd, cpath, R_OK, 0) == 0;
 #define COL(var, name, unit, kind, type) \
     st->var = pm_schema_add(s, name, unit, kind, type, "proc", 0)
     COL(col_count, "proc.count", "1", PM_GAUGE, PM_U64);
@@ -293,6 +303,7 @@ static void tree_reaping(void *state, const pm_sctx *ctx, pid_t pid)
     tree_state *st = state;
     if (!st || pid <= 0 || pid > INT32_MAX)
         return;
+    st->orphans = 1; /* its children, if any, are the sampler's now */
     pent *e = pm_ptree_find(&st->tab, (int32_t)pid);
     pent tmp;
     if (!e || e->state != TREE) {
@@ -371,10 +382,13 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
     st->seq++;
     pm_ptree_time_limits(st, ctx);
     int64_t lp = pm_ptree_last_pid(st, ctx);
-    if (lp < 0 || st->last_pid < 0 || st->npending_unknown || lp != st->last_pid) {
+    int listed = 0;
+    if (lp < 0 || st->last_pid < 0 || st->npending_unknown ||
+        (lp != st->last_pid && !st->children_ok)) {
         if (pm_ptree_discover(st, ctx) != 0)
             return -1;
         st->last_pid = lp; /* pm_ptree_read_member() resets it on a reused pid */
+        listed = 1;
     }
     totals t;
     memset(&t, 0, sizeof t);
@@ -389,6 +403,28 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
         pent *e = &st->tab.e[st->members[m]];
         if (e->pid && e->state == TREE)
             pm_ptree_read_member(st, ctx, e, &t);
+    }
+    /* A process was born on the node since the last look.  Now that the
+     * members' reads have said which ran (only those can have started
+     * one), their children files say whether it is the tree's: /proc is
+     * listed only when one names a process the table lacks, when a member
+     * that may have had such a child exited, and otherwise at most a
+     * second after the last listing (a child started with CLONE_PARENT is
+     * its starter's sibling).  New members are read at once, in this
+     * sample; those already read keep their figures. */
+    if (!listed && lp != st->last_pid) {
+        /* (last_pid < 0: a member's pid was found reused in this sample.) */
+        if (st->last_pid < 0 || ctx->now_mono_ns - st->list_ns >= PM_RARE_NS ||
+            !pm_ptree_children_known(st, ctx)) {
+            if (pm_ptree_discover(st, ctx) != 0)
+                return -1;
+            for (size_t m = 0; m < st->nmembers; m++) {
+                pent *e = &st->tab.e[st->members[m]];
+                if (e->pid && e->state == TREE && e->seq != st->seq)
+                    pm_ptree_read_member(st, ctx, e, &t);
+            }
+        }
+        st->last_pid = lp;
     }
     t.cpu += settle_gone(st);
     /* The tree's RSS moved by more than an eighth since smaps_rollup was
