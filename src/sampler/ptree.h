@@ -41,7 +41,7 @@ typedef struct pent {
     uint8_t recheck; /* verdict provisional: classify afresh at the next listing */
     uint8_t seen;    /* read at least once: the counters below are valid */
     uint8_t have_io;
-    uint8_t sink;   /* collects vanished children in this sample (settle()) */
+    uint8_t sink; /* collects vanished children in this sample (settle()) */
     /* May have started a child that the table does not hold: it ran since
      * the last listing or the last read of its children files (a process
      * that has not been on a CPU cannot fork).  zombie: read as one. */

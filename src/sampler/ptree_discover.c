@@ -298,7 +298,8 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
     /* Processes that are gone: release their descriptors.  A member read
      * in this sample (a listing after the members' reads) has its figures
      * in this sample's totals: it stays, for the next sample's read to
-     * find it gone and account for it then. */
+     * find it gone and account for it then (by its path: a kept
+     * descriptor of a captured tree's file would still read). */
     for (size_t i = 0; i < st->tab.cap; i++) {
         pent *o = &st->tab.e[i];
         if (o->pid && !o->carried && o->state == TREE && o->seen && o->seq == st->seq) {
@@ -306,7 +307,9 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
             *n = *o;
             n->carried = 0;
             n->dirty = 0;
+            n->tasks = NULL;
             o->carried = 1;
+            pm_ptree_close_files(st, o);
         } else if (o->pid && !o->carried) {
             pm_ptree_vanish(st, o);
         }

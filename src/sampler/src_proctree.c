@@ -153,7 +153,8 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     else
         snprintf(cpath, sizeof cpath, "%d/task/%d/children", ctx->nroots ? (int)ctx->roots[0] : 0,
                  ctx->nroots ? (int)ctx->roots[0] : 0);
-    st->children_ok = !ctx->slurm_job && ctx->nroots && faccessat(ctx->proc_fd, cpath, R_OK, 0) == 0;
+    st->children_ok =
+        !ctx->slurm_job && ctx->nroots && faccessat(ctx->proc_fd, cpath, R_OK, 0) == 0;
 #define COL(var, name, unit, kind, type) \
     st->var = pm_schema_add(s, name, unit, kind, type, "proc", 0)
     COL(col_count, "proc.count", "1", PM_GAUGE, PM_U64);
