@@ -359,8 +359,10 @@ static int thread_children_known(tree_state *st, const pm_sctx *ctx, int32_t pid
         if (pm_scan_u64(&p, &v) != 0 || v == 0 || v > INT32_MAX || (*p != ' ' && *p != '\n' && *p))
             return -1;
         pent *c = pm_ptree_find(&st->tab, (int32_t)v);
+        if (c && c->state == OTHER && !ctx->any_uid)
+            continue; /* another user's (-p): not followed */
         if (!c || c->state != TREE) {
-            /* Known as another's, yet a member's child: the pid was
+            /* Known as not the tree's, yet a member's child: the pid was
              * reused since the listing that decided it. */
             if (c && c->state != UNKNOWN)
                 c->recheck = 1;

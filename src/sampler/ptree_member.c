@@ -125,7 +125,12 @@ ssize_t pm_ptree_member_file(tree_state *st, const pm_sctx *ctx, pent *e, int k,
                              size_t cap)
 {
     char path[48];
-    snprintf(path, sizeof path, "%d/%s", (int)e->pid, file_name[k]);
+    /* The path matters only to open the file (a kept descriptor is used
+     * only while stat's is kept). */
+    if (e->fd[k] < 0 || e->fd[F_STAT] < 0)
+        snprintf(path, sizeof path, "%d/%s", (int)e->pid, file_name[k]);
+    else
+        path[0] = '\0';
     if (k == F_STAT && e->fd[F_STAT] < 0 && st->kept < st->max_kept) {
         ssize_t r = pm_pread_kept(&e->fd[F_STAT], ctx->proc_fd, path, buf, cap, NULL);
         if (e->fd[F_STAT] >= 0)
@@ -367,7 +372,10 @@ static int read_sched_tasks(tree_state *st, const pm_sctx *ctx, pent *e, uint64_
         char path[64], buf[128];
         char *f[3];
         uint64_t a, b;
-        snprintf(path, sizeof path, "%d/task/%d/schedstat", (int)e->pid, (int)tk->tid[i]);
+        if (tk->fd[i] < 0)
+            snprintf(path, sizeof path, "%d/task/%d/schedstat", (int)e->pid, (int)tk->tid[i]);
+        else
+            path[0] = '\0';
         if (pm_pread_kept(&tk->fd[i], ctx->proc_fd, path, buf, sizeof buf, NULL) <= 0 ||
             pm_split_fields(buf, f, 3) != 3 || pm_parse_u64(f[0], &a) != 0 ||
             pm_parse_u64(f[2], &b) != 0 || (a == 0 && b == 0) || a > UINT64_MAX - *ns ||

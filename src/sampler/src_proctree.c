@@ -7,10 +7,19 @@
  * Discovery reads the parent of each process once, when its pid first
  * appears in /proc, and remembers whether it belongs to the tree: a
  * process's parent only changes when it is orphaned, so the verdict holds
- * for its lifetime.  A steady-state sample therefore costs one readdir of
- * /proc plus the reads of the tree's own files, however many other
- * processes the node runs.  (/proc/<pid>/task/<tid>/children would be
- * cheaper still, but many kernels are built without it.)
+ * for its lifetime.  /proc is listed only when a process was born on the
+ * node (the newest pid in /proc/loadavg changed).  Where the kernel has
+ * children files (/proc/<pid>/task/<tid>/children, CONFIG_PROC_CHILDREN)
+ * not even then, as a rule: only a member that ran since its children
+ * were last known can have started one (its schedstat, read anyway, says
+ * whether it ran), so those members' children files are read, and /proc
+ * is listed when one names a pid the table lacks, when such a member
+ * exited (its children went to a reaper; the kernel keeps an exited,
+ * unreaped child on its parent's list, so zombies are found), when a
+ * file does not read, and at most a second after the last listing (a
+ * child started with CLONE_PARENT is its starter's sibling).  A
+ * steady-state sample therefore costs the reads of the tree's own files,
+ * however many other processes the node runs and starts.
  *
  * With -- CMD the sampler is a subreaper above the tree (ctx->subreaper):
  * the tree's orphans become its children, and every child of the sampler
