@@ -139,6 +139,15 @@ typedef struct tree_state {
     int children_ok;
     int orphans;
     int64_t list_ns;
+    /* -- CMD: the tree's time on the CPU (a task-clock perf counter that
+     * CMD and all it starts inherit; src_proctree.c), as last read, and
+     * whether no task of the tree ran since (idle: the members' checks
+     * are skipped in this sample).  clock_wait: samples left before the
+     * next read (a busy tree is not asked every sample). */
+    int fd_clock;
+    int have_clock, idle;
+    uint64_t clock;
+    uint8_t clock_wait;
     int npending_unknown; /* pids left undecided: list again */
     uint32_t seq;         /* samples read so far */
     /* Members gone since the last sample, and the live members that

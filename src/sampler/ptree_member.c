@@ -466,11 +466,20 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
      * of the full read that follows. */
     uint64_t sns = 0, scnt = 0;
     int multi, have_sched = 0;
-    if (want_check(e, &multi))
-        have_sched = (multi ? read_sched_tasks(st, ctx, e, &sns, &scnt)
-                            : read_sched(st, ctx, e, &sns, &scnt)) == 0;
-    else if (e->skip_checks)
+    if (want_check(e, &multi)) {
+        /* No task of the tree ran since the last sample (st->idle): its
+         * schedstat says what it said at its last full read. */
+        if (st->idle && e->cached) {
+            sns = e->sched_ns;
+            scnt = e->sched_cnt;
+            have_sched = 1;
+        } else {
+            have_sched = (multi ? read_sched_tasks(st, ctx, e, &sns, &scnt)
+                                : read_sched(st, ctx, e, &sns, &scnt)) == 0;
+        }
+    } else if (e->skip_checks) {
         e->skip_checks--;
+    }
     /* Not on a CPU since its last read: it started no process either. */
     int idle = have_sched && e->cached && sns == e->sched_ns && scnt == e->sched_cnt;
     if (!idle)

@@ -106,6 +106,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+
 #include "perfmon/fileio.h"
 #include "perfmon/log.h"
 #include "perfmon/mem.h"
@@ -116,6 +118,60 @@
 
 #include "sread.h"
 #include "ptree.h"
+
+/* -- CMD, before the command is forked (its pid still 0): a task-clock
+ * counter on the sampler, disabled, enabled at exec and inherited, so
+ * that it counts the time on the CPU of the command and of every task it
+ * starts, threads included (perf_event_open(2): reading an inherited
+ * counter sums the task's and its descendants', the exited ones
+ * included).  The sampler's own time is never counted.  -1 when the
+ * kernel refuses it (the members are then asked one by one). */
+static int open_tree_clock(const pm_sctx *ctx, const tree_state *st)
+{
+    if (!st->procfs || ctx->nroots != 1 || ctx->roots[0] != 0)
+        return -1;
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.disabled = 1;
+    a.enable_on_exec = 1;
+    a.inherit = 1;
+    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd >= 0 && fd <= INT32_MAX ? (int)fd : -1;
+}
+
+/* Did no task of the tree run since the last read of its clock?  After a
+ * read that found it moved, the next CLOCK_SKIP - 1 samples do not ask
+ * (the answer would likely be no, and reading the counter of a running
+ * task interrupts its CPU); the read after them is a new baseline. */
+#define CLOCK_SKIP 8
+static int tree_idle(tree_state *st)
+{
+    if (st->fd_clock < 0)
+        return 0;
+    if (st->clock_wait) {
+        if (--st->clock_wait == 0)
+            st->have_clock = 0;
+        return 0;
+    }
+    uint64_t v;
+    ssize_t n;
+    do
+        n = read(st->fd_clock, &v, sizeof v);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof v) {
+        pm_close_kept(&st->fd_clock);
+        return 0;
+    }
+    int idle = st->have_clock && v == st->clock;
+    if (st->have_clock && !idle)
+        st->clock_wait = CLOCK_SKIP - 1;
+    st->clock = v;
+    st->have_clock = 1;
+    return idle;
+}
 
 static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
 {
@@ -164,6 +220,7 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
                  ctx->nroots ? (int)ctx->roots[0] : 0);
     st->children_ok =
         !ctx->slurm_job && ctx->nroots && faccessat(ctx->proc_fd, cpath, R_OK, 0) == 0;
+    st->fd_clock = open_tree_clock(ctx, st);
 #define COL(var, name, unit, kind, type) \
     st->var = pm_schema_add(s, name, unit, kind, type, "proc", 0)
     COL(col_count, "proc.count", "1", PM_GAUGE, PM_U64);
@@ -182,6 +239,7 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     COL(col_wb, "proc.write_bytes", "B", PM_COUNTER, PM_U64);
 #undef COL
     if (st->col_wb < 0) {
+        pm_close_kept(&st->fd_clock);
         closedir(st->proc);
         free(st);
         return pm_error_set(err, PM_ENOMEM, "proctree: cannot add columns");
@@ -409,11 +467,13 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
         !gate && (st->pss_last_ns == 0 || ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns);
     if (st->pss_now)
         st->pss_last_ns = ctx->now_mono_ns;
+    st->idle = tree_idle(st);
     for (size_t m = 0; m < st->nmembers; m++) {
         pent *e = &st->tab.e[st->members[m]];
         if (e->pid && e->state == TREE)
             pm_ptree_read_member(st, ctx, e, &t);
     }
+    st->idle = 0; /* members found below are read afresh */
     /* A process was born on the node since the last look.  Now that the
      * members' reads have said which ran (only those can have started
      * one), their children files say whether it is the tree's: /proc is
@@ -525,6 +585,7 @@ static void tree_close(void *state)
     free(st->gone);
     free(st->sinks);
     pm_close_kept(&st->fd_loadavg);
+    pm_close_kept(&st->fd_clock);
     free(st);
 }
 
