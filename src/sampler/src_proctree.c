@@ -25,16 +25,17 @@
  * the tree's orphans become its children, and every child of the sampler
  * is a member, whenever it is first seen.
  *
- * A multithreaded member's stat, statm, io and fd count are read every
- * sample (through kept descriptors): stat and io are the whole process's
- * figures, all threads included, and no cheaper file tells whether any
- * thread ran since the last read (schedstat is the main thread's alone: a
- * main thread waiting in pthread_join while workers spin looks idle
- * there).  A single-threaded member whose thread's schedstat (time on the
- * CPU and timeslices) has not changed since its last full read cannot have
- * changed its times, reaped a child, done I/O or opened a file: that read
- * is reused (one schedstat read instead of five), at most STAT_REFRESH
- * samples, for RSS, which reclaim lowers while a process sleeps.
+ * A member none of whose threads has been on a CPU since its last full
+ * read (stat, statm, io, fd count) cannot have changed its times, reaped
+ * or started a child, done I/O or opened a file: that read is reused, at
+ * most STAT_REFRESH samples (for RSS, which reclaim lowers while a
+ * process sleeps).  Whether it ran, its threads' schedstat (time on the
+ * CPU and timeslices) says: the process's for a single-threaded member,
+ * each thread's for one with at most MAX_TASKS threads (the process's
+ * schedstat is the main thread's alone); one with more is read in full
+ * every sample.  With -- CMD a task-clock perf counter inherited by
+ * everything the command starts sums the whole tree's time on the CPU:
+ * while it stands still, no member ran, and no schedstat is read.
  *
  * CPU time of the tree (proc.cpu_time, in microseconds internally) is
  *
@@ -138,6 +139,10 @@ static int open_tree_clock(const pm_sctx *ctx, const tree_state *st)
     a.disabled = 1;
     a.enable_on_exec = 1;
     a.inherit = 1;
+    /* Counted all the same (the task's whole time on the CPU, kernel
+     * included: measured), and allowed under perf_event_paranoid 2. */
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
     long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     return fd >= 0 && fd <= INT32_MAX ? (int)fd : -1;
 }
