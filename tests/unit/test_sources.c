@@ -1963,7 +1963,7 @@ static void test_proctree_departed(void **state)
     write_file(root, "proc/104/stat",
                "104 (other) S 1 104 104 0 -1 4194560 0 0 0 0 5000 0 0 0 20 0 1 0 999999 4096 "
                "10 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
-    h.ctx.now_mono_ns = 7000000000;
+    h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 204.85, EPS);
     write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1240\n");
@@ -2060,7 +2060,7 @@ static void test_proctree_zombie_when_seen(void **state)
     snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/107'", root);
     assert_int_equal(system(cmd), 0);
     write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1241\n");
-    h.ctx.now_mono_ns = 7000000000;
+    h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_int_equal(u64v(&h, "proc.count"), 4);
     assert_dbl(f64v(&h, "proc.cpu_time"), c0 + 0.070, EPS);
@@ -2096,7 +2096,7 @@ static void test_proctree_many_threads_then_one(void **state)
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS); /* its thread did not run */
     write_file(root, "proc/103/schedstat", "2000 0 6\n");
-    h.ctx.now_mono_ns = 7000000000;
+    h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 5.0, EPS);
     h_close(&h);
@@ -2150,7 +2150,7 @@ static void test_proctree_threads_not_run(void **state)
     h.ctx.now_mono_ns = 6000000000;
     assert_int_equal(h_read(&h), 0); /* 3 threads listed: baseline */
     write_stat(root, 103, "helper", 102, 480, 100, 0, 0, 3, 4096, 10);
-    h.ctx.now_mono_ns = 7000000000;
+    h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 5.5, EPS);
     write_file(root, "proc/103/task/105/schedstat", "20 0 2\n");
@@ -2279,6 +2279,40 @@ static void test_proctree_births_from_children(void **state)
     h.ctx.now_mono_ns = 1800000000;
     assert_int_equal(h_read(&h), 0);
     assert_int_equal(u64v(&h, "proc.count"), 6);
+    h_close(&h);
+    drop_copy(root);
+}
+
+/* A child started by a thread other than the main one is on that thread's
+ * children list (/proc/<pid>/task/<tid>/children): a multithreaded member
+ * that ran has each thread's file read.  700 has threads 700 and 710; 710
+ * starts 711. */
+static void test_proctree_births_thread_children(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    fake_proc(root, 700, "m", 1, "m");
+    child_file_member(root, 700, 1, "");
+    write_stat(root, 700, "m", 1, 700, 50, 0, 0, 2, 4096, 10);
+    make_dir(root, "proc/700/task/710");
+    write_file(root, "proc/700/task/700/schedstat", "7000 0 5\n");
+    write_file(root, "proc/700/task/710/schedstat", "7000 0 5\n");
+    write_file(root, "proc/700/task/710/children", "%s", "");
+    harness h;
+    const pid_t roots[] = {700};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    h.ctx.now_mono_ns = 1100000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 1);
+    write_file(root, "proc/700/task/710/schedstat", "8000 0 6\n");
+    write_file(root, "proc/700/task/710/children", "711 ");
+    fake_proc(root, 711, "worker", 700, "worker");
+    write_file(root, "proc/loadavg", "1.00 1.00 1.00 2/600 711\n");
+    h.ctx.now_mono_ns = 1200000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 2);
     h_close(&h);
     drop_copy(root);
 }
@@ -2482,6 +2516,7 @@ int main(void)
         cmocka_unit_test(test_proctree_zombie_when_seen),
         cmocka_unit_test(test_proctree_threads_not_run),
         cmocka_unit_test(test_proctree_births_from_children),
+        cmocka_unit_test(test_proctree_births_thread_children),
         cmocka_unit_test(test_proctree_kernel_keeps_zombie_children),
         cmocka_unit_test(test_loadavg_from_context),
         cmocka_unit_test(test_proctree_many_threads_then_one),
