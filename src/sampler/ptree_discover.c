@@ -336,7 +336,7 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
  * costs less. */
 #define MAX_CHILD_FILES 32
 
-/* The children of thread tid of member e (proc(5):
+/* The children of thread tid of member pid (proc(5):
  * /proc/<pid>/task/<tid>/children, space-separated pids; the kernel keeps
  * a child that has exited on its parent's list until it is reaped, so a
  * zombie is there too): are they all members?  1 yes, 0 no (one is not:
