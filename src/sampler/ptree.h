@@ -41,7 +41,11 @@ typedef struct pent {
     uint8_t recheck; /* verdict provisional: classify afresh at the next listing */
     uint8_t seen;    /* read at least once: the counters below are valid */
     uint8_t have_io;
-    uint8_t sink;   /* collects vanished children in this sample (settle()) */
+    uint8_t sink; /* collects vanished children in this sample (settle()) */
+    /* May have started a child that the table does not hold: it ran since
+     * the last listing or the last read of its children files (a process
+     * that has not been on a CPU cannot fork).  zombie: read as one. */
+    uint8_t dirty, zombie;
     uint32_t seq;   /* the sample in which it was last read */
     int fd[NFILES]; /* kept descriptors, -1 when closed */
     uint64_t start; /* starttime (field 22): a reused pid has another */
@@ -125,6 +129,25 @@ typedef struct tree_state {
     uint64_t pss_rss;     /* the tree's RSS in the sample that last read it */
     int fd_loadavg;       /* /proc/loadavg, for the last pid created */
     int64_t last_pid;     /* at the last listing; -1 = list next time */
+    /* Births found through the members' children files
+     * (/proc/<pid>/task/<tid>/children, CONFIG_PROC_CHILDREN) instead of a
+     * listing of /proc: children_ok when the files exist (and no SLURM
+     * roots); list_ns: the last listing; orphans: a member that may have
+     * had a child the table lacks has exited (its children went to a
+     * reaper the files of the members do not show): list at the next
+     * birth. */
+    int children_ok;
+    int orphans;
+    int64_t list_ns;
+    /* -- CMD: the tree's time on the CPU (a task-clock perf counter that
+     * CMD and all it starts inherit; src_proctree.c), as last read, and
+     * whether no task of the tree ran since (idle: the members' checks
+     * are skipped in this sample).  clock_wait: samples left before the
+     * next read (a busy tree is not asked every sample). */
+    int fd_clock;
+    int have_clock, idle;
+    uint64_t clock;
+    uint8_t clock_wait;
     int npending_unknown; /* pids left undecided: list again */
     uint32_t seq;         /* samples read so far */
     /* Members gone since the last sample, and the live members that
@@ -169,6 +192,12 @@ int pm_ptree_push_gone(tree_state *st, const gone *g);
 void pm_ptree_vanish(tree_state *st, pent *e);
 /* Rebuild the pid table from a fresh listing of /proc; 0 or -errno. */
 int pm_ptree_discover(tree_state *st, const pm_sctx *ctx);
+/* Births on the node since the last look: does the table hold every
+ * child of the members that may have started one (pent.dirty)?  Reads
+ * their threads' children files; 1 yes (their dirty flags cleared), 0
+ * when /proc must be listed (a child not known as a member, a file that
+ * does not read or parse, too many files to read). */
+int pm_ptree_children_known(tree_state *st, const pm_sctx *ctx);
 /* The pid most recently created on the node, or -1. */
 int64_t pm_ptree_last_pid(tree_state *st, const pm_sctx *ctx);
 

@@ -85,6 +85,8 @@ int pm_ptree_push_gone(tree_state *st, const gone *g)
  * another process): keep its last figures for settle(), forget the pid. */
 void pm_ptree_vanish(tree_state *st, pent *e)
 {
+    if (e->state == TREE && e->dirty)
+        st->orphans = 1; /* its children went to a reaper: list */
     if (e->state == TREE && e->seen) {
         gone g;
         memset(&g, 0, sizeof g);
@@ -104,7 +106,7 @@ void pm_ptree_vanish(tree_state *st, pent *e)
     }
     pm_ptree_close_files(st, e);
     e->state = UNKNOWN;
-    e->seen = e->cached = 0;
+    e->seen = e->cached = e->dirty = e->zombie = 0;
     e->cpu = e->own = e->ch = e->ch_prev = e->ch_floor = 0;
 }
 
@@ -225,7 +227,9 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
             return -ENOMEM;
         st->listing[count++] = (int32_t)v;
     }
-    if (grow_tab(&st->next, count + 16) != 0)
+    /* Room for the members read in this sample that the listing no
+     * longer shows (below). */
+    if (grow_tab(&st->next, count + st->nmembers + 16) != 0)
         return -ENOMEM;
     st->npending = 0;
     for (size_t li = 0; li < count; li++) {
@@ -235,6 +239,7 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
         if (old && old->state != UNKNOWN && !old->recheck) {
             *n = *old;
             n->carried = 0;
+            n->dirty = 0; /* the listing holds its children */
             old->carried = 1;
             continue;
         }
@@ -290,12 +295,27 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
         if (n && n->state == UNKNOWN)
             n->state = OTHER;
     }
-    /* Processes that are gone: release their descriptors. */
+    /* Processes that are gone: release their descriptors.  A member read
+     * in this sample (a listing after the members' reads) has its figures
+     * in this sample's totals: it stays, for the next sample's read to
+     * find it gone and account for it then (by its path: a kept
+     * descriptor of a captured tree's file would still read). */
     for (size_t i = 0; i < st->tab.cap; i++) {
         pent *o = &st->tab.e[i];
-        if (o->pid && !o->carried)
+        if (o->pid && !o->carried && o->state == TREE && o->seen && o->seq == st->seq) {
+            pent *n = tab_insert(&st->next, o->pid);
+            *n = *o;
+            n->carried = 0;
+            n->dirty = 0;
+            n->tasks = NULL;
+            o->carried = 1;
+            pm_ptree_close_files(st, o);
+        } else if (o->pid && !o->carried) {
             pm_ptree_vanish(st, o);
+        }
     }
+    st->orphans = 0;
+    st->list_ns = ctx->now_mono_ns;
     ptab tmp = st->tab;
     st->tab = st->next;
     st->next = tmp;
@@ -310,6 +330,107 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx)
         st->members[st->nmembers++] = (uint32_t)i;
     }
     return 0;
+}
+
+/* Children files read in one look at most: beyond, a listing of /proc
+ * costs less. */
+#define MAX_CHILD_FILES 32
+
+/* The children of thread tid of member pid (proc(5):
+ * /proc/<pid>/task/<tid>/children, space-separated pids; the kernel keeps
+ * a child that has exited on its parent's list until it is reaped, so a
+ * zombie is there too): are they all members?  1 yes, 0 no (one is not:
+ * an unknown pid, or one whose verdict is marked to be made afresh), -1
+ * when the file does not read or parse. */
+static int thread_children_known(tree_state *st, const pm_sctx *ctx, int32_t pid, int32_t tid)
+{
+    char path[48], buf[4096];
+    int full = 0;
+    snprintf(path, sizeof path, "%d/task/%d/children", (int)pid, (int)tid);
+    ssize_t r = pm_read_small(ctx->proc_fd, path, buf, sizeof buf, &full);
+    if (r < 0 || full)
+        return -1;
+    const char *p = buf;
+    for (;;) {
+        uint64_t v;
+        pm_skip_blanks(&p);
+        if (*p == '\0' || (*p == '\n' && p[1] == '\0'))
+            return 1;
+        if (pm_scan_u64(&p, &v) != 0 || v == 0 || v > INT32_MAX || (*p != ' ' && *p != '\n' && *p))
+            return -1;
+        pent *c = pm_ptree_find(&st->tab, (int32_t)v);
+        if (c && c->state == OTHER && !ctx->any_uid)
+            continue; /* another user's (-p): not followed */
+        if (!c || c->state != TREE) {
+            /* Known as not the tree's, yet a member's child: the pid was
+             * reused since the listing that decided it. */
+            if (c && c->state != UNKNOWN)
+                c->recheck = 1;
+            return 0;
+        }
+    }
+}
+
+/* The threads of member pid (/proc/<pid>/task), at most cap, into tid[]:
+ * their number, or -1 when unreadable or more than cap. */
+static int list_threads(const pm_sctx *ctx, int32_t pid, int32_t *tid, int cap)
+{
+    char path[32];
+    snprintf(path, sizeof path, "%d/task", (int)pid);
+    int dfd = openat(ctx->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d)) != NULL) {
+        uint64_t v;
+        if (de->d_name[0] == '.')
+            continue;
+        if (pm_parse_u64(de->d_name, &v) != 0 || v == 0 || v > INT32_MAX || n == cap) {
+            n = -1;
+            break;
+        }
+        tid[n++] = (int32_t)v;
+    }
+    closedir(d);
+    return n;
+}
+
+int pm_ptree_children_known(tree_state *st, const pm_sctx *ctx)
+{
+    if (!st->children_ok || st->orphans)
+        return 0;
+    int files = 0;
+    for (size_t m = 0; m < st->nmembers; m++) {
+        pent *e = &st->tab.e[st->members[m]];
+        if (!e->pid || e->state != TREE || !e->dirty)
+            continue;
+        if (!e->seen)
+            return 0; /* its thread count is unknown */
+        int32_t tid[MAX_TASKS];
+        int n;
+        if (e->threads <= 1) {
+            tid[0] = e->pid;
+            n = 1;
+        } else if (e->tasks && (uint64_t)e->tasks->n == e->threads) {
+            n = e->tasks->n;
+            memcpy(tid, e->tasks->tid, (size_t)n * sizeof *tid);
+        } else if ((n = list_threads(ctx, e->pid, tid, MAX_TASKS)) <= 0) {
+            return 0;
+        }
+        if ((files += n) > MAX_CHILD_FILES)
+            return 0;
+        for (int i = 0; i < n; i++)
+            if (thread_children_known(st, ctx, e->pid, tid[i]) != 1)
+                return 0;
+    }
+    for (size_t m = 0; m < st->nmembers; m++)
+        st->tab.e[st->members[m]].dirty = 0;
+    return 1;
 }
 
 /* The pid most recently created on the node (proc(5): /proc/loadavg,

@@ -125,7 +125,12 @@ ssize_t pm_ptree_member_file(tree_state *st, const pm_sctx *ctx, pent *e, int k,
                              size_t cap)
 {
     char path[48];
-    snprintf(path, sizeof path, "%d/%s", (int)e->pid, file_name[k]);
+    /* The path matters only to open the file (a kept descriptor is used
+     * only while stat's is kept). */
+    if (e->fd[k] < 0 || e->fd[F_STAT] < 0)
+        snprintf(path, sizeof path, "%d/%s", (int)e->pid, file_name[k]);
+    else
+        path[0] = '\0';
     if (k == F_STAT && e->fd[F_STAT] < 0 && st->kept < st->max_kept) {
         ssize_t r = pm_pread_kept(&e->fd[F_STAT], ctx->proc_fd, path, buf, cap, NULL);
         if (e->fd[F_STAT] >= 0)
@@ -367,7 +372,10 @@ static int read_sched_tasks(tree_state *st, const pm_sctx *ctx, pent *e, uint64_
         char path[64], buf[128];
         char *f[3];
         uint64_t a, b;
-        snprintf(path, sizeof path, "%d/task/%d/schedstat", (int)e->pid, (int)tk->tid[i]);
+        if (tk->fd[i] < 0)
+            snprintf(path, sizeof path, "%d/task/%d/schedstat", (int)e->pid, (int)tk->tid[i]);
+        else
+            path[0] = '\0';
         if (pm_pread_kept(&tk->fd[i], ctx->proc_fd, path, buf, sizeof buf, NULL) <= 0 ||
             pm_split_fields(buf, f, 3) != 3 || pm_parse_u64(f[0], &a) != 0 ||
             pm_parse_u64(f[2], &b) != 0 || (a == 0 && b == 0) || a > UINT64_MAX - *ns ||
@@ -458,13 +466,25 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
      * of the full read that follows. */
     uint64_t sns = 0, scnt = 0;
     int multi, have_sched = 0;
-    if (want_check(e, &multi))
-        have_sched = (multi ? read_sched_tasks(st, ctx, e, &sns, &scnt)
-                            : read_sched(st, ctx, e, &sns, &scnt)) == 0;
-    else if (e->skip_checks)
+    if (want_check(e, &multi)) {
+        /* No task of the tree ran since the last sample (st->idle): its
+         * schedstat says what it said at its last full read. */
+        if (st->idle && e->cached) {
+            sns = e->sched_ns;
+            scnt = e->sched_cnt;
+            have_sched = 1;
+        } else {
+            have_sched = (multi ? read_sched_tasks(st, ctx, e, &sns, &scnt)
+                                : read_sched(st, ctx, e, &sns, &scnt)) == 0;
+        }
+    } else if (e->skip_checks) {
         e->skip_checks--;
-    if (have_sched && e->cached && sns == e->sched_ns && scnt == e->sched_cnt &&
-        e->stat_age < STAT_REFRESH) {
+    }
+    /* Not on a CPU since its last read: it started no process either. */
+    int idle = have_sched && e->cached && sns == e->sched_ns && scnt == e->sched_cnt;
+    if (!idle)
+        e->dirty = 1;
+    if (idle && e->stat_age < STAT_REFRESH) {
         e->busy = 0;
         e->stat_age++;
         e->seq = st->seq;
@@ -497,6 +517,12 @@ void pm_ptree_read_member(tree_state *st, const pm_sctx *ctx, pent *e, totals *t
     }
     int bad = 0;
     e->ppid = ps.ppid;
+    /* Exited: its children, the ones the table may lack among them, went
+     * to a reaper, where no member's children file shows them. */
+    if (ps.state == 'Z' && !e->zombie) {
+        e->zombie = 1;
+        st->orphans = 1;
+    }
     if (refuse(st, ctx, B_THREADS, e->pid, "stat", "num_threads", ps.threads, MAX_THREADS))
         t->bad[B_THREADS] = bad = 1;
     if (refuse(st, ctx, B_VM, e->pid, "stat", "vsize (bytes)", ps.vsize, MAX_VM))

@@ -28,6 +28,7 @@
 #include "perfmon/fileio.h"
 #include "perfmon/ipc.h"
 #include "perfmon/log.h"
+#include "perfmon/parse.h"
 #include "perfmon/proctree.h"
 #include "perfmon/request.h"
 #include "perfmon/sampler.h"
@@ -56,9 +57,11 @@ static void self_rss(run *r, pm_sample *s)
     char buf[128];
     if (pm_pread_kept(&r->fd_statm, AT_FDCWD, "/proc/self/statm", buf, sizeof buf, NULL) <= 0)
         return;
-    unsigned long long size, res;
-    long ps = sysconf(_SC_PAGESIZE);
-    if (sscanf(buf, "%20llu %20llu", &size, &res) != 2 || ps <= 0 ||
+    /* proc(5) statm: size, resident (pages). */
+    const char *p = buf;
+    uint64_t size, res;
+    long ps = r->ctx.page_size;
+    if (pm_scan_u64(&p, &size) != 0 || pm_scan_u64(&p, &res) != 0 || ps <= 0 ||
         res > UINT64_MAX / (uint64_t)ps)
         return;
     pm_sample_u64(s, r->col_rss, res * (uint64_t)ps);

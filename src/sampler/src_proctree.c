@@ -7,25 +7,35 @@
  * Discovery reads the parent of each process once, when its pid first
  * appears in /proc, and remembers whether it belongs to the tree: a
  * process's parent only changes when it is orphaned, so the verdict holds
- * for its lifetime.  A steady-state sample therefore costs one readdir of
- * /proc plus the reads of the tree's own files, however many other
- * processes the node runs.  (/proc/<pid>/task/<tid>/children would be
- * cheaper still, but many kernels are built without it.)
+ * for its lifetime.  /proc is listed only when a process was born on the
+ * node (the newest pid in /proc/loadavg changed).  Where the kernel has
+ * children files (/proc/<pid>/task/<tid>/children, CONFIG_PROC_CHILDREN)
+ * not even then, as a rule: only a member that ran since its children
+ * were last known can have started one (its schedstat, read anyway, says
+ * whether it ran), so those members' children files are read, and /proc
+ * is listed when one names a pid the table lacks, when such a member
+ * exited (its children went to a reaper; the kernel keeps an exited,
+ * unreaped child on its parent's list, so zombies are found), when a
+ * file does not read, and at most a second after the last listing (a
+ * child started with CLONE_PARENT is its starter's sibling).  A
+ * steady-state sample therefore costs the reads of the tree's own files,
+ * however many other processes the node runs and starts.
  *
  * With -- CMD the sampler is a subreaper above the tree (ctx->subreaper):
  * the tree's orphans become its children, and every child of the sampler
  * is a member, whenever it is first seen.
  *
- * A multithreaded member's stat, statm, io and fd count are read every
- * sample (through kept descriptors): stat and io are the whole process's
- * figures, all threads included, and no cheaper file tells whether any
- * thread ran since the last read (schedstat is the main thread's alone: a
- * main thread waiting in pthread_join while workers spin looks idle
- * there).  A single-threaded member whose thread's schedstat (time on the
- * CPU and timeslices) has not changed since its last full read cannot have
- * changed its times, reaped a child, done I/O or opened a file: that read
- * is reused (one schedstat read instead of five), at most STAT_REFRESH
- * samples, for RSS, which reclaim lowers while a process sleeps.
+ * A member none of whose threads has been on a CPU since its last full
+ * read (stat, statm, io, fd count) cannot have changed its times, reaped
+ * or started a child, done I/O or opened a file: that read is reused, at
+ * most STAT_REFRESH samples (for RSS, which reclaim lowers while a
+ * process sleeps).  Whether it ran, its threads' schedstat (time on the
+ * CPU and timeslices) says: the process's for a single-threaded member,
+ * each thread's for one with at most MAX_TASKS threads (the process's
+ * schedstat is the main thread's alone); one with more is read in full
+ * every sample.  With -- CMD a task-clock perf counter inherited by
+ * everything the command starts sums the whole tree's time on the CPU:
+ * while it stands still, no member ran, and no schedstat is read.
  *
  * CPU time of the tree (proc.cpu_time, in microseconds internally) is
  *
@@ -97,6 +107,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+
 #include "perfmon/fileio.h"
 #include "perfmon/log.h"
 #include "perfmon/mem.h"
@@ -107,6 +119,64 @@
 
 #include "sread.h"
 #include "ptree.h"
+
+/* -- CMD, before the command is forked (its pid still 0): a task-clock
+ * counter on the sampler, disabled, enabled at exec and inherited, so
+ * that it counts the time on the CPU of the command and of every task it
+ * starts, threads included (perf_event_open(2): reading an inherited
+ * counter sums the task's and its descendants', the exited ones
+ * included).  The sampler's own time is never counted.  -1 when the
+ * kernel refuses it (the members are then asked one by one). */
+static int open_tree_clock(const pm_sctx *ctx, const tree_state *st)
+{
+    if (!st->procfs || ctx->nroots != 1 || ctx->roots[0] != 0)
+        return -1;
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.disabled = 1;
+    a.enable_on_exec = 1;
+    a.inherit = 1;
+    /* Counted all the same (the task's whole time on the CPU, kernel
+     * included: measured), and allowed under perf_event_paranoid 2. */
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd >= 0 && fd <= INT32_MAX ? (int)fd : -1;
+}
+
+/* Did no task of the tree run since the last read of its clock?  After a
+ * read that found it moved, the next CLOCK_SKIP - 1 samples do not ask
+ * (the answer would likely be no, and reading the counter of a running
+ * task interrupts its CPU); the read after them is a new baseline. */
+#define CLOCK_SKIP 8
+static int tree_idle(tree_state *st)
+{
+    if (st->fd_clock < 0)
+        return 0;
+    if (st->clock_wait) {
+        if (--st->clock_wait == 0)
+            st->have_clock = 0;
+        return 0;
+    }
+    uint64_t v;
+    ssize_t n;
+    do
+        n = read(st->fd_clock, &v, sizeof v);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof v) {
+        pm_close_kept(&st->fd_clock);
+        return 0;
+    }
+    int idle = st->have_clock && v == st->clock;
+    if (st->have_clock && !idle)
+        st->clock_wait = CLOCK_SKIP - 1;
+    st->clock = v;
+    st->have_clock = 1;
+    return idle;
+}
 
 static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *err)
 {
@@ -144,6 +214,18 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     st->last_pid = -1;
     struct statfs sfs;
     st->procfs = fstatfs(ctx->proc_fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+    /* Children files (CONFIG_PROC_CHILDREN): the sampler's own on procfs,
+     * the first root's in a captured tree.  In a SLURM job the roots are
+     * found by listing, every time. */
+    char cpath[64];
+    if (st->procfs)
+        snprintf(cpath, sizeof cpath, "thread-self/children");
+    else
+        snprintf(cpath, sizeof cpath, "%d/task/%d/children", ctx->nroots ? (int)ctx->roots[0] : 0,
+                 ctx->nroots ? (int)ctx->roots[0] : 0);
+    st->children_ok =
+        !ctx->slurm_job && ctx->nroots && faccessat(ctx->proc_fd, cpath, R_OK, 0) == 0;
+    st->fd_clock = open_tree_clock(ctx, st);
 #define COL(var, name, unit, kind, type) \
     st->var = pm_schema_add(s, name, unit, kind, type, "proc", 0)
     COL(col_count, "proc.count", "1", PM_GAUGE, PM_U64);
@@ -162,6 +244,7 @@ static int tree_open(const pm_sctx *ctx, pm_schema *s, void **state, pm_error *e
     COL(col_wb, "proc.write_bytes", "B", PM_COUNTER, PM_U64);
 #undef COL
     if (st->col_wb < 0) {
+        pm_close_kept(&st->fd_clock);
         closedir(st->proc);
         free(st);
         return pm_error_set(err, PM_ENOMEM, "proctree: cannot add columns");
@@ -293,6 +376,7 @@ static void tree_reaping(void *state, const pm_sctx *ctx, pid_t pid)
     tree_state *st = state;
     if (!st || pid <= 0 || pid > INT32_MAX)
         return;
+    st->orphans = 1; /* its children, if any, are the sampler's now */
     pent *e = pm_ptree_find(&st->tab, (int32_t)pid);
     pent tmp;
     if (!e || e->state != TREE) {
@@ -371,10 +455,13 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
     st->seq++;
     pm_ptree_time_limits(st, ctx);
     int64_t lp = pm_ptree_last_pid(st, ctx);
-    if (lp < 0 || st->last_pid < 0 || st->npending_unknown || lp != st->last_pid) {
+    int listed = 0;
+    if (lp < 0 || st->last_pid < 0 || st->npending_unknown ||
+        (lp != st->last_pid && !st->children_ok)) {
         if (pm_ptree_discover(st, ctx) != 0)
             return -1;
         st->last_pid = lp; /* pm_ptree_read_member() resets it on a reused pid */
+        listed = 1;
     }
     totals t;
     memset(&t, 0, sizeof t);
@@ -385,10 +472,34 @@ static int tree_read(void *state, const pm_sctx *ctx, pm_sample *s)
         !gate && (st->pss_last_ns == 0 || ctx->now_mono_ns - st->pss_last_ns >= st->pss_every_ns);
     if (st->pss_now)
         st->pss_last_ns = ctx->now_mono_ns;
+    st->idle = tree_idle(st);
     for (size_t m = 0; m < st->nmembers; m++) {
         pent *e = &st->tab.e[st->members[m]];
         if (e->pid && e->state == TREE)
             pm_ptree_read_member(st, ctx, e, &t);
+    }
+    st->idle = 0; /* members found below are read afresh */
+    /* A process was born on the node since the last look.  Now that the
+     * members' reads have said which ran (only those can have started
+     * one), their children files say whether it is the tree's: /proc is
+     * listed only when one names a process the table lacks, when a member
+     * that may have had such a child exited, and otherwise at most a
+     * second after the last listing (a child started with CLONE_PARENT is
+     * its starter's sibling).  New members are read at once, in this
+     * sample; those already read keep their figures. */
+    if (!listed && lp != st->last_pid) {
+        /* (last_pid < 0: a member's pid was found reused in this sample.) */
+        if (st->last_pid < 0 || ctx->now_mono_ns - st->list_ns >= PM_RARE_NS ||
+            !pm_ptree_children_known(st, ctx)) {
+            if (pm_ptree_discover(st, ctx) != 0)
+                return -1;
+            for (size_t m = 0; m < st->nmembers; m++) {
+                pent *e = &st->tab.e[st->members[m]];
+                if (e->pid && e->state == TREE && e->seq != st->seq)
+                    pm_ptree_read_member(st, ctx, e, &t);
+            }
+        }
+        st->last_pid = lp;
     }
     t.cpu += settle_gone(st);
     /* The tree's RSS moved by more than an eighth since smaps_rollup was
@@ -479,6 +590,7 @@ static void tree_close(void *state)
     free(st->gone);
     free(st->sinks);
     pm_close_kept(&st->fd_loadavg);
+    pm_close_kept(&st->fd_clock);
     free(st);
 }
 

@@ -1,11 +1,10 @@
 #!/bin/sh
 # perfmon-sample -- CMD follows each process the command starts from the
-# sample after its birth (docs/perfmon-sample.md, "Cost": with the cgroup
-# made for CMD, a birth is looked up in its cgroup.procs, which cgroup v1
-# serves from a list kept a second for a descriptor kept open: the file is
-# opened afresh).  A parent starts 4 children 0.3 s apart, none ending
-# meanwhile; at -i 0.05 the tree is seen with 2, 3, 4 and 5 processes in
-# turn, each from the sample after the birth.
+# sample after its birth (docs/perfmon-sample.md, "Cost": a birth is looked
+# up in the children files of the members that ran, the tree's task-clock
+# counter telling whether any did).  A parent starts 4 children 0.3 s
+# apart, none ending meanwhile; at -i 0.05 the tree is seen with 2, 3, 4
+# and 5 processes in turn, each from the sample after the birth.
 set -u
 # The sampler runs bare, as in the other timing tests: under valgrind its
 # samples come late and the births would fall between them.

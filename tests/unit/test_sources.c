@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1962,7 +1963,7 @@ static void test_proctree_departed(void **state)
     write_file(root, "proc/104/stat",
                "104 (other) S 1 104 104 0 -1 4194560 0 0 0 0 5000 0 0 0 20 0 1 0 999999 4096 "
                "10 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
-    h.ctx.now_mono_ns = 7000000000;
+    h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 204.85, EPS);
     write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1240\n");
@@ -2059,7 +2060,7 @@ static void test_proctree_zombie_when_seen(void **state)
     snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/107'", root);
     assert_int_equal(system(cmd), 0);
     write_file(root, "proc/loadavg", "12.50 11.75 10.02 9/1234 1241\n");
-    h.ctx.now_mono_ns = 7000000000;
+    h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_int_equal(u64v(&h, "proc.count"), 4);
     assert_dbl(f64v(&h, "proc.cpu_time"), c0 + 0.070, EPS);
@@ -2095,7 +2096,7 @@ static void test_proctree_many_threads_then_one(void **state)
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 4.0, EPS); /* its thread did not run */
     write_file(root, "proc/103/schedstat", "2000 0 6\n");
-    h.ctx.now_mono_ns = 7000000000;
+    h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 5.0, EPS);
     h_close(&h);
@@ -2149,7 +2150,7 @@ static void test_proctree_threads_not_run(void **state)
     h.ctx.now_mono_ns = 6000000000;
     assert_int_equal(h_read(&h), 0); /* 3 threads listed: baseline */
     write_stat(root, 103, "helper", 102, 480, 100, 0, 0, 3, 4096, 10);
-    h.ctx.now_mono_ns = 7000000000;
+    h.ctx.now_mono_ns = 1000000000;
     assert_int_equal(h_read(&h), 0);
     assert_dbl(f64v(&h, "proc.cpu_time"), 5.5, EPS);
     write_file(root, "proc/103/task/105/schedstat", "20 0 2\n");
@@ -2158,6 +2159,192 @@ static void test_proctree_threads_not_run(void **state)
     assert_dbl(f64v(&h, "proc.cpu_time"), 5.8, EPS);
     h_close(&h);
     drop_copy(root);
+}
+
+/* Give member pid of a copied tree a one-thread stat, a schedstat and a
+ * children file (/proc/<pid>/task/<pid>/children) listing kids. */
+static void child_file_member(const char *root, int pid, int ppid, const char *kids)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "proc/%d/task", pid);
+    make_dir(root, rel);
+    snprintf(rel, sizeof rel, "proc/%d/task/%d", pid, pid);
+    make_dir(root, rel);
+    snprintf(rel, sizeof rel, "proc/%d/task/%d/children", pid, pid);
+    write_file(root, rel, "%s", kids);
+    snprintf(rel, sizeof rel, "proc/%d/schedstat", pid);
+    write_file(root, rel, "1000 0 5\n");
+    write_stat(root, pid, "m", ppid, 100, 50, 0, 0, 1, 4096, 10);
+}
+
+/* Where the kernel has children files, a birth on the node is looked up
+ * in the children files of the members that ran since their last look
+ * (only those can have started a process), not by listing /proc; the
+ * listing comes when one names a pid the table lacks (a zombie too: the
+ * kernel keeps it on its parent's list until it is reaped), when a member
+ * that ran exits (its children go to a reaper), and at most a second
+ * after the last listing.  104, a child of 101 that no children file
+ * names (as one started with CLONE_PARENT would be), shows when a listing
+ * happened. */
+static void test_proctree_births_from_children(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    child_file_member(root, 100, 1, "101 102 ");
+    child_file_member(root, 101, 100, "");
+    child_file_member(root, 102, 100, "103 ");
+    child_file_member(root, 103, 102, "");
+    harness h;
+    const pid_t roots[] = {100};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    h.ctx.now_mono_ns = 1100000000;
+    assert_int_equal(h_read(&h), 0);
+
+    /* Births elsewhere (500): the members' children are all known. */
+    fake_proc(root, 104, "clone", 101, "clone");
+    child_file_member(root, 104, 101, "");
+    write_stat(root, 104, "clone", 101, 0, 0, 0, 0, 1, 0, 0);
+    fake_proc(root, 500, "other", 1, "other");
+    write_file(root, "proc/loadavg", "1.00 1.00 1.00 2/600 500\n");
+    h.ctx.now_mono_ns = 1200000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+    /* Another birth elsewhere: no member ran, nothing is read. */
+    fake_proc(root, 501, "other", 1, "other");
+    write_file(root, "proc/loadavg", "1.00 1.00 1.00 2/600 501\n");
+    h.ctx.now_mono_ns = 1300000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 4);
+
+    /* 102 ran and started 105, which ran 0.3 s and exited unreaped: its
+     * parent's children file names it, so /proc is listed (finding 104
+     * too), and its time counts in this interval. */
+    write_file(root, "proc/102/schedstat", "2000 0 6\n");
+    write_file(root, "proc/102/task/102/children", "103 105 ");
+    fake_proc(root, 105, "short", 102, "short");
+    write_stat(root, 105, "short", 102, 20, 10, 0, 0, 1, 0, 0);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "sed -i 's/) S /) Z /' '%s/proc/105/stat'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/loadavg", "1.00 1.00 1.00 2/600 505\n");
+    double c13 = f64v(&h, "proc.cpu_time");
+    h.ctx.now_mono_ns = 1400000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 6);
+    assert_dbl(f64v(&h, "proc.cpu_time") - c13, 0.3, EPS);
+
+    /* 102 reaps 105: its cutime takes the 0.3 s, and it ran 0.1 s.  A
+     * birth elsewhere lists /proc: 105 exited (it may have started a
+     * process, now a reaper's). */
+    double c14 = f64v(&h, "proc.cpu_time");
+    write_file(root, "proc/105/stat", "%s", ""); /* a kept descriptor reads nothing */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/105'", root);
+    assert_int_equal(system(cmd), 0);
+    write_stat(root, 102, "m", 100, 110, 50, 20, 10, 1, 4096, 10);
+    write_file(root, "proc/102/schedstat", "3000 0 7\n");
+    write_file(root, "proc/102/task/102/children", "103 ");
+    fake_proc(root, 502, "other", 1, "other");
+    write_file(root, "proc/loadavg", "1.00 1.00 1.00 2/600 502\n");
+    h.ctx.now_mono_ns = 1500000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 5);
+    assert_dbl(f64v(&h, "proc.cpu_time") - c14, 0.1, EPS);
+
+    /* 103 ran, started 106 and exited; 106 went to the sampler (the
+     * subreaper) and no member's children file names it: the exit of a
+     * member that ran lists /proc at the next birth, finding 106. */
+    h.ctx.subreaper = 1;
+    write_file(root, "proc/103/schedstat", "2000 0 6\n");
+    h.ctx.now_mono_ns = 1600000000;
+    assert_int_equal(h_read(&h), 0);
+    write_file(root, "proc/103/stat", "%s", ""); /* kept descriptors read nothing */
+    write_file(root, "proc/103/schedstat", "%s", "");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/proc/103'", root);
+    assert_int_equal(system(cmd), 0);
+    write_file(root, "proc/102/task/102/children", "%s", "");
+    fake_proc(root, 106, "orphan", (int)getpid(), "orphan");
+    write_file(root, "proc/loadavg", "1.00 1.00 1.00 2/600 506\n");
+    h.ctx.now_mono_ns = 1700000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 5); /* 100, 101, 102, 104, 106 */
+
+    /* 106 ran but no birth since: 107, its child, appears with one (the
+     * children file read then names it). */
+    child_file_member(root, 106, (int)getpid(), "107 ");
+    fake_proc(root, 107, "grandchild", 106, "grandchild");
+    write_file(root, "proc/loadavg", "1.00 1.00 1.00 2/600 507\n");
+    h.ctx.now_mono_ns = 1800000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 6);
+    h_close(&h);
+    drop_copy(root);
+}
+
+/* A child started by a thread other than the main one is on that thread's
+ * children list (/proc/<pid>/task/<tid>/children): a multithreaded member
+ * that ran has each thread's file read.  700 has threads 700 and 710; 710
+ * starts 711. */
+static void test_proctree_births_thread_children(void **state)
+{
+    (void)state;
+    char *root = copy_node("hpc-ib-rapl");
+    fake_proc(root, 700, "m", 1, "m");
+    child_file_member(root, 700, 1, "");
+    write_stat(root, 700, "m", 1, 700, 50, 0, 0, 2, 4096, 10);
+    make_dir(root, "proc/700/task/710");
+    write_file(root, "proc/700/task/700/schedstat", "7000 0 5\n");
+    write_file(root, "proc/700/task/710/schedstat", "7000 0 5\n");
+    write_file(root, "proc/700/task/710/children", "%s", "");
+    harness h;
+    const pid_t roots[] = {700};
+    assert_int_equal(h_open(&h, &pm_source_proctree, root, roots, 1), 0);
+    h.ctx.now_mono_ns = 1000000000;
+    assert_int_equal(h_read(&h), 0);
+    h.ctx.now_mono_ns = 1100000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 1);
+    write_file(root, "proc/700/task/710/schedstat", "8000 0 6\n");
+    write_file(root, "proc/700/task/710/children", "711 ");
+    fake_proc(root, 711, "worker", 700, "worker");
+    write_file(root, "proc/loadavg", "1.00 1.00 1.00 2/600 711\n");
+    h.ctx.now_mono_ns = 1200000000;
+    assert_int_equal(h_read(&h), 0);
+    assert_int_equal(u64v(&h, "proc.count"), 2);
+    h_close(&h);
+    drop_copy(root);
+}
+
+/* The kernel keeps a child that has exited on its parent's children list
+ * until it is reaped (what the births look-up above relies on): checked
+ * on the running kernel, where it has the files. */
+static void test_proctree_kernel_keeps_zombie_children(void **state)
+{
+    (void)state;
+    if (access("/proc/thread-self/children", R_OK) != 0)
+        skip();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+    char buf[4096], want[32];
+    FILE *f = fopen("/proc/thread-self/children", "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    snprintf(want, sizeof want, "%d", (int)pid);
+    int found = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, " \n", &save); tok;
+         tok = strtok_r(NULL, " \n", &save))
+        found |= strcmp(tok, want) == 0;
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    assert_true(found);
 }
 
 static int g_notes;
@@ -2328,6 +2515,9 @@ int main(void)
         cmocka_unit_test(test_proctree_departed),
         cmocka_unit_test(test_proctree_zombie_when_seen),
         cmocka_unit_test(test_proctree_threads_not_run),
+        cmocka_unit_test(test_proctree_births_from_children),
+        cmocka_unit_test(test_proctree_births_thread_children),
+        cmocka_unit_test(test_proctree_kernel_keeps_zombie_children),
         cmocka_unit_test(test_loadavg_from_context),
         cmocka_unit_test(test_proctree_many_threads_then_one),
         cmocka_unit_test(test_proctree_impossible_values),
