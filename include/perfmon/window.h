@@ -28,12 +28,12 @@
 typedef struct pm_window_slot pm_window_slot;
 
 typedef struct pm_window {
-    size_t n;      /* items 0..n-1 */
-    size_t cap;    /* slots: claimed and not yet taken at most */
-    size_t esize;  /* bytes of an entry */
-    size_t next;   /* the next item to claim */
-    size_t held;   /* claimed, not yet taken */
-    int stop;      /* pm_window_stop was called */
+    size_t n;             /* items 0..n-1 */
+    size_t cap;           /* slots: claimed and not yet taken at most */
+    size_t esize;         /* bytes of an entry */
+    size_t next;          /* the next item to claim */
+    size_t held;          /* claimed, not yet taken */
+    int stop;             /* pm_window_stop was called */
     pm_window_slot *slot; /* [cap] */
     unsigned char *data;  /* [cap * esize] the entries */
     pthread_mutex_t lock;

@@ -280,10 +280,8 @@ static void test_stop_wakes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_in_order),
-        cmocka_unit_test(test_stop_and_drop),
-        cmocka_unit_test(test_producers_in_order),
-        cmocka_unit_test(test_one_producer_many_takers),
+        cmocka_unit_test(test_in_order),           cmocka_unit_test(test_stop_and_drop),
+        cmocka_unit_test(test_producers_in_order), cmocka_unit_test(test_one_producer_many_takers),
         cmocka_unit_test(test_stop_wakes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
