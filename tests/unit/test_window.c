@@ -1,9 +1,10 @@
 /* Unit tests of the ordered bounded window (window.h): items claimed in
  * index order, taken by index, at most cap of them held at once; a stopped
  * window releases every waiter; the entries still held at the end go to
- * drop once each; producers on threads against a consumer that takes in
- * order (the plot workers, a rank's senders), and one producer in order
- * against consumers that take any item (rank 0's receiving thread). */
+ * drop once each; a claim on a full window waits for the oldest take;
+ * producers on threads against a consumer that takes in order (the plot
+ * workers, a rank's senders), and one producer in order against consumers
+ * that take any item (rank 0's receiving thread). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
