@@ -6,7 +6,7 @@
  * read rank 0 would have made (pm_input_host_read: the same files, column
  * projection, clock fix, GPU split and merge) and sends it, its hosts in
  * host order; a thread of rank 0 receives them, in host order, into a
- * window of a few hosts per worker, from which the workers take host h
+ * window of a few hosts per worker (window.h), from which the workers take host h
  * instead of reading its files (pm_input_host_load).  A sender waits
  * while the window is full (a blocking send), so rank 0 holds a few
  * profiles at a time whatever the job's size.
@@ -28,46 +28,66 @@
 #include <time.h>
 
 #include "exchange.h"
+#include "perfmon/clock.h"
+#include "perfmon/invariant.h"
 #include "perfmon/pack.h"
 #include "perfmon/threads.h"
-#include "perfmon/clock.h"
+#include "perfmon/window.h"
 
 enum { MSG_HOST = 4, MSG_HOSTS = 5, MSG_PASS = 6, MSG_STOP = 7 };
 
 typedef struct pm_remote pm_remote;
 
-/* One received host, waiting for its worker. */
-typedef struct rq {
+/* One received host's message, waiting in the window for its worker. */
+typedef struct rmsg {
     void *buf;
-    size_t len, h;
-    int full;
-} rq;
+    size_t len;
+} rmsg;
 
 struct pm_remote {
     pm_split *sp;
     size_t nhosts;
+    size_t cap;            /* the window's slots: a few hosts per worker */
     pthread_mutex_t start; /* one worker begins a pass */
-    pthread_mutex_t lock;  /* the window and the counts below */
-    pthread_cond_t cond;
+    pthread_mutex_t lock;  /* rc, err and the split's counts */
     pthread_t thr;
     int running; /* thr is to be joined */
     int begun;   /* a pass was asked for */
     size_t pass; /* in->stream_pass of the pass being served */
     int values;  /* its profiles hold the values (not the times alone) */
-    rq *q;       /* [cap]: host h in q[h % cap] */
-    size_t cap;
-    size_t recvd; /* hosts of this pass received so far */
-    int drain;    /* the pass is over: drop what still comes */
-    int rc;       /* receiving failed (err) after recvd hosts */
+    /* this pass's hosts (window.h): host h is item h, claimed and put by
+     * the receiving thread in host order, taken by rank 0's workers */
+    pm_window win;
+    int win_open;
+    int rc; /* receiving failed (err); the window is stopped */
     pm_error err;
 };
 
 static int owner(const pm_split *sp, size_t h)
 {
+    PM_ASSERT(sp->size > 1);
     return 1 + (int)(h % (size_t)(sp->size - 1));
 }
 
 /* --- rank 0 ---------------------------------------------------------------- */
+
+static void drop_msg(void *entry, void *user)
+{
+    (void)user;
+    free(((rmsg *)entry)->buf);
+}
+
+/* Receiving failed (rc, e): say why to the workers that wait. */
+static void recv_fail(pm_remote *r, int rc, const pm_error *e)
+{
+    pthread_mutex_lock(&r->lock);
+    if (!r->rc) {
+        r->rc = rc;
+        r->err = *e;
+    }
+    pthread_mutex_unlock(&r->lock);
+    pm_window_stop(&r->win);
+}
 
 /* The pass's thread: the request to every rank, then every host in order. */
 static void *receiver(void *arg)
@@ -84,45 +104,35 @@ static void *receiver(void *arg)
     size_t len = b.len;
     int rc = b.oom ? PM_ENOMEM : sp->bcast(sp->user, &p, &len);
     pm_buf_free(&b);
+    pm_error e;
     if (rc) {
-        pthread_mutex_lock(&r->lock);
-        r->rc = pm_error_set(&r->err, rc, "cannot ask the other ranks for the hosts");
-        pthread_cond_broadcast(&r->cond);
-        pthread_mutex_unlock(&r->lock);
+        recv_fail(r, pm_error_set(&e, rc, "cannot ask the other ranks for the hosts"), &e);
         return NULL;
     }
     for (size_t h = 0; h < r->nhosts; h++) {
-        rq *s = &r->q[h % r->cap];
-        pthread_mutex_lock(&r->lock);
-        while (s->full && !r->drain)
-            pthread_cond_wait(&r->cond, &r->lock);
-        pthread_mutex_unlock(&r->lock);
+        /* waits while the worker of host h - cap has not taken it; once
+         * the pass is over (the window stopped), what comes is dropped */
+        size_t i = SIZE_MAX;
+        int keep = pm_window_claim(&r->win, &i);
+        /* the hosts arrive in host order, each in its own slot */
+        PM_ASSERT(!keep || i == h);
         int from = owner(sp, h);
-        void *m = NULL;
-        size_t n = 0;
-        rc = sp->recv(sp->user, &from, &m, &n);
-        pthread_mutex_lock(&r->lock);
+        rmsg m = {NULL, 0};
+        rc = sp->recv(sp->user, &from, &m.buf, &m.len);
         if (rc || from != owner(sp, h)) {
-            free(m);
-            r->rc = pm_error_set(&r->err, rc ? rc : PM_EFORMAT,
-                                 "cannot receive host %zu from rank %d", h, owner(sp, h));
-            pthread_cond_broadcast(&r->cond);
-            pthread_mutex_unlock(&r->lock);
+            free(m.buf);
+            recv_fail(r,
+                      pm_error_set(&e, rc ? rc : PM_EFORMAT, "cannot receive host %zu from rank %d",
+                                   h, owner(sp, h)),
+                      &e);
             break;
         }
+        pthread_mutex_lock(&r->lock);
         sp->hosts_received++;
-        sp->host_bytes += n;
-        if (r->drain) {
-            free(m);
-        } else {
-            s->buf = m;
-            s->len = n;
-            s->h = h;
-            s->full = 1;
-        }
-        r->recvd = h + 1;
-        pthread_cond_broadcast(&r->cond);
+        sp->host_bytes += m.len;
         pthread_mutex_unlock(&r->lock);
+        if (!keep || pm_window_put(&r->win, h, &m) != 0)
+            free(m.buf);
     }
     return NULL;
 }
@@ -130,18 +140,14 @@ static void *receiver(void *arg)
 /* The pass is over: drop what was not taken and what still comes. */
 static void pass_stop(pm_remote *r)
 {
-    if (!r->running)
+    if (!r->win_open)
         return;
-    pthread_mutex_lock(&r->lock);
-    r->drain = 1;
-    for (size_t i = 0; i < r->cap; i++) {
-        free(r->q[i].buf);
-        r->q[i] = (rq){0};
-    }
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->lock);
-    pthread_join(r->thr, NULL);
+    pm_window_stop(&r->win);
+    if (r->running)
+        pthread_join(r->thr, NULL);
     r->running = 0;
+    pm_window_destroy(&r->win, drop_msg, NULL);
+    r->win_open = 0;
 }
 
 /* The first worker of a pass asks for it (in->stream_pass tells passes
@@ -155,16 +161,24 @@ static int pass_begin(pm_remote *r, size_t pass, int values, pm_error *err)
         r->begun = 1;
         r->pass = pass;
         r->values = values;
-        r->recvd = 0;
-        r->drain = 0;
         r->rc = 0;
         r->sp->passes++;
-        if (pthread_create(&r->thr, NULL, receiver, r) != 0)
-            r->rc = pm_error_set(&r->err, PM_ENOMEM, "cannot start a thread");
-        else
-            r->running = 1;
+        if (pm_window_init(&r->win, r->nhosts, r->cap, sizeof(rmsg)) != 0) {
+            r->rc = pm_error_set(&r->err, PM_ENOMEM, "out of memory");
+        } else {
+            r->win_open = 1;
+            pm_error e;
+            if (pthread_create(&r->thr, NULL, receiver, r) != 0)
+                recv_fail(r, pm_error_set(&e, PM_ENOMEM, "cannot start a thread"), &e);
+            else
+                r->running = 1;
+        }
     } else if (r->values != values) {
         rc = pm_error_set(err, PM_EFORMAT, "pass %zu reads both values and times alone", pass);
+    }
+    if (!rc && !r->win_open) {
+        rc = r->rc;
+        *err = r->err;
     }
     pthread_mutex_unlock(&r->start);
     return rc;
@@ -173,31 +187,23 @@ static int pass_begin(pm_remote *r, size_t pass, int values, pm_error *err)
 /* Host h's message, once received. */
 static int take(pm_remote *r, size_t h, void **m, size_t *len, pm_error *err)
 {
-    rq *s = &r->q[h % r->cap];
-    int rc = 0;
+    rmsg got = {NULL, 0};
     double t0 = pm_mono_s();
+    int rc = pm_window_take(&r->win, h, &got);
     pthread_mutex_lock(&r->lock);
-    for (;;) {
-        if (s->full && s->h == h) {
-            *m = s->buf;
-            *len = s->len;
-            *s = (rq){0};
-            pthread_cond_broadcast(&r->cond);
-            break;
-        }
-        if (h >= r->nhosts || h < r->recvd) {
-            rc = pm_error_set(err, PM_EFORMAT, "host %zu is not to be taken (twice?)", h);
-            break;
-        }
-        if (r->rc) {
-            rc = r->rc;
-            *err = r->err;
-            break;
-        }
-        pthread_cond_wait(&r->cond, &r->lock);
-    }
     r->sp->wait_s += pm_mono_s() - t0;
+    if (rc == PM_EUSAGE) {
+        rc = pm_error_set(err, PM_EFORMAT, "host %zu is not to be taken (twice?)", h);
+    } else if (rc) {
+        rc = r->rc ? r->rc : PM_EFORMAT;
+        if (r->rc)
+            *err = r->err;
+        else
+            pm_error_set(err, rc, "host %zu was asked for after its pass", h);
+    }
     pthread_mutex_unlock(&r->lock);
+    *m = got.buf;
+    *len = got.len;
     return rc;
 }
 
@@ -271,12 +277,9 @@ int pm_remote_begin(pm_inputs *in, pm_split *sp, pm_error *err)
             pm_pack_str(&b, ho->files[f]);
     }
     pm_remote *r = calloc(1, sizeof *r);
-    size_t cap = pm_thread_count(in->nhosts) + 2;
-    rq *q = calloc(cap, sizeof *q);
-    if (b.oom || !r || !q) {
+    if (b.oom || !r) {
         pm_buf_free(&b);
         free(r);
-        free(q);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     void *p = b.data;
@@ -285,16 +288,13 @@ int pm_remote_begin(pm_inputs *in, pm_split *sp, pm_error *err)
     pm_buf_free(&b);
     if (rc) {
         free(r);
-        free(q);
         return pm_error_set(err, rc, "cannot send the hosts to the other ranks");
     }
     r->sp = sp;
     r->nhosts = in->nhosts;
-    r->q = q;
-    r->cap = cap;
+    r->cap = pm_thread_count(in->nhosts) + 2;
     pthread_mutex_init(&r->start, NULL);
     pthread_mutex_init(&r->lock, NULL);
-    pthread_cond_init(&r->cond, NULL);
     in->remote = r;
     return 0;
 }
@@ -304,10 +304,8 @@ int pm_remote_end(pm_inputs *in, pm_split *sp, int rc, pm_error *err)
     pm_remote *r = in ? in->remote : NULL;
     if (r) {
         pass_stop(r);
-        pthread_cond_destroy(&r->cond);
         pthread_mutex_destroy(&r->lock);
         pthread_mutex_destroy(&r->start);
-        free(r->q);
         free(r);
         in->remote = NULL;
     }
@@ -357,7 +355,8 @@ bad:
 }
 
 /* One pass of a rank > 0: its hosts read on its worker threads, a few
- * ahead, and sent by the calling thread in host order (the transport is
+ * ahead (window.h: this rank's k-th host is item k, its message the
+ * entry), and sent by the calling thread in host order (the transport is
  * called by that thread alone). */
 typedef struct serve {
     pm_inputs *in;
@@ -367,16 +366,12 @@ typedef struct serve {
     size_t nhosts, nmine; /* the job's hosts, this rank's */
     int table_rc;         /* the hosts did not come (table_err) */
     const pm_error *table_err;
+    pm_window win;
+    /* buffers sent, kept for the next hosts (a fresh one costs a page
+     * fault per 4 KiB on each host), under lock */
     pthread_mutex_t lock;
-    pthread_cond_t cond;
-    size_t next, sent, ahead; /* the next to read, to send; the window */
-    pm_buf *ring;             /* [ahead]: this rank's k-th host in ring[k % ahead] */
-    unsigned char *full;
-    /* buffers sent, kept for the next hosts: a fresh one costs a page
-     * fault per 4 KiB on each host */
     pm_buf *spare;
     size_t nspare, capspare;
-    int stop;
 } serve;
 
 /* This rank's k-th host's message into b: its profile, or why not. */
@@ -384,6 +379,7 @@ static void host_message(serve *v, size_t k, pm_buf *b)
 {
     pm_split *sp = v->sp;
     size_t h = (size_t)sp->rank - 1 + k * (size_t)(sp->size - 1);
+    PM_ASSERT(k < v->nmine && owner(sp, h) == sp->rank);
     pm_profile *p = NULL;
     pm_error e;
     pm_error_clear(&e);
@@ -414,31 +410,34 @@ static void host_message(serve *v, size_t k, pm_buf *b)
     pm_profile_free(p);
 }
 
+/* Item k's message, made into a spare buffer and put in the window. */
+static void serve_make(serve *v, size_t k)
+{
+    pm_buf b;
+    pthread_mutex_lock(&v->lock);
+    if (v->nspare)
+        b = v->spare[--v->nspare];
+    else
+        pm_buf_init(&b);
+    pthread_mutex_unlock(&v->lock);
+    host_message(v, k, &b);
+    if (pm_window_put(&v->win, k, &b) != 0)
+        pm_buf_free(&b);
+}
+
 static void *serve_worker(void *arg)
 {
     serve *v = arg;
-    for (;;) {
-        pthread_mutex_lock(&v->lock);
-        while (!v->stop && v->next < v->nmine && v->next - v->sent >= v->ahead)
-            pthread_cond_wait(&v->cond, &v->lock);
-        if (v->stop || v->next >= v->nmine) {
-            pthread_mutex_unlock(&v->lock);
-            return NULL;
-        }
-        size_t k = v->next++;
-        pm_buf b;
-        if (v->nspare)
-            b = v->spare[--v->nspare];
-        else
-            pm_buf_init(&b);
-        pthread_mutex_unlock(&v->lock);
-        host_message(v, k, &b);
-        pthread_mutex_lock(&v->lock);
-        v->ring[k % v->ahead] = b;
-        v->full[k % v->ahead] = 1;
-        pthread_cond_broadcast(&v->cond);
-        pthread_mutex_unlock(&v->lock);
-    }
+    size_t k;
+    while (pm_window_claim(&v->win, &k))
+        serve_make(v, k);
+    return NULL;
+}
+
+static void drop_buf(void *entry, void *user)
+{
+    (void)user;
+    pm_buf_free(entry);
 }
 
 static int serve_pass(pm_inputs *in, pm_split *sp, uint64_t pass, int values, size_t nhosts,
@@ -454,35 +453,31 @@ static int serve_pass(pm_inputs *in, pm_split *sp, uint64_t pass, int values, si
                .table_rc = table_rc,
                .table_err = table_err};
     size_t nt = pm_thread_count(v.nmine);
-    v.ahead = nt + 1;
-    v.ring = calloc(v.ahead, sizeof *v.ring);
-    v.full = calloc(v.ahead, 1);
-    v.capspare = v.ahead;
+    if (pm_window_init(&v.win, v.nmine, nt + 1, sizeof(pm_buf)) != 0)
+        return PM_ENOMEM;
+    v.capspare = nt + 1;
     v.spare = calloc(v.capspare, sizeof *v.spare);
     if (!v.spare)
         v.capspare = 0;
     pthread_t *thr = calloc(nt ? nt : 1, sizeof *thr);
     size_t started = 0;
     pthread_mutex_init(&v.lock, NULL);
-    pthread_cond_init(&v.cond, NULL);
-    for (size_t i = 0; v.ring && v.full && thr && i < nt; i++)
+    for (size_t i = 0; thr && i < nt; i++)
         if (pthread_create(&thr[i], NULL, serve_worker, &v) == 0)
             started++;
     int rc = 0;
     for (size_t k = 0; k < v.nmine && !rc; k++) {
         pm_buf b;
-        pm_buf_init(&b);
-        if (!started) { /* no thread: read here */
-            host_message(&v, k, &b);
-        } else {
-            pthread_mutex_lock(&v.lock);
-            while (!v.full[k % v.ahead])
-                pthread_cond_wait(&v.cond, &v.lock);
-            b = v.ring[k % v.ahead];
-            v.full[k % v.ahead] = 0;
-            v.sent = k + 1;
-            pthread_cond_broadcast(&v.cond);
-            pthread_mutex_unlock(&v.lock);
+        size_t j;
+        int t;
+        /* no thread: this one makes each host before sending it */
+        while ((t = pm_window_take_or_claim(&v.win, k, &b, started ? NULL : &j)) == 1)
+            serve_make(&v, j);
+        /* (nothing stops the window before the last host is taken) */
+        PM_ASSERT(t == 0);
+        if (t) {
+            rc = PM_EFORMAT;
+            break;
         }
         rc = b.oom ? PM_ENOMEM : sp->send(sp->user, b.data, b.len);
         pthread_mutex_lock(&v.lock);
@@ -494,22 +489,14 @@ static int serve_pass(pm_inputs *in, pm_split *sp, uint64_t pass, int values, si
         }
         pthread_mutex_unlock(&v.lock);
     }
-    pthread_mutex_lock(&v.lock);
-    v.stop = 1;
-    pthread_cond_broadcast(&v.cond);
-    pthread_mutex_unlock(&v.lock);
+    pm_window_stop(&v.win);
     for (size_t i = 0; i < started; i++)
         pthread_join(thr[i], NULL);
-    for (size_t i = 0; v.ring && v.full && i < v.ahead; i++)
-        if (v.full[i])
-            pm_buf_free(&v.ring[i]);
+    pm_window_destroy(&v.win, drop_buf, NULL);
     for (size_t i = 0; i < v.nspare; i++)
         pm_buf_free(&v.spare[i]);
     free(v.spare);
-    pthread_cond_destroy(&v.cond);
     pthread_mutex_destroy(&v.lock);
-    free(v.ring);
-    free(v.full);
     free(thr);
     return rc;
 }

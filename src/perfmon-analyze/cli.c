@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -802,6 +803,13 @@ static void print_notes(const cli *c, const pm_analysis *a, const pm_split *spli
                 "waited %.2f s for them\n",
                 split->passes, split->hosts_received, (unsigned long long)split->host_bytes,
                 split->wait_s);
+    struct rusage ru;
+    if (c->o.split && getrusage(RUSAGE_SELF, &ru) == 0)
+        fprintf(stderr,
+                "perfmon-analyze: note: mpi: rank 0's CPU time through the analysis: %.2f s "
+                "user, %.2f s system\n",
+                (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6,
+                (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6);
 }
 
 static int output_failed(const pm_error *err)

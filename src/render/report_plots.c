@@ -4,12 +4,13 @@
  * all-node charts, then the per-node ones, then the colour maps; a flat
  * metric becomes a row of the "Constant over the job" table instead),
  * then lays them out one by one while worker threads render the next ones
- * into vector canvases (canvas.h).  The workers stay at most `ahead`
- * items in front of the layout, so only a window of canvases is held at
- * once; while the item the layout needs is still being drawn, the layout
- * thread draws the next untaken item itself.  Order of calls inside:
- * items listed -> workers started -> take_item(i) for i = 0.. in order
- * (placed with pdf_place_canvas) -> stop, join, free.
+ * into vector canvases (canvas.h).  The workers stay at most 4 items per
+ * thread in front of the layout (an ordered bounded window, window.h), so
+ * only a window of canvases is held at once; while the item the layout
+ * needs is still being drawn, the layout thread draws the next unclaimed
+ * item itself.  Order of calls inside: items listed -> workers started ->
+ * take_item(i) for i = 0.. in order (placed with pdf_place_canvas) ->
+ * window stopped, workers joined, canvases freed.
  *
  * This loop is not pm_pool (threads.h): pm_pool_run returns only when
  * every item is done, with no consumer running beside the workers and no
@@ -31,6 +32,7 @@
 #include "perfmon/mem.h"
 #include "perfmon/threads.h"
 #include "perfmon/units.h"
+#include "perfmon/window.h"
 
 #define PDF_DPI 72 /* vectors: a series is decimated to one column per point */
 
@@ -74,23 +76,20 @@ typedef struct plot_item {
     size_t metric;
     int all;     /* all-node chart (1) or per-node (0) */
     double w, h; /* size on the page, points */
-    /* Set by the worker: */
-    int state; /* 0 waiting, 1 rendering, 2 done */
-    int rc;    /* 0, PM_ENOENT (nothing to draw) or an error */
+    /* Set by the thread that renders it, before pm_window_put: */
+    int rc; /* 0, PM_ENOENT (nothing to draw) or an error */
     pm_canvas *cv;
 } plot_item;
 
+/* The items and the window over them (window.h: the workers claim items
+ * in page order, at most 4 per thread in front of the layout, which takes
+ * them in page order). */
 typedef struct plot_queue {
     const pm_analysis *a;
     int elapsed;
     plot_item *items;
     size_t n;
-    size_t next;     /* next item for a worker */
-    size_t consumed; /* items the layout has taken */
-    size_t ahead;    /* how far workers may render ahead (memory bound) */
-    int stop;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
+    pm_window win;
 } plot_queue;
 
 static void render_item(const plot_queue *q, plot_item *it)
@@ -117,50 +116,33 @@ static void render_item(const plot_queue *q, plot_item *it)
     it->rc = it->cv ? 0 : PM_ENOMEM;
 }
 
+/* Item i rendered and handed to the layout (once the window is stopped,
+ * its canvas stays in items[] for the end to free). */
+static void render_put(plot_queue *q, size_t i)
+{
+    render_item(q, &q->items[i]);
+    pm_window_put(&q->win, i, NULL);
+}
+
 static void *plot_worker(void *arg)
 {
     plot_queue *q = arg;
-    pthread_mutex_lock(&q->lock);
-    for (;;) {
-        while (!q->stop && q->next < q->n && q->next >= q->consumed + q->ahead)
-            pthread_cond_wait(&q->cond, &q->lock);
-        if (q->stop || q->next >= q->n)
-            break;
-        plot_item *it = &q->items[q->next++];
-        it->state = 1;
-        pthread_mutex_unlock(&q->lock);
-        render_item(q, it);
-        pthread_mutex_lock(&q->lock);
-        it->state = 2;
-        pthread_cond_broadcast(&q->cond);
-    }
-    pthread_mutex_unlock(&q->lock);
+    size_t i;
+    while (pm_window_claim(&q->win, &i))
+        render_put(q, i);
     return NULL;
 }
 
-/* Item i, rendered.  While a worker is still drawing it, the layout
- * thread draws the next untaken item instead of waiting idle. */
+/* Item i, rendered; NULL when the window was stopped.  While it is still
+ * being drawn, the layout thread draws the next unclaimed item instead of
+ * waiting idle. */
 static plot_item *take_item(plot_queue *q, size_t i)
 {
-    plot_item *it = &q->items[i];
-    pthread_mutex_lock(&q->lock);
-    while (it->state != 2) {
-        if (q->next < q->n && (q->next == i || q->next < i + q->ahead)) {
-            plot_item *mine = &q->items[q->next++];
-            mine->state = 1;
-            pthread_mutex_unlock(&q->lock);
-            render_item(q, mine);
-            pthread_mutex_lock(&q->lock);
-            mine->state = 2;
-            pthread_cond_broadcast(&q->cond);
-            continue;
-        }
-        pthread_cond_wait(&q->cond, &q->lock);
-    }
-    q->consumed = i + 1;
-    pthread_cond_broadcast(&q->cond);
-    pthread_mutex_unlock(&q->lock);
-    return it;
+    size_t j;
+    int rc;
+    while ((rc = pm_window_take_or_claim(&q->win, i, NULL, &j)) == 1)
+        render_put(q, j);
+    return rc == 0 ? &q->items[i] : NULL;
 }
 
 static int metric_in_group(const pm_metric_result *r, const char *page)
@@ -308,20 +290,23 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
             for (size_t m = 0; m < a->nmetrics; m++)
                 if (metric_in_group(&a->metrics[m], d->l->groups[g].page) && !flat[m] &&
                     !(all && a->metrics[m].nhosts_with_data <= 1))
-                    q.items[q.n++] = (plot_item){g, m, all, CONTENT_W, slot - 8, 0, 0, NULL};
+                    q.items[q.n++] = (plot_item){g, m, all, CONTENT_W, slot - 8, 0, NULL};
     if (a->nhosts > PM_HEATMAP_MIN_HOSTS)
         for (size_t i = 0; i < d->l->nheatmaps; i++) {
             int m = pm_analysis_metric(a, d->l->heatmaps[i]);
             /* A flat metric is a row of the constant table, not a map. */
             if (m >= 0 && !flat[m])
                 q.items[q.n++] =
-                    (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2, 0, 0, NULL};
+                    (plot_item){SIZE_MAX, (size_t)m, 0, CONTENT_W, (avail - 10) / 2, 0, NULL};
         }
     d->plots_total = q.n;
     size_t nt = pm_thread_count(q.n);
-    q.ahead = 4 * (nt ? nt : 1);
-    pthread_mutex_init(&q.lock, NULL);
-    pthread_cond_init(&q.cond, NULL);
+    if (pm_window_init(&q.win, q.n, 4 * (nt ? nt : 1), 0) != 0) {
+        free(q.items);
+        free(fl);
+        free(flat);
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
     pthread_t th[64];
     size_t started = 0;
     for (size_t i = 1; i < nt && started < 64; i++)
@@ -334,6 +319,10 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
     int heat_first = 1;
     for (size_t i = 0; i < q.n && rc == 0; i++) {
         plot_item *it = take_item(&q, i);
+        if (!it) {
+            rc = pm_error_set(err, PM_EUSAGE, "plot %zu of %zu was not drawn", i, q.n);
+            break;
+        }
         if (it->rc == PM_ENOENT)
             continue;
         if (it->rc) {
@@ -386,17 +375,13 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
         d->plots_done++;
         pdf_progress(d);
     }
-    pthread_mutex_lock(&q.lock);
-    q.stop = 1;
-    pthread_cond_broadcast(&q.cond);
-    pthread_mutex_unlock(&q.lock);
+    pm_window_stop(&q.win);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     for (size_t i = 0; i < q.n; i++)
         pm_canvas_free(q.items[i].cv);
     free(q.items);
-    pthread_cond_destroy(&q.cond);
-    pthread_mutex_destroy(&q.lock);
+    pm_window_destroy(&q.win, NULL, NULL);
     if (rc == 0)
         constant_table(d, fl, nfl, missing);
     free(fl);

@@ -115,6 +115,8 @@ done
 mpi 4 "$D" --stream --stats -v >/dev/null 2>"$T/sv.err"
 check "4 ranks --stream: 2 passes, 24 hosts received" \
     has "$T/sv.err" "note: mpi: --stream: 2 passes over the hosts; rank 0 received 24 hosts' profiles ("
+check "4 ranks --stream -v: rank 0's own CPU time said" \
+    has "$T/sv.err" "note: mpi: rank 0's CPU time through the analysis: [0-9]*[.][0-9][0-9] s user, [0-9]*[.][0-9][0-9] s system$"
 PM_STREAM_SPILL=0 mpi 4 "$D" --stream --stats --json -v >"$T/sr.json" 2>"$T/sr.err"
 check "4 ranks --stream, no spill: the same --json, 3 passes, 36 hosts received" \
     sh -c "cmp -s '$T/one.json' '$T/sr.json' && grep -q \"note: mpi: --stream: 3 passes over the hosts; rank 0 received 36 hosts' profiles (\" '$T/sr.err'"

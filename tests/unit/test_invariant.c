@@ -1,11 +1,11 @@
 /* Unit tests of the stated invariants (invariant.h): in a debug or SAN=1
- * build, a broken invariant of the arena, the thread pool, the text buffer,
- * a series, the binary codec (its batch and its code words' lanes), the
- * JSON scanner's cursor or the report's rows under --stream aborts with
- * "invariant failed" (each case runs in a child process, its state broken
- * on purpose); in a release build the checks are compiled out and their
- * conditions never run.  Hostile input (times
- * backwards, NaN) is not a broken invariant and never aborts. */
+ * build, a broken invariant of the arena, the thread pool, the ordered
+ * bounded window, the text buffer, a series, the binary codec (its batch
+ * and its code words' lanes), the JSON scanner's cursor or the report's
+ * rows under --stream aborts with "invariant failed" (each case runs in a
+ * child process, its state broken on purpose); in a release build the
+ * checks are compiled out and their conditions never run.  Hostile input
+ * (times backwards, NaN) is not a broken invariant and never aborts. */
 #include <math.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -28,6 +28,7 @@
 #include "perfmon/json_scan.h"
 #include "perfmon/series.h"
 #include "perfmon/threads.h"
+#include "perfmon/window.h"
 #include "testutil.h"
 
 /* Run fn in a child with stderr in a pipe; returns the child's wait status
@@ -86,6 +87,24 @@ static void pool_broken(void)
     pm_pool p = {.n = 4, .next = 5}; /* an item claimed past the end */
     pthread_mutex_init(&p.lock, NULL);
     (void)pm_pool_next(&p);
+}
+
+static void window_put_unclaimed(void)
+{
+    pm_window w;
+    if (pm_window_init(&w, 4, 2, 0) != 0)
+        _exit(3);
+    (void)pm_window_put(&w, 1, NULL); /* item 1 made, never claimed */
+}
+
+static void window_overfull(void)
+{
+    pm_window w;
+    size_t i;
+    if (pm_window_init(&w, 4, 2, 0) != 0)
+        _exit(3);
+    w.held = w.cap; /* held items with their slots free */
+    (void)pm_window_claim(&w, &i);
 }
 
 static void buf_broken(void)
@@ -187,6 +206,13 @@ static void test_pool(void **state)
     expect_caught(pool_broken, "p->next <= p->n");
 }
 
+static void test_window(void **state)
+{
+    (void)state;
+    expect_caught(window_put_unclaimed, "i < w->next");
+    expect_caught(window_overfull, "w->held < w->cap");
+}
+
 static void test_buf(void **state)
 {
     (void)state;
@@ -260,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_window),
         cmocka_unit_test(test_series),
         cmocka_unit_test(test_codec_batch),
         cmocka_unit_test(test_codec_lanes),
