@@ -288,6 +288,108 @@ static const double EXACT_POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* The run of ASCII digits that starts at p, at most eight of them (p has
+ * eight bytes to read): its length, and its value in *val.  One 8-byte
+ * load: XOR with '0' maps exactly the digits to 0-9, the first byte that
+ * is not one ends the run, the bytes after it are shifted out, and three
+ * multiplications add the digits up (Lemire's 8-digit method). */
+static inline unsigned digit_run(const char *p, uint64_t *val)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    uint64_t t = x ^ 0x3030303030303030u;
+    uint64_t other = ((t + 0x7676767676767676u) | t) & 0x8080808080808080u;
+    unsigned n = other ? (unsigned)__builtin_ctzll(other) >> 3 : 8;
+    if (n == 0) {
+        *val = 0;
+        return 0;
+    }
+    t <<= 8 * (8 - n); /* the run's last digit in the lowest place */
+    t = (t * 2561) >> 8 & 0x00FF00FF00FF00FFu;
+    t = (t * 6553601) >> 16 & 0x0000FFFF0000FFFFu;
+    *val = (t * 42949672960001u) >> 32;
+    return n;
+}
+
+static const uint64_t POW10_U64[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+/* The common case of pm_jscan_number: at most 15 significant digits, at
+ * most 22 after the point, no exponent.  Returns the end of the number
+ * with its value in *out, or NULL to leave the number (and any error) to
+ * the general path.  The value is the general path's, bit for bit: the
+ * same mantissa and power of ten, divided once. */
+static inline const char *plain_number(const char *p, const char *e, double *out)
+{
+    int neg = 0;
+    if (p < e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p >= e || (unsigned)((unsigned char)*p - '0') > 9)
+        return NULL;
+    uint64_t m = 0, v;
+    unsigned d, n;
+    int digits = 0, frac = 0;
+    if (*p == '0') {
+        p++; /* JSON: a leading 0 stands alone */
+    } else {
+        /* every digit is significant */
+        while (e - p >= 8) {
+            n = digit_run(p, &v);
+            digits += (int)n;
+            if (digits > 15)
+                return NULL;
+            m = m * POW10_U64[n] + v;
+            p += n;
+            if (n < 8)
+                goto point;
+        }
+        while (p < e && (d = (unsigned char)*p - '0') <= 9) {
+            if (++digits > 15)
+                return NULL;
+            m = m * 10 + d;
+            p++;
+        }
+    }
+point:
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || (unsigned)((unsigned char)*p - '0') > 9)
+            return NULL;
+        /* Leading zeros after the point are not significant: digit by
+         * digit until the first other digit. */
+        while (m == 0 && p < e && *p == '0') {
+            frac++;
+            p++;
+        }
+        while (e - p >= 8) {
+            n = digit_run(p, &v);
+            digits += (int)n;
+            frac += (int)n;
+            if (digits > 15 || frac > 22)
+                return NULL;
+            m = m * POW10_U64[n] + v;
+            p += n;
+            if (n < 8)
+                goto exponent;
+        }
+        while (p < e && (d = (unsigned char)*p - '0') <= 9) {
+            m = m * 10 + d;
+            frac++;
+            digits++;
+            if (digits > 15 || frac > 22)
+                return NULL;
+            p++;
+        }
+    }
+exponent:
+    if (p < e && (*p == 'e' || *p == 'E'))
+        return NULL;
+    double x = frac ? (double)m / EXACT_POW10[frac] : (double)m;
+    *out = neg ? -x : x;
+    return p;
+}
+
 /* Parse one JSON number at s->p.  Integers and decimals with at most 15
  * significant digits and a small exponent are converted exactly
  * (mantissa and power of ten both exact doubles, one correctly rounded
@@ -295,6 +397,11 @@ static const double EXACT_POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
 int pm_jscan_number(pm_jscan *s, double *out)
 {
     CURSOR_OK(s);
+    const char *fast = plain_number(s->p, s->e, out);
+    if (fast) {
+        s->p = fast;
+        return 0;
+    }
     const char *p = s->p, *e = s->e, *start = p;
     int neg = 0;
     if (p < e && *p == '-') {

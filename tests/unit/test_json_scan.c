@@ -166,7 +166,14 @@ static void test_numbers(void **state)
                         "1.7976931348623157e308",
                         "100.00000000000001",
                         "4.35",
-                        "1700000000.123456"};
+                        "1700000000.123456",
+                        "12345678",
+                        "123456789",
+                        "-98765432.1",
+                        "1234567812345678",
+                        "100000000000000.5",
+                        "10.0000123456789",
+                        "0.0000000012345678"};
     pm_error err;
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         size_t len;
@@ -178,6 +185,35 @@ static void test_numbers(void **state)
         double want = strtod(ok[i], NULL);
         if (memcmp(&d, &want, sizeof d) != 0)
             fail_msg("%s: read %.17g, strtod %.17g", ok[i], d, want);
+        assert_ptr_equal(s.p, t + len);
+        free(t);
+    }
+    /* random decimals of 1 to 18 digits, a point anywhere or none, each
+     * bit for bit against strtod (the eight-digit steps and their edges) */
+    unsigned long long rng = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        char num[32];
+        size_t k = 0;
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        int ndig = 1 + (int)(rng % 18), point = (int)((rng >> 8) % (unsigned)(ndig + 3));
+        if ((rng >> 16) & 1)
+            num[k++] = '-';
+        for (int j = 0; j < ndig; j++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            num[k++] = (char)('0' + (j == 0 && ndig > 1 && point != 1 ? 1 + rng % 9 : rng % 10));
+            if (j + 1 == point && j + 1 < ndig)
+                num[k++] = '.';
+        }
+        num[k] = 0;
+        size_t len;
+        char *t = exact(num, &len);
+        pm_jscan s;
+        pm_jscan_init(&s, "n.json", t, len, 0, &err);
+        double d = -1;
+        assert_int_equal(pm_jscan_number(&s, &d), 0);
+        double want = strtod(num, NULL);
+        if (memcmp(&d, &want, sizeof d) != 0)
+            fail_msg("%s: read %.17g, strtod %.17g", num, d, want);
         assert_ptr_equal(s.p, t + len);
         free(t);
     }
