@@ -455,7 +455,9 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
     free(plain);
     /* The lists become the profile's columns (grown to n where short). */
     if (!rc) {
-        p->t_mono_ns = pm_alloc_array(n ? n : 1, sizeof *p->t_mono_ns);
+        /* SKA records no monotonic clock: zeros, which calloc gives
+         * without writing where the memory is fresh (no resident pages). */
+        p->t_mono_ns = calloc(n ? n : 1, sizeof *p->t_mono_ns);
         p->t_wall_ns = pm_alloc_array(n ? n : 1, sizeof *p->t_wall_ns);
         k = 0;
         for (size_t c = 0; c < h->ncols && p->t_mono_ns && p->t_wall_ns; c++) {
@@ -489,7 +491,6 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
     p->n = n;
     for (size_t i = 0; i < n; i++) {
         double sec = h->ts.v[i];
-        p->t_mono_ns[i] = 0;
         /* A timestamp that is not a number cannot be placed: the analyser
          * drops it as non-increasing. */
         if (!isfinite(sec) || fabs(sec) > 9.2e9) {
