@@ -465,6 +465,38 @@ int pm_jscan_number(pm_jscan *s, double *out)
     return 0;
 }
 
+size_t pm_jscan_plain_numbers(pm_jscan *s, double *dst, size_t cap, int *closed)
+{
+    CURSOR_OK(s);
+    size_t k = 0;
+    *closed = 0;
+    while (k < cap) {
+        const char *at = s->p;
+        pm_jscan_ws(s);
+        const char *end = plain_number(s->p, s->e, &dst[k]);
+        if (!end) {
+            s->p = at;
+            break;
+        }
+        s->p = end;
+        pm_jscan_ws(s);
+        if (s->p < s->e && *s->p == ',') {
+            s->p++;
+            k++;
+            continue;
+        }
+        if (s->p < s->e && *s->p == ']') {
+            s->p++;
+            k++;
+            *closed = 1;
+            break;
+        }
+        s->p = at; /* not followed by a separator: the caller's error */
+        break;
+    }
+    return k;
+}
+
 int pm_jscan_literal(pm_jscan *s, const char *lit)
 {
     CURSOR_OK(s);

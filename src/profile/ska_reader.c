@@ -260,6 +260,13 @@ static int scan_number_list(pm_jscan *s, col *c, const char *what)
         return 0;
     }
     for (;;) {
+        /* The plain numbers that fit, straight into the column; the
+         * element after them (or the one that would grow it) below. */
+        int closed = 0;
+        if (c->n < c->cap)
+            c->n += pm_jscan_plain_numbers(s, c->v + c->n, c->cap - c->n, &closed);
+        if (closed)
+            return 0;
         pm_jscan_ws(s);
         if (s->p >= s->e)
             return pm_jscan_fail(s, s->p, "malformed JSON: unexpected end of input");

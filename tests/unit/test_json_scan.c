@@ -254,6 +254,60 @@ static void test_numbers(void **state)
     free(t);
 }
 
+/* pm_jscan_plain_numbers: the run of plain numbers after '[' or ',',
+ * and where it leaves the cursor for the caller's general steps. */
+static void test_plain_numbers(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t cap;
+        size_t want;      /* numbers read */
+        int closed;       /* the ']' read */
+        const char *rest; /* the text at the cursor afterwards */
+        double v[4];
+    } rows[] = {
+        {"1, 2.5,\n    -3]", 8, 3, 1, "", {1, 2.5, -3}},
+        {"\n            1700000000,\n            1700000001]",
+         8,
+         2,
+         1,
+         "",
+         {1700000000, 1700000001}},
+        {"1, \"2\", 3]", 8, 1, 0, " \"2\", 3]", {1}},
+        {"1, null]", 8, 1, 0, " null]", {1}},
+        {"1,2,3]", 2, 2, 0, "3]", {1, 2}},
+        {"1e5, 2]", 8, 0, 0, "1e5, 2]", {0}},
+        {"1 2]", 8, 0, 0, "1 2]", {0}},
+        {"7, 1234567890123456, 1]", 8, 1, 0, " 1234567890123456, 1]", {7}},
+        {"0.25, 01]", 8, 1, 0, " 01]", {0.25}},
+        {"5", 8, 0, 0, "5", {0}},
+        {"]", 8, 0, 0, "]", {0}},
+        {"-0.0000001, 12345678.5]", 8, 2, 1, "", {-0.0000001, 12345678.5}},
+    };
+    pm_error err;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        size_t len;
+        char *t = exact(rows[i].text, &len);
+        pm_jscan s;
+        pm_jscan_init(&s, "l.json", t, len, 0, &err);
+        double v[8];
+        int closed = -1;
+        size_t n = pm_jscan_plain_numbers(&s, v, rows[i].cap, &closed);
+        size_t left = (size_t)(t + len - s.p);
+        if (n != rows[i].want || closed != rows[i].closed || strlen(rows[i].rest) != left ||
+            memcmp(rows[i].rest, s.p, left) != 0)
+            fail_msg("%s: %zu numbers, closed %d, rest \"%.*s\"", rows[i].text, n, closed,
+                     (int)(t + len - s.p), s.p);
+        for (size_t k = 0; k < n; k++) {
+            double want = rows[i].v[k];
+            if (memcmp(&v[k], &want, sizeof want) != 0)
+                fail_msg("%s: number %zu is %.17g, not %.17g", rows[i].text, k, v[k], want);
+        }
+        free(t);
+    }
+}
+
 static void test_strings(void **state)
 {
     (void)state;
@@ -390,9 +444,13 @@ static void test_whitespace_at_ends(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tokens),          cmocka_unit_test(test_nesting),
-        cmocka_unit_test(test_numbers),         cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_error_positions), cmocka_unit_test(test_whitespace_at_ends),
+        cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_plain_numbers),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_error_positions),
+        cmocka_unit_test(test_whitespace_at_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
