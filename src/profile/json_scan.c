@@ -123,10 +123,24 @@ static const unsigned char *skip_plain(const unsigned char *p, const unsigned ch
     const __m128i zero_m1 = _mm_set1_epi8('0' - 1), nine_p1 = _mm_set1_epi8('9' + 1);
     const __m128i a_m1 = _mm_set1_epi8('a' - 1), z_p1 = _mm_set1_epi8('z' + 1);
     const __m128i lower = _mm_set1_epi8(0x20);
+    const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), comma = _mm_set1_epi8(','),
+                  dot = _mm_set1_epi8('.');
     while (e - p >= 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
         /* signed compares: bytes from 0x80 up are negative, never plain */
         __m128i m = _mm_and_si128(_mm_cmpgt_epi8(x, zero_m1), _mm_cmplt_epi8(x, nine_p1));
+        /* Lists of numbers are digits, spaces, newlines, commas and
+         * points: those first, the whole class only where they are not
+         * all (a number list in json.dump's layout is then 8 operations
+         * per 16 bytes, not 22). */
+        __m128i common =
+            _mm_or_si128(_mm_or_si128(m, _mm_cmpeq_epi8(x, sp)),
+                         _mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_or_si128(_mm_cmpeq_epi8(x, comma),
+                                                                          _mm_cmpeq_epi8(x, dot))));
+        if (_mm_movemask_epi8(common) == 0xFFFF) {
+            p += 16;
+            continue;
+        }
         __m128i l = _mm_or_si128(x, lower);
         m = _mm_or_si128(m, _mm_and_si128(_mm_cmpgt_epi8(l, a_m1), _mm_cmplt_epi8(l, z_p1)));
         m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));

@@ -308,6 +308,35 @@ static void test_plain_numbers(void **state)
     }
 }
 
+/* pm_jscan_skip over a list of numbers laid out as json.dump writes it,
+ * with one byte that is not plain JSON put at each place in turn: every
+ * such byte is found, whichever 16-byte step it falls in. */
+static void test_skip_every_byte(void **state)
+{
+    (void)state;
+    const char *list = "[\n    1700000000,\n    12.5,\n    -3,\n    4e+2,\n    0.25\n]";
+    size_t n = strlen(list);
+    pm_error err;
+    for (int b = 1; b < 256; b++) {
+        int plain = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') ||
+                    strchr(" \t\n\r,:-+.", b) != NULL;
+        if (plain || strchr("\"[]{}", b))
+            continue;
+        for (size_t at = 1; at + 1 < n; at++) {
+            char *t = malloc(n);
+            assert_non_null(t);
+            memcpy(t, list, n);
+            t[at] = (char)b;
+            pm_jscan s;
+            pm_error_clear(&err);
+            pm_jscan_init(&s, "b.json", t, n, 0, &err);
+            if (pm_jscan_skip(&s) != PM_EFORMAT || !strstr(err.msg, "unexpected character"))
+                fail_msg("byte 0x%02x at %zu: not found (%s)", (unsigned)b, at, err.msg);
+            free(t);
+        }
+    }
+}
+
 static void test_strings(void **state)
 {
     (void)state;
@@ -444,13 +473,10 @@ static void test_whitespace_at_ends(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_nesting),
-        cmocka_unit_test(test_numbers),
-        cmocka_unit_test(test_plain_numbers),
-        cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_error_positions),
-        cmocka_unit_test(test_whitespace_at_ends),
+        cmocka_unit_test(test_tokens),          cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_numbers),         cmocka_unit_test(test_plain_numbers),
+        cmocka_unit_test(test_skip_every_byte), cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_error_positions), cmocka_unit_test(test_whitespace_at_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
