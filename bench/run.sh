@@ -58,6 +58,11 @@ fi
 echo "== perfmon-analyze --pdf / --plots: ${PM_BENCH_REPORT_HOSTS:-16} hosts x ${PM_BENCH_REPORT_SAMPLES:-86400} samples; SKA JSON 16 x 3600 --pdf and --stats"
 "$BUILD/bench/report_bench" "$BIN" "${PM_BENCH_REPORT_HOSTS:-16}" "${PM_BENCH_REPORT_SAMPLES:-86400}" 16 3600
 
+echo "== SKA SDP perfmon's own post-processing beside perfmon-analyze: SKA JSON ${PM_BENCH_SKA_HOSTS:-16} x ${PM_BENCH_SKA_SAMPLES:-3600} (bench/ska_side.sh; pandas and matplotlib, skipped without them)"
+mkdir -p "$TMP/skaside"
+TMP="$TMP/skaside" BUILD="$BUILD" sh bench/ska_side.sh
+rm -rf "$TMP/skaside"
+
 echo "== perfmon-analyze --html beside --pdf: SKA 16 x 3600, 512 x ${PM_BENCH_BIG:+86400}${PM_BENCH_BIG:-3600} and 10000 x 120 (bench/bigjob.c); the first screen and a zoom in headless Chromium (bench/html.sh)"
 mkdir -p "$TMP/html"
 TMP="$TMP/html" BUILD="$BUILD" sh bench/html.sh

@@ -87,6 +87,15 @@ int pm_jscan_top(pm_jscan *s, pm_jmember **out, size_t *nout) PM_WUR;
  * significant digits without an exponent, strtod otherwise. */
 int pm_jscan_number(pm_jscan *s, double *out) PM_WUR;
 
+/* Inside a list, the cursor after '[' or a ',': read the run of plain
+ * numbers that follows (up to 15 significant digits, no exponent), each
+ * with the ',' after it, into dst[0..cap); *closed is set to 1 when the
+ * list's ']' followed the last one (and was read).  Returns how many were
+ * read; the cursor stops before the first element that is anything else
+ * (a string, a literal, another number, an error: each for the caller to
+ * read with the steps above, which report errors), and after cap. */
+size_t pm_jscan_plain_numbers(pm_jscan *s, double *dst, size_t cap, int *closed);
+
 /* Step over the literal lit ("null", "true", "false") at the cursor. */
 int pm_jscan_literal(pm_jscan *s, const char *lit) PM_WUR;
 

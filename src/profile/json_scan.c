@@ -123,10 +123,24 @@ static const unsigned char *skip_plain(const unsigned char *p, const unsigned ch
     const __m128i zero_m1 = _mm_set1_epi8('0' - 1), nine_p1 = _mm_set1_epi8('9' + 1);
     const __m128i a_m1 = _mm_set1_epi8('a' - 1), z_p1 = _mm_set1_epi8('z' + 1);
     const __m128i lower = _mm_set1_epi8(0x20);
+    const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), comma = _mm_set1_epi8(','),
+                  dot = _mm_set1_epi8('.');
     while (e - p >= 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
         /* signed compares: bytes from 0x80 up are negative, never plain */
         __m128i m = _mm_and_si128(_mm_cmpgt_epi8(x, zero_m1), _mm_cmplt_epi8(x, nine_p1));
+        /* Lists of numbers are digits, spaces, newlines, commas and
+         * points: those first, the whole class only where they are not
+         * all (a number list in json.dump's layout is then 8 operations
+         * per 16 bytes, not 22). */
+        __m128i common =
+            _mm_or_si128(_mm_or_si128(m, _mm_cmpeq_epi8(x, sp)),
+                         _mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_or_si128(_mm_cmpeq_epi8(x, comma),
+                                                                          _mm_cmpeq_epi8(x, dot))));
+        if (_mm_movemask_epi8(common) == 0xFFFF) {
+            p += 16;
+            continue;
+        }
         __m128i l = _mm_or_si128(x, lower);
         m = _mm_or_si128(m, _mm_and_si128(_mm_cmpgt_epi8(l, a_m1), _mm_cmplt_epi8(l, z_p1)));
         m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
@@ -288,6 +302,108 @@ static const double EXACT_POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* The run of ASCII digits that starts at p, at most eight of them (p has
+ * eight bytes to read): its length, and its value in *val.  One 8-byte
+ * load: XOR with '0' maps exactly the digits to 0-9, the first byte that
+ * is not one ends the run, the bytes after it are shifted out, and three
+ * multiplications add the digits up (Lemire's 8-digit method). */
+static inline unsigned digit_run(const char *p, uint64_t *val)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    uint64_t t = x ^ 0x3030303030303030u;
+    uint64_t other = ((t + 0x7676767676767676u) | t) & 0x8080808080808080u;
+    unsigned n = other ? (unsigned)__builtin_ctzll(other) >> 3 : 8;
+    if (n == 0) {
+        *val = 0;
+        return 0;
+    }
+    t <<= 8 * (8 - n); /* the run's last digit in the lowest place */
+    t = (t * 2561) >> 8 & 0x00FF00FF00FF00FFu;
+    t = (t * 6553601) >> 16 & 0x0000FFFF0000FFFFu;
+    *val = (t * 42949672960001u) >> 32;
+    return n;
+}
+
+static const uint64_t POW10_U64[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+/* The common case of pm_jscan_number: at most 15 significant digits, at
+ * most 22 after the point, no exponent.  Returns the end of the number
+ * with its value in *out, or NULL to leave the number (and any error) to
+ * the general path.  The value is the general path's, bit for bit: the
+ * same mantissa and power of ten, divided once. */
+static inline const char *plain_number(const char *p, const char *e, double *out)
+{
+    int neg = 0;
+    if (p < e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p >= e || (unsigned)((unsigned char)*p - '0') > 9)
+        return NULL;
+    uint64_t m = 0, v;
+    unsigned d, n;
+    int digits = 0, frac = 0;
+    if (*p == '0') {
+        p++; /* JSON: a leading 0 stands alone */
+    } else {
+        /* every digit is significant */
+        while (e - p >= 8) {
+            n = digit_run(p, &v);
+            digits += (int)n;
+            if (digits > 15)
+                return NULL;
+            m = m * POW10_U64[n] + v;
+            p += n;
+            if (n < 8)
+                goto point;
+        }
+        while (p < e && (d = (unsigned char)*p - '0') <= 9) {
+            if (++digits > 15)
+                return NULL;
+            m = m * 10 + d;
+            p++;
+        }
+    }
+point:
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || (unsigned)((unsigned char)*p - '0') > 9)
+            return NULL;
+        /* Leading zeros after the point are not significant: digit by
+         * digit until the first other digit. */
+        while (m == 0 && p < e && *p == '0') {
+            frac++;
+            p++;
+        }
+        while (e - p >= 8) {
+            n = digit_run(p, &v);
+            digits += (int)n;
+            frac += (int)n;
+            if (digits > 15 || frac > 22)
+                return NULL;
+            m = m * POW10_U64[n] + v;
+            p += n;
+            if (n < 8)
+                goto exponent;
+        }
+        while (p < e && (d = (unsigned char)*p - '0') <= 9) {
+            m = m * 10 + d;
+            frac++;
+            digits++;
+            if (digits > 15 || frac > 22)
+                return NULL;
+            p++;
+        }
+    }
+exponent:
+    if (p < e && (*p == 'e' || *p == 'E'))
+        return NULL;
+    double x = frac ? (double)m / EXACT_POW10[frac] : (double)m;
+    *out = neg ? -x : x;
+    return p;
+}
+
 /* Parse one JSON number at s->p.  Integers and decimals with at most 15
  * significant digits and a small exponent are converted exactly
  * (mantissa and power of ten both exact doubles, one correctly rounded
@@ -295,6 +411,11 @@ static const double EXACT_POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
 int pm_jscan_number(pm_jscan *s, double *out)
 {
     CURSOR_OK(s);
+    const char *fast = plain_number(s->p, s->e, out);
+    if (fast) {
+        s->p = fast;
+        return 0;
+    }
     const char *p = s->p, *e = s->e, *start = p;
     int neg = 0;
     if (p < e && *p == '-') {
@@ -356,6 +477,38 @@ int pm_jscan_number(pm_jscan *s, double *out)
     }
     s->p = p;
     return 0;
+}
+
+size_t pm_jscan_plain_numbers(pm_jscan *s, double *dst, size_t cap, int *closed)
+{
+    CURSOR_OK(s);
+    size_t k = 0;
+    *closed = 0;
+    while (k < cap) {
+        const char *at = s->p;
+        pm_jscan_ws(s);
+        const char *end = plain_number(s->p, s->e, &dst[k]);
+        if (!end) {
+            s->p = at;
+            break;
+        }
+        s->p = end;
+        pm_jscan_ws(s);
+        if (s->p < s->e && *s->p == ',') {
+            s->p++;
+            k++;
+            continue;
+        }
+        if (s->p < s->e && *s->p == ']') {
+            s->p++;
+            k++;
+            *closed = 1;
+            break;
+        }
+        s->p = at; /* not followed by a separator: the caller's error */
+        break;
+    }
+    return k;
 }
 
 int pm_jscan_literal(pm_jscan *s, const char *lit)

@@ -260,6 +260,13 @@ static int scan_number_list(pm_jscan *s, col *c, const char *what)
         return 0;
     }
     for (;;) {
+        /* The plain numbers that fit, straight into the column; the
+         * element after them (or the one that would grow it) below. */
+        int closed = 0;
+        if (c->n < c->cap)
+            c->n += pm_jscan_plain_numbers(s, c->v + c->n, c->cap - c->n, &closed);
+        if (closed)
+            return 0;
         pm_jscan_ws(s);
         if (s->p >= s->e)
             return pm_jscan_fail(s, s->p, "malformed JSON: unexpected end of input");
@@ -455,7 +462,9 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
     free(plain);
     /* The lists become the profile's columns (grown to n where short). */
     if (!rc) {
-        p->t_mono_ns = pm_alloc_array(n ? n : 1, sizeof *p->t_mono_ns);
+        /* SKA records no monotonic clock: zeros, which calloc gives
+         * without writing where the memory is fresh (no resident pages). */
+        p->t_mono_ns = calloc(n ? n : 1, sizeof *p->t_mono_ns);
         p->t_wall_ns = pm_alloc_array(n ? n : 1, sizeof *p->t_wall_ns);
         k = 0;
         for (size_t c = 0; c < h->ncols && p->t_mono_ns && p->t_wall_ns; c++) {
@@ -489,7 +498,6 @@ static int host_profile(const char *path, host *h, pm_profile **out, pm_error *e
     p->n = n;
     for (size_t i = 0; i < n; i++) {
         double sec = h->ts.v[i];
-        p->t_mono_ns[i] = 0;
         /* A timestamp that is not a number cannot be placed: the analyser
          * drops it as non-increasing. */
         if (!isfinite(sec) || fabs(sec) > 9.2e9) {

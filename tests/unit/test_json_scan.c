@@ -166,7 +166,14 @@ static void test_numbers(void **state)
                         "1.7976931348623157e308",
                         "100.00000000000001",
                         "4.35",
-                        "1700000000.123456"};
+                        "1700000000.123456",
+                        "12345678",
+                        "123456789",
+                        "-98765432.1",
+                        "1234567812345678",
+                        "100000000000000.5",
+                        "10.0000123456789",
+                        "0.0000000012345678"};
     pm_error err;
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         size_t len;
@@ -178,6 +185,35 @@ static void test_numbers(void **state)
         double want = strtod(ok[i], NULL);
         if (memcmp(&d, &want, sizeof d) != 0)
             fail_msg("%s: read %.17g, strtod %.17g", ok[i], d, want);
+        assert_ptr_equal(s.p, t + len);
+        free(t);
+    }
+    /* random decimals of 1 to 18 digits, a point anywhere or none, each
+     * bit for bit against strtod (the eight-digit steps and their edges) */
+    unsigned long long rng = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        char num[32];
+        size_t k = 0;
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        int ndig = 1 + (int)(rng % 18), point = (int)((rng >> 8) % (unsigned)(ndig + 3));
+        if ((rng >> 16) & 1)
+            num[k++] = '-';
+        for (int j = 0; j < ndig; j++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            num[k++] = (char)('0' + (j == 0 && ndig > 1 && point != 1 ? 1 + rng % 9 : rng % 10));
+            if (j + 1 == point && j + 1 < ndig)
+                num[k++] = '.';
+        }
+        num[k] = 0;
+        size_t len;
+        char *t = exact(num, &len);
+        pm_jscan s;
+        pm_jscan_init(&s, "n.json", t, len, 0, &err);
+        double d = -1;
+        assert_int_equal(pm_jscan_number(&s, &d), 0);
+        double want = strtod(num, NULL);
+        if (memcmp(&d, &want, sizeof d) != 0)
+            fail_msg("%s: read %.17g, strtod %.17g", num, d, want);
         assert_ptr_equal(s.p, t + len);
         free(t);
     }
@@ -216,6 +252,89 @@ static void test_numbers(void **state)
     assert_int_equal(pm_jscan_literal(&s, "null"), PM_EFORMAT);
     assert_string_equal(err.msg, "n.json:1:1: malformed JSON: unexpected value");
     free(t);
+}
+
+/* pm_jscan_plain_numbers: the run of plain numbers after '[' or ',',
+ * and where it leaves the cursor for the caller's general steps. */
+static void test_plain_numbers(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t cap;
+        size_t want;      /* numbers read */
+        int closed;       /* the ']' read */
+        const char *rest; /* the text at the cursor afterwards */
+        double v[4];
+    } rows[] = {
+        {"1, 2.5,\n    -3]", 8, 3, 1, "", {1, 2.5, -3}},
+        {"\n            1700000000,\n            1700000001]",
+         8,
+         2,
+         1,
+         "",
+         {1700000000, 1700000001}},
+        {"1, \"2\", 3]", 8, 1, 0, " \"2\", 3]", {1}},
+        {"1, null]", 8, 1, 0, " null]", {1}},
+        {"1,2,3]", 2, 2, 0, "3]", {1, 2}},
+        {"1e5, 2]", 8, 0, 0, "1e5, 2]", {0}},
+        {"1 2]", 8, 0, 0, "1 2]", {0}},
+        {"7, 1234567890123456, 1]", 8, 1, 0, " 1234567890123456, 1]", {7}},
+        {"0.25, 01]", 8, 1, 0, " 01]", {0.25}},
+        {"5", 8, 0, 0, "5", {0}},
+        {"]", 8, 0, 0, "]", {0}},
+        {"-0.0000001, 12345678.5]", 8, 2, 1, "", {-0.0000001, 12345678.5}},
+    };
+    pm_error err;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        size_t len;
+        char *t = exact(rows[i].text, &len);
+        pm_jscan s;
+        pm_jscan_init(&s, "l.json", t, len, 0, &err);
+        double v[8];
+        int closed = -1;
+        size_t n = pm_jscan_plain_numbers(&s, v, rows[i].cap, &closed);
+        size_t left = (size_t)(t + len - s.p);
+        if (n != rows[i].want || closed != rows[i].closed || strlen(rows[i].rest) != left ||
+            memcmp(rows[i].rest, s.p, left) != 0)
+            fail_msg("%s: %zu numbers, closed %d, rest \"%.*s\"", rows[i].text, n, closed,
+                     (int)(t + len - s.p), s.p);
+        for (size_t k = 0; k < n; k++) {
+            double want = rows[i].v[k];
+            if (memcmp(&v[k], &want, sizeof want) != 0)
+                fail_msg("%s: number %zu is %.17g, not %.17g", rows[i].text, k, v[k], want);
+        }
+        free(t);
+    }
+}
+
+/* pm_jscan_skip over a list of numbers laid out as json.dump writes it,
+ * with one byte that is not plain JSON put at each place in turn: every
+ * such byte is found, whichever 16-byte step it falls in. */
+static void test_skip_every_byte(void **state)
+{
+    (void)state;
+    const char *list = "[\n    1700000000,\n    12.5,\n    -3,\n    4e+2,\n    0.25\n]";
+    size_t n = strlen(list);
+    pm_error err;
+    for (int b = 1; b < 256; b++) {
+        int plain = (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') ||
+                    strchr(" \t\n\r,:-+.", b) != NULL;
+        if (plain || strchr("\"[]{}", b))
+            continue;
+        for (size_t at = 1; at + 1 < n; at++) {
+            char *t = malloc(n);
+            assert_non_null(t);
+            memcpy(t, list, n);
+            t[at] = (char)b;
+            pm_jscan s;
+            pm_error_clear(&err);
+            pm_jscan_init(&s, "b.json", t, n, 0, &err);
+            if (pm_jscan_skip(&s) != PM_EFORMAT || !strstr(err.msg, "unexpected character"))
+                fail_msg("byte 0x%02x at %zu: not found (%s)", (unsigned)b, at, err.msg);
+            free(t);
+        }
+    }
 }
 
 static void test_strings(void **state)
@@ -355,7 +474,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tokens),          cmocka_unit_test(test_nesting),
-        cmocka_unit_test(test_numbers),         cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_numbers),         cmocka_unit_test(test_plain_numbers),
+        cmocka_unit_test(test_skip_every_byte), cmocka_unit_test(test_strings),
         cmocka_unit_test(test_error_positions), cmocka_unit_test(test_whitespace_at_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
