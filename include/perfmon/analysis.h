@@ -348,8 +348,12 @@ size_t pm_grid_interp(const double *t, const double *v, size_t n, double t0, dou
 #define PM_LEGEND_MAX_HOSTS 12
 /* Above this many hosts the report adds time x node colour maps. */
 #define PM_HEATMAP_MIN_HOSTS 16
-/* pm_analyze_opts.report: which reports the stream mode keeps rows for. */
-enum { PM_REPORT_DOC = 1, PM_REPORT_PLOTS = 2 };
+/* Up to this many hosts the HTML report's per-node charts draw every
+ * host's own samples (the stream mode keeps them with PM_REPORT_HTML). */
+#define PM_REPORT_SERIES_HOSTS 16
+/* pm_analyze_opts.report: which reports the stream mode keeps rows for
+ * (PM_REPORT_HTML: also each host's own series, pm_report_series). */
+enum { PM_REPORT_DOC = 1, PM_REPORT_PLOTS = 2, PM_REPORT_HTML = 4 };
 /* The report's grids: the band plots', the PDF's colour maps', --plots'. */
 #define PM_REPORT_BAND_COLS 4000
 #define PM_REPORT_HEAT_PDF 1200
@@ -362,6 +366,16 @@ size_t pm_report_grid(const pm_analysis *a, size_t max_cols, double *t0, double 
  * no series.  --stream reads the row kept in the fold (a file). */
 int pm_report_row(const pm_analysis *a, const pm_metric_result *r, size_t h, size_t max_cols,
                   size_t g0, size_t g1, double *out, pm_error *err) PM_WUR;
+/* x as the HTML report embeds it: float32, NaN where x is not finite. */
+float pm_report_f32(double x);
+/* Host h's own series of metric r as the HTML report embeds it: *n points,
+ * (*t)[i] = pm_report_f32(time - a->t_start), (*v)[i] = pm_report_f32(value)
+ * (*t and *v malloc'd, the caller frees them; NULL and *n = 0 where the host
+ * has no series).  In memory from the series; --stream reads what the
+ * fold kept for a job of at most PM_REPORT_SERIES_HOSTS hosts when
+ * opts.report has PM_REPORT_HTML (else PM_EUSAGE). */
+int pm_report_series(const pm_analysis *a, const pm_metric_result *r, size_t h, float **t,
+                     float **v, size_t *n, pm_error *err) PM_WUR;
 /* The least and largest finite value of s (INFINITY and -INFINITY when
  * none). */
 void pm_series_range(const pm_series *s, double *lo, double *hi);

@@ -7,10 +7,13 @@
  * the series placed on each report grid (the band plot's and the colour
  * maps', written by pwrite to an unlinked file: the file's pages are page
  * cache, not the process's memory), the least and largest finite value
- * and whether the first point is a gap (in the series), and per metric the
- * times of every reset and dropped point in host order (in memory). */
+ * and whether the first point is a gap (in the series), per metric the
+ * times of every reset and dropped point in host order (in memory), and
+ * for the HTML report of a job of 13 to 16 hosts each host's own series
+ * as float32 (in the file, after the rows). */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,11 +176,11 @@ static off_t row_offset(const pm_report_keep *k, size_t d, size_t j, size_t h)
     return (off_t)(off * sizeof(double));
 }
 
-/* n doubles at byte offset at of the rows' file: written (put) or read. */
-static int row_io(int fd, double *v, size_t n, off_t at, int put, pm_error *err)
+/* len bytes at byte offset at of the rows' file: written (put) or read. */
+static int file_io(int fd, void *buf, size_t len, off_t at, int put, pm_error *err)
 {
-    unsigned char *p = (unsigned char *)v;
-    size_t want = n * sizeof *v;
+    unsigned char *p = buf;
+    size_t want = len;
     while (want) {
         ssize_t got = put ? pwrite(fd, p, want, at) : pread(fd, p, want, at);
         if (got < 0 && errno == EINTR)
@@ -190,6 +193,60 @@ static int row_io(int fd, double *v, size_t n, off_t at, int put, pm_error *err)
         at += got;
         want -= (size_t)got;
     }
+    return 0;
+}
+
+/* n doubles at byte offset at of the rows' file: written (put) or read. */
+static int row_io(int fd, double *v, size_t n, off_t at, int put, pm_error *err)
+{
+    return file_io(fd, v, n * sizeof *v, at, put, err);
+}
+
+float pm_report_f32(double x)
+{
+    return isfinite(x) ? (float)x : NAN;
+}
+
+int pm_report_series(const pm_analysis *a, const pm_metric_result *r, size_t h, float **t,
+                     float **v, size_t *n, pm_error *err)
+{
+    const pm_series *s = r->host[h];
+    const pm_report_keep *k = a->keep;
+    *t = *v = NULL;
+    *n = 0;
+    if (!s || !s->n)
+        return 0;
+    size_t at = 0, d = metric_index(a, r);
+    if (!(s->t && s->v)) {
+        /* --stream: the values went after the fold */
+        if (!k || !k->series)
+            return pm_error_set(err, PM_EUSAGE, "--stream: no series of host %zu kept", h);
+        at = k->ser_at[d * k->nhosts + h];
+        if (k->ser_n[d * k->nhosts + h] != s->n)
+            return pm_error_set(err, PM_EIO,
+                                "--stream: host %zu's series kept with %zu points, not %zu", h,
+                                k->ser_n[d * k->nhosts + h], s->n);
+    }
+    float *tt = pm_alloc_array(s->n, sizeof *tt), *vv = pm_alloc_array(s->n, sizeof *vv);
+    int rc = tt && vv ? 0 : pm_error_set(err, PM_ENOMEM, "out of memory");
+    if (!rc && s->t && s->v)
+        for (size_t i = 0; i < s->n; i++) {
+            tt[i] = pm_report_f32(s->t[i] - a->t_start);
+            vv[i] = pm_report_f32(s->v[i]);
+        }
+    else if (!rc) {
+        rc = file_io(k->fd, tt, s->n * sizeof *tt, (off_t)at, 0, err);
+        if (!rc)
+            rc = file_io(k->fd, vv, s->n * sizeof *vv, (off_t)(at + s->n * sizeof *tt), 0, err);
+    }
+    if (rc) {
+        free(tt);
+        free(vv);
+        return rc;
+    }
+    *t = tt;
+    *v = vv;
+    *n = s->n;
     return 0;
 }
 
@@ -261,7 +318,18 @@ int pm_report_keep_open(pm_analysis *a, pm_error *err)
             k->maxng = k->ng[j];
         k->per_metric += k->nhosts * k->ng[j];
     }
-    if (!k->per_metric)
+    /* The HTML's per-node lines of a job of more hosts than the fold keeps
+     * whole (docs/report.md, "What is exact at which zoom"). */
+    if ((a->opts.report & PM_REPORT_HTML) && a->nhosts > PM_LEGEND_MAX_HOSTS &&
+        a->nhosts <= PM_REPORT_SERIES_HOSTS) {
+        k->series = 1;
+        k->tail = nm * k->per_metric * sizeof(double);
+        k->ser_at = calloc(nm * a->nhosts, sizeof *k->ser_at);
+        k->ser_n = calloc(nm * a->nhosts, sizeof *k->ser_n);
+        if (!k->ser_at || !k->ser_n)
+            return pm_error_set(err, PM_ENOMEM, "out of memory");
+    }
+    if (!k->per_metric && !k->series)
         return 0;
     const char *dir = getenv("TMPDIR");
     char path[4096];
@@ -289,13 +357,44 @@ void pm_report_keep_free(pm_report_keep *k)
     free(k->rep);
     free(k->nrep);
     free(k->caprep);
+    free(k->ser_at);
+    free(k->ser_n);
     free(k);
+}
+
+/* Host h's series s of metric d, as pm_report_series gives it, appended
+ * to the file (its place taken atomically: the workers write at once). */
+static int keep_series(const pm_analysis *a, pm_report_keep *k, size_t d, size_t h,
+                       const pm_series *s, pm_error *err)
+{
+    if (!s->n)
+        return 0;
+    if (s->n > SIZE_MAX / (2 * sizeof(float)))
+        return pm_error_set(err, PM_ELIMIT, "--stream: a series of %zu points", s->n);
+    size_t len = 2 * s->n * sizeof(float);
+    float *buf = pm_alloc_array(2 * s->n, sizeof *buf);
+    if (!buf)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < s->n; i++) {
+        buf[i] = pm_report_f32(s->t[i] - a->t_start);
+        buf[s->n + i] = pm_report_f32(s->v[i]);
+    }
+    size_t at = __atomic_fetch_add(&k->tail, len, __ATOMIC_RELAXED);
+    int rc = at > (size_t)INT64_MAX - len
+                 ? pm_error_set(err, PM_ELIMIT, "--stream: the report's rows file is too large")
+                 : file_io(k->fd, buf, len, (off_t)at, 1, err);
+    free(buf);
+    if (!rc) {
+        k->ser_at[d * k->nhosts + h] = at;
+        k->ser_n[d * k->nhosts + h] = s->n;
+    }
+    return rc;
 }
 
 int pm_report_keep_host(const pm_analysis *a, size_t d, size_t h, pm_series *s, double *buf,
                         pm_error *err)
 {
-    const pm_report_keep *k = a->keep;
+    pm_report_keep *k = a->keep;
     range_of(s->v, s->n, &s->vlo, &s->vhi);
     s->first_gap = s->q && s->n && s->q[0] == PM_Q_GAP;
     s->last_gap = s->q && s->n && s->q[s->n - 1] == PM_Q_GAP;
@@ -307,7 +406,7 @@ int pm_report_keep_host(const pm_analysis *a, size_t d, size_t h, pm_series *s, 
         if (rc)
             return rc;
     }
-    return 0;
+    return k->series ? keep_series(a, k, d, h, s, err) : 0;
 }
 
 int pm_report_keep_repairs(pm_analysis *a, size_t d, const pm_series *s)

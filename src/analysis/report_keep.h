@@ -18,12 +18,19 @@ typedef struct pm_report_keep {
     size_t per_metric; /* doubles per catalog metric */
     double **rep;      /* [nm] (start, end) pairs */
     size_t *nrep, *caprep;
+    /* With PM_REPORT_HTML in a job of PM_LEGEND_MAX_HOSTS < hosts <=
+     * PM_REPORT_SERIES_HOSTS: each (metric, host)'s own series in the same
+     * file after the rows, its float32 times then values (pm_report_f32). */
+    int series;
+    size_t tail;            /* the file's bytes in use (atomic: any thread) */
+    size_t *ser_at, *ser_n; /* [nm * nhosts]: byte offset, points */
 } pm_report_keep;
 /* With opts.stream and opts.report: sets a->keep up (before the fold). */
 int pm_report_keep_open(pm_analysis *a, pm_error *err) PM_WUR;
 void pm_report_keep_free(pm_report_keep *k);
 /* Host h's series s of catalog metric d: its rows written (buf holds the
- * largest grid), its range and first gap kept in s; any thread. */
+ * largest grid) and, with k->series, the series itself; its range and
+ * first gap kept in s; any thread. */
 int pm_report_keep_host(const pm_analysis *a, size_t d, size_t h, pm_series *s, double *buf,
                         pm_error *err) PM_WUR;
 /* s's repair times appended to metric d's, in host order (the fold). */

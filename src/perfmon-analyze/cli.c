@@ -971,9 +971,10 @@ int pm_analyze_main_split(int argc, char **argv, pm_split *split, const char *mp
                           c.o.verbose, &c.o.stream)) != EXIT_OK)
         return rc;
     /* (--stream keeps what the report and the plots read of the series;
-     * --html draws the PDF's charts: it keeps what the PDF keeps) */
-    c.o.report =
-        (c.want_pdf || c.want_html ? PM_REPORT_DOC : 0) | (c.ro.plots_dir ? PM_REPORT_PLOTS : 0);
+     * --html draws the PDF's charts: it keeps what the PDF keeps, and the
+     * series of each node of a job of up to PM_REPORT_SERIES_HOSTS) */
+    c.o.report = (c.want_pdf || c.want_html ? PM_REPORT_DOC : 0) |
+                 (c.want_html ? PM_REPORT_HTML : 0) | (c.ro.plots_dir ? PM_REPORT_PLOTS : 0);
     if ((rc = find_templates(&c)) != CLI_GO)
         return rc;
     if (c.compare) /* under mpirun, on rank 0 alone */

@@ -13,8 +13,8 @@
 #include "report_int.h"
 
 /* A band chart of a job of up to this many nodes has a line per node
- * (from the band's grid); above, a per-node min/max pyramid level. */
-#define PM_HTML_LINE_NODES 16
+ * (its own samples); above, a per-node min/max pyramid level. */
+#define PM_HTML_LINE_NODES PM_REPORT_SERIES_HOSTS
 /* The float32 bytes of all nodes' min/max in all band charts, at most
  * (before deflate), and the coarsest level that is still worth it. */
 #define PM_HTML_PYR_BUDGET ((size_t)24 << 20)
@@ -33,7 +33,7 @@ static long line_host(const pm_analysis *a, const pm_metric_result *r, const pm_
 
 /* A band chart's nodes (docs/report.md, "What is exact at which zoom"):
  * in a job of at most PM_HTML_LINE_NODES nodes a line per node that is
- * not a line already, its row on the band's grid; above, each node's
+ * not a line already, its own samples (pm_report_series); above, each node's
  * minimum and maximum over blocks of c->pyr_block grid points, the nodes'
  * rows one after the other (NaN where a node has no data). */
 static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch, pm_error *err)
@@ -44,9 +44,6 @@ static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch
     size_t ng = b->n, nh = a->nhosts;
     if (ng == 0 || (nh > PM_HTML_LINE_NODES && !c->pyr_block))
         return 0;
-    double *row = pm_alloc_array(ng, sizeof *row);
-    if (!row)
-        return pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
     int rc = 0;
     if (nh <= PM_HTML_LINE_NODES) {
         pm_buf_puts(d, ",\"rows\":[");
@@ -55,22 +52,29 @@ static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch
             int drawn = 0;
             for (size_t i = 0; i < ch->plot.nseries; i++)
                 drawn |= line_host(a, r, &ch->plot.series[i]) == (long)h;
+            float *t = NULL, *v = NULL;
+            size_t n = 0;
             if (!r->host[h] || drawn)
                 continue;
-            if ((rc = pm_report_row(a, r, h, PM_REPORT_BAND_COLS, 0, ng, row, err)) != 0)
+            if ((rc = pm_report_series(a, r, h, &t, &v, &n, err)) != 0)
                 break;
             pm_buf_printf(d, "%s{", first ? "" : ",");
             html_json_key(d, "label", 1);
             pm_html_json_str(d, a->hosts[h].name);
             pm_buf_printf(d, ",\"node\":%zu", h);
-            html_json_blob(c, "v", row, ng, 0);
+            html_json_f32(c, "t", t, n);
+            html_json_f32(c, "v", v, n);
             pm_buf_puts(d, "}");
+            free(t);
+            free(v);
             first = 0;
         }
         pm_buf_puts(d, "]");
-        free(row);
         return rc;
     }
+    double *row = pm_alloc_array(ng, sizeof *row);
+    if (!row)
+        return pm_error_set(err, PM_ENOMEM, "out of memory for the HTML report's series");
     size_t bk = c->pyr_block, nb = (ng + bk - 1) / bk;
     double *lo = pm_alloc_array(nh * nb, sizeof *lo), *hi = pm_alloc_array(nh * nb, sizeof *hi);
     double *t = pm_alloc_array(nb, sizeof *t);

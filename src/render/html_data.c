@@ -61,8 +61,25 @@ static size_t add_blob(html_ctx *c, const double *v, size_t n, double off)
     if (!p)
         return SIZE_MAX;
     for (size_t i = 0; i < n; i++)
-        put_f32(p + 4 * i, isfinite(v[i]) ? (float)(v[i] - off) : NAN);
+        put_f32(p + 4 * i, pm_report_f32(v[i] - off));
     return html_take_blob(c, p, 4 * n, 4);
+}
+
+void html_json_f32(html_ctx *c, const char *k, const float *v, size_t n)
+{
+    unsigned char *p = n <= SIZE_MAX / 4 ? malloc(n ? 4 * n : 1) : NULL;
+    size_t i = SIZE_MAX;
+    if (p) {
+        for (size_t j = 0; j < n; j++)
+            put_f32(p + 4 * j, v[j]);
+        i = html_take_blob(c, p, 4 * n, 4);
+    }
+    if (i == SIZE_MAX) {
+        c->oom = 1;
+        return;
+    }
+    html_json_key(&c->data, k, 0);
+    pm_buf_printf(&c->data, "%zu", i);
 }
 
 void html_json_key(pm_buf *b, const char *k, int first)

@@ -53,6 +53,9 @@ void html_json_key(pm_buf *b, const char *k, int first);
 /* ,"k":INDEX of v[0..n) - off as float32 among the blobs; sets c->oom
  * when out of memory. */
 void html_json_blob(html_ctx *c, const char *k, const double *v, size_t n, double off);
+/* ,"k":INDEX of the float32 v[0..n) (pm_report_f32's) among the blobs;
+ * sets c->oom when out of memory. */
+void html_json_f32(html_ctx *c, const char *k, const float *v, size_t n);
 /* The figure of chart number c->ncharts (its title; the script draws into
  * it) into the body. */
 void html_figure(html_ctx *c, const char *title);

@@ -438,7 +438,7 @@
                  { series: [base + 3, base + 1], fill: 'rgba(43,79,140,0.22)' });
     }
     var lines = c.lines.map(function (l) { return [xarr(l.t), l]; });
-    (c.rows || []).forEach(function (l) { lines.push([xarr(c.band.t), l]); });
+    (c.rows || []).forEach(function (l) { lines.push([xarr(l.t), l]); });
     lines.forEach(function (xl, i) {
       tables.push([xl[0], arr(xl[1].v)]);
       /* a comparison's overlay: A solid, B dashed (as in the PDF) */

@@ -1,9 +1,9 @@
 """A generated job for the HTML report's tests (tests/cli/html_shots.sh,
 tests/cli/html_mpi.sh).
 
-usage: html_job.py DIR NODES
+usage: html_job.py DIR NODES [SAMPLES]
 
-NODES nodes (node000 ...) of 120 one-second samples in JSON Lines, with
+NODES nodes (node000 ...) of SAMPLES (120) one-second samples in JSON Lines, with
 the phases setup, solve, write, solve, write (a kind twice: two spans) in
 each node's events file; CPU a sine shifted per node (node007 flat at
 12 %) with a little noise below 20 nodes, memory a saw tooth.  The same
@@ -20,7 +20,7 @@ os.makedirs(d)
 rnd = random.Random(3)
 cols = [("cpu.percent", "%", "cpu", "gauge"), ("cpu.ncpus", "1", "cpu", "gauge"),
         ("mem.total", "B", "memory", "gauge"), ("mem.used", "B", "memory", "gauge")]
-K = 120
+K = int(sys.argv[3]) if len(sys.argv) > 3 else 120
 for i in range(n):
     host = "node%03d" % i
     head = {"format": "perfmon-profile", "version": 1, "host": host, "job_id": "shots",
