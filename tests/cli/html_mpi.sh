@@ -3,7 +3,8 @@
 # "MPI"): with SOURCE_DATE_EPOCH the file that `mpirun -n 2` and `-n 3`
 # write is byte for byte the one of one process, on a generated 20-node job
 # (band charts, the per-node pyramid, colour maps, phases: everything the
-# ranks gather), with --stream, on the names that are markup
+# ranks gather), with --stream, on a 14-node job whose per-node lines are
+# each node's own samples, on the names that are markup
 # (fixtures/html/hostile) and with --compare; an output that cannot be
 # written and a damaged chart library are reported once, every rank exits
 # with the single process's status, and nothing is left behind.
@@ -59,6 +60,14 @@ for n in 2 3; do
 done
 mpi 2 -q --stream "$T/job" --html "$T/stream.html"
 check "mpirun -n 2 --stream: the same bytes" sh -c "[ $rc -eq 0 ] && cmp '$T/one.html' '$T/stream.html'"
+# 14 nodes of 5,000 samples: each node's per-node line its own samples,
+# which --stream keeps in its rows' file on rank 0 (docs/report.md, "What
+# is exact at which zoom").
+python3 "$PM_ROOT/tests/support/html_job.py" "$T/n14" 14 5000
+"$A" -q "$T/n14" --html "$T/n14.html"
+mpi 2 -q --stream "$T/n14" --html "$T/n14s.html"
+check "14 x 5,000, mpirun -n 2 --stream: the same bytes as one process" sh -c \
+    "[ $rc -eq 0 ] && cmp '$T/n14.html' '$T/n14s.html'"
 
 H="$PM_ROOT/fixtures/html/hostile"
 "$A" -q "$H" --html "$T/h1.html"

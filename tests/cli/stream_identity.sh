@@ -10,9 +10,10 @@
 # level of the key), with --align=index, --start/--end and --repair, and
 # with phases (events files: each phase's figures per host).  The
 # pooled count, sd, p50 and max of one metric are also checked against the
-# values computed here from the generated numbers.  --csv, --data and
-# --hdf5 (h5dump) and --trace are compared between both modes too, and the
-# streamed CSV and trace against the input files (rows per host, one host's
+# values computed here from the generated numbers.  --csv, --data,
+# --hdf5 (h5dump), --trace and --html (a 14-node job) are compared between
+# both modes too, and the streamed CSV and trace against the input files
+# (rows per host, one host's
 # values and rates; the phases and one host's CPU track).
 set -u
 A="${PM_WRAP:-} $PM_BIN/perfmon-analyze"
@@ -289,6 +290,29 @@ samepdf() {
 }
 check "generated job --pdf: the same PDF" samepdf "$J"
 check "phases --pdf: the same PDF" samepdf "$P"
+# The HTML report of a job of 14 nodes (more than the fold keeps whole)
+# of 5,000 samples (more than the band grid's 4,000 points): the same
+# bytes, each node's per-node line its own 5,000 samples (kept for the
+# HTML in the rows' file), and the PDF the same with --html as without.
+python3 "$PM_ROOT/tests/support/html_job.py" "$T/h14" 14 5000
+samehtml() {
+    SOURCE_DATE_EPOCH=1700000000 $A "$@" -q --html "$T/m.html" >/dev/null 2>&1 &&
+        SOURCE_DATE_EPOCH=1700000000 $A "$@" -q --stream --html "$T/s.html" >/dev/null 2>&1 &&
+        cmp -s "$T/m.html" "$T/s.html"
+}
+check "14 x 5,000 --html: the same HTML" samehtml "$T/h14"
+check "14 x 5,000 --html: each node's line has its 5,000 samples" python3 - "$T/s.html" <<'EOF'
+import json, re, sys
+d = json.loads(re.search(r'id="pm-data">(.*?)</script>', open(sys.argv[1], encoding="utf-8").read(), re.S).group(1))
+rows = [r for c in d["charts"] for r in c.get("rows", [])]
+lens = {d["blobs"][r[k]][0] for r in rows for k in ("t", "v")}
+if len(rows) < 2 * 11 or lens != {5000}:
+    print("      %d rows, lengths %r" % (len(rows), sorted(lens)))
+    sys.exit(1)
+EOF
+check "14 x 5,000 --stream: the same PDF with --html as without" sh -c \
+    "SOURCE_DATE_EPOCH=1700000000 $A '$T/h14' -q --stream --pdf '$T/a.pdf' --html '$T/a.html' &&
+     SOURCE_DATE_EPOCH=1700000000 $A '$T/h14' -q --stream --pdf '$T/b.pdf' && cmp -s '$T/a.pdf' '$T/b.pdf'"
 check "fixtures/compare/base (phases) --by-phase" same "$F/compare/base" --stats --by-phase
 
 # --csv, --data and --hdf5 (written host by host in the pass after the
