@@ -216,11 +216,12 @@ int pm_report_series(const pm_analysis *a, const pm_metric_result *r, size_t h, 
     *n = 0;
     if (!s || !s->n)
         return 0;
-    size_t at = 0, d = metric_index(a, r);
+    size_t at = 0;
     if (!(s->t && s->v)) {
         /* --stream: the values went after the fold */
         if (!k || !k->series)
             return pm_error_set(err, PM_EUSAGE, "--stream: no series of host %zu kept", h);
+        size_t d = metric_index(a, r);
         at = k->ser_at[d * k->nhosts + h];
         if (k->ser_n[d * k->nhosts + h] != s->n)
             return pm_error_set(err, PM_EIO,

@@ -1,7 +1,8 @@
 /* What the report reads of the series (report_keep.c), against hand
  * computations: the report grid, a series' range and first gap (from its
  * values, and as the stream mode keeps them once the values are gone),
- * the repair spans in host order, the outlying hosts, and a host's row. */
+ * the repair spans in host order, the outlying hosts, a host's row, and a
+ * host's series as the HTML report embeds it. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -144,6 +145,43 @@ static void test_row(void **state)
         assert_true(isnan(row[g]));
 }
 
+static void test_series(void **state)
+{
+    (void)state;
+    pm_analysis a;
+    memset(&a, 0, sizeof a);
+    a.nhosts = 3;
+    a.t_start = 1700000000.25;
+    a.t_end = 1700000003.25;
+    double t[4] = {1700000000.25, 1700000001.25, 1700000002.5, 1700000003.25};
+    double v[4] = {1.0 / 3, NAN, INFINITY, -2.5e9};
+    pm_series s, gone;
+    s = (pm_series){.n = 4, .t = t, .v = v};
+    gone = (pm_series){.n = 4}; /* (--stream: the values went in the fold) */
+    pm_series *hosts[3] = {&s, NULL, &gone};
+    pm_metric_result r;
+    memset(&r, 0, sizeof r);
+    r.host = hosts;
+    float *ft = NULL, *fv = NULL;
+    size_t n = 99;
+    pm_error err;
+    /* float32 seconds since the start and float32 values, NaN where not
+     * finite: what the HTML report embeds, the same in both modes */
+    assert_int_equal(pm_report_series(&a, &r, 0, &ft, &fv, &n, &err), 0);
+    assert_int_equal(n, 4);
+    assert_true(ft[0] == 0.0f && ft[1] == 1.0f && ft[2] == 2.25f && ft[3] == 3.0f);
+    assert_true(fv[0] == (float)(1.0 / 3) && isnan(fv[1]) && isnan(fv[2]) && fv[3] == -2.5e9f);
+    free(ft);
+    free(fv);
+    assert_true(isnan(pm_report_f32(-INFINITY)) && pm_report_f32(0.1) == 0.1f);
+    /* a host without the series: none */
+    assert_int_equal(pm_report_series(&a, &r, 1, &ft, &fv, &n, &err), 0);
+    assert_true(ft == NULL && fv == NULL && n == 0);
+    /* the values gone and nothing kept (no --html): an error, not zeros */
+    assert_int_not_equal(pm_report_series(&a, &r, 2, &ft, &fv, &n, &err), 0);
+    assert_true(ft == NULL && fv == NULL && n == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_range_and_gap),
         cmocka_unit_test(test_repairs_and_outliers),
         cmocka_unit_test(test_row),
+        cmocka_unit_test(test_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
