@@ -220,13 +220,14 @@ int pm_report_series(const pm_analysis *a, const pm_metric_result *r, size_t h, 
     if (!(s->t && s->v)) {
         /* --stream: the values went after the fold */
         if (!k || !k->series)
-            return pm_error_set(err, PM_EUSAGE, "--stream: no series of host %zu kept", h);
+            return pm_error_set(err, PM_EUSAGE, "--stream: %s's series of %s not kept",
+                                a->in.hosts[h].name, r->def->id);
         size_t d = metric_index(a, r);
         at = k->ser_at[d * k->nhosts + h];
         if (k->ser_n[d * k->nhosts + h] != s->n)
             return pm_error_set(err, PM_EIO,
-                                "--stream: host %zu's series kept with %zu points, not %zu", h,
-                                k->ser_n[d * k->nhosts + h], s->n);
+                                "--stream: %s's series of %s kept with %zu points, not %zu",
+                                a->in.hosts[h].name, r->def->id, k->ser_n[d * k->nhosts + h], s->n);
     }
     float *tt = pm_alloc_array(s->n, sizeof *tt), *vv = pm_alloc_array(s->n, sizeof *vv);
     int rc = tt && vv ? 0 : pm_error_set(err, PM_ENOMEM, "out of memory");

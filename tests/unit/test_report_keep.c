@@ -162,6 +162,11 @@ static void test_series(void **state)
     pm_metric_result r;
     memset(&r, 0, sizeof r);
     r.host = hosts;
+    pm_metric_def def = {.id = "cpu_usage"};
+    r.def = &def;
+    char names[3][3] = {"n0", "n1", "n2"};
+    pm_host hs[3] = {{.name = names[0]}, {.name = names[1]}, {.name = names[2]}};
+    a.in.hosts = hs;
     float *ft = NULL, *fv = NULL;
     size_t n = 99;
     pm_error err;
@@ -180,6 +185,7 @@ static void test_series(void **state)
     /* the values gone and nothing kept (no --html): an error, not zeros */
     assert_int_not_equal(pm_report_series(&a, &r, 2, &ft, &fv, &n, &err), 0);
     assert_true(ft == NULL && fv == NULL && n == 0);
+    assert_non_null(strstr(err.msg, "n2's series of cpu_usage not kept"));
 }
 
 int main(void)
