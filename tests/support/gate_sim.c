@@ -131,6 +131,12 @@ static void seed_noise(pm_noise *g, uint64_t s)
 
 int pm_sim_run(int model, int method, size_t seeds, uint64_t seed0, pm_sim_rates *out)
 {
+    return pm_sim_run_parts(model, method, seeds, seed0, PM_SIM_ALL, out);
+}
+
+int pm_sim_run_parts(int model, int method, size_t seeds, uint64_t seed0, int parts,
+                     pm_sim_rates *out)
+{
     memset(out, 0, sizeof *out);
     hist *h = malloc(sizeof *h);
     if (!h)
@@ -140,32 +146,36 @@ int pm_sim_run(int model, int method, size_t seeds, uint64_t seed0, pm_sim_rates
         out->series++;
         /* stable: each run checked once */
         seed_noise(&g, seed0 + s);
-        h->n = 0;
-        for (int i = 0; i < PM_SIM_STABLE_RUNS; i++) {
-            draw(&g, model, 1, 0, h);
-            int v = judge(h, method);
-            if (v == PM_GATE_SHORT)
-                continue;
-            out->checks++;
-            out->fails += v == PM_GATE_REGRESSION;
-            out->suspects += v == PM_GATE_SUSPECT;
-        }
         size_t total;
-        (void)changepoints_at(h, 0, &total);
-        out->cps_stable += total;
+        if (parts & PM_SIM_STABLE) {
+            h->n = 0;
+            for (int i = 0; i < PM_SIM_STABLE_RUNS; i++) {
+                draw(&g, model, 1, 0, h);
+                int v = judge(h, method);
+                if (v == PM_GATE_SHORT)
+                    continue;
+                out->checks++;
+                out->fails += v == PM_GATE_REGRESSION;
+                out->suspects += v == PM_GATE_SUSPECT;
+            }
+            (void)changepoints_at(h, 0, &total);
+            out->cps_stable += total;
+        }
         /* stable with the rerun protocol */
         seed_noise(&g, seed0 + s + 7000000);
-        h->n = 0;
-        for (int i = 0; i < PM_SIM_STABLE_RUNS && h->n < MAXRUNS - 1; i++) {
-            int reran, v = pipeline(&g, model, method, 1, 0, h, &reran);
-            if (v == PM_GATE_SHORT)
-                continue;
-            out->pipelines++;
-            out->reruns += (size_t)reran;
-            out->pipeline_fails += v == PM_GATE_REGRESSION;
+        if (parts & PM_SIM_PIPELINES) {
+            h->n = 0;
+            for (int i = 0; i < PM_SIM_STABLE_RUNS && h->n < MAXRUNS - 1; i++) {
+                int reran, v = pipeline(&g, model, method, 1, 0, h, &reran);
+                if (v == PM_GATE_SHORT)
+                    continue;
+                out->pipelines++;
+                out->reruns += (size_t)reran;
+                out->pipeline_fails += v == PM_GATE_REGRESSION;
+            }
         }
         /* every entry, then one entry, 10 % slower from run 25 on */
-        for (int one = 0; one < 2; one++) {
+        for (int one = 0; one < 2 && (parts & PM_SIM_SLOWED); one++) {
             seed_noise(&g, seed0 + s + (one ? 2000000 : 1000000));
             h->n = 0;
             int failed = 0;
