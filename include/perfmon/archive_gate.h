@@ -78,7 +78,7 @@ enum pm_gate_why {
  * --threshold raises them too. */
 typedef struct pm_gate_opts {
     double pair;          /* an entry's last two values (default 1: 3 sd at threshold 3) */
-    double test_pair;     /* the whole test's last two (default 0.5) */
+    double test_pair;     /* the whole test's last two (default 0.4: 1.2 sd at threshold 3) */
     double three;         /* the last three values, entry or test (default 0.27) */
     double look;          /* an entry's latest value beyond look x threshold robust sd of the
                           * noise window is suspect: one more run decides (default 0.27) */

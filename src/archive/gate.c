@@ -12,7 +12,7 @@
 void pm_gate_opts_init(pm_gate_opts *g)
 {
     g->pair = 1.0;
-    g->test_pair = 0.5;
+    g->test_pair = 0.4;
     g->three = 0.27;
     g->look = 0.27;
     g->test_tail_min = 20;

@@ -39,8 +39,20 @@ typedef struct pm_sim_rates {
     size_t cps_found; /* slowed histories (every entry) with a change point found at 25 */
 } pm_sim_rates;
 
+/* The kinds of histories simulated (pm_sim_run_parts()). */
+enum pm_sim_part {
+    PM_SIM_STABLE = 1,    /* stable, each run checked once: checks, fails, suspects, cps_stable */
+    PM_SIM_PIPELINES = 2, /* stable with the rerun protocol: pipelines, pipeline_fails, reruns */
+    PM_SIM_SLOWED = 4,    /* slowed from run 25 on: all_at, all_by1, one_by2, rerun_*, cps_found */
+    PM_SIM_ALL = 7
+};
+
 /* Simulate seeds histories of each kind from seed0 on.  Returns 0, or -1
  * when out of memory. */
 int pm_sim_run(int model, int method, size_t seeds, uint64_t seed0, pm_sim_rates *out);
+/* The same for the kinds in parts only (enum pm_sim_part): the slowed
+ * histories are short and cheap, so a test can afford more of them. */
+int pm_sim_run_parts(int model, int method, size_t seeds, uint64_t seed0, int parts,
+                     pm_sim_rates *out);
 
 #endif

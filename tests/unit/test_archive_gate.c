@@ -227,50 +227,57 @@ static void test_rules(void **state)
 }
 
 /* The rates, a fast version: fixed seeds, fewer of them (bench/gate_rates
- * prints them for 1,000; docs/archive.md has those). */
+ * prints them for 1,000; docs/archive.md has those).  The stable
+ * histories are the costly ones (100 runs, each judged): 30 seeds of them;
+ * the slowed ones are short: 200 seeds, so that a rate near its bound is
+ * not decided by one or two histories. */
 static void test_rates(void **state)
 {
     (void)state;
     const char *wrap = getenv("PM_WRAP");
-    size_t seeds = wrap && *wrap ? 4 : 30; /* under valgrind: the code paths, not the rates */
+    /* under valgrind: the code paths, not the rates */
+    size_t seeds = wrap && *wrap ? 4 : 30, slowed = wrap && *wrap ? 4 : 200;
     for (int m = 0; m < 2; m++) {
-        pm_sim_rates a, g;
-        assert_int_equal(pm_sim_run(m, PM_SIM_ALONE, seeds, 1, &a), 0);
-        assert_int_equal(pm_sim_run(m, PM_SIM_GATE, seeds, 1, &g), 0);
+        pm_sim_rates a, g, d;
+        assert_int_equal(pm_sim_run_parts(m, PM_SIM_ALONE, seeds, 1, PM_SIM_STABLE, &a), 0);
+        assert_int_equal(
+            pm_sim_run_parts(m, PM_SIM_GATE, seeds, 1, PM_SIM_STABLE | PM_SIM_PIPELINES, &g), 0);
+        assert_int_equal(pm_sim_run_parts(m, PM_SIM_GATE, slowed, 1, PM_SIM_SLOWED, &d), 0);
+        double n = (double)slowed;
         print_message(
-            "%s tails, %zu seeds: false failures alone %.2f %%, gate %.2f %% "
-            "(suspect %.2f %%); every entry +10 %%: at run 25 %.0f %%, by 26 %.0f %%; "
-            "one entry by 27 %.0f %%; rerun protocol: every entry %.0f %%, one %.0f %%\n",
-            m ? "whole-run" : "per-entry", seeds, 100.0 * (double)a.fails / (double)a.checks,
-            100.0 * (double)g.fails / (double)g.checks,
-            100.0 * (double)g.suspects / (double)g.checks, 100.0 * (double)g.all_at / (double)seeds,
-            100.0 * (double)g.all_by1 / (double)seeds, 100.0 * (double)g.one_by2 / (double)seeds,
-            100.0 * (double)g.rerun_all / (double)seeds,
-            100.0 * (double)g.rerun_one / (double)seeds);
+            "%s tails, %zu stable and %zu slowed seeds: false failures alone %.2f %%, "
+            "gate %.2f %% (suspect %.2f %%), pipelines %.2f %%; every entry +10 %%: "
+            "at run 25 %.1f %%, by 26 %.1f %%; one entry by 27 %.1f %%; rerun "
+            "protocol: every entry %.1f %%, one %.1f %%\n",
+            m ? "whole-run" : "per-entry", seeds, slowed,
+            100.0 * (double)a.fails / (double)a.checks, 100.0 * (double)g.fails / (double)g.checks,
+            100.0 * (double)g.suspects / (double)g.checks,
+            100.0 * (double)g.pipeline_fails / (double)g.pipelines, 100.0 * (double)d.all_at / n,
+            100.0 * (double)d.all_by1 / n, 100.0 * (double)d.one_by2 / n,
+            100.0 * (double)d.rerun_all / n, 100.0 * (double)d.rerun_one / n);
         if (wrap && *wrap)
             continue;
         /* each entry alone cries wolf: more than 1 check in 10 */
         assert_true(a.fails * 10 > a.checks);
-        /* the gate: at most 1 false failure in 20 checks, suspect a pass */
+        /* the gate: at most 1 false failure in 20 checks, suspect a pass;
+         * and stable pipelines with the rerun protocol: at most 1 in 20 */
         assert_true(g.fails * 20 <= g.checks);
+        assert_true(g.pipeline_fails * 20 <= g.pipelines);
         /* every entry 10 % slower: failed by run 26 always; at run 25 in at
          * least 90 % under per-entry tails */
-        assert_int_equal(g.all_by1, seeds);
+        assert_int_equal(d.all_by1, slowed);
         if (m == PM_SIM_ENTRY_TAILS)
-            assert_true(g.all_at * 10 >= seeds * 9);
-        /* the first slowed pipeline with a rerun: at least 90 % (99.6 %
-         * and 96.0 % over 1,000 seeds) */
-        assert_true(g.rerun_all * 10 >= seeds * 9);
-        /* one entry 10 % slower, by run 27: at least 90 % on these 30
-         * seeds (the issue asks 95 %; docs/archive.md has the 1,000-seed
-         * figures) */
-        assert_true(g.one_by2 * 10 >= seeds * 9);
+            assert_true(d.all_at * 10 >= slowed * 9);
+        /* the first slowed pipeline with the rerun protocol, every entry */
+        assert_true(d.rerun_all * 20 >= slowed * 19);
+        /* one entry 10 % slower, by run 27: at least 95 % under per-entry
+         * tails, 93 % under whole-run tails (the issue asks 95 %: not met,
+         * docs/archive.md) */
+        assert_true(d.one_by2 * 100 >= slowed * (m == PM_SIM_ENTRY_TAILS ? 95 : 93));
         /* the rerun protocol (up to two reruns) on one entry 10 % slower:
-         * at least 90 % of first slowed pipelines fail here (the gate of
-         * the last version: 75 to 85 %) */
-        assert_true(g.rerun_one * 10 >= seeds * 9);
-        /* and stable pipelines with it: at most 1 in 20 fail */
-        assert_true(g.pipeline_fails * 20 <= g.pipelines);
+         * at least 90 % of first slowed pipelines fail (the issue asks 95 %:
+         * not met, docs/archive.md) */
+        assert_true(d.rerun_one * 10 >= slowed * 9);
     }
 }
 
