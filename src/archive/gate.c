@@ -206,39 +206,30 @@ static double lower_median(double *x, size_t n, size_t *count)
     return x[(k - 1) / 2];
 }
 
-int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts *g, pm_gate_test *t,
-                  pm_error *err)
+/* What pm_gate_judge works on: the runs judged (the lookback, the
+ * previous and the latest run) and what its steps hand each other. */
+typedef struct gate_ctx {
+    const pm_gate_opts *g;
+    size_t ne, first, latest, span;
+    double *W; /* [span * ne]: entry i's worse change in run first + j (NAN: none) */
+    double *tmp, *col;
+    double *R;            /* [nr]: the whole test's ratio 1 + change, in the runs that have one */
+    size_t *Rrun, nr;     /* R[q]'s run, less first */
+    unsigned char *moved; /* [span]: runs where the whole test was beyond its noise */
+    double *tch;          /* [span]: the whole test's change in each run */
+    gate_work gw;
+    const pm_check_opts *to; /* the test's window, history and threshold */
+    double minch;            /* the least minimum change of the entries in the latest run */
+    double pair_min;         /* two values confirm each other beyond it */
+} gate_ctx;
+
+/* Each gated entry's series judged, and its worse change in each run
+ * judged against the median of the noise window before it (10 runs with
+ * two slowed runs and a step in them would move the median the change is
+ * taken from). */
+static void entry_changes(gate_ctx *c, pm_gate_entry *e)
 {
-    memset(t, 0, sizeof *t);
-    t->change = t->median = t->mad = t->z = t->tail = t->entry_tail = t->entry_tail_rate = NAN;
-    t->verdict = PM_GATE_SHORT;
-    if (nruns == 0)
-        return 0;
-    size_t latest = nruns - 1;
-    size_t first = latest > g->lookback + 1 ? latest - g->lookback - 1 : 0;
-    size_t span = latest - first + 1; /* runs judged: the lookback, the previous and the latest */
-    size_t maxw = g->noise_window + 1;
-    for (size_t i = 0; i < ne; i++)
-        if (e[i].o.window + 1 > maxw)
-            maxw = e[i].o.window + 1;
-    /* W[j * ne + i]: entry i's worse change in run first + j (NAN: none) */
-    double *W = pm_alloc_array(span, ne * sizeof *W), *tmp = pm_alloc_array(maxw, sizeof *tmp);
-    double *col = pm_alloc_array(ne ? ne : 1, sizeof *col), *R = pm_alloc_array(span, sizeof *R);
-    size_t *Rrun = pm_alloc_array(span, sizeof *Rrun);
-    unsigned char *moved = calloc(span, 1);  /* runs where the whole test was beyond its noise */
-    double *tch = calloc(span, sizeof *tch); /* the whole test's change in each run */
-    gate_work gw = {tmp, pm_alloc_array(maxw, 3 * sizeof *gw.qw),
-                    pm_alloc_array(maxw, 5 * sizeof *gw.qi)};
-    int rc = 0;
-    if (!W || !tmp || !col || !R || !Rrun || !moved || !tch || !gw.qw || !gw.qi) {
-        rc = pm_error_set(err, PM_ENOMEM, "the gate: out of memory");
-        goto out;
-    }
-    for (size_t j = 0; j < span * ne; j++)
-        W[j] = NAN;
-    const pm_check_opts *to = NULL; /* the test's window, history and threshold */
-    double minch = INFINITY;
-    for (size_t i = 0; i < ne; i++) {
+    for (size_t i = 0; i < c->ne; i++) {
         pm_gate_entry *x = &e[i];
         x->verdict = PM_GATE_SHORT;
         x->why = PM_GATE_WHY_NONE;
@@ -247,49 +238,53 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
         double sign = worse_sign(&x->o);
         if (!x->gated || sign == 0 || x->n == 0)
             continue;
-        if (!to)
-            to = &x->o;
-        if (x->run[x->n - 1] == latest && x->o.min_change < minch)
-            minch = x->o.min_change;
-        /* each value's change against the median of the noise window
-         * before it: 10 runs with two slowed runs and a step in them
-         * would move the median the change is taken from */
+        if (!c->to)
+            c->to = &x->o;
+        if (x->run[x->n - 1] == c->latest && x->o.min_change < c->minch)
+            c->minch = x->o.min_change;
         pm_check_opts wo = x->o;
-        if (wo.window < g->noise_window)
-            wo.window = g->noise_window;
-        for (size_t k = x->n; k-- > 0 && x->run[k] >= first;) {
+        if (wo.window < c->g->noise_window)
+            wo.window = c->g->noise_window;
+        for (size_t k = x->n; k-- > 0 && x->run[k] >= c->first;) {
             pm_check_result r;
             pm_check_series(x->v, k + 1, &wo, &r);
             if (r.verdict != PM_CHECK_SHORT && isfinite(r.change))
-                W[(x->run[k] - first) * ne + i] = sign * r.change;
+                c->W[(x->run[k] - c->first) * c->ne + i] = sign * r.change;
         }
     }
-    /* The whole test's change in each run, and the single-entry tail. */
-    size_t nr = 0, big = 0, pn = 0;
+}
+
+/* The whole test's change in each run (the lower median of its entries'),
+ * the single-entry tail, and the bar two values of an entry confirm each
+ * other beyond. */
+static void test_changes(gate_ctx *c, pm_gate_test *t)
+{
+    const pm_gate_opts *g = c->g;
+    size_t ne = c->ne, big = 0, pn = 0;
     double ptail = NAN; /* the largest entry change before the last two runs */
-    for (size_t j = 0; j < span; j++) {
-        if (first + j < latest)
+    for (size_t j = 0; j < c->span; j++) {
+        if (c->first + j < c->latest)
             for (size_t i = 0; i < ne; i++) {
-                double w = W[j * ne + i];
+                double w = c->W[j * ne + i];
                 if (!isnan(w) && (t->entry_tail_n++ == 0 || w > t->entry_tail))
                     t->entry_tail = w;
-                if (!isnan(w) && first + j + 1 < latest) { /* before the pair judged */
+                if (!isnan(w) && c->first + j + 1 < c->latest) { /* before the pair judged */
                     pn++;
-                    big += w >= minch;
+                    big += w >= c->minch;
                     if (isnan(ptail) || w > ptail)
                         ptail = w;
                 }
             }
-        memcpy(col, W + j * ne, ne * sizeof *col);
+        memcpy(c->col, c->W + j * ne, ne * sizeof *c->col);
         size_t cnt;
-        double m = lower_median(col, ne, &cnt);
-        if (first + j == latest)
+        double m = lower_median(c->col, ne, &cnt);
+        if (c->first + j == c->latest)
             t->entries = cnt;
         /* as ratios 1 + change, so that check's relative change is the
          * difference of the changes */
-        if (!isnan(m) || first + j == latest) {
-            Rrun[nr] = j;
-            R[nr++] = isnan(m) ? NAN : 1 + m;
+        if (!isnan(m) || c->first + j == c->latest) {
+            c->Rrun[c->nr] = j;
+            c->R[c->nr++] = isnan(m) ? NAN : 1 + m;
         }
     }
     if (t->entry_tail_n < g->tail_min)
@@ -302,123 +297,171 @@ int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts 
      * 1,000; none seen counts as rare) or both are beyond the largest of
      * them, measured over tail_min values; otherwise the third decides. */
     double prate = pn ? (double)big / (double)pn : 0;
-    double pair_min = prate <= g->pair_rate ? -INFINITY : pn < g->tail_min ? INFINITY : ptail;
-    if (to && t->entries >= 2 && nr >= 1 && isfinite(R[nr - 1])) {
-        pm_check_opts o = *to;
-        o.better = PM_CHECK_LOWER;
-        o.min_abs = 0;
-        o.min_change = minch;
-        pm_check_result r;
-        for (size_t q = 1; q < nr; q++) {
-            pm_check_series(R, q + 1, &o, &r);
-            moved[Rrun[q]] = r.verdict == PM_CHECK_REGRESSION;
-            tch[Rrun[q]] = moved[Rrun[q]] ? R[q] - 1 : 0;
-        }
-        pm_check_series(R, nr, &o, &r);
-        t->change = R[nr - 1] - 1;
-        t->n = r.n;
-        t->median = r.median;
-        t->mad = r.mad;
-        t->z = r.z;
-        if (r.verdict != PM_CHECK_SHORT) {
-            t->beyond = r.verdict == PM_CHECK_REGRESSION;
-            if (nr >= 2) {
-                pm_check_result p;
-                pm_check_series(R, nr - 1, &o, &p);
-                t->prev_beyond = p.verdict == PM_CHECK_REGRESSION;
-            }
-            for (size_t j = 0; j + 1 < nr; j++)
-                if (isnan(t->tail) || R[j] - 1 > t->tail)
-                    t->tail = R[j] - 1;
-            double zl;
-            int pending;
-            int confirmed =
-                evidence(R, nr, &o, g, g->test_pair, -INFINITY, NULL, &gw, &zl, &pending);
-            t->verdict = PM_GATE_OK;
-            /* beyond its tail by test_margin robust sd, once the tail is
-             * measured over enough runs: a new record by a hair, or of a
-             * short history, is no evidence (in a stationary series the
-             * latest of k runs is the largest once in k) */
-            if (t->beyond && nr > g->test_tail_min &&
-                t->change > t->tail + g->test_margin * PM_MAD_TO_SD * r.mad) {
-                t->verdict = PM_GATE_REGRESSION;
-                t->why = PM_GATE_WHY_TEST;
-            } else if (confirmed) {
-                t->verdict = PM_GATE_REGRESSION;
-                t->why = PM_GATE_WHY_CONFIRMED;
-            } else if (t->beyond) {
-                t->verdict = PM_GATE_SUSPECT;
-                t->why = nr > g->test_tail_min ? PM_GATE_WHY_WITHIN : PM_GATE_WHY_UNMEASURED;
-            } else if (pending) {
-                t->verdict = PM_GATE_SUSPECT;
-                t->why = PM_GATE_WHY_LOOK;
-            }
-        }
+    c->pair_min = prate <= g->pair_rate ? -INFINITY : pn < g->tail_min ? INFINITY : ptail;
+}
+
+/* The whole test's verdict, from its series of ratios R. */
+static void judge_test(gate_ctx *c, pm_gate_test *t)
+{
+    const pm_gate_opts *g = c->g;
+    double *R = c->R;
+    size_t nr = c->nr;
+    if (!(c->to && t->entries >= 2 && nr >= 1 && isfinite(R[nr - 1])))
+        return;
+    pm_check_opts o = *c->to;
+    o.better = PM_CHECK_LOWER;
+    o.min_abs = 0;
+    o.min_change = c->minch;
+    pm_check_result r;
+    for (size_t q = 1; q < nr; q++) {
+        pm_check_series(R, q + 1, &o, &r);
+        c->moved[c->Rrun[q]] = r.verdict == PM_CHECK_REGRESSION;
+        c->tch[c->Rrun[q]] = c->moved[c->Rrun[q]] ? R[q] - 1 : 0;
     }
-    for (size_t i = 0; i < ne; i++) {
-        pm_gate_entry *x = &e[i];
-        double sign = worse_sign(&x->o);
-        if (!x->gated || sign == 0 || x->r.verdict == PM_CHECK_SHORT)
+    pm_check_series(R, nr, &o, &r);
+    t->change = R[nr - 1] - 1;
+    t->n = r.n;
+    t->median = r.median;
+    t->mad = r.mad;
+    t->z = r.z;
+    if (r.verdict == PM_CHECK_SHORT)
+        return;
+    t->beyond = r.verdict == PM_CHECK_REGRESSION;
+    if (nr >= 2) {
+        pm_check_result p;
+        pm_check_series(R, nr - 1, &o, &p);
+        t->prev_beyond = p.verdict == PM_CHECK_REGRESSION;
+    }
+    for (size_t j = 0; j + 1 < nr; j++)
+        if (isnan(t->tail) || R[j] - 1 > t->tail)
+            t->tail = R[j] - 1;
+    double zl;
+    int pending;
+    int confirmed = evidence(R, nr, &o, g, g->test_pair, -INFINITY, NULL, &c->gw, &zl, &pending);
+    t->verdict = PM_GATE_OK;
+    /* beyond its tail by test_margin robust sd, once the tail is measured
+     * over enough runs: a new record by a hair, or of a short history, is
+     * no evidence (in a stationary series the latest of k runs is the
+     * largest once in k) */
+    if (t->beyond && nr > g->test_tail_min &&
+        t->change > t->tail + g->test_margin * PM_MAD_TO_SD * r.mad) {
+        t->verdict = PM_GATE_REGRESSION;
+        t->why = PM_GATE_WHY_TEST;
+    } else if (confirmed) {
+        t->verdict = PM_GATE_REGRESSION;
+        t->why = PM_GATE_WHY_CONFIRMED;
+    } else if (t->beyond) {
+        t->verdict = PM_GATE_SUSPECT;
+        t->why = nr > g->test_tail_min ? PM_GATE_WHY_WITHIN : PM_GATE_WHY_UNMEASURED;
+    } else if (pending) {
+        t->verdict = PM_GATE_SUSPECT;
+        t->why = PM_GATE_WHY_LOOK;
+    }
+}
+
+/* Entry i's verdict, beside the whole test's. */
+static void judge_entry(gate_ctx *c, pm_gate_entry *x, size_t i, const pm_gate_test *t)
+{
+    const pm_gate_opts *g = c->g;
+    double sign = worse_sign(&x->o);
+    if (!x->gated || sign == 0 || x->r.verdict == PM_CHECK_SHORT)
+        return;
+    x->verdict = PM_GATE_OK;
+    x->beyond = x->r.verdict == PM_CHECK_REGRESSION;
+    size_t k = x->n - 1;
+    if (x->n >= 2) {
+        pm_check_result pr;
+        judge_at(x->v, x->n - 2, 0, &x->o, g->pair * x->o.threshold, c->tmp, &pr);
+        x->prev_beyond = pr.verdict == PM_CHECK_REGRESSION;
+    }
+    /* In a run where the whole test moved, the entry's own part of the
+     * change is what is beyond the test's change. */
+    double off[3] = {0, 0, 0};
+    for (size_t q = 0; q < 3; q++) {
+        if (x->n + q < 3)
             continue;
-        x->verdict = PM_GATE_OK;
-        x->beyond = x->r.verdict == PM_CHECK_REGRESSION;
-        size_t k = x->n - 1;
-        if (x->n >= 2) {
-            pm_check_result pr;
-            judge_at(x->v, x->n - 2, 0, &x->o, g->pair * x->o.threshold, tmp, &pr);
-            x->prev_beyond = pr.verdict == PM_CHECK_REGRESSION;
-        }
-        /* In a run where the whole test moved, the entry's own part of
-         * the change is what is beyond the test's change. */
-        double off[3] = {0, 0, 0};
-        for (size_t q = 0; q < 3; q++) {
-            if (x->n + q < 3)
-                continue;
-            size_t rn = x->run[x->n + q - 3];
-            if (rn >= first)
-                off[q] = tch[rn - first];
-        }
-        double zl;
-        int pending;
-        if (evidence(x->v, x->n, &x->o, g, g->pair, pair_min, off, &gw, &zl, &pending)) {
-            x->verdict = PM_GATE_REGRESSION;
-            x->why = PM_GATE_WHY_CONFIRMED;
-            continue;
-        }
-        /* the latest change as the tail was measured: against the noise
-         * window's median */
-        double w = x->run[k] >= first ? W[(x->run[k] - first) * ne + i] : NAN;
-        if (isnan(w))
-            w = sign * x->r.change;
-        if (!x->beyond) {
-            if (zl > g->look * x->o.threshold || pending) {
-                x->verdict = PM_GATE_SUSPECT;
-                x->why = PM_GATE_WHY_LOOK;
-            }
-        } else if (t->verdict == PM_GATE_REGRESSION && x->run[k] == latest) {
-            x->verdict = PM_GATE_REGRESSION;
-            x->why = PM_GATE_WHY_TEST;
-        } else if (t->beyond && x->run[k] == latest) {
-            x->verdict = PM_GATE_SUSPECT; /* with the whole test, within its tail */
-            x->why = PM_GATE_WHY_WITHIN;
-        } else if (!isnan(t->entry_tail) &&
-                   w > t->entry_tail + g->pair * x->o.threshold * rel_sd(&x->r)) {
-            x->verdict = PM_GATE_REGRESSION;
-            x->why = PM_GATE_WHY_TAIL;
-        } else {
+        size_t rn = x->run[x->n + q - 3];
+        if (rn >= c->first)
+            off[q] = c->tch[rn - c->first];
+    }
+    double zl;
+    int pending;
+    if (evidence(x->v, x->n, &x->o, g, g->pair, c->pair_min, off, &c->gw, &zl, &pending)) {
+        x->verdict = PM_GATE_REGRESSION;
+        x->why = PM_GATE_WHY_CONFIRMED;
+        return;
+    }
+    /* the latest change as the tail was measured: against the noise
+     * window's median */
+    double w = x->run[k] >= c->first ? c->W[(x->run[k] - c->first) * c->ne + i] : NAN;
+    if (isnan(w))
+        w = sign * x->r.change;
+    if (!x->beyond) {
+        if (zl > g->look * x->o.threshold || pending) {
             x->verdict = PM_GATE_SUSPECT;
-            x->why = isnan(t->entry_tail) ? PM_GATE_WHY_UNMEASURED : PM_GATE_WHY_WITHIN;
+            x->why = PM_GATE_WHY_LOOK;
         }
+    } else if (t->verdict == PM_GATE_REGRESSION && x->run[k] == c->latest) {
+        x->verdict = PM_GATE_REGRESSION;
+        x->why = PM_GATE_WHY_TEST;
+    } else if (t->beyond && x->run[k] == c->latest) {
+        x->verdict = PM_GATE_SUSPECT; /* with the whole test, within its tail */
+        x->why = PM_GATE_WHY_WITHIN;
+    } else if (!isnan(t->entry_tail) &&
+               w > t->entry_tail + g->pair * x->o.threshold * rel_sd(&x->r)) {
+        x->verdict = PM_GATE_REGRESSION;
+        x->why = PM_GATE_WHY_TAIL;
+    } else {
+        x->verdict = PM_GATE_SUSPECT;
+        x->why = isnan(t->entry_tail) ? PM_GATE_WHY_UNMEASURED : PM_GATE_WHY_WITHIN;
     }
+}
+
+int pm_gate_judge(pm_gate_entry *e, size_t ne, size_t nruns, const pm_gate_opts *g, pm_gate_test *t,
+                  pm_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->change = t->median = t->mad = t->z = t->tail = t->entry_tail = t->entry_tail_rate = NAN;
+    t->verdict = PM_GATE_SHORT;
+    if (nruns == 0)
+        return 0;
+    gate_ctx c = {.g = g, .ne = ne, .latest = nruns - 1, .minch = INFINITY};
+    c.first = c.latest > g->lookback + 1 ? c.latest - g->lookback - 1 : 0;
+    c.span = c.latest - c.first + 1;
+    size_t maxw = g->noise_window + 1;
+    for (size_t i = 0; i < ne; i++)
+        if (e[i].o.window + 1 > maxw)
+            maxw = e[i].o.window + 1;
+    c.W = pm_alloc_array(c.span, ne * sizeof *c.W);
+    c.tmp = pm_alloc_array(maxw, sizeof *c.tmp);
+    c.col = pm_alloc_array(ne ? ne : 1, sizeof *c.col);
+    c.R = pm_alloc_array(c.span, sizeof *c.R);
+    c.Rrun = pm_alloc_array(c.span, sizeof *c.Rrun);
+    c.moved = calloc(c.span, 1);
+    c.tch = calloc(c.span, sizeof *c.tch);
+    c.gw = (gate_work){c.tmp, pm_alloc_array(maxw, 3 * sizeof *c.gw.qw),
+                       pm_alloc_array(maxw, 5 * sizeof *c.gw.qi)};
+    int rc = 0;
+    if (!c.W || !c.tmp || !c.col || !c.R || !c.Rrun || !c.moved || !c.tch || !c.gw.qw || !c.gw.qi) {
+        rc = pm_error_set(err, PM_ENOMEM, "the gate: out of memory");
+        goto out;
+    }
+    for (size_t j = 0; j < c.span * ne; j++)
+        c.W[j] = NAN;
+    entry_changes(&c, e);
+    test_changes(&c, t);
+    judge_test(&c, t);
+    for (size_t i = 0; i < ne; i++)
+        judge_entry(&c, &e[i], i, t);
 out:
-    free(gw.qw);
-    free(gw.qi);
-    free(W);
-    free(tmp);
-    free(col);
-    free(R);
-    free(Rrun);
-    free(moved);
-    free(tch);
+    free(c.gw.qw);
+    free(c.gw.qi);
+    free(c.W);
+    free(c.tmp);
+    free(c.col);
+    free(c.R);
+    free(c.Rrun);
+    free(c.moved);
+    free(c.tch);
     return rc;
 }
