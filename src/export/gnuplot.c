@@ -57,16 +57,49 @@ static int tdigits(int digits)
     return digits > PM_TIME_DIGITS ? digits : PM_TIME_DIGITS;
 }
 
+/* Whether the n samples whose grid points are k lie on consecutive grid
+ * points from k[0] on, within a grid of ngrid points: then pm_place gives
+ * each of those points its own sample's value (a NaN sample's point lies
+ * between two groups with a NaN between them, so it is not interpolated)
+ * and NaN to the others, which col_fill copies without pm_place. */
+static int place_direct(const uint32_t *k, size_t n, size_t ngrid)
+{
+    if (!k || !n || (size_t)k[0] + n > ngrid)
+        return 0;
+    uint32_t k0 = k[0];
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        ok &= k[i] == k0 + (uint32_t)i;
+    return ok;
+}
+
+/* Start host h's placement of series s on the grid of n points: its
+ * samples' grid points are the host's (computed once by the analysis) when
+ * s is on the host's time axis.  Returns whether they are consecutive
+ * (place_direct). */
+static int place_start(const pm_analysis *a, size_t h, const pm_series *s, size_t n, pm_place *it)
+{
+    const uint32_t *gk = s->t == a->in.hosts[h].t ? a->in.hosts[h].grid_k : NULL;
+    pm_place_init_k(it, s->t, gk, s->v, s->n, a->t_start, a->grid_step, n);
+    return place_direct(gk, s->n, n);
+}
+
 /* Host h's values of metric r on rows k0 <= k < k1 of its per-node file
  * (the one per-host piece of the file, which both the in-memory writer and
  * --stream call): on the grid, its series placed there (it: its iterator,
- * rows asked in increasing order); otherwise its own samples, NaN after
- * them.  s NULL: no data, NaN. */
-static void col_fill(const pm_series *s, int grid, pm_place *it, size_t k0, size_t k1, double *c)
+ * rows asked in increasing order; direct: its grid points it->k are
+ * consecutive, its samples are copied); otherwise its own samples, NaN
+ * after them.  s NULL: no data, NaN. */
+static void col_fill(const pm_series *s, int grid, pm_place *it, int direct, size_t k0, size_t k1,
+                     double *c)
 {
     if (!s) {
         for (size_t k = k0; k < k1; k++)
             c[k - k0] = NAN;
+    } else if (grid && direct) {
+        size_t first = it->k[0], last = first + it->n; /* rows [first, last) */
+        for (size_t k = k0; k < k1; k++)
+            c[k - k0] = k >= first && k < last ? it->v[k - first] : NAN;
     } else if (grid) {
         (void)pm_place_next(it, k0, k1, c);
     } else {
@@ -80,7 +113,8 @@ static void col_fill(const pm_series *s, int grid, pm_place *it, size_t k0, size
  * column of the metric is rows doubles at base + h * rows. */
 typedef struct gp_src {
     pm_place *it;
-    int fd; /* -1: in memory */
+    unsigned char *direct; /* [nhosts] place_start's answer, with it */
+    int fd;                /* -1: in memory */
     uint64_t base;
 } gp_src;
 
@@ -89,7 +123,7 @@ static int src_fill(const gp_src *src, const pm_metric_result *r, int grid, size
 {
     const pm_series *s = r->host[h];
     if (src->fd < 0 || !s) {
-        col_fill(s, grid, src->it ? &src->it[h] : NULL, k0, k1, c);
+        col_fill(s, grid, src->it ? &src->it[h] : NULL, src->it ? src->direct[h] : 0, k0, k1, c);
         return 0;
     }
     size_t want = (k1 - k0) * sizeof *c, got = 0;
@@ -133,7 +167,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     for (size_t h = 0; h < nh && src->it; h++) {
         const pm_series *s = r->host[h];
         if (s && grid)
-            pm_place_init(&src->it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
+            src->direct[h] = (unsigned char)place_start(a, h, s, n, &src->it[h]);
     }
     fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
     fprintf(
@@ -372,15 +406,16 @@ static void *gp_worker(void *arg)
     gp_job *j = pool->ctx;
     size_t nh = j->a->nhosts ? j->a->nhosts : 1;
     pm_place *it = j->fd < 0 ? calloc(nh, sizeof *it) : NULL;
+    unsigned char *direct = j->fd < 0 ? calloc(nh, 1) : NULL;
     for (size_t m; (m = pm_pool_next(pool)) < pool->n;) {
         const pm_metric_result *r = &j->a->metrics[m];
         pm_error *e = &j->errs[m];
         pm_error_clear(e);
-        if (j->fd < 0 && !it) {
+        if (j->fd < 0 && (!it || !direct)) {
             j->rcs[m] = pm_error_set(e, PM_ENOMEM, "out of memory");
             continue;
         }
-        gp_src src = {.it = it, .fd = j->fd, .base = j->base ? j->base[m] : 0};
+        gp_src src = {.it = it, .direct = direct, .fd = j->fd, .base = j->base ? j->base[m] : 0};
         vscan sc = VSCAN_INIT;
         if (j->sc)
             sc = j->sc[m];
@@ -395,6 +430,7 @@ static void *gp_worker(void *arg)
             j->rcs[m] = rc;
     }
     free(it);
+    free(direct);
     return NULL;
 }
 
@@ -535,7 +571,7 @@ void pm_gp_host(pm_gp_out *w, const pm_analysis *a, const pm_metric_result *cons
         pm_place it;
         if (grid)
             pm_place_init(&it, s[m]->t, s[m]->v, s[m]->n, a->t_start, a->grid_step, n);
-        col_fill(s[m], grid, &it, 0, n, w->buf);
+        col_fill(s[m], grid, &it, 0, 0, n, w->buf);
         size_t want = n * sizeof *w->buf, done = 0;
         off_t at = (off_t)((w->base[m] + (uint64_t)h * n) * sizeof *w->buf);
         while (done < want) {
