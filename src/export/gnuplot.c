@@ -139,8 +139,63 @@ static int src_fill(const gp_src *src, const pm_metric_result *r, int grid, size
     return 0;
 }
 
+/* The common grid's times as text, formatted once for every metric's
+ * files instead of twice per metric: entry k holds t (its bits compared
+ * with a metric's own k-th time, which may differ: a metric of one host
+ * has that host's times) and its text (len 0: not kept, formatted). */
+typedef struct gp_tstr {
+    double t;
+    unsigned char len;
+    char s[23];
+} gp_tstr;
+
+typedef struct gp_times {
+    size_t n;
+    gp_tstr *e; /* [n], NULL: none */
+} gp_times;
+
+/* At most this many rows kept (32 bytes each): 4 MiB. */
+#define GP_TIMES_MAX ((size_t)1 << 17)
+
+/* The times of the first metric on the grid (NULL e where none, or too
+ * long, or out of memory: each row is then formatted, the same bytes). */
+static gp_times times_text(const pm_analysis *a, int digits)
+{
+    gp_times tt = {0, NULL};
+    const pm_metric_result *g = NULL;
+    for (size_t m = 0; m < a->nmetrics && !g; m++)
+        if (use_grid(a) && a->metrics[m].nhosts_with_data > 1)
+            g = &a->metrics[m];
+    if (!g || g->agg.n == 0 || g->agg.n > GP_TIMES_MAX)
+        return tt;
+    tt.e = pm_alloc_array(g->agg.n, sizeof *tt.e);
+    if (!tt.e)
+        return tt;
+    tt.n = g->agg.n;
+    for (size_t k = 0; k < tt.n; k++) {
+        char buf[32] = {0};
+        size_t len = pm_fmt_double(buf, g->agg.t[k], digits);
+        tt.e[k].t = g->agg.t[k];
+        tt.e[k].len = (unsigned char)(len <= sizeof tt.e[k].s ? len : 0);
+        memcpy(tt.e[k].s, buf, sizeof tt.e[k].s);
+    }
+    return tt;
+}
+
+/* Time t of row k as text at p (32 bytes there): from tt where it holds
+ * the same double, else formatted.  Returns the length. */
+static inline size_t time_text(const gp_times *tt, size_t k, double t, int digits, char *p)
+{
+    if (k < tt->n && tt->e[k].len && memcmp(&tt->e[k].t, &t, sizeof t) == 0) {
+        memcpy(p, tt->e[k].s, sizeof tt->e[k].s);
+        return tt->e[k].len;
+    }
+    return pm_fmt_double(p, t, digits);
+}
+
 static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const char *dir,
-                          int digits, gp_src *src, size_t rows_at_once, pm_error *err)
+                          int digits, gp_src *src, const gp_times *tt, size_t rows_at_once,
+                          pm_error *err)
 {
     char name[128], path[4096];
     snprintf(name, sizeof name, "%s_per_node.dat", r->def->id);
@@ -189,7 +244,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
         for (size_t h = 0; h < nh && !rc; h++)
             rc = src_fill(src, r, grid, h, k0, k1, cols + h * rows_at_once);
         for (size_t k = k0; k < k1 && !rc; k++) {
-            size_t len = pm_fmt_double(row, r->agg.t[k], tdigits(digits));
+            size_t len = time_text(tt, k, r->agg.t[k], tdigits(digits), row);
             for (size_t h = 0; h < nh; h++) {
                 row[len++] = ' ';
                 len += pm_fmt_double(row + len, cols[h * rows_at_once + k - k0], digits);
@@ -207,7 +262,8 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     return pm_close_checked(f, path, err);
 }
 
-static int write_all_nodes(const pm_metric_result *r, const char *dir, int digits, pm_error *err)
+static int write_all_nodes(const pm_metric_result *r, const char *dir, int digits,
+                           const gp_times *tt, pm_error *err)
 {
     char name[128], path[4096], num[3 * 40];
     snprintf(name, sizeof name, "%s_all_nodes.dat", r->def->id);
@@ -222,7 +278,7 @@ static int write_all_nodes(const pm_metric_result *r, const char *dir, int digit
             "# column 3: nodes contributing\n",
             comb, r->def->unit);
     for (size_t i = 0; i < r->agg.n; i++) {
-        size_t len = pm_fmt_double(num, r->agg.t[i], tdigits(digits));
+        size_t len = time_text(tt, i, r->agg.t[i], tdigits(digits), num);
         num[len++] = ' ';
         len += pm_fmt_double(num + len, r->agg.v[i], digits);
         num[len++] = ' ';
@@ -398,6 +454,7 @@ typedef struct gp_job {
     const uint64_t *base;
     const vscan *sc;
     size_t rows_at_once;
+    gp_times times; /* the grid's times as text */
 } gp_job;
 
 static void *gp_worker(void *arg)
@@ -424,8 +481,9 @@ static void *gp_worker(void *arg)
                 if (r->host[h])
                     scan_values(r->host[h]->v, r->host[h]->n, &sc);
         int rc;
-        if ((rc = write_per_node(j->a, r, j->dir, j->digits, &src, j->rows_at_once, e)) ||
-            (rc = write_all_nodes(r, j->dir, j->digits, e)) ||
+        if ((rc = write_per_node(j->a, r, j->dir, j->digits, &src, &j->times, j->rows_at_once,
+                                 e)) ||
+            (rc = write_all_nodes(r, j->dir, j->digits, &j->times, e)) ||
             (rc = write_script(j->a, r, j->dir, &sc, e)))
             j->rcs[m] = rc;
     }
@@ -447,10 +505,12 @@ static int gp_run(gp_job *j, pm_error *err)
         free(j->errs);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
+    j->times = times_text(a, tdigits(j->digits));
     pm_pool pool = {.n = a->nmetrics, .ctx = j};
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, gp_worker, a->nmetrics);
     pthread_mutex_destroy(&pool.lock);
+    free(j->times.e);
     int rc = 0;
     for (size_t m = 0; m < a->nmetrics && !rc; m++)
         if (j->rcs[m]) {
