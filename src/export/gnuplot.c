@@ -481,8 +481,8 @@ static void *gp_worker(void *arg)
                 if (r->host[h])
                     scan_values(r->host[h]->v, r->host[h]->n, &sc);
         int rc;
-        if ((rc = write_per_node(j->a, r, j->dir, j->digits, &src, &j->times, j->rows_at_once,
-                                 e)) ||
+        if ((rc =
+                 write_per_node(j->a, r, j->dir, j->digits, &src, &j->times, j->rows_at_once, e)) ||
             (rc = write_all_nodes(r, j->dir, j->digits, &j->times, e)) ||
             (rc = write_script(j->a, r, j->dir, &sc, e)))
             j->rcs[m] = rc;
