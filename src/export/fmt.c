@@ -201,6 +201,55 @@ static inline void copy8s(char *p, const char *s, int n)
     }
 }
 
+/* The loop of pm_fmt_double: m, the `digits` significant digits of
+ * av = mant * 2^e2 rounded (ties to even), and *e, the decimal exponent
+ * (from its lower bound in *e).  Returns 0 where printf must decide. */
+static __attribute__((noinline)) int round_digits(uint64_t mant, int e2, double av, int digits,
+                                                  int *ep, uint64_t *mp)
+{
+    static const double P10D[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    int e = *ep;
+    uint64_t m = 0;
+    uint64_t lo = P10U[digits - 1], hi = P10U[digits];
+    int ok = 0;
+    for (int tries = 0; tries < 3; tries++) {
+        int d = digits - 1 - e;
+        if (digits <= 15 && d <= 22 && d >= -22) {
+            /* In double: one multiplication or division by an exact power
+             * of ten, so s is within s * 2^-53 of the exact value; that
+             * decides the rounding unless s lies that close to a tie,
+             * where the exact computation below decides.  s < 2^50. */
+            double sc = d >= 0 ? av * P10D[d] : av / P10D[-d];
+            uint64_t il = (uint64_t)sc; /* floor: sc >= 0 (no libm call) */
+            double fr = sc - (double)il, tol = sc * 0x1p-52;
+            if (fabs(fr - 0.5) > tol) {
+                m = il + (fr > 0.5);
+                if (m >= hi) {
+                    e++;
+                    continue;
+                }
+                ok = m >= lo;
+                break;
+            }
+        }
+        if (scale_round(mant, e2, d, &m))
+            break;
+        if (m >= hi) {
+            e++;
+        } else {
+            /* below 10^(P-1) cannot happen with a lower bound; printf
+             * decides if it ever did */
+            ok = m >= lo;
+            break;
+        }
+    }
+    *ep = e;
+    *mp = m;
+    return ok;
+}
+
 size_t pm_fmt_double(char *buf, double v, int digits)
 {
     if (isnan(v)) {
@@ -250,39 +299,20 @@ size_t pm_fmt_double(char *buf, double v, int digits)
     else if (e < 0 && e > -22 && av * P10D[-e - 1] > 1.0 + 1e-12)
         e++;
     uint64_t m = 0;
-    uint64_t lo = P10U[digits - 1], hi = P10U[digits];
-    int ok = 0;
-    for (int tries = 0; tries < 3; tries++) {
-        int d = digits - 1 - e;
-        if (digits <= 15 && d <= 22 && d >= -22) {
-            /* In double: one multiplication or division by an exact power
-             * of ten, so s is within s * 2^-53 of the exact value; that
-             * decides the rounding unless s lies that close to a tie,
-             * where the exact computation below decides.  s < 2^50. */
-            double sc = d >= 0 ? av * P10D[d] : av / P10D[-d];
-            uint64_t il = (uint64_t)sc; /* floor: sc >= 0 (no libm call) */
-            double fr = sc - (double)il, tol = sc * 0x1p-52;
-            if (fabs(fr - 0.5) > tol) {
-                m = il + (fr > 0.5);
-                if (m >= hi) {
-                    e++;
-                    continue;
-                }
-                ok = m >= lo;
-                break;
-            }
-        }
-        if (scale_round(mant, e2, d, &m))
-            break;
-        if (m >= hi) {
-            e++;
-        } else {
-            /* below 10^(P-1) cannot happen with a lower bound; printf
-             * decides if it ever did */
-            ok = m >= lo;
-            break;
+    int ok = 0, dx = digits - 1 - e;
+    if (digits <= 15 && dx <= 22 && dx >= -22) {
+        /* The common case, straight on (the loop below when this is
+         * near a tie or carries). */
+        double sc = dx >= 0 ? av * P10D[dx] : av / P10D[-dx];
+        uint64_t il = (uint64_t)sc;
+        double fr = sc - (double)il, tol = sc * 0x1p-52;
+        if (fabs(fr - 0.5) > tol) {
+            m = il + (fr > 0.5);
+            ok = m >= P10U[digits - 1] && m < P10U[digits];
         }
     }
+    if (!ok)
+        ok = round_digits(mant, e2, av, digits, &e, &m);
     if (!ok)
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
     /* m's digits, the trailing zeros left out: start[0..sig) */
