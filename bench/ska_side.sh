@@ -13,12 +13,22 @@
 # python3 has pandas and matplotlib, or /usr/bin/time is missing.
 #
 # Environment: BUILD (build/release), TMP (a fresh directory when unset),
-# PM_BENCH_SKA_HOSTS (16), PM_BENCH_SKA_SAMPLES (3600), PM_BENCH_SKA_RUNS (3).
+# PM_BENCH_SKA_HOSTS (16), PM_BENCH_SKA_SAMPLES (3600), PM_BENCH_SKA_RUNS (3),
+# PM_BENCH_SKA_PARTS (all; "compute": only SKA's compute beside
+# --stats --data, without the minutes of SKA's plots and PDF).
 set -eu
 BUILD=${BUILD:-build/release}
 HOSTS=${PM_BENCH_SKA_HOSTS:-16}
 SAMPLES=${PM_BENCH_SKA_SAMPLES:-3600}
 RUNS=${PM_BENCH_SKA_RUNS:-3}
+PARTS=${PM_BENCH_SKA_PARTS:-all}
+case $PARTS in
+all | compute) ;;
+*)
+    echo "ska_side: PM_BENCH_SKA_PARTS must be all or compute, not $PARTS" >&2
+    exit 2
+    ;;
+esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 PY=
@@ -71,12 +81,19 @@ while [ "$i" -lt "$RUNS" ]; do
     rm -rf "$TMP/ska" "$TMP/data"
     measure ska_compute "$PY" "$HERE/ska_pipeline.py" compute "$TMP/in"
     measure stats_data "$BUILD/bin/perfmon-analyze" "$TMP/in" --stats --data "$TMP/data"
-    measure ska_all "$PY" "$HERE/ska_pipeline.py" all "$TMP/in" "$TMP/ska"
-    measure pdf "$BUILD/bin/perfmon-analyze" "$TMP/in" --pdf "$TMP/report.pdf"
+    if [ "$PARTS" = all ]; then
+        measure ska_all "$PY" "$HERE/ska_pipeline.py" all "$TMP/in" "$TMP/ska"
+        measure pdf "$BUILD/bin/perfmon-analyze" "$TMP/in" --pdf "$TMP/report.pdf"
+    fi
     i=$((i + 1))
 done
 
-awk -v ska_pdf="$(($(wc -c <"$TMP/ska/job-report.pdf") / 1024))" -v pm_pdf="$(($(wc -c <"$TMP/report.pdf") / 1024))" '
+ska_pdf=0 pm_pdf=0
+if [ "$PARTS" = all ]; then
+    ska_pdf=$(($(wc -c <"$TMP/ska/job-report.pdf") / 1024))
+    pm_pdf=$(($(wc -c <"$TMP/report.pdf") / 1024))
+fi
+awk -v parts="$PARTS" -v ska_pdf="$ska_pdf" -v pm_pdf="$pm_pdf" '
     function best(k, v) { if (!(k in b) || v < b[k]) b[k] = v }
     { best($1 " w", $2); best($1 " c", $3); best($1 " m", $4) }
     function row(label, k) {
@@ -94,9 +111,12 @@ awk -v ska_pdf="$(($(wc -c <"$TMP/ska/job-report.pdf") / 1024))" -v pm_pdf="$(($
         printf "  %-46s %8s %8s %9s\n", "command", "wall s", "cpu s", "peak MiB"
         row("SKA compute (ska_pipeline.py compute)", "ska_compute")
         row("perfmon-analyze DIR --stats --data DIR", "stats_data")
-        row("SKA pipeline (compute, plots, PDF " ska_pdf " KiB)", "ska_all")
-        row("perfmon-analyze DIR --pdf (PDF " pm_pdf " KiB)", "pdf")
+        if (parts == "all") {
+            row("SKA pipeline (compute, plots, PDF " ska_pdf " KiB)", "ska_all")
+            row("perfmon-analyze DIR --pdf (PDF " pm_pdf " KiB)", "pdf")
+        }
         printf "  %-46s %8s %8s %9s\n", "ratio, SKA / perfmon", "wall", "cpu", "memory"
         ratio("compute / --stats --data", "ska_compute", "stats_data", 20, 10)
-        ratio("pipeline / --pdf", "ska_all", "pdf", 0, 10)
+        if (parts == "all")
+            ratio("pipeline / --pdf", "ska_all", "pdf", 0, 10)
     }' "$TMP/runs"

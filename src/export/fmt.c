@@ -41,6 +41,25 @@ static const u128 P10[] = {1ull,
                            (u128)P19 * 10u,
                            (u128)P19 * 100u,
                            (u128)P19 * 1000u};
+/* the same to 10^17, in 64 bits (a load of the 128-bit table is two) */
+static const uint64_t P10U[] = {1ull,
+                                10ull,
+                                100ull,
+                                1000ull,
+                                10000ull,
+                                100000ull,
+                                1000000ull,
+                                10000000ull,
+                                100000000ull,
+                                1000000000ull,
+                                10000000000ull,
+                                100000000000ull,
+                                1000000000000ull,
+                                10000000000000ull,
+                                100000000000000ull,
+                                1000000000000000ull,
+                                10000000000000000ull,
+                                100000000000000000ull};
 #define MAX_POW 22 /* 10^22 < 2^74: with a 53-bit mantissa, below 2^127 */
 
 static int bits128(u128 x)
@@ -132,83 +151,68 @@ static inline int scale_round(uint64_t mant, int e2, int d, uint64_t *q)
     return scale_round_any(mant, e2, d, q);
 }
 
-static const char D2[] = "00010203040506070809101112131415161718192021222324"
-                         "25262728293031323334353637383940414243444546474849"
-                         "50515253545556575859606162636465666768697071727374"
-                         "75767778798081828384858687888990919293949596979899";
-
-/* Write the n lowest decimal digits of *m right to left, ending before p;
- * *m keeps the digits above them.  Returns the new start. */
-static inline char *digits_back(char *p, uint64_t *m, int n)
+/* The 8 decimal digits of x < 10^8, most significant first, as the bytes
+ * 0-9 of a little-endian word (byte 0 the first digit): x split into two
+ * halves of 4 digits, each into two of 2, each into two digits, every
+ * lane at once by a multiplication and a shift (x / 100 is x * 10486 >>
+ * 20 for x < 10^4, x / 10 is x * 103 >> 10 for x < 100; no lane carries
+ * into the next). */
+static inline uint64_t swar8(uint32_t x)
 {
-    uint64_t x = *m;
-    /* Eight digits at a time in 32 bits: two short dependency chains
-     * instead of one long one. */
-    while (n >= 8) {
-        uint32_t lo = (uint32_t)(x % 100000000u);
-        x /= 100000000u;
-        for (int k = 0; k < 4; k++) {
-            p -= 2;
-            memcpy(p, D2 + 2 * (lo % 100), 2);
-            lo /= 100;
-        }
-        n -= 8;
-    }
-    for (; n >= 2; n -= 2) {
-        p -= 2;
-        memcpy(p, D2 + 2 * (x % 100), 2);
-        x /= 100;
-    }
-    if (n) {
-        *--p = (char)('0' + x % 10);
-        x /= 10;
-    }
-    *m = x;
-    return p;
+    uint64_t v = (uint64_t)(x / 10000u) | ((uint64_t)(x % 10000u) << 32);
+    uint64_t q = ((v * 10486u) >> 20) & 0x0000007F0000007Full;
+    v = q | ((v - q * 100u) << 16);
+    q = ((v * 103u) >> 10) & 0x000F000F000F000Full;
+    return q | ((v - q * 10u) << 8);
 }
 
-size_t pm_fmt_double(char *buf, double v, int digits)
+#define ASCII0 0x3030303030303030ull
+
+/* The digits of m < 10^17 in ASCII, right-aligned in d[0..24) (leading
+ * zeros to the left), and d[24..48) zero bytes.  Returns the index in d
+ * one past m's last digit that is not 0 (m > 0). */
+static inline int digits24(uint64_t m, char *d)
 {
-    if (isnan(v)) {
-        memcpy(buf, "NaN", 4);
-        return 3;
+    uint64_t w0 = 0, w1 = 0, w2 = swar8((uint32_t)(m % 100000000u));
+    if (m >= 100000000u) {
+        uint64_t h = m / 100000000u;
+        w1 = swar8((uint32_t)(h % 100000000u));
+        if (h >= 100000000u)
+            w0 = swar8((uint32_t)(h / 100000000u));
     }
-    if (digits < 1)
-        digits = 1;
-    if (digits > PM_FMT_MAX_DIGITS)
-        digits = PM_FMT_MAX_DIGITS;
-    if (v == 0 || isinf(v))
-        return (size_t)snprintf(buf, 32, "%.*g", digits, v);
-    uint64_t bits = pm_f64_bits(v);
-    int neg = (int)(bits >> 63);
-    int ef = (int)((bits >> 52) & 0x7ff);
-    uint64_t mant = bits & ((1ull << 52) - 1);
-    int e2;
-    if (ef == 0) {
-        e2 = -1074; /* subnormal */
-    } else {
-        mant |= 1ull << 52;
-        e2 = ef - 1075;
+    uint64_t s[6] = {w0 | ASCII0, w1 | ASCII0, w2 | ASCII0, 0, 0, 0};
+    memcpy(d, s, sizeof s);
+    /* the highest byte that is not zero is the last digit that is not 0 */
+    return w2   ? 24 - __builtin_clzll(w2) / 8
+           : w1 ? 16 - __builtin_clzll(w1) / 8
+                : 8 - __builtin_clzll(w0) / 8;
+}
+
+/* Copy 1 <= n <= 24 bytes from s to p, 8 at a time: up to 7 bytes past
+ * p + n are overwritten and read past s + n.  (Not a loop, which the
+ * compiler turns into a call of memcpy.) */
+static inline void copy8s(char *p, const char *s, int n)
+{
+    memcpy(p, s, 8);
+    if (n > 8) {
+        memcpy(p + 8, s + 8, 8);
+        if (n > 16)
+            memcpy(p + 16, s + 16, 8);
     }
-    /* e: the decimal exponent after rounding to `digits` (%g's X).  First
-     * a lower bound of floor(log10|v|) from the binary exponent (78913 /
-     * 2^18 is just below log10(2), 78914 / 2^18 just above: the bound
-     * holds for either sign), raised by one when a comparison proves it
-     * (exact for the positive powers of ten a double holds; with a margin
-     * below 1).  Then the rounded digits m tell: 10^P <= m means the
-     * rounding carried, or the bound was one low: one more. */
-    int lg2 = ef ? ef - 1023 : -1023;
-    int e = lg2 >= 0 ? (lg2 * 78913) >> 18 : (lg2 * 78914) >> 18;
+}
+
+/* The loop of pm_fmt_double: m, the `digits` significant digits of
+ * av = mant * 2^e2 rounded (ties to even), and *e, the decimal exponent
+ * (from its lower bound in *e).  Returns 0 where printf must decide. */
+static __attribute__((noinline)) int round_digits(uint64_t mant, int e2, double av, int digits,
+                                                  int *ep, uint64_t *mp)
+{
     static const double P10D[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    double av = fabs(v);
-    if (e >= 0 && e < 22 && av >= P10D[e + 1])
-        e++;
-    else if (e < 0 && e > -22 && av * P10D[-e - 1] > 1.0 + 1e-12)
-        e++;
+    int e = *ep;
     uint64_t m = 0;
-    uint64_t lo = (uint64_t)P10[digits - 1], hi = (uint64_t)P10[digits];
+    uint64_t lo = P10U[digits - 1], hi = P10U[digits];
     int ok = 0;
     for (int tries = 0; tries < 3; tries++) {
         int d = digits - 1 - e;
@@ -241,55 +245,116 @@ size_t pm_fmt_double(char *buf, double v, int digits)
             break;
         }
     }
+    *ep = e;
+    *mp = m;
+    return ok;
+}
+
+size_t pm_fmt_double(char *buf, double v, int digits)
+{
+    if (isnan(v)) {
+        memcpy(buf, "NaN", 4);
+        return 3;
+    }
+    if (digits < 1)
+        digits = 1;
+    if (digits > PM_FMT_MAX_DIGITS)
+        digits = PM_FMT_MAX_DIGITS;
+    if (v == 0) {
+        /* "0" or "-0", whatever the digits */
+        size_t neg = signbit(v) != 0;
+        memcpy(buf, "-0", 3);
+        if (!neg)
+            memcpy(buf, "0", 2);
+        return 1 + neg;
+    }
+    if (isinf(v))
+        return (size_t)snprintf(buf, 32, "%.*g", digits, v);
+    uint64_t bits = pm_f64_bits(v);
+    int neg = (int)(bits >> 63);
+    int ef = (int)((bits >> 52) & 0x7ff);
+    uint64_t mant = bits & ((1ull << 52) - 1);
+    int e2;
+    if (ef == 0) {
+        e2 = -1074; /* subnormal */
+    } else {
+        mant |= 1ull << 52;
+        e2 = ef - 1075;
+    }
+    /* e: the decimal exponent after rounding to `digits` (%g's X).  First
+     * a lower bound of floor(log10|v|) from the binary exponent (78913 /
+     * 2^18 is just below log10(2), 78914 / 2^18 just above: the bound
+     * holds for either sign), raised by one when a comparison proves it
+     * (exact for the positive powers of ten a double holds; with a margin
+     * below 1).  Then the rounded digits m tell: 10^P <= m means the
+     * rounding carried, or the bound was one low: one more. */
+    int lg2 = ef ? ef - 1023 : -1023;
+    int e = lg2 >= 0 ? (lg2 * 78913) >> 18 : (lg2 * 78914) >> 18;
+    static const double P10D[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    double av = fabs(v);
+    if (e >= 0 && e < 22 && av >= P10D[e + 1])
+        e++;
+    else if (e < 0 && e > -22 && av * P10D[-e - 1] > 1.0 + 1e-12)
+        e++;
+    uint64_t m = 0;
+    int ok = 0, dx = digits - 1 - e;
+    if (digits <= 15 && dx <= 22 && dx >= -22) {
+        /* The common case, straight on (the loop below when this is
+         * near a tie or carries). */
+        double sc = dx >= 0 ? av * P10D[dx] : av / P10D[-dx];
+        uint64_t il = (uint64_t)sc;
+        double fr = sc - (double)il, tol = sc * 0x1p-52;
+        if (fabs(fr - 0.5) > tol) {
+            m = il + (fr > 0.5);
+            ok = m >= P10U[digits - 1] && m < P10U[digits];
+        }
+    }
+    if (!ok)
+        ok = round_digits(mant, e2, av, digits, &e, &m);
     if (!ok)
         return (size_t)snprintf(buf, 32, "%.*g", digits, v);
-    int nd = digits; /* digits of m */
+    /* m's digits, the trailing zeros left out: start[0..sig) */
+    char d[48];
+    const char *start = d + 24 - digits;
+    int sig = digits24(m, d) - (24 - digits);
+    char *p = buf;
+    if (neg)
+        *p++ = '-';
     if (e < -4 || e >= digits) {
         /* d[.ddd]e[+-]XX */
-        while (nd > 1 && m % 10 == 0) {
-            m /= 10;
-            nd--;
+        *p++ = start[0];
+        if (sig > 1) {
+            *p++ = '.';
+            copy8s(p, start + 1, sig - 1);
+            p += sig - 1;
         }
         int ae = e < 0 ? -e : e;
-        int ed = ae >= 100 ? 3 : 2;
-        size_t len = (size_t)neg + 1 + (nd > 1 ? (size_t)nd : 0) + 2 + (size_t)ed;
-        char *p = buf + len;
-        *p = 0;
-        uint64_t x = (uint64_t)ae;
-        p = digits_back(p, &x, ed);
-        *--p = e < 0 ? '-' : '+';
-        *--p = 'e';
-        if (nd > 1) {
-            p = digits_back(p, &m, nd - 1);
-            *--p = '.';
+        *p++ = 'e';
+        *p++ = e < 0 ? '-' : '+';
+        if (ae >= 100) {
+            *p++ = (char)('0' + ae / 100);
+            ae %= 100;
         }
-        *--p = (char)('0' + m);
-        if (neg)
-            *--p = '-';
-        return len;
+        *p++ = (char)('0' + ae / 10);
+        *p++ = (char)('0' + ae % 10);
+    } else if (e >= 0) {
+        /* e + 1 integer digits, then the fraction's digits if any */
+        copy8s(p, start, e + 1);
+        p += e + 1;
+        if (sig > e + 1) {
+            *p++ = '.';
+            copy8s(p, start + e + 1, sig - e - 1);
+            p += sig - e - 1;
+        }
+    } else {
+        /* 0.0...0ddd: -e - 1 zeros after the point (at most 3) */
+        memcpy(p, "0.000000", 8);
+        p += 1 - e;
+        copy8s(p, start, sig);
+        p += sig;
     }
-    /* Fixed: dec decimals, the trailing zeros of the fraction removed. */
-    int dec = digits - 1 - e;
-    while (dec >= 2 && m % 100 == 0) {
-        m /= 100;
-        dec -= 2;
-        nd -= 2;
-    }
-    if (dec >= 1 && m % 10 == 0) {
-        m /= 10;
-        dec--;
-        nd--;
-    }
-    int intd = nd > dec ? nd - dec : 1; /* integer digits ("0" at least) */
-    size_t len = (size_t)neg + (size_t)intd + (dec ? 1 + (size_t)dec : 0);
-    char *p = buf + len;
     *p = 0;
-    if (dec) {
-        p = digits_back(p, &m, dec);
-        *--p = '.';
-    }
-    p = digits_back(p, &m, intd);
-    if (neg)
-        *--p = '-';
-    return len;
+    return (size_t)(p - buf);
 }

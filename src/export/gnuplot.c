@@ -57,16 +57,49 @@ static int tdigits(int digits)
     return digits > PM_TIME_DIGITS ? digits : PM_TIME_DIGITS;
 }
 
+/* Whether the n samples whose grid points are k lie on consecutive grid
+ * points from k[0] on, within a grid of ngrid points: then pm_place gives
+ * each of those points its own sample's value (a NaN sample's point lies
+ * between two groups with a NaN between them, so it is not interpolated)
+ * and NaN to the others, which col_fill copies without pm_place. */
+static int place_direct(const uint32_t *k, size_t n, size_t ngrid)
+{
+    if (!k || !n || (size_t)k[0] + n > ngrid)
+        return 0;
+    uint32_t k0 = k[0];
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        ok &= k[i] == k0 + (uint32_t)i;
+    return ok;
+}
+
+/* Start host h's placement of series s on the grid of n points: its
+ * samples' grid points are the host's (computed once by the analysis) when
+ * s is on the host's time axis.  Returns whether they are consecutive
+ * (place_direct). */
+static int place_start(const pm_analysis *a, size_t h, const pm_series *s, size_t n, pm_place *it)
+{
+    const uint32_t *gk = s->t == a->in.hosts[h].t ? a->in.hosts[h].grid_k : NULL;
+    pm_place_init_k(it, s->t, gk, s->v, s->n, a->t_start, a->grid_step, n);
+    return place_direct(gk, s->n, n);
+}
+
 /* Host h's values of metric r on rows k0 <= k < k1 of its per-node file
  * (the one per-host piece of the file, which both the in-memory writer and
  * --stream call): on the grid, its series placed there (it: its iterator,
- * rows asked in increasing order); otherwise its own samples, NaN after
- * them.  s NULL: no data, NaN. */
-static void col_fill(const pm_series *s, int grid, pm_place *it, size_t k0, size_t k1, double *c)
+ * rows asked in increasing order; direct: its grid points it->k are
+ * consecutive, its samples are copied); otherwise its own samples, NaN
+ * after them.  s NULL: no data, NaN. */
+static void col_fill(const pm_series *s, int grid, pm_place *it, int direct, size_t k0, size_t k1,
+                     double *c)
 {
     if (!s) {
         for (size_t k = k0; k < k1; k++)
             c[k - k0] = NAN;
+    } else if (grid && direct) {
+        size_t first = it->k[0], last = first + it->n; /* rows [first, last) */
+        for (size_t k = k0; k < k1; k++)
+            c[k - k0] = k >= first && k < last ? it->v[k - first] : NAN;
     } else if (grid) {
         (void)pm_place_next(it, k0, k1, c);
     } else {
@@ -80,7 +113,8 @@ static void col_fill(const pm_series *s, int grid, pm_place *it, size_t k0, size
  * column of the metric is rows doubles at base + h * rows. */
 typedef struct gp_src {
     pm_place *it;
-    int fd; /* -1: in memory */
+    unsigned char *direct; /* [nhosts] place_start's answer, with it */
+    int fd;                /* -1: in memory */
     uint64_t base;
 } gp_src;
 
@@ -89,7 +123,7 @@ static int src_fill(const gp_src *src, const pm_metric_result *r, int grid, size
 {
     const pm_series *s = r->host[h];
     if (src->fd < 0 || !s) {
-        col_fill(s, grid, src->it ? &src->it[h] : NULL, k0, k1, c);
+        col_fill(s, grid, src->it ? &src->it[h] : NULL, src->it ? src->direct[h] : 0, k0, k1, c);
         return 0;
     }
     size_t want = (k1 - k0) * sizeof *c, got = 0;
@@ -105,8 +139,63 @@ static int src_fill(const gp_src *src, const pm_metric_result *r, int grid, size
     return 0;
 }
 
+/* The common grid's times as text, formatted once for every metric's
+ * files instead of twice per metric: entry k holds t (its bits compared
+ * with a metric's own k-th time, which may differ: a metric of one host
+ * has that host's times) and its text (len 0: not kept, formatted). */
+typedef struct gp_tstr {
+    double t;
+    unsigned char len;
+    char s[23];
+} gp_tstr;
+
+typedef struct gp_times {
+    size_t n;
+    gp_tstr *e; /* [n], NULL: none */
+} gp_times;
+
+/* At most this many rows kept (32 bytes each): 4 MiB. */
+#define GP_TIMES_MAX ((size_t)1 << 17)
+
+/* The times of the first metric on the grid (NULL e where none, or too
+ * long, or out of memory: each row is then formatted, the same bytes). */
+static gp_times times_text(const pm_analysis *a, int digits)
+{
+    gp_times tt = {0, NULL};
+    const pm_metric_result *g = NULL;
+    for (size_t m = 0; m < a->nmetrics && !g; m++)
+        if (use_grid(a) && a->metrics[m].nhosts_with_data > 1)
+            g = &a->metrics[m];
+    if (!g || g->agg.n == 0 || g->agg.n > GP_TIMES_MAX)
+        return tt;
+    tt.e = pm_alloc_array(g->agg.n, sizeof *tt.e);
+    if (!tt.e)
+        return tt;
+    tt.n = g->agg.n;
+    for (size_t k = 0; k < tt.n; k++) {
+        char buf[32] = {0};
+        size_t len = pm_fmt_double(buf, g->agg.t[k], digits);
+        tt.e[k].t = g->agg.t[k];
+        tt.e[k].len = (unsigned char)(len <= sizeof tt.e[k].s ? len : 0);
+        memcpy(tt.e[k].s, buf, sizeof tt.e[k].s);
+    }
+    return tt;
+}
+
+/* Time t of row k as text at p (32 bytes there): from tt where it holds
+ * the same double, else formatted.  Returns the length. */
+static inline size_t time_text(const gp_times *tt, size_t k, double t, int digits, char *p)
+{
+    if (k < tt->n && tt->e[k].len && memcmp(&tt->e[k].t, &t, sizeof t) == 0) {
+        memcpy(p, tt->e[k].s, sizeof tt->e[k].s);
+        return tt->e[k].len;
+    }
+    return pm_fmt_double(p, t, digits);
+}
+
 static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const char *dir,
-                          int digits, gp_src *src, size_t rows_at_once, pm_error *err)
+                          int digits, gp_src *src, const gp_times *tt, size_t rows_at_once,
+                          pm_error *err)
 {
     char name[128], path[4096];
     snprintf(name, sizeof name, "%s_per_node.dat", r->def->id);
@@ -133,7 +222,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     for (size_t h = 0; h < nh && src->it; h++) {
         const pm_series *s = r->host[h];
         if (s && grid)
-            pm_place_init(&src->it[h], s->t, s->v, s->n, a->t_start, a->grid_step, n);
+            src->direct[h] = (unsigned char)place_start(a, h, s, n, &src->it[h]);
     }
     fprintf(f, "# perfmon-analyze: %s [%s], per node; NaN = no data\n", r->def->name, r->def->unit);
     fprintf(
@@ -155,7 +244,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
         for (size_t h = 0; h < nh && !rc; h++)
             rc = src_fill(src, r, grid, h, k0, k1, cols + h * rows_at_once);
         for (size_t k = k0; k < k1 && !rc; k++) {
-            size_t len = pm_fmt_double(row, r->agg.t[k], tdigits(digits));
+            size_t len = time_text(tt, k, r->agg.t[k], tdigits(digits), row);
             for (size_t h = 0; h < nh; h++) {
                 row[len++] = ' ';
                 len += pm_fmt_double(row + len, cols[h * rows_at_once + k - k0], digits);
@@ -173,7 +262,8 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     return pm_close_checked(f, path, err);
 }
 
-static int write_all_nodes(const pm_metric_result *r, const char *dir, int digits, pm_error *err)
+static int write_all_nodes(const pm_metric_result *r, const char *dir, int digits,
+                           const gp_times *tt, pm_error *err)
 {
     char name[128], path[4096], num[3 * 40];
     snprintf(name, sizeof name, "%s_all_nodes.dat", r->def->id);
@@ -188,7 +278,7 @@ static int write_all_nodes(const pm_metric_result *r, const char *dir, int digit
             "# column 3: nodes contributing\n",
             comb, r->def->unit);
     for (size_t i = 0; i < r->agg.n; i++) {
-        size_t len = pm_fmt_double(num, r->agg.t[i], tdigits(digits));
+        size_t len = time_text(tt, i, r->agg.t[i], tdigits(digits), num);
         num[len++] = ' ';
         len += pm_fmt_double(num + len, r->agg.v[i], digits);
         num[len++] = ' ';
@@ -364,6 +454,7 @@ typedef struct gp_job {
     const uint64_t *base;
     const vscan *sc;
     size_t rows_at_once;
+    gp_times times; /* the grid's times as text */
 } gp_job;
 
 static void *gp_worker(void *arg)
@@ -372,15 +463,16 @@ static void *gp_worker(void *arg)
     gp_job *j = pool->ctx;
     size_t nh = j->a->nhosts ? j->a->nhosts : 1;
     pm_place *it = j->fd < 0 ? calloc(nh, sizeof *it) : NULL;
+    unsigned char *direct = j->fd < 0 ? calloc(nh, 1) : NULL;
     for (size_t m; (m = pm_pool_next(pool)) < pool->n;) {
         const pm_metric_result *r = &j->a->metrics[m];
         pm_error *e = &j->errs[m];
         pm_error_clear(e);
-        if (j->fd < 0 && !it) {
+        if (j->fd < 0 && (!it || !direct)) {
             j->rcs[m] = pm_error_set(e, PM_ENOMEM, "out of memory");
             continue;
         }
-        gp_src src = {.it = it, .fd = j->fd, .base = j->base ? j->base[m] : 0};
+        gp_src src = {.it = it, .direct = direct, .fd = j->fd, .base = j->base ? j->base[m] : 0};
         vscan sc = VSCAN_INIT;
         if (j->sc)
             sc = j->sc[m];
@@ -389,12 +481,14 @@ static void *gp_worker(void *arg)
                 if (r->host[h])
                     scan_values(r->host[h]->v, r->host[h]->n, &sc);
         int rc;
-        if ((rc = write_per_node(j->a, r, j->dir, j->digits, &src, j->rows_at_once, e)) ||
-            (rc = write_all_nodes(r, j->dir, j->digits, e)) ||
+        if ((rc =
+                 write_per_node(j->a, r, j->dir, j->digits, &src, &j->times, j->rows_at_once, e)) ||
+            (rc = write_all_nodes(r, j->dir, j->digits, &j->times, e)) ||
             (rc = write_script(j->a, r, j->dir, &sc, e)))
             j->rcs[m] = rc;
     }
     free(it);
+    free(direct);
     return NULL;
 }
 
@@ -411,10 +505,12 @@ static int gp_run(gp_job *j, pm_error *err)
         free(j->errs);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
+    j->times = times_text(a, tdigits(j->digits));
     pm_pool pool = {.n = a->nmetrics, .ctx = j};
     pthread_mutex_init(&pool.lock, NULL);
     pm_pool_run(&pool, gp_worker, a->nmetrics);
     pthread_mutex_destroy(&pool.lock);
+    free(j->times.e);
     int rc = 0;
     for (size_t m = 0; m < a->nmetrics && !rc; m++)
         if (j->rcs[m]) {
@@ -535,7 +631,7 @@ void pm_gp_host(pm_gp_out *w, const pm_analysis *a, const pm_metric_result *cons
         pm_place it;
         if (grid)
             pm_place_init(&it, s[m]->t, s[m]->v, s[m]->n, a->t_start, a->grid_step, n);
-        col_fill(s[m], grid, &it, 0, n, w->buf);
+        col_fill(s[m], grid, &it, 0, 0, n, w->buf);
         size_t want = n * sizeof *w->buf, done = 0;
         off_t at = (off_t)((w->base[m] + (uint64_t)h * n) * sizeof *w->buf);
         while (done < want) {

@@ -285,12 +285,113 @@ static void test_gnuplot_scripts_run(void **state)
     pm_test_rmrf(dir);
 }
 
+/* The per-node data file's columns are each host's placement on the grid
+ * (pm_place, as the all-node series places it), whichever way the writer
+ * fills them: node-a on consecutive grid points with a sample missing
+ * (copied, its gap NaN), node-b every other point (interpolated between
+ * its samples), node-c on consecutive points from its fifth on (copied,
+ * NaN before). */
+static void test_per_node_placement(void **state)
+{
+    (void)state;
+    char *tmp = pm_test_tmpdir();
+    assert_non_null(tmp);
+    char dir[512], path[600], cat[4096];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    pm_error err;
+    static const struct {
+        const char *host;
+        size_t n;
+        double start, interval;
+        size_t gap_at;
+    } hosts[] = {{"node-a", 40, 1.7e9, 1, 10},
+                 {"node-b", 20, 1.7e9, 2, 0},
+                 {"node-c", 30, 1.7e9 + 4.3, 1, 0}};
+    for (size_t h = 0; h < 3; h++) {
+        pm_synth s;
+        pm_synth_init(&s, hosts[h].host);
+        s.n = hosts[h].n;
+        s.start_s = hosts[h].start;
+        s.interval_s = hosts[h].interval;
+        s.gap_at = hosts[h].gap_at;
+        s.cpu_wave = 20;
+        s.wave_period_s = 13;
+        snprintf(path, sizeof path, "%s/%s.pmp", dir, hosts[h].host);
+        assert_int_equal(pm_synth_write(path, &s, &err), 0);
+    }
+    snprintf(cat, sizeof cat, "%s/../templates/metrics.json", pm_test_fixtures());
+    pm_analyze_opts o;
+    pm_analyze_opts_init(&o);
+    o.catalog_path = cat;
+    const char *paths[] = {dir};
+    pm_analysis *a = NULL;
+    if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_true(a->grid_step == 1.0);
+    char out[600];
+    snprintf(out, sizeof out, "%s/data", dir);
+    assert_int_equal(pm_export_gnuplot(a, out, &err), 0);
+    const pm_metric_result *r = NULL;
+    for (size_t m = 0; m < a->nmetrics; m++)
+        if (strcmp(a->metrics[m].def->id, "cpu_usage") == 0)
+            r = &a->metrics[m];
+    assert_non_null(r);
+    assert_int_equal(r->nhosts_with_data, 3);
+    size_t n = r->agg.n, nh = a->in.nhosts;
+    assert_int_equal(nh, 3);
+    double *want = calloc(nh * n, sizeof *want);
+    assert_non_null(want);
+    for (size_t h = 0; h < nh; h++) {
+        pm_place it;
+        pm_place_init(&it, r->host[h]->t, r->host[h]->v, r->host[h]->n, a->t_start, a->grid_step,
+                      n);
+        (void)pm_place_next(&it, 0, n, want + h * n);
+    }
+    snprintf(path, sizeof path, "%s/cpu_usage_per_node.dat", out);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(pm_read_whole(path, 1 << 20, &text, &len, &err), 0);
+    size_t row = 0, nan_a = 0, interp_b = 0, nan_c = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#')
+            continue;
+        assert_true(row < n);
+        char expect[400], num[48];
+        size_t k = pm_fmt_double(expect, r->agg.t[row], 13);
+        for (size_t h = 0; h < nh; h++) {
+            pm_fmt_double(num, want[h * n + row], 6);
+            k += (size_t)snprintf(expect + k, sizeof expect - k, " %s", num);
+        }
+        if (strcmp(line, expect) != 0)
+            fail_msg("row %zu: \"%s\", want \"%s\"", row, line, expect);
+        /* the cases the file must hold */
+        const pm_series *sa = r->host[0], *sb = r->host[1], *sc = r->host[2];
+        double t = a->t_start + (double)row * a->grid_step;
+        nan_a += isnan(want[row]) && row < sa->n;
+        int b_sample = 0;
+        for (size_t i = 0; i < sb->n; i++)
+            b_sample |= fabs(sb->t[i] - t) < 0.5;
+        interp_b += !b_sample && !isnan(want[n + row]);
+        nan_c += isnan(want[2 * n + row]) && t < sc->t[0];
+        row++;
+    }
+    assert_int_equal(row, n);
+    assert_true(nan_a >= 1);
+    assert_true(interp_b >= 5);
+    assert_int_equal(nan_c, 4);
+    free(text);
+    free(want);
+    pm_analysis_free(a);
+    pm_test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fmt_double),          cmocka_unit_test(test_gnuplot_quoting),
         cmocka_unit_test(test_csv_and_hdf5),        cmocka_unit_test(test_write_failures),
-        cmocka_unit_test(test_gnuplot_scripts_run),
+        cmocka_unit_test(test_gnuplot_scripts_run), cmocka_unit_test(test_per_node_placement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,7 +38,7 @@ static double from_bits(uint64_t b)
     return d;
 }
 
-static const int DIGITS[] = {1, 2, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 17};
+static const int DIGITS[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
 #define NDIGITS (sizeof DIGITS / sizeof DIGITS[0])
 
 enum { S_INT, S_TIE, S_EXP, S_SUB, S_SPECIAL, S_POW10, S_CARRY, S_RANDOM, S_DATA, NSHAPES };
@@ -134,7 +134,12 @@ static void test_against_printf(void **state)
         int shape = (int)(i % NSHAPES);
         int digits = DIGITS[(i / NSHAPES) % NDIGITS];
         double v = make(shape, digits);
+        /* the promise is 32 bytes of buf: nothing written past them */
+        memset(a + 32, 0x5a, sizeof a - 32);
         size_t len = pm_fmt_double(a, v, digits);
+        for (size_t k = 32; k < sizeof a; k++)
+            if (a[k] != 0x5a)
+                fail_msg("%%.%dg of %a: byte %zu past the 32 written", digits, v, k);
         snprintf(b, sizeof b, "%.*g", digits, v);
         seen[shape]++;
         if (len != strlen(a) || strcmp(a, b) != 0) {
@@ -171,6 +176,13 @@ static void test_fixed_rows(void **state)
         {0.00009999995, 6, "0.0001"},
         {1e-5, 6, "1e-05"},
         {-0.0, 6, "-0"},
+        {0.0, 17, "0"},
+        {-1.5, 17, "-1.5"},
+        {-0.00012345678901234567, 17, "-0.00012345678901234567"},
+        {-1.2345678901234567e-300, 17, "-1.2345678901234568e-300"},
+        {-12345678901234567.0, 17, "-12345678901234568"},
+        {1700000980.0, 13, "1700000980"},
+        {70.0121, 6, "70.0121"},
         {1e100, 6, "1e+100"},
         {1700000000.123456, 13, "1700000000.123"},
         {0.1, 17, "0.10000000000000001"},
