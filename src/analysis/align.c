@@ -279,11 +279,34 @@ int pm_aggregate_time_begin(const pm_analysis *a, pm_metric_result *r, size_t ng
     return 0;
 }
 
+/* Whether samples 0..n-1 lie on consecutive grid points from k[0] on and
+ * every value is a number: then pm_place_next gives each grid point its
+ * sample's value, and NaN before and after them. */
+static int place_direct(const uint32_t *k, const double *v, size_t n)
+{
+    uint32_t k0 = k[0];
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        ok &= (k[i] == k0 + (uint32_t)i) & (v[i] == v[i]);
+    return ok;
+}
+
 void pm_aggregate_time_add(const pm_analysis *a, pm_metric_result *r, const pm_series *s,
                            const uint32_t *gk, double *tmp)
 {
     pm_aggregate *g = &r->agg;
     size_t n = g->n;
+    if (gk && s->n && (size_t)gk[0] + s->n <= n && place_direct(gk, s->v, s->n)) {
+        /* A value at every sample, each on a grid point of its own, the
+         * next point: placed, each is its own grid point's value. */
+        double *gv = g->v + gk[0];
+        uint32_t *gc = g->count + gk[0];
+        for (size_t i = 0; i < s->n; i++) {
+            gv[i] += s->v[i];
+            gc[i]++;
+        }
+        return;
+    }
     pm_place it;
     pm_place_init_k(&it, s->t, gk, s->v, s->n, a->t_start, a->grid_step, n);
     g->interpolated += pm_place_next(&it, 0, n, tmp);

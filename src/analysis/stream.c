@@ -140,6 +140,13 @@ static void pend_free(macc *m)
 
 static int report_fold(sctx *c, size_t d, pm_series **sp);
 
+/* Whether every valid value of s has the same bits: equal least and
+ * largest values, not zeros (-0 and +0 are equal, with other bits). */
+static int series_constant(const pm_series *s)
+{
+    return s->st.nvalid && s->st.min == s->st.max && s->st.min != 0;
+}
+
 /* Pass 1: host h's series s of metric d, in host order (hx: the host, its
  * times and grid points). */
 static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx)
@@ -155,7 +162,17 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx
     if (a->keep && report_fold(c, d, sp))
         return;
     pm_metric_fold(r, &m->acc, s, h);
-    for (size_t i = 0; i < s->n; i++) {
+    if (series_constant(s)) {
+        /* every value the same bits: one bucket, as the loop would */
+        double v = s->st.min;
+        size_t b = bucket_of(v);
+        if (m->count[b] == 0 || v < m->bmin[b])
+            m->bmin[b] = v;
+        if (m->count[b] == 0 || v > m->bmax[b])
+            m->bmax[b] = v;
+        m->count[b] += s->st.nvalid;
+    }
+    for (size_t i = 0; i < s->n && !series_constant(s); i++) {
         double v = s->v[i];
         if (isnan(v))
             continue;
