@@ -279,15 +279,16 @@ int pm_aggregate_time_begin(const pm_analysis *a, pm_metric_result *r, size_t ng
     return 0;
 }
 
-/* Whether samples 0..n-1 lie on consecutive grid points from k[0] on and
- * every value is a number: then pm_place_next gives each grid point its
- * sample's value, and NaN before and after them. */
-static int place_direct(const uint32_t *k, const double *v, size_t n)
+/* Whether samples 0..n-1 lie on consecutive grid points from k[0] on:
+ * then pm_place_next gives each grid point its sample's value (a NaN
+ * sample's point lies between two groups with a NaN between them, so it
+ * is not interpolated), and NaN before and after them. */
+static int place_direct(const uint32_t *k, size_t n)
 {
     uint32_t k0 = k[0];
     int ok = 1;
     for (size_t i = 0; i < n; i++)
-        ok &= (k[i] == k0 + (uint32_t)i) & (v[i] == v[i]);
+        ok &= k[i] == k0 + (uint32_t)i;
     return ok;
 }
 
@@ -296,15 +297,16 @@ void pm_aggregate_time_add(const pm_analysis *a, pm_metric_result *r, const pm_s
 {
     pm_aggregate *g = &r->agg;
     size_t n = g->n;
-    if (gk && s->n && (size_t)gk[0] + s->n <= n && place_direct(gk, s->v, s->n)) {
-        /* A value at every sample, each on a grid point of its own, the
-         * next point: placed, each is its own grid point's value. */
+    if (gk && s->n && (size_t)gk[0] + s->n <= n && place_direct(gk, s->n)) {
+        /* Each sample on a grid point of its own, the next one: each
+         * value is its own grid point's. */
         double *gv = g->v + gk[0];
         uint32_t *gc = g->count + gk[0];
-        for (size_t i = 0; i < s->n; i++) {
-            gv[i] += s->v[i];
-            gc[i]++;
-        }
+        for (size_t i = 0; i < s->n; i++)
+            if (!isnan(s->v[i])) {
+                gv[i] += s->v[i];
+                gc[i]++;
+            }
         return;
     }
     pm_place it;

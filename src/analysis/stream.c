@@ -319,6 +319,51 @@ static int fold2(sctx *c, size_t d, const double *val, size_t n)
     return 0;
 }
 
+/* fold2 of n values x (a constant series, which the spill leaves out):
+ * the same sums, one value at a time, and x gathered n times. */
+static int fold2_const(sctx *c, size_t d, double x, size_t n)
+{
+    macc *m = &c->acc[d];
+    if (c->pass == 2) {
+        double mean = c->res[d].all.amean, ss = m->ss, comp = m->comp;
+        double dv = x - mean;
+        for (size_t i = 0; i < n; i++) {
+            ss += dv * dv;
+            comp += dv;
+        }
+        m->ss = ss;
+        m->comp = comp;
+    }
+    uint64_t key = order_key(x);
+    for (int k = 0; k < NRANKS; k++) {
+        rank_want *w = &m->want[k];
+        if (w->known || w->share >= 0 || key >> w->shift != w->prefix)
+            continue;
+        if (w->sub) {
+            size_t b = (size_t)(key >> (w->shift - HBITS)) & (NBUCKETS - 1);
+            if (w->sub[b] == 0 || x < w->smin[b])
+                w->smin[b] = x;
+            if (w->sub[b] == 0 || x > w->smax[b])
+                w->smax[b] = x;
+            w->sub[b] += n;
+            continue;
+        }
+        if (w->capgot - w->ngot < n) {
+            size_t nc = w->capgot ? w->capgot : 1024;
+            while (nc - w->ngot < n)
+                nc *= 2;
+            double *g = pm_realloc_array(w->got, nc, sizeof *g);
+            if (!g)
+                return PM_ENOMEM;
+            w->got = g;
+            w->capgot = nc;
+        }
+        for (size_t i = 0; i < n; i++)
+            w->got[w->ngot++] = x;
+    }
+    return 0;
+}
+
 /* opts.progress: hosts folded in this pass (under c->lock, in host order,
  * so never two calls at once). */
 static void report_progress(sctx *c, size_t hosts_done)
@@ -379,7 +424,8 @@ static void *host_worker(void *arg)
                     s->slope_ok = pm_slope(s->t, s->v, s->n, &s->slope, &s->slope_r2) == 0;
                 if (a->keep)
                     rc = pm_report_keep_host(a, d, h, s, rowbuf, &e);
-                if (!rc && c->spill)
+                /* (a constant series is replayed from its statistics) */
+                if (!rc && c->spill && !series_constant(s))
                     pm_spill_put(&c->sp, d, h, s->v, s->n);
             }
         }
@@ -463,6 +509,10 @@ static void *spill_worker(void *arg)
         const pm_metric_result *r = &c->res[d];
         for (size_t h = 0; h < a->nhosts && c->need[d] && !rc; h++) {
             const pm_series *s = r->host[h];
+            if (s && series_constant(s)) {
+                rc = fold2_const(c, d, s->st.min, s->st.nvalid);
+                continue;
+            }
             for (size_t i = 0; s && i < s->n && !rc; i += SPILL_BLOCK) {
                 size_t k = s->n - i < SPILL_BLOCK ? s->n - i : SPILL_BLOCK;
                 rc = pm_spill_get(&c->sp, d, h, i, buf, k, &e);

@@ -10,27 +10,25 @@
 
 #include "perfmon/analysis.h"
 
-/* An unlinked file in $TMPDIR (else /tmp): for each catalog metric that
- * some host has, one slot of total doubles, host h's values from
- * host_off[h] on (the survey's sample counts, so that any thread writes
- * its host at a fixed place).  A slot is given to a metric when its first
- * host comes, if the slots given so far stay within opts.spill_max and the
- * file system has room for them (with a margin: a tenth of the file
- * system, at least 1 GiB);
- * else, or when a write fails, the spill is off as a whole, and the stream
- * reads the hosts again instead. */
+/* An unlinked file in $TMPDIR (else /tmp): host h's values of catalog
+ * metric d at at[d * nhosts + h], appended as the fold's workers hand
+ * them in (each writes its own place, reserved under the lock, so no
+ * thread waits for another's write).  The caller leaves out the series
+ * it can replay without them (a constant series).  A place is given
+ * while the bytes given so far stay within opts.spill_max and the file
+ * system has room for them (with a margin: a tenth of the file system,
+ * at least 1 GiB); else, or when a write fails, the spill is off as a
+ * whole, and the stream reads the hosts again instead. */
 typedef struct pm_spill {
     int fd;
     int off;          /* no room, or a write failed: the values are read again */
     size_t nm;        /* catalog metrics */
     size_t nhosts;    /* hosts */
-    size_t total;     /* doubles per slot: every host's samples */
-    size_t *host_off; /* [nhosts] */
+    uint64_t *at;     /* [nm * nhosts] the byte offset of (d, h)'s values */
     size_t *host_n;   /* [nhosts] samples room */
-    long *slot;       /* [nm] the metric's slot, -1: none yet */
-    size_t nslots;
-    size_t written; /* bytes */
-    uint64_t max;   /* opts.spill_max */
+    uint64_t end;     /* bytes given */
+    uint64_t room_to; /* the file system was seen to have room up to here */
+    uint64_t max;     /* opts.spill_max */
     pthread_mutex_t lock;
 } pm_spill;
 
@@ -44,10 +42,11 @@ int pm_spill_wanted(const pm_analysis *a);
 int pm_spill_open(pm_spill *sp, const pm_analysis *a, pm_error *err) PM_WUR;
 void pm_spill_close(pm_spill *sp);
 /* Host h's n values of catalog metric d (n at most the survey's count);
- * any thread, each (d, h) once.  Sets sp->off when there is no room or the
- * write fails (then nothing of the spill is read). */
+ * any thread, each (d, h) at most once.  Sets sp->off when there is no
+ * room or the write fails (then nothing of the spill is read). */
 void pm_spill_put(pm_spill *sp, size_t d, size_t h, const double *v, size_t n);
-/* n values of host h's series of metric d from its value i0 on. */
+/* n values of host h's series of metric d from its value i0 on (put
+ * before). */
 int pm_spill_get(const pm_spill *sp, size_t d, size_t h, size_t i0, double *v, size_t n,
                  pm_error *err) PM_WUR;
 
