@@ -46,6 +46,11 @@ static size_t bucket_of(double v)
  * the environment variable PM_STREAM_GATHER overrides it (the tests make
  * every bucket narrowed). */
 #define GATHER_MAX ((size_t)1 << 18)
+/* Larger buckets are gathered too while they add up to at most this many
+ * values in a refine pass (32 MiB): a narrowing pass costs another pass
+ * over every value (over every host, without the spill), and its result
+ * is the same. */
+#define GATHER_ALL ((size_t)1 << 22)
 
 static size_t gather_max(void)
 {
@@ -575,9 +580,11 @@ static void want_clear(rank_want *w)
     w->ngot = w->capgot = 0;
 }
 
-/* Before a refine pass: what each rank still to find collects.  Returns
- * whether any is left, -1 when out of memory. */
-static int refine_plan(macc *m, size_t cap)
+/* Before a refine pass: what each rank still to find collects (a bucket
+ * of more than cap values is gathered while *budget, the values the
+ * larger buckets of this pass may still gather, allows, else narrowed).
+ * Returns whether any is left, -1 when out of memory. */
+static int refine_plan(macc *m, size_t cap, size_t *budget)
 {
     int left = 0;
     for (int k = 0; k < NRANKS; k++) {
@@ -591,6 +598,10 @@ static int refine_plan(macc *m, size_t cap)
                 w->share = j;
         if (w->share >= 0 || w->count <= cap || w->shift == 0)
             continue;
+        if (w->count <= *budget) {
+            *budget -= w->count;
+            continue;
+        }
         w->sub = calloc(NBUCKETS, sizeof *w->sub);
         w->smin = pm_alloc_array(NBUCKETS, sizeof *w->smin);
         w->smax = pm_alloc_array(NBUCKETS, sizeof *w->smax);
@@ -826,9 +837,11 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     size_t cap = gather_max();
     for (int pass = 2; !c.rc && refine; pass++) {
         refine = 0;
+        /* (under the tests' PM_STREAM_GATHER, 16 times its buckets) */
+        size_t budget = getenv("PM_STREAM_GATHER") ? 16 * cap : GATHER_ALL;
         for (size_t d = 0; d < nm && !c.rc; d++) {
             int have = c.res[d].nhosts_with_data && c.res[d].all.nvalid;
-            int left = have ? refine_plan(&c.acc[d], cap) : 0;
+            int left = have ? refine_plan(&c.acc[d], cap, &budget) : 0;
             if (left < 0)
                 fail(&c, PM_ENOMEM, NULL);
             refine |= left > 0;
