@@ -266,11 +266,17 @@ void pm_metric_fold(pm_metric_result *r, pm_metric_acc *acc, const pm_series *s,
     if (!s)
         return;
     st->n += s->n;
+    /* (in locals: a store to acc->sum could otherwise change s->v) */
+    const double *v = s->v;
+    double sum = acc->sum;
+    size_t m = acc->m;
     for (size_t i = 0; i < s->n; i++)
-        if (!isnan(s->v[i])) {
-            acc->sum += s->v[i];
-            acc->m++;
+        if (!isnan(v[i])) {
+            sum += v[i];
+            m++;
         }
+    acc->sum = sum;
+    acc->m = m;
     for (int k = 0; k < PM_Q_N; k++)
         r->qc.n[k] += s->qc.n[k];
     r->repaired += s->repaired;
