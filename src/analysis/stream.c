@@ -114,7 +114,8 @@ typedef struct sctx {
     pm_spill sp;    /* the fold's values, for the refine passes */
     int sp_open;    /* sp is set up */
     int spill;      /* the fold writes them (no output needs the hosts again) */
-    int from_spill; /* the refine passes read them (the spill went well) */
+    int from_spill; /* the refine passes read them (no write failed; the
+                     * metrics the spill refused are read again) */
     /* the sequencer: host h folds when turn == h */
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -324,6 +325,12 @@ static int fold2(sctx *c, size_t d, const double *val, size_t n)
     return 0;
 }
 
+/* Whether the refine passes read metric d's values from the spill. */
+static int spilled(const sctx *c, size_t d)
+{
+    return c->from_spill && pm_spill_holds(&c->sp, d);
+}
+
 /* fold2 of n values x (a constant series, which the spill leaves out):
  * the same sums, one value at a time, and x gathered n times. */
 static int fold2_const(sctx *c, size_t d, double x, size_t n)
@@ -419,7 +426,7 @@ static void *host_worker(void *arg)
             a->hosts[h].mem_total = hx.mem_total;
         }
         for (size_t d = 0; d < cat->n && !rc; d++) {
-            if (c->pass >= 2 && !c->need[d])
+            if (c->pass >= 2 && (!c->need[d] || spilled(c, d)))
                 continue;
             rc = pm_series_derive(a, &cat->m[d], &hx, wk, &ser[d]);
             if (!rc && ser[d] && c->pass == 1) {
@@ -512,7 +519,7 @@ static void *spill_worker(void *arg)
         pm_error_clear(&e);
         int rc = buf ? 0 : PM_ENOMEM;
         const pm_metric_result *r = &c->res[d];
-        for (size_t h = 0; h < a->nhosts && c->need[d] && !rc; h++) {
+        for (size_t h = 0; h < a->nhosts && c->need[d] && spilled(c, d) && !rc; h++) {
             const pm_series *s = r->host[h];
             if (s && series_constant(s)) {
                 rc = fold2_const(c, d, s->st.min, s->st.nvalid);
@@ -838,7 +845,7 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     for (int pass = 2; !c.rc && refine; pass++) {
         refine = 0;
         /* (under the tests' PM_STREAM_GATHER, 16 times its buckets) */
-        size_t budget = getenv("PM_STREAM_GATHER") ? 16 * cap : GATHER_ALL;
+        size_t budget = cap == GATHER_MAX ? GATHER_ALL : 16 * cap;
         for (size_t d = 0; d < nm && !c.rc; d++) {
             int have = c.res[d].nhosts_with_data && c.res[d].all.nvalid;
             int left = have ? refine_plan(&c.acc[d], cap, &budget) : 0;
@@ -851,7 +858,18 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         /* (the sd needs the first pass even when every rank is known) */
         if (c.rc || (!refine && pass > 2))
             break;
-        rc = c.from_spill ? spill_pass(&c, pass) : run_pass(&c, pass);
+        /* the metrics whose values the spill holds from it, the others
+         * (and the outputs written host by host) from the hosts */
+        int reread = pass == 2 && a->opts.host_out, fromsp = 0;
+        for (size_t d = 0; d < nm; d++)
+            if (c.need[d]) {
+                fromsp |= spilled(&c, d);
+                reread |= !spilled(&c, d);
+            }
+        if (reread)
+            rc = run_pass(&c, pass);
+        if (!rc && !c.rc && fromsp)
+            rc = spill_pass(&c, pass);
         for (size_t d = 0; d < nm && !c.rc; d++)
             if (c.res[d].nhosts_with_data && c.res[d].all.nvalid)
                 refine_resolve(&c.acc[d]);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -28,8 +27,6 @@ int pm_spill_wanted(const pm_analysis *a)
 
 /* (d, h) was not put */
 #define SPILL_NONE UINT64_MAX
-/* Room is asked of the file system for this much more at a time. */
-#define SPILL_CHUNK ((uint64_t)256 << 20)
 
 int pm_spill_open(pm_spill *sp, const pm_analysis *a, pm_error *err)
 {
@@ -45,12 +42,17 @@ int pm_spill_open(pm_spill *sp, const pm_analysis *a, pm_error *err)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     sp->at = pm_alloc_array(nat, sizeof *sp->at);
     sp->host_n = calloc(a->nhosts ? a->nhosts : 1, sizeof *sp->host_n);
-    if (!sp->at || !sp->host_n)
+    sp->taken = calloc(sp->nm ? sp->nm : 1, 1);
+    if (!sp->at || !sp->host_n || !sp->taken)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     for (size_t i = 0; i < nat; i++)
         sp->at[i] = SPILL_NONE;
-    for (size_t h = 0; h < a->nhosts; h++)
+    for (size_t h = 0; h < a->nhosts; h++) {
         sp->host_n[h] = a->hosts[h].n;
+        if (a->hosts[h].n > (UINT64_MAX / 4 - sp->per) / sizeof(double))
+            return 0; /* (no file could hold it: read again) */
+        sp->per += (uint64_t)a->hosts[h].n * sizeof(double);
+    }
     const char *dir = getenv("TMPDIR");
     const char *d = dir && *dir ? dir : "/tmp";
     char path[4096];
@@ -72,47 +74,42 @@ void pm_spill_close(pm_spill *sp)
     sp->fd = -1;
     free(sp->at);
     free(sp->host_n);
+    free(sp->taken);
     sp->at = NULL;
     sp->host_n = NULL;
+    sp->taken = NULL;
     pthread_mutex_destroy(&sp->lock);
 }
 
-/* Under sp->lock: the place of bytes more, when they stay within the
- * bound and the file system has room for what is given so far and the
- * margin (asked a chunk ahead), else SPILL_NONE with the spill off. */
-static uint64_t place_for(pm_spill *sp, uint64_t bytes)
+/* Under sp->lock: whether metric d is taken; at its first series, it is
+ * when its reservation stays within the bound and the file system has
+ * room for every reservation not yet written, and the margin. */
+static int take(pm_spill *sp, size_t d)
 {
-    if (sp->off)
-        return SPILL_NONE;
-    if ((sp->max && (bytes > sp->max || sp->end > sp->max - bytes)) ||
-        bytes > UINT64_MAX / 2 - sp->end) {
-        sp->off = 1;
-        return SPILL_NONE;
-    }
-    uint64_t to = sp->end + bytes;
-    if (to > sp->room_to) {
-        struct statvfs vs;
-        struct stat st;
-        if (fstatvfs(sp->fd, &vs) != 0 || fstat(sp->fd, &st) != 0) {
-            sp->off = 1;
-            return SPILL_NONE;
-        }
-        uint64_t avail = (uint64_t)vs.f_bavail * vs.f_frsize;
-        uint64_t margin = (uint64_t)vs.f_blocks * vs.f_frsize / 10;
-        if (margin < SPILL_MARGIN)
-            margin = SPILL_MARGIN;
-        /* what the file does not hold yet, and a chunk more */
-        uint64_t have = st.st_size > 0 ? (uint64_t)st.st_size : 0;
-        uint64_t want = (to > have ? to - have : 0) + SPILL_CHUNK;
-        if (avail < margin || avail - margin < want) {
-            sp->off = 1;
-            return SPILL_NONE;
-        }
-        sp->room_to = to + SPILL_CHUNK;
-    }
-    uint64_t at = sp->end;
-    sp->end = to;
-    return at;
+    if (sp->taken[d])
+        return sp->taken[d] == 1;
+    sp->taken[d] = 2;
+    if (sp->max && (sp->per > sp->max || sp->reserved > sp->max - sp->per))
+        return 0;
+    struct statvfs vs;
+    if (fstatvfs(sp->fd, &vs) != 0)
+        return 0;
+    uint64_t avail = (uint64_t)vs.f_bavail * vs.f_frsize;
+    uint64_t margin = (uint64_t)vs.f_blocks * vs.f_frsize / 10;
+    if (margin < SPILL_MARGIN)
+        margin = SPILL_MARGIN;
+    uint64_t want = sp->reserved + sp->per - sp->end;
+    if (avail < margin || avail - margin < want)
+        return 0;
+    sp->reserved += sp->per;
+    sp->taken[d] = 1;
+    return 1;
+}
+
+int pm_spill_holds(const pm_spill *sp, size_t d)
+{
+    PM_ASSERT(d < sp->nm);
+    return !sp->off && sp->taken[d] != 2; /* (0: every series constant, or none) */
 }
 
 void pm_spill_put(pm_spill *sp, size_t d, size_t h, const double *v, size_t n)
@@ -120,7 +117,12 @@ void pm_spill_put(pm_spill *sp, size_t d, size_t h, const double *v, size_t n)
     PM_ASSERT(d < sp->nm && h < sp->nhosts && n <= sp->host_n[h]);
     PM_ASSERT(sp->at[d * sp->nhosts + h] == SPILL_NONE); /* each (d, h) once */
     pthread_mutex_lock(&sp->lock);
-    uint64_t at0 = place_for(sp, (uint64_t)n * sizeof *v);
+    uint64_t at0 = SPILL_NONE;
+    if (!sp->off && take(sp, d)) {
+        /* (within the reservation: n is at most the survey's count) */
+        at0 = sp->end;
+        sp->end += (uint64_t)n * sizeof *v;
+    }
     pthread_mutex_unlock(&sp->lock);
     if (at0 == SPILL_NONE)
         return;

@@ -14,11 +14,13 @@
  * metric d at at[d * nhosts + h], appended as the fold's workers hand
  * them in (each writes its own place, reserved under the lock, so no
  * thread waits for another's write).  The caller leaves out the series
- * it can replay without them (a constant series).  A place is given
- * while the bytes given so far stay within opts.spill_max and the file
- * system has room for them (with a margin: a tenth of the file system,
- * at least 1 GiB); else, or when a write fails, the spill is off as a
- * whole, and the stream reads the hosts again instead. */
+ * it can replay without them (a constant series).  A metric's first
+ * series reserves room for all of its hosts (every host's samples): the
+ * metric is taken while the reservations stay within opts.spill_max and
+ * the file system has room for them (with a margin: a tenth of the file
+ * system, at least 1 GiB), else refused, and the stream reads the hosts
+ * again for the metrics refused; when a write fails the spill is off as
+ * a whole. */
 typedef struct pm_spill {
     int fd;
     int off;          /* no room, or a write failed: the values are read again */
@@ -26,9 +28,11 @@ typedef struct pm_spill {
     size_t nhosts;    /* hosts */
     uint64_t *at;     /* [nm * nhosts] the byte offset of (d, h)'s values */
     size_t *host_n;   /* [nhosts] samples room */
-    uint64_t end;     /* bytes given */
-    uint64_t room_to; /* the file system was seen to have room up to here */
-    uint64_t max;     /* opts.spill_max */
+    unsigned char *taken; /* [nm] 0: no series yet, 1: taken, 2: refused */
+    uint64_t per;         /* bytes a metric reserves: every host's samples */
+    uint64_t reserved;    /* bytes the metrics taken reserve */
+    uint64_t end;         /* bytes given */
+    uint64_t max;         /* opts.spill_max */
     pthread_mutex_t lock;
 } pm_spill;
 
@@ -45,6 +49,9 @@ void pm_spill_close(pm_spill *sp);
  * any thread, each (d, h) at most once.  Sets sp->off when there is no
  * room or the write fails (then nothing of the spill is read). */
 void pm_spill_put(pm_spill *sp, size_t d, size_t h, const double *v, size_t n);
+/* Whether every series of metric d that was put is in the spill (asked
+ * after the fold): not when the metric was refused or a write failed. */
+int pm_spill_holds(const pm_spill *sp, size_t d);
 /* n values of host h's series of metric d from its value i0 on (put
  * before). */
 int pm_spill_get(const pm_spill *sp, size_t d, size_t h, size_t i0, double *v, size_t n,
