@@ -3,6 +3,7 @@
  * accumulators in host order, so that every sum is formed in the order of
  * the in-memory analysis and the results are the same, bit for bit.
  * Design and state: docs/analysis.md, "Analysis in bounded memory". */
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -21,7 +22,6 @@
 #include "times.h"
 #include "perfmon/mem.h"
 #include "perfmon/threads.h"
-#include "perfmon/order.h"
 
 /* The exact histogram behind p50 and p95: each value's order-preserving
  * 64-bit key, bucketed by its top HBITS bits. */
@@ -639,9 +639,12 @@ static void refine_resolve(macc *m)
             w->v = src->smin[b];
             continue;
         }
-        if (src == w)
-            qsort(w->got, w->ngot, sizeof *w->got, pm_cmp_double);
-        w->v = w->within < src->ngot ? src->got[w->within] : NAN;
+        /* Selected, not sorted (a bucket may hold millions): the values
+         * that compare equal in one bucket have the same bits (-0 and +0
+         * are in different buckets), so any order statistic is those
+         * bits.  Selection leaves the array a permutation of itself, so
+         * the ranks that share it select in turn. */
+        w->v = w->within < src->ngot ? gsl_stats_select(src->got, 1, src->ngot, w->within) : NAN;
         w->known = 1;
     }
     for (int k = 0; k < NRANKS; k++)
