@@ -71,10 +71,25 @@ static void derive_column(const pm_analysis *a, const pm_host *ho, const pm_metr
 {
     size_t n = ho->n;
     const double *t = ho->t;
-    for (size_t i = 0; i < n; i++)
-        tmp[i] = raw[ho->idx[i]];
-    memset(q, PM_Q_OK, n);
+    const uint32_t *idx = ho->idx;
     int rate = def->rate && col->kind == PM_COUNTER;
+    if (!rate && !a->opts.compat_ska) {
+        /* A gauge in one pass: the value or a gap.  val may be raw itself
+         * (a column taken as the series' storage): idx increases, so
+         * idx[i] >= i, and raw[idx[i]] is read before val[i] is written
+         * and never after. */
+        double conv = def->conversion;
+        for (size_t i = 0; i < n; i++) {
+            double x = raw[idx[i]];
+            int gap = isnan(x);
+            q[i] = gap ? PM_Q_GAP : PM_Q_OK;
+            val[i] = gap ? x : x / conv;
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = raw[idx[i]];
+    memset(q, PM_Q_OK, n);
     if (a->opts.compat_ska) {
         /* SKA: unit conversion, then diff / time diff, then every negative
          * or missing value takes the preceding one (0 at the start). */
@@ -100,15 +115,11 @@ static void derive_column(const pm_analysis *a, const pm_host *ho, const pm_metr
         (void)pm_ska_replace_neg(val, n);
         return;
     }
-    if (rate) {
-        if (col->wrap > 0)
-            *wraps += pm_unwrap(tmp, n, (double)col->wrap, q);
-        if (!pm_rate_sparse(t, tmp, n, ho->interval, val, q))
-            pm_rate(t, tmp, n, val, q);
-        *repaired += pm_repair(val, q, n, a->opts.repair);
-    } else {
-        memcpy(val, tmp, n * sizeof *val);
-    }
+    if (col->wrap > 0)
+        *wraps += pm_unwrap(tmp, n, (double)col->wrap, q);
+    if (!pm_rate_sparse(t, tmp, n, ho->interval, val, q))
+        pm_rate(t, tmp, n, val, q);
+    *repaired += pm_repair(val, q, n, a->opts.repair);
     for (size_t i = 0; i < n; i++) {
         if (isnan(val[i])) {
             if (q[i] != PM_Q_DROPPED)
@@ -195,7 +206,18 @@ static int derive_series(const pm_analysis *a, const pm_metric_def *def, const p
                     free(taken);
                 return PM_ENOMEM;
             }
-            derive_column(a, ho, &part, &p->cols[c], raw, val, q, tmp, &s->repaired, &s->wraps);
+            if (role != PM_ROLE_PER) {
+                /* the first column: derived into the series itself (over
+                 * its raw values when taken: derive_column reads each
+                 * before it writes it) */
+                derive_column(a, ho, &part, &p->cols[c], raw, s->v, s->q, tmp, &s->repaired,
+                              &s->wraps);
+                val = s->v;
+                q = s->q;
+            } else {
+                derive_column(a, ho, &part, &p->cols[c], raw, val, q, tmp, &s->repaired,
+                              &s->wraps);
+            }
         } else {
             derive_column(a, ho, &part, &p->cols[c], p->values[c], val, q, tmp, &s->repaired,
                           &s->wraps);
@@ -215,8 +237,11 @@ static int derive_series(const pm_analysis *a, const pm_metric_def *def, const p
                 (*nparts)++;
             }
         }
-        sum_into(s->v, s->q, val, q, n, s->ncolumns == 0);
+        if (val != s->v)
+            sum_into(s->v, s->q, val, q, n, s->ncolumns == 0);
         s->ncolumns++;
+        val = wk->val;
+        q = wk->q;
     }
     if (s && ratio) {
         if (s->ncolumns == 0 || nper == 0) {
