@@ -31,11 +31,13 @@ static pm_series *series_new(pm_arena *arena, size_t n, const double *t, double 
     s->n = n;
     s->t = t;
     s->owns_v = v_taken && owns_v;
-    /* Without an arena (stream mode) v and q are calloc'd, freed by the
-     * caller once folded. */
+    /* Without an arena (stream mode) v and q are malloc'd, freed by the
+     * caller once folded; derive_series writes every point of both
+     * before anything reads them (zeroing them was 2 % of the stream's
+     * CPU time). */
     if (!arena) {
-        s->v = calloc(n ? n : 1, sizeof *s->v);
-        s->q = calloc(n ? n : 1, 1);
+        s->v = pm_alloc_array(n ? n : 1, sizeof *s->v);
+        s->q = malloc(n ? n : 1);
     } else {
         s->v = v_taken ? v_taken : pm_arena_alloc(arena, n ? n : 1, sizeof *s->v);
         s->q = pm_arena_alloc(arena, n ? n : 1, 1);
@@ -215,6 +217,12 @@ static int derive_series(const pm_analysis *a, const pm_metric_def *def, const p
                 val = s->v;
                 q = s->q;
             } else {
+                /* (a series that no value column comes into stays zeros,
+                 * as the arena's fresh memory is) */
+                if (!wk->shared) {
+                    memset(s->v, 0, n * sizeof *s->v);
+                    memset(s->q, 0, n);
+                }
                 derive_column(a, ho, &part, &p->cols[c], raw, val, q, tmp, &s->repaired,
                               &s->wraps);
             }
