@@ -4,6 +4,7 @@
  * "Alignment and aggregation". */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,22 @@ static inline size_t first_above(const double *t, size_t lo, size_t hi, double x
     return b;
 }
 
+/* The first index from r on whose value is not finite, or n: four
+ * values a step, by their exponent bits (all ones: infinite or NaN). */
+static size_t finite_end(const double *v, size_t r, size_t n)
+{
+    const uint64_t e = 0x7ff0000000000000ull;
+    for (; r + 4 <= n; r += 4) {
+        uint64_t b[4];
+        memcpy(b, v + r, sizeof b);
+        if (((b[0] & e) == e) | ((b[1] & e) == e) | ((b[2] & e) == e) | ((b[3] & e) == e))
+            break;
+    }
+    while (r < n && isfinite(v[r]))
+        r++;
+    return r;
+}
+
 /* Start the next run of finite values at or after it->i; 0 when none is
  * left.  Its end (the first value that is not finite) is found first, so
  * that the grid's walk through its times can gallop. */
@@ -64,10 +81,7 @@ static int start_run(pm_interp *it)
     it->s = it->j = i;
     it->f = i + 1;
     it->ended = 0;
-    size_t r = i + 1;
-    while (r < n && isfinite(v[r]))
-        r++;
-    it->r = r;
+    it->r = finite_end(v, i + 1, n);
     /* the first grid point at or after t[s] (within 1e-9 of a step) */
     it->a = ceil((it->t[i] - it->t0) / it->step - 1e-9);
     it->have = 1;
