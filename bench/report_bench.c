@@ -120,8 +120,8 @@ int main(int argc, char **argv)
     }
     double t_gen = now() - t0;
     if (getenv("PM_BENCH_GEN_ONLY")) {
-        printf("report_bench: %zu hosts x %zu samples generated in %.1f s, in %s\n", hosts,
-               samples, t_gen, job);
+        printf("report_bench: %zu hosts x %zu samples generated in %.1f s, in %s\n", hosts, samples,
+               t_gen, job);
         return 0;
     }
     int bad = 0;

@@ -223,8 +223,7 @@ static int derive_series(const pm_analysis *a, const pm_metric_def *def, const p
                     memset(s->v, 0, n * sizeof *s->v);
                     memset(s->q, 0, n);
                 }
-                derive_column(a, ho, &part, &p->cols[c], raw, val, q, tmp, &s->repaired,
-                              &s->wraps);
+                derive_column(a, ho, &part, &p->cols[c], raw, val, q, tmp, &s->repaired, &s->wraps);
             }
         } else {
             derive_column(a, ho, &part, &p->cols[c], p->values[c], val, q, tmp, &s->repaired,

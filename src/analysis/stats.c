@@ -34,9 +34,9 @@ typedef struct stats_sums {
     double sum, wsum, wtot, min, max, t_min, t_max, first_t, last_t;
 } stats_sums;
 
-static inline __attribute__((always_inline)) void
-stats_sums_of(const double *t, const double *v, size_t n, int weighting, double *scratch,
-              stats_sums *o)
+static inline __attribute__((always_inline)) void stats_sums_of(const double *t, const double *v,
+                                                                size_t n, int weighting,
+                                                                double *scratch, stats_sums *o)
 {
     size_t i = 0;
     while (i < n && isnan(v[i]))

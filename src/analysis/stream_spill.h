@@ -23,11 +23,11 @@
  * a whole. */
 typedef struct pm_spill {
     int fd;
-    int off;          /* no room, or a write failed: the values are read again */
-    size_t nm;        /* catalog metrics */
-    size_t nhosts;    /* hosts */
-    uint64_t *at;     /* [nm * nhosts] the byte offset of (d, h)'s values */
-    size_t *host_n;   /* [nhosts] samples room */
+    int off;              /* no room, or a write failed: the values are read again */
+    size_t nm;            /* catalog metrics */
+    size_t nhosts;        /* hosts */
+    uint64_t *at;         /* [nm * nhosts] the byte offset of (d, h)'s values */
+    size_t *host_n;       /* [nhosts] samples room */
     unsigned char *taken; /* [nm] 0: no series yet, 1: taken, 2: refused */
     uint64_t per;         /* bytes a metric reserves: every host's samples */
     uint64_t reserved;    /* bytes the metrics taken reserve */
