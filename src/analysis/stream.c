@@ -47,10 +47,10 @@ static size_t bucket_of(double v)
  * every bucket narrowed). */
 #define GATHER_MAX ((size_t)1 << 18)
 /* Larger buckets are gathered too while they add up to at most this many
- * values in a refine pass (32 MiB): a narrowing pass costs another pass
+ * values in a refine pass (16 MiB): a narrowing pass costs another pass
  * over every value (over every host, without the spill), and its result
  * is the same. */
-#define GATHER_ALL ((size_t)1 << 22)
+#define GATHER_ALL ((size_t)1 << 21)
 
 static size_t gather_max(void)
 {
@@ -607,6 +607,12 @@ static int refine_plan(macc *m, size_t cap, size_t *budget)
             continue;
         if (w->count <= *budget) {
             *budget -= w->count;
+            /* room for all of them at once: doubling would hold up to
+             * three times as much while it copies */
+            w->got = pm_alloc_array(w->count ? w->count : 1, sizeof *w->got);
+            if (!w->got)
+                return -1;
+            w->capgot = w->count ? w->count : 1;
             continue;
         }
         w->sub = calloc(NBUCKETS, sizeof *w->sub);
