@@ -19,7 +19,8 @@
  * PM_BENCH_STREAM=1 also `--stats --stream`, with PM_BENCH_STREAM=only
  * that alone (a job too big for the in-memory analysis); PM_BENCH_PDF=1
  * adds `--pdf` to each (issue 18's `--stats --pdf` targets).
- */
+ * PM_BENCH_GEN_ONLY=1 only generates the profiles and prints where they
+ * are (left for the caller to remove), for measuring by hand. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -118,6 +119,11 @@ int main(int argc, char **argv)
         }
     }
     double t_gen = now() - t0;
+    if (getenv("PM_BENCH_GEN_ONLY")) {
+        printf("report_bench: %zu hosts x %zu samples generated in %.1f s, in %s\n", hosts, samples,
+               t_gen, job);
+        return 0;
+    }
     int bad = 0;
     if (getenv("PM_BENCH_STATS_ONLY")) {
         double w = NAN, c = NAN, r = NAN, ws = NAN, cs = NAN, rs = NAN;

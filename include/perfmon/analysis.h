@@ -402,6 +402,7 @@ typedef struct pm_interp {
     double t0, step;
     size_t i;       /* where the next run's search starts */
     size_t s, f, j; /* the current run: start, end of its verified points, walk */
+    size_t r;       /* the current run's end: its first value not finite, or n */
     double a;       /* its first grid point */
     int ended;      /* its end is known (f) */
     int have;       /* a run is loaded */

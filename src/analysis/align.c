@@ -4,6 +4,7 @@
  * "Alignment and aggregation". */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,9 +25,48 @@ void pm_interp_init(pm_interp *it, const double *t, const double *v, size_t n, d
     it->ngrid = ngrid;
 }
 
+/* The least index in [lo, hi) whose time is above x, or hi, for times
+ * that increase there: a gallop, then halving (the grid's points are
+ * tens of samples apart on a long series, and a walk read every time). */
+static inline size_t first_above(const double *t, size_t lo, size_t hi, double x)
+{
+    if (lo >= hi || t[lo] > x)
+        return lo;
+    size_t a = lo, step = 1; /* t[a] <= x */
+    while (step < hi - a && t[a + step] <= x) {
+        a += step;
+        step *= 2;
+    }
+    size_t b = step < hi - a ? a + step : hi; /* t[b] > x, or b == hi */
+    while (b - a > 1) {
+        size_t mid = a + (b - a) / 2;
+        if (t[mid] <= x)
+            a = mid;
+        else
+            b = mid;
+    }
+    return b;
+}
+
+/* The first index from r on whose value is not finite, or n: four
+ * values a step, by their exponent bits (all ones: infinite or NaN). */
+static size_t finite_end(const double *v, size_t r, size_t n)
+{
+    const uint64_t e = 0x7ff0000000000000ull;
+    for (; r + 4 <= n; r += 4) {
+        uint64_t b[4];
+        memcpy(b, v + r, sizeof b);
+        if (((b[0] & e) == e) | ((b[1] & e) == e) | ((b[2] & e) == e) | ((b[3] & e) == e))
+            break;
+    }
+    while (r < n && isfinite(v[r]))
+        r++;
+    return r;
+}
+
 /* Start the next run of finite values at or after it->i; 0 when none is
- * left.  Only its first point is examined: the rest is verified as the
- * grid walks on (pm_interp_next), so each value is read once. */
+ * left.  Its end (the first value that is not finite) is found first, so
+ * that the grid's walk through its times can gallop. */
 static int start_run(pm_interp *it)
 {
     const double *v = it->v;
@@ -41,6 +81,7 @@ static int start_run(pm_interp *it)
     it->s = it->j = i;
     it->f = i + 1;
     it->ended = 0;
+    it->r = finite_end(v, i + 1, n);
     /* the first grid point at or after t[s] (within 1e-9 of a step) */
     it->a = ceil((it->t[i] - it->t0) / it->step - 1e-9);
     it->have = 1;
@@ -51,7 +92,6 @@ size_t pm_interp_next(pm_interp *it, size_t k0, size_t k1, double *out)
 {
     size_t filled = 0;
     const double *t = it->t, *v = it->v;
-    size_t n = it->n;
     if (k1 > it->ngrid)
         k1 = it->ngrid;
     for (size_t k = k0; k < k1; k++) {
@@ -61,14 +101,19 @@ size_t pm_interp_next(pm_interp *it, size_t k0, size_t k1, double *out)
                 break;
             if (kd < it->a) /* before the run: no extrapolation */
                 break;
-            /* Verify points until one lies past x (and two at least) or
-             * the run ends. */
-            size_t f = it->f;
-            while (!it->ended && (f - it->s < 2 || t[f - 1] <= x)) {
-                if (f < n && isfinite(v[f]))
-                    f++;
-                else
+            /* Points verified until one lies past x (and two at least),
+             * or the run ends: the least f >= max(f, s + 2) with
+             * t[f - 1] > x, at most the run's end r. */
+            size_t f = it->f, r = it->r;
+            if (!it->ended) {
+                size_t lo = f < it->s + 2 ? it->s + 2 : f;
+                size_t g = lo > r ? r + 1 : 1 + first_above(t, lo - 1, r, x);
+                if (g <= r) {
+                    f = g;
+                } else {
+                    f = r;
                     it->ended = 1;
+                }
             }
             it->f = f;
             if (!it->ended || !(kd > floor((t[f - 1] - it->t0) / it->step + 1e-9)))
@@ -97,8 +142,8 @@ size_t pm_interp_next(pm_interp *it, size_t k0, size_t k1, double *out)
         if (x > t[e - 1])
             x = t[e - 1];
         size_t j = it->j;
-        while (j + 2 < e && t[j + 1] <= x)
-            j++;
+        if (j + 2 < e)
+            j = first_above(t, j + 1, e - 1, x) - 1;
         it->j = j;
         double dx = t[j + 1] - t[j];
         out[k - k0] = dx > 0 ? v[j] + (x - t[j]) / dx * (v[j + 1] - v[j]) : v[j];
@@ -279,11 +324,36 @@ int pm_aggregate_time_begin(const pm_analysis *a, pm_metric_result *r, size_t ng
     return 0;
 }
 
+/* Whether samples 0..n-1 lie on consecutive grid points from k[0] on:
+ * then pm_place_next gives each grid point its sample's value (a NaN
+ * sample's point lies between two groups with a NaN between them, so it
+ * is not interpolated), and NaN before and after them. */
+static int place_direct(const uint32_t *k, size_t n)
+{
+    uint32_t k0 = k[0];
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        ok &= k[i] == k0 + (uint32_t)i;
+    return ok;
+}
+
 void pm_aggregate_time_add(const pm_analysis *a, pm_metric_result *r, const pm_series *s,
                            const uint32_t *gk, double *tmp)
 {
     pm_aggregate *g = &r->agg;
     size_t n = g->n;
+    if (gk && s->n && (size_t)gk[0] + s->n <= n && place_direct(gk, s->n)) {
+        /* Each sample on a grid point of its own, the next one: each
+         * value is its own grid point's. */
+        double *gv = g->v + gk[0];
+        uint32_t *gc = g->count + gk[0];
+        for (size_t i = 0; i < s->n; i++)
+            if (!isnan(s->v[i])) {
+                gv[i] += s->v[i];
+                gc[i]++;
+            }
+        return;
+    }
     pm_place it;
     pm_place_init_k(&it, s->t, gk, s->v, s->n, a->t_start, a->grid_step, n);
     g->interpolated += pm_place_next(&it, 0, n, tmp);

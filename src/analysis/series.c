@@ -166,9 +166,24 @@ size_t pm_ska_replace_neg(double *v, size_t n)
 
 void pm_qcounts_add(pm_qcounts *c, const uint8_t *q, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    /* Most points are PM_Q_OK (0): 8 of them are counted at once, and
+     * only a word with another flag is counted point by point. */
+    size_t i = 0, ok = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, q + i, sizeof w);
+        if (w == 0) {
+            ok += 8;
+            continue;
+        }
+        for (size_t j = i; j < i + 8; j++)
+            if (q[j] < PM_Q_N)
+                c->n[q[j]]++;
+    }
+    for (; i < n; i++)
         if (q[i] < PM_Q_N)
             c->n[q[i]]++;
+    c->n[PM_Q_OK] += ok;
 }
 
 /* The median time between consecutive valid points of v when it is more
@@ -179,7 +194,32 @@ static double sparse_gap(const double *t, const double *v, size_t n, double inte
 {
     /* Called on a cleaned time axis (pm_time_increasing), never SKA's. */
     PM_ASSERT(times_increasing(t, NULL, n));
-    size_t ng = 0, last = SIZE_MAX;
+    if (!(interval > 0))
+        return 0;
+    /* First only count the gaps longer than 1.5 intervals: when both order
+     * statistics that the median interpolates between are not, neither is
+     * the median (a + f (b - a) with a <= b and 0 <= f <= 1/2 rounds to at
+     * most b), and the gaps need not be selected among: the usual series,
+     * a value at every sample. */
+    const double bound = 1.5 * interval;
+    size_t ng = 0, nlong = 0, last = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            continue;
+        if (last != SIZE_MAX) {
+            nlong += t[i] - t[last] > bound;
+            ng++;
+        }
+        last = i;
+    }
+    PM_ASSERT(ng < n || n == 0); /* n values make n-1 gaps: scratch holds n */
+    if (ng == 0)
+        return 0;
+    size_t lo = (size_t)floor((double)(ng - 1) * 0.5);
+    if (lo + 1 < ng && nlong < ng - lo - 1)
+        return 0;
+    ng = 0;
+    last = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
         if (isnan(v[i]))
             continue;
@@ -187,11 +227,8 @@ static double sparse_gap(const double *t, const double *v, size_t n, double inte
             scratch[ng++] = t[i] - t[last];
         last = i;
     }
-    PM_ASSERT(ng < n || n == 0); /* n values make n-1 gaps: scratch holds n */
-    if (ng == 0 || !(interval > 0))
-        return 0;
     double gap = pm_quantile_select(scratch, ng, 0.5);
-    return gap > 1.5 * interval ? gap : 0;
+    return gap > bound ? gap : 0;
 }
 
 int pm_rate_sparse(const double *t, const double *v, size_t n, double interval, double *out,

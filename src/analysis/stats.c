@@ -26,6 +26,69 @@ double pm_sd(const double *x, size_t n, double mean)
     return sqrt((ss - comp * comp / (double)n) / (double)(n - 1));
 }
 
+/* The sums of pm_stats_compute over the valid points, for one weighting
+ * (a constant where it is inlined, so that the loop has no branch on it),
+ * in locals: written through s, every store to scratch could change them. */
+typedef struct stats_sums {
+    size_t m;
+    double sum, wsum, wtot, min, max, t_min, t_max, first_t, last_t;
+} stats_sums;
+
+static inline __attribute__((always_inline)) void stats_sums_of(const double *t, const double *v,
+                                                                size_t n, int weighting,
+                                                                double *scratch, stats_sums *o)
+{
+    size_t i = 0;
+    while (i < n && isnan(v[i]))
+        i++;
+    if (i == n)
+        return;
+    double x = v[i];
+    size_t m = 0, prev = i;
+    double sum = 0, wsum = 0, wtot = 0, min = x, max = x, t_min = t[i], t_max = t[i];
+    double first_t = t[i];
+    /* the first valid point: as the loop below would take it */
+    scratch[m++] = x;
+    sum += x;
+    if (weighting == PM_W_STEP && i > 0) {
+        double dt = t[i] - t[i - 1];
+        if (dt > 0) {
+            wsum += x * dt;
+            wtot += dt;
+        }
+    }
+    for (i++; i < n; i++) {
+        x = v[i];
+        if (isnan(x))
+            continue;
+        scratch[m++] = x;
+        sum += x;
+        if (x < min) {
+            min = x;
+            t_min = t[i];
+        }
+        if (x > max) {
+            max = x;
+            t_max = t[i];
+        }
+        if (weighting == PM_W_STEP) {
+            double dt = t[i] - t[i - 1];
+            if (dt > 0) {
+                wsum += x * dt;
+                wtot += dt;
+            }
+        } else if (weighting == PM_W_TRAPEZOID && prev == i - 1) {
+            double dt = t[i] - t[prev];
+            if (dt > 0) {
+                wsum += (x + v[prev]) / 2 * dt;
+                wtot += dt;
+            }
+        }
+        prev = i;
+    }
+    *o = (stats_sums){m, sum, wsum, wtot, min, max, t_min, t_max, first_t, t[prev]};
+}
+
 void pm_stats_compute(const double *t, const double *v, size_t n, int weighting, double *scratch,
                       pm_stats *s)
 {
@@ -36,54 +99,30 @@ void pm_stats_compute(const double *t, const double *v, size_t n, int weighting,
     s->duration = 0;
     s->integral = 0;
     s->host_min = s->host_max = -1;
-    size_t m = 0;
-    double sum = 0, wsum = 0, wtot = 0;
-    double first_t = NAN, last_t = NAN;
-    size_t prev = (size_t)-1; /* index of the previous valid point */
-    for (size_t i = 0; i < n; i++) {
-        double x = v[i];
-        if (isnan(x))
-            continue;
-        scratch[m++] = x;
-        sum += x;
-        if (isnan(s->min) || x < s->min) {
-            s->min = x;
-            s->t_min = t[i];
-        }
-        if (isnan(s->max) || x > s->max) {
-            s->max = x;
-            s->t_max = t[i];
-        }
-        if (isnan(first_t))
-            first_t = t[i];
-        last_t = t[i];
-        if (weighting == PM_W_STEP && i > 0) {
-            double dt = t[i] - t[i - 1];
-            if (dt > 0) {
-                wsum += x * dt;
-                wtot += dt;
-            }
-        } else if (weighting == PM_W_TRAPEZOID && prev != (size_t)-1 && prev == i - 1) {
-            double dt = t[i] - t[prev];
-            if (dt > 0) {
-                wsum += (x + v[prev]) / 2 * dt;
-                wtot += dt;
-            }
-        }
-        prev = i;
-    }
+    stats_sums o = {0};
+    if (weighting == PM_W_STEP)
+        stats_sums_of(t, v, n, PM_W_STEP, scratch, &o);
+    else if (weighting == PM_W_TRAPEZOID)
+        stats_sums_of(t, v, n, PM_W_TRAPEZOID, scratch, &o);
+    else
+        stats_sums_of(t, v, n, PM_W_NONE, scratch, &o);
+    size_t m = o.m;
     s->nvalid = m;
     if (m == 0)
         return;
-    s->amean = sum / (double)m;
-    if (wtot > 0 && weighting != PM_W_NONE) {
-        s->mean = wsum / wtot;
-        s->integral = wsum;
+    s->min = o.min;
+    s->max = o.max;
+    s->t_min = o.t_min;
+    s->t_max = o.t_max;
+    s->amean = o.sum / (double)m;
+    if (o.wtot > 0 && weighting != PM_W_NONE) {
+        s->mean = o.wsum / o.wtot;
+        s->integral = o.wsum;
     } else {
         s->mean = s->amean;
-        s->integral = s->amean * (last_t - first_t);
+        s->integral = s->amean * (o.last_t - o.first_t);
     }
-    s->duration = last_t - first_t;
+    s->duration = o.last_t - o.first_t;
     if (m > 1)
         s->sd = pm_sd(scratch, m, s->amean);
     pm_p50_p95_range(scratch, m, s->min, s->max, &s->p50, &s->p95);

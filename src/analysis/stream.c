@@ -3,6 +3,7 @@
  * accumulators in host order, so that every sum is formed in the order of
  * the in-memory analysis and the results are the same, bit for bit.
  * Design and state: docs/analysis.md, "Analysis in bounded memory". */
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -22,7 +23,6 @@
 #include "times.h"
 #include "perfmon/mem.h"
 #include "perfmon/threads.h"
-#include "perfmon/order.h"
 
 /* The exact histogram behind p50 and p95: each value's order-preserving
  * 64-bit key, bucketed by its top HBITS bits. */
@@ -47,6 +47,11 @@ static size_t bucket_of(double v)
  * the environment variable PM_STREAM_GATHER overrides it (the tests make
  * every bucket narrowed). */
 #define GATHER_MAX ((size_t)1 << 18)
+/* Larger buckets are gathered too while they add up to at most this many
+ * values in a refine pass (16 MiB): a narrowing pass costs another pass
+ * over every value (over every host, without the spill), and its result
+ * is the same. */
+#define GATHER_ALL ((size_t)1 << 21)
 
 static size_t gather_max(void)
 {
@@ -110,7 +115,8 @@ typedef struct sctx {
     pm_spill sp;    /* the fold's values, for the refine passes */
     int sp_open;    /* sp is set up */
     int spill;      /* the fold writes them (no output needs the hosts again) */
-    int from_spill; /* the refine passes read them (the spill went well) */
+    int from_spill; /* the refine passes read them (no write failed; the
+                     * metrics the spill refused are read again) */
     /* the sequencer: host h folds when turn == h */
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -141,6 +147,13 @@ static void pend_free(macc *m)
 
 static int report_fold(sctx *c, size_t d, pm_series **sp);
 
+/* Whether every valid value of s has the same bits: equal least and
+ * largest values, not zeros (-0 and +0 are equal, with other bits). */
+static int series_constant(const pm_series *s)
+{
+    return s->st.nvalid && s->st.min == s->st.max && s->st.min != 0;
+}
+
 /* Pass 1: host h's series s of metric d, in host order (hx: the host, its
  * times and grid points). */
 static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx)
@@ -156,7 +169,17 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx
     if (a->keep && report_fold(c, d, sp))
         return;
     pm_metric_fold(r, &m->acc, s, h);
-    for (size_t i = 0; i < s->n; i++) {
+    if (series_constant(s)) {
+        /* every value the same bits: one bucket, as the loop would */
+        double v = s->st.min;
+        size_t b = bucket_of(v);
+        if (m->count[b] == 0 || v < m->bmin[b])
+            m->bmin[b] = v;
+        if (m->count[b] == 0 || v > m->bmax[b])
+            m->bmax[b] = v;
+        m->count[b] += s->st.nvalid;
+    }
+    for (size_t i = 0; i < s->n && !series_constant(s); i++) {
         double v = s->v[i];
         if (isnan(v))
             continue;
@@ -303,6 +326,57 @@ static int fold2(sctx *c, size_t d, const double *val, size_t n)
     return 0;
 }
 
+/* Whether the refine passes read metric d's values from the spill. */
+static int spilled(const sctx *c, size_t d)
+{
+    return c->from_spill && pm_spill_holds(&c->sp, d);
+}
+
+/* fold2 of n values x (a constant series, which the spill leaves out):
+ * the same sums, one value at a time, and x gathered n times. */
+static int fold2_const(sctx *c, size_t d, double x, size_t n)
+{
+    macc *m = &c->acc[d];
+    if (c->pass == 2) {
+        double mean = c->res[d].all.amean, ss = m->ss, comp = m->comp;
+        double dv = x - mean;
+        for (size_t i = 0; i < n; i++) {
+            ss += dv * dv;
+            comp += dv;
+        }
+        m->ss = ss;
+        m->comp = comp;
+    }
+    uint64_t key = order_key(x);
+    for (int k = 0; k < NRANKS; k++) {
+        rank_want *w = &m->want[k];
+        if (w->known || w->share >= 0 || key >> w->shift != w->prefix)
+            continue;
+        if (w->sub) {
+            size_t b = (size_t)(key >> (w->shift - HBITS)) & (NBUCKETS - 1);
+            if (w->sub[b] == 0 || x < w->smin[b])
+                w->smin[b] = x;
+            if (w->sub[b] == 0 || x > w->smax[b])
+                w->smax[b] = x;
+            w->sub[b] += n;
+            continue;
+        }
+        if (w->capgot - w->ngot < n) {
+            size_t nc = w->capgot ? w->capgot : 1024;
+            while (nc - w->ngot < n)
+                nc *= 2;
+            double *g = pm_realloc_array(w->got, nc, sizeof *g);
+            if (!g)
+                return PM_ENOMEM;
+            w->got = g;
+            w->capgot = nc;
+        }
+        for (size_t i = 0; i < n; i++)
+            w->got[w->ngot++] = x;
+    }
+    return 0;
+}
+
 /* opts.progress: hosts folded in this pass (under c->lock, in host order,
  * so never two calls at once). */
 static void report_progress(sctx *c, size_t hosts_done)
@@ -353,7 +427,7 @@ static void *host_worker(void *arg)
             a->hosts[h].mem_total = hx.mem_total;
         }
         for (size_t d = 0; d < cat->n && !rc; d++) {
-            if (c->pass >= 2 && !c->need[d])
+            if (c->pass >= 2 && (!c->need[d] || spilled(c, d)))
                 continue;
             rc = pm_series_derive(a, &cat->m[d], &hx, wk, &ser[d]);
             if (!rc && ser[d] && c->pass == 1) {
@@ -363,7 +437,8 @@ static void *host_worker(void *arg)
                     s->slope_ok = pm_slope(s->t, s->v, s->n, &s->slope, &s->slope_r2) == 0;
                 if (a->keep)
                     rc = pm_report_keep_host(a, d, h, s, rowbuf, &e);
-                if (!rc && c->spill)
+                /* (a constant series is replayed from its statistics) */
+                if (!rc && c->spill && !series_constant(s))
                     pm_spill_put(&c->sp, d, h, s->v, s->n);
             }
         }
@@ -448,8 +523,12 @@ static void *spill_worker(void *arg)
         pm_error_clear(&e);
         int rc = buf ? 0 : PM_ENOMEM;
         const pm_metric_result *r = &c->res[d];
-        for (size_t h = 0; h < a->nhosts && c->need[d] && !rc; h++) {
+        for (size_t h = 0; h < a->nhosts && c->need[d] && spilled(c, d) && !rc; h++) {
             const pm_series *s = r->host[h];
+            if (s && series_constant(s)) {
+                rc = fold2_const(c, d, s->st.min, s->st.nvalid);
+                continue;
+            }
             for (size_t i = 0; s && i < s->n && !rc; i += SPILL_BLOCK) {
                 size_t k = s->n - i < SPILL_BLOCK ? s->n - i : SPILL_BLOCK;
                 rc = pm_spill_get(&c->sp, d, h, i, buf, k, &e);
@@ -512,9 +591,11 @@ static void want_clear(rank_want *w)
     w->ngot = w->capgot = 0;
 }
 
-/* Before a refine pass: what each rank still to find collects.  Returns
- * whether any is left, -1 when out of memory. */
-static int refine_plan(macc *m, size_t cap)
+/* Before a refine pass: what each rank still to find collects (a bucket
+ * of more than cap values is gathered while *budget, the values the
+ * larger buckets of this pass may still gather, allows, else narrowed).
+ * Returns whether any is left, -1 when out of memory. */
+static int refine_plan(macc *m, size_t cap, size_t *budget)
 {
     int left = 0;
     for (int k = 0; k < NRANKS; k++) {
@@ -528,6 +609,16 @@ static int refine_plan(macc *m, size_t cap)
                 w->share = j;
         if (w->share >= 0 || w->count <= cap || w->shift == 0)
             continue;
+        if (w->count <= *budget) {
+            *budget -= w->count;
+            /* room for all of them at once: doubling would hold up to
+             * three times as much while it copies */
+            w->got = pm_alloc_array(w->count ? w->count : 1, sizeof *w->got);
+            if (!w->got)
+                return -1;
+            w->capgot = w->count ? w->count : 1;
+            continue;
+        }
         w->sub = calloc(NBUCKETS, sizeof *w->sub);
         w->smin = pm_alloc_array(NBUCKETS, sizeof *w->smin);
         w->smax = pm_alloc_array(NBUCKETS, sizeof *w->smax);
@@ -558,9 +649,12 @@ static void refine_resolve(macc *m)
             w->v = src->smin[b];
             continue;
         }
-        if (src == w)
-            qsort(w->got, w->ngot, sizeof *w->got, pm_cmp_double);
-        w->v = w->within < src->ngot ? src->got[w->within] : NAN;
+        /* Selected, not sorted (a bucket may hold millions): the values
+         * that compare equal in one bucket have the same bits (-0 and +0
+         * are in different buckets), so any order statistic is those
+         * bits.  Selection leaves the array a permutation of itself, so
+         * the ranks that share it select in turn. */
+        w->v = w->within < src->ngot ? gsl_stats_select(src->got, 1, src->ngot, w->within) : NAN;
         w->known = 1;
     }
     for (int k = 0; k < NRANKS; k++)
@@ -763,9 +857,11 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     size_t cap = gather_max();
     for (int pass = 2; !c.rc && refine; pass++) {
         refine = 0;
+        /* (under the tests' PM_STREAM_GATHER, 16 times its buckets) */
+        size_t budget = cap == GATHER_MAX ? GATHER_ALL : 16 * cap;
         for (size_t d = 0; d < nm && !c.rc; d++) {
             int have = c.res[d].nhosts_with_data && c.res[d].all.nvalid;
-            int left = have ? refine_plan(&c.acc[d], cap) : 0;
+            int left = have ? refine_plan(&c.acc[d], cap, &budget) : 0;
             if (left < 0)
                 fail(&c, PM_ENOMEM, NULL);
             refine |= left > 0;
@@ -775,7 +871,18 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         /* (the sd needs the first pass even when every rank is known) */
         if (c.rc || (!refine && pass > 2))
             break;
-        rc = c.from_spill ? spill_pass(&c, pass) : run_pass(&c, pass);
+        /* the metrics whose values the spill holds from it, the others
+         * (and the outputs written host by host) from the hosts */
+        int reread = pass == 2 && a->opts.host_out, fromsp = 0;
+        for (size_t d = 0; d < nm; d++)
+            if (c.need[d]) {
+                fromsp |= spilled(&c, d);
+                reread |= !spilled(&c, d);
+            }
+        if (reread)
+            rc = run_pass(&c, pass);
+        if (!rc && !c.rc && fromsp)
+            rc = spill_pass(&c, pass);
         for (size_t d = 0; d < nm && !c.rc; d++)
             if (c.res[d].nhosts_with_data && c.res[d].all.nvalid)
                 refine_resolve(&c.acc[d]);

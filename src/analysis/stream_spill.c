@@ -25,6 +25,9 @@ int pm_spill_wanted(const pm_analysis *a)
     return !a->opts.host_out && !(e && !strcmp(e, "0"));
 }
 
+/* (d, h) was not put */
+#define SPILL_NONE UINT64_MAX
+
 int pm_spill_open(pm_spill *sp, const pm_analysis *a, pm_error *err)
 {
     memset(sp, 0, sizeof *sp);
@@ -34,22 +37,22 @@ int pm_spill_open(pm_spill *sp, const pm_analysis *a, pm_error *err)
     sp->nhosts = a->nhosts;
     sp->max = a->opts.spill_max;
     pthread_mutex_init(&sp->lock, NULL);
-    sp->host_off = calloc(a->nhosts ? a->nhosts : 1, sizeof *sp->host_off);
-    sp->host_n = calloc(a->nhosts ? a->nhosts : 1, sizeof *sp->host_n);
-    sp->slot = pm_alloc_array(sp->nm ? sp->nm : 1, sizeof *sp->slot);
-    if (!sp->host_off || !sp->host_n || !sp->slot)
+    size_t nat = 0;
+    if (pm_mul_size(sp->nm ? sp->nm : 1, a->nhosts ? a->nhosts : 1, &nat))
         return pm_error_set(err, PM_ENOMEM, "out of memory");
-    for (size_t d = 0; d < sp->nm; d++)
-        sp->slot[d] = -1;
-    size_t total = 0;
+    sp->at = pm_alloc_array(nat, sizeof *sp->at);
+    sp->host_n = calloc(a->nhosts ? a->nhosts : 1, sizeof *sp->host_n);
+    sp->taken = calloc(sp->nm ? sp->nm : 1, 1);
+    if (!sp->at || !sp->host_n || !sp->taken)
+        return pm_error_set(err, PM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nat; i++)
+        sp->at[i] = SPILL_NONE;
     for (size_t h = 0; h < a->nhosts; h++) {
-        sp->host_off[h] = total;
         sp->host_n[h] = a->hosts[h].n;
-        if (a->hosts[h].n > SIZE_MAX / sizeof(double) / (sp->nm + 1) - total)
+        if (a->hosts[h].n > (UINT64_MAX / 4 - sp->per) / sizeof(double))
             return 0; /* (no file could hold it: read again) */
-        total += a->hosts[h].n;
+        sp->per += (uint64_t)a->hosts[h].n * sizeof(double);
     }
-    sp->total = total;
     const char *dir = getenv("TMPDIR");
     const char *d = dir && *dir ? dir : "/tmp";
     char path[4096];
@@ -69,55 +72,63 @@ void pm_spill_close(pm_spill *sp)
     if (sp->fd >= 0)
         close(sp->fd);
     sp->fd = -1;
-    free(sp->host_off);
+    free(sp->at);
     free(sp->host_n);
-    free(sp->slot);
-    sp->host_off = sp->host_n = NULL;
-    sp->slot = NULL;
+    free(sp->taken);
+    sp->at = NULL;
+    sp->host_n = NULL;
+    sp->taken = NULL;
     pthread_mutex_destroy(&sp->lock);
 }
 
-/* Under sp->lock: a slot for metric d, when the file system has room for
- * what the slots given so far still need, and the margin. */
-static long slot_for(pm_spill *sp, size_t d)
+/* Under sp->lock: whether metric d is taken; at its first series, it is
+ * when its reservation stays within the bound and the file system has
+ * room for every reservation not yet written, and the margin. */
+static int take(pm_spill *sp, size_t d)
 {
-    if (sp->slot[d] >= 0 || sp->off)
-        return sp->off ? -1 : sp->slot[d];
+    if (sp->taken[d])
+        return sp->taken[d] == 1;
+    sp->taken[d] = 2;
+    if (sp->max && (sp->per > sp->max || sp->reserved > sp->max - sp->per))
+        return 0;
     struct statvfs vs;
-    uint64_t per = (uint64_t)sp->total * sizeof(double);
-    uint64_t want = per * (sp->nslots + 1) - sp->written;
-    if ((sp->max && per * (sp->nslots + 1) > sp->max) || fstatvfs(sp->fd, &vs) != 0) {
-        sp->off = 1;
-        return -1;
-    }
+    if (fstatvfs(sp->fd, &vs) != 0)
+        return 0;
     uint64_t avail = (uint64_t)vs.f_bavail * vs.f_frsize;
     uint64_t margin = (uint64_t)vs.f_blocks * vs.f_frsize / 10;
     if (margin < SPILL_MARGIN)
         margin = SPILL_MARGIN;
-    if (avail < margin || avail - margin < want) {
-        sp->off = 1;
-        return -1;
-    }
-    sp->slot[d] = (long)sp->nslots++;
-    return sp->slot[d];
+    uint64_t want = sp->reserved + sp->per - sp->end;
+    if (avail < margin || avail - margin < want)
+        return 0;
+    sp->reserved += sp->per;
+    sp->taken[d] = 1;
+    return 1;
 }
 
-static off_t place(const pm_spill *sp, long slot, size_t h, size_t i)
+int pm_spill_holds(const pm_spill *sp, size_t d)
 {
-    return (off_t)(((size_t)slot * sp->total + sp->host_off[h] + i) * sizeof(double));
+    PM_ASSERT(d < sp->nm);
+    return !sp->off && sp->taken[d] != 2; /* (0: every series constant, or none) */
 }
 
 void pm_spill_put(pm_spill *sp, size_t d, size_t h, const double *v, size_t n)
 {
     PM_ASSERT(d < sp->nm && h < sp->nhosts && n <= sp->host_n[h]);
+    PM_ASSERT(sp->at[d * sp->nhosts + h] == SPILL_NONE); /* each (d, h) once */
     pthread_mutex_lock(&sp->lock);
-    long slot = slot_for(sp, d);
+    uint64_t at0 = SPILL_NONE;
+    if (!sp->off && take(sp, d)) {
+        /* (within the reservation: n is at most the survey's count) */
+        at0 = sp->end;
+        sp->end += (uint64_t)n * sizeof *v;
+    }
     pthread_mutex_unlock(&sp->lock);
-    if (slot < 0)
+    if (at0 == SPILL_NONE)
         return;
     const unsigned char *p = (const unsigned char *)v;
     size_t want = n * sizeof *v;
-    off_t at = place(sp, slot, h, 0);
+    off_t at = (off_t)at0;
     while (want) {
         ssize_t got = pwrite(sp->fd, p, want, at);
         if (got < 0 && errno == EINTR)
@@ -132,19 +143,18 @@ void pm_spill_put(pm_spill *sp, size_t d, size_t h, const double *v, size_t n)
         at += got;
         want -= (size_t)got;
     }
-    pthread_mutex_lock(&sp->lock);
-    sp->written += n * sizeof *v;
-    pthread_mutex_unlock(&sp->lock);
+    /* (its own slot: read only after the pass, when every thread is done) */
+    sp->at[d * sp->nhosts + h] = at0;
 }
 
 int pm_spill_get(const pm_spill *sp, size_t d, size_t h, size_t i0, double *v, size_t n,
                  pm_error *err)
 {
-    PM_ASSERT(d < sp->nm && h < sp->nhosts && sp->slot[d] >= 0);
+    PM_ASSERT(d < sp->nm && h < sp->nhosts && sp->at[d * sp->nhosts + h] != SPILL_NONE);
     PM_ASSERT(i0 <= sp->host_n[h] && n <= sp->host_n[h] - i0);
     unsigned char *p = (unsigned char *)v;
     size_t want = n * sizeof *v;
-    off_t at = place(sp, sp->slot[d], h, i0);
+    off_t at = (off_t)(sp->at[d * sp->nhosts + h] + i0 * sizeof *v);
     while (want) {
         ssize_t got = pread(sp->fd, p, want, at);
         if (got < 0 && errno == EINTR)

@@ -182,6 +182,14 @@ PM_STREAM_SPILL=0 $A "$J" --json -q --stream >"$T/reread" 2>/dev/null
 check "without the spill (every host read again): same JSON" cmp -s "$T/mem" "$T/reread"
 PM_STREAM_SPILL=0 PM_STREAM_GATHER=1 $A "$J" --json -q --stream >"$T/reread1" 2>/dev/null
 check "without the spill, buckets narrowed to single keys: same JSON" cmp -s "$T/mem" "$T/reread1"
+# A metric's first series reserves room for all of its hosts' values (22
+# KiB here) within an eighth of --memory: with 200 KiB, a few metrics are
+# spilled and the rest read again, in the same refine passes.
+for g in "" 1; do
+    PM_STREAM_GATHER=$g $A "$J" --json -q --stream --memory 200K >"$T/part$g" 2>/dev/null
+done
+check "the spill holding some metrics, the others read again: same JSON" \
+    sh -c "cmp -s '$T/mem' '$T/part' && cmp -s '$T/mem' '$T/part1'"
 mkdir "$T/tmpdir"
 TMPDIR="$T/tmpdir" $A "$J" --json -q --stream >"$T/viafile" 2>/dev/null
 check "the spill: same JSON, and no file left in TMPDIR" \
