@@ -256,7 +256,7 @@ int main(int argc, char **argv)
         t_data[run] = now() - t0;
         t_total[run] = t_an[run] + t_stats[run] + t_data[run];
         nmetrics = a->nmetrics;
-        ncols = a->hosts[0].prof->ncols;
+        ncols = a->in.hosts[0].prof->ncols;
         pm_analysis_free(a);
     }
     /* After the analysis, so that its memory churn is not charged to it. */

@@ -255,15 +255,8 @@ typedef struct pm_analysis {
     pm_analyze_opts opts;
     pm_catalog *catalog;
     /* What the input stage read (input.h): the hosts, warnings, ignored
-     * files, phases and the reads' projection.  Its fields are named
-     * directly too (a->hosts is a->in.hosts): both members of the union
-     * hold the same fields (PM_INPUTS_FIELDS), so they share one layout. */
-    union {
-        pm_inputs in;
-        struct {
-            PM_INPUTS_FIELDS
-        };
-    };
+     * files, phases and the reads' projection. */
+    pm_inputs in;
     size_t nmetrics;
     pm_metric_result *metrics; /* [nmetrics] */
     pm_node_summary *nodes;    /* [nhosts] */

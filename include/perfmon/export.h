@@ -178,7 +178,7 @@ const char *pm_phase_energy_from(int from);
 /* The rows of the phase timeline as the report, --plots and --data show
  * it (phase_timeline.c): the analysis's nodes that have phases, in host
  * order, then the hosts only phases name (Scanner nodes).  rows must hold
- * a->phases.n + a->nhosts names and row a->phases.n indices: row[i] is
+ * a->in.phases.n + a->in.nhosts names and row a->in.phases.n indices: row[i] is
  * phase i's row.  *t0 and *t1 are the job's span widened to every phase.
  * Returns the number of rows. */
 size_t pm_phase_rows(const pm_analysis *a, const char **rows, size_t *row, double *t0, double *t1);

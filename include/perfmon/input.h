@@ -109,31 +109,28 @@ typedef struct pm_input_opts {
     void *input_msg_user;
 } pm_input_opts;
 
-/* The fields of pm_inputs, also named directly in pm_analysis (a->hosts
- * is a->in.hosts: analysis.h's union, the two with the same members). */
-#define PM_INPUTS_FIELDS                                                                             \
-    size_t nhosts;                                                                                   \
-    pm_host *hosts; /* [nhosts] sorted by name */                                                    \
-    size_t nwarnings;                                                                                \
-    char **warnings; /* input problems, one line each */                                             \
-    size_t nignored; /* files that are not profiles */                                               \
-    char **ignored;  /* their messages (verbose) */                                                  \
-    /* job phases (marks paired, Scanner intervals) */                                               \
-    pm_phase_set phases;                                                                             \
-    /* private: the column projection of the reads, set by the analysis                            \
-     * before pm_input_load (analysis/project.c): the first read (under                            \
-     * --stream the survey), a host read again with its values, or for                             \
-     * its times alone; no projection when read_first.want is NULL */ \
-    pm_read_hint read_first, read_values, read_times;                                                \
-    /* private: --stream's passes over the hosts begun (the analysis                               \
-     * counts them; a host read again belongs to the current one) */ \
-    size_t stream_pass;                                                                              \
-    /* private: --stream under mpirun: the hosts come from the other                               \
-     * ranks (split_stream.c) */ \
-    struct pm_remote *remote;
-
+/* What the input stage read: pm_input_load's result, held by the
+ * analysis as a->in. */
 typedef struct pm_inputs {
-    PM_INPUTS_FIELDS
+    size_t nhosts;
+    pm_host *hosts; /* [nhosts] sorted by name */
+    size_t nwarnings;
+    char **warnings; /* input problems, one line each */
+    size_t nignored; /* files that are not profiles */
+    char **ignored;  /* their messages (verbose) */
+    /* job phases (marks paired, Scanner intervals) */
+    pm_phase_set phases;
+    /* private: the column projection of the reads, set by the analysis
+     * before pm_input_load (analysis/project.c): the first read (under
+     * --stream the survey), a host read again with its values, or for
+     * its times alone; no projection when read_first.want is NULL */
+    pm_read_hint read_first, read_values, read_times;
+    /* private: --stream's passes over the hosts begun (the analysis
+     * counts them; a host read again belongs to the current one) */
+    size_t stream_pass;
+    /* private: --stream under mpirun: the hosts come from the other
+     * ranks (split_stream.c) */
+    struct pm_remote *remote;
 } pm_inputs;
 
 /* Collect the input files of paths (a directory: its regular files,

@@ -66,7 +66,7 @@ typedef struct pm_phase_stats {
     size_t nmetrics;
 } pm_phase_stats;
 
-/* Compute a->phase_stats from a->phases (nothing when there are none). */
+/* Compute a->phase_stats from a->in.phases (nothing when there are none). */
 int pm_phase_stats_compute(struct pm_analysis *a, pm_error *err) PM_WUR;
 void pm_phase_stats_free(pm_phase_stats *s);
 

@@ -384,18 +384,18 @@ int pm_aggregate_time(const pm_analysis *a, pm_metric_result *r, size_t ngrid, d
                       pm_arena *arena)
 {
     if (r->nhosts_with_data == 1)
-        for (size_t h = 0; h < a->nhosts; h++)
+        for (size_t h = 0; h < a->in.nhosts; h++)
             if (r->host[h])
                 return aggregate_one(r->host[h], &r->agg, arena);
     int rc = pm_aggregate_time_begin(a, r, ngrid, arena);
     if (rc)
         return rc;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         const pm_series *s = r->host[h];
         if (!s)
             continue;
         /* the host's grid points, when they are those of this grid */
-        const uint32_t *gk = s->t == a->hosts[h].t ? a->hosts[h].grid_k : NULL;
+        const uint32_t *gk = s->t == a->in.hosts[h].t ? a->in.hosts[h].grid_k : NULL;
         pm_aggregate_time_add(a, r, s, gk, grid_tmp);
     }
     pm_aggregate_time_end(r);
@@ -453,14 +453,14 @@ void pm_aggregate_index_end(const pm_analysis *a, pm_metric_result *r, size_t n,
 int pm_aggregate_index(const pm_analysis *a, pm_metric_result *r, pm_arena *arena)
 {
     size_t n = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
+    for (size_t h = 0; h < a->in.nhosts; h++)
         if (r->host[h] && r->host[h]->n > n)
             n = r->host[h]->n;
     uint32_t *tc;
     int rc = pm_aggregate_index_begin(r, n, &tc, arena);
     if (rc)
         return rc;
-    for (size_t h = 0; h < a->nhosts; h++)
+    for (size_t h = 0; h < a->in.nhosts; h++)
         if (r->host[h])
             pm_aggregate_index_add(r, r->host[h], tc);
     pm_aggregate_index_end(a, r, n, tc);

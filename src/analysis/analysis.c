@@ -38,11 +38,6 @@ void pm_analyze_opts_init(pm_analyze_opts *o)
     o->align = PM_ALIGN_TIME;
 }
 
-/* a->hosts is a->in.hosts (analysis.h): one layout for both. */
-_Static_assert(offsetof(pm_analysis, hosts) == offsetof(pm_analysis, in.hosts) &&
-                   offsetof(pm_analysis, remote) == offsetof(pm_analysis, in.remote),
-               "pm_analysis: the input stage's fields and a->in differ");
-
 /* What the input stage reads of the options. */
 static pm_input_opts input_opts(const pm_analyze_opts *o)
 {
@@ -62,8 +57,8 @@ static pm_input_opts input_opts(const pm_analyze_opts *o)
 static int job_end_scan(pm_analysis *a, pm_error *err)
 {
     int rc = pm_job_end_begin(a);
-    for (size_t h = 0; h < a->nhosts && !rc; h++)
-        rc = pm_job_end_host(a, h, &a->hosts[h]);
+    for (size_t h = 0; h < a->in.nhosts && !rc; h++)
+        rc = pm_job_end_host(a, h, &a->in.hosts[h]);
     if (!rc)
         rc = pm_job_end_finish(a);
     return rc ? pm_error_set(err, rc, "out of memory") : 0;
@@ -114,7 +109,7 @@ int pm_analysis_run(const char *const *paths, size_t npaths, const pm_analyze_op
         rc = pm_remote_begin(&a->in, sp, err);
     if (rc || (opts->compat_ska && (rc = pm_compat_ska_prepare(a, err))))
         goto fail;
-    if (opts->stream && a->phases.scanner_files) {
+    if (opts->stream && a->in.phases.scanner_files) {
         rc = pm_error_set(err, PM_EUSAGE, "--stream: Scanner profiles are not streamed yet");
         goto fail;
     }
@@ -150,13 +145,13 @@ void pm_analysis_free(pm_analysis *a)
         return;
     for (size_t i = 0; i < a->nmetrics; i++) {
         pm_metric_result *r = &a->metrics[i];
-        for (size_t h = 0; h < a->nhosts; h++)
+        for (size_t h = 0; h < a->in.nhosts; h++)
             pm_series_delete(r->host[h]);
         free(r->host);
     }
     free(a->metrics);
     if (a->refs)
-        for (size_t h = 0; h < a->nhosts; h++)
+        for (size_t h = 0; h < a->in.nhosts; h++)
             free(a->refs[h]);
     free(a->refs);
     free(a->nodes);

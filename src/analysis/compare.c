@@ -27,9 +27,9 @@ void pm_compare_opts_init(pm_compare_opts *o)
 
 const char *pm_analysis_job_id(const pm_analysis *a)
 {
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (a->hosts[h].prof && a->hosts[h].prof->info.job_id[0])
-            return a->hosts[h].prof->info.job_id;
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        if (a->in.hosts[h].prof && a->in.hosts[h].prof->info.job_id[0])
+            return a->in.hosts[h].prof->info.job_id;
     return "";
 }
 
@@ -469,7 +469,7 @@ static int cmp_span(const void *pa, const void *pb)
 static size_t mask_to_kind(const pm_analysis *x, const char *kind, const pm_aggregate *g,
                            double *out)
 {
-    const pm_phase_set *ps = &x->phases;
+    const pm_phase_set *ps = &x->in.phases;
     double *sp = pm_alloc_array(ps->n ? ps->n : 1, 2 * sizeof *sp);
     if (!sp)
         return (size_t)-1;

@@ -64,8 +64,9 @@ static size_t rapl_keys(const pm_analysis *a, char keys[][32])
         for (int s = 0; s < SKA_RAPL_SOCKETS; s++) {
             char name[32];
             snprintf(name, sizeof name, "rapl.%s-%d", RAPL_DOMAINS[d], s);
-            for (size_t h = 0; h < a->nhosts; h++)
-                if (is_ska_node(&a->hosts[h]) && pm_profile_column(a->hosts[h].prof, name) >= 0) {
+            for (size_t h = 0; h < a->in.nhosts; h++)
+                if (is_ska_node(&a->in.hosts[h]) &&
+                    pm_profile_column(a->in.hosts[h].prof, name) >= 0) {
                     memcpy(keys[n++], name, sizeof name);
                     break;
                 }
@@ -77,13 +78,13 @@ int pm_compat_ska_prepare(pm_analysis *a, pm_error *err)
 {
     char keys[4 * SKA_RAPL_SOCKETS][32];
     size_t nkeys = rapl_keys(a, keys);
-    size_t *first_missing = calloc(a->nhosts ? a->nhosts : 1, sizeof *first_missing);
+    size_t *first_missing = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *first_missing);
     if (!first_missing)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
-    for (size_t h = 0; h < a->nhosts; h++) {
-        if (!is_ska_node(&a->hosts[h]))
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        if (!is_ska_node(&a->in.hosts[h]))
             continue;
-        pm_profile *p = a->hosts[h].prof;
+        pm_profile *p = a->in.hosts[h].prof;
         size_t k = 0;
         while (k < nkeys && pm_profile_column(p, keys[k]) >= 0)
             k++;
@@ -98,15 +99,15 @@ int pm_compat_ska_prepare(pm_analysis *a, pm_error *err)
         }
     }
     int rc = 0;
-    for (size_t h = 0; h < a->nhosts && !rc; h++) {
-        if (!is_ska_node(&a->hosts[h]))
+    for (size_t h = 0; h < a->in.nhosts && !rc; h++) {
+        if (!is_ska_node(&a->in.hosts[h]))
             continue;
-        pm_profile *p = a->hosts[h].prof;
+        pm_profile *p = a->in.hosts[h].prof;
         /* Every column another SKA host has. */
-        for (size_t o = 0; o < a->nhosts && !rc; o++) {
-            if (o == h || !is_ska_node(&a->hosts[o]))
+        for (size_t o = 0; o < a->in.nhosts && !rc; o++) {
+            if (o == h || !is_ska_node(&a->in.hosts[o]))
                 continue;
-            const pm_profile *q = a->hosts[o].prof;
+            const pm_profile *q = a->in.hosts[o].prof;
             for (size_t c = 0; c < q->ncols && !rc; c++)
                 if (pm_profile_column(p, q->cols[c].name) < 0 && add_zero_column(p, &q->cols[c]))
                     rc = pm_error_set(err, PM_ENOMEM, "out of memory");

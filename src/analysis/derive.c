@@ -370,7 +370,7 @@ static int metric_stats(const pm_analysis *a, pm_metric_result *r, double part_m
     size_t m = 0;
     pm_metric_acc acc;
     pm_metric_fold_init(r, &acc);
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         const pm_series *s = r->host[h];
         pm_metric_fold(r, &acc, s, h);
         for (size_t i = 0; s && i < s->n; i++)
@@ -397,10 +397,10 @@ static int work_init(const pm_analysis *a, work *wk, pm_arena *shared)
     pm_arena_init(own);
     wk->shared = shared;
     size_t maxn = 1, total = 1;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        if (a->hosts[h].n > maxn)
-            maxn = a->hosts[h].n;
-        total += a->hosts[h].n;
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        if (a->in.hosts[h].n > maxn)
+            maxn = a->in.hosts[h].n;
+        total += a->in.hosts[h].n;
     }
     size_t ng = pm_grid_points(a);
     wk->val = pm_arena_alloc(own, maxn, sizeof *wk->val);
@@ -427,14 +427,14 @@ static void work_free(work *wk)
 /* Derive, aggregate and summarise catalog entry r->def (one thread). */
 static int build_metric(const pm_analysis *a, pm_metric_result *r, work *wk)
 {
-    r->host = calloc(a->nhosts ? a->nhosts : 1, sizeof *r->host);
+    r->host = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *r->host);
     if (!r->host)
         return PM_ENOMEM;
     int rc = 0;
     double part_mean = 0, part_max = NAN;
     size_t nparts = 0;
-    for (size_t h = 0; h < a->nhosts && !rc; h++) {
-        rc = derive_series(a, r->def, &a->hosts[h], h, wk, &r->host[h], &part_mean, &part_max,
+    for (size_t h = 0; h < a->in.nhosts && !rc; h++) {
+        rc = derive_series(a, r->def, &a->in.hosts[h], h, wk, &r->host[h], &part_mean, &part_max,
                            &nparts);
         if (!rc && r->host[h])
             r->nhosts_with_data++;
@@ -494,7 +494,7 @@ int pm_series_derive(const pm_analysis *a, const pm_metric_def *def, const pm_ho
  * column c of host h. */
 static void release_column(pm_analysis *a, size_t h, size_t c)
 {
-    pm_profile_release_column(a->hosts[h].prof, c);
+    pm_profile_release_column(a->in.hosts[h].prof, c);
 }
 
 typedef struct metric_ctx {
@@ -517,23 +517,23 @@ static void *metric_worker(void *arg)
          * above zero. */
         const pm_metric_def *def = a->metrics[i].def;
         pthread_mutex_lock(&p->lock);
-        for (size_t h = 0; h < a->nhosts; h++) {
-            const pm_profile *pr = a->hosts[h].prof;
+        for (size_t h = 0; h < a->in.nhosts; h++) {
+            const pm_profile *pr = a->in.hosts[h].prof;
             for (size_t c = 0; c < pr->ncols; c++)
                 if (a->refs[h][c] && pm_metric_matches(def, pr->cols[c].name) &&
                     --a->refs[h][c] == 0)
                     release_column(a, h, c);
         }
         p->done++;
-        mc->series_done += a->nhosts;
+        mc->series_done += a->in.nhosts;
         if (a->opts.progress) {
             pm_progress pr = {.stage = PM_STAGE_DERIVE,
-                              .hosts_done = p->done == p->n ? a->nhosts : 0,
-                              .hosts_total = a->nhosts,
+                              .hosts_done = p->done == p->n ? a->in.nhosts : 0,
+                              .hosts_total = a->in.nhosts,
                               .metrics_done = p->done,
                               .metrics_total = p->n,
                               .series_done = mc->series_done,
-                              .series_total = p->n * a->nhosts};
+                              .series_total = p->n * a->in.nhosts};
             a->opts.progress(&pr, a->opts.progress_user);
         }
         pthread_mutex_unlock(&p->lock);
@@ -544,11 +544,11 @@ static void *metric_worker(void *arg)
 
 static int init_refs(pm_analysis *a, pm_error *err)
 {
-    a->refs = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->refs);
+    a->refs = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *a->refs);
     if (!a->refs)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_profile *p = a->hosts[h].prof;
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const pm_profile *p = a->in.hosts[h].prof;
         a->refs[h] = calloc(p->ncols ? p->ncols : 1, sizeof **a->refs);
         if (!a->refs[h])
             return pm_error_set(err, PM_ENOMEM, "out of memory");
@@ -566,7 +566,7 @@ static int init_refs(pm_analysis *a, pm_error *err)
 void pm_count_repairs(pm_analysis *a)
 {
     a->job.repaired = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         size_t rep = 0;
         for (size_t m = 0; m < a->nmetrics; m++)
             if (a->metrics[m].host[h])
@@ -614,7 +614,7 @@ int pm_metrics_build(pm_analysis *a, pm_error *err)
     for (size_t i = 0; i < a->nmetrics; i++) {
         if (a->metrics[i].nhosts_with_data == 0) {
             pm_metric_result *r = &a->metrics[i];
-            for (size_t h = 0; h < a->nhosts && r->host; h++)
+            for (size_t h = 0; h < a->in.nhosts && r->host; h++)
                 pm_series_delete(r->host[h]);
             free(r->host);
             continue;

@@ -145,7 +145,7 @@ static int push(pm_gpu_finding **out, size_t *n, const pm_gpu_finding *f)
 
 static int long_enough(const pm_analysis *a, const pm_gpu_rule *r, size_t h)
 {
-    return a->hosts[h].gpu && a->nodes[h].wall_time_s >= r->min_duration_s;
+    return a->in.hosts[h].gpu && a->nodes[h].wall_time_s >= r->min_duration_s;
 }
 
 /* held_idle, starved: the share of the GPU's measured samples that are
@@ -254,7 +254,7 @@ int pm_gpu_signs_host(const pm_analysis *a, size_t h, pm_series *const *ser, pm_
     const pm_rule_plan *p = a->rule_plan;
     for (size_t i = 0; i < PM_NODE_GPU_SIGNS; i++)
         s->gpu_sign[i] = (pm_node_sign){NAN, NAN, NAN, NAN, NAN, 0, 0};
-    if (!p || !p->ngpu || !a->hosts[h].gpu)
+    if (!p || !p->ngpu || !a->in.hosts[h].gpu)
         return 0;
     gpu_series gs;
     memset(&gs, 0, sizeof gs);
@@ -323,14 +323,14 @@ static int check_walk(const pm_analysis *a, const pm_gpu_rule *r, int slot, size
 static int check_one_idle(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_finding **out,
                           size_t *n)
 {
-    double *act = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *act);
+    double *act = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *act);
     if (!act)
         return PM_ENOMEM;
     size_t nidle = 0, nworked = 0;
     double worked = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         act[h] = NAN;
-        if (!long_enough(a, r, h) || pm_gpu_host_is_mig(a->hosts[h].name))
+        if (!long_enough(a, r, h) || pm_gpu_host_is_mig(a->in.hosts[h].name))
             continue;
         const pm_series *sm = series_of(a, "gpu_sm_active", h, 0);
         const pm_series *ut = series_of(a, "gpu_util", h, 0);
@@ -343,7 +343,7 @@ static int check_one_idle(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_fin
         }
     }
     int rc = 0;
-    for (size_t h = 0; h < a->nhosts && !rc && nidle && nworked; h++) {
+    for (size_t h = 0; h < a->in.nhosts && !rc && nidle && nworked; h++) {
         if (!(act[h] < r->threshold))
             continue;
         pm_gpu_finding f;
@@ -352,7 +352,7 @@ static int check_one_idle(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_fin
         f.value = act[h];
         f.after = worked / (double)nworked;
         f.others = nworked;
-        const pm_host *ho = &a->hosts[h]; /* --stream keeps t_first, t_last only */
+        const pm_host *ho = &a->in.hosts[h]; /* --stream keeps t_first, t_last only */
         f.t = ho->t && ho->n ? ho->t[0] : ho->t_first;
         f.t_end = ho->t && ho->n ? ho->t[ho->n - 1] : ho->t_last;
         snprintf(f.what, sizeof f.what, "%s",
@@ -373,7 +373,7 @@ static int check_unmeasured(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_f
     f.host = -1;
     f.t = f.t_end = NAN;
     size_t len = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         if (!long_enough(a, r, h) || series_of(a, "gpu_sm_active", h, 0) ||
             !series_of(a, "gpu_util", h, 0))
             continue;
@@ -381,7 +381,7 @@ static int check_unmeasured(const pm_analysis *a, const pm_gpu_rule *r, pm_gpu_f
             f.host = (int)h;
         if (f.others < 3 && len < sizeof f.what) {
             int w = snprintf(f.what + len, sizeof f.what - len, "%s%s", f.others ? ", " : "",
-                             a->hosts[h].name);
+                             a->in.hosts[h].name);
             len = w < 0 ? sizeof f.what : len + (size_t)w;
         } else if (f.others == 3 && len + 5 < sizeof f.what) {
             snprintf(f.what + len, sizeof f.what - len, ", ...");
@@ -403,7 +403,7 @@ int pm_gpu_verdicts(const pm_analysis *a, const pm_gpu_rule *r, int slot, pm_gpu
     else if (r->check == PM_GPU_UNMEASURED)
         rc = check_unmeasured(a, r, out, n);
     else
-        for (size_t h = 0; h < a->nhosts && !rc; h++) {
+        for (size_t h = 0; h < a->in.nhosts && !rc; h++) {
             if (!long_enough(a, r, h))
                 continue;
             rc = check_walk(a, r, slot, h, out, n);

@@ -40,7 +40,7 @@ typedef struct pm_gpu_rule {
 } pm_gpu_rule;
 
 typedef struct pm_gpu_finding {
-    int host;        /* index in a->hosts */
+    int host;        /* index in a->in.hosts */
     double value;    /* held_idle, starved: share of the samples (%); bound: the
                       * leading activity (%); one_idle: the GPU's activity (%) */
     double t, t_end; /* the first and last sample concerned (s since the epoch) */

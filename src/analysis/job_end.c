@@ -510,8 +510,8 @@ static void decide(const pm_host *ho, const facts *f, pm_end *e)
 
 int pm_job_end_begin(pm_analysis *a)
 {
-    a->ends = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->ends);
-    a->host_events = calloc(a->nhosts ? a->nhosts : 1, sizeof(host_events));
+    a->ends = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *a->ends);
+    a->host_events = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof(host_events));
     return a->ends && a->host_events ? 0 : PM_ENOMEM;
 }
 
@@ -594,7 +594,7 @@ int pm_job_end_finish(pm_analysis *a)
 {
     host_events *he = a->host_events;
     size_t n = 0;
-    for (size_t h = 0; he && h < a->nhosts; h++) {
+    for (size_t h = 0; he && h < a->in.nhosts; h++) {
         n += he[h].n;
         a->events_dropped += he[h].dropped;
     }
@@ -602,7 +602,7 @@ int pm_job_end_finish(pm_analysis *a)
     a->events = calloc(n ? n : 1, sizeof *a->events);
     if (!a->events)
         rc = PM_ENOMEM;
-    for (size_t h = 0; he && h < a->nhosts; h++) {
+    for (size_t h = 0; he && h < a->in.nhosts; h++) {
         if (!rc && he[h].n)
             memcpy(a->events + a->nevents, he[h].ev, he[h].n * sizeof *he[h].ev);
         if (!rc)
@@ -618,8 +618,8 @@ int pm_job_end_finish(pm_analysis *a)
     j->state = PM_END_UNKNOWN;
     j->host = SIZE_MAX;
     j->nhosts = j->nnodes = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        if (a->hosts[h].gpu)
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        if (a->in.hosts[h].gpu)
             continue;
         j->nnodes++;
         if (j->host == SIZE_MAX || a->ends[h].state > j->state) {
@@ -636,7 +636,7 @@ int pm_job_end_finish(pm_analysis *a)
 void pm_job_end_free(pm_analysis *a)
 {
     host_events *he = a->host_events;
-    for (size_t h = 0; he && h < a->nhosts; h++)
+    for (size_t h = 0; he && h < a->in.nhosts; h++)
         free(he[h].ev);
     free(he);
     a->host_events = NULL;
@@ -658,14 +658,14 @@ static void hosts_in_state(const pm_analysis *a, char *out, size_t cap, int forc
     if (j->host == SIZE_MAX || (!force && (j->nhosts == j->nnodes)))
         return;
     size_t shown = 0, len = 0;
-    for (size_t h = 0; h < a->nhosts && len + 1 < cap; h++) {
-        if (a->hosts[h].gpu || a->ends[h].state != j->state)
+    for (size_t h = 0; h < a->in.nhosts && len + 1 < cap; h++) {
+        if (a->in.hosts[h].gpu || a->ends[h].state != j->state)
             continue;
         if (shown == 3) {
             snprintf(out + len, cap - len, " and %zu more", j->nhosts - shown);
             return;
         }
-        int k = snprintf(out + len, cap - len, "%s%s", shown ? ", " : " on ", a->hosts[h].name);
+        int k = snprintf(out + len, cap - len, "%s%s", shown ? ", " : " on ", a->in.hosts[h].name);
         if (k < 0)
             return;
         len += (size_t)k;

@@ -38,7 +38,7 @@ typedef struct pm_phase_contrib {
     unsigned char *gpu_src;
 } pm_phase_contrib;
 
-/* Which slots each host fills (a->phases, a->hosts set).  Returns 0 or
+/* Which slots each host fills (a->in.phases, a->in.hosts set).  Returns 0 or
  * PM_ENOMEM; pm_phase_contrib_free(NULL) and of a zeroed one are no-ops. */
 int pm_phase_contrib_init(const pm_analysis *a, pm_phase_contrib *pc);
 void pm_phase_contrib_free(pm_phase_contrib *pc);

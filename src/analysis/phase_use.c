@@ -30,8 +30,8 @@
 /* Index of the node (not a GPU) named name, or -1. */
 static long node_index(const pm_analysis *a, const char *name)
 {
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (!a->hosts[h].gpu && strcmp(a->hosts[h].name, name) == 0)
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        if (!a->in.hosts[h].gpu && strcmp(a->in.hosts[h].name, name) == 0)
             return (long)h;
     return -1;
 }
@@ -174,15 +174,15 @@ void pm_phase_use_compute(const pm_analysis *a, const pm_phase_contrib *pc, pm_p
         ks->mem_peak_bytes = NAN;
         for (int b = 0; b < 4; b++)
             *bytes[b] = NAN;
-        for (size_t i = 0; i < a->phases.n; i++) {
-            const pm_phase *p = &a->phases.v[i];
+        for (size_t i = 0; i < a->in.phases.n; i++) {
+            const pm_phase *p = &a->in.phases.v[i];
             if (strcmp(p->name, ks->name) != 0 || !(p->t1 >= p->t0))
                 continue;
             long h = node_index(a, p->host);
             if (h < 0)
                 continue;
             const double *use = pc->use + i * PM_PU_N;
-            double ncpus = a->hosts[h].ncpus;
+            double ncpus = a->in.hosts[h].ncpus;
             if (isfinite(ncpus) && ncpus > 0) {
                 double pct_s = use[PM_PU_CPU_PCT_S];
                 /* Used: over the seconds that have a value; allocated: the

@@ -32,7 +32,7 @@ static int host_index(const pm_analysis *a, size_t nnodes, const char *name)
     size_t lo = 0, hi = nnodes;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = strcmp(a->hosts[mid].name, name);
+        int c = strcmp(a->in.hosts[mid].name, name);
         if (c == 0)
             return (int)mid;
         if (c < 0)
@@ -54,25 +54,25 @@ typedef struct node_hosts {
 static int node_hosts_build(const pm_analysis *a, node_hosts *nh)
 {
     size_t n = 0;
-    while (n < a->nhosts && !a->hosts[n].gpu)
+    while (n < a->in.nhosts && !a->in.hosts[n].gpu)
         n++;
     nh->nnodes = n;
     nh->first = calloc(n + 2, sizeof *nh->first);
-    nh->members = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *nh->members);
-    int *owner = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *owner);
+    nh->members = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *nh->members);
+    int *owner = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *owner);
     if (!nh->first || !nh->members || !owner) {
         free(owner);
         return -1;
     }
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const char *dot = strchr(a->hosts[h].name, '.');
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const char *dot = strchr(a->in.hosts[h].name, '.');
         owner[h] = h < n ? (int)h : dot ? host_index(a, n, dot + 1) : -1;
         if (owner[h] >= 0)
             nh->first[owner[h] + 2]++;
     }
     for (size_t i = 2; i < n + 2; i++)
         nh->first[i] += nh->first[i - 1];
-    for (size_t h = 0; h < a->nhosts; h++) /* counting sort, host order kept */
+    for (size_t h = 0; h < a->in.nhosts; h++) /* counting sort, host order kept */
         if (owner[h] >= 0)
             nh->members[nh->first[owner[h] + 1]++] = h;
     free(owner);
@@ -157,14 +157,14 @@ void pm_phase_contrib_free(pm_phase_contrib *pc)
 
 int pm_phase_contrib_init(const pm_analysis *a, pm_phase_contrib *pc)
 {
-    const pm_phase_set *ps = &a->phases;
+    const pm_phase_set *ps = &a->in.phases;
     memset(pc, 0, sizeof *pc);
     pc->ncat = a->catalog->n;
     node_hosts nh = {0, NULL, NULL};
     size_t np = ps->n, nent = 0;
     pc->first = calloc(np + 1, sizeof *pc->first);
     pc->use = pm_alloc_array(np ? np * PM_PU_N : 1, sizeof *pc->use);
-    pc->hfirst = calloc(a->nhosts + 2, sizeof *pc->hfirst);
+    pc->hfirst = calloc(a->in.nhosts + 2, sizeof *pc->hfirst);
     if (!pc->first || !pc->use || !pc->hfirst || node_hosts_build(a, &nh) != 0)
         goto oom;
     for (size_t i = 0; i < np * PM_PU_N; i++)
@@ -194,7 +194,7 @@ int pm_phase_contrib_init(const pm_analysis *a, pm_phase_contrib *pc)
         pc->mean[i] = NAN;
     for (size_t i = 0; i < nmem; i++)
         pc->gpu_j[i] = NAN;
-    for (size_t h = 2; h < a->nhosts + 2; h++)
+    for (size_t h = 2; h < a->in.nhosts + 2; h++)
         pc->hfirst[h] += pc->hfirst[h - 1];
     for (size_t i = 0; i < np; i++) {
         int h = host_index(a, nh.nnodes, ps->v[i].host);
@@ -223,7 +223,7 @@ void pm_phase_contrib_host(const pm_analysis *a, pm_phase_contrib *pc, size_t h,
                            pm_series *const *ser)
 {
     for (size_t k = pc->hfirst[h]; k < pc->hfirst[h + 1]; k++) {
-        const pm_phase *p = &a->phases.v[pc->hphase[k]];
+        const pm_phase *p = &a->in.phases.v[pc->hphase[k]];
         if (pc->hmember[k] == SIZE_MAX) {
             if (p->t1 >= p->t0)
                 pm_phase_use_host(a, p, ser, pc->use + pc->hphase[k] * PM_PU_N);
@@ -233,7 +233,7 @@ void pm_phase_contrib_host(const pm_analysis *a, pm_phase_contrib *pc, size_t h,
         for (size_t d = 0; d < pc->ncat; d++)
             m[d] = ser[d] ? window_mean(ser[d], p->t0, p->t1) : NAN;
         /* a GPU of the node: its energy in the phase */
-        if (pc->ncat && a->hosts[h].gpu && p->t1 >= p->t0) {
+        if (pc->ncat && a->in.hosts[h].gpu && p->t1 >= p->t0) {
             size_t g = pc->first[pc->hphase[k]] / pc->ncat + pc->hmember[k];
             pc->gpu_j[g] = pm_phase_gpu_energy(a, p, ser, &pc->gpu_src[g]);
         }
@@ -250,7 +250,7 @@ static int contrib_from_series(const pm_analysis *a, pm_phase_contrib *pc)
         pm_phase_contrib_free(pc);
         return PM_ENOMEM;
     }
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         for (size_t mi = 0; mi < a->nmetrics; mi++) {
             const pm_metric_result *mr = &a->metrics[mi];
             ser[mr->def - a->catalog->m] = mr->host ? mr->host[h] : NULL;
@@ -268,7 +268,7 @@ int pm_phase_stats_compute(pm_analysis *a, pm_error *err)
 
 int pm_phase_stats_from(pm_analysis *a, pm_phase_contrib *given, pm_error *err)
 {
-    const pm_phase_set *ps = &a->phases;
+    const pm_phase_set *ps = &a->in.phases;
     if (ps->n == 0)
         return 0;
     pm_phase_contrib own = {0};

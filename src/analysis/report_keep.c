@@ -117,7 +117,7 @@ int pm_report_repairs(const pm_analysis *a, const pm_metric_result *r, double **
         if (np)
             memcpy(p, k->rep[d], 2 * np * sizeof *p);
     } else {
-        for (size_t h = 0; h < a->nhosts; h++)
+        for (size_t h = 0; h < a->in.nhosts; h++)
             if (repairs_of(r->host[h], &p, &np, &cap)) {
                 free(p);
                 return PM_ENOMEM;
@@ -130,11 +130,11 @@ int pm_report_repairs(const pm_analysis *a, const pm_metric_result *r, double **
 
 size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_t *out)
 {
-    double *means = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *means);
+    double *means = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *means);
     if (!means)
         return SIZE_MAX;
     size_t k = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
+    for (size_t h = 0; h < a->in.nhosts; h++)
         if (r->host[h] && isfinite(r->host[h]->st.mean))
             means[k++] = r->host[h]->st.mean;
     qsort(means, k, sizeof *means, pm_cmp_double);
@@ -144,7 +144,7 @@ size_t pm_report_outliers(const pm_analysis *a, const pm_metric_result *r, size_
     for (o = 0; o < PM_REPORT_OUTLIERS; o++) {
         double best = -1;
         size_t bh = SIZE_MAX;
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             if (!r->host[h] || !isfinite(r->host[h]->st.mean))
                 continue;
             int dup = 0;
@@ -297,7 +297,7 @@ int pm_report_keep_open(pm_analysis *a, pm_error *err)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     k->fd = -1;
     a->keep = k;
-    k->nhosts = a->nhosts;
+    k->nhosts = a->in.nhosts;
     k->nm = nm;
     k->rep = calloc(nm ? nm : 1, sizeof *k->rep);
     k->nrep = calloc(nm ? nm : 1, sizeof *k->nrep);
@@ -307,11 +307,11 @@ int pm_report_keep_open(pm_analysis *a, pm_error *err)
     /* The band plot's grid (above PM_LEGEND_MAX_HOSTS hosts; below, the
      * series are kept whole) and the colour maps' (above
      * PM_HEATMAP_MIN_HOSTS hosts). */
-    if (a->nhosts > PM_LEGEND_MAX_HOSTS)
+    if (a->in.nhosts > PM_LEGEND_MAX_HOSTS)
         k->cols[k->ngrids++] = PM_REPORT_BAND_COLS;
-    if (a->nhosts > PM_HEATMAP_MIN_HOSTS && (a->opts.report & PM_REPORT_DOC))
+    if (a->in.nhosts > PM_HEATMAP_MIN_HOSTS && (a->opts.report & PM_REPORT_DOC))
         k->cols[k->ngrids++] = PM_REPORT_HEAT_PDF;
-    if (a->nhosts > PM_HEATMAP_MIN_HOSTS && (a->opts.report & PM_REPORT_PLOTS))
+    if (a->in.nhosts > PM_HEATMAP_MIN_HOSTS && (a->opts.report & PM_REPORT_PLOTS))
         k->cols[k->ngrids++] = PM_REPORT_HEAT_PNG;
     for (size_t j = 0; j < k->ngrids; j++) {
         double t0, step;
@@ -322,12 +322,12 @@ int pm_report_keep_open(pm_analysis *a, pm_error *err)
     }
     /* The HTML's per-node lines of a job of more hosts than the fold keeps
      * whole (docs/report.md, "What is exact at which zoom"). */
-    if ((a->opts.report & PM_REPORT_HTML) && a->nhosts > PM_LEGEND_MAX_HOSTS &&
-        a->nhosts <= PM_REPORT_SERIES_HOSTS) {
+    if ((a->opts.report & PM_REPORT_HTML) && a->in.nhosts > PM_LEGEND_MAX_HOSTS &&
+        a->in.nhosts <= PM_REPORT_SERIES_HOSTS) {
         k->series = 1;
         k->tail = nm * k->per_metric * sizeof(double);
-        k->ser_at = calloc(nm * a->nhosts, sizeof *k->ser_at);
-        k->ser_n = calloc(nm * a->nhosts, sizeof *k->ser_n);
+        k->ser_at = calloc(nm * a->in.nhosts, sizeof *k->ser_at);
+        k->ser_n = calloc(nm * a->in.nhosts, sizeof *k->ser_n);
         if (!k->ser_at || !k->ser_n)
             return pm_error_set(err, PM_ENOMEM, "out of memory");
     }

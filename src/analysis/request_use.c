@@ -26,8 +26,8 @@ void pm_request_use_compute(const pm_analysis *a, pm_request_use *u)
     double start = NAN;
     int mi = pm_analysis_metric(a, "mem_used");
     double mem_pct = NAN;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_host *ho = &a->hosts[h];
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const pm_host *ho = &a->in.hosts[h];
         if (ho->gpu || !ho->prof || !ho->prof->meta_json)
             continue;
         cJSON *j = cJSON_Parse(ho->prof->meta_json);

@@ -41,8 +41,8 @@ int pm_metric_title(const pm_metric_result *r, int all_nodes, char *buf, size_t 
 
 const char *pm_analysis_info(const pm_analysis *a, size_t off)
 {
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_profile *p = a->hosts[h].prof;
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const pm_profile *p = a->in.hosts[h].prof;
         if (!p || off >= sizeof p->info)
             continue;
         const char *s = (const char *)&p->info + off;
@@ -67,8 +67,8 @@ size_t pm_analysis_incomplete(const pm_analysis *a, char *buf, size_t cap)
     char hosts[160] = "";
     if (cap)
         buf[0] = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_host *ho = &a->hosts[h];
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const pm_host *ho = &a->in.hosts[h];
         if (!ho->incomplete[0] || ho->gpu)
             continue;
         n++;

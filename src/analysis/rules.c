@@ -137,7 +137,7 @@ static int add_note_at(pm_analysis *a, const rule *r, int host, double value, co
     n->host = host;
     n->value = value;
     n->t = t;
-    n->message = expand(r, host >= 0 ? a->hosts[host].name : NULL, value, unit, w);
+    n->message = expand(r, host >= 0 ? a->in.hosts[host].name : NULL, value, unit, w);
     if (!n->message)
         return PM_ENOMEM;
     a->nnotes++;
@@ -305,9 +305,9 @@ static int eval_host_rule(pm_analysis *a, const rule *r, size_t k)
     size_t nnodes = 0, nstopped = 0;
     if (r->hr.kind == PM_HR_STOPPED) {
         /* A node stopped while the others went on: most nodes did not. */
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             const pm_node_sign *g = &a->nodes[h].sign[k];
-            if (a->hosts[h].gpu || !(a->nodes[h].wall_time_s >= r->min_duration_s) ||
+            if (a->in.hosts[h].gpu || !(a->nodes[h].wall_time_s >= r->min_duration_s) ||
                 isnan(g->value))
                 continue;
             nnodes++;
@@ -316,7 +316,7 @@ static int eval_host_rule(pm_analysis *a, const rule *r, size_t k)
         if (nnodes < 2 || 2 * nstopped >= nnodes)
             return 0;
     }
-    for (size_t h = 0; h < a->nhosts && !rc; h++) {
+    for (size_t h = 0; h < a->in.nhosts && !rc; h++) {
         const pm_node_sign *g = &a->nodes[h].sign[k];
         if (!(a->nodes[h].wall_time_s >= r->min_duration_s) || isnan(g->value))
             continue;
@@ -326,7 +326,7 @@ static int eval_host_rule(pm_analysis *a, const rule *r, size_t k)
         pct_words(g->value, w.pct, sizeof w.pct);
         hms_words(g->t - a->t_start, w.elapsed, sizeof w.elapsed);
         if (r->hr.kind == PM_HR_STOPPED) {
-            if (a->hosts[h].gpu || !(g->value >= r->min_share_pct))
+            if (a->in.hosts[h].gpu || !(g->value >= r->min_share_pct))
                 continue;
             pct_words(g->before, w.before, sizeof w.before);
             pct_words(g->after, w.after, sizeof w.after);
@@ -337,7 +337,7 @@ static int eval_host_rule(pm_analysis *a, const rule *r, size_t k)
             snprintf(w.what, sizeof w.what, "%s", src[g->what & 3]);
             rc = add_note_at(a, r, (int)h, g->value, "%", g->t, &w);
         } else if (r->hr.kind == PM_HR_MEMORY) {
-            if (a->hosts[h].gpu || !compare(r->op, g->value, r->threshold) || isnan(g->t))
+            if (a->in.hosts[h].gpu || !compare(r->op, g->value, r->threshold) || isnan(g->t))
                 continue;
             pct_words(100 - g->value > 0 ? 100 - g->value : 0, w.margin, sizeof w.margin);
             if (g->what == 1) {
@@ -390,7 +390,7 @@ static int eval_rule(pm_analysis *a, const rule *r)
     int rc = 0;
     if (!strcmp(r->type, "node")) {
         const pm_figure *f = pm_figure_find(r->figure);
-        for (size_t h = 0; h < a->nhosts && !rc; h++) {
+        for (size_t h = 0; h < a->in.nhosts && !rc; h++) {
             if (a->nodes[h].wall_time_s < r->min_duration_s)
                 continue;
             double v = pm_figure_value(&a->nodes[h], f);
@@ -405,21 +405,21 @@ static int eval_rule(pm_analysis *a, const rule *r)
     } else if (!strcmp(r->type, "outlier")) {
         /* A node's figure over the median of all nodes' (2 nodes or more). */
         const pm_figure *f = pm_figure_find(r->figure);
-        double *v = calloc(a->nhosts ? a->nhosts : 1, sizeof *v);
+        double *v = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *v);
         if (!v)
             return PM_ENOMEM;
         size_t n = 0;
         /* GPUs are compared with GPUs, nodes with nodes. */
         int gpu = !strncmp(f->key, "gpu_", 4);
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             double x = pm_figure_value(&a->nodes[h], f);
-            if (!isnan(x) && a->hosts[h].gpu == gpu)
+            if (!isnan(x) && a->in.hosts[h].gpu == gpu)
                 v[n++] = x;
         }
         double med = n >= 2 ? pm_quantile_select(v, n, 0.5) : NAN;
         free(v);
-        for (size_t h = 0; h < a->nhosts && !rc && med > 0; h++) {
-            if (a->hosts[h].gpu != gpu)
+        for (size_t h = 0; h < a->in.nhosts && !rc && med > 0; h++) {
+            if (a->in.hosts[h].gpu != gpu)
                 continue;
             double x = pm_figure_value(&a->nodes[h], f) / med;
             if (compare(r->op, x, r->threshold))
@@ -427,10 +427,10 @@ static int eval_rule(pm_analysis *a, const rule *r)
         }
     } else if (!strcmp(r->type, "capacity")) {
         /* Peak process-tree RSS as a percentage of the node's memory. */
-        for (size_t h = 0; h < a->nhosts && !rc; h++) {
+        for (size_t h = 0; h < a->in.nhosts && !rc; h++) {
             if (a->nodes[h].wall_time_s < r->min_duration_s)
                 continue;
-            double v = a->nodes[h].proc_peak_rss_bytes / a->hosts[h].mem_total * 100.0;
+            double v = a->nodes[h].proc_peak_rss_bytes / a->in.hosts[h].mem_total * 100.0;
             if (isfinite(v) && compare(r->op, v, r->threshold))
                 rc = add_note(a, r, (int)h, v, "%");
         }
@@ -443,7 +443,7 @@ static int eval_rule(pm_analysis *a, const rule *r)
             if (res->nhosts_with_data > 1 && compare(r->op, res->imbalance, r->threshold))
                 rc = add_note(a, r, res->all.host_max, res->imbalance, "x");
         } else { /* slope: growth per hour as a percentage of the mean */
-            for (size_t h = 0; h < a->nhosts && !rc; h++) {
+            for (size_t h = 0; h < a->in.nhosts && !rc; h++) {
                 const pm_series *s = res->host[h];
                 double slope, r2;
                 if (!s || s->st.duration < r->min_duration_s || !(s->st.mean > 0))

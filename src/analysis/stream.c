@@ -192,9 +192,9 @@ static void fold1(sctx *c, size_t d, size_t h, pm_series **sp, const pm_host *hx
     if (a->opts.align == PM_ALIGN_INDEX) {
         if (!m->tc) {
             size_t nmax = 0;
-            for (size_t k = 0; k < a->nhosts; k++)
-                if (a->hosts[k].n > nmax)
-                    nmax = a->hosts[k].n;
+            for (size_t k = 0; k < a->in.nhosts; k++)
+                if (a->in.hosts[k].n > nmax)
+                    nmax = a->in.hosts[k].n;
             if (pm_aggregate_index_begin(r, nmax, &m->tc, &a->arena)) {
                 fail(c, PM_ENOMEM, NULL);
                 return;
@@ -255,7 +255,7 @@ static int report_fold(sctx *c, size_t d, pm_series **sp)
         fail(c, PM_ENOMEM, NULL);
         return 1;
     }
-    if (a->nhosts <= PM_LEGEND_MAX_HOSTS) {
+    if (a->in.nhosts <= PM_LEGEND_MAX_HOSTS) {
         double *t = pm_alloc_array(s->n ? s->n : 1, sizeof *t);
         if (!t) {
             fail(c, PM_ENOMEM, NULL);
@@ -384,7 +384,7 @@ static void report_progress(sctx *c, size_t hosts_done)
     pm_analysis *a = c->a;
     pm_progress pr = {.stage = PM_STAGE_DERIVE,
                       .hosts_done = hosts_done,
-                      .hosts_total = a->nhosts,
+                      .hosts_total = a->in.nhosts,
                       .metrics_total = a->catalog->n,
                       .pass = c->pass0 + c->hpass,
                       .passes = c->pass0 + c->passes};
@@ -410,21 +410,21 @@ static void *host_worker(void *arg)
             rc = pm_input_host_load(&a->in, h, 1, &prof, &e);
         else
             pm_input_host_drop(&a->in, h); /* under mpirun, another rank sends it all the same */
-        pm_host hx = a->hosts[h];
+        pm_host hx = a->in.hosts[h];
         hx.prof = prof;
         if (!rc)
             rc = pm_host_times(a, &hx, c->ngrid);
         /* A profile still being written has grown since the survey: its
          * new samples come after those the survey counted, and the grid,
          * the window and the aggregates were sized from those. */
-        if (!rc && hx.n > a->hosts[h].n)
-            hx.n = a->hosts[h].n;
+        if (!rc && hx.n > a->in.hosts[h].n)
+            hx.n = a->in.hosts[h].n;
         if (!rc && c->pass == 1) {
             /* (the host's own slot and event list: no lock) */
             rc = pm_job_end_host(a, h, &hx);
             pm_summary_host(a, &hx, &a->nodes[h]);
-            a->hosts[h].ncpus = hx.ncpus;
-            a->hosts[h].mem_total = hx.mem_total;
+            a->in.hosts[h].ncpus = hx.ncpus;
+            a->in.hosts[h].mem_total = hx.mem_total;
         }
         for (size_t d = 0; d < cat->n && !rc; d++) {
             if (c->pass >= 2 && (!c->need[d] || spilled(c, d)))
@@ -443,7 +443,7 @@ static void *host_worker(void *arg)
             }
         }
         /* (the host's own slots: no lock) */
-        if (!rc && c->pass == 1 && a->phases.n)
+        if (!rc && c->pass == 1 && a->in.phases.n)
             pm_phase_contrib_host(a, &c->pc, h, ser);
         /* the gpu rules' per-sample findings (the host's own slot) */
         if (!rc && c->pass == 1)
@@ -496,14 +496,14 @@ static int run_pass(sctx *c, int pass)
     c->pass = pass;
     c->turn = 0;
     c->hpass++;
-    c->a->stream_pass = c->pass0 + c->hpass;
+    c->a->in.stream_pass = c->pass0 + c->hpass;
     if (c->passes < c->hpass)
         c->passes = c->hpass;
     if (c->a->opts.progress)
         report_progress(c, 0);
-    pm_pool pool = {.n = c->a->nhosts, .ctx = c};
+    pm_pool pool = {.n = c->a->in.nhosts, .ctx = c};
     pthread_mutex_init(&pool.lock, NULL);
-    pm_pool_run(&pool, host_worker, c->a->nhosts);
+    pm_pool_run(&pool, host_worker, c->a->in.nhosts);
     pthread_mutex_destroy(&pool.lock);
     return c->rc;
 }
@@ -523,7 +523,7 @@ static void *spill_worker(void *arg)
         pm_error_clear(&e);
         int rc = buf ? 0 : PM_ENOMEM;
         const pm_metric_result *r = &c->res[d];
-        for (size_t h = 0; h < a->nhosts && c->need[d] && spilled(c, d) && !rc; h++) {
+        for (size_t h = 0; h < a->in.nhosts && c->need[d] && spilled(c, d) && !rc; h++) {
             const pm_series *s = r->host[h];
             if (s && series_constant(s)) {
                 rc = fold2_const(c, d, s->st.min, s->st.nvalid);
@@ -702,7 +702,7 @@ static void macc_free(macc *m)
  * time. */
 static int report_whole(pm_analysis *a, size_t ngrid, pm_error *err)
 {
-    size_t nm = a->nmetrics, nh = a->nhosts;
+    size_t nm = a->nmetrics, nh = a->in.nhosts;
     unsigned char *want = calloc(nh && nm ? nh * nm : 1, 1);
     unsigned char *any = calloc(nh ? nh : 1, 1);
     struct work *wk = pm_work_new(a);
@@ -734,12 +734,12 @@ static int report_whole(pm_analysis *a, size_t ngrid, pm_error *err)
          * ranks' passes over all of them */
         if ((rc = pm_input_host_read(&a->in, h, 1, &prof, err)))
             break;
-        pm_host hx = a->hosts[h];
+        pm_host hx = a->in.hosts[h];
         hx.prof = prof;
         if ((rc = pm_host_times(a, &hx, ngrid)))
             pm_error_set(err, rc, "%s: out of memory", hx.name);
-        if (!rc && hx.n > a->hosts[h].n)
-            hx.n = a->hosts[h].n;
+        if (!rc && hx.n > a->in.hosts[h].n)
+            hx.n = a->in.hosts[h].n;
         for (size_t m = 0; m < nm && !rc; m++) {
             pm_series *dst = a->metrics[m].host[h], *s = NULL;
             if (!want[h * nm + m] || !dst)
@@ -776,28 +776,28 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
 {
     const pm_catalog *cat = a->catalog;
     size_t nm = cat->n;
-    sctx c = {.a = a, .pass0 = a->stream_pass};
+    sctx c = {.a = a, .pass0 = a->in.stream_pass};
     c.ngrid = pm_grid_points(a);
-    a->nodes = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->nodes);
+    a->nodes = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *a->nodes);
     c.res = calloc(nm ? nm : 1, sizeof *c.res);
     c.acc = calloc(nm ? nm : 1, sizeof *c.acc);
     c.tmp = pm_alloc_array(c.ngrid ? c.ngrid : 1, sizeof *c.tmp);
     c.need = calloc(nm ? nm : 1, 1);
     size_t maxn = 1;
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (a->hosts[h].n > maxn)
-            maxn = a->hosts[h].n;
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        if (a->in.hosts[h].n > maxn)
+            maxn = a->in.hosts[h].n;
     double *scratch = pm_alloc_array(maxn > c.ngrid ? maxn : c.ngrid, sizeof *scratch);
     int rc = a->nodes && c.res && c.acc && c.tmp && c.need && scratch ? 0 : PM_ENOMEM;
     if (!rc)
         rc = pm_job_end_begin(a);
-    if (!rc && a->phases.n)
+    if (!rc && a->in.phases.n)
         rc = pm_phase_contrib_init(a, &c.pc);
     for (size_t d = 0; d < nm && !rc; d++) {
         pm_metric_result *r = &c.res[d];
         macc *m = &c.acc[d];
         r->def = &cat->m[d];
-        r->host = calloc(a->nhosts ? a->nhosts : 1, sizeof *r->host);
+        r->host = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *r->host);
         m->count = calloc(NBUCKETS, sizeof *m->count);
         m->bmin = pm_alloc_array(NBUCKETS, sizeof *m->bmin);
         m->bmax = pm_alloc_array(NBUCKETS, sizeof *m->bmax);
@@ -923,8 +923,8 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
         /* the last state: every host of the last pass, every catalog
          * metric derived (as build_metrics counts them) */
         pm_progress pr = {.stage = PM_STAGE_DERIVE,
-                          .hosts_done = a->nhosts,
-                          .hosts_total = a->nhosts,
+                          .hosts_done = a->in.nhosts,
+                          .hosts_total = a->in.nhosts,
                           .metrics_done = nm,
                           .metrics_total = nm,
                           .pass = c.pass0 + c.hpass,
@@ -933,7 +933,7 @@ int pm_stream_build(pm_analysis *a, pm_error *err)
     }
 out:
     for (size_t d = 0; c.res && d < nm; d++) {
-        for (size_t h = 0; c.res[d].host && h < a->nhosts; h++)
+        for (size_t h = 0; c.res[d].host && h < a->in.nhosts; h++)
             pm_series_delete(c.res[d].host[h]);
         free(c.res[d].host);
     }

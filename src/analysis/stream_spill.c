@@ -34,24 +34,24 @@ int pm_spill_open(pm_spill *sp, const pm_analysis *a, pm_error *err)
     sp->fd = -1;
     sp->off = 1;
     sp->nm = a->catalog->n;
-    sp->nhosts = a->nhosts;
+    sp->nhosts = a->in.nhosts;
     sp->max = a->opts.spill_max;
     pthread_mutex_init(&sp->lock, NULL);
     size_t nat = 0;
-    if (pm_mul_size(sp->nm ? sp->nm : 1, a->nhosts ? a->nhosts : 1, &nat))
+    if (pm_mul_size(sp->nm ? sp->nm : 1, a->in.nhosts ? a->in.nhosts : 1, &nat))
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     sp->at = pm_alloc_array(nat, sizeof *sp->at);
-    sp->host_n = calloc(a->nhosts ? a->nhosts : 1, sizeof *sp->host_n);
+    sp->host_n = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *sp->host_n);
     sp->taken = calloc(sp->nm ? sp->nm : 1, 1);
     if (!sp->at || !sp->host_n || !sp->taken)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     for (size_t i = 0; i < nat; i++)
         sp->at[i] = SPILL_NONE;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        sp->host_n[h] = a->hosts[h].n;
-        if (a->hosts[h].n > (UINT64_MAX / 4 - sp->per) / sizeof(double))
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        sp->host_n[h] = a->in.hosts[h].n;
+        if (a->in.hosts[h].n > (UINT64_MAX / 4 - sp->per) / sizeof(double))
             return 0; /* (no file could hold it: read again) */
-        sp->per += (uint64_t)a->hosts[h].n * sizeof(double);
+        sp->per += (uint64_t)a->in.hosts[h].n * sizeof(double);
     }
     const char *dir = getenv("TMPDIR");
     const char *d = dir && *dir ? dir : "/tmp";

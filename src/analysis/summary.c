@@ -598,19 +598,19 @@ static void *node_worker(void *arg)
     pm_pool *pool = arg;
     pm_analysis *a = pool->ctx;
     for (size_t h; (h = pm_pool_next(pool)) < pool->n;)
-        pm_summary_host(a, &a->hosts[h], &a->nodes[h]);
+        pm_summary_host(a, &a->in.hosts[h], &a->nodes[h]);
     return NULL;
 }
 
 int pm_summary_compute(pm_analysis *a, pm_error *err)
 {
-    a->nodes = calloc(a->nhosts ? a->nhosts : 1, sizeof *a->nodes);
+    a->nodes = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *a->nodes);
     if (!a->nodes)
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     /* Nodes are independent: one per worker thread at a time. */
-    pm_pool pool = {.n = a->nhosts, .ctx = a};
+    pm_pool pool = {.n = a->in.nhosts, .ctx = a};
     pthread_mutex_init(&pool.lock, NULL);
-    pm_pool_run(&pool, node_worker, a->nhosts);
+    pm_pool_run(&pool, node_worker, a->in.nhosts);
     pthread_mutex_destroy(&pool.lock);
     pm_summary_job(a);
     return 0;
@@ -624,7 +624,7 @@ void pm_summary_job(pm_analysis *a)
         const pm_figure *fg = &PM_FIGURES[f];
         double acc = NAN;
         size_t n = 0;
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             double v = pm_figure_value(&a->nodes[h], fg);
             if (isnan(v))
                 continue;
@@ -639,7 +639,7 @@ void pm_summary_job(pm_analysis *a)
         if (fg->job == PM_JOB_MEAN && n)
             acc /= (double)n;
         if (fg->job == PM_JOB_SPAN)
-            acc = a->nhosts ? a->t_end - a->t_start : NAN;
+            acc = a->in.nhosts ? a->t_end - a->t_start : NAN;
         figure_set(j, fg, acc);
     }
     /* Job power is total energy over the job's span, not a sum of node
@@ -648,7 +648,7 @@ void pm_summary_job(pm_analysis *a)
     j->gpu_avg_power_w = j->wall_time_s > 0 ? j->gpu_energy_j / j->wall_time_s : NAN;
     /* Likewise the job's IPC is its instructions over its cycles. */
     j->perf_ipc = j->perf_cycles > 0 ? j->perf_instructions / j->perf_cycles : NAN;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         j->repaired += a->nodes[h].repaired;
         j->dropped += a->nodes[h].dropped;
     }

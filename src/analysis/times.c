@@ -129,7 +129,7 @@ static void host_window(pm_host *ho, double lo, double hi, double *d)
 static int stream_host_times(pm_pool *pool, times_ctx *tc, size_t h)
 {
     pm_analysis *a = tc->a;
-    pm_host *ho = &a->hosts[h];
+    pm_host *ho = &a->in.hosts[h];
     pm_profile *p = NULL;
     pm_error e;
     int rc = pm_input_host_load(&a->in, h, 0, &p, &e);
@@ -171,10 +171,10 @@ static void stream_times_progress(const times_ctx *tc, size_t hosts_done)
     pm_analysis *a = tc->a;
     pm_progress pr = {.stage = PM_STAGE_DERIVE,
                       .hosts_done = hosts_done,
-                      .hosts_total = a->nhosts,
+                      .hosts_total = a->in.nhosts,
                       .metrics_total = a->catalog->n,
-                      .pass = a->stream_pass,
-                      .passes = a->stream_pass + (tc->phase == 0 && tc->window) + 1 +
+                      .pass = a->in.stream_pass,
+                      .passes = a->in.stream_pass + (tc->phase == 0 && tc->window) + 1 +
                                 !pm_spill_wanted(a)};
     a->opts.progress(&pr, a->opts.progress_user);
 }
@@ -187,7 +187,7 @@ static void *times_worker(void *arg)
     double *d = NULL;
     size_t dcap = 0;
     for (size_t h; (h = pm_pool_next(pool)) < pool->n;) {
-        pm_host *ho = &a->hosts[h];
+        pm_host *ho = &a->in.hosts[h];
         int bad = 0;
         if (a->opts.stream && tc->phase < 2) {
             bad = stream_host_times(pool, tc, h);
@@ -234,14 +234,14 @@ static void *times_worker(void *arg)
 static int times_pass(pm_analysis *a, times_ctx *tc, int phase)
 {
     tc->phase = phase;
-    pm_pool pool = {.n = a->nhosts, .ctx = tc};
+    pm_pool pool = {.n = a->in.nhosts, .ctx = tc};
     if (a->opts.stream && phase < 2) {
-        a->stream_pass++;
+        a->in.stream_pass++;
         if (a->opts.progress)
             stream_times_progress(tc, 0);
     }
     pthread_mutex_init(&pool.lock, NULL);
-    pm_pool_run(&pool, times_worker, a->nhosts);
+    pm_pool_run(&pool, times_worker, a->in.nhosts);
     pthread_mutex_destroy(&pool.lock);
     return tc->rc ? tc->rc : tc->failed ? PM_ENOMEM : 0;
 }
@@ -301,8 +301,8 @@ int pm_times_setup(pm_analysis *a, pm_error *err)
     if (trc)
         return tc.rc ? (*err = tc.err, trc) : pm_error_set(err, PM_ENOMEM, "out of memory");
     double job_start = INFINITY, job_end = -INFINITY;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_host *ho = &a->hosts[h];
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const pm_host *ho = &a->in.hosts[h];
         if (ho->n) {
             if (host_first(ho) < job_start)
                 job_start = host_first(ho);
@@ -329,16 +329,16 @@ int pm_times_setup(pm_analysis *a, pm_error *err)
         return tc.rc ? (*err = tc.err, trc) : pm_error_set(err, PM_ENOMEM, "out of memory");
     a->t_start = INFINITY;
     a->t_end = -INFINITY;
-    double *firsts = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *firsts);
-    double *ivals = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *ivals);
+    double *firsts = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *firsts);
+    double *ivals = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *ivals);
     if (!firsts || !ivals) {
         free(firsts);
         free(ivals);
         return pm_error_set(err, PM_ENOMEM, "out of memory");
     }
     size_t nf = 0, ni = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        pm_host *ho = &a->hosts[h];
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        pm_host *ho = &a->in.hosts[h];
         size_t k = ho->n;
         if (k == 0)
             continue;
@@ -353,17 +353,17 @@ int pm_times_setup(pm_analysis *a, pm_error *err)
         if (isfinite(ho->interval) && !ho->gpu)
             ivals[ni++] = ho->interval;
     }
-    if (!isfinite(a->t_start) && a->nhosts == 0) {
+    if (!isfinite(a->t_start) && a->in.nhosts == 0) {
         /* Phases only (Scanner profiles, marks): their span is the job. */
         a->t_start = a->t_end = 0;
-        for (size_t i = 0; i < a->phases.n; i++) {
-            const pm_phase *p = &a->phases.v[i];
+        for (size_t i = 0; i < a->in.phases.n; i++) {
+            const pm_phase *p = &a->in.phases.v[i];
             if (i == 0 || p->t0 < a->t_start)
                 a->t_start = p->t0;
             if (i == 0 || p->t1 > a->t_end)
                 a->t_end = p->t1;
         }
-        const pm_phase_set *ps = &a->phases;
+        const pm_phase_set *ps = &a->in.phases;
         if (ps->scanner_files) {
             double s0 = ns_to_s(ps->scanner_start_ns), s1 = ns_to_s(ps->scanner_end_ns);
             if (ps->n == 0 || s0 < a->t_start)
@@ -387,16 +387,18 @@ int pm_times_setup(pm_analysis *a, pm_error *err)
                                 "no sample lies inside the --start/--end window (%s%s%s); the "
                                 "%zu host%s' samples span %s .. %s",
                                 o->has_start ? w0 : "", o->has_start ? " .. " : "up to ",
-                                o->has_end ? w1 : "", a->nhosts, a->nhosts == 1 ? "" : "s", b0, b1);
+                                o->has_end ? w1 : "", a->in.nhosts, a->in.nhosts == 1 ? "" : "s",
+                                b0, b1);
         return pm_error_set(err, PM_EEMPTY, "the %zu profile%s of the inputs hold%s no sample",
-                            a->nhosts, a->nhosts == 1 ? "" : "s", a->nhosts == 1 ? "s" : "");
+                            a->in.nhosts, a->in.nhosts == 1 ? "" : "s",
+                            a->in.nhosts == 1 ? "s" : "");
     }
     double med_first = pm_median(firsts, nf);
     a->grid_step = pm_median(ivals, ni);
     if (!(a->grid_step > 0))
         a->grid_step = 1.0;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        pm_host *ho = &a->hosts[h];
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        pm_host *ho = &a->in.hosts[h];
         ho->clock.offset_s = ho->n ? host_first(ho) - med_first : NAN;
     }
     free(firsts);

@@ -47,7 +47,7 @@ static void job_line(FILE *f, const pm_comparison *c, int which)
     char l[600];
     const pm_analysis *a = which ? c->b : c->a;
     pm_compare_job_label(c, which, l, sizeof l);
-    fprintf(f, "  %s, %zu host%s, %.1f s\n", l, a->nhosts, a->nhosts == 1 ? "" : "s",
+    fprintf(f, "  %s, %zu host%s, %.1f s\n", l, a->in.nhosts, a->in.nhosts == 1 ? "" : "s",
             a->t_end - a->t_start);
 }
 
@@ -267,7 +267,7 @@ static void job_json(cJSON *root, const char *k, const char *label, const pm_ana
         return;
     cJSON_AddStringToObject(o, "path", label);
     cJSON_AddStringToObject(o, "job", pm_analysis_job_id(a));
-    pm_json_num(o, "hosts", (double)a->nhosts);
+    pm_json_num(o, "hosts", (double)a->in.nhosts);
     pm_json_num(o, "start", a->t_start);
     pm_json_num(o, "end", a->t_end);
     cJSON *e = cJSON_AddObjectToObject(o, "end_state");

@@ -125,10 +125,10 @@ int pm_export_csv_digits(const pm_analysis *a, const char *path, int digits, pm_
         defs[m] = a->metrics[m].def;
     if (!rc && !(w = pm_csv_open(path, digits, defs, a->nmetrics, err)))
         rc = err->code ? err->code : PM_EIO;
-    for (size_t h = 0; !rc && h < a->nhosts; h++) {
+    for (size_t h = 0; !rc && h < a->in.nhosts; h++) {
         for (size_t m = 0; m < a->nmetrics; m++)
             s[m] = a->metrics[m].host[h];
-        pm_csv_host(w, &a->hosts[h], s);
+        pm_csv_host(w, &a->in.hosts[h], s);
     }
     if (w)
         rc = pm_csv_close(w, err);

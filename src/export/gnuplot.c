@@ -206,7 +206,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
      * interpolated there, but a metric of one host is that host's own
      * samples (as its all-node series is). */
     size_t n = r->agg.n;
-    size_t nh = a->nhosts;
+    size_t nh = a->in.nhosts;
     int grid = use_grid(a) && r->nhosts_with_data > 1;
     double *cols = pm_alloc_array((nh ? nh : 1) * rows_at_once, sizeof *cols);
     /* One row is built in memory and written at once: per-value stdio
@@ -234,7 +234,7 @@ static int write_per_node(const pm_analysis *a, const pm_metric_result *r, const
     fprintf(f, "# column 1: time [s since the epoch]");
     for (size_t h = 0; h < nh; h++) {
         fprintf(f, "\n# column %zu: ", h + 2);
-        comment_str(f, a->hosts[h].name);
+        comment_str(f, a->in.hosts[h].name);
         fprintf(f, " [%s]", r->def->unit);
     }
     fputc('\n', f);
@@ -413,13 +413,13 @@ static int write_script(const pm_analysis *a, const pm_metric_result *r, const c
     title(f, r, 0);
     snprintf(fname, sizeof fname, "%s_per_node.dat", r->def->id);
     int first = 1;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         if (!r->host[h])
             continue;
         fputs(first ? "plot " : ", \\\n     ", f);
         pm_gp_quote(f, fname, 0);
         fprintf(f, " using 1:%zu with linespoints pt 7 ps 0.3 title ", h + 2);
-        pm_gp_quote(f, a->hosts[h].name, GP_TITLE_MAX);
+        pm_gp_quote(f, a->in.hosts[h].name, GP_TITLE_MAX);
         first = 0;
     }
     if (first)
@@ -461,7 +461,7 @@ static void *gp_worker(void *arg)
 {
     pm_pool *pool = arg;
     gp_job *j = pool->ctx;
-    size_t nh = j->a->nhosts ? j->a->nhosts : 1;
+    size_t nh = j->a->in.nhosts ? j->a->in.nhosts : 1;
     pm_place *it = j->fd < 0 ? calloc(nh, sizeof *it) : NULL;
     unsigned char *direct = j->fd < 0 ? calloc(nh, 1) : NULL;
     for (size_t m; (m = pm_pool_next(pool)) < pool->n;) {
@@ -477,7 +477,7 @@ static void *gp_worker(void *arg)
         if (j->sc)
             sc = j->sc[m];
         else
-            for (size_t h = 0; h < j->a->nhosts; h++)
+            for (size_t h = 0; h < j->a->in.nhosts; h++)
                 if (r->host[h])
                     scan_values(r->host[h]->v, r->host[h]->n, &sc);
         int rc;
@@ -603,7 +603,7 @@ void pm_gp_host(pm_gp_out *w, const pm_analysis *a, const pm_metric_result *cons
     if (!w->base) {
         /* the first host: the metrics and their rows are known */
         w->nm = nm;
-        w->nh = a->nhosts;
+        w->nh = a->in.nhosts;
         w->base = calloc(nm ? nm : 1, sizeof *w->base);
         w->sc = calloc(nm ? nm : 1, sizeof *w->sc);
         size_t maxn = 1;
@@ -659,7 +659,7 @@ int pm_gp_close(pm_gp_out *w, const pm_analysis *a, pm_error *err)
         rc = pm_error_set(err, PM_EIO, "%s: %zu metrics written, %zu in the analysis", w->dir,
                           w->nm, a->nmetrics);
     if (!rc && a) {
-        size_t nh = a->nhosts ? a->nhosts : 1;
+        size_t nh = a->in.nhosts ? a->in.nhosts : 1;
         size_t rows = SPILL_BLOCK_BYTES / sizeof(double) / nh;
         gp_job j = {.a = a,
                     .dir = w->dir,

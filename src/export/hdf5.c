@@ -404,10 +404,10 @@ int pm_export_hdf5(const pm_analysis *a, const char *path, pm_error *err)
     }
     for (size_t m = 0; m < a->nmetrics; m++)
         defs[m] = a->metrics[m].def;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         for (size_t m = 0; m < a->nmetrics; m++)
             s[m] = a->metrics[m].host[h];
-        pm_hdf5_host(w, h, &a->hosts[h], defs, a->nmetrics, s);
+        pm_hdf5_host(w, h, &a->in.hosts[h], defs, a->nmetrics, s);
     }
     free(defs);
     free(s);

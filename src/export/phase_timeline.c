@@ -17,12 +17,12 @@
 
 size_t pm_phase_rows(const pm_analysis *a, const char **rows, size_t *row, double *t0, double *t1)
 {
-    const pm_phase_set *ps = &a->phases;
+    const pm_phase_set *ps = &a->in.phases;
     size_t nrows = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
+    for (size_t h = 0; h < a->in.nhosts; h++)
         for (size_t i = 0; i < ps->n; i++)
-            if (strcmp(ps->v[i].host, a->hosts[h].name) == 0) {
-                rows[nrows++] = a->hosts[h].name;
+            if (strcmp(ps->v[i].host, a->in.hosts[h].name) == 0) {
+                rows[nrows++] = a->in.hosts[h].name;
                 break;
             }
     *t0 = a->t_start;
@@ -45,10 +45,10 @@ size_t pm_phase_rows(const pm_analysis *a, const char **rows, size_t *row, doubl
 int pm_export_phase_timeline(const pm_analysis *a, const char *dir, pm_error *err)
 {
     const pm_phase_stats *st = a->phase_stats;
-    const pm_phase_set *ps = &a->phases;
+    const pm_phase_set *ps = &a->in.phases;
     if (!st || ps->n == 0 || st->nkinds == 0)
         return 0;
-    const char **rows = pm_alloc_array(ps->n + a->nhosts, sizeof *rows);
+    const char **rows = pm_alloc_array(ps->n + a->in.nhosts, sizeof *rows);
     size_t *row = pm_alloc_array(ps->n, sizeof *row);
     if (!rows || !row) {
         free(rows);

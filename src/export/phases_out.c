@@ -38,7 +38,7 @@ static void put_safe(FILE *f, const char *s, int width)
 void pm_phases_text(const pm_analysis *a, FILE *f)
 {
     const pm_phase_stats *st = a->phase_stats;
-    if (!st && !a->phases.scanner_files)
+    if (!st && !a->in.phases.scanner_files)
         return;
     char b[8][48];
     if (st) {
@@ -125,15 +125,15 @@ void pm_phases_text(const pm_analysis *a, FILE *f)
             }
         }
     }
-    if (a->phases.scanner_files) {
-        fmt3(b[0], 48, a->phases.scanner_total_s);
+    if (a->in.phases.scanner_files) {
+        fmt3(b[0], 48, a->in.phases.scanner_total_s);
         fprintf(f,
                 "\nScanner totals per worker kind (%zu profile%s, total time %s s; interval "
                 "keys: summed time in s, counters: summed values)\n  %-16s %-32s %-8s %20s\n",
-                a->phases.scanner_files, a->phases.scanner_files == 1 ? "" : "s", b[0], "kind",
-                "key", "type", "total");
-        for (size_t i = 0; i < a->phases.ncounters; i++) {
-            const pm_phase_counter *c = &a->phases.counters[i];
+                a->in.phases.scanner_files, a->in.phases.scanner_files == 1 ? "" : "s", b[0],
+                "kind", "key", "type", "total");
+        for (size_t i = 0; i < a->in.phases.ncounters; i++) {
+            const pm_phase_counter *c = &a->in.phases.counters[i];
             fprintf(f, "  ");
             put_safe(f, c->kind, 16);
             fprintf(f, " ");
@@ -151,7 +151,7 @@ void pm_phases_text(const pm_analysis *a, FILE *f)
 void pm_phases_json(const pm_analysis *a, cJSON *root)
 {
     const pm_phase_stats *st = a->phase_stats;
-    if (!st && !a->phases.scanner_files && a->phases.nproblems == 0)
+    if (!st && !a->in.phases.scanner_files && a->in.phases.nproblems == 0)
         return;
     cJSON *ph = cJSON_AddObjectToObject(root, "phases");
     if (!ph)
@@ -219,7 +219,7 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
         pm_json_num(o, "total_s", r->total_s);
         pm_json_num(o, "first_start", r->first_start);
     }
-    if (a->phases.scanner_files) {
+    if (a->in.phases.scanner_files) {
         /* Scanner's statistics() per kind and key, its interval times (in
          * s) and counters kept apart so that a key and a counter of one
          * name cannot collide. */
@@ -228,10 +228,10 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
         cJSON *cts = sc ? cJSON_AddObjectToObject(sc, "counters") : NULL;
         if (!ivs || !cts)
             return;
-        cJSON_AddNumberToObject(sc, "files", (double)a->phases.scanner_files);
-        pm_json_num(sc, "total_time_s", a->phases.scanner_total_s);
-        for (size_t i = 0; i < a->phases.ncounters; i++) {
-            const pm_phase_counter *c = &a->phases.counters[i];
+        cJSON_AddNumberToObject(sc, "files", (double)a->in.phases.scanner_files);
+        pm_json_num(sc, "total_time_s", a->in.phases.scanner_total_s);
+        for (size_t i = 0; i < a->in.phases.ncounters; i++) {
+            const pm_phase_counter *c = &a->in.phases.counters[i];
             cJSON *top = c->is_time ? ivs : cts;
             cJSON *k = cJSON_GetObjectItemCaseSensitive(top, c->kind);
             if (!k && !(k = cJSON_AddObjectToObject(top, c->kind)))
@@ -241,8 +241,8 @@ void pm_phases_json(const pm_analysis *a, cJSON *root)
         }
     }
     cJSON *pr = cJSON_AddArrayToObject(ph, "unmatched");
-    for (size_t i = 0; i < a->phases.nproblems; i++)
-        cJSON_AddItemToArray(pr, cJSON_CreateString(a->phases.problems[i]));
+    for (size_t i = 0; i < a->in.phases.nproblems; i++)
+        cJSON_AddItemToArray(pr, cJSON_CreateString(a->in.phases.problems[i]));
 }
 
 /* ---- timings.dat and timings.gp ------------------------------------------ */
@@ -364,18 +364,18 @@ static void flush_buf(sink *s, pm_buf *b)
 /* Host id for the trace: its index among the analysis hosts, else after them. */
 static int trace_pid(const pm_analysis *a, const char *host, const char ***extra, size_t *nextra)
 {
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (strcmp(a->hosts[h].name, host) == 0)
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        if (strcmp(a->in.hosts[h].name, host) == 0)
             return (int)h + 1;
     for (size_t i = 0; i < *nextra; i++)
         if (strcmp((*extra)[i], host) == 0)
-            return (int)(a->nhosts + i) + 1;
+            return (int)(a->in.nhosts + i) + 1;
     const char **ne = pm_realloc_array(*extra, *nextra + 1, sizeof *ne);
     if (!ne)
         return -1;
     *extra = ne;
     ne[(*nextra)++] = host;
-    return (int)(a->nhosts + *nextra);
+    return (int)(a->in.nhosts + *nextra);
 }
 
 static int ends_with(const char *s, const char *suf)
@@ -396,9 +396,9 @@ static const char *const TRACE_COUNTERS[] = {"cpu_usage",    "mem_usage", "disk_
 static double trace_t0(const pm_analysis *a)
 {
     double t0 = a->t_start;
-    for (size_t i = 0; i < a->phases.n; i++)
-        if (a->phases.v[i].t0 < t0)
-            t0 = a->phases.v[i].t0;
+    for (size_t i = 0; i < a->in.phases.n; i++)
+        if (a->in.phases.v[i].t0 < t0)
+            t0 = a->in.phases.v[i].t0;
     return t0;
 }
 
@@ -439,18 +439,18 @@ static void trace_head(const pm_analysis *a, pm_buf *b, sink *s, int *first, dou
     pm_buf_puts(b, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"perfmon-analyze\"},"
                    "\"traceEvents\":[\n");
     /* Processes: one per host, named and ordered. */
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         pm_buf_printf(
             b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":", SEP(),
             h + 1);
-        pm_buf_json_str(b, a->hosts[h].name);
+        pm_buf_json_str(b, a->in.hosts[h].name);
         pm_buf_printf(b,
                       "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,"
                       "\"args\":{\"sort_index\":%zu}}",
                       h + 1, h + 1);
     }
     /* Phases: one thread per phase kind (or Scanner worker). */
-    const pm_phase_set *ps = &a->phases;
+    const pm_phase_set *ps = &a->in.phases;
     const char **tracks = NULL;
     size_t ntracks = 0;
     for (size_t i = 0; i < ps->n && !b->oom; i++) {
@@ -485,11 +485,11 @@ static void trace_head(const pm_analysis *a, pm_buf *b, sink *s, int *first, dou
     for (size_t i = 0; i < nextra; i++) {
         pm_buf_printf(
             b, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":", SEP(),
-            a->nhosts + i + 1);
+            a->in.nhosts + i + 1);
         pm_buf_json_str(b, extra[i]);
         pm_buf_puts(b, "}}");
     }
-    for (size_t p = 1; p <= a->nhosts + nextra; p++)
+    for (size_t p = 1; p <= a->in.nhosts + nextra; p++)
         for (size_t t = 0; t < ntracks; t++) {
             pm_buf_printf(b,
                           "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%zu,"
@@ -596,7 +596,7 @@ int pm_export_trace(const pm_analysis *a, const char *path, pm_error *err)
         if (m < 0)
             continue;
         const pm_metric_result *r = &a->metrics[m];
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             trace_counter_host(&b, &first, r->def, h, r->host[h], t0);
             if (b.len > 1 << 20)
                 flush_buf(&s, &b);

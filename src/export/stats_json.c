@@ -26,9 +26,9 @@ static cJSON *stats_obj(cJSON *parent, const char *key, const pm_stats *s, const
     pm_json_num(o, "max_time", s->t_max);
     if (a) {
         if (s->host_min >= 0)
-            cJSON_AddStringToObject(o, "min_host", a->hosts[s->host_min].name);
+            cJSON_AddStringToObject(o, "min_host", a->in.hosts[s->host_min].name);
         if (s->host_max >= 0)
-            cJSON_AddStringToObject(o, "max_host", a->hosts[s->host_max].name);
+            cJSON_AddStringToObject(o, "max_host", a->in.hosts[s->host_max].name);
     }
     pm_json_num(o, "p50", s->p50);
     pm_json_num(o, "p95", s->p95);
@@ -84,13 +84,13 @@ static void end_obj(const pm_analysis *a, cJSON *parent, size_t h)
     cJSON_AddBoolToObject(o, "signal_inferred", e && e->signal_inferred);
     if (h == SIZE_MAX) {
         if (e)
-            cJSON_AddStringToObject(o, "host", a->hosts[eh].name);
+            cJSON_AddStringToObject(o, "host", a->in.hosts[eh].name);
         else
             cJSON_AddNullToObject(o, "host");
         cJSON *hs = cJSON_AddArrayToObject(o, "hosts");
-        for (size_t k = 0; e && hs && k < a->nhosts; k++)
-            if (!a->hosts[k].gpu && a->ends[k].state == e->state)
-                cJSON_AddItemToArray(hs, cJSON_CreateString(a->hosts[k].name));
+        for (size_t k = 0; e && hs && k < a->in.nhosts; k++)
+            if (!a->in.hosts[k].gpu && a->ends[k].state == e->state)
+                cJSON_AddItemToArray(hs, cJSON_CreateString(a->in.hosts[k].name));
     }
     num_or_null(o, "t", e ? e->t : 0, e && !isnan(e->t));
     if (e && e->state == PM_END_OOM) {
@@ -126,9 +126,9 @@ char *pm_stats_json_string(const pm_analysis *a)
 
     cJSON *job = cJSON_AddObjectToObject(root, "job");
     size_t ngpus = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        ngpus += a->hosts[h].gpu != 0;
-    pm_json_num(job, "hosts", (double)(a->nhosts - ngpus)); /* nodes; GPUs in gpu_count */
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        ngpus += a->in.hosts[h].gpu != 0;
+    pm_json_num(job, "hosts", (double)(a->in.nhosts - ngpus)); /* nodes; GPUs in gpu_count */
     pm_json_num(job, "start", a->t_start);
     pm_json_num(job, "end", a->t_end);
     pm_json_num(job, "grid_step_s", a->grid_step);
@@ -146,8 +146,8 @@ char *pm_stats_json_string(const pm_analysis *a)
     end_obj(a, job, SIZE_MAX);
 
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_host *ho = &a->hosts[h];
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const pm_host *ho = &a->in.hosts[h];
         cJSON *n = cJSON_CreateObject();
         if (!n)
             break;
@@ -200,14 +200,14 @@ char *pm_stats_json_string(const pm_analysis *a)
         pm_json_num(ag, "interpolated", (double)r->agg.interpolated);
         quality_obj(o, &r->qc, r->repaired, r->wraps);
         cJSON *hs = cJSON_AddObjectToObject(o, "hosts");
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             const pm_series *s = r->host[h];
             if (!s)
                 continue;
             /* Not found again by name: that search is linear in the
              * hosts, quadratic over the job (9 of the 15 s of --json on
              * 10,000 nodes). */
-            cJSON *ho = stats_obj(hs, a->hosts[h].name, &s->st, NULL);
+            cJSON *ho = stats_obj(hs, a->in.hosts[h].name, &s->st, NULL);
             if (ho)
                 quality_obj(ho, &s->qc, s->repaired, s->wraps);
         }
@@ -223,7 +223,7 @@ char *pm_stats_json_string(const pm_analysis *a)
         cJSON_AddStringToObject(o, "rule", a->notes[i].rule);
         cJSON_AddStringToObject(o, "severity", sev[a->notes[i].severity]);
         if (a->notes[i].host >= 0)
-            cJSON_AddStringToObject(o, "host", a->hosts[a->notes[i].host].name);
+            cJSON_AddStringToObject(o, "host", a->in.hosts[a->notes[i].host].name);
         else
             cJSON_AddNullToObject(o, "host");
         pm_json_num(o, "value", a->notes[i].value);
@@ -240,7 +240,7 @@ char *pm_stats_json_string(const pm_analysis *a)
         cJSON_AddItemToArray(evs, o);
         pm_json_num(o, "t", e->t);
         pm_json_num(o, "t_end", e->t_end);
-        cJSON_AddStringToObject(o, "host", a->hosts[e->host].name);
+        cJSON_AddStringToObject(o, "host", a->in.hosts[e->host].name);
         cJSON_AddStringToObject(o, "kind", pm_event_kind_name(e->kind));
         pm_json_num(o, "value", e->value);
         cJSON_AddStringToObject(o, "detail", e->detail);
@@ -249,8 +249,8 @@ char *pm_stats_json_string(const pm_analysis *a)
     pm_phases_json(a, root);
     pm_request_use_json(a, root);
     cJSON *w = cJSON_AddArrayToObject(root, "warnings");
-    for (size_t i = 0; i < a->nwarnings; i++)
-        cJSON_AddItemToArray(w, cJSON_CreateString(a->warnings[i]));
+    for (size_t i = 0; i < a->in.nwarnings; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateString(a->in.warnings[i]));
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     return s;

@@ -56,9 +56,9 @@ static void put_safe(FILE *f, const char *s)
 static size_t host_width(const pm_analysis *a)
 {
     size_t w = 4;
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (strlen(a->hosts[h].name) > w)
-            w = strlen(a->hosts[h].name);
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        if (strlen(a->in.hosts[h].name) > w)
+            w = strlen(a->in.hosts[h].name);
     return w > HOST_WIDTH ? HOST_WIDTH : w;
 }
 
@@ -83,10 +83,10 @@ static void figure_table(const pm_analysis *a, FILE *f, const char *title, int g
         fprintf(f, " %11s", ub);
     }
     fprintf(f, "\n");
-    for (size_t h = 0; h < a->nhosts; h++) {
-        if (a->hosts[h].gpu != gpu)
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        if (a->in.hosts[h].gpu != gpu)
             continue;
-        fprintf(f, "  %-*.*s", hw, hw, safe_name(a->hosts[h].name, 0));
+        fprintf(f, "  %-*.*s", hw, hw, safe_name(a->in.hosts[h].name, 0));
         for (size_t c = 0; c < nkeys; c++) {
             const pm_figure *fg = pm_figure_find(keys[c]);
             (void)pm_fmt_value(pm_figure_value(&a->nodes[h], fg), fg->unit, b, sizeof b);
@@ -105,11 +105,11 @@ static void events_text(const pm_analysis *a, FILE *f, int hw)
     char b[512];
     if (a->end.nnodes > 1 && a->ends) {
         fprintf(f, "\nEnd per host\n");
-        for (size_t h = 0; h < a->nhosts; h++) {
-            if (a->hosts[h].gpu)
+        for (size_t h = 0; h < a->in.nhosts; h++) {
+            if (a->in.hosts[h].gpu)
                 continue;
             pm_end_text(a, h, b, sizeof b);
-            fprintf(f, "  %-*.*s %-10s ", hw, hw, safe_name(a->hosts[h].name, 0),
+            fprintf(f, "  %-*.*s %-10s ", hw, hw, safe_name(a->in.hosts[h].name, 0),
                     pm_end_state_name(a->ends[h].state));
             put_safe(f, b);
             fputc('\n', f);
@@ -121,7 +121,7 @@ static void events_text(const pm_analysis *a, FILE *f, int hw)
     for (size_t i = 0; i < a->nevents && i < EVENTS_SHOWN; i++) {
         const pm_job_event *e = &a->events[i];
         fmt_time(b, sizeof b, e->t);
-        fprintf(f, "  %-20s %-*.*s %-16s ", b, hw, hw, safe_name(a->hosts[e->host].name, 0),
+        fprintf(f, "  %-20s %-*.*s %-16s ", b, hw, hw, safe_name(a->in.hosts[e->host].name, 0),
                 pm_event_kind_name(e->kind));
         put_safe(f, e->detail);
         fputc('\n', f);
@@ -142,8 +142,8 @@ static size_t header_text(const pm_analysis *a, FILE *f)
     fmt_time(b1, sizeof b1, a->t_start);
     fmt_time(b2, sizeof b2, a->t_end);
     size_t ngpus = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        ngpus += a->hosts[h].gpu != 0;
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        ngpus += a->in.hosts[h].gpu != 0;
     char gpus[48] = "";
     if (ngpus)
         snprintf(gpus, sizeof gpus, " and %zu GPU%s", ngpus, ngpus == 1 ? "" : "s");
@@ -155,8 +155,8 @@ static size_t header_text(const pm_analysis *a, FILE *f)
     fprintf(
         f,
         "perfmon-analyze: %zu host%s%s, %s .. %s (%.1f s), grid %.3g s, repair=%s, align=%s%s\n\n",
-        a->nhosts - ngpus, a->nhosts - ngpus == 1 ? "" : "s", gpus, b1, b2, a->t_end - a->t_start,
-        a->grid_step, pm_repair_name(a->opts.repair),
+        a->in.nhosts - ngpus, a->in.nhosts - ngpus == 1 ? "" : "s", gpus, b1, b2,
+        a->t_end - a->t_start, a->grid_step, pm_repair_name(a->opts.repair),
         a->opts.compat_ska || a->opts.align == PM_ALIGN_INDEX ? "index" : "time",
         a->opts.compat_ska ? ", compat=ska" : "");
     char inc[256];
@@ -173,8 +173,8 @@ static void hosts_text(const pm_analysis *a, FILE *f, int hw)
     char b1[64], b2[64], b3[64], b4[64];
     fprintf(f, "Hosts\n  %-*s %-7s %9s %8s %8s %10s %11s %10s %9s\n", hw, "host", "format",
             "samples", "dropped", "interval", "offset s", "drift ppm", "step s", "repaired");
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const pm_host *ho = &a->hosts[h];
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const pm_host *ho = &a->in.hosts[h];
         fmt_num(b1, sizeof b1, ho->clock.offset_s);
         fmt_num(b2, sizeof b2, ho->clock.method ? ho->clock.drift_ppm : NAN);
         fmt_num(b3, sizeof b3, ho->clock.method ? ho->clock.step_max_s : NAN);
@@ -194,7 +194,7 @@ static void job_figures_text(const pm_analysis *a, FILE *f)
     for (size_t i = 0; i < PM_NFIGURES; i++) {
         const pm_figure *fg = &PM_FIGURES[i];
         double lo = NAN, hi = NAN;
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             double v = pm_figure_value(&a->nodes[h], fg);
             if (isnan(v))
                 continue;
@@ -260,7 +260,8 @@ static void metrics_text(const pm_analysis *a, FILE *f, int hw)
         fmt_num(p95, sizeof p95, r->all.p95);
         fmt_num(sd, sizeof sd, r->all.sd);
         snprintf(im, sizeof im, isnan(r->imbalance) ? "-" : "%.2f", r->imbalance);
-        const char *mh = r->all.host_max >= 0 ? safe_name(a->hosts[r->all.host_max].name, 1) : "-";
+        const char *mh =
+            r->all.host_max >= 0 ? safe_name(a->in.hosts[r->all.host_max].name, 1) : "-";
         fprintf(
             f,
             "  %-24.24s %-10.10s %12s %12s %12s %12s %12s %12s %12s %-*.*s %6s %5zu %8zu %6llu\n",
@@ -275,7 +276,7 @@ static void repairs_text(const pm_analysis *a, FILE *f, int hw)
     int any = 0;
     for (size_t m = 0; m < a->nmetrics; m++) {
         const pm_metric_result *r = &a->metrics[m];
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             const pm_series *s = r->host[h];
             if (!s || (!s->repaired && !s->wraps && !s->qc.n[PM_Q_DROPPED]))
                 continue;
@@ -283,7 +284,7 @@ static void repairs_text(const pm_analysis *a, FILE *f, int hw)
                 fprintf(f, "\nRepairs\n  %-*s %-24s %8s %8s %8s\n", hw, "host", "metric", "wraps",
                         "repaired", "dropped");
             fprintf(f, "  %-*.*s %-24.24s %8zu %8zu %8llu\n", hw, hw,
-                    safe_name(a->hosts[h].name, 0), r->def->id, s->wraps, s->repaired,
+                    safe_name(a->in.hosts[h].name, 0), r->def->id, s->wraps, s->repaired,
                     (unsigned long long)s->qc.n[PM_Q_DROPPED]);
         }
     }
@@ -318,11 +319,11 @@ static void notes_text(const pm_analysis *a, FILE *f)
 /* The inputs' warnings. */
 static void warnings_text(const pm_analysis *a, FILE *f)
 {
-    if (a->nwarnings) {
+    if (a->in.nwarnings) {
         fprintf(f, "\nInput warnings\n");
-        for (size_t i = 0; i < a->nwarnings; i++) {
+        for (size_t i = 0; i < a->in.nwarnings; i++) {
             fputs("  ", f);
-            put_safe(f, a->warnings[i]);
+            put_safe(f, a->in.warnings[i]);
             fputc('\n', f);
         }
     }

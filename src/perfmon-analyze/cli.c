@@ -246,9 +246,9 @@ static int is_report_name(const char *s, const char *ext)
 static void default_report_name(const pm_analysis *a, const char *ext, char *out, size_t cap)
 {
     const char *job = "";
-    for (size_t h = 0; h < a->nhosts && !*job; h++)
-        if (a->hosts[h].prof)
-            job = a->hosts[h].prof->info.job_id;
+    for (size_t h = 0; h < a->in.nhosts && !*job; h++)
+        if (a->in.hosts[h].prof)
+            job = a->in.hosts[h].prof->info.job_id;
     char safe[128];
     size_t n = 0;
     for (const char *p = job; *p && n + 1 < sizeof safe; p++) {
@@ -783,12 +783,12 @@ static void print_notes(const cli *c, const pm_analysis *a, const pm_split *spli
 {
     if (c->quiet)
         return;
-    for (size_t i = 0; i < a->nwarnings; i++)
-        fprintf(stderr, "perfmon-analyze: warning: %s\n", a->warnings[i]);
+    for (size_t i = 0; i < a->in.nwarnings; i++)
+        fprintf(stderr, "perfmon-analyze: warning: %s\n", a->in.warnings[i]);
     if (!c->o.verbose)
         return;
-    for (size_t i = 0; i < a->nignored; i++)
-        fprintf(stderr, "perfmon-analyze: note: %s\n", a->ignored[i]);
+    for (size_t i = 0; i < a->in.nignored; i++)
+        fprintf(stderr, "perfmon-analyze: note: %s\n", a->in.ignored[i]);
     if (c->o.split)
         fprintf(stderr,
                 "perfmon-analyze: note: mpi: %d ranks; rank 0 read %zu files and received "

@@ -25,11 +25,11 @@ enum {
 
 static void print_warnings(const pm_analysis *a, const char *which, int verbose)
 {
-    for (size_t i = 0; i < a->nwarnings; i++)
-        fprintf(stderr, "perfmon-analyze: %s: warning: %s\n", which, a->warnings[i]);
+    for (size_t i = 0; i < a->in.nwarnings; i++)
+        fprintf(stderr, "perfmon-analyze: %s: warning: %s\n", which, a->in.warnings[i]);
     if (verbose)
-        for (size_t i = 0; i < a->nignored; i++)
-            fprintf(stderr, "perfmon-analyze: %s: note: %s\n", which, a->ignored[i]);
+        for (size_t i = 0; i < a->in.nignored; i++)
+            fprintf(stderr, "perfmon-analyze: %s: note: %s\n", which, a->in.ignored[i]);
 }
 
 static int write_pdf(const pm_compare_cli *cl, const pm_comparison *cmp)

@@ -198,7 +198,7 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
     double t0 = 0, step = 1;
     size_t ng = pm_report_grid(a, MAX_GRID, &t0, &step);
     size_t k = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
+    for (size_t h = 0; h < a->in.nhosts; h++)
         if (r->host[h])
             k++;
     if (ng == 0 || k == 0)
@@ -224,7 +224,7 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
     for (size_t g0 = 0; g0 < ng && !rc; g0 += bw) {
         size_t g1 = g0 + bw < ng ? g0 + bw : ng, w = g1 - g0;
         size_t row = 0;
-        for (size_t h = 0; h < a->nhosts && !rc; h++)
+        for (size_t h = 0; h < a->in.nhosts && !rc; h++)
             if (r->host[h])
                 rc = pm_report_row(a, r, h, MAX_GRID, g0, g1, rows + row++ * w, err);
         for (size_t g = g0; g < g1 && !rc; g++) {
@@ -256,9 +256,9 @@ static int build_band(const pm_analysis *a, const pm_metric_result *r, pm_chart 
 static int phase_spans(const pm_analysis *a, pm_chart *c)
 {
     const pm_phase_stats *st = a->phase_stats;
-    if (!st || a->phases.n == 0)
+    if (!st || a->in.phases.n == 0)
         return 0;
-    size_t have = c->plot.nspans, cap = have + a->phases.n;
+    size_t have = c->plot.nspans, cap = have + a->in.phases.n;
     pm_plot_span *s = pm_realloc_array(c->spans, cap, sizeof *s);
     if (!s)
         return PM_ENOMEM;
@@ -266,8 +266,8 @@ static int phase_spans(const pm_analysis *a, pm_chart *c)
     size_t n = have;
     for (size_t k = 0; k < st->nkinds; k++) {
         size_t k0 = n;
-        for (size_t i = 0; i < a->phases.n; i++) {
-            const pm_phase *p = &a->phases.v[i];
+        for (size_t i = 0; i < a->in.phases.n; i++) {
+            const pm_phase *p = &a->in.phases.v[i];
             if (strcmp(p->name, st->kinds[k].name) == 0 && p->t1 >= p->t0)
                 s[n++] = (pm_plot_span){p->t0, p->t1, 1, NULL, (int)(k + 1)};
         }
@@ -328,7 +328,7 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
         snprintf(c->ylabel, sizeof c->ylabel, "%s (%s)", d->name, u);
     else
         snprintf(c->ylabel, sizeof c->ylabel, "%s", d->name);
-    size_t cap = a->nhosts + PM_REPORT_OUTLIERS + 1;
+    size_t cap = a->in.nhosts + PM_REPORT_OUTLIERS + 1;
     c->series = calloc(cap, sizeof *c->series);
     c->labels = calloc(cap, sizeof *c->labels);
     if (!c->series || !c->labels) {
@@ -347,8 +347,8 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
         snprintf(c->file, sizeof c->file, "%s_%s_all_nodes.png", comb_name(d), base);
         char lab[160];
         size_t ngpu = 0; /* GPU metrics have GPU hosts only */
-        for (size_t h = 0; h < a->nhosts; h++)
-            ngpu += r->host[h] && a->hosts[h].gpu;
+        for (size_t h = 0; h < a->in.nhosts; h++)
+            ngpu += r->host[h] && a->in.hosts[h].gpu;
         snprintf(lab, sizeof lab, "%s over %zu %s", comb_name(d), r->nhosts_with_data,
                  ngpu ? "GPUs" : "nodes");
         rc = add_series(c, cap, lab, g->t, g->v, g->n);
@@ -382,9 +382,9 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
         snprintf(c->file, sizeof c->file, "%s_per_node.png", base);
         c->plot.legend = 1;
         if (r->nhosts_with_data <= PM_LEGEND_MAX_HOSTS) {
-            for (size_t h = 0; h < a->nhosts && rc == 0; h++)
+            for (size_t h = 0; h < a->in.nhosts && rc == 0; h++)
                 if (r->host[h])
-                    rc = add_series(c, cap, a->hosts[h].name, r->host[h]->t, r->host[h]->v,
+                    rc = add_series(c, cap, a->in.hosts[h].name, r->host[h]->t, r->host[h]->v,
                                     r->host[h]->n);
         } else {
             if ((rc = build_band(a, r, c, err))) {
@@ -400,7 +400,7 @@ int pm_chart_build(const pm_analysis *a, size_t m, int all_nodes, int elapsed, p
                 size_t bh = o[i];
                 char lab[300], mv[32];
                 fmt_title_num(r->host[bh]->st.mean, mv, sizeof mv);
-                snprintf(lab, sizeof lab, "%s (mean %s%s%s)", a->hosts[bh].name, mv, us, u);
+                snprintf(lab, sizeof lab, "%s (mean %s%s%s)", a->in.hosts[bh].name, mv, us, u);
                 const pm_series *s = r->host[bh];
                 rc = add_series(c, cap, lab, s->t, s->v, s->n);
             }
@@ -595,7 +595,7 @@ static size_t heat_groups(const double *shape, const unsigned char *has, size_t 
 static size_t heat_order(const pm_analysis *a, const pm_metric_result *r, const double *values,
                          size_t ng, size_t *order, uint32_t *grp)
 {
-    size_t nh = a->nhosts;
+    size_t nh = a->in.nhosts;
     heat_key *key = pm_alloc_array(nh ? nh : 1, sizeof *key);
     double *shape = pm_alloc_array(nh ? nh : 1, sizeof *shape * HEAT_BUCKETS);
     unsigned char *has = pm_alloc_array(nh ? nh : 1, 1);
@@ -656,7 +656,7 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
     int rc = 0;
     if (ng == 0 || r->nhosts_with_data == 0)
         return PM_ENOENT;
-    size_t nh = a->nhosts;
+    size_t nh = a->in.nhosts;
     h->t = pm_alloc_array(ng, sizeof *h->t);
     h->values = pm_alloc_array(nh * ng, sizeof *h->values);
     h->rows = calloc(nh, sizeof *h->rows);
@@ -693,7 +693,7 @@ int pm_heatmap_build(const pm_analysis *a, size_t m, int elapsed, size_t max_col
     /* Row k = host order[k], in place: follow each cycle of the
      * permutation with one row aside. */
     for (size_t k = 0; k < nh; k++) {
-        h->rows[k] = a->hosts[order[k]].name;
+        h->rows[k] = a->in.hosts[order[k]].name;
         if (done[k])
             continue;
         memcpy(tmp, h->values + k * ng, ng * sizeof *tmp);
@@ -733,11 +733,11 @@ int pm_timeline_build(const pm_analysis *a, int elapsed, pm_timeline_data *t, pm
 {
     memset(t, 0, sizeof *t);
     const pm_phase_stats *st = a->phase_stats;
-    const pm_phase_set *ps = &a->phases;
+    const pm_phase_set *ps = &a->in.phases;
     size_t nph = st ? ps->n : 0, nkinds = nph ? st->nkinds : 0;
     if (nph == 0 && a->nevents == 0)
         return PM_ENOENT;
-    t->rows = pm_alloc_array(nph + a->nhosts + 1, sizeof *t->rows);
+    t->rows = pm_alloc_array(nph + a->in.nhosts + 1, sizeof *t->rows);
     t->kinds = pm_alloc_array(nkinds ? nkinds : 1, sizeof *t->kinds);
     t->bars = pm_alloc_array(nph ? nph : 1, sizeof *t->bars);
     t->row = pm_alloc_array(nph ? nph : 1, sizeof *t->row);
@@ -764,7 +764,7 @@ int pm_timeline_build(const pm_analysis *a, int elapsed, pm_timeline_data *t, pm
         const pm_job_event *e = &a->events[i];
         if (e->kind == PM_EV_CGROUP || !(e->t >= t0 && e->t <= t1))
             continue;
-        const char *host = a->hosts[e->host].name;
+        const char *host = a->in.hosts[e->host].name;
         size_t r;
         for (r = 0; r < nrows; r++)
             if (strcmp(t->rows[r], host) == 0)

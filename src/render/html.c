@@ -163,8 +163,8 @@ static void phases_json(pm_buf *d, const char *key, const pm_analysis *a, const 
     html_json_key(d, key, 0);
     pm_buf_puts(d, "[");
     size_t shown = 0;
-    for (size_t i = 0; a->phase_stats && i < a->phases.n && shown < MAX_PHASES; i++) {
-        const pm_phase *p = &a->phases.v[i];
+    for (size_t i = 0; a->phase_stats && i < a->in.phases.n && shown < MAX_PHASES; i++) {
+        const pm_phase *p = &a->in.phases.v[i];
         size_t k;
         for (k = 0; k < n; k++)
             if (strcmp(names[k], p->name) == 0)
@@ -197,10 +197,10 @@ static void data_head(html_ctx *c)
         span = fmax(span, ra->t_end - ra->t_start);
     pm_buf_json_num(d, span);
     pm_buf_printf(d, ",\"elapsed\":%d,\"nodes\":[", c->o->elapsed ? 1 : 0);
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         if (h)
             pm_buf_puts(d, ",");
-        pm_html_json_str(d, a->hosts[h].name);
+        pm_html_json_str(d, a->in.hosts[h].name);
     }
     const pm_phase_stats *st = a->phase_stats, *sa = ra ? ra->phase_stats : NULL;
     size_t nb = st ? st->nkinds : 0, na = sa ? sa->nkinds : 0, nk = 0;

@@ -25,7 +25,7 @@
 /* The host a chart's line is of (its values are the host's series), or -1. */
 static long line_host(const pm_analysis *a, const pm_metric_result *r, const pm_plot_series *s)
 {
-    for (size_t h = 0; h < a->nhosts; h++)
+    for (size_t h = 0; h < a->in.nhosts; h++)
         if (r->host[h] && r->host[h]->v == s->v && r->host[h]->n == s->n)
             return (long)h;
     return -1;
@@ -41,7 +41,7 @@ static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch
     const pm_analysis *a = c->a;
     const pm_plot_band *b = ch->plot.band;
     pm_buf *d = &c->data;
-    size_t ng = b->n, nh = a->nhosts;
+    size_t ng = b->n, nh = a->in.nhosts;
     if (ng == 0 || (nh > PM_HTML_LINE_NODES && !c->pyr_block))
         return 0;
     int rc = 0;
@@ -60,7 +60,7 @@ static int band_nodes(html_ctx *c, const pm_metric_result *r, const pm_chart *ch
                 break;
             pm_buf_printf(d, "%s{", first ? "" : ",");
             html_json_key(d, "label", 1);
-            pm_html_json_str(d, a->hosts[h].name);
+            pm_html_json_str(d, a->in.hosts[h].name);
             pm_buf_printf(d, ",\"node\":%zu", h);
             html_json_f32(c, "t", t, n);
             html_json_f32(c, "v", v, n);
@@ -191,7 +191,7 @@ static void pyramid_level(html_ctx *c)
 {
     const pm_analysis *a = c->a;
     c->pyr_block = 0;
-    if (a->nhosts <= PM_HTML_LINE_NODES)
+    if (a->in.nhosts <= PM_HTML_LINE_NODES)
         return;
     size_t nband = 0;
     for (size_t m = 0; m < a->nmetrics; m++)
@@ -204,7 +204,7 @@ static void pyramid_level(html_ctx *c)
         size_t cols = (ng + bk - 1) / bk;
         if (cols < PM_HTML_PYR_MIN_COLS && cols < ng)
             return;
-        double bytes = (double)nband * (double)a->nhosts * (double)cols * 8.0;
+        double bytes = (double)nband * (double)a->in.nhosts * (double)cols * 8.0;
         if (bytes <= (double)PM_HTML_PYR_BUDGET) {
             c->pyr_block = bk;
             return;
@@ -295,7 +295,7 @@ int html_charts(html_ctx *c, flat_row *fl, size_t *nfl, char *missing, size_t mc
                 continue;
             seen = 1;
             double lo, hi;
-            if (report_metric_constant(r, a->nhosts, &lo, &hi)) {
+            if (report_metric_constant(r, a->in.nhosts, &lo, &hi)) {
                 flat[m] = 1;
                 fl[(*nfl)++] = (flat_row){m, g, lo, hi};
             }

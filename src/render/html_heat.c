@@ -75,12 +75,12 @@ static int cmp_name_ptr(const void *x, const void *y)
  * hosts' names), for a row's host in log time; NULL when out of memory. */
 static name_idx *host_index(const pm_analysis *a)
 {
-    name_idx *ix = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *ix);
+    name_idx *ix = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *ix);
     if (!ix)
         return NULL;
-    for (size_t h = 0; h < a->nhosts; h++)
-        ix[h] = (name_idx){a->hosts[h].name, h};
-    qsort(ix, a->nhosts, sizeof *ix, cmp_name_ptr);
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        ix[h] = (name_idx){a->in.hosts[h].name, h};
+    qsort(ix, a->in.nhosts, sizeof *ix, cmp_name_ptr);
     return ix;
 }
 
@@ -135,7 +135,7 @@ static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m, const na
     pm_buf_puts(d, ",\"rows\":[");
     for (size_t r = 0; r < nr; r++) {
         name_idx key = {hm->rows[r], 0};
-        const name_idx *f = bsearch(&key, ix, a->nhosts, sizeof *ix, cmp_name_ptr);
+        const name_idx *f = bsearch(&key, ix, a->in.nhosts, sizeof *ix, cmp_name_ptr);
         pm_buf_printf(d, "%s%ld", r ? "," : "", f ? (long)f->host : -1L);
     }
     pm_buf_puts(d, "]");
@@ -150,7 +150,7 @@ static void heat_json(html_ctx *c, const pm_heatmap_data *hd, size_t m, const na
 int html_heatmaps(html_ctx *c, pm_error *err)
 {
     const pm_analysis *a = c->a;
-    if (a->nhosts <= PM_HEATMAP_MIN_HOSTS)
+    if (a->in.nhosts <= PM_HEATMAP_MIN_HOSTS)
         return 0;
     int rc = 0, heading = 0;
     name_idx *ix = host_index(a);

@@ -44,7 +44,7 @@ void html_job_table(html_ctx *c)
     kv(b, "End", buf);
     pdf_duration(a->t_end - a->t_start, buf, sizeof buf);
     kv(b, "Duration", buf);
-    pdf_num(a->nhosts ? a->hosts[0].interval : NAN, b2, sizeof b2);
+    pdf_num(a->in.nhosts ? a->in.hosts[0].interval : NAN, b2, sizeof b2);
     snprintf(buf, sizeof buf, "%s s (analysis grid %.3g s)", b2, a->grid_step);
     kv(b, "Sampling interval", buf);
     const char *cmd = pm_analysis_info(a, offsetof(pm_profile_info, command));
@@ -182,7 +182,7 @@ static void spread_table(html_ctx *c, const pm_figure *const *fs,
 {
     const pm_analysis *a = c->a;
     pm_buf *b = &c->body;
-    double *v = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *v);
+    double *v = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *v);
     if (!v) {
         c->oom = 1;
         return;
@@ -193,12 +193,12 @@ static void spread_table(html_ctx *c, const pm_figure *const *fs,
                   "(with the script).</p>\n<table id=\"spread\"><thead><tr><th>Figure</th>"
                   "<th>Min</th><th>5th pct</th><th>Median</th><th>95th pct</th><th>Max</th>"
                   "<th>Job</th></tr></thead><tbody>\n",
-                  a->nhosts);
+                  a->in.nhosts);
     for (size_t i = 0; i < nf; i++) {
-        for (size_t h = 0; h < a->nhosts; h++)
+        for (size_t h = 0; h < a->in.nhosts; h++)
             v[h] = pm_figure_value(&a->nodes[h], fs[i]);
         pm_spread sp;
-        if (pm_spread_of(v, a->nhosts, &sp) != 0) {
+        if (pm_spread_of(v, a->in.nhosts, &sp) != 0) {
             c->oom = 1;
             break;
         }
@@ -232,7 +232,7 @@ void html_node_table(html_ctx *c)
     const pm_figure *fs[64];
     const pm_layout_figure *lfs[64];
     size_t nf = 0;
-    int as_data = a->nhosts > table_nodes();
+    int as_data = a->in.nhosts > table_nodes();
     for (size_t i = 0; i < c->l->nfigures && nf < 64; i++) {
         const pm_figure *f = pm_figure_find(c->l->figures[i].key);
         if (!f)
@@ -253,12 +253,12 @@ void html_node_table(html_ctx *c)
     }
     pm_buf_puts(b, "</tr></thead><tbody>\n");
     pm_buf_puts(d, as_data ? ",\"table\":[" : ",\"table\":null");
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         if (as_data)
             pm_buf_printf(d, "%s[%zu", h ? "," : "", h);
         else {
             pm_buf_printf(b, "<tr data-node=\"%zu\">", h);
-            td(b, a->hosts[h].name, 0);
+            td(b, a->in.hosts[h].name, 0);
         }
         for (size_t i = 0; i < nf; i++) {
             char cell[48];

@@ -100,7 +100,7 @@ int pm_plots_write(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
     j.a = a;
     j.o = o;
     j.dpi = o->dpi > 0 ? o->dpi : 200;
-    size_t njobs = 2 * a->nmetrics + (a->nhosts > PM_HEATMAP_MIN_HOSTS ? a->nmetrics : 0);
+    size_t njobs = 2 * a->nmetrics + (a->in.nhosts > PM_HEATMAP_MIN_HOSTS ? a->nmetrics : 0);
     pm_pool pool = {.n = njobs, .ctx = &j};
     pthread_mutex_init(&pool.lock, NULL);
     /* PNG encoding dominates: one worker per core (PM_THREADS). */

@@ -29,11 +29,11 @@ static void quality_table(pdf_doc *d)
     pdf_table t = {10, w, right, head, 7.5};
     pdf_table_head(d, &t);
     double span = pm_quality_span(a);
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         pm_quality_row q;
         pm_quality_row_of(a, h, span, &q);
         char c[10][48];
-        snprintf(c[0], 48, "%s", a->hosts[h].name);
+        snprintf(c[0], 48, "%s", a->in.hosts[h].name);
         snprintf(c[1], 48, "%.0f", q.samples);
         pdf_num(q.interval_s, c[2], 48);
         snprintf(c[3], 48, "%.0f", q.dropped);
@@ -54,7 +54,7 @@ static void quality_table(pdf_doc *d)
 static void quality_clean_line(pdf_doc *d)
 {
     char buf[200];
-    size_t n = d->a->nhosts;
+    size_t n = d->a->in.nhosts;
     if (n == 1)
         snprintf(buf, sizeof buf,
                  "The node has every sample, no correction and a clock within a second.");
@@ -77,10 +77,10 @@ static void quality_table_verdict(pdf_doc *d)
     }
     char buf[1200];
     int w = snprintf(buf, sizeof buf, "%zu of %zu node%s %s something to report:", nbad,
-                     d->a->nhosts, d->a->nhosts == 1 ? "" : "s", nbad == 1 ? "has" : "have");
+                     d->a->in.nhosts, d->a->in.nhosts == 1 ? "" : "s", nbad == 1 ? "has" : "have");
     for (size_t i = 0; i < nw && w > 0 && (size_t)w < sizeof buf; i++)
         w += snprintf(buf + w, sizeof buf - (size_t)w, "%s %s: %s", i ? ";" : "",
-                      d->a->hosts[worst[i].host].name, worst[i].reason);
+                      d->a->in.hosts[worst[i].host].name, worst[i].reason);
     if (w > 0 && (size_t)w + 1 < sizeof buf)
         snprintf(buf + w, sizeof buf - (size_t)w, "%s.", nw < nbad ? "; ..." : "");
     pdf_paragraph(d, buf, 8.5);
@@ -122,7 +122,7 @@ void report_outlier_table(pdf_doc *d, const char *title, const pm_node_rank *r, 
     pdf_table t = {2, w, right, head, 7.5};
     pdf_table_head(d, &t);
     for (size_t i = 0; i < n; i++) {
-        const char *cells[2] = {d->a->hosts[r[i].host].name, r[i].reason};
+        const char *cells[2] = {d->a->in.hosts[r[i].host].name, r[i].reason};
         pdf_table_row(d, &t, cells, (int)(i % 2));
     }
 }
@@ -132,7 +132,7 @@ void report_outlier_table(pdf_doc *d, const char *title, const pm_node_rank *r, 
 static void quality_spread(pdf_doc *d)
 {
     const pm_analysis *a = d->a;
-    size_t n = a->nhosts;
+    size_t n = a->in.nhosts;
     double *col = pm_alloc_array(10 * n, sizeof *col);
     if (!col) {
         d->oom = 1;
@@ -189,14 +189,14 @@ void report_quality_page(pdf_doc *d)
     const pm_analysis *a = d->a;
     pdf_new_page(d);
     pdf_heading(d, "Data quality", 1);
-    if (a->nhosts > PM_SPREAD_MIN_NODES) {
+    if (a->in.nhosts > PM_SPREAD_MIN_NODES) {
         char buf[400];
         snprintf(buf, sizeof buf,
                  "Over the %zu nodes: samples analysed, samples the job's span "
                  "should hold but a node lacks, samples dropped, values repaired, missing values, "
                  "the offset of each node's clock against the others, and what the sampler itself "
                  "cost; then the nodes with something wrong.",
-                 a->nhosts);
+                 a->in.nhosts);
         pdf_paragraph(d, buf, 8.5);
         d->y += 4;
         quality_spread(d);
@@ -243,14 +243,14 @@ void report_quality_page(pdf_doc *d)
             pdf_table_row(d, &t2, cells, (int)(row++ % 2));
         }
     }
-    if (a->nwarnings) {
+    if (a->in.nwarnings) {
         d->y += 8;
         pdf_subheading(d, "Input problems");
-        for (size_t i = 0; i < a->nwarnings && i < 60; i++)
-            pdf_paragraph(d, a->warnings[i], 7.5);
-        if (a->nwarnings > 60) {
+        for (size_t i = 0; i < a->in.nwarnings && i < 60; i++)
+            pdf_paragraph(d, a->in.warnings[i], 7.5);
+        if (a->in.nwarnings > 60) {
             char buf[64];
-            snprintf(buf, sizeof buf, "... and %zu more.", a->nwarnings - 60);
+            snprintf(buf, sizeof buf, "... and %zu more.", a->in.nwarnings - 60);
             pdf_paragraph(d, buf, 7.5);
         }
     }
@@ -274,9 +274,9 @@ void report_hardware_page(pdf_doc *d)
     pdf_table t = {6, w, right, head, 7.5};
     pdf_table_head(d, &t);
     typedef char hw_row[6][160]; /* one configuration: its six cells */
-    hw_row *rows = calloc(a->nhosts ? a->nhosts : 1, sizeof *rows);
-    size_t *count = calloc(a->nhosts ? a->nhosts : 1, sizeof *count);
-    char **first = calloc(a->nhosts ? a->nhosts : 1, sizeof *first);
+    hw_row *rows = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *rows);
+    size_t *count = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *count);
+    char **first = calloc(a->in.nhosts ? a->in.nhosts : 1, sizeof *first);
     size_t nrows = 0;
     if (!rows || !count || !first) {
         d->oom = 1;
@@ -285,10 +285,10 @@ void report_hardware_page(pdf_doc *d)
         free(first);
         return;
     }
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         char r[6][160];
         memset(r, 0, sizeof r);
-        const pm_profile *p = a->hosts[h].prof;
+        const pm_profile *p = a->in.hosts[h].prof;
         cJSON *j = p && p->meta_json ? cJSON_Parse(p->meta_json) : NULL;
         const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu");
         const cJSON *x;
@@ -304,7 +304,7 @@ void report_hardware_page(pdf_doc *d)
                      cJSON_IsNumber(th) ? th->valueint : 0);
         else
             snprintf(r[1], 160, "-");
-        pdf_num(a->hosts[h].mem_total / 1073741824.0, r[2], 160);
+        pdf_num(a->in.hosts[h].mem_total / 1073741824.0, r[2], 160);
         if ((x = cJSON_GetObjectItemCaseSensitive(j, "kernel")) && cJSON_IsString(x))
             snprintf(r[3], 160, "%s", x->valuestring);
         const cJSON *os = cJSON_GetObjectItemCaseSensitive(j, "os");
@@ -314,7 +314,7 @@ void report_hardware_page(pdf_doc *d)
                  cJSON_IsArray(ib) ? cJSON_GetArraySize(ib) : 0,
                  cJSON_IsArray(rapl) ? cJSON_GetArraySize(rapl) : 0);
         if (!j)
-            snprintf(r[4], 160, "no metadata (%s input)", a->hosts[h].format);
+            snprintf(r[4], 160, "no metadata (%s input)", a->in.hosts[h].format);
         cJSON_Delete(j);
         size_t k;
         for (k = 0; k < nrows; k++)
@@ -322,7 +322,7 @@ void report_hardware_page(pdf_doc *d)
                 break;
         if (k == nrows) {
             memcpy(rows[nrows], r, sizeof r);
-            first[nrows] = a->hosts[h].name;
+            first[nrows] = a->in.hosts[h].name;
             nrows++;
         }
         count[k]++;
@@ -352,10 +352,10 @@ void report_hardware_page(pdf_doc *d)
         snprintf(buf, sizeof buf,
                  "%zu distinct configurations over %zu nodes; the %zu above "
                  "cover %zu nodes, %zu more configurations the other %zu.",
-                 nrows, a->nhosts, shown, a->nhosts - rest, nrows - shown, rest);
+                 nrows, a->in.nhosts, shown, a->in.nhosts - rest, nrows - shown, rest);
     else
         snprintf(buf, sizeof buf, "%zu distinct configuration%s over %zu node%s.", nrows,
-                 nrows == 1 ? "" : "s", a->nhosts, a->nhosts == 1 ? "" : "s");
+                 nrows == 1 ? "" : "s", a->in.nhosts, a->in.nhosts == 1 ? "" : "s");
     pdf_paragraph(d, buf, 8.5);
     free(rows);
     free(count);

@@ -22,10 +22,10 @@ int report_phases_page(pdf_doc *d, pm_error *err)
 {
     const pm_analysis *a = d->a;
     const pm_phase_stats *st = a->phase_stats;
-    int phases = st && a->phases.n;
+    int phases = st && a->in.phases.n;
     if (!phases && !a->nevents)
         return 0;
-    const pm_phase_set *ps = &a->phases;
+    const pm_phase_set *ps = &a->in.phases;
     pm_timeline_data td;
     int rc = pm_timeline_build(a, d->o->elapsed, &td, err);
     if (rc)
@@ -113,7 +113,8 @@ void report_events_table(pdf_doc *d)
             snprintf(tm, sizeof tm, "-");
         else
             snprintf(tm, sizeof tm, "%.8s", iso + 11);
-        const char *cells[4] = {tm, a->hosts[e->host].name, pm_event_kind_name(e->kind), e->detail};
+        const char *cells[4] = {tm, a->in.hosts[e->host].name, pm_event_kind_name(e->kind),
+                                e->detail};
         pdf_table_row(d, &t, cells, (int)(i % 2));
     }
     if (a->nevents > EVENTS_SHOWN) {

@@ -168,7 +168,7 @@ void report_constant_cells(const pm_analysis *a, const pm_metric_result *r, doub
         snprintf(val, vcap, "%s%s%s", v1, gap, u);
     else
         snprintf(val, vcap, "%s to %s%s%s", v1, v2, gap, u);
-    snprintf(nodes, ncap, "%zu of %zu", r->nhosts_with_data, a->nhosts);
+    snprintf(nodes, ncap, "%zu of %zu", r->nhosts_with_data, a->in.nhosts);
 }
 
 int report_metric_constant(const pm_metric_result *r, size_t nhosts, double *lo, double *hi)
@@ -274,7 +274,7 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
                 continue;
             seen = 1;
             double lo, hi;
-            if (report_metric_constant(r, a->nhosts, &lo, &hi)) {
+            if (report_metric_constant(r, a->in.nhosts, &lo, &hi)) {
                 flat[m] = 1;
                 fl[nfl++] = (flat_metric){m, g, lo, hi};
             }
@@ -291,7 +291,7 @@ int report_plot_pages(pdf_doc *d, pm_error *err)
                 if (metric_in_group(&a->metrics[m], d->l->groups[g].page) && !flat[m] &&
                     !(all && a->metrics[m].nhosts_with_data <= 1))
                     q.items[q.n++] = (plot_item){g, m, all, CONTENT_W, slot - 8, 0, NULL};
-    if (a->nhosts > PM_HEATMAP_MIN_HOSTS)
+    if (a->in.nhosts > PM_HEATMAP_MIN_HOSTS)
         for (size_t i = 0; i < d->l->nheatmaps; i++) {
             int m = pm_analysis_metric(a, d->l->heatmaps[i]);
             /* A flat metric is a row of the constant table, not a map. */

@@ -27,7 +27,7 @@ static void figure_head(const pm_figure *f, char *out, size_t cap)
 static void statistics_by_figure(pdf_doc *d)
 {
     const pm_analysis *a = d->a;
-    size_t nh = a->nhosts;
+    size_t nh = a->in.nhosts;
     double w[2 + STATS_MAX_COLS];
     int right[2 + STATS_MAX_COLS];
     const char *head[2 + STATS_MAX_COLS];
@@ -37,7 +37,7 @@ static void statistics_by_figure(pdf_doc *d)
     for (size_t h = 0; h < nh; h++) {
         w[1 + h] = fmin(90, (CONTENT_W - 171) / (double)(nh + 1));
         right[1 + h] = 1;
-        head[1 + h] = a->hosts[h].name;
+        head[1 + h] = a->in.hosts[h].name;
     }
     w[1 + nh] = w[1];
     right[1 + nh] = 1;
@@ -80,12 +80,12 @@ static void statistics_by_node(pdf_doc *d)
         }
         pdf_table t = {1 + nf, w, right, head, 7};
         pdf_table_head(d, &t);
-        for (size_t h = 0; h <= a->nhosts; h++) {
+        for (size_t h = 0; h <= a->in.nhosts; h++) {
             /* The last row is the job. */
-            const pm_node_summary *s = h < a->nhosts ? &a->nodes[h] : &a->job;
+            const pm_node_summary *s = h < a->in.nhosts ? &a->nodes[h] : &a->job;
             char c[1 + STATS_MAX_COLS][48];
             const char *cells[1 + STATS_MAX_COLS];
-            snprintf(c[0], 48, "%s", h < a->nhosts ? a->hosts[h].name : "Job");
+            snprintf(c[0], 48, "%s", h < a->in.nhosts ? a->in.hosts[h].name : "Job");
             cells[0] = c[0];
             for (size_t i = 0; i < nf; i++) {
                 pdf_num(pm_figure_value(s, &PM_FIGURES[f0 + i]), c[1 + i], 48);
@@ -103,7 +103,7 @@ static void statistics_by_node(pdf_doc *d)
 static void statistics_spread(pdf_doc *d)
 {
     const pm_analysis *a = d->a;
-    size_t n = a->nhosts;
+    size_t n = a->in.nhosts;
     double *v = pm_alloc_array(n ? n : 1, sizeof *v);
     if (!v) {
         d->oom = 1;
@@ -174,7 +174,7 @@ void report_statistics_pages(pdf_doc *d)
 {
     pdf_new_page(d);
     pdf_heading(d, "Statistics per node", 1);
-    if (d->a->nhosts > PM_SPREAD_MIN_NODES)
+    if (d->a->in.nhosts > PM_SPREAD_MIN_NODES)
         pdf_paragraph(d,
                       "The per-node figures of perfmon-analyze --stats as their distribution "
                       "across the nodes (every node's value is in the attached perfmon-stats.json "
@@ -188,9 +188,9 @@ void report_statistics_pages(pdf_doc *d)
                       "maximum as each figure requires (see docs/analysis.md).",
                       8.5);
     d->y += 4;
-    if (d->a->nhosts <= STATS_MAX_COLS - 1)
+    if (d->a->in.nhosts <= STATS_MAX_COLS - 1)
         statistics_by_figure(d);
-    else if (d->a->nhosts <= PM_SPREAD_MIN_NODES)
+    else if (d->a->in.nhosts <= PM_SPREAD_MIN_NODES)
         statistics_by_node(d);
     else
         statistics_spread(d);

@@ -22,8 +22,8 @@
 static size_t total_samples(const pm_analysis *a)
 {
     size_t n = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        n += a->hosts[h].n;
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        n += a->in.hosts[h].n;
     return n;
 }
 
@@ -84,9 +84,9 @@ const char *report_or_dash(const char *s)
 void report_nodes_text(const pm_analysis *a, char *buf, size_t cap)
 {
     size_t ngpu = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        ngpu += a->hosts[h].gpu != 0;
-    size_t nn = a->nhosts - ngpu;
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        ngpu += a->in.hosts[h].gpu != 0;
+    size_t nn = a->in.nhosts - ngpu;
     int w = snprintf(buf, cap, "%zu node%s", nn, nn == 1 ? "" : "s");
     if (ngpu && w > 0 && (size_t)w < cap)
         snprintf(buf + w, cap - (size_t)w, ", %zu GPU%s", ngpu, ngpu == 1 ? "" : "s");
@@ -169,7 +169,7 @@ size_t report_figure_span(const pm_analysis *a, const pm_figure *f, double *mn, 
 {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     size_t k = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         double v = pm_figure_value(&a->nodes[h], f);
         if (!isfinite(v))
             continue;
@@ -271,8 +271,8 @@ static void job_rows(pdf_doc *d)
     pdf_duration(a->t_end - a->t_start, buf, sizeof buf);
     kv_row(d, "Duration", buf);
     double iv = NAN;
-    if (a->nhosts)
-        iv = a->hosts[0].interval;
+    if (a->in.nhosts)
+        iv = a->in.hosts[0].interval;
     pdf_num(iv, b2, sizeof b2);
     snprintf(buf, sizeof buf, "%s s (analysis grid %.3g s)", b2, a->grid_step);
     kv_row(d, "Sampling interval", buf);
@@ -315,7 +315,7 @@ static void stand_out(pdf_doc *d)
 {
     const pm_analysis *a = d->a;
     char buf[512];
-    if (a->nhosts > 1) {
+    if (a->in.nhosts > 1) {
         pdf_subheading(d, "Nodes that stand out");
         int shown = 0;
         size_t used[5];
@@ -331,7 +331,7 @@ static void stand_out(pdf_doc *d)
                     strcmp(r->def->page, "quality") == 0)
                     continue;
                 double lo = INFINITY;
-                for (size_t h = 0; h < a->nhosts; h++)
+                for (size_t h = 0; h < a->in.nhosts; h++)
                     if (r->host[h] && isfinite(r->host[h]->st.mean) && r->host[h]->st.mean < lo)
                         lo = r->host[h]->st.mean;
                 double score = r->imbalance;
@@ -349,7 +349,7 @@ static void stand_out(pdf_doc *d)
             /* The hosts with the largest and the smallest mean. */
             size_t hm = 0, hl = 0;
             double hv = -INFINITY, lv = INFINITY;
-            for (size_t h = 0; h < a->nhosts; h++) {
+            for (size_t h = 0; h < a->in.nhosts; h++) {
                 if (!r->host[h] || !isfinite(r->host[h]->st.mean))
                     continue;
                 if (r->host[h]->st.mean > hv) {
@@ -368,10 +368,10 @@ static void stand_out(pdf_doc *d)
             const char *u = pm_unit_shown(r->def->unit), *g = *u ? " " : "";
             int wn =
                 snprintf(buf, sizeof buf, "%s: %s averages %s%s%s against %s%s%s per node (x%.2f)",
-                         r->def->name, a->hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
+                         r->def->name, a->in.hosts[hm].name, v1, g, u, v2, g, u, r->imbalance);
             if (wn > 0 && (size_t)wn < sizeof buf && hl != hm && lv * 1.15 < r->avg_per_node)
-                snprintf(buf + wn, sizeof buf - (size_t)wn, "; %s only %s%s%s.", a->hosts[hl].name,
-                         v3, g, u);
+                snprintf(buf + wn, sizeof buf - (size_t)wn, "; %s only %s%s%s.",
+                         a->in.hosts[hl].name, v3, g, u);
             else if (wn > 0 && (size_t)wn + 1 < sizeof buf)
                 snprintf(buf + wn, sizeof buf - (size_t)wn, ".");
             pdf_paragraph(d, buf, 9);

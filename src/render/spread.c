@@ -37,13 +37,13 @@ int pm_spread_of(const double *v, size_t n, pm_spread *out)
 
 double pm_quality_span(const pm_analysis *a)
 {
-    double *first = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *first);
-    double *last = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *last);
+    double *first = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *first);
+    double *last = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *last);
     size_t n = 0;
-    for (size_t h = 0; h < a->nhosts && first && last; h++)
-        if (a->hosts[h].n) {
+    for (size_t h = 0; h < a->in.nhosts && first && last; h++)
+        if (a->in.hosts[h].n) {
             /* (the stream mode keeps the first and last alone) */
-            const pm_host *ho = &a->hosts[h];
+            const pm_host *ho = &a->in.hosts[h];
             first[n] = ho->t ? ho->t[0] : ho->t_first;
             last[n++] = ho->t ? ho->t[ho->n - 1] : ho->t_last;
         }
@@ -63,7 +63,7 @@ double pm_quality_span(const pm_analysis *a)
 
 void pm_quality_row_of(const pm_analysis *a, size_t h, double span, pm_quality_row *q)
 {
-    const pm_host *ho = &a->hosts[h];
+    const pm_host *ho = &a->in.hosts[h];
     const pm_node_summary *s = &a->nodes[h];
     double gaps = 0;
     int closing = s->closing_interval_s < 0.5 * ho->interval;
@@ -139,7 +139,7 @@ size_t pm_quality_worst(const pm_analysis *a, pm_node_rank *out, size_t max, siz
     size_t n = 0;
     *total = 0;
     double span = pm_quality_span(a);
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         pm_quality_row q;
         pm_quality_row_of(a, h, span, &q);
         pm_node_rank x;
@@ -215,16 +215,16 @@ int pm_usage_outliers(const pm_analysis *a, pm_node_rank *worst, size_t *nw, pm_
                       size_t *nb, size_t max)
 {
     *nw = *nb = 0;
-    double *cpu = pm_alloc_array(a->nhosts ? a->nhosts : 1, sizeof *cpu);
+    double *cpu = pm_alloc_array(a->in.nhosts ? a->in.nhosts : 1, sizeof *cpu);
     if (!cpu)
         return PM_ENOMEM;
     size_t k = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        cpu[h] = a->hosts[h].gpu ? NAN : a->nodes[h].cpu_avg_utilization_pct;
-    for (size_t h = 0; h < a->nhosts; h++)
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        cpu[h] = a->in.hosts[h].gpu ? NAN : a->nodes[h].cpu_avg_utilization_pct;
+    for (size_t h = 0; h < a->in.nhosts; h++)
         k += isfinite(cpu[h]) != 0;
     pm_spread sp;
-    int rc = pm_spread_of(cpu, a->nhosts, &sp);
+    int rc = pm_spread_of(cpu, a->in.nhosts, &sp);
     free(cpu);
     if (rc)
         return rc;
@@ -232,9 +232,9 @@ int pm_usage_outliers(const pm_analysis *a, pm_node_rank *worst, size_t *nw, pm_
     size_t m = k / 2 < max ? k / 2 : max;
     if (!m)
         return 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         const pm_node_summary *s = &a->nodes[h];
-        if (a->hosts[h].gpu || !isfinite(s->cpu_avg_utilization_pct))
+        if (a->in.hosts[h].gpu || !isfinite(s->cpu_avg_utilization_pct))
             continue;
         double idle = pm_idle_share(s);
         /* Worst: most idle time, then least CPU; best: the reverse. */

@@ -14,7 +14,7 @@
 int pm_timeline_png(const pm_analysis *a, const pm_report_opts *o, pm_error *err)
 {
     const pm_phase_stats *st = a->phase_stats;
-    const pm_phase_set *ps = &a->phases;
+    const pm_phase_set *ps = &a->in.phases;
     if (!st || ps->n == 0 || !o->plots_dir)
         return 0;
     pm_timeline_data td;

@@ -53,7 +53,7 @@ size_t pm_note_lines(const pm_analysis *a, pm_note_line **out)
                     x->count++;
                     if (x->shown < 4 && hl < sizeof x->hosts - 80) {
                         int w = snprintf(x->hosts + hl, sizeof x->hosts - hl, "%s%s",
-                                         x->shown ? ", " : "", a->hosts[m->host].name);
+                                         x->shown ? ", " : "", a->in.hosts[m->host].name);
                         if (w > 0)
                             hl += (size_t)w < sizeof x->hosts - hl ? (size_t)w
                                                                    : sizeof x->hosts - hl - 1;
@@ -167,9 +167,9 @@ static long cpu_outlier(const pm_analysis *a, int dir, double *value, double *ot
 {
     double sum = 0;
     size_t n = 0;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         double v = a->nodes[h].cpu_avg_utilization_pct;
-        if (!a->hosts[h].gpu && isfinite(v)) {
+        if (!a->in.hosts[h].gpu && isfinite(v)) {
             sum += v;
             n++;
         }
@@ -178,9 +178,9 @@ static long cpu_outlier(const pm_analysis *a, int dir, double *value, double *ot
         return -1;
     long best = -1;
     double best_ratio = dir < 0 ? IDLE_RATIO : BUSY_RATIO;
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         double v = a->nodes[h].cpu_avg_utilization_pct;
-        if (a->hosts[h].gpu || !isfinite(v))
+        if (a->in.hosts[h].gpu || !isfinite(v))
             continue;
         double m = (sum - v) / (double)(n - 1);
         if (dir < 0 ? !(m > 0) : !(m > 0 && v > 0))
@@ -304,7 +304,7 @@ static size_t say_outliers(pm_buf *b, const pm_analysis *a)
     if (h >= 0) {
         pct(val, s1, sizeof s1);
         pct(others, s2, sizeof s2);
-        kv v[] = {{"host", a->hosts[h].name}, {"value", s1}, {"mean", s2}};
+        kv v[] = {{"host", a->in.hosts[h].name}, {"value", s1}, {"mean", s2}};
         say(b, V_IDLE, v, 3);
         n++;
     }
@@ -314,7 +314,7 @@ static size_t say_outliers(pm_buf *b, const pm_analysis *a)
     if (h >= 0) {
         pct(val, s1, sizeof s1);
         pct(others, s2, sizeof s2);
-        kv v[] = {{"host", a->hosts[h].name}, {"value", s1}, {"mean", s2}};
+        kv v[] = {{"host", a->in.hosts[h].name}, {"value", s1}, {"mean", s2}};
         say(b, V_BUSY, v, 3);
         n++;
     }
@@ -328,19 +328,19 @@ static size_t say_slow(pm_buf *b, const pm_analysis *a, size_t nnodes)
     size_t said = 0;
     char s1[48], s2[48], s3[48];
     if (nnodes >= 2) {
-        double *w = calloc(a->nhosts, sizeof *w);
+        double *w = calloc(a->in.nhosts, sizeof *w);
         size_t n = 0;
-        for (size_t k = 0; w && k < a->nhosts; k++)
-            if (!a->hosts[k].gpu && isfinite(a->nodes[k].wall_time_s))
+        for (size_t k = 0; w && k < a->in.nhosts; k++)
+            if (!a->in.hosts[k].gpu && isfinite(a->nodes[k].wall_time_s))
                 w[n++] = a->nodes[k].wall_time_s;
         if (n >= 2) {
             qsort(w, n, sizeof *w, pm_cmp_double);
             double med = pm_median_sorted(w, n);
             long slow = -1;
             double worst = SLOW_RATIO;
-            for (size_t k = 0; med > 0 && k < a->nhosts; k++) {
+            for (size_t k = 0; med > 0 && k < a->in.nhosts; k++) {
                 double r = a->nodes[k].wall_time_s / med;
-                if (!a->hosts[k].gpu && r > worst) {
+                if (!a->in.hosts[k].gpu && r > worst) {
                     worst = r;
                     slow = (long)k;
                 }
@@ -350,7 +350,7 @@ static size_t say_slow(pm_buf *b, const pm_analysis *a, size_t nnodes)
                 pm_fmt_duration(a->nodes[slow].wall_time_s, s2, sizeof s2);
                 pm_fmt_duration(med, s3, sizeof s3);
                 kv v[] = {
-                    {"host", a->hosts[slow].name}, {"ratio", s1}, {"value", s2}, {"mean", s3}};
+                    {"host", a->in.hosts[slow].name}, {"ratio", s1}, {"value", s2}, {"mean", s3}};
                 say(b, V_SLOW, v, 4);
                 said++;
             }
@@ -368,9 +368,9 @@ static size_t say_memory(pm_buf *b, const pm_analysis *a)
     /* Memory: the node closest to running out. */
     long mh = -1;
     double mpeak = -INFINITY;
-    for (size_t k = 0; k < a->nhosts; k++) {
+    for (size_t k = 0; k < a->in.nhosts; k++) {
         double v = a->nodes[k].max_t_mem_percent;
-        if (!a->hosts[k].gpu && isfinite(v) && v > mpeak) {
+        if (!a->in.hosts[k].gpu && isfinite(v) && v > mpeak) {
             mpeak = v;
             mh = (long)k;
         }
@@ -378,7 +378,7 @@ static size_t say_memory(pm_buf *b, const pm_analysis *a)
     if (mh >= 0) {
         pct(mpeak, s1, sizeof s1);
         pct(100.0 - mpeak, s2, sizeof s2);
-        kv v[] = {{"host", a->hosts[mh].name}, {"pct", s1}, {"value", s2}};
+        kv v[] = {{"host", a->in.hosts[mh].name}, {"pct", s1}, {"value", s2}};
         say(b, mpeak >= MEM_NEAR_PCT && !memory_noted(a, mh) ? V_MEM_NEAR : V_MEM_PEAK, v, 3);
         n++;
     }
@@ -450,8 +450,8 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
     pm_buf b;
     pm_buf_init(&b);
     size_t nnodes = 0;
-    for (size_t h = 0; h < a->nhosts; h++)
-        nnodes += !a->hosts[h].gpu;
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        nnodes += !a->in.hosts[h].gpu;
     size_t nsent = say_end(&b, a);
     nsent += say_cpu(&b, a);
     nsent += say_accounting(&b, a);
@@ -474,10 +474,10 @@ size_t pm_verdict_text(const pm_analysis *a, char *out, size_t cap)
 
 static int all_nan(const pm_analysis *a, size_t off)
 {
-    for (size_t h = 0; h < a->nhosts; h++) {
+    for (size_t h = 0; h < a->in.nhosts; h++) {
         double v;
         memcpy(&v, (const char *)&a->nodes[h] + off, sizeof v);
-        if (!a->hosts[h].gpu && isfinite(v))
+        if (!a->in.hosts[h].gpu && isfinite(v))
             return 0;
     }
     return 1;
@@ -487,7 +487,7 @@ size_t pm_verdict_limits(const pm_analysis *a, char lines[][160], size_t max)
 {
     size_t n = 0;
     char inc[160];
-    if (!a->nhosts)
+    if (!a->in.nhosts)
         return 0;
     if (n < max && pm_analysis_incomplete(a, inc, sizeof inc))
         snprintf(lines[n++], 160, "Incomplete profile: %s.", inc + strlen("incomplete: "));

@@ -210,8 +210,8 @@ static void test_skewed_clocks_no_sawtooth(void **state)
     assert_true(one >= 9);
     assert_int_equal(g->min_count, 1);
     /* Clock offsets from the start spread: median of {0, 0.4} is 0.2. */
-    assert_true(fabs(a->hosts[0].clock.offset_s + 0.2) < 1e-6);
-    assert_true(fabs(a->hosts[1].clock.offset_s - 0.2) < 1e-6);
+    assert_true(fabs(a->in.hosts[0].clock.offset_s + 0.2) < 1e-6);
+    assert_true(fabs(a->in.hosts[1].clock.offset_s - 0.2) < 1e-6);
     /* Average metric: mean of the hosts present. */
     int c = pm_analysis_metric(a, "cpu_usage");
     for (size_t i = 0; i < a->metrics[c].agg.n; i++)
@@ -246,7 +246,7 @@ static void test_wall_step_uses_monotonic(void **state)
      * samples in order, nothing is dropped, and the step is reported. */
     char *dir = make_job(31, 0, -5);
     pm_analysis *a = analyse(dir, PM_ALIGN_TIME);
-    const pm_host *b = &a->hosts[1];
+    const pm_host *b = &a->in.hosts[1];
     assert_string_equal(b->name, "b");
     assert_int_equal(b->dropped_time, 0);
     assert_int_equal(b->n, 31);

@@ -64,8 +64,8 @@ static void test_node_figures(void **state)
     pm_analyze_opts o;
     opts(&o);
     pm_analysis *a = run("perfmon", &o);
-    assert_int_equal(a->nhosts, 4);
-    assert_string_equal(a->hosts[0].name, "node-a");
+    assert_int_equal(a->in.nhosts, 4);
+    assert_string_equal(a->in.hosts[0].name, "node-a");
     const pm_node_summary *n = &a->nodes[0];
     /* node-a: 40 samples at 1 s, 16 CPUs at 50 %, RAPL wrapping every 10 s */
     CLOSE(n->wall_time_s, 39);
@@ -113,15 +113,15 @@ static void test_node_figures(void **state)
     assert_int_equal(cpu->host[2]->qc.n[PM_Q_GAP], 1);
     assert_int_equal(cpu->host[2]->st.nvalid, 39);
     /* the torn file is a warning, its complete samples kept */
-    assert_int_equal(a->hosts[3].n, 19);
-    assert_int_equal(a->nwarnings, 2);
-    assert_non_null(strstr(a->warnings[0], "torn"));
+    assert_int_equal(a->in.hosts[3].n, 19);
+    assert_int_equal(a->in.nwarnings, 2);
+    assert_non_null(strstr(a->in.warnings[0], "torn"));
     /* and it has no end record (the sampler was killed): flagged, the
      * complete files are not */
-    assert_string_equal(a->hosts[3].incomplete, "no end record");
-    assert_non_null(strstr(a->warnings[1], "node-torn: incomplete: no end record"));
+    assert_string_equal(a->in.hosts[3].incomplete, "no end record");
+    assert_non_null(strstr(a->in.warnings[1], "node-torn: incomplete: no end record"));
     for (size_t h = 0; h < 3; h++)
-        assert_string_equal(a->hosts[h].incomplete, "");
+        assert_string_equal(a->in.hosts[h].incomplete, "");
     /* node-torn stopped after 18 s, the others ran 39 s: nothing slow;
      * the rules file flags only what exceeds the median */
     for (size_t i = 0; i < a->nnotes; i++)
@@ -140,7 +140,7 @@ static void test_compat_ska(void **state)
     o.compat_ska = 1;
     pm_analysis *a = run("ska/cpu_metrics.json", &o);
     /* hosts in sorted name order */
-    assert_string_equal(a->hosts[0].name, "node-a");
+    assert_string_equal(a->in.hosts[0].name, "node-a");
     const pm_metric_result *cpu = metric(a, "cpu_usage");
     CLOSE(cpu->avg_per_node, (70 + 25) / 2.0);
     CLOSE(cpu->max_per_node, 90);
@@ -189,8 +189,8 @@ static void test_window_and_repair_modes(void **state)
     /* the job starts with node-c, 0.3 s before node-a: node-a keeps its
      * samples 10..18 */
     CLOSE(a->t_start, 1.7e9 + 9.7);
-    assert_int_equal(a->hosts[0].n, 9);
-    assert_int_equal(a->hosts[0].outside_window, 31);
+    assert_int_equal(a->in.hosts[0].n, 9);
+    assert_int_equal(a->in.hosts[0].outside_window, 31);
     CLOSE(a->nodes[0].wall_time_s, 8);
     pm_analysis_free(a);
 
@@ -254,12 +254,12 @@ static void test_rules_and_merge(void **state)
     pm_analysis *a = NULL;
     if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 3);
-    assert_int_equal(a->hosts[0].nfiles, 1);
-    assert_string_equal(a->hosts[1].name, "merged");
-    assert_int_equal(a->hosts[1].nfiles, 2);
-    assert_string_equal(a->hosts[1].format, "mixed");
-    assert_int_equal(a->hosts[1].n, 800);
+    assert_int_equal(a->in.nhosts, 3);
+    assert_int_equal(a->in.hosts[0].nfiles, 1);
+    assert_string_equal(a->in.hosts[1].name, "merged");
+    assert_int_equal(a->in.hosts[1].nfiles, 2);
+    assert_string_equal(a->in.hosts[1].format, "mixed");
+    assert_int_equal(a->in.hosts[1].n, 800);
     int low = 0, leak = 0, slow = 0;
     for (size_t i = 0; i < a->nnotes; i++) {
         low += strcmp(a->notes[i].rule, "low_cpu") == 0;
@@ -326,9 +326,9 @@ static void test_bad_inputs(void **state)
     fputs("{\"host_names\": [\"x\"],\n \"x\": {\"time_stamps\": [1,]}}\n", f);
     fclose(f);
     assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), 0);
-    assert_int_equal(a->nhosts, 1);
-    assert_int_equal(a->nwarnings, 1);
-    assert_non_null(strstr(a->warnings[0], "bad.json:2:"));
+    assert_int_equal(a->in.nhosts, 1);
+    assert_int_equal(a->in.nwarnings, 1);
+    assert_non_null(strstr(a->in.warnings[0], "bad.json:2:"));
     pm_analysis_free(a);
     o.strict = 1;
     assert_int_equal(pm_analysis_run(paths, 1, &o, &a, &err), PM_EFORMAT);
@@ -466,14 +466,14 @@ static void test_projection(void **state)
     pm_analysis *a = NULL;
     if (pm_analysis_run(paths, 1, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 4); /* the nodes and their GPUs */
+    assert_int_equal(a->in.nhosts, 4); /* the nodes and their GPUs */
     const pm_host *node = NULL, *gpu = NULL;
-    for (size_t h = 0; h < a->nhosts; h++) {
-        const char *name = pm_profile_host(a->hosts[h].prof);
+    for (size_t h = 0; h < a->in.nhosts; h++) {
+        const char *name = pm_profile_host(a->in.hosts[h].prof);
         if (strcmp(name, "node1") == 0)
-            node = &a->hosts[h];
+            node = &a->in.hosts[h];
         else if (strcmp(name, "gpu-0.node1") == 0)
-            gpu = &a->hosts[h];
+            gpu = &a->in.hosts[h];
     }
     assert_non_null(node);
     assert_non_null(gpu);
@@ -493,11 +493,11 @@ static void test_projection(void **state)
         assert_false(p->unread[c]);
     }
     CLOSE(node->mem_total, (double)(8ull << 30));
-    const pm_node_summary *ns = &a->nodes[node - a->hosts];
+    const pm_node_summary *ns = &a->nodes[node - a->in.hosts];
     CLOSE(ns->cpu_avg_utilization_pct, 40);
     CLOSE(ns->proc_peak_rss_bytes, 1000 + (double)(2 * n - 1));
     assert_int_equal(node->n, 2 * n);
-    CLOSE(a->nodes[gpu - a->hosts].gpu_avg_utilization_pct, 75);
+    CLOSE(a->nodes[gpu - a->in.hosts].gpu_avg_utilization_pct, 75);
     CLOSE(metric(a, "cpu_usage")->all.mean, 40);
     pm_analysis_free(a);
     pm_test_rmrf(dir);
@@ -562,7 +562,7 @@ static void test_rule_stopped(void **state)
                 fail_msg("row %zu%s: node_stopped %s", r, stream ? " (--stream)" : "",
                          hit ? hit->message : "did not fire");
             if (hit) {
-                assert_string_equal(a->hosts[hit->host].name, "n0");
+                assert_string_equal(a->in.hosts[hit->host].name, "n0");
                 /* (CLOSE's relative bound is 1.7 s at these times) */
                 if (fabs(hit->t - (1.7e9 + (double)(rows[r].idle_from - 1))) > 1e-3)
                     fail_msg("row %zu: onset %.3f", r, hit->t - 1.7e9);

@@ -182,29 +182,29 @@ static void test_gpu_hosts(void **state)
     pm_analysis *a = analyse();
     static const char *const names[] = {"node-a",       "node-b",       "gpu-0.node-a",
                                         "gpu-0.node-b", "gpu-1.node-a", "gpu-10.node-a"};
-    assert_int_equal(a->nhosts, 6);
+    assert_int_equal(a->in.nhosts, 6);
     for (size_t h = 0; h < 6; h++) {
-        assert_string_equal(a->hosts[h].name, names[h]);
-        assert_int_equal(a->hosts[h].gpu, h >= 2);
-        assert_int_equal(a->hosts[h].n, 11); /* node-a's two files merged, GPUs too */
+        assert_string_equal(a->in.hosts[h].name, names[h]);
+        assert_int_equal(a->in.hosts[h].gpu, h >= 2);
+        assert_int_equal(a->in.hosts[h].n, 11); /* node-a's two files merged, GPUs too */
     }
-    assert_int_equal(a->hosts[2].nfiles, 2);
+    assert_int_equal(a->in.hosts[2].nfiles, 2);
     /* The node keeps its own columns and the look-alikes, in order. */
-    const pm_host *na = &a->hosts[0];
+    const pm_host *na = &a->in.hosts[0];
     static const char *const kept[] = {"cpu.percent", "gpu.x.util", "gpu.0", "gpux.0.util",
                                        "gpu.12345.util"};
     assert_int_equal(na->prof->ncols, 5);
     for (size_t c = 0; c < 5; c++)
         assert_string_equal(na->prof->cols[c].name, kept[c]);
     /* Each GPU has its metrics under gpu.<metric>, kinds and units kept. */
-    const pm_host *g0 = &a->hosts[2];
+    const pm_host *g0 = &a->in.hosts[2];
     assert_int_equal(g0->prof->ncols, 4);
     int e = column(g0, "gpu.energy");
     assert_true(e >= 0);
     assert_int_equal(g0->prof->cols[e].kind, PM_COUNTER);
     assert_string_equal(g0->prof->cols[e].unit, "mJ");
     assert_true(column(g0, "gpu.util") >= 0 && column(g0, "cpu.percent") < 0);
-    assert_int_equal(a->hosts[5].prof->ncols, 1);
+    assert_int_equal(a->in.hosts[5].prof->ncols, 1);
     /* The GPU series and their all-GPU aggregate; no GPU value on a node. */
     const pm_metric_result *u = &a->metrics[pm_analysis_metric(a, "gpu_util")];
     assert_int_equal(u->nhosts_with_data, 4);

@@ -187,8 +187,8 @@ static pm_analysis *analyse(int stream)
 
 static int host_of(const pm_analysis *a, const char *name)
 {
-    for (size_t h = 0; h < a->nhosts; h++)
-        if (strcmp(a->hosts[h].name, name) == 0)
+    for (size_t h = 0; h < a->in.nhosts; h++)
+        if (strcmp(a->in.hosts[h].name, name) == 0)
             return (int)h;
     return -1;
 }
@@ -221,14 +221,14 @@ static void test_devices(void **state)
     pm_analysis *a = analyse(0);
     static const char *const names[] = {"n1",       "n2",       "gpu-0.mig1.n1", "gpu-0.n1",
                                         "gpu-1.n1", "gpu-2.n1", "gpu-3.n1",      "gpu-5.n2"};
-    assert_int_equal(a->nhosts, 8);
+    assert_int_equal(a->in.nhosts, 8);
     for (size_t h = 0; h < 8; h++)
-        assert_string_equal(a->hosts[h].name, names[h]);
-    const pm_host *mig = &a->hosts[2], *g5 = &a->hosts[7];
+        assert_string_equal(a->in.hosts[h].name, names[h]);
+    const pm_host *mig = &a->in.hosts[2], *g5 = &a->in.hosts[7];
     assert_true(mig->gpu);
     assert_true(pm_profile_column(mig->prof, "gpu.sm_active") >= 0);
     assert_true(pm_profile_column(mig->prof, "gpu.mem_used") >= 0);
-    assert_true(pm_profile_column(a->hosts[3].prof, "gpu.mig1.sm_active") < 0);
+    assert_true(pm_profile_column(a->in.hosts[3].prof, "gpu.mig1.sm_active") < 0);
     assert_true(pm_profile_column(g5->prof, "gpu.mig.util") >= 0);
     assert_true(pm_profile_column(g5->prof, "gpu.mig1234.util") >= 0);
     assert_true(pm_profile_column(g5->prof, "gpu.migx.util") >= 0);

@@ -143,18 +143,18 @@ static void test_runs_apart(void **state)
         o.run = picks[k];
         if (analyse(dir, &o, &a, &err) != 0)
             fail_msg("--run %s: %s", picks[k], err.msg);
-        assert_int_equal(a->nhosts, 2);
-        assert_int_equal(a->hosts[0].n, 10);
-        assert_int_equal(a->hosts[1].n, 10);
-        assert_int_equal(a->hosts[0].nfiles, 1);
-        assert_non_null(strstr(a->hosts[0].files[0], "j_n01.2.pmp"));
+        assert_int_equal(a->in.nhosts, 2);
+        assert_int_equal(a->in.hosts[0].n, 10);
+        assert_int_equal(a->in.hosts[1].n, 10);
+        assert_int_equal(a->in.hosts[0].nfiles, 1);
+        assert_non_null(strstr(a->in.hosts[0].files[0], "j_n01.2.pmp"));
         assert_true(fabs(a->t_start - (T0 + 370)) < 1e-6);
         assert_true(fabs(a->t_end - (T0 + 370.2 + 9)) < 1e-6);
         assert_true(fabs(a->nodes[0].wall_time_s - 9) < 1e-6);
         /* the other run's files are named as not selected (-v) */
         int noted = 0;
-        for (size_t i = 0; i < a->nignored; i++)
-            noted += strstr(a->ignored[i], "j_n01.pmp: job J, run 1: not selected") != NULL;
+        for (size_t i = 0; i < a->in.nignored; i++)
+            noted += strstr(a->in.ignored[i], "j_n01.pmp: job J, run 1: not selected") != NULL;
         assert_int_equal(noted, 1);
         pm_analysis_free(a);
     }
@@ -202,8 +202,8 @@ static void test_two_jobs(void **state)
     o.job = "B";
     if (analyse(dir, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 1);
-    assert_int_equal(a->hosts[0].n, 30);
+    assert_int_equal(a->in.nhosts, 1);
+    assert_int_equal(a->in.hosts[0].n, 30);
     assert_true(fabs(a->nodes[0].wall_time_s - 29) < 1e-6);
     pm_analysis_free(a);
     pm_test_rmrf(dir);
@@ -243,22 +243,22 @@ static void test_both_forms(void **state)
     const char *paths[] = {f2, f1};
     if (pm_analysis_run(paths, 2, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 1);
-    assert_int_equal(a->hosts[0].n, 6); /* 6 taken, 6 analysed */
-    assert_int_equal(a->hosts[0].nfiles, 1);
-    assert_string_equal(a->hosts[0].format, "binary");
-    assert_int_equal(a->nignored, 1);
-    assert_non_null(strstr(a->ignored[0], "j_n01.pmp.jsonl: the same sampler run as"));
-    assert_non_null(strstr(a->ignored[0], "c0ffee01"));
+    assert_int_equal(a->in.nhosts, 1);
+    assert_int_equal(a->in.hosts[0].n, 6); /* 6 taken, 6 analysed */
+    assert_int_equal(a->in.hosts[0].nfiles, 1);
+    assert_string_equal(a->in.hosts[0].format, "binary");
+    assert_int_equal(a->in.nignored, 1);
+    assert_non_null(strstr(a->in.ignored[0], "j_n01.pmp.jsonl: the same sampler run as"));
+    assert_non_null(strstr(a->in.ignored[0], "c0ffee01"));
     pm_analysis_free(a);
     /* the old pair alone: pid 4242 and one start time */
     o.job = "synthetic";
     if (analyse(dir, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 1);
-    assert_string_equal(a->hosts[0].name, "n02");
-    assert_int_equal(a->hosts[0].n, 6);
-    assert_string_equal(a->hosts[0].format, "binary");
+    assert_int_equal(a->in.nhosts, 1);
+    assert_string_equal(a->in.hosts[0].name, "n02");
+    assert_int_equal(a->in.hosts[0].n, 6);
+    assert_string_equal(a->in.hosts[0].format, "binary");
     pm_analysis_free(a);
     pm_test_rmrf(dir);
     free(dir);
@@ -295,9 +295,9 @@ static void test_concurrent_samplers(void **state)
     synth(dir, "j_n01.2.pmp", "n01", "J", "d0000002", T0 + 60, 20, PM_FMT_BIN);
     if (analyse(dir, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 2);
-    assert_int_equal(a->hosts[0].nfiles, 2);
-    assert_int_equal(a->hosts[0].n, 80);
+    assert_int_equal(a->in.nhosts, 2);
+    assert_int_equal(a->in.hosts[0].nfiles, 2);
+    assert_int_equal(a->in.hosts[0].n, 80);
     pm_analysis_free(a);
     pm_test_rmrf(dir);
     free(dir);
@@ -343,8 +343,8 @@ static void test_old_ska_beside_profile(void **state)
     o.job = "local";
     if (analyse(dir, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(a->nhosts, 1);
-    assert_int_equal(a->hosts[0].nfiles, 1);
+    assert_int_equal(a->in.nhosts, 1);
+    assert_int_equal(a->in.hosts[0].nfiles, 1);
     assert_true(fabs(a->nodes[0].wall_time_s - 59) < 1e-6);
     assert_true(fabs(a->job.wall_time_s - 59) < 1e-6);
     pm_analysis_free(a);
@@ -375,7 +375,7 @@ static void test_incomplete(void **state)
     pm_analysis *a;
     if (analyse(dir, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_string_equal(a->hosts[0].incomplete, "no end record");
+    assert_string_equal(a->in.hosts[0].incomplete, "no end record");
     char buf[256];
     assert_int_equal(pm_analysis_incomplete(a, buf, sizeof buf), 1);
     assert_non_null(strstr(buf, "incomplete: no end record"));
@@ -386,7 +386,7 @@ static void test_incomplete(void **state)
     assert_int_equal(pm_synth_write(path, &s, &err), 0);
     if (analyse(dir, &o, &a, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_string_equal(a->hosts[0].incomplete, "");
+    assert_string_equal(a->in.hosts[0].incomplete, "");
     assert_int_equal(pm_analysis_incomplete(a, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
     pm_analysis_free(a);

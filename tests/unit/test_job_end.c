@@ -376,7 +376,7 @@ static void test_gpu_events(void **state)
     for (size_t i = 0; i < a->nevents; i++)
         if (a->events[i].kind == PM_EV_GPU_XID) {
             found++;
-            assert_string_equal(a->hosts[a->events[i].host].name, "gpu-0.n1");
+            assert_string_equal(a->in.hosts[a->events[i].host].name, "gpu-0.n1");
             assert_true(a->events[i].t == T0 + 3);
         }
     assert_int_equal(found, 1);

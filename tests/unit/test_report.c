@@ -220,7 +220,7 @@ static void test_report_small_job(void **state)
         /* The statistics appendix shows --stats' numbers. */
         const pm_figure *f = pm_figure_find("cpu_avg_utilization_pct");
         assert_non_null(f);
-        for (size_t h = 0; h < a->nhosts; h++) {
+        for (size_t h = 0; h < a->in.nhosts; h++) {
             char v[64];
             two_decimals(pm_figure_value(&a->nodes[h], f), v, sizeof v);
             assert_non_null(strstr(text, v));
@@ -380,7 +380,7 @@ static void test_page_counts(void **state)
         mkdir(job, 0755);
         make_job(job, sizes[i], 30, 5, NULL); /* 5 minutes at 10 s */
         a = analyse(job);
-        assert_int_equal(a->nhosts, sizes[i]);
+        assert_int_equal(a->in.nhosts, sizes[i]);
         snprintf(pdf, sizeof pdf, "%s/n%zu.pdf", dir, sizes[i]);
         write_pdf(a, pdf);
         big[i] = pdf_pages(pdf);
@@ -568,7 +568,7 @@ static void test_200_hosts(void **state)
     mkdir(job, 0755);
     make_job(job, 200, 60, 137, NULL);
     pm_analysis *a = analyse(job);
-    assert_int_equal(a->nhosts, 200);
+    assert_int_equal(a->in.nhosts, 200);
     int m = pm_analysis_metric(a, "cpu_usage");
     assert_true(m >= 0);
     pm_chart c;
@@ -620,16 +620,16 @@ static void test_200_hosts(void **state)
     size_t gn = 0;
     for (size_t r = 0; r < hd.hm.nrows; r++) {
         int h1 = -1;
-        for (size_t h = 0; h < a->nhosts; h++)
-            if (strcmp(a->hosts[h].name, hd.hm.rows[r]) == 0)
+        for (size_t h = 0; h < a->in.nhosts; h++)
+            if (strcmp(a->in.hosts[h].name, hd.hm.rows[r]) == 0)
                 h1 = (int)h;
         assert_true(h1 >= 0);
         double mean = a->metrics[m].host[h1]->st.mean;
         if (r > 0 && hd.group[r] == hd.group[r - 1]) {
             assert_true(hd.group[r] < hd.ngroups);
             int h0 = -1;
-            for (size_t h = 0; h < a->nhosts; h++)
-                if (strcmp(a->hosts[h].name, hd.hm.rows[r - 1]) == 0)
+            for (size_t h = 0; h < a->in.nhosts; h++)
+                if (strcmp(a->in.hosts[h].name, hd.hm.rows[r - 1]) == 0)
                     h0 = (int)h;
             assert_true(a->metrics[m].host[h0]->st.mean >= mean);
         } else if (r > 0) {
@@ -812,7 +812,7 @@ static void test_big_job_outliers(void **state)
         assert_int_equal(pm_synth_write(path, &s, &err), 0);
     }
     pm_analysis *a = analyse(job);
-    assert_int_equal(a->nhosts, 40);
+    assert_int_equal(a->in.nhosts, 40);
     snprintf(pdf, sizeof pdf, "%s/big.pdf", dir);
     write_pdf(a, pdf);
     if (have("pdftotext") && have("pdfdetach")) {
@@ -863,7 +863,7 @@ static void test_many_nodes_groups(void **state)
     pm_error err;
     assert_int_equal(pm_synth_write_groups(job, nh, 40, &err), 0);
     pm_analysis *a = analyse(job);
-    assert_int_equal(a->nhosts, nh);
+    assert_int_equal(a->in.nhosts, nh);
     int m = pm_analysis_metric(a, "cpu_usage");
     assert_true(m >= 0);
     pm_heatmap_data hd;

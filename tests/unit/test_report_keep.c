@@ -90,7 +90,7 @@ static void test_repairs_and_outliers(void **state)
     r.host = hosts;
     pm_analysis a;
     memset(&a, 0, sizeof a);
-    a.nhosts = 3;
+    a.in.nhosts = 3;
     double *p = NULL;
     size_t n = 0;
     assert_int_equal(pm_report_repairs(&a, &r, &p, &n), 0);
@@ -119,7 +119,7 @@ static void test_row(void **state)
     (void)state;
     pm_analysis a;
     memset(&a, 0, sizeof a);
-    a.nhosts = 2;
+    a.in.nhosts = 2;
     a.t_start = 0;
     a.t_end = 4;
     a.grid_step = 1;
@@ -150,7 +150,7 @@ static void test_series(void **state)
     (void)state;
     pm_analysis a;
     memset(&a, 0, sizeof a);
-    a.nhosts = 3;
+    a.in.nhosts = 3;
     a.t_start = 1700000000.25;
     a.t_end = 1700000003.25;
     double t[4] = {1700000000.25, 1700000001.25, 1700000002.5, 1700000003.25};

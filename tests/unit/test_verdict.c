@@ -120,8 +120,8 @@ static void nan_summary(pm_node_summary *s)
 static void fake_init(fake *f, size_t n)
 {
     memset(f, 0, sizeof *f);
-    f->a.nhosts = n;
-    f->a.hosts = f->hosts;
+    f->a.in.nhosts = n;
+    f->a.in.hosts = f->hosts;
     f->a.nodes = f->nodes;
     nan_summary(&f->a.job);
     for (size_t h = 0; h < n; h++) {
