@@ -198,6 +198,9 @@ int pm_ptree_discover(tree_state *st, const pm_sctx *ctx);
  * when /proc must be listed (a child not known as a member, a file that
  * does not read or parse, too many files to read). */
 int pm_ptree_children_known(tree_state *st, const pm_sctx *ctx);
+/* The threads of process pid (/proc/<pid>/task), at most cap, into tid[]:
+ * their number, or -1 when unreadable or more than cap. */
+int pm_ptree_list_threads(const pm_sctx *ctx, int32_t pid, int32_t *tid, int cap);
 /* The pid most recently created on the node, or -1. */
 int64_t pm_ptree_last_pid(tree_state *st, const pm_sctx *ctx);
 

@@ -371,9 +371,7 @@ static int thread_children_known(tree_state *st, const pm_sctx *ctx, int32_t pid
     }
 }
 
-/* The threads of member pid (/proc/<pid>/task), at most cap, into tid[]:
- * their number, or -1 when unreadable or more than cap. */
-static int list_threads(const pm_sctx *ctx, int32_t pid, int32_t *tid, int cap)
+int pm_ptree_list_threads(const pm_sctx *ctx, int32_t pid, int32_t *tid, int cap)
 {
     char path[32];
     snprintf(path, sizeof path, "%d/task", (int)pid);
@@ -419,7 +417,7 @@ int pm_ptree_children_known(tree_state *st, const pm_sctx *ctx)
         } else if (e->tasks && (uint64_t)e->tasks->n == e->threads) {
             n = e->tasks->n;
             memcpy(tid, e->tasks->tid, (size_t)n * sizeof *tid);
-        } else if ((n = list_threads(ctx, e->pid, tid, MAX_TASKS)) <= 0) {
+        } else if ((n = pm_ptree_list_threads(ctx, e->pid, tid, MAX_TASKS)) <= 0) {
             return 0;
         }
         if ((files += n) > MAX_CHILD_FILES)

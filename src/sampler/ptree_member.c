@@ -327,32 +327,13 @@ static int list_tasks(const pm_sctx *ctx, pent *e)
     for (int i = 0; i < tk->n; i++)
         pm_close_kept(&tk->fd[i]);
     tk->n = 0;
-    char path[48];
-    snprintf(path, sizeof path, "%d/task", (int)e->pid);
-    int dfd = openat(ctx->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        if (dfd >= 0)
-            close(dfd);
+    int n = pm_ptree_list_threads(ctx, e->pid, tk->tid, MAX_TASKS);
+    if (n <= 0)
         return -1;
-    }
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d)) != NULL) {
-        uint64_t v;
-        if (de->d_name[0] == '.')
-            continue;
-        if (pm_parse_u64(de->d_name, &v) != 0 || v == 0 || v > INT32_MAX || tk->n == MAX_TASKS) {
-            rc = -1;
-            break;
-        }
-        tk->tid[tk->n] = (int32_t)v;
-        tk->fd[tk->n++] = -1;
-    }
-    closedir(d);
-    if (rc != 0 || tk->n == 0)
-        tk->n = 0;
-    return rc != 0 || tk->n == 0 ? -1 : 0;
+    for (int i = 0; i < n; i++)
+        tk->fd[i] = -1;
+    tk->n = n;
+    return 0;
 }
 
 /* The schedstat sums over the threads of a kept multithreaded member
