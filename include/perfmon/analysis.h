@@ -434,6 +434,12 @@ void pm_place_init_k(pm_place *it, const double *t, const uint32_t *k, const dou
 /* k[i] = the grid point nearest t[i] (ties to even), clamped to the grid;
  * ngrid must be at least 1 and at most UINT32_MAX. */
 void pm_place_points(const double *t, size_t n, double t0, double step, size_t ngrid, uint32_t *k);
+/* Whether the n samples whose grid points are k (pm_place_points) lie on
+ * consecutive points from k[0] on, within a grid of ngrid points: then
+ * placing them gives each of those points its own sample's value (a NaN
+ * sample's point lies between two groups with a NaN between them, so it
+ * is not interpolated) and NaN to the others, with no interpolation. */
+int pm_place_consecutive(const uint32_t *k, size_t n, size_t ngrid);
 size_t pm_place_next(pm_place *it, size_t k0, size_t k1, double *out);
 
 #endif

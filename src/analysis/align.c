@@ -324,12 +324,10 @@ int pm_aggregate_time_begin(const pm_analysis *a, pm_metric_result *r, size_t ng
     return 0;
 }
 
-/* Whether samples 0..n-1 lie on consecutive grid points from k[0] on:
- * then pm_place_next gives each grid point its sample's value (a NaN
- * sample's point lies between two groups with a NaN between them, so it
- * is not interpolated), and NaN before and after them. */
-static int place_direct(const uint32_t *k, size_t n)
+int pm_place_consecutive(const uint32_t *k, size_t n, size_t ngrid)
 {
+    if (!k || !n || (size_t)k[0] + n > ngrid)
+        return 0;
     uint32_t k0 = k[0];
     int ok = 1;
     for (size_t i = 0; i < n; i++)
@@ -342,7 +340,7 @@ void pm_aggregate_time_add(const pm_analysis *a, pm_metric_result *r, const pm_s
 {
     pm_aggregate *g = &r->agg;
     size_t n = g->n;
-    if (gk && s->n && (size_t)gk[0] + s->n <= n && place_direct(gk, s->n)) {
+    if (pm_place_consecutive(gk, s->n, n)) {
         /* Each sample on a grid point of its own, the next one: each
          * value is its own grid point's. */
         double *gv = g->v + gk[0];

@@ -57,31 +57,15 @@ static int tdigits(int digits)
     return digits > PM_TIME_DIGITS ? digits : PM_TIME_DIGITS;
 }
 
-/* Whether the n samples whose grid points are k lie on consecutive grid
- * points from k[0] on, within a grid of ngrid points: then pm_place gives
- * each of those points its own sample's value (a NaN sample's point lies
- * between two groups with a NaN between them, so it is not interpolated)
- * and NaN to the others, which col_fill copies without pm_place. */
-static int place_direct(const uint32_t *k, size_t n, size_t ngrid)
-{
-    if (!k || !n || (size_t)k[0] + n > ngrid)
-        return 0;
-    uint32_t k0 = k[0];
-    int ok = 1;
-    for (size_t i = 0; i < n; i++)
-        ok &= k[i] == k0 + (uint32_t)i;
-    return ok;
-}
-
 /* Start host h's placement of series s on the grid of n points: its
  * samples' grid points are the host's (computed once by the analysis) when
  * s is on the host's time axis.  Returns whether they are consecutive
- * (place_direct). */
+ * (pm_place_consecutive). */
 static int place_start(const pm_analysis *a, size_t h, const pm_series *s, size_t n, pm_place *it)
 {
     const uint32_t *gk = s->t == a->in.hosts[h].t ? a->in.hosts[h].grid_k : NULL;
     pm_place_init_k(it, s->t, gk, s->v, s->n, a->t_start, a->grid_step, n);
-    return place_direct(gk, s->n, n);
+    return pm_place_consecutive(gk, s->n, n);
 }
 
 /* Host h's values of metric r on rows k0 <= k < k1 of its per-node file
